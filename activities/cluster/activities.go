@@ -1,0 +1,32 @@
+// Package cluster holds the activities that talk to the Kubernetes API
+// server during a backup: plan (discovery), collect (paged LIST of one
+// resource type into parts) and collect-related (cluster-scoped objects
+// the collected ones point to).
+package cluster
+
+import (
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/cairn-backup/cairn/internal/kube"
+)
+
+// Activities holds the clients the cluster activities share.
+type Activities struct {
+	Clients *kube.Clients
+	Lister  *kube.RawLister
+	Log     *zap.Logger
+	// PageInterval is a pause after every LIST page, to spare a busy API
+	// server at the cost of a longer backup (0: no pause).
+	PageInterval time.Duration
+}
+
+// New returns the activities for the cluster behind clients.
+func New(clients *kube.Clients, log *zap.Logger) (*Activities, error) {
+	lister, err := kube.NewRawLister(clients.Config)
+	if err != nil {
+		return nil, err
+	}
+	return &Activities{Clients: clients, Lister: lister, Log: log}, nil
+}

@@ -1,0 +1,236 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.uber.org/zap"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/internal/filter"
+	"github.com/cairn-backup/cairn/internal/kube"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// CollectProgress is the heartbeat of a collect activity: enough to resume
+// a retried attempt at the page after the last one stored.
+type CollectProgress struct {
+	// Shard is the index of the namespace being listed (0 for a
+	// cluster-wide list), Part the next page number within it.
+	Shard    int    `json:"shard"`
+	Part     int    `json:"part"`
+	Continue string `json:"continue,omitempty"`
+	// Items stored in the parts before Part.
+	Items    int `json:"items"`
+	Parts    int `json:"parts"`
+	Restarts int `json:"restarts,omitempty"`
+	Reachability
+}
+
+// TypeResult is the per-type outcome stored in the location for finalize.
+type TypeResult struct {
+	Resource string   `json:"resource"`
+	Items    int      `json:"items"`
+	Errors   []string `json:"errors,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// CollectResources lists one resource type page by page and stores each
+// page as a part. Parts have deterministic names and are written before
+// the heartbeat that records them, so a retry that resumes from the last
+// heartbeat overwrites at most the page it repeats: nothing is duplicated.
+func (a *Activities) CollectResources(ctx context.Context, in workflows.CollectInput) (*workflows.CollectResult, error) {
+	run, err := runlog.Start(ctx, a.Log, in.Backup, in.Location)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+	}
+	defer run.End()
+	gr := in.Type.GroupResource()
+	log := run.Log.With(zap.String("resource", gr))
+
+	var plan StoredPlan
+	if err := run.Loc.ReadJSON(ctx, run.Keys.Plan(), &plan); err != nil {
+		return nil, fmt.Errorf("read plan: %w", err)
+	}
+	c, err := newCollector(a, in, &plan, run, log)
+	if err != nil {
+		return nil, err
+	}
+	if activity.HasHeartbeatDetails(ctx) {
+		if err := activity.GetHeartbeatDetails(ctx, &c.progress); err == nil {
+			log.Info("Resuming collection", zap.Int("shard", c.progress.Shard), zap.Int("part", c.progress.Part), zap.Int("items", c.progress.Items))
+		}
+	} else {
+		log.Info("Collecting")
+	}
+
+	res, err := c.collect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tr := TypeResult{Resource: gr, Items: res.Items}
+	if res.Error != "" {
+		tr.Errors = []string{res.Error}
+	}
+	if err := run.Loc.WriteJSON(ctx, run.Keys.TypeResult(gr), tr); err != nil {
+		return nil, err
+	}
+	log.Info("Collected", zap.Int("items", res.Items), zap.Int("parts", res.Parts), zap.Int("restarts", res.Restarts))
+	return res, nil
+}
+
+type collector struct {
+	a        *Activities
+	in       workflows.CollectInput
+	res      kube.Resource
+	gr       string
+	run      *runlog.Run
+	log      *zap.Logger
+	shards   []string
+	nsGlobs  filter.Globs
+	labels   filter.Labels
+	isNSType bool
+	progress CollectProgress
+}
+
+func newCollector(a *Activities, in workflows.CollectInput, plan *StoredPlan, run *runlog.Run, log *zap.Logger) (*collector, error) {
+	t := in.Type
+	nsGlobs, err := filter.NewGlobs(plan.Spec.IncludedNamespaces, plan.Spec.ExcludedNamespaces)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
+	}
+	labels, err := filter.NewLabels(plan.Spec.LabelSelector, plan.Spec.OrLabelSelectors)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
+	}
+	c := &collector{
+		a:  a,
+		in: in,
+		res: kube.Resource{
+			GVR:        schema.GroupVersionResource{Group: t.Group, Version: t.Version, Resource: t.Resource},
+			Kind:       t.Kind,
+			Namespaced: t.Namespaced,
+		},
+		gr:       t.GroupResource(),
+		run:      run,
+		log:      log,
+		nsGlobs:  nsGlobs,
+		labels:   labels,
+		isNSType: t.GroupResource() == "namespaces",
+		shards:   []string{""},
+	}
+	if t.Namespaced && !plan.AllNamespaces {
+		c.shards = plan.Namespaces
+	}
+	return c, nil
+}
+
+func (c *collector) collect(ctx context.Context) (*workflows.CollectResult, error) {
+	p := &c.progress
+	for p.Shard < len(c.shards) {
+		page, err := c.listPage(ctx)
+		switch {
+		case err == nil:
+		case apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
+			// The continue token outlived etcd's compaction: list the type
+			// again from the start, dropping what was stored, so no object
+			// is stored twice.
+			c.log.Warn("Continue token expired, listing the type again", zap.Error(err))
+			if derr := c.run.Loc.DeletePrefix(ctx, c.run.Keys.PartsPrefix(c.gr)); derr != nil {
+				return nil, derr
+			}
+			*p = CollectProgress{Restarts: p.Restarts + 1}
+			c.heartbeat(ctx)
+			continue
+		case kube.IsTypeLevel(err):
+			return &workflows.CollectResult{Resource: c.gr, Items: p.Items, Parts: p.Parts, Error: err.Error(), Restarts: p.Restarts}, nil
+		default:
+			return nil, err
+		}
+
+		lines := c.select_(page)
+		if len(lines) > 0 {
+			if err := c.run.Loc.WriteAll(ctx, c.run.Keys.Part(c.gr, p.Shard, p.Part), lines); err != nil {
+				return nil, err
+			}
+			p.Parts++
+		}
+		p.Items += bytes.Count(lines, []byte{'\n'})
+		p.Part++
+		p.Continue = page.Continue
+		if p.Continue == "" {
+			p.Shard, p.Part = p.Shard+1, 0
+		}
+		c.heartbeat(ctx)
+		if err := pause(ctx, c.a.PageInterval); err != nil {
+			return nil, err
+		}
+	}
+	return &workflows.CollectResult{Resource: c.gr, Items: p.Items, Parts: p.Parts, Restarts: p.Restarts}, nil
+}
+
+func (c *collector) listPage(ctx context.Context) (*kube.Page, error) {
+	opts := kube.ListOptions{
+		Namespace: c.shards[c.progress.Shard],
+		Limit:     c.in.Options.PageSize,
+		Continue:  c.progress.Continue,
+	}
+	if !c.isNSType {
+		opts.LabelSelector = c.labels.Server
+	}
+	var page *kube.Page
+	err := c.progress.Reachability.Do(ctx, c.in.Options.ClusterUnreachableTimeout.Duration, c.log, func() { c.heartbeat(ctx) }, func() error {
+		var lerr error
+		page, lerr = c.a.Lister.List(ctx, c.res, opts)
+		return lerr
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", c.gr, err)
+	}
+	return page, nil
+}
+
+// select_ keeps the page's items the spec selects, as JSON lines.
+func (c *collector) select_(page *kube.Page) []byte {
+	var buf bytes.Buffer
+	for _, it := range page.Items {
+		switch {
+		case c.isNSType:
+			// Namespace objects follow the namespace filter, not labels, so
+			// a restore can recreate the namespaces it restores into.
+			if !c.nsGlobs.Match(it.Name) {
+				continue
+			}
+		case c.res.Namespaced && !c.nsGlobs.Match(it.Namespace):
+			continue
+		case !c.labels.Match(it.Labels):
+			continue
+		}
+		buf.Write(it.Raw)
+		buf.WriteByte('\n')
+	}
+	return buf.Bytes()
+}
+
+func (c *collector) heartbeat(ctx context.Context) { activity.RecordHeartbeat(ctx, c.progress) }
+
+// pause waits d, or less when ctx ends (a canceled backup stops at once).
+func pause(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,156 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.uber.org/zap"
+
+	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/internal/filter"
+	"github.com/cairn-backup/cairn/internal/kube"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// StoredPlan is the plan object in the location: what collection needs
+// and would be too big for a workflow payload (the namespace list).
+type StoredPlan struct {
+	Spec workflows.BackupSpec `json:"spec"`
+	// AllNamespaces: namespaced types are listed cluster-wide and filtered
+	// by the namespace globs; otherwise one list per namespace.
+	AllNamespaces bool                     `json:"allNamespaces"`
+	Namespaces    []string                 `json:"namespaces"`
+	Types         []workflows.ResourceType `json:"types"`
+}
+
+// PlanBackup discovers what the spec selects and writes the plan.
+func (a *Activities) PlanBackup(ctx context.Context, in workflows.PlanInput) (*workflows.PlanResult, error) {
+	run, err := runlog.Start(ctx, a.Log, in.Spec.Name, in.Spec.StorageLocation)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+	}
+	defer run.End()
+
+	if err := in.Spec.Validate(); err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
+	}
+	var reach Reachability
+	if activity.HasHeartbeatDetails(ctx) {
+		_ = activity.GetHeartbeatDetails(ctx, &reach)
+	}
+	heartbeat := func() { activity.RecordHeartbeat(ctx, reach) }
+	timeout := in.Options.ClusterUnreachableTimeout.Duration
+
+	var (
+		plan   *StoredPlan
+		result *workflows.PlanResult
+	)
+	err = reach.Do(ctx, timeout, run.Log, heartbeat, func() error {
+		var perr error
+		plan, result, perr = a.plan(ctx, in, run.Log)
+		return perr
+	})
+	if err != nil {
+		var invalid *workflows.InvalidSpecError
+		if errors.As(err, &invalid) {
+			return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
+		}
+		return nil, err
+	}
+	if err := run.Loc.WriteJSON(ctx, run.Keys.Plan(), plan); err != nil {
+		return nil, err
+	}
+	run.Log.Info("Planned backup",
+		zap.Int("resourceTypes", len(result.Types)), zap.Int("namespaces", result.Namespaces),
+		zap.Int("skippedTypes", len(result.Skipped)), zap.Bool("collectRelated", result.CollectRelated))
+	return result, nil
+}
+
+func (a *Activities) plan(ctx context.Context, in workflows.PlanInput, log *zap.Logger) (*StoredPlan, *workflows.PlanResult, error) {
+	spec := in.Spec
+	nsGlobs, _ := filter.NewGlobs(spec.IncludedNamespaces, spec.ExcludedNamespaces)
+	resGlobs, _ := filter.NewGlobs(spec.IncludedResources, spec.ExcludedResources)
+	labelSel, _ := filter.NewLabels(spec.LabelSelector, spec.OrLabelSelectors)
+
+	version, err := a.Clients.Discovery.ServerVersion()
+	if err != nil {
+		return nil, nil, fmt.Errorf("server version: %w", err)
+	}
+	resources, failedGroups, err := kube.Discover(a.Clients.Discovery)
+	if err != nil {
+		return nil, nil, err
+	}
+	if unknown := kube.UnknownResources(resources, append(append([]string{}, spec.IncludedResources...), spec.ExcludedResources...)); len(unknown) > 0 {
+		return nil, nil, &workflows.InvalidSpecError{Problems: []string{fmt.Sprintf("unknown resources %v: the cluster serves no such type", unknown)}}
+	}
+	namespaces, err := kube.SelectNamespaces(ctx, a.Lister, nsGlobs)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, ns := range spec.IncludedNamespaces {
+		if !filter.IsGlob(ns) && !contains(namespaces, ns) {
+			log.Warn("Included namespace does not exist", zap.String("namespace", ns))
+		}
+	}
+
+	allNamespaces := includesAllNamespaces(spec.IncludedNamespaces)
+	mode := spec.ClusterResources
+	fullCluster := mode == workflows.ClusterResourcesInclude ||
+		(mode == workflows.ClusterResourcesAuto && nsGlobs.IncludesEverything() && labelSel.Empty())
+
+	result := &workflows.PlanResult{KubernetesVersion: version.GitVersion, Namespaces: len(namespaces)}
+	for gv, gerr := range failedGroups {
+		result.Skipped = append(result.Skipped, workflows.SkippedResource{Resource: gv, Reason: "discovery failed: " + gerr.Error()})
+	}
+	for _, r := range resources {
+		gr := r.GroupResource()
+		if !r.Match(resGlobs) {
+			continue
+		}
+		if reason := kube.SkipReason(r); reason != "" {
+			result.Skipped = append(result.Skipped, workflows.SkippedResource{Resource: gr, Reason: reason})
+			continue
+		}
+		isNamespaceType := gr == "namespaces"
+		if !r.Namespaced && !isNamespaceType && !fullCluster {
+			continue // cluster-scoped: only related objects, or none
+		}
+		t := workflows.ResourceType{Group: r.GVR.Group, Version: r.GVR.Version, Resource: r.GVR.Resource, Kind: r.Kind, Namespaced: r.Namespaced}
+		if allNamespaces && labelSel.Empty() && !isNamespaceType {
+			t.Estimate = a.estimate(ctx, r)
+		}
+		result.Types = append(result.Types, t)
+	}
+	sort.Slice(result.Skipped, func(i, j int) bool { return result.Skipped[i].Resource < result.Skipped[j].Resource })
+	result.CollectRelated = mode == workflows.ClusterResourcesAuto && !fullCluster
+
+	plan := &StoredPlan{Spec: spec, AllNamespaces: allNamespaces, Namespaces: namespaces, Types: result.Types}
+	return plan, result, nil
+}
+
+// estimate asks for one item to learn how many the type holds; a failure
+// only means the estimate is unknown.
+func (a *Activities) estimate(ctx context.Context, r kube.Resource) int {
+	page, err := a.Lister.List(ctx, r, kube.ListOptions{Limit: 1})
+	if err != nil {
+		return 0
+	}
+	return len(page.Items) + int(page.Remaining)
+}
+
+func includesAllNamespaces(included []string) bool {
+	return len(included) == 0 || contains(included, "*")
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,53 @@
+package store
+
+import (
+	"context"
+	"errors"
+
+	"go.temporal.io/sdk/temporal"
+	"go.uber.org/zap"
+
+	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// CleanupBackupWork removes a backup's intermediate state. With Discard
+// (a failed or canceled backup) it also removes any half-written result
+// but keeps the log, so the user can read why it stopped. A committed
+// backup (backup.json present) is never discarded.
+func (a *Activities) CleanupBackupWork(ctx context.Context, in workflows.CleanupInput) error {
+	run, err := runlog.Start(ctx, a.Log, in.Backup, in.Location)
+	if err != nil {
+		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+	}
+	// Not run.End(): its log chunk would land in the prefix just removed.
+	defer run.Loc.Close()
+	keys := run.Keys
+
+	committed, err := run.Loc.Exists(ctx, keys.Metadata())
+	if err != nil {
+		return err
+	}
+	if in.Discard && !committed {
+		run.Log.Info("Discarding the unfinished backup's data")
+		if _, err := run.Loc.ReadAll(ctx, keys.Logs()); errors.Is(err, location.ErrNotFound) {
+			if err := writeLogs(ctx, run); err != nil {
+				return err
+			}
+		}
+		for _, k := range []string{keys.Resources(), keys.Results()} {
+			if err := run.Loc.Delete(ctx, k); err != nil {
+				return err
+			}
+		}
+	}
+	if err := run.Loc.DeletePrefix(ctx, keys.Work()); err != nil {
+		return err
+	}
+	if err := run.Loc.DeletePrefix(ctx, keys.LogsPrefix()); err != nil {
+		return err
+	}
+	run.Log.Info("Removed intermediate state", zap.Bool("discard", in.Discard))
+	return nil
+}

@@ -1,0 +1,181 @@
+package store
+
+import (
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.uber.org/zap"
+
+	"github.com/cairn-backup/cairn/activities/cluster"
+	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/internal/tarball"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// FinalizeBackup streams the collected parts into resources.tar.gz, writes
+// results.json and logs.jsonl.gz, and commits the backup by writing
+// backup.json last. Run again after backup.json exists, it only reports.
+func (a *Activities) FinalizeBackup(ctx context.Context, in workflows.FinalizeInput) (*workflows.FinalizeResult, error) {
+	run, err := runlog.Start(ctx, a.Log, in.Spec.Name, in.Spec.StorageLocation)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+	}
+	defer run.End()
+	keys := run.Keys
+
+	var existing workflows.BackupMetadata
+	switch err := run.Loc.ReadJSON(ctx, keys.Metadata(), &existing); {
+	case err == nil:
+		run.Log.Info("Backup already committed")
+		return &workflows.FinalizeResult{Items: existing.Status.ItemsDone, TarballBytes: existing.Status.TarballBytes}, nil
+	case !errors.Is(err, location.ErrNotFound):
+		return nil, err
+	}
+
+	items, err := a.writeTarball(ctx, run, in.Status.StartTime)
+	if err != nil {
+		return nil, err
+	}
+	size, err := run.Loc.Size(ctx, keys.Resources())
+	if err != nil {
+		return nil, err
+	}
+	results, err := collectResults(ctx, run, in.Status.Skipped)
+	if err != nil {
+		return nil, err
+	}
+	if err := run.Loc.WriteJSON(ctx, keys.Results(), results); err != nil {
+		return nil, err
+	}
+
+	status := in.Status
+	status.TarballBytes = size
+	status.Warnings = len(results.Warnings)
+	meta := workflows.BackupMetadata{
+		APIVersion: workflows.MetadataAPIVersion, Kind: workflows.MetadataKindBackup,
+		Name: in.Spec.Name, FormatVersion: tarball.FormatVersion,
+		Spec: in.Spec, Status: status, WorkflowID: in.WorkRef, RunID: in.RunID,
+	}
+	run.Log.Info("Committing backup", zap.Int("items", items), zap.Int64("tarballBytes", size),
+		zap.Int("errors", len(results.Errors)), zap.Int("warnings", len(results.Warnings)), zap.String("phase", string(status.Phase)))
+	if err := writeLogs(ctx, run); err != nil {
+		return nil, err
+	}
+	if err := run.Loc.WriteJSON(ctx, keys.Metadata(), meta); err != nil {
+		return nil, err
+	}
+	return &workflows.FinalizeResult{Items: items, TarballBytes: size, Warnings: len(results.Warnings), Errors: len(results.Errors)}, nil
+}
+
+// writeTarball streams every part into the tarball, one line at a time,
+// so memory stays flat whatever the number of items.
+func (a *Activities) writeTarball(ctx context.Context, run *runlog.Run, start *time.Time) (int, error) {
+	keys, err := run.Loc.Keys(ctx, run.Keys.AllParts())
+	if err != nil {
+		return 0, err
+	}
+	sort.Strings(keys)
+	mtime := time.Unix(0, 0).UTC()
+	if start != nil {
+		mtime = *start
+	}
+	w, err := run.Loc.NewWriter(ctx, run.Keys.Resources())
+	if err != nil {
+		return 0, err
+	}
+	tw, err := tarball.NewWriter(w, mtime)
+	if err != nil {
+		w.Abort()
+		return 0, err
+	}
+	for i, key := range keys {
+		gr := run.Keys.GroupResourceOfPart(key)
+		err := run.Loc.ReadLines(ctx, key, func(line []byte) error {
+			var head struct {
+				APIVersion string `json:"apiVersion"`
+				Metadata   struct {
+					Name      string `json:"name"`
+					Namespace string `json:"namespace"`
+				} `json:"metadata"`
+			}
+			if err := json.Unmarshal(line, &head); err != nil {
+				return fmt.Errorf("decode item in %s: %w", key, err)
+			}
+			version := head.APIVersion[strings.LastIndex(head.APIVersion, "/")+1:]
+			return tw.Add(gr, version, head.Metadata.Namespace, head.Metadata.Name, line)
+		})
+		if err != nil {
+			w.Abort()
+			return 0, err
+		}
+		activity.RecordHeartbeat(ctx, i)
+	}
+	if err := tw.Close(); err != nil {
+		w.Abort()
+		return 0, fmt.Errorf("finish tarball: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return 0, fmt.Errorf("store tarball: %w", err)
+	}
+	return tw.Items, nil
+}
+
+func collectResults(ctx context.Context, run *runlog.Run, skipped []workflows.SkippedResource) (*workflows.BackupResults, error) {
+	keys, err := run.Loc.Keys(ctx, run.Keys.TypeResults())
+	if err != nil {
+		return nil, err
+	}
+	res := &workflows.BackupResults{Errors: []workflows.ResultEntry{}, Warnings: []workflows.ResultEntry{}, Skipped: skipped}
+	for _, key := range keys {
+		var tr cluster.TypeResult
+		if err := run.Loc.ReadJSON(ctx, key, &tr); err != nil {
+			return nil, err
+		}
+		for _, e := range tr.Errors {
+			res.Errors = append(res.Errors, workflows.ResultEntry{Resource: tr.Resource, Message: e})
+		}
+		for _, w := range tr.Warnings {
+			res.Warnings = append(res.Warnings, workflows.ResultEntry{Resource: tr.Resource, Message: w})
+		}
+	}
+	return res, nil
+}
+
+// writeLogs joins the log chunks of every activity attempt, oldest first,
+// with this attempt's lines so far, into logs.jsonl.gz.
+func writeLogs(ctx context.Context, run *runlog.Run) error {
+	keys, err := run.Loc.Keys(ctx, run.Keys.LogsPrefix())
+	if err != nil {
+		return err
+	}
+	sort.Strings(keys)
+	w, err := run.Loc.NewWriter(ctx, run.Keys.Logs())
+	if err != nil {
+		return err
+	}
+	gz := gzip.NewWriter(w)
+	for _, key := range keys {
+		if err := run.Loc.CopyTo(ctx, key, gz); err != nil {
+			w.Abort()
+			return err
+		}
+	}
+	if _, err := gz.Write(run.Captured()); err != nil {
+		w.Abort()
+		return err
+	}
+	if err := gz.Close(); err != nil {
+		w.Abort()
+		return err
+	}
+	return w.Close()
+}

@@ -1,0 +1,72 @@
+package location
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Keys of one backup inside a location, as laid out in DESIGN.md. The
+// ".work/" and ".logs/" prefixes hold a running backup's intermediate state;
+// they are removed when the backup ends.
+const backupsRoot = "backups/"
+
+// BackupsPrefix is the prefix under which every backup lives.
+func BackupsPrefix() string { return backupsRoot }
+
+// Backup returns the key helper for the backup called name.
+func Backup(name string) BackupKeys { return BackupKeys{prefix: backupsRoot + name + "/"} }
+
+// BackupKeys names the objects of one backup.
+type BackupKeys struct{ prefix string }
+
+func (b BackupKeys) Prefix() string     { return b.prefix }
+func (b BackupKeys) Metadata() string   { return b.prefix + "backup.json" }
+func (b BackupKeys) Resources() string  { return b.prefix + "resources.tar.gz" }
+func (b BackupKeys) Results() string    { return b.prefix + "results.json" }
+func (b BackupKeys) Logs() string       { return b.prefix + "logs.jsonl.gz" }
+func (b BackupKeys) Volumes() string    { return b.prefix + "volumes.json" }
+func (b BackupKeys) Operations() string { return b.prefix + "operations.json" }
+
+// VeleroMetadata is where Velero keeps a backup's metadata.
+func (b BackupKeys) VeleroMetadata() string { return b.prefix + "velero-backup.json" }
+
+// Work is the prefix of a running backup's intermediate state.
+func (b BackupKeys) Work() string { return b.prefix + ".work/" }
+
+// Plan is the collection plan written by the plan activity.
+func (b BackupKeys) Plan() string { return b.Work() + "plan.json" }
+
+// PartsPrefix holds the collected item parts of one resource type.
+func (b BackupKeys) PartsPrefix(groupResource string) string {
+	return b.Work() + "parts/" + groupResource + "/"
+}
+
+// AllParts is the prefix of every collected part.
+func (b BackupKeys) AllParts() string { return b.Work() + "parts/" }
+
+// Part is one page of collected items: shard is the namespace index (0
+// for cluster-wide lists), index the page number within it. Both are
+// zero-padded so lexical order is collection order.
+func (b BackupKeys) Part(groupResource string, shard, index int) string {
+	return fmt.Sprintf("%s%05d-%06d.jsonl", b.PartsPrefix(groupResource), shard, index)
+}
+
+// TypeResult is the per-resource-type outcome written by collection.
+func (b BackupKeys) TypeResult(groupResource string) string {
+	return b.Work() + "results/" + groupResource + ".json"
+}
+
+// TypeResults is the prefix of every per-type outcome.
+func (b BackupKeys) TypeResults() string { return b.Work() + "results/" }
+
+// LogsPrefix holds log chunks written by each activity attempt.
+func (b BackupKeys) LogsPrefix() string { return b.prefix + ".logs/" }
+
+// GroupResourceOfPart returns the group-resource folder a part key sits in.
+func (b BackupKeys) GroupResourceOfPart(key string) string {
+	rest := strings.TrimPrefix(key, b.AllParts())
+	if i := strings.Index(rest, "/"); i >= 0 {
+		return rest[:i]
+	}
+	return rest
+}

@@ -1,0 +1,311 @@
+// Package location opens a backup location by URL and knows where each
+// piece of a backup lives inside it. It is the only place that spells out
+// object keys, so the layout in DESIGN.md is written down once.
+package location
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gocloud.dev/blob"
+	_ "gocloud.dev/blob/azureblob" // azblob:// locations
+	_ "gocloud.dev/blob/fileblob"  // file:// locations
+	_ "gocloud.dev/blob/gcsblob"   // gs:// locations
+	_ "gocloud.dev/blob/s3blob"    // s3:// locations, MinIO included
+	"gocloud.dev/gcerrors"
+)
+
+// ErrNotFound is returned when an object does not exist in the location.
+var ErrNotFound = errors.New("not found in backup location")
+
+// Location is an opened backup location.
+type Location struct {
+	URL    string
+	bucket *blob.Bucket
+}
+
+// Normalize turns a bare directory path into a file:// URL and adds the
+// fileblob options cairn relies on (create the directory, no sidecar files).
+func Normalize(raw string) (string, error) {
+	if raw == "" {
+		return "", errors.New("backup location URL is empty")
+	}
+	if !strings.Contains(raw, "://") {
+		abs, err := filepath.Abs(raw)
+		if err != nil {
+			return "", fmt.Errorf("backup location %q: %w", raw, err)
+		}
+		raw = "file://" + filepath.ToSlash(abs)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("backup location %q is not a URL: %w", raw, err)
+	}
+	switch u.Scheme {
+	case "file":
+		if u.Path == "" || !filepath.IsAbs(u.Path) {
+			return "", fmt.Errorf("backup location %q: a file:// URL needs an absolute path, such as file:///var/lib/cairn/location", raw)
+		}
+		q := u.Query()
+		if !q.Has("create_dir") {
+			q.Set("create_dir", "true")
+		}
+		if !q.Has("metadata") {
+			q.Set("metadata", "skip")
+		}
+		u.RawQuery = q.Encode()
+	case "s3", "gs", "azblob", "mem":
+	default:
+		return "", fmt.Errorf("backup location %q: unsupported scheme %q (use file://, s3://, gs:// or azblob://)", raw, u.Scheme)
+	}
+	return u.String(), nil
+}
+
+// Open opens the location at rawURL.
+func Open(ctx context.Context, rawURL string) (*Location, error) {
+	normalized, err := Normalize(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	if strings.HasPrefix(normalized, "file://") {
+		u, _ := url.Parse(normalized)
+		if err := os.MkdirAll(u.Path, 0o755); err != nil {
+			return nil, fmt.Errorf("backup location %s: %w", rawURL, err)
+		}
+	}
+	b, err := blob.OpenBucket(ctx, normalized)
+	if err != nil {
+		return nil, fmt.Errorf("open backup location %s: %w", rawURL, err)
+	}
+	return &Location{URL: normalized, bucket: b}, nil
+}
+
+// Close releases the location's resources.
+func (l *Location) Close() error { return l.bucket.Close() }
+
+// CheckWritable writes, reads back and deletes a probe object, so that a
+// location that cannot be written is reported before any work starts.
+func (l *Location) CheckWritable(ctx context.Context) error {
+	const key = ".cairn-probe"
+	if err := l.bucket.WriteAll(ctx, key, []byte("ok"), nil); err != nil {
+		return fmt.Errorf("backup location %s is not writable: %w", l.URL, err)
+	}
+	if _, err := l.bucket.ReadAll(ctx, key); err != nil {
+		return fmt.Errorf("backup location %s is not readable: %w", l.URL, err)
+	}
+	if err := l.bucket.Delete(ctx, key); err != nil {
+		return fmt.Errorf("backup location %s: delete probe: %w", l.URL, err)
+	}
+	return nil
+}
+
+// Writer writes one object. Nothing is visible under its key until Close
+// returns without error; Abort discards what was written.
+type Writer struct {
+	*blob.Writer
+	cancel context.CancelFunc
+}
+
+// Close commits the object.
+func (w *Writer) Close() error {
+	defer w.cancel()
+	return w.Writer.Close()
+}
+
+// Abort discards the object: a blob writer whose context is canceled
+// before Close never becomes visible.
+func (w *Writer) Abort() {
+	w.cancel()
+	_ = w.Writer.Close()
+}
+
+// NewWriter opens key for writing, so a crash never leaves a torn object.
+func (l *Location) NewWriter(ctx context.Context, key string) (*Writer, error) {
+	wctx, cancel := context.WithCancel(ctx)
+	w, err := l.bucket.NewWriter(wctx, key, nil)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("write %s: %w", key, err)
+	}
+	return &Writer{Writer: w, cancel: cancel}, nil
+}
+
+// NewReader opens key for reading; ErrNotFound when it does not exist.
+func (l *Location) NewReader(ctx context.Context, key string) (*blob.Reader, error) {
+	r, err := l.bucket.NewReader(ctx, key, nil)
+	if err != nil {
+		return nil, wrapNotFound(key, err)
+	}
+	return r, nil
+}
+
+// WriteAll writes data to key atomically.
+func (l *Location) WriteAll(ctx context.Context, key string, data []byte) error {
+	if err := l.bucket.WriteAll(ctx, key, data, nil); err != nil {
+		return fmt.Errorf("write %s: %w", key, err)
+	}
+	return nil
+}
+
+// ReadAll reads key; ErrNotFound when it does not exist.
+func (l *Location) ReadAll(ctx context.Context, key string) ([]byte, error) {
+	data, err := l.bucket.ReadAll(ctx, key)
+	if err != nil {
+		return nil, wrapNotFound(key, err)
+	}
+	return data, nil
+}
+
+// WriteJSON writes v as indented JSON to key atomically.
+func (l *Location) WriteJSON(ctx context.Context, key string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", key, err)
+	}
+	return l.WriteAll(ctx, key, append(data, '\n'))
+}
+
+// ReadJSON decodes the JSON object at key into v.
+func (l *Location) ReadJSON(ctx context.Context, key string, v any) error {
+	data, err := l.ReadAll(ctx, key)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("decode %s: %w", key, err)
+	}
+	return nil
+}
+
+// Exists reports whether key exists.
+func (l *Location) Exists(ctx context.Context, key string) (bool, error) {
+	ok, err := l.bucket.Exists(ctx, key)
+	if err != nil {
+		return false, fmt.Errorf("stat %s: %w", key, err)
+	}
+	return ok, nil
+}
+
+// Size returns the size of key in bytes.
+func (l *Location) Size(ctx context.Context, key string) (int64, error) {
+	attrs, err := l.bucket.Attributes(ctx, key)
+	if err != nil {
+		return 0, wrapNotFound(key, err)
+	}
+	return attrs.Size, nil
+}
+
+// Keys lists every key under prefix, in lexical order.
+func (l *Location) Keys(ctx context.Context, prefix string) ([]string, error) {
+	var keys []string
+	it := l.bucket.List(&blob.ListOptions{Prefix: prefix})
+	for {
+		obj, err := it.Next(ctx)
+		if err == io.EOF {
+			return keys, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", prefix, err)
+		}
+		keys = append(keys, obj.Key)
+	}
+}
+
+// Dirs lists the immediate "sub-directories" of prefix (which must end in
+// "/"), returning their names without the prefix or trailing slash.
+func (l *Location) Dirs(ctx context.Context, prefix string) ([]string, error) {
+	var names []string
+	it := l.bucket.List(&blob.ListOptions{Prefix: prefix, Delimiter: "/"})
+	for {
+		obj, err := it.Next(ctx)
+		if err == io.EOF {
+			return names, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", prefix, err)
+		}
+		if obj.IsDir {
+			names = append(names, strings.TrimSuffix(strings.TrimPrefix(obj.Key, prefix), "/"))
+		}
+	}
+}
+
+// DeletePrefix deletes every object under prefix. Deleting what is already
+// gone is not an error, so a retried cleanup succeeds.
+func (l *Location) DeletePrefix(ctx context.Context, prefix string) error {
+	keys, err := l.Keys(ctx, prefix)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := l.Delete(ctx, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Delete deletes key; a missing key is not an error.
+func (l *Location) Delete(ctx context.Context, key string) error {
+	if err := l.bucket.Delete(ctx, key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+		return fmt.Errorf("delete %s: %w", key, err)
+	}
+	return nil
+}
+
+// CopyTo streams key into w.
+func (l *Location) CopyTo(ctx context.Context, key string, w io.Writer) error {
+	r, err := l.NewReader(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if _, err := io.Copy(w, r); err != nil {
+		return fmt.Errorf("read %s: %w", key, err)
+	}
+	return nil
+}
+
+func wrapNotFound(key string, err error) error {
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		return fmt.Errorf("%s: %w", key, ErrNotFound)
+	}
+	return fmt.Errorf("read %s: %w", key, err)
+}
+
+// ReadLines calls fn for every newline-terminated line of key, reusing one
+// buffer so memory does not grow with the object.
+func (l *Location) ReadLines(ctx context.Context, key string, fn func(line []byte) error) error {
+	r, err := l.NewReader(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return eachLine(r, fn)
+}
+
+func eachLine(r io.Reader, fn func([]byte) error) error {
+	br := newLineReader(r)
+	for {
+		line, err := br.next()
+		if len(bytes.TrimSpace(line)) > 0 {
+			if ferr := fn(line); ferr != nil {
+				return ferr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}

@@ -1,0 +1,49 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.uber.org/zap"
+	"k8s.io/client-go/rest"
+
+	"github.com/cairn-backup/cairn/activities/cluster"
+	"github.com/cairn-backup/cairn/activities/store"
+	"github.com/cairn-backup/cairn/internal/kube"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// Config is what a worker process needs besides its Temporal client.
+type Config struct {
+	Kube *rest.Config
+	Log  *zap.Logger
+	Options
+	// PageInterval pauses after every LIST page (see cluster.Activities).
+	PageInterval time.Duration
+}
+
+// Run hosts cairn's workflows and cluster activities until ctx ends, then
+// stops the worker gracefully: running activities get the SDK's stop
+// timeout, and anything cut short is retried from its last heartbeat by
+// whichever worker polls next.
+func Run(ctx context.Context, c client.Client, cfg Config) error {
+	clients, err := kube.NewClients(cfg.Kube)
+	if err != nil {
+		return err
+	}
+	clusterActs, err := cluster.New(clients, cfg.Log)
+	if err != nil {
+		return err
+	}
+	clusterActs.PageInterval = cfg.PageInterval
+	w := New(c, Activities{Cluster: clusterActs, Store: &store.Activities{Log: cfg.Log}}, cfg.Options)
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("start worker: %w", err)
+	}
+	cfg.Log.Info("Worker polling", zap.String("taskQueue", workflows.TaskQueue), zap.String("kubernetes", cfg.Kube.Host))
+	<-ctx.Done()
+	w.Stop()
+	return nil
+}

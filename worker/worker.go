@@ -1,0 +1,58 @@
+// Package worker registers cairn's workflows and activities on their task
+// queue and builds the Temporal worker that runs them.
+package worker
+
+import (
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/cairn-backup/cairn/activities/cluster"
+	"github.com/cairn-backup/cairn/activities/store"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// Activities are the implementations a worker hosts.
+type Activities struct {
+	Cluster *cluster.Activities
+	Store   *store.Activities
+}
+
+// Options tune a worker.
+type Options struct {
+	// MaxConcurrentActivities bounds activities running at once in this
+	// process (0: the SDK default).
+	MaxConcurrentActivities int
+}
+
+// New returns a worker on TaskQueue with everything registered.
+func New(c client.Client, acts Activities, opts Options) sdkworker.Worker {
+	w := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{
+		MaxConcurrentActivityExecutionSize: opts.MaxConcurrentActivities,
+	})
+	Register(w, acts)
+	return w
+}
+
+// Register puts cairn's workflows and activities on a registry (a worker,
+// a replayer or a test environment).
+func Register(r sdkworker.Registry, acts Activities) {
+	RegisterWorkflows(r)
+	if acts.Cluster != nil {
+		r.RegisterActivityWithOptions(acts.Cluster.PlanBackup, activity.RegisterOptions{Name: workflows.PlanBackupActivity})
+		r.RegisterActivityWithOptions(acts.Cluster.CollectResources, activity.RegisterOptions{Name: workflows.CollectActivity})
+		r.RegisterActivityWithOptions(acts.Cluster.CollectRelated, activity.RegisterOptions{Name: workflows.CollectRelatedActivity})
+		r.RegisterActivityWithOptions(acts.Cluster.UnknownResources, activity.RegisterOptions{Name: workflows.UnknownResourcesActivity})
+	}
+	if acts.Store != nil {
+		r.RegisterActivityWithOptions(acts.Store.FinalizeBackup, activity.RegisterOptions{Name: workflows.FinalizeBackupActivity})
+		r.RegisterActivityWithOptions(acts.Store.CleanupBackupWork, activity.RegisterOptions{Name: workflows.CleanupBackupActivity})
+	}
+}
+
+// RegisterWorkflows registers the workflows only.
+func RegisterWorkflows(r sdkworker.WorkflowRegistry) {
+	r.RegisterWorkflowWithOptions(workflows.BackupWorkflow, workflow.RegisterOptions{Name: workflows.BackupWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.ValidateFiltersWorkflow, workflow.RegisterOptions{Name: workflows.ValidateFiltersWorkflowName})
+}

@@ -1,0 +1,37 @@
+package workflows
+
+// MetadataAPIVersion and MetadataKind head every backup.json.
+const (
+	MetadataAPIVersion = "cairn.dev/v1alpha1"
+	MetadataKindBackup = "Backup"
+)
+
+// BackupMetadata is backup.json: written last, its presence marks a
+// backup as complete. A fresh install reads it to list the backups that
+// are already in a location.
+type BackupMetadata struct {
+	APIVersion    string       `json:"apiVersion"`
+	Kind          string       `json:"kind"`
+	Name          string       `json:"name"`
+	FormatVersion string       `json:"formatVersion"`
+	Spec          BackupSpec   `json:"spec"`
+	Status        BackupStatus `json:"status"`
+	WorkflowID    string       `json:"workflowId,omitempty"`
+	RunID         string       `json:"runId,omitempty"`
+}
+
+// BackupResults is results.json: what went wrong or was left out, per item
+// or per resource type.
+type BackupResults struct {
+	Errors   []ResultEntry     `json:"errors"`
+	Warnings []ResultEntry     `json:"warnings"`
+	Skipped  []SkippedResource `json:"skipped,omitempty"`
+}
+
+// ResultEntry is one error or warning.
+type ResultEntry struct {
+	Resource  string `json:"resource"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Message   string `json:"message"`
+}

@@ -1,0 +1,121 @@
+package workflows
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/cairn-backup/cairn/internal/filter"
+)
+
+// ClusterResources says which cluster-scoped resources a backup holds.
+type ClusterResources string
+
+const (
+	// ClusterResourcesAuto backs up the cluster-scoped objects related to the
+	// selected namespaces (the Namespace objects, PersistentVolumes bound to
+	// their claims, CRDs of the custom resources backed up). A backup of all
+	// namespaces with no label selector takes every cluster-scoped object.
+	ClusterResourcesAuto ClusterResources = "auto"
+	// ClusterResourcesInclude backs up every selected cluster-scoped resource.
+	ClusterResourcesInclude ClusterResources = "include"
+	// ClusterResourcesExclude backs up no cluster-scoped resource (Namespace
+	// objects of the selected namespaces are still kept so a restore can
+	// recreate them).
+	ClusterResourcesExclude ClusterResources = "exclude"
+)
+
+// DefaultTTL is how long a backup is kept when the spec does not say.
+const DefaultTTL = 720 * time.Hour
+
+// BackupSpec is what a user asks for. It is the request body of
+// POST /v1/backups and is stored in backup.json.
+type BackupSpec struct {
+	Name               string           `json:"name"`
+	IncludedNamespaces []string         `json:"includedNamespaces,omitempty"`
+	ExcludedNamespaces []string         `json:"excludedNamespaces,omitempty"`
+	IncludedResources  []string         `json:"includedResources,omitempty"`
+	ExcludedResources  []string         `json:"excludedResources,omitempty"`
+	ClusterResources   ClusterResources `json:"clusterResources,omitempty"`
+	LabelSelector      string           `json:"labelSelector,omitempty"`
+	OrLabelSelectors   []string         `json:"orLabelSelectors,omitempty"`
+	TTL                *metav1.Duration `json:"ttl,omitempty"`
+	StorageLocation    string           `json:"storageLocation,omitempty"`
+}
+
+// WithDefaults fills the fields a user may leave out.
+func (s BackupSpec) WithDefaults(defaultLocation string) BackupSpec {
+	if len(s.IncludedNamespaces) == 0 {
+		s.IncludedNamespaces = []string{"*"}
+	}
+	if s.ClusterResources == "" {
+		s.ClusterResources = ClusterResourcesAuto
+	}
+	if s.TTL == nil {
+		s.TTL = &metav1.Duration{Duration: DefaultTTL}
+	}
+	if s.StorageLocation == "" {
+		s.StorageLocation = defaultLocation
+	}
+	return s
+}
+
+// Validate checks everything that can be checked without a cluster and
+// returns every problem at once, so a user fixes a request in one go.
+func (s BackupSpec) Validate() error {
+	var problems []string
+	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+
+	if s.Name == "" {
+		add("name is required")
+	} else {
+		for _, msg := range validation.IsDNS1123Subdomain(s.Name) {
+			add("name %q is not a valid DNS-1123 name: %s", s.Name, msg)
+		}
+		if len(s.Name) > 63 {
+			add("name %q is longer than 63 characters", s.Name)
+		}
+	}
+	if _, err := filter.NewGlobs(s.IncludedNamespaces, s.ExcludedNamespaces); err != nil {
+		add("namespaces: %v", err)
+	}
+	if _, err := filter.NewGlobs(s.IncludedResources, s.ExcludedResources); err != nil {
+		add("resources: %v", err)
+	}
+	switch s.ClusterResources {
+	case "", ClusterResourcesAuto, ClusterResourcesInclude, ClusterResourcesExclude:
+	default:
+		add("clusterResources %q must be one of auto, include, exclude", s.ClusterResources)
+	}
+	if _, err := filter.NewLabels(s.LabelSelector, s.OrLabelSelectors); err != nil {
+		add("%v", err)
+	}
+	if s.TTL != nil && s.TTL.Duration < 0 {
+		add("ttl %s must not be negative", s.TTL.Duration)
+	}
+	if len(problems) > 0 {
+		return &InvalidSpecError{Problems: problems}
+	}
+	return nil
+}
+
+// Hash identifies a spec: the same name with the same hash is the same
+// request (idempotent); with another hash it is a conflict.
+func (s BackupSpec) Hash() string {
+	data, _ := json.Marshal(s) // a struct of plain fields always encodes
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:8])
+}
+
+// InvalidSpecError lists what is wrong with a spec.
+type InvalidSpecError struct{ Problems []string }
+
+func (e *InvalidSpecError) Error() string {
+	return "invalid backup spec: " + strings.Join(e.Problems, "; ")
+}
