@@ -1,0 +1,142 @@
+package starter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// CreateBackupRequest is the body of POST /v1/backups: the spec's fields at
+// top level, plus optional run options.
+type CreateBackupRequest struct {
+	workflows.BackupSpec
+	Options workflows.BackupOptions `json:"options"`
+}
+
+// CreateResult says which run serves a create request.
+type CreateResult struct {
+	Name       string `json:"name"`
+	WorkflowID string `json:"workflowId"`
+	RunID      string `json:"runId,omitempty"`
+	// Created is false when an identical earlier request already started it.
+	Created bool   `json:"created"`
+	UIURL   string `json:"uiUrl,omitempty"`
+}
+
+// CreateBackup validates req and starts its backup. The same name with the
+// same spec returns the existing backup; with another spec it is a
+// ConflictError. Nothing starts when validation fails.
+func (c *Client) CreateBackup(ctx context.Context, req CreateBackupRequest) (*CreateResult, error) {
+	spec, err := c.prepareSpec(ctx, req.BackupSpec)
+	if err != nil {
+		return nil, err
+	}
+	if existing, err := c.existingInLocation(ctx, spec); existing != nil || err != nil {
+		return existing, err
+	}
+
+	id := workflows.BackupWorkflowID(spec.Name)
+	opts := client.StartWorkflowOptions{
+		ID:                       id,
+		TaskQueue:                workflows.TaskQueue,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		Memo:                     map[string]any{workflows.MemoSpecHash: spec.Hash(), workflows.MemoLocation: spec.StorageLocation},
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			workflows.SearchAttrKind.ValueSet(workflows.KindBackup),
+			workflows.SearchAttrName.ValueSet(spec.Name),
+			workflows.SearchAttrPhase.ValueSet(string(workflows.PhaseNew)),
+		),
+	}
+	run, err := c.temporal.ExecuteWorkflow(ctx, opts, workflows.BackupWorkflowName,
+		workflows.BackupRequest{Spec: spec, Options: req.Options})
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		return c.existingInTemporal(ctx, spec)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("start backup %s: %w", spec.Name, err)
+	}
+	return &CreateResult{Name: spec.Name, WorkflowID: id, RunID: run.GetRunID(), Created: true, UIURL: c.RunURL(id, run.GetRunID())}, nil
+}
+
+// prepareSpec fills defaults and checks everything that can be checked
+// before a workflow starts: the spec itself, the resource filters against
+// the cluster, and that the location can be written.
+func (c *Client) prepareSpec(ctx context.Context, spec workflows.BackupSpec) (workflows.BackupSpec, error) {
+	spec = spec.WithDefaults(c.opts.DefaultLocation)
+	var problems []string
+	if err := spec.Validate(); err != nil {
+		var invalid *workflows.InvalidSpecError
+		if !errors.As(err, &invalid) {
+			return spec, err
+		}
+		problems = append(problems, invalid.Problems...)
+	}
+	normalized, err := location.Normalize(spec.StorageLocation)
+	if err != nil {
+		problems = append(problems, err.Error())
+	} else {
+		spec.StorageLocation = normalized
+	}
+	if len(problems) > 0 {
+		return spec, &InvalidError{Problems: problems}
+	}
+	if err := c.checkResourceFilters(ctx, spec); err != nil {
+		return spec, err
+	}
+	loc, err := location.Open(ctx, spec.StorageLocation)
+	if err != nil {
+		return spec, &InvalidError{Problems: []string{err.Error()}}
+	}
+	defer loc.Close()
+	if err := loc.CheckWritable(ctx); err != nil {
+		return spec, &InvalidError{Problems: []string{err.Error()}}
+	}
+	return spec, nil
+}
+
+// existingInLocation answers a create for a name whose backup is already
+// committed in the location, possibly by another cairn install.
+func (c *Client) existingInLocation(ctx context.Context, spec workflows.BackupSpec) (*CreateResult, error) {
+	meta, err := readMetadata(ctx, spec.StorageLocation, spec.Name)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if meta.Spec.Hash() != spec.Hash() {
+		return nil, &ConflictError{Message: fmt.Sprintf("backup %q already exists in %s with a different spec; choose another name", spec.Name, spec.StorageLocation)}
+	}
+	return &CreateResult{Name: spec.Name, WorkflowID: meta.WorkflowID, RunID: meta.RunID, UIURL: c.RunURL(meta.WorkflowID, meta.RunID)}, nil
+}
+
+// existingInTemporal answers a create for a name Temporal already has a
+// run of: the same request again, or a conflict.
+func (c *Client) existingInTemporal(ctx context.Context, spec workflows.BackupSpec) (*CreateResult, error) {
+	id := workflows.BackupWorkflowID(spec.Name)
+	desc, err := c.temporal.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return nil, fmt.Errorf("describe existing backup %s: %w", spec.Name, err)
+	}
+	info := desc.GetWorkflowExecutionInfo()
+	var hash string
+	if p, ok := info.GetMemo().GetFields()[workflows.MemoSpecHash]; ok {
+		_ = converter.GetDefaultDataConverter().FromPayload(p, &hash)
+	}
+	if hash != spec.Hash() {
+		return nil, &ConflictError{Message: fmt.Sprintf("backup %q already exists with a different spec; choose another name", spec.Name)}
+	}
+	runID := info.GetExecution().GetRunId()
+	return &CreateResult{Name: spec.Name, WorkflowID: id, RunID: runID, UIURL: c.RunURL(id, runID)}, nil
+}

@@ -1,0 +1,61 @@
+// Package starter is cairn's client library: it validates requests, starts,
+// inspects and cancels backups through Temporal, and reads what backup
+// locations already hold. The CLI and the HTTP starter API both use it.
+package starter
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/client"
+)
+
+// Options configure a Client.
+type Options struct {
+	// Namespace is the Temporal namespace the workflows run in.
+	Namespace string
+	// DefaultLocation is the backup location URL used when a spec names none,
+	// and the one listed for backups Temporal no longer remembers.
+	DefaultLocation string
+	// UIBaseURL is the Temporal Web UI, for links to runs ("" for none).
+	UIBaseURL string
+	// ValidationTimeout bounds the wait for a worker to check resource
+	// filters against the cluster (default 15s). When no worker answers in
+	// time the backup starts anyway and its plan checks the same thing.
+	ValidationTimeout time.Duration
+}
+
+// Client starts and inspects cairn workflows.
+type Client struct {
+	temporal client.Client
+	opts     Options
+}
+
+// New returns a Client over an already dialled Temporal client.
+func New(tc client.Client, opts Options) *Client {
+	if opts.ValidationTimeout <= 0 {
+		opts.ValidationTimeout = 15 * time.Second
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = client.DefaultNamespace
+	}
+	return &Client{temporal: tc, opts: opts}
+}
+
+// DefaultLocation is the location used when a spec names none.
+func (c *Client) DefaultLocation() string { return c.opts.DefaultLocation }
+
+// RunURL links to a workflow run in the Temporal Web UI.
+func (c *Client) RunURL(workflowID, runID string) string {
+	if c.opts.UIBaseURL == "" || workflowID == "" {
+		return ""
+	}
+	u := fmt.Sprintf("%s/namespaces/%s/workflows/%s", strings.TrimSuffix(c.opts.UIBaseURL, "/"),
+		url.PathEscape(c.opts.Namespace), url.PathEscape(workflowID))
+	if runID != "" {
+		u += "/" + url.PathEscape(runID) + "/history"
+	}
+	return u
+}
