@@ -3,7 +3,6 @@ package workflows
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -171,12 +170,7 @@ func (b *backupRun) collectRelated(ctx workflow.Context, types []ResourceType) e
 	if err := workflow.ExecuteActivity(actx, CollectRelatedActivity, in).Get(ctx, &res); err != nil {
 		return fmt.Errorf("collect related cluster-scoped objects: %w", err)
 	}
-	names := make([]string, 0, len(res.Resources))
-	for gr := range res.Resources {
-		names = append(names, gr)
-	}
-	sort.Strings(names)
-	for _, gr := range names {
+	for _, gr := range workflow.DeterministicKeys(res.Resources) {
 		p := b.status.Resources[gr]
 		p.Items += res.Resources[gr]
 		p.Done = true
