@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+
+	"github.com/cairn-backup/cairn/starter"
+)
+
+func newAPICommand(g *globals) *cobra.Command {
+	var listen string
+	cmd := &cobra.Command{
+		Use:   "api",
+		Short: "Serve the HTTP starter API against an existing Temporal cluster",
+		Long: `Serves the starter API: POST /v1/backups, GET /v1/backups[/{name}],
+POST /v1/backups/{name}/cancel, GET /v1/backups/{name}/logs and GET /healthz.
+Errors are JSON with a type; statuses are 400 (invalid), 404, 409 (conflict),
+503 (Temporal unreachable).`,
+		Example: `  cairn api --listen 127.0.0.1:8080
+  curl -X POST localhost:8080/v1/backups -d '{"name":"shop-1","includedNamespaces":["shop"]}'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := g.logger()
+			if err != nil {
+				return err
+			}
+			sc, tc, err := g.starterClient()
+			if err != nil {
+				return err
+			}
+			defer tc.Close()
+			return serveAPI(cmd.Context(), listen, sc, log)
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8080", "address of the HTTP starter API")
+	return cmd
+}
+
+// serveAPI serves the starter API on addr until ctx ends.
+func serveAPI(ctx context.Context, addr string, sc *starter.Client, log *zap.Logger) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("starter API: %w", err)
+	}
+	srv := &http.Server{Handler: starter.Handler(sc, log), ReadHeaderTimeout: 10 * time.Second}
+	log.Info("Starter API listening", zap.String("address", "http://"+ln.Addr().String()))
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("starter API: %w", err)
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("stop starter API: %w", err)
+	}
+	return nil
+}

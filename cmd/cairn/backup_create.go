@@ -1,0 +1,117 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/cairn-backup/cairn/starter"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+type createFlags struct {
+	req                starter.CreateBackupRequest
+	clusterResources   string
+	ttl                time.Duration
+	unreachableTimeout time.Duration
+	wait               bool
+	out                outputFlag
+}
+
+func newBackupCreateCommand(g *globals) *cobra.Command {
+	cf := &createFlags{}
+	cmd := &cobra.Command{
+		Use:   "create NAME",
+		Short: "Start a backup",
+		Long: `Starts a backup of the objects the filters select. The name must be a DNS-1123
+name. Creating the same name again with the same filters returns the existing
+backup; with different filters it is a conflict (exit code 3).
+
+Resources are named as 'kubectl api-resources' lists them: "configmaps",
+"deployments.apps", or a glob such as "*.example.com". Cluster-scoped objects:
+  auto     those related to the selected namespaces (their Namespace objects,
+           bound PersistentVolumes, CRDs of backed-up custom resources);
+           everything when all namespaces are selected without a label selector
+  include  every cluster-scoped type the resource filters select
+  exclude  none (Namespace objects are still kept, to restore into)`,
+		Example: `  cairn backup create shop-1 --include-namespaces shop --wait
+  cairn backup create apps --include-namespaces 'team-*' --exclude-resources secrets -l tier=web
+  cairn backup create all --ttl 168h --location s3://backups/prod?region=eu-west-1`,
+		Args: exactName,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := cf.out.validate(); err != nil {
+				return err
+			}
+			cf.req.Name = args[0]
+			cf.req.ClusterResources = workflows.ClusterResources(cf.clusterResources)
+			if cmd.Flags().Changed("ttl") {
+				cf.req.TTL = &metav1.Duration{Duration: cf.ttl}
+			}
+			if cf.unreachableTimeout > 0 {
+				cf.req.Options.ClusterUnreachableTimeout = &metav1.Duration{Duration: cf.unreachableTimeout}
+			}
+			sc, tc, err := g.starterClient()
+			if err != nil {
+				return err
+			}
+			defer tc.Close()
+			res, err := sc.CreateBackup(cmd.Context(), cf.req)
+			if err != nil {
+				return err
+			}
+			if !cf.wait {
+				return cf.out.print(cmd.OutOrStdout(), res, func(w io.Writer) { printCreated(w, res) })
+			}
+			if cf.out.format == "table" {
+				printCreated(cmd.ErrOrStderr(), res)
+			}
+			return waitForBackup(cmd, sc, res.Name, &cf.out)
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&cf.req.IncludedNamespaces, "include-namespaces", nil, "namespaces to back up, globs allowed (default: all)")
+	f.StringSliceVar(&cf.req.ExcludedNamespaces, "exclude-namespaces", nil, "namespaces to leave out, globs allowed")
+	f.StringSliceVar(&cf.req.IncludedResources, "include-resources", nil, "resource types to back up, globs allowed (default: all)")
+	f.StringSliceVar(&cf.req.ExcludedResources, "exclude-resources", nil, "resource types to leave out, globs allowed")
+	f.StringVar(&cf.clusterResources, "cluster-resources", "auto", "cluster-scoped objects: auto, include or exclude")
+	f.StringVarP(&cf.req.LabelSelector, "selector", "l", "", "only objects with these labels (e.g. app=shop,tier!=cache)")
+	f.StringArrayVar(&cf.req.OrLabelSelectors, "or-selector", nil, "objects matching any of these selectors (repeat the flag)")
+	f.DurationVar(&cf.ttl, "ttl", workflows.DefaultTTL, "how long the backup is kept")
+	f.StringVar(&cf.req.StorageLocation, "storage-location", "", "backup location URL (default: --location)")
+	f.IntVar(&cf.req.Options.PageSize, "page-size", 0, "objects per LIST page (default 500)")
+	f.IntVar(&cf.req.Options.Concurrency, "concurrency", 0, "resource types collected at once (default 4)")
+	f.DurationVar(&cf.unreachableTimeout, "cluster-unreachable-timeout", 0, "fail when the API server stays unreachable this long (default 10m)")
+	f.BoolVar(&cf.wait, "wait", false, "show progress until the backup ends; the exit code tells how it ended")
+	cf.out.register(cmd)
+	return cmd
+}
+
+func printCreated(w io.Writer, res *starter.CreateResult) {
+	if res.Created {
+		fmt.Fprintf(w, "Backup %q started.\n", res.Name)
+	} else {
+		fmt.Fprintf(w, "Backup %q already exists with the same spec; nothing new started.\n", res.Name)
+	}
+	if res.UIURL != "" {
+		fmt.Fprintf(w, "  Temporal UI: %s\n", res.UIURL)
+	}
+	fmt.Fprintf(w, "  Follow it:   cairn backup describe %s\n", res.Name)
+}
+
+// exactName accepts exactly one NAME argument, as a usage error otherwise.
+func exactName(_ *cobra.Command, args []string) error {
+	if len(args) != 1 {
+		return &usageError{fmt.Errorf("expected one NAME argument, got %d", len(args))}
+	}
+	return nil
+}
+
+// isTerminal reports whether f is a terminal, to redraw progress in place.
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cairn-backup/cairn/starter"
+)
+
+func newBackupGetCommand(g *globals) *cobra.Command {
+	var out outputFlag
+	cmd := &cobra.Command{
+		Use:   "get NAME",
+		Short: "Show one backup as a table row (or its full record with -o json|yaml)",
+		Args:  exactName,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := out.validate(); err != nil {
+				return err
+			}
+			sc, tc, err := g.starterClient()
+			if err != nil {
+				return err
+			}
+			defer tc.Close()
+			v, err := sc.GetBackup(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			return out.print(cmd.OutOrStdout(), v, func(w io.Writer) { backupTable(w, []*starter.BackupView{v}) })
+		},
+	}
+	out.register(cmd)
+	return cmd
+}
+
+func newBackupListCommand(g *globals) *cobra.Command {
+	var out outputFlag
+	cmd := &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "List backups known to Temporal and committed in the location, newest first",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := out.validate(); err != nil {
+				return err
+			}
+			sc, tc, err := g.starterClient()
+			if err != nil {
+				return err
+			}
+			defer tc.Close()
+			list, err := sc.ListBackups(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return out.print(cmd.OutOrStdout(), list, func(w io.Writer) {
+				if len(list.Items) == 0 {
+					fmt.Fprintf(w, "No backups in Temporal or in %s.\n", sc.DefaultLocation())
+					return
+				}
+				backupTable(w, list.Items)
+				for _, u := range list.Unreadable {
+					fmt.Fprintf(w, "unreadable: %s\n", u)
+				}
+			})
+		},
+	}
+	out.register(cmd)
+	return cmd
+}
+
+func backupTable(w io.Writer, items []*starter.BackupView) {
+	row(w, "NAME", "PHASE", "ITEMS", "ERRORS", "WARNINGS", "STARTED", "DURATION", "EXPIRES")
+	for _, v := range items {
+		items, errs, warns, expires := "-", "-", "-", "-"
+		if s := v.Status; s != nil {
+			items = fmt.Sprint(s.ItemsDone)
+			errs, warns = fmt.Sprint(s.Errors), fmt.Sprint(s.Warnings)
+			expires = until(s.Expiration)
+		}
+		row(w, v.Name, string(v.Phase), items, errs, warns, age(v.StartTime), duration(v), expires)
+	}
+}
+
+func duration(v *starter.BackupView) string {
+	if v.StartTime == nil {
+		return "-"
+	}
+	end := time.Now()
+	if v.EndTime != nil {
+		end = *v.EndTime
+	}
+	return end.Sub(*v.StartTime).Round(time.Second).String()
+}
+
+// describeBackup is the full terminal view of one backup.
+func describeBackup(w io.Writer, v *starter.BackupView) {
+	row(w, "Name:", v.Name)
+	row(w, "Phase:", string(v.Phase))
+	if s := v.Status; s != nil && s.FailureReason != "" {
+		row(w, "Reason:", s.FailureReason)
+	}
+	row(w, "Started:", timestamp(v.StartTime))
+	row(w, "Ended:", timestamp(v.EndTime))
+	row(w, "Duration:", duration(v))
+	if v.Location != "" {
+		row(w, "Location:", v.Location)
+	}
+	if v.UIURL != "" {
+		row(w, "Temporal UI:", v.UIURL)
+	}
+	if sp := v.Spec; sp != nil {
+		row(w, "Namespaces:", fmt.Sprintf("include %v, exclude %v", sp.IncludedNamespaces, sp.ExcludedNamespaces))
+		row(w, "Resources:", fmt.Sprintf("include %v, exclude %v, cluster-scoped %s", sp.IncludedResources, sp.ExcludedResources, sp.ClusterResources))
+		if sp.LabelSelector != "" || len(sp.OrLabelSelectors) > 0 {
+			row(w, "Selectors:", fmt.Sprintf("%q or %q", sp.LabelSelector, sp.OrLabelSelectors))
+		}
+	}
+	s := v.Status
+	if s == nil {
+		row(w, "Status:", "not available (no worker answered the status query)")
+		return
+	}
+	row(w, "Expires:", timestamp(s.Expiration))
+	row(w, "Kubernetes:", s.KubernetesVersion)
+	row(w, "Items:", fmt.Sprintf("%d in %d/%d resource types across %d namespaces", s.ItemsDone, s.ResourceTypesDone, s.ResourceTypesTotal, s.Namespaces))
+	row(w, "Errors:", fmt.Sprint(s.Errors))
+	row(w, "Warnings:", fmt.Sprint(s.Warnings))
+	if s.TarballBytes > 0 {
+		row(w, "Tarball:", fmt.Sprintf("%d bytes", s.TarballBytes))
+	}
+	if len(s.Resources) > 0 {
+		fmt.Fprintln(w)
+		row(w, "RESOURCE", "ITEMS", "STATE")
+		names := make([]string, 0, len(s.Resources))
+		for n := range s.Resources {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			p := s.Resources[n]
+			state := "collecting"
+			switch {
+			case p.Error != "":
+				state = "error: " + p.Error
+			case p.Done:
+				state = "done"
+			}
+			row(w, n, fmt.Sprint(p.Items), state)
+		}
+	}
+	if len(s.Skipped) > 0 {
+		fmt.Fprintln(w)
+		row(w, "SKIPPED", "REASON")
+		for _, sk := range s.Skipped {
+			row(w, sk.Resource, sk.Reason)
+		}
+	}
+}

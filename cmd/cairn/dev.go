@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
+	"k8s.io/client-go/rest"
+
+	"github.com/cairn-backup/cairn/internal/devserver"
+	"github.com/cairn-backup/cairn/internal/kube"
+	"github.com/cairn-backup/cairn/internal/sandbox"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+type devFlags struct {
+	sandbox    bool
+	kubeBinDir string
+	uiAddress  string
+	apiAddress string
+	noWorker   bool
+	noAPI      bool
+	worker     workerFlags
+}
+
+func newDevCommand(g *globals) *cobra.Command {
+	df := &devFlags{}
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Run everything in one process: embedded Temporal with its UI, a worker and the starter API",
+		Long: `Starts, in this one process:
+  - a Temporal server listening on --temporal-address, persisted in SQLite at
+    <data-dir>/temporal.db (stop and start again: every workflow is kept),
+  - the Temporal Web UI on --ui-address,
+  - a cairn worker and the starter API on --api-address.
+
+With --sandbox it also starts a local Kubernetes control plane (etcd,
+kube-apiserver, kube-controller-manager built by 'make sandbox-bins') and backs
+it up; its kubeconfig is written to <data-dir>/sandbox/kubeconfig. Without it,
+the worker backs up the cluster of --kubeconfig / $KUBECONFIG.`,
+		Example: `  cairn dev --sandbox
+  cairn dev --data-dir /tmp/cairn --kubeconfig ~/.kube/kind.yaml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runDev(cmd.Context(), g, df) },
+	}
+	f := cmd.Flags()
+	f.BoolVar(&df.sandbox, "sandbox", false, "start a local Kubernetes control plane and back it up")
+	f.StringVar(&df.kubeBinDir, "kube-bin-dir", "", "where the sandbox binaries are (default: .cache/kube/bin of the source tree, or $CAIRN_KUBE_BIN_DIR)")
+	f.StringVar(&df.uiAddress, "ui-address", "127.0.0.1:8233", "address of the Temporal Web UI (empty: no UI)")
+	f.StringVar(&df.apiAddress, "api-address", "127.0.0.1:8080", "address of the starter API")
+	f.BoolVar(&df.noWorker, "no-worker", false, "do not run a worker in this process (run `cairn worker` separately)")
+	f.BoolVar(&df.noAPI, "no-api", false, "do not serve the starter API")
+	df.worker.register(cmd)
+	return cmd
+}
+
+func runDev(ctx context.Context, g *globals, df *devFlags) error {
+	log, err := g.logger()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(g.dataDir, 0o755); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	attrs := map[string]enumspb.IndexedValueType{}
+	for _, name := range workflows.SearchAttributeNames() {
+		attrs[name] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
+	}
+	srv, err := devserver.Start(ctx, devserver.Options{
+		DataDir: g.dataDir, FrontendAddr: g.temporalAddress, UIAddr: df.uiAddress,
+		Namespace: g.namespace, SearchAttributes: attrs, Log: log.Named("temporal"),
+	})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = srv.Stop() }()
+	g.temporalAddress = srv.FrontendAddress()
+	if srv.UIAddress() != "" {
+		g.uiURL = srv.UIAddress()
+	}
+
+	kcfg, kubeDesc, stopKube, err := devCluster(ctx, g, df, log)
+	if err != nil {
+		return err
+	}
+	defer stopKube()
+
+	sc, tc, err := g.starterClient()
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	loc, _ := g.defaultLocation()
+	printDevBanner(g, df, loc, kubeDesc)
+
+	grp, gctx := errgroup.WithContext(ctx)
+	if !df.noWorker {
+		grp.Go(func() error { return runWorker(gctx, tc, kcfg, &df.worker, log) })
+	}
+	if !df.noAPI {
+		grp.Go(func() error { return serveAPI(gctx, df.apiAddress, sc, log) })
+	}
+	grp.Go(func() error { <-gctx.Done(); return nil })
+	err = grp.Wait()
+	log.Info("Stopping cairn dev")
+	return err
+}
+
+// devCluster returns the cluster the dev worker backs up: a fresh sandbox,
+// or the one of the kubeconfig.
+func devCluster(ctx context.Context, g *globals, df *devFlags, log *zap.Logger) (*rest.Config, string, func(), error) {
+	if !df.sandbox {
+		kcfg, err := kube.LoadConfig(g.kubeconfig)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		return kcfg, kcfg.Host, func() {}, nil
+	}
+	binDir := df.kubeBinDir
+	if binDir == "" {
+		dir, err := sandbox.DefaultBinDir()
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("%w (build them with `make sandbox-bins`)", err)
+		}
+		binDir = dir
+	}
+	cluster, err := sandbox.Start(ctx, sandbox.Options{BinDir: binDir, DataDir: filepath.Join(g.dataDir, "sandbox"), Log: log.Named("sandbox")})
+	if err != nil {
+		return nil, "", nil, err
+	}
+	desc := fmt.Sprintf("sandbox at %s\n                export KUBECONFIG=%s", cluster.Config().Host, cluster.KubeconfigPath())
+	return cluster.Config(), desc, func() { _ = cluster.Stop() }, nil
+}
+
+func printDevBanner(g *globals, df *devFlags, loc, kubeDesc string) {
+	fmt.Printf("\ncairn dev is up\n")
+	fmt.Printf("  Temporal:     %s (namespace %s, data in %s)\n", g.temporalAddress, g.namespace, filepath.Join(g.dataDir, "temporal.db"))
+	if g.uiURL != "" && df.uiAddress != "" {
+		fmt.Printf("  Temporal UI:  %s\n", g.uiURL)
+	}
+	if !df.noAPI {
+		fmt.Printf("  Starter API:  http://%s\n", df.apiAddress)
+	}
+	fmt.Printf("  Location:     %s\n", loc)
+	fmt.Printf("  Kubernetes:   %s\n", kubeDesc)
+	if df.noWorker {
+		fmt.Printf("  Worker:       none in this process; start `cairn worker`\n")
+	}
+	fmt.Printf("Press Ctrl-C to stop.\n\n")
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+)
+
+// outputFlag is -o table|json|yaml.
+type outputFlag struct{ format string }
+
+func (o *outputFlag) register(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&o.format, "output", "o", "table", "output format: table, json or yaml")
+}
+
+func (o *outputFlag) validate() error {
+	switch o.format {
+	case "table", "json", "yaml":
+		return nil
+	}
+	return &usageError{fmt.Errorf("--output %q: use table, json or yaml", o.format)}
+}
+
+// print writes v as JSON or YAML, or calls table for the terminal view.
+func (o *outputFlag) print(w io.Writer, v any, table func(io.Writer)) error {
+	switch o.format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	case "yaml":
+		data, err := yaml.Marshal(v)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(data)
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	table(tw)
+	return tw.Flush()
+}
+
+func row(w io.Writer, cols ...string) { fmt.Fprintln(w, strings.Join(cols, "\t")) }
+
+// age prints how long ago t was, the way kubectl does.
+func age(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	d := time.Since(*t)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+func timestamp(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.Local().Format("2006-01-02 15:04:05 MST")
+}
+
+// until prints how long until t ("expired" once past).
+func until(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	d := time.Until(*t)
+	if d <= 0 {
+		return "expired"
+	}
+	return d.Round(time.Hour).String()
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// globals are the flags every command shares. Each can also be set with an
+// environment variable: CAIRN_ and the flag name in upper snake case
+// (--temporal-address is CAIRN_TEMPORAL_ADDRESS).
+type globals struct {
+	dataDir         string
+	temporalAddress string
+	namespace       string
+	tlsCert         string
+	tlsKey          string
+	tlsCA           string
+	tlsServerName   string
+	apiKey          string
+	location        string
+	uiURL           string
+	kubeconfig      string
+	logLevel        string
+	logFormat       string
+}
+
+func newRootCommand() *cobra.Command {
+	g := &globals{}
+	root := &cobra.Command{
+		Use:   "cairn",
+		Short: "Backup and restore for Kubernetes, as durable Temporal workflows",
+		Long: `cairn backs up Kubernetes objects into a backup location. Every backup is a
+Temporal workflow, so a crash or restart of any process resumes the backup
+where it stopped instead of failing it.
+
+Start everything on one machine:   cairn dev --sandbox
+Back up a namespace:               cairn backup create nightly --include-namespaces shop --wait
+Watch runs in the Temporal UI:     http://127.0.0.1:8233`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return applyEnv(cmd.Flags())
+		},
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+
+	f := root.PersistentFlags()
+	f.StringVar(&g.dataDir, "data-dir", ".cairn", "directory for the embedded Temporal database, the sandbox cluster and the default file location")
+	f.StringVar(&g.temporalAddress, "temporal-address", "127.0.0.1:7233", "Temporal frontend host:port")
+	f.StringVar(&g.namespace, "namespace", "default", "Temporal namespace")
+	f.StringVar(&g.tlsCert, "tls-cert", "", "client certificate for mTLS to Temporal")
+	f.StringVar(&g.tlsKey, "tls-key", "", "client key for mTLS to Temporal")
+	f.StringVar(&g.tlsCA, "tls-ca", "", "CA bundle that signed the Temporal server's certificate")
+	f.StringVar(&g.tlsServerName, "tls-server-name", "", "server name to verify in Temporal's certificate")
+	f.StringVar(&g.apiKey, "api-key", "", "Temporal Cloud API key (enables TLS)")
+	f.StringVar(&g.location, "location", "", "default backup location URL (file://, s3://, gs://, azblob://); default file://<data-dir>/location")
+	f.StringVar(&g.uiURL, "ui-url", "http://127.0.0.1:8233", "Temporal Web UI base URL, for links to runs")
+	f.StringVar(&g.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster to back up (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
+	f.StringVar(&g.logLevel, "log-level", "info", "debug, info, warn or error")
+	f.StringVar(&g.logFormat, "log-format", "console", "console or json")
+
+	root.AddCommand(newDevCommand(g), newWorkerCommand(g), newAPICommand(g), newBackupCommand(g), newVersionCommand())
+	return root
+}
+
+// defaultLocation is --location, or a file location under the data dir.
+func (g *globals) defaultLocation() (string, error) {
+	if g.location != "" {
+		return g.location, nil
+	}
+	abs, err := filepath.Abs(filepath.Join(g.dataDir, "location"))
+	if err != nil {
+		return "", fmt.Errorf("data dir: %w", err)
+	}
+	return "file://" + filepath.ToSlash(abs), nil
+}
+
+// applyEnv sets every flag the command line left alone from CAIRN_<NAME>.
+func applyEnv(flags *pflag.FlagSet) error {
+	var err error
+	flags.VisitAll(func(fl *pflag.Flag) {
+		if fl.Changed || err != nil {
+			return
+		}
+		name := "CAIRN_" + strings.ToUpper(strings.ReplaceAll(fl.Name, "-", "_"))
+		if v, ok := os.LookupEnv(name); ok {
+			if serr := flags.Set(fl.Name, v); serr != nil {
+				err = &usageError{fmt.Errorf("%s=%q: %w", name, v, serr)}
+			}
+		}
+	})
+	return err
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"os"
+
+	"go.temporal.io/sdk/client"
+	"go.uber.org/zap"
+
+	"github.com/cairn-backup/cairn/internal/logging"
+	"github.com/cairn-backup/cairn/starter"
+)
+
+// logger builds the process logger from the global flags.
+func (g *globals) logger() (*zap.Logger, error) {
+	log, err := logging.New(g.logLevel, g.logFormat)
+	if err != nil {
+		return nil, &usageError{err}
+	}
+	return log, nil
+}
+
+// dial connects to Temporal at --temporal-address with the TLS and API key
+// flags. The SDK's own chatter goes to log at warn level and above.
+func (g *globals) dial(log *zap.Logger) (client.Client, error) {
+	opts := client.Options{
+		HostPort:  g.temporalAddress,
+		Namespace: g.namespace,
+		Logger:    logging.NewTemporalLogger(log.WithOptions(zap.IncreaseLevel(zap.WarnLevel))),
+	}
+	tlsCfg, err := g.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	opts.ConnectionOptions.TLS = tlsCfg
+	if g.apiKey != "" {
+		opts.Credentials = client.NewAPIKeyStaticCredentials(g.apiKey)
+		if opts.ConnectionOptions.TLS == nil {
+			opts.ConnectionOptions.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+	}
+	c, err := client.Dial(opts)
+	if err != nil {
+		return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w", g.temporalAddress, g.namespace, err)
+	}
+	return c, nil
+}
+
+func (g *globals) tlsConfig() (*tls.Config, error) {
+	if g.tlsCert == "" && g.tlsKey == "" && g.tlsCA == "" && g.tlsServerName == "" {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: g.tlsServerName}
+	if (g.tlsCert == "") != (g.tlsKey == "") {
+		return nil, &usageError{fmt.Errorf("--tls-cert and --tls-key go together")}
+	}
+	if g.tlsCert != "" {
+		pair, err := tls.LoadX509KeyPair(g.tlsCert, g.tlsKey)
+		if err != nil {
+			return nil, fmt.Errorf("load Temporal client certificate: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	if g.tlsCA != "" {
+		pem, err := os.ReadFile(g.tlsCA)
+		if err != nil {
+			return nil, fmt.Errorf("read --tls-ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--tls-ca %s holds no PEM certificate", g.tlsCA)
+		}
+		cfg.RootCAs = pool
+	}
+	return cfg, nil
+}
+
+// starterClient dials Temporal and wraps it in the starter library. The
+// caller closes the returned Temporal client.
+func (g *globals) starterClient() (*starter.Client, client.Client, error) {
+	log, err := g.logger()
+	if err != nil {
+		return nil, nil, err
+	}
+	loc, err := g.defaultLocation()
+	if err != nil {
+		return nil, nil, err
+	}
+	tc, err := g.dial(log)
+	if err != nil {
+		return nil, nil, err
+	}
+	return starter.New(tc, starter.Options{Namespace: g.namespace, DefaultLocation: loc, UIBaseURL: g.uiURL}), tc, nil
+}

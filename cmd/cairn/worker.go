@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
+	"go.uber.org/zap"
+	"k8s.io/client-go/rest"
+
+	"github.com/cairn-backup/cairn/internal/kube"
+	"github.com/cairn-backup/cairn/worker"
+)
+
+type workerFlags struct {
+	pageInterval            time.Duration
+	maxConcurrentActivities int
+}
+
+func (w *workerFlags) register(cmd *cobra.Command) {
+	cmd.Flags().DurationVar(&w.pageInterval, "page-interval", 0, "pause after every LIST page, to spare a busy API server")
+	cmd.Flags().IntVar(&w.maxConcurrentActivities, "max-concurrent-activities", 0, "activities this worker runs at once (0: SDK default)")
+}
+
+func newWorkerCommand(g *globals) *cobra.Command {
+	wf := &workerFlags{}
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Run a cairn worker against an existing Temporal cluster",
+		Long: `Hosts cairn's workflows and cluster-side activities on the "cairn" task queue
+of --temporal-address. Run as many as you like: Temporal spreads the work, and
+a worker that dies mid-backup costs only the work since its last heartbeat.
+
+The cluster to back up comes from --kubeconfig, $KUBECONFIG, ~/.kube/config
+or the in-cluster service account.`,
+		Example: `  cairn worker --temporal-address temporal.example:7233 --namespace backups
+  cairn worker --temporal-address my-ns.a1b2c.tmprl.cloud:7233 --namespace my-ns.a1b2c --api-key $KEY`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := g.logger()
+			if err != nil {
+				return err
+			}
+			kcfg, err := kube.LoadConfig(g.kubeconfig)
+			if err != nil {
+				return err
+			}
+			tc, err := g.dial(log)
+			if err != nil {
+				return err
+			}
+			defer tc.Close()
+			if err := worker.RegisterSearchAttributes(cmd.Context(), tc, g.namespace); err != nil {
+				// Temporal Cloud and locked-down clusters manage attributes
+				// themselves; the worker still runs if they exist.
+				log.Warn("Could not register cairn's search attributes; create them with `temporal operator search-attribute create` if runs fail to start", zap.Error(err))
+			}
+			return runWorker(cmd.Context(), tc, kcfg, wf, log)
+		},
+	}
+	wf.register(cmd)
+	return cmd
+}
+
+func runWorker(ctx context.Context, tc client.Client, kcfg *rest.Config, wf *workerFlags, log *zap.Logger) error {
+	return worker.Run(ctx, tc, worker.Config{
+		Kube:         kcfg,
+		Log:          log,
+		Options:      worker.Options{MaxConcurrentActivities: wf.maxConcurrentActivities},
+		PageInterval: wf.pageInterval,
+	})
+}
