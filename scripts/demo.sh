@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# make demo: start `cairn dev --sandbox` (embedded Temporal + UI, a worker,
+# the starter API, a local Kubernetes control plane), seed a sample
+# application, back it up, print the summary, and keep the stack up for
+# inspection until Ctrl-C.
+set -euo pipefail
+cairn=${1:-bin/cairn}
+data_dir=${CAIRN_DATA_DIR:-.cairn}
+api=${CAIRN_API_ADDRESS:-127.0.0.1:8080}
+mkdir -p "$data_dir"
+log="$data_dir/dev.log"
+
+for port in 7233 8233 "${api##*:}"; do
+	if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+		echo "Port $port is already in use (another cairn dev or Temporal?). Stop it first." >&2
+		exit 1
+	fi
+done
+
+"$cairn" dev --sandbox --data-dir "$data_dir" --api-address "$api" >"$log" 2>&1 &
+dev=$!
+trap 'echo; echo "Stopping cairn dev (pid $dev)..."; kill -TERM $dev 2>/dev/null; wait $dev 2>/dev/null; exit 0' INT TERM
+
+echo "Starting cairn dev --sandbox (log: $log) ..."
+# The starter API listens last, once Temporal and the sandbox are up.
+up() { (exec 3<>"/dev/tcp/${api%:*}/${api##*:}") 2>/dev/null; }
+for _ in $(seq 1 180); do
+	if up; then break; fi
+	if ! kill -0 $dev 2>/dev/null; then
+		echo "cairn dev exited; last lines of $log:" >&2
+		tail -20 "$log" >&2
+		exit 1
+	fi
+	sleep 1
+done
+up || { echo "cairn dev did not come up; see $log" >&2; kill $dev; exit 1; }
+sed -n '/cairn dev is up/,/Press Ctrl-C/p' "$log"
+
+kubeconfig="$data_dir/sandbox/kubeconfig"
+go run ./tests/sample --kubeconfig "$kubeconfig" --namespace shop
+
+name="shop-$(date -u +%Y%m%d-%H%M%S)"
+echo
+echo "\$ cairn backup create $name --include-namespaces shop --wait"
+set +e
+"$cairn" backup create "$name" --include-namespaces shop --wait --data-dir "$data_dir"
+set -e
+echo
+echo "\$ cairn backup list"
+"$cairn" backup list --data-dir "$data_dir"
+echo
+echo "Inspect the run in the Temporal UI: http://127.0.0.1:8233"
+echo "Try: $cairn backup describe $name --data-dir $data_dir"
+echo "     curl -s http://$api/v1/backups | head"
+echo "     KUBECONFIG=$kubeconfig kubectl get all -n shop   (if you have kubectl)"
+echo "The stack stays up; press Ctrl-C to stop it."
+wait $dev

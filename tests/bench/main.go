@@ -1,0 +1,142 @@
+// Command bench measures a backup of N ConfigMaps (~1 KiB each, spread over
+// namespaces) in the sandbox cluster against a plain paged client-go LIST
+// of the same objects measured in the same run, and prints one JSON line
+// with the ratio and the worker's peak RSS.
+//
+//	go run ./tests/bench -cairn bin/cairn -n 10000
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/cairn-backup/cairn/internal/logging"
+	"github.com/cairn-backup/cairn/internal/sandbox"
+	"github.com/cairn-backup/cairn/starter"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// result is the JSON line the benchmark prints.
+type result struct {
+	Benchmark         string  `json:"benchmark"`
+	Objects           int     `json:"objects"`
+	Namespaces        int     `json:"namespaces"`
+	ObjectBytes       int     `json:"objectBytes"`
+	BackupItems       int     `json:"backupItems"`
+	BackupSeconds     float64 `json:"backupSeconds"`
+	ItemsPerSecond    float64 `json:"itemsPerSecond"`
+	ListSeconds       float64 `json:"listSeconds"`
+	RatioBackupToList float64 `json:"ratioBackupToList"`
+	WorkerPeakRSSMB   float64 `json:"workerPeakRssMB"`
+	TarballBytes      int64   `json:"tarballBytes"`
+	SeedSeconds       float64 `json:"seedSeconds"`
+}
+
+func main() {
+	cairn := flag.String("cairn", "bin/cairn", "the cairn binary to run as Temporal server and worker")
+	n := flag.Int("n", 10000, "ConfigMaps to seed")
+	namespaces := flag.Int("namespaces", 100, "namespaces to spread them over")
+	size := flag.Int("size", 1024, "approximate bytes of data per ConfigMap")
+	flag.Parse()
+	if err := run(*cairn, *n, *namespaces, *size); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(cairnBin string, n, namespaces, size int) error {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "cairn-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	cairnBin, err = filepath.Abs(cairnBin)
+	if err != nil {
+		return err
+	}
+	binDir, err := sandbox.DefaultBinDir()
+	if err != nil {
+		return fmt.Errorf("%w (run `make sandbox-bins`)", err)
+	}
+	log, err := logging.New("warn", "console")
+	if err != nil {
+		return err
+	}
+	cluster, err := sandbox.Start(ctx, sandbox.Options{BinDir: binDir, DataDir: filepath.Join(dir, "sandbox"), Log: log})
+	if err != nil {
+		return err
+	}
+	defer cluster.Stop()
+
+	res := result{Benchmark: "backup-configmaps", Objects: n, Namespaces: namespaces, ObjectBytes: size}
+	progress("seeding %d ConfigMaps in %d namespaces", n, namespaces)
+	start := time.Now()
+	if err := seed(ctx, cluster.Config(), n, namespaces, size); err != nil {
+		return err
+	}
+	res.SeedSeconds = time.Since(start).Seconds()
+
+	listed, listTime, err := plainList(ctx, cluster.Config())
+	if err != nil {
+		return err
+	}
+	res.ListSeconds = listTime.Seconds()
+	progress("plain LIST: %d ConfigMaps in %.2fs", listed, res.ListSeconds)
+
+	temporalAddr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	temporal, err := startProcess(filepath.Join(dir, "temporal.log"), cairnBin, "dev", "--no-worker", "--no-api", "--ui-address", "",
+		"--data-dir", filepath.Join(dir, "cairn"), "--temporal-address", temporalAddr, "--log-level", "warn")
+	if err != nil {
+		return err
+	}
+	defer temporal.stop()
+	tc, err := dialTemporal(ctx, temporalAddr)
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	worker, err := startProcess(filepath.Join(dir, "worker.log"), cairnBin, "worker", "--temporal-address", temporalAddr,
+		"--kubeconfig", cluster.KubeconfigPath(), "--log-level", "warn")
+	if err != nil {
+		return err
+	}
+	defer worker.stop()
+
+	location := "file://" + filepath.Join(dir, "location")
+	sc := starter.New(tc, starter.Options{DefaultLocation: location})
+	progress("backing up")
+	if _, err := sc.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: workflows.BackupSpec{Name: "bench"}}); err != nil {
+		return err
+	}
+	v, err := waitDone(ctx, sc, "bench")
+	if err != nil {
+		return err
+	}
+	if v.Phase != workflows.PhaseCompleted || v.Status == nil || v.Status.StartTime == nil || v.Status.CompletionTime == nil {
+		return fmt.Errorf("backup ended %s: %+v", v.Phase, v.Status)
+	}
+	res.BackupItems = v.Status.ItemsDone
+	res.BackupSeconds = v.Status.CompletionTime.Sub(*v.Status.StartTime).Seconds()
+	res.ItemsPerSecond = float64(v.Status.ItemsDone) / res.BackupSeconds
+	res.RatioBackupToList = res.BackupSeconds / res.ListSeconds
+	res.TarballBytes = v.Status.TarballBytes
+	rss, err := worker.peakRSS()
+	if err != nil {
+		return err
+	}
+	res.WorkerPeakRSSMB = float64(rss) / (1 << 20)
+	return json.NewEncoder(os.Stdout).Encode(res)
+}
+
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+}
