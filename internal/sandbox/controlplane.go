@@ -1,0 +1,149 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.uber.org/zap"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+const (
+	// componentStartTimeout bounds each of etcd's and kube-apiserver's
+	// start (envtest's default of 20 s is tight on a busy 2-core machine;
+	// envtest retries a failed start up to 5 times).
+	componentStartTimeout = 60 * time.Second
+	// componentStopTimeout bounds each one's stop before envtest kills it.
+	componentStopTimeout = 20 * time.Second
+	// saSigningKey is the file envtest writes the API server's service
+	// account signing key to, in the API server's cert dir.
+	saSigningKey = "sa-signer.key"
+	// servingCA is where we write the API server's serving CA.
+	servingCA = "ca.crt"
+)
+
+// controlPlane is etcd and kube-apiserver run by envtest.
+type controlPlane struct {
+	env  *envtest.Environment
+	logs []*os.File
+}
+
+// startControlPlane starts etcd and kube-apiserver on 127.0.0.1 with their
+// files under opts.DataDir, and returns once the API server is healthy and
+// serves the default namespace.
+func startControlPlane(opts Options) (cp *controlPlane, err error) {
+	certDir := opts.path(apiserverDir)
+	// envtest reuses an existing apiserver.crt but then never learns its CA:
+	// every Start gets fresh certificates.
+	if err := os.RemoveAll(certDir); err != nil {
+		return nil, fmt.Errorf("sandbox: clear %s: %w", certDir, err)
+	}
+	for _, dir := range []string{certDir, opts.path(etcdDataDir)} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("sandbox: create %s: %w", dir, err)
+		}
+	}
+	cp = &controlPlane{}
+	defer func() {
+		if err != nil {
+			cp.closeLogs()
+		}
+	}()
+	etcdOut, err := cp.openLog(opts.path(etcdLog))
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: etcd: %w", err)
+	}
+	apiOut, err := cp.openLog(opts.path(apiserverLog))
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: kube-apiserver: %w", err)
+	}
+
+	etcdPath, apiPath := launchers(opts.Log, opts.BinDir, opts.DataDir)
+	useExisting := false
+	cp.env = &envtest.Environment{
+		BinaryAssetsDirectory:    opts.BinDir,
+		UseExistingCluster:       &useExisting, // ignore $USE_EXISTING_CLUSTER
+		ControlPlaneStartTimeout: componentStartTimeout,
+		ControlPlaneStopTimeout:  componentStopTimeout,
+		ControlPlane: envtest.ControlPlane{
+			Etcd: &envtest.Etcd{
+				Path:    etcdPath,
+				DataDir: opts.path(etcdDataDir),
+				Out:     etcdOut,
+				Err:     etcdOut,
+			},
+			APIServer: &envtest.APIServer{
+				Path:    apiPath,
+				CertDir: certDir,
+				Out:     apiOut,
+				Err:     apiOut,
+				// Ports and addresses are left to envtest: it binds
+				// "localhost" (127.0.0.1) and keeps the ports it hands out
+				// reserved across processes for a while.
+			},
+		},
+	}
+	// Without it the API server advertises the host's first address (for the
+	// "kubernetes" Service's endpoints); keep even that on loopback.
+	cp.env.ControlPlane.APIServer.Configure().Set("advertise-address", "127.0.0.1")
+	if _, err := cp.env.Start(); err != nil {
+		stopErr := cp.env.Stop()
+		return nil, fmt.Errorf("sandbox: start etcd and kube-apiserver (logs in %s): %w",
+			opts.DataDir, errors.Join(err, stopErr))
+	}
+	if err := writeFileAtomic(filepath.Join(certDir, servingCA), cp.env.ControlPlane.APIServer.SecureServing.CA, 0o600); err != nil {
+		return nil, errors.Join(fmt.Errorf("sandbox: %w", err), cp.stop())
+	}
+	opts.Log.Info("sandbox control plane up",
+		zap.String("apiserver", cp.env.Config.Host),
+		zap.String("etcd", cp.env.ControlPlane.Etcd.URL.String()))
+	return cp, nil
+}
+
+func (cp *controlPlane) openLog(path string) (*os.File, error) {
+	f, err := openLog(path)
+	if err != nil {
+		return nil, err
+	}
+	cp.logs = append(cp.logs, f)
+	return f, nil
+}
+
+// addAdmin provisions a system:masters user and returns its config and
+// kubeconfig.
+func (cp *controlPlane) addAdmin(name string) (*rest.Config, []byte, error) {
+	user, err := cp.env.AddUser(envtest.User{Name: name, Groups: []string{"system:masters"}},
+		&rest.Config{QPS: 1000, Burst: 2000})
+	if err != nil {
+		return nil, nil, fmt.Errorf("sandbox: add user %s: %w", name, err)
+	}
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		return nil, nil, fmt.Errorf("sandbox: kubeconfig for %s: %w", name, err)
+	}
+	return user.Config(), kubeconfig, nil
+}
+
+// certDir holds the API server's certificates and keys.
+func (cp *controlPlane) certDir() string { return cp.env.ControlPlane.APIServer.CertDir }
+
+// stop stops kube-apiserver, then etcd, then closes their logs.
+func (cp *controlPlane) stop() error {
+	err := cp.env.Stop()
+	cp.closeLogs()
+	if err != nil {
+		return fmt.Errorf("sandbox: stop etcd and kube-apiserver: %w", err)
+	}
+	return nil
+}
+
+func (cp *controlPlane) closeLogs() {
+	for _, f := range cp.logs {
+		f.Close()
+	}
+	cp.logs = nil
+}

@@ -1,0 +1,28 @@
+//go:build unix
+
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// lockDataDir takes an exclusive, non-blocking lock on a file in the data
+// dir, so two sandboxes never share one etcd data dir. The kernel drops the
+// lock when this process dies.
+func lockDataDir(path string) (release func(), err error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: lock data dir: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("sandbox: data dir is in use by another sandbox (%s is locked)", path)
+		}
+		return nil, fmt.Errorf("sandbox: lock data dir: %w", err)
+	}
+	return func() { f.Close() }, nil
+}

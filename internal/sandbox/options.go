@@ -1,0 +1,69 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"go.uber.org/zap"
+)
+
+// Options say where a sandbox cluster finds its binaries and keeps its files.
+type Options struct {
+	// BinDir holds etcd, kube-apiserver and kube-controller-manager
+	// (built by tests/kube/build.sh). Empty means DefaultBinDir().
+	BinDir string
+	// DataDir receives the kubeconfig, the components' logs, the API
+	// server's certificates and etcd's data. It is created if missing, and
+	// etcd's data in it survives Stop, so a later Start resumes the cluster.
+	// One running cluster per DataDir.
+	DataDir string
+	// Log receives the sandbox's own log lines. Nil means no logging.
+	Log *zap.Logger
+}
+
+// Files under Options.DataDir.
+const (
+	kubeconfigFile = "kubeconfig"
+	etcdDataDir    = "etcd"
+	apiserverDir   = "apiserver" // certificates and keys, renewed at every Start
+	wrapperDir     = "bin"       // launchers that tie etcd and kube-apiserver to this process
+	lockFile       = "sandbox.lock"
+	etcdLog        = "etcd.log"
+	apiserverLog   = "kube-apiserver.log"
+	controllerLog  = "kube-controller-manager.log"
+)
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Log == nil {
+		o.Log = zap.NewNop()
+	}
+	if o.DataDir == "" {
+		return o, errors.New("sandbox: Options.DataDir is required")
+	}
+	if o.BinDir == "" {
+		dir, err := DefaultBinDir()
+		if err != nil {
+			return o, err
+		}
+		o.BinDir = dir
+	}
+	var err error
+	if o.BinDir, err = filepath.Abs(o.BinDir); err != nil {
+		return o, fmt.Errorf("sandbox: bin dir %q: %w", o.BinDir, err)
+	}
+	if o.DataDir, err = filepath.Abs(o.DataDir); err != nil {
+		return o, fmt.Errorf("sandbox: data dir %q: %w", o.DataDir, err)
+	}
+	return o, nil
+}
+
+func (o Options) path(name string) string { return filepath.Join(o.DataDir, name) }
+
+func (o Options) makeDataDir() error {
+	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
+		return fmt.Errorf("sandbox: create data dir: %w", err)
+	}
+	return nil
+}
