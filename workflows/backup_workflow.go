@@ -104,7 +104,11 @@ func (b *backupRun) plan(ctx workflow.Context) (*PlanResult, error) {
 // Concurrency at once. The first activity that fails for good stops new
 // ones from starting; those running are waited for.
 func (b *backupRun) collectAll(ctx workflow.Context, types []ResourceType) error {
-	actx := workflow.WithActivityOptions(ctx, b.activityOptions(6*time.Hour))
+	opts := b.activityOptions(6 * time.Hour)
+	// On cancel, wait until each collection has stopped writing parts, so
+	// the cleanup that follows removes all of them.
+	opts.WaitForCancellation = true
+	actx := workflow.WithActivityOptions(ctx, opts)
 	sel := workflow.NewSelector(ctx)
 	var firstErr error
 	running := 0
