@@ -50,7 +50,10 @@ func (c *Client) CreateBackup(ctx context.Context, req CreateBackupRequest) (*Cr
 		TaskQueue:                workflows.TaskQueue,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		Memo:                     map[string]any{workflows.MemoSpecHash: spec.Hash(), workflows.MemoLocation: spec.StorageLocation},
+		// An error, not the old run, so a repeat is told from a new start
+		// and its spec compared.
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		Memo:                                     map[string]any{workflows.MemoSpecHash: spec.Hash(), workflows.MemoLocation: spec.StorageLocation},
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			workflows.SearchAttrKind.ValueSet(workflows.KindBackup),
 			workflows.SearchAttrName.ValueSet(spec.Name),

@@ -114,6 +114,9 @@ func runDev(ctx context.Context, g *globals, df *devFlags) error {
 // devCluster returns the cluster the dev worker backs up: a fresh sandbox,
 // or the one of the kubeconfig.
 func devCluster(ctx context.Context, g *globals, df *devFlags, log *zap.Logger) (*rest.Config, string, func(), error) {
+	if df.noWorker && !df.sandbox {
+		return nil, "none (no worker in this process)", func() {}, nil
+	}
 	if !df.sandbox {
 		kcfg, err := kube.LoadConfig(g.kubeconfig)
 		if err != nil {

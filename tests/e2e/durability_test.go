@@ -1,0 +1,143 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/cairn-backup/cairn/starter"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+const (
+	seedNamespaces = 10
+	seedPerNS      = 300 // 3,000 ConfigMaps
+)
+
+// slowBackup is a backup of the seeded namespaces whose pages are small and
+// whose worker pauses between them, so there is time to kill a process in
+// the middle of collecting ConfigMaps.
+func slowBackup(name, prefix string) starter.CreateBackupRequest {
+	return starter.CreateBackupRequest{
+		BackupSpec: workflows.BackupSpec{Name: name, IncludedNamespaces: []string{prefix + "-*"}},
+		Options: workflows.BackupOptions{
+			PageSize:         50,
+			HeartbeatTimeout: &metav1.Duration{Duration: 3 * time.Second},
+		},
+	}
+}
+
+// waitMidConfigMaps waits until ConfigMaps are partly collected: at least
+// one page stored, the type not finished.
+func waitMidConfigMaps(t *testing.T, s *stack, backup string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		if p, ok := pendingProgress(t, s, backup, "configmaps"); ok && p.Items >= 100 {
+			t.Logf("ConfigMaps in progress: shard %d part %d, %d items stored", p.Shard, p.Part, p.Items)
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatal("ConfigMaps collection never got under way")
+}
+
+// assertExactlySeeded checks the committed tarball holds every seeded
+// ConfigMap and namespace exactly once, and nothing else of that type.
+func assertExactlySeeded(t *testing.T, s *stack, backup, prefix string, want map[string]bool) {
+	t.Helper()
+	counts := tarballCounts(t, s.location, backup)
+	got := counts["configmaps"]
+	require.Len(t, got, len(want), "ConfigMaps in the tarball")
+	for key, n := range got {
+		assert.True(t, want[key], "unexpected ConfigMap %s", key)
+		assert.Equal(t, 1, n, "ConfigMap %s stored %d times", key, n)
+	}
+	for key, n := range counts["namespaces"] {
+		assert.True(t, strings.HasPrefix(key, prefix+"-"), "unexpected namespace %s", key)
+		assert.Equal(t, 1, n)
+	}
+	assert.Len(t, counts["namespaces"], seedNamespaces)
+}
+
+func TestBackupResumesAfterWorkerKill(t *testing.T) {
+	s := newStack(t)
+	want := seedConfigMaps(t, s.cluster.Config(), "wk", seedNamespaces, seedPerNS)
+	first := s.startWorker("--page-interval", "100ms")
+
+	ctx := context.Background()
+	_, err := s.starter.CreateBackup(ctx, slowBackup("worker-kill", "wk"))
+	require.NoError(t, err)
+	waitMidConfigMaps(t, s, "worker-kill")
+	first.kill()
+	killedAt := time.Now()
+	s.startWorker("--page-interval", "100ms")
+
+	v := s.waitDone("worker-kill", 4*time.Minute)
+	require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %+v", v.Status)
+	assertExactlySeeded(t, s, "worker-kill", "wk", want)
+
+	// Types that finished before the kill ran once, on the first worker;
+	// ConfigMaps was cut off and retried, and the retry resumed from its
+	// last heartbeat instead of listing from the start.
+	runs := collectRuns(t, s, "worker-kill")
+	require.Contains(t, runs, "configmaps")
+	for gr, r := range runs {
+		if r.completed.Before(killedAt) {
+			assert.Equal(t, int32(1), r.attempt, "%s finished before the kill but ran %d times", gr, r.attempt)
+		}
+	}
+	assert.Greater(t, runs["configmaps"].attempt, int32(1), "ConfigMaps should have been retried after the kill")
+	resumed := logLines(t, s, "worker-kill", "Resuming collection")
+	var configMapsResumed bool
+	for _, l := range resumed {
+		if l["resource"] == "configmaps" && l["items"].(float64) >= 100 {
+			configMapsResumed = true
+		}
+	}
+	assert.True(t, configMapsResumed, "the retried ConfigMaps collection should resume with the items already stored; log lines: %v", resumed)
+}
+
+func TestBackupResumesAfterTemporalKill(t *testing.T) {
+	s := newStack(t)
+	want := seedConfigMaps(t, s.cluster.Config(), "tk", seedNamespaces, seedPerNS)
+	s.startWorker("--page-interval", "100ms")
+
+	_, err := s.starter.CreateBackup(context.Background(), slowBackup("temporal-kill", "tk"))
+	require.NoError(t, err)
+	waitMidConfigMaps(t, s, "temporal-kill")
+	s.temporal.kill()
+	time.Sleep(2 * time.Second) // the worker keeps polling a dead server
+	s.startTemporal()           // same port, same SQLite file
+
+	v := s.waitDone("temporal-kill", 4*time.Minute)
+	require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %+v", v.Status)
+	assertExactlySeeded(t, s, "temporal-kill", "tk", want)
+}
+
+func TestCancelDuringCollectionCleansUp(t *testing.T) {
+	s := newStack(t)
+	seedConfigMaps(t, s.cluster.Config(), "cx", seedNamespaces, seedPerNS)
+	s.startWorker("--page-interval", "100ms")
+
+	_, err := s.starter.CreateBackup(context.Background(), slowBackup("canceled", "cx"))
+	require.NoError(t, err)
+	waitMidConfigMaps(t, s, "canceled")
+	out, stderr, code := s.cli("backup", "cancel", "canceled")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "Cancel requested")
+
+	v := s.waitDone("canceled", 2*time.Minute)
+	assert.Equal(t, workflows.PhaseCanceled, v.Phase)
+	// Only the log stays, so the user can read what happened.
+	keys := locationKeys(t, s.location, "canceled")
+	assert.Equal(t, []string{"backups/canceled/logs.jsonl.gz"}, keys)
+
+	_, stderr, code = s.cli("backup", "cancel", "canceled")
+	assert.Equal(t, starter.ExitConflict, code, "canceling a finished backup is a conflict: %s", stderr)
+}

@@ -1,0 +1,122 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/cairn-backup/cairn/activities/cluster"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// collectRun is one CollectResources activity as its history tells it.
+type collectRun struct {
+	resource  string
+	scheduled time.Time
+	completed time.Time
+	attempt   int32
+}
+
+// collectRuns reads a backup's history and returns its collect activities
+// by resource type; a type scheduled twice fails the test.
+func collectRuns(t *testing.T, s *stack, backup string) map[string]*collectRun {
+	t.Helper()
+	runs := map[string]*collectRun{}
+	byEvent := map[int64]*collectRun{}
+	it := s.temporalC.GetWorkflowHistory(context.Background(), workflows.BackupWorkflowID(backup), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		require.NoError(t, err)
+		switch ev.GetEventType() {
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			attrs := ev.GetActivityTaskScheduledEventAttributes()
+			if attrs.GetActivityType().GetName() != workflows.CollectActivity {
+				continue
+			}
+			var in workflows.CollectInput
+			require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(attrs.GetInput(), &in))
+			gr := in.Type.GroupResource()
+			require.NotContains(t, runs, gr, "resource type %s scheduled twice", gr)
+			r := &collectRun{resource: gr, scheduled: ev.GetEventTime().AsTime()}
+			runs[gr], byEvent[ev.GetEventId()] = r, r
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+			attrs := ev.GetActivityTaskStartedEventAttributes()
+			if r := byEvent[attrs.GetScheduledEventId()]; r != nil {
+				r.attempt = attrs.GetAttempt()
+			}
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+			if r := byEvent[ev.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()]; r != nil {
+				r.completed = ev.GetEventTime().AsTime()
+			}
+		}
+	}
+	return runs
+}
+
+// pendingProgress returns the last heartbeat of the running collection of
+// one resource type, or false when none is running or it has stored no
+// item yet.
+func pendingProgress(t *testing.T, s *stack, backup, resource string) (cluster.CollectProgress, bool) {
+	t.Helper()
+	desc, err := s.temporalC.DescribeWorkflowExecution(context.Background(), workflows.BackupWorkflowID(backup), "")
+	require.NoError(t, err)
+	var ids map[string]string
+	for _, pa := range desc.GetPendingActivities() {
+		if pa.GetActivityType().GetName() != workflows.CollectActivity || pa.GetHeartbeatDetails() == nil {
+			continue
+		}
+		if ids == nil {
+			ids = collectActivityResources(t, s, backup)
+		}
+		var p cluster.CollectProgress
+		if ids[pa.GetActivityId()] == resource &&
+			converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p) == nil && p.Items > 0 {
+			return p, true
+		}
+	}
+	return cluster.CollectProgress{}, false
+}
+
+// collectActivityResources maps the activity IDs of a backup's collections
+// to the resource type each collects.
+func collectActivityResources(t *testing.T, s *stack, backup string) map[string]string {
+	t.Helper()
+	ids := map[string]string{}
+	it := s.temporalC.GetWorkflowHistory(context.Background(), workflows.BackupWorkflowID(backup), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		require.NoError(t, err)
+		attrs := ev.GetActivityTaskScheduledEventAttributes()
+		if attrs.GetActivityType().GetName() != workflows.CollectActivity {
+			continue
+		}
+		var in workflows.CollectInput
+		require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(attrs.GetInput(), &in))
+		ids[attrs.GetActivityId()] = in.Type.GroupResource()
+	}
+	return ids
+}
+
+// logLines returns the backup's stored log lines whose msg is msg.
+func logLines(t *testing.T, s *stack, backup, msg string) []map[string]any {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, s.starter.BackupLogs(context.Background(), backup, &buf))
+	var out []map[string]any
+	sc := bufio.NewScanner(&buf)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		var line map[string]any
+		if json.Unmarshal(sc.Bytes(), &line) == nil && line["msg"] == msg {
+			out = append(out, line)
+		}
+	}
+	return out
+}

@@ -1,0 +1,112 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// proc is a cairn process started by a test; its output goes to a file
+// that is printed when the test fails.
+type proc struct {
+	t       *testing.T
+	name    string
+	cmd     *exec.Cmd
+	logPath string
+	done    chan struct{}
+}
+
+func startProc(t *testing.T, name string, args ...string) *proc {
+	t.Helper()
+	logPath := filepath.Join(t.TempDir(), name+".log")
+	logFile, err := os.Create(logPath)
+	require.NoError(t, err)
+	cmd := exec.Command(cairnBin, append(args, "--log-format", "json")...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	require.NoError(t, cmd.Start(), "start %s", name)
+	p := &proc{t: t, name: name, cmd: cmd, logPath: logPath, done: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		logFile.Close()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		p.stop()
+		if t.Failed() {
+			data, _ := os.ReadFile(logPath)
+			t.Logf("--- %s output (last 8 KiB) ---\n%s", name, tail(data, 8<<10))
+		}
+	})
+	return p
+}
+
+// kill sends SIGKILL to the process by PID and waits until it is gone.
+func (p *proc) kill() {
+	p.t.Helper()
+	p.t.Logf("SIGKILL %s (pid %d)", p.name, p.cmd.Process.Pid)
+	require.NoError(p.t, syscall.Kill(p.cmd.Process.Pid, syscall.SIGKILL))
+	<-p.done
+}
+
+// stop ends the process gracefully, or kills it after a grace period.
+func (p *proc) stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = syscall.Kill(p.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		_ = syscall.Kill(p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+func (p *proc) output() string {
+	data, _ := os.ReadFile(p.logPath)
+	return string(data)
+}
+
+// runCLI runs one cairn command to completion and returns its stdout,
+// stderr and exit code.
+func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, cairnBin, args...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	if exit, ok := err.(*exec.ExitError); ok {
+		return out.String(), errOut.String(), exit.ExitCode()
+	}
+	require.NoError(t, err, "cairn %s", strings.Join(args, " "))
+	return out.String(), errOut.String(), 0
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func tail(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
+}

@@ -1,0 +1,125 @@
+package e2e
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/cairn-backup/cairn/internal/logging"
+	"github.com/cairn-backup/cairn/internal/sandbox"
+	"github.com/cairn-backup/cairn/starter"
+)
+
+// stack is one cairn installation under test: a sandbox cluster, Temporal
+// in its own process (`cairn dev --no-worker`), workers in theirs, and a
+// file backup location.
+type stack struct {
+	t            *testing.T
+	cluster      *sandbox.Cluster
+	kube         kubernetes.Interface
+	dataDir      string
+	temporalAddr string
+	location     string
+	temporal     *proc
+	temporalC    client.Client
+	starter      *starter.Client
+}
+
+func newStack(t *testing.T) *stack {
+	t.Helper()
+	binDir, err := sandbox.DefaultBinDir()
+	require.NoError(t, err, "sandbox binaries missing: run `make sandbox-bins`")
+	dir := t.TempDir()
+	log, err := logging.New("warn", "console")
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cluster, err := sandbox.Start(ctx, sandbox.Options{BinDir: binDir, DataDir: filepath.Join(dir, "sandbox"), Log: log})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cluster.Stop() })
+	kc, err := kubernetes.NewForConfig(cluster.Config())
+	require.NoError(t, err)
+
+	s := &stack{
+		t: t, cluster: cluster, kube: kc,
+		dataDir:      filepath.Join(dir, "cairn"),
+		temporalAddr: freePort(t),
+		location:     "file://" + filepath.Join(dir, "location"),
+	}
+	s.startTemporal()
+	return s
+}
+
+// startTemporal starts (or restarts, on the same port and SQLite file) the
+// Temporal process and waits until the namespace answers.
+func (s *stack) startTemporal() {
+	s.t.Helper()
+	s.temporal = startProc(s.t, "temporal", "dev", "--no-worker", "--no-api", "--ui-address", "",
+		"--data-dir", s.dataDir, "--temporal-address", s.temporalAddr)
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		c, err := client.Dial(client.Options{HostPort: s.temporalAddr, Logger: quietLogger{}})
+		if err == nil {
+			_, err = c.WorkflowService().DescribeNamespace(context.Background(), &workflowservice.DescribeNamespaceRequest{Namespace: "default"})
+			if err == nil {
+				if s.temporalC != nil {
+					s.temporalC.Close()
+				}
+				s.temporalC = c
+				s.starter = starter.New(c, starter.Options{DefaultLocation: s.location, UIBaseURL: "http://127.0.0.1:8233"})
+				s.t.Cleanup(c.Close)
+				return
+			}
+			c.Close()
+		}
+		require.True(s.t, time.Now().Before(deadline), "Temporal did not come up: %v\n%s", err, s.temporal.output())
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// startWorker starts a `cairn worker` process against the stack.
+func (s *stack) startWorker(extra ...string) *proc {
+	s.t.Helper()
+	args := append([]string{"worker", "--temporal-address", s.temporalAddr, "--kubeconfig", s.cluster.KubeconfigPath()}, extra...)
+	return startProc(s.t, "worker", args...)
+}
+
+// cli runs the cairn CLI against the stack.
+func (s *stack) cli(args ...string) (stdout, stderr string, code int) {
+	s.t.Helper()
+	return runCLI(s.t, append(args, "--temporal-address", s.temporalAddr, "--location", s.location)...)
+}
+
+// waitPhase polls a backup until cond holds, failing after timeout.
+func (s *stack) waitBackup(name string, timeout time.Duration, cond func(*starter.BackupView) bool) *starter.BackupView {
+	s.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		v, err := s.starter.GetBackup(context.Background(), name)
+		if err == nil && cond(v) {
+			return v
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("backup %s: condition not reached in %s (last: %+v, err %v)", name, timeout, v, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func (s *stack) waitDone(name string, timeout time.Duration) *starter.BackupView {
+	return s.waitBackup(name, timeout, func(v *starter.BackupView) bool { return v.Phase.Done() })
+}
+
+// quietLogger drops the SDK's client logs in tests.
+type quietLogger struct{}
+
+func (quietLogger) Debug(string, ...any) {}
+func (quietLogger) Info(string, ...any)  {}
+func (quietLogger) Warn(string, ...any)  {}
+func (quietLogger) Error(string, ...any) {}
