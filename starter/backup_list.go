@@ -2,9 +2,12 @@ package starter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/cairn-backup/cairn/workflows"
@@ -29,6 +32,13 @@ func (c *Client) ListBackups(ctx context.Context) (*BackupList, error) {
 		resp, err := c.temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 			Namespace: c.opts.Namespace, Query: query, NextPageToken: token,
 		})
+		var invalid *serviceerror.InvalidArgument
+		if errors.As(err, &invalid) && strings.Contains(invalid.Error(), "search attribute") {
+			// No worker has registered cairn's search attributes on this
+			// namespace yet, so Temporal holds no cairn runs: list the
+			// location alone.
+			break
+		}
 		if err != nil {
 			return nil, fmt.Errorf("list backup workflows: %w", err)
 		}

@@ -111,6 +111,24 @@ func TestBadInputIsRejectedBeforeAnythingStarts(t *testing.T) {
 	code, _ = post(t, api.URL+"/v1/backups", good)
 	assert.Equal(t, http.StatusOK, code)
 
+	// A fresh install (its own empty Temporal) pointed at the same location
+	// lists the committed backup and refuses its name for another spec.
+	freshAddr := freePort(t)
+	startProc(t, "fresh-temporal", "dev", "--no-worker", "--no-api", "--ui-address", "",
+		"--data-dir", t.TempDir(), "--temporal-address", freshAddr)
+	waitTemporal(t, freshAddr)
+	out, stderr, code := runCLI(t, "backup", "list", "-o", "json", "--temporal-address", freshAddr, "--location", s.location)
+	require.Equal(t, 0, code, stderr)
+	var listed starter.BackupList
+	require.NoError(t, json.Unmarshal([]byte(out), &listed), out)
+	require.Len(t, listed.Items, 1)
+	assert.Equal(t, "same", listed.Items[0].Name)
+	assert.Equal(t, starter.SourceLocation, listed.Items[0].Source)
+	assert.Equal(t, workflows.PhaseCompleted, listed.Items[0].Phase)
+	_, stderr, code = runCLI(t, "backup", "create", "same", "--include-namespaces", "kube-public",
+		"--temporal-address", freshAddr, "--location", s.location)
+	assert.Equal(t, starter.ExitConflict, code, stderr)
+
 	resp, err := http.Get(api.URL + "/v1/backups/nope")
 	require.NoError(t, err)
 	resp.Body.Close()

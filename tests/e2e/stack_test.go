@@ -62,23 +62,33 @@ func (s *stack) startTemporal() {
 	s.t.Helper()
 	s.temporal = startProc(s.t, "temporal", "dev", "--no-worker", "--no-api", "--ui-address", "",
 		"--data-dir", s.dataDir, "--temporal-address", s.temporalAddr)
+	c := waitTemporal(s.t, s.temporalAddr)
+	if s.temporalC != nil {
+		s.temporalC.Close()
+	}
+	s.temporalC = c
+	s.starter = starter.New(c, starter.Options{DefaultLocation: s.location, UIBaseURL: "http://127.0.0.1:8233"})
+}
+
+// waitTemporal dials the Temporal server at addr until its default
+// namespace answers queries on cairn's search attributes; the client is
+// closed when the test ends.
+func waitTemporal(t *testing.T, addr string) client.Client {
+	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for {
-		c, err := client.Dial(client.Options{HostPort: s.temporalAddr, Logger: quietLogger{}})
+		c, err := client.Dial(client.Options{HostPort: addr, Logger: quietLogger{}})
 		if err == nil {
-			_, err = c.WorkflowService().DescribeNamespace(context.Background(), &workflowservice.DescribeNamespaceRequest{Namespace: "default"})
+			// Ready means cairn's search attributes can be queried.
+			_, err = c.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
+				Namespace: "default", Query: `CairnKind = "backup"`})
 			if err == nil {
-				if s.temporalC != nil {
-					s.temporalC.Close()
-				}
-				s.temporalC = c
-				s.starter = starter.New(c, starter.Options{DefaultLocation: s.location, UIBaseURL: "http://127.0.0.1:8233"})
-				s.t.Cleanup(c.Close)
-				return
+				t.Cleanup(c.Close)
+				return c
 			}
 			c.Close()
 		}
-		require.True(s.t, time.Now().Before(deadline), "Temporal did not come up: %v\n%s", err, s.temporal.output())
+		require.True(t, time.Now().Before(deadline), "Temporal at %s did not come up: %v", addr, err)
 		time.Sleep(300 * time.Millisecond)
 	}
 }
