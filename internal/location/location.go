@@ -51,7 +51,9 @@ func Normalize(raw string) (string, error) {
 	}
 	switch u.Scheme {
 	case "file":
-		if u.Path == "" || !filepath.IsAbs(u.Path) {
+		// file://dir/x parses as host "dir", path "/x": it would write to
+		// /x. Only file:///absolute/path is meant.
+		if u.Host != "" || u.Path == "" || !filepath.IsAbs(u.Path) {
 			return "", fmt.Errorf("backup location %q: a file:// URL needs an absolute path, such as file:///var/lib/cairn/location", raw)
 		}
 		q := u.Query()

@@ -1,0 +1,106 @@
+package location
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func openTemp(t *testing.T) *Location {
+	t.Helper()
+	loc, err := Open(context.Background(), t.TempDir()) // a bare path becomes file://
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = loc.Close() })
+	return loc
+}
+
+func TestNormalize(t *testing.T) {
+	u, err := Normalize("file:///var/lib/cairn")
+	require.NoError(t, err)
+	assert.Equal(t, "file:///var/lib/cairn?create_dir=true&metadata=skip", u)
+	_, err = Normalize("file://relative/path")
+	assert.ErrorContains(t, err, "absolute path")
+	_, err = Normalize("ftp://host/x")
+	assert.ErrorContains(t, err, "unsupported scheme")
+	_, err = Normalize("")
+	assert.ErrorContains(t, err, "empty")
+	u, err = Normalize("s3://bucket/prefix?region=eu-west-1")
+	require.NoError(t, err)
+	assert.Equal(t, "s3://bucket/prefix?region=eu-west-1", u, "cloud URLs pass through unchanged")
+}
+
+func TestAbortedWriterLeavesNothing(t *testing.T) {
+	ctx := context.Background()
+	loc := openTemp(t)
+	w, err := loc.NewWriter(ctx, "backups/b/resources.tar.gz")
+	require.NoError(t, err)
+	_, err = w.Write([]byte("half a tarball"))
+	require.NoError(t, err)
+	w.Abort()
+	ok, err := loc.Exists(ctx, "backups/b/resources.tar.gz")
+	require.NoError(t, err)
+	assert.False(t, ok, "an aborted object must never become visible")
+
+	w, err = loc.NewWriter(ctx, "backups/b/resources.tar.gz")
+	require.NoError(t, err)
+	_, _ = w.Write([]byte("whole"))
+	require.NoError(t, w.Close())
+	data, err := loc.ReadAll(ctx, "backups/b/resources.tar.gz")
+	require.NoError(t, err)
+	assert.Equal(t, "whole", string(data))
+}
+
+func TestReadMissingIsErrNotFound(t *testing.T) {
+	loc := openTemp(t)
+	_, err := loc.ReadAll(context.Background(), "backups/none/backup.json")
+	assert.True(t, errors.Is(err, ErrNotFound), "got %v", err)
+	var v struct{}
+	assert.True(t, errors.Is(loc.ReadJSON(context.Background(), "x.json", &v), ErrNotFound))
+	assert.NoError(t, loc.Delete(context.Background(), "never-written"), "deleting what is gone is not an error")
+}
+
+func TestDirsAndDeletePrefix(t *testing.T) {
+	ctx := context.Background()
+	loc := openTemp(t)
+	keys := Backup("a")
+	for _, k := range []string{keys.Metadata(), keys.Part("configmaps", 0, 0), keys.Part("configmaps", 0, 1), Backup("b").Metadata()} {
+		require.NoError(t, loc.WriteAll(ctx, k, []byte("{}\n")))
+	}
+	dirs, err := loc.Dirs(ctx, BackupsPrefix())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "b"}, dirs)
+
+	require.NoError(t, loc.DeletePrefix(ctx, keys.Work()))
+	left, err := loc.Keys(ctx, keys.Prefix())
+	require.NoError(t, err)
+	assert.Equal(t, []string{keys.Metadata()}, left)
+	require.NoError(t, loc.DeletePrefix(ctx, keys.Work()), "a repeated cleanup succeeds")
+}
+
+func TestReadLinesHandlesLongLines(t *testing.T) {
+	ctx := context.Background()
+	loc := openTemp(t)
+	long := strings.Repeat("x", 3<<20) // larger than any scanner default
+	require.NoError(t, loc.WriteAll(ctx, "part.jsonl", []byte("one\n"+long+"\n\nlast-without-newline")))
+	var got []string
+	require.NoError(t, loc.ReadLines(ctx, "part.jsonl", func(line []byte) error {
+		got = append(got, string(bytes.Clone(line)))
+		return nil
+	}))
+	require.Len(t, got, 3)
+	assert.Equal(t, "one", got[0])
+	assert.Len(t, got[1], len(long))
+	assert.Equal(t, "last-without-newline", got[2])
+}
+
+func TestPartKeysSortInCollectionOrder(t *testing.T) {
+	k := Backup("b")
+	assert.Less(t, k.Part("configmaps", 0, 9), k.Part("configmaps", 0, 10))
+	assert.Less(t, k.Part("configmaps", 1, 999), k.Part("configmaps", 2, 0))
+	assert.Equal(t, "deployments.apps", k.GroupResourceOfPart(k.Part("deployments.apps", 3, 4)))
+}

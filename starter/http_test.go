@@ -1,0 +1,87 @@
+package starter
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/mocks"
+	"go.uber.org/zap"
+)
+
+func TestErrorMapping(t *testing.T) {
+	cases := []struct {
+		err    error
+		status int
+		exit   int
+		typ    string
+	}{
+		{&InvalidError{Problems: []string{"x"}}, http.StatusBadRequest, ExitInvalid, "Invalid"},
+		{fmt.Errorf("wrapped: %w", &ConflictError{Message: "taken"}), http.StatusConflict, ExitConflict, "Conflict"},
+		{fmt.Errorf("backup %q: %w", "b", ErrNotFound), http.StatusNotFound, ExitNotFound, "NotFound"},
+		{serviceerror.NewUnavailable("down"), http.StatusServiceUnavailable, ExitError, "Unavailable"},
+		{errors.New("boom"), http.StatusInternalServerError, ExitError, "Internal"},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.status, HTTPStatus(c.err), c.err.Error())
+		assert.Equal(t, c.exit, ExitCode(c.err), c.err.Error())
+		assert.Equal(t, c.typ, ErrorType(c.err), c.err.Error())
+	}
+}
+
+// An invalid request is answered 400 with every problem listed, and
+// Temporal is never called: the mock fails the test on any call.
+func TestCreateRejectsInvalidSpecWithoutCallingTemporal(t *testing.T) {
+	tc := mocks.NewClient(t)
+	srv := httptest.NewServer(Handler(New(tc, Options{DefaultLocation: "mem://"}), zap.NewNop()))
+	defer srv.Close()
+
+	for body, want := range map[string][]string{
+		`{"name":"Bad_Name","labelSelector":"a in (","clusterResources":"most"}`: {"DNS-1123", "malformed label selector", "clusterResources"},
+		`{"name":"ok","includedNamespaces":["["]}`:                               {"malformed glob"},
+		`{"name":"ok","storageLocation":"ftp://x/y"}`:                            {"unsupported scheme"},
+		`{"name":"ok","selector":"a=b"}`:                                         {"unknown field"},
+	} {
+		resp, err := http.Post(srv.URL+"/v1/backups", "application/json", strings.NewReader(body))
+		require.NoError(t, err)
+		var e errorBody
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&e))
+		resp.Body.Close()
+		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, body)
+		assert.Equal(t, "Invalid", e.Type)
+		for _, w := range want {
+			assert.Contains(t, e.Error, w, body)
+		}
+	}
+}
+
+func TestHealthz(t *testing.T) {
+	tc := mocks.NewClient(t)
+	tc.On("CheckHealth", mock.Anything, mock.Anything).Return(nil, nil).Once()
+	tc.On("CheckHealth", mock.Anything, mock.Anything).Return(nil, serviceerror.NewUnavailable("connection refused")).Once()
+	srv := httptest.NewServer(Handler(New(tc, Options{}), zap.NewNop()))
+	defer srv.Close()
+
+	resp, err := http.Get(srv.URL + "/healthz")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	resp, err = http.Get(srv.URL + "/healthz")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+}
+
+func TestRunURLEscapesWorkflowID(t *testing.T) {
+	c := New(nil, Options{UIBaseURL: "http://127.0.0.1:8233/"})
+	assert.Equal(t, "http://127.0.0.1:8233/namespaces/default/workflows/backup%2Fnightly/run-1/history", c.RunURL("backup/nightly", "run-1"))
+	assert.Empty(t, New(nil, Options{}).RunURL("backup/x", "r"))
+}
