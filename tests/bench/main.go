@@ -35,6 +35,8 @@ type result struct {
 	WorkerPeakRSSMB   float64 `json:"workerPeakRssMB"`
 	TarballBytes      int64   `json:"tarballBytes"`
 	SeedSeconds       float64 `json:"seedSeconds"`
+	// PhaseSeconds is the backup's time per activity kind (plan, collect, finalize).
+	PhaseSeconds map[string]float64 `json:"phaseSeconds"`
 }
 
 func main() {
@@ -129,6 +131,9 @@ func run(cairnBin string, n, namespaces, size int) error {
 	res.ItemsPerSecond = float64(v.Status.ItemsDone) / res.BackupSeconds
 	res.RatioBackupToList = res.BackupSeconds / res.ListSeconds
 	res.TarballBytes = v.Status.TarballBytes
+	if res.PhaseSeconds, err = phaseSeconds(ctx, tc, "bench"); err != nil {
+		return err
+	}
 	rss, err := worker.peakRSS()
 	if err != nil {
 		return err

@@ -73,13 +73,14 @@ func freeAddr() (string, error) {
 	return l.Addr().String(), nil
 }
 
-// dialTemporal waits until the Temporal process serves its namespace.
+// dialTemporal waits until the Temporal process serves cairn's namespace.
 func dialTemporal(ctx context.Context, addr string) (client.Client, error) {
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		c, err := client.Dial(client.Options{HostPort: addr, Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
 		if err == nil {
-			if _, err = c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: "default"}); err == nil {
+			// Ready once cairn's search attributes can be queried.
+			if _, err = c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: "default", Query: `CairnKind = "backup"`}); err == nil {
 				return c, nil
 			}
 			c.Close()
