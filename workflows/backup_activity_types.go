@@ -132,6 +132,8 @@ type FinalizeResult struct {
 	TarballBytes int64 `json:"tarballBytes"`
 	Warnings     int   `json:"warnings"`
 	Errors       int   `json:"errors"`
+	// CompletionTime is when backup.json was written: the backup's end.
+	CompletionTime *time.Time `json:"completionTime,omitempty"`
 }
 
 // CleanupInput asks to remove a backup's intermediate state. Discard also

@@ -201,6 +201,9 @@ func (b *backupRun) finalize(ctx workflow.Context, final Phase) error {
 	b.status.TarballBytes = res.TarballBytes
 	b.status.Warnings += res.Warnings
 	b.status.CompletionTime = &now
+	if res.CompletionTime != nil {
+		b.status.CompletionTime = res.CompletionTime
+	}
 	b.status.Phase = final
 	return nil
 }

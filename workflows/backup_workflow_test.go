@@ -78,9 +78,10 @@ func TestBackupCompletes(t *testing.T) {
 		// Only custom resources with items ask for their CRD.
 		return assert.Equal(t, []string{"widgets.example.com"}, in.CustomResources)
 	})).Return(&CollectRelatedResult{Resources: map[string]int{"customresourcedefinitions.apiextensions.k8s.io": 1}}, nil).Once()
+	committed := time.Date(2026, 11, 22, 3, 4, 5, 0, time.UTC)
 	env.OnActivity(FinalizeBackupActivity, mock.Anything, mock.MatchedBy(func(in FinalizeInput) bool {
 		return in.Status.Phase == PhaseCompleted && in.Status.ItemsDone == 31
-	})).Return(&FinalizeResult{Items: 31, TarballBytes: 4096}, nil).Once()
+	})).Return(&FinalizeResult{Items: 31, TarballBytes: 4096, CompletionTime: &committed}, nil).Once()
 	env.OnActivity(CleanupBackupActivity, mock.Anything, CleanupInput{Backup: "shop-1", Location: "mem://"}).Return(nil).Once()
 
 	env.ExecuteWorkflow(BackupWorkflow, testRequest())
@@ -94,6 +95,8 @@ func TestBackupCompletes(t *testing.T) {
 	assert.Equal(t, int64(4096), res.TarballBytes)
 	assert.Equal(t, "v1.35.4", res.KubernetesVersion)
 	assert.NotNil(t, res.Expiration)
+	require.NotNil(t, res.CompletionTime)
+	assert.Equal(t, committed, *res.CompletionTime, "the backup ends when finalize commits it")
 
 	s := queryStatus(t, env)
 	assert.Equal(t, PhaseCompleted, s.Phase)

@@ -36,7 +36,8 @@ func (a *Activities) FinalizeBackup(ctx context.Context, in workflows.FinalizeIn
 	switch err := run.Loc.ReadJSON(ctx, keys.Metadata(), &existing); {
 	case err == nil:
 		run.Log.Info("Backup already committed")
-		return &workflows.FinalizeResult{Items: existing.Status.ItemsDone, TarballBytes: existing.Status.TarballBytes}, nil
+		return &workflows.FinalizeResult{Items: existing.Status.ItemsDone, TarballBytes: existing.Status.TarballBytes,
+			CompletionTime: existing.Status.CompletionTime}, nil
 	case !errors.Is(err, location.ErrNotFound):
 		return nil, err
 	}
@@ -70,10 +71,14 @@ func (a *Activities) FinalizeBackup(ctx context.Context, in workflows.FinalizeIn
 	if err := writeLogs(ctx, run); err != nil {
 		return nil, err
 	}
+	// The backup ends when it is committed, not when finalizing began.
+	done := time.Now().UTC()
+	meta.Status.CompletionTime = &done
 	if err := run.Loc.WriteJSON(ctx, keys.Metadata(), meta); err != nil {
 		return nil, err
 	}
-	return &workflows.FinalizeResult{Items: items, TarballBytes: size, Warnings: len(results.Warnings), Errors: len(results.Errors)}, nil
+	return &workflows.FinalizeResult{Items: items, TarballBytes: size, Warnings: len(results.Warnings), Errors: len(results.Errors),
+		CompletionTime: &done}, nil
 }
 
 // writeTarball streams every part into the tarball, one line at a time,
