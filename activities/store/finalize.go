@@ -3,13 +3,13 @@ package store
 import (
 	"compress/gzip"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/tidwall/gjson"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
@@ -105,18 +105,15 @@ func (a *Activities) writeTarball(ctx context.Context, run *runlog.Run, start *t
 	for i, key := range keys {
 		gr := run.Keys.GroupResourceOfPart(key)
 		err := run.Loc.ReadLines(ctx, key, func(line []byte) error {
-			var head struct {
-				APIVersion string `json:"apiVersion"`
-				Metadata   struct {
-					Name      string `json:"name"`
-					Namespace string `json:"namespace"`
-				} `json:"metadata"`
+			// Parts hold valid JSON written by collection; only three
+			// fields are needed, so the object is not decoded.
+			head := gjson.GetManyBytes(line, "apiVersion", "metadata.name", "metadata.namespace")
+			apiVersion, name, namespace := head[0].String(), head[1].String(), head[2].String()
+			if apiVersion == "" || name == "" {
+				return fmt.Errorf("item in %s has no apiVersion or name", key)
 			}
-			if err := json.Unmarshal(line, &head); err != nil {
-				return fmt.Errorf("decode item in %s: %w", key, err)
-			}
-			version := head.APIVersion[strings.LastIndex(head.APIVersion, "/")+1:]
-			return tw.Add(gr, version, head.Metadata.Namespace, head.Metadata.Name, line)
+			version := apiVersion[strings.LastIndex(apiVersion, "/")+1:]
+			return tw.Add(gr, version, namespace, name, line)
 		})
 		if err != nil {
 			w.Abort()

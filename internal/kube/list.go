@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/tidwall/gjson"
+
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 )
@@ -102,67 +104,67 @@ func collectionPath(r Resource, ns string) []string {
 	return append(p, r.GVR.Resource)
 }
 
-type rawList struct {
-	Metadata struct {
-		Continue           string `json:"continue"`
-		RemainingItemCount *int64 `json:"remainingItemCount"`
-	} `json:"metadata"`
-	Items []json.RawMessage `json:"items"`
-}
-
-type itemHead struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Metadata   struct {
-		Name      string            `json:"name"`
-		Namespace string            `json:"namespace"`
-		Labels    map[string]string `json:"labels"`
-	} `json:"metadata"`
-}
-
+// decodePage splits a LIST response into items without decoding them:
+// one validating pass over the body, then only each item's metadata is
+// looked at. A full json.Unmarshal of every item costs more than the
+// request itself.
 func decodePage(body []byte, r Resource) (*Page, error) {
-	var list rawList
-	if err := json.Unmarshal(body, &list); err != nil {
-		return nil, fmt.Errorf("decode %s list: %w", r.GroupResource(), err)
+	if !gjson.ValidBytes(body) {
+		return nil, fmt.Errorf("decode %s list: the API server sent invalid JSON", r.GroupResource())
 	}
-	page := &Page{Continue: list.Metadata.Continue, Items: make([]Item, 0, len(list.Items))}
-	if list.Metadata.RemainingItemCount != nil {
-		page.Remaining = *list.Metadata.RemainingItemCount
+	list := gjson.ParseBytes(body)
+	meta := list.Get("metadata")
+	items := list.Get("items")
+	page := &Page{
+		Continue:  meta.Get("continue").String(),
+		Remaining: meta.Get("remainingItemCount").Int(),
+		Items:     make([]Item, 0, int(items.Get("#").Int())),
 	}
-	for _, raw := range list.Items {
-		it, err := decodeItem(raw, r)
-		if err != nil {
-			return nil, err
-		}
-		page.Items = append(page.Items, it)
-	}
+	items.ForEach(func(_, v gjson.Result) bool {
+		page.Items = append(page.Items, itemOf(v, r))
+		return true
+	})
 	return page, nil
 }
 
 func decodeItem(raw []byte, r Resource) (Item, error) {
-	var head itemHead
-	if err := json.Unmarshal(raw, &head); err != nil {
-		return Item{}, fmt.Errorf("decode %s item: %w", r.GroupResource(), err)
+	if !gjson.ValidBytes(raw) {
+		return Item{}, fmt.Errorf("decode %s item: the API server sent invalid JSON", r.GroupResource())
 	}
+	return itemOf(gjson.ParseBytes(raw), r), nil
+}
+
+// itemOf returns one object as a compact JSON line that carries its own
+// apiVersion and kind (items of a list have none, but a stored object must
+// be restorable on its own), with the metadata filters look at.
+func itemOf(v gjson.Result, r Resource) Item {
+	meta := v.Get("metadata")
+	it := Item{Name: meta.Get("name").String(), Namespace: meta.Get("namespace").String()}
+	if labels := meta.Get("labels"); labels.IsObject() {
+		it.Labels = map[string]string{}
+		labels.ForEach(func(k, val gjson.Result) bool {
+			it.Labels[k.String()] = val.String()
+			return true
+		})
+	}
+	raw := []byte(v.Raw)
 	if bytes.IndexByte(raw, '\n') >= 0 {
 		var buf bytes.Buffer
-		if err := json.Compact(&buf, raw); err != nil {
-			return Item{}, fmt.Errorf("compact %s item: %w", r.GroupResource(), err)
+		if json.Compact(&buf, raw) == nil {
+			raw = buf.Bytes()
 		}
-		raw = buf.Bytes()
 	}
-	// Items of a list carry no apiVersion/kind of their own; a stored
-	// object must, so it can be restored on its own.
-	if head.Kind == "" || head.APIVersion == "" {
-		prefix := fmt.Sprintf(`{"apiVersion":%q,"kind":%q`, r.GVR.GroupVersion().String(), r.Kind)
-		rest := bytes.TrimSpace(raw)[1:]
-		rest = bytes.TrimLeft(rest, " \t\r\n")
-		withType := make([]byte, 0, len(prefix)+len(rest)+1)
-		withType = append(withType, prefix...)
-		if len(rest) > 0 && rest[0] != '}' {
-			withType = append(withType, ',')
-		}
-		raw = append(withType, rest...)
+	if v.Get("kind").String() != "" && v.Get("apiVersion").String() != "" {
+		it.Raw = raw
+		return it
 	}
-	return Item{Raw: raw, Name: head.Metadata.Name, Namespace: head.Metadata.Namespace, Labels: head.Metadata.Labels}, nil
+	prefix := fmt.Sprintf(`{"apiVersion":%q,"kind":%q`, r.GVR.GroupVersion().String(), r.Kind)
+	rest := bytes.TrimLeft(bytes.TrimSpace(raw)[1:], " \t\r\n")
+	line := make([]byte, 0, len(prefix)+len(rest)+1)
+	line = append(line, prefix...)
+	if len(rest) > 0 && rest[0] != '}' {
+		line = append(line, ',')
+	}
+	it.Raw = append(line, rest...)
+	return it
 }

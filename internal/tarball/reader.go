@@ -2,9 +2,9 @@ package tarball
 
 import (
 	"archive/tar"
-	"compress/gzip"
 	"errors"
 	"fmt"
+	"github.com/klauspost/compress/gzip"
 	"io"
 	"strings"
 )

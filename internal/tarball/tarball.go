@@ -9,8 +9,8 @@ package tarball
 
 import (
 	"archive/tar"
-	"compress/gzip"
 	"fmt"
+	"github.com/klauspost/compress/gzip"
 	"io"
 	"path"
 	"time"

@@ -1,0 +1,49 @@
+package kube
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+var deployments = Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment", Namespaced: true}
+
+func TestDecodePageKeepsEachItemWhole(t *testing.T) {
+	body := []byte(`{"kind":"DeploymentList","apiVersion":"apps/v1",
+	  "metadata":{"continue":"tok","remainingItemCount":7},
+	  "items":[
+	    {"metadata":{"name":"web","namespace":"shop","labels":{"app":"web","tier":"front"}},"spec":{"replicas":2,"note":"a \"quoted\" }{ brace"}},
+	    {"metadata":{"name":"db","namespace":"shop"},"spec":{}}
+	  ]}`)
+	page, err := decodePage(body, deployments)
+	require.NoError(t, err)
+	assert.Equal(t, "tok", page.Continue)
+	assert.Equal(t, int64(7), page.Remaining)
+	require.Len(t, page.Items, 2)
+
+	web := page.Items[0]
+	assert.Equal(t, "web", web.Name)
+	assert.Equal(t, "shop", web.Namespace)
+	assert.Equal(t, map[string]string{"app": "web", "tier": "front"}, web.Labels)
+	var obj map[string]any
+	require.NoError(t, json.Unmarshal(web.Raw, &obj), string(web.Raw))
+	assert.Equal(t, "apps/v1", obj["apiVersion"], "list items get their type stamped")
+	assert.Equal(t, "Deployment", obj["kind"])
+	assert.Equal(t, `a "quoted" }{ brace`, obj["spec"].(map[string]any)["note"])
+	assert.NotContains(t, string(web.Raw), "\n", "stored as one line")
+	assert.Nil(t, page.Items[1].Labels)
+}
+
+func TestDecodeItemKeepsExistingType(t *testing.T) {
+	it, err := decodeItem([]byte("{\n  \"apiVersion\": \"apps/v1\",\n  \"kind\": \"Deployment\",\n  \"metadata\": {\"name\": \"web\"}\n}"), deployments)
+	require.NoError(t, err)
+	assert.Equal(t, `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"}}`, string(it.Raw))
+}
+
+func TestDecodePageRejectsTruncatedBody(t *testing.T) {
+	_, err := decodePage([]byte(`{"items":[{"metadata":{"name":"a"}},{"meta`), deployments)
+	assert.ErrorContains(t, err, "invalid JSON")
+}
