@@ -12,10 +12,22 @@ import (
 )
 
 func newBackupGetCommand(g *globals) *cobra.Command {
+	return newBackupShowCommand(g, "get NAME", "Show one backup as a table row (or its full record with -o json|yaml)",
+		func(w io.Writer, v *starter.BackupView) { backupTable(w, []*starter.BackupView{v}) })
+}
+
+func newBackupDescribeCommand(g *globals) *cobra.Command {
+	return newBackupShowCommand(g, "describe NAME", "Show a backup in detail: phase, counts per resource type, skipped types, errors",
+		describeBackup)
+}
+
+// newBackupShowCommand fetches one backup and prints it with table, or as
+// JSON or YAML.
+func newBackupShowCommand(g *globals, use, short string, table func(io.Writer, *starter.BackupView)) *cobra.Command {
 	var out outputFlag
 	cmd := &cobra.Command{
-		Use:   "get NAME",
-		Short: "Show one backup as a table row (or its full record with -o json|yaml)",
+		Use:   use,
+		Short: short,
 		Args:  exactName,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := out.validate(); err != nil {
@@ -30,7 +42,7 @@ func newBackupGetCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return out.print(cmd.OutOrStdout(), v, func(w io.Writer) { backupTable(w, []*starter.BackupView{v}) })
+			return out.print(cmd.OutOrStdout(), v, func(w io.Writer) { table(w, v) })
 		},
 	}
 	out.register(cmd)
