@@ -15,7 +15,7 @@ import (
 // Activities holds the clients the cluster activities share.
 type Activities struct {
 	Clients *kube.Clients
-	Lister  *kube.RawLister
+	Lister  kube.Lister
 	Log     *zap.Logger
 	// PageInterval is a pause after every LIST page, to spare a busy API
 	// server at the cost of a longer backup (0: no pause).

@@ -133,8 +133,10 @@ func newCollector(a *Activities, in workflows.CollectInput, plan *StoredPlan, ru
 
 func (c *collector) collect(ctx context.Context) (*workflows.CollectResult, error) {
 	p := &c.progress
+	var ahead <-chan fetched
 	for p.Shard < len(c.shards) {
-		page, err := c.listPage(ctx)
+		page, err := c.nextPage(ctx, ahead)
+		ahead = nil
 		switch {
 		case err == nil:
 		case apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
@@ -152,6 +154,11 @@ func (c *collector) collect(ctx context.Context) (*workflows.CollectResult, erro
 			return &workflows.CollectResult{Resource: c.gr, Items: p.Items, Parts: p.Parts, Error: err.Error(), Restarts: p.Restarts}, nil
 		default:
 			return nil, err
+		}
+		// The next request goes out while this page is stored, unless the
+		// worker is told to spare the API server.
+		if shard, cont, more := c.following(page); more && c.a.PageInterval <= 0 {
+			ahead = c.readAhead(ctx, shard, cont)
 		}
 
 		lines := c.select_(page)
@@ -173,27 +180,6 @@ func (c *collector) collect(ctx context.Context) (*workflows.CollectResult, erro
 		}
 	}
 	return &workflows.CollectResult{Resource: c.gr, Items: p.Items, Parts: p.Parts, Restarts: p.Restarts}, nil
-}
-
-func (c *collector) listPage(ctx context.Context) (*kube.Page, error) {
-	opts := kube.ListOptions{
-		Namespace: c.shards[c.progress.Shard],
-		Limit:     c.in.Options.PageSize,
-		Continue:  c.progress.Continue,
-	}
-	if !c.isNSType {
-		opts.LabelSelector = c.labels.Server
-	}
-	var page *kube.Page
-	err := c.progress.Reachability.Do(ctx, c.in.Options.ClusterUnreachableTimeout.Duration, c.log, func() { c.heartbeat(ctx) }, func() error {
-		var lerr error
-		page, lerr = c.a.Lister.List(ctx, c.res, opts)
-		return lerr
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", c.gr, err)
-	}
-	return page, nil
 }
 
 // select_ keeps the page's items the spec selects, as JSON lines.

@@ -13,6 +13,16 @@ import (
 	"k8s.io/client-go/rest"
 )
 
+// Lister reads objects as the JSON the API server sends.
+type Lister interface {
+	// List requests one page of r.
+	List(ctx context.Context, r Resource, opts ListOptions) (*Page, error)
+	// Get returns one object; name is namespaced when ns is set.
+	Get(ctx context.Context, r Resource, ns, name string) (*Item, error)
+}
+
+var _ Lister = (*RawLister)(nil)
+
 // RawLister pages through LIST responses keeping each item as the JSON the
 // server sent. Decoding items into maps (as the dynamic client does) costs
 // more than the request itself; a backup only needs the bytes plus a few

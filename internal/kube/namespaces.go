@@ -18,7 +18,7 @@ func init() {
 
 // SelectNamespaces lists the cluster's namespaces and returns, sorted, the
 // ones the globs select.
-func SelectNamespaces(ctx context.Context, l *RawLister, g filter.Globs) ([]string, error) {
+func SelectNamespaces(ctx context.Context, l Lister, g filter.Globs) ([]string, error) {
 	var names []string
 	opts := ListOptions{Limit: 1000}
 	for {

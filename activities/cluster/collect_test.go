@@ -1,0 +1,184 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/testsuite"
+	"go.uber.org/zap"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/cairn-backup/cairn/internal/kube"
+	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+const pages, perPage = 10, 5
+
+// scriptedLister serves ConfigMaps in pages whose continue tokens are
+// "t1".."t9", and fails a request once where told to.
+type scriptedLister struct {
+	mu     sync.Mutex
+	calls  []string         // the continue token of every request
+	failOn map[string]error // token -> error, returned once
+}
+
+func (l *scriptedLister) List(_ context.Context, _ kube.Resource, opts kube.ListOptions) (*kube.Page, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls = append(l.calls, opts.Continue)
+	if err, ok := l.failOn[opts.Continue]; ok {
+		delete(l.failOn, opts.Continue)
+		return nil, err
+	}
+	idx := 0
+	if opts.Continue != "" {
+		_, _ = fmt.Sscanf(opts.Continue, "t%d", &idx)
+	}
+	page := &kube.Page{}
+	for i := range perPage {
+		name := fmt.Sprintf("cm-%02d-%d", idx, i)
+		page.Items = append(page.Items, kube.Item{Name: name, Namespace: "shop",
+			Raw: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + name + `","namespace":"shop"}}`)})
+	}
+	if idx+1 < pages {
+		page.Continue = fmt.Sprintf("t%d", idx+1)
+	}
+	return page, nil
+}
+
+func (l *scriptedLister) Get(context.Context, kube.Resource, string, string) (*kube.Item, error) {
+	return nil, errors.New("not used")
+}
+
+type collectFixture struct {
+	t      *testing.T
+	lister *scriptedLister
+	acts   *Activities
+	in     workflows.CollectInput
+	beats  []CollectProgress
+}
+
+func newCollectFixture(t *testing.T) *collectFixture {
+	t.Helper()
+	locURL := "file://" + t.TempDir()
+	spec := workflows.BackupSpec{Name: "b", StorageLocation: locURL}.WithDefaults("")
+	typ := workflows.ResourceType{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true}
+	loc, err := location.Open(context.Background(), locURL)
+	require.NoError(t, err)
+	defer loc.Close()
+	require.NoError(t, loc.WriteJSON(context.Background(), location.Backup("b").Plan(),
+		StoredPlan{Spec: spec, AllNamespaces: true, Namespaces: []string{"shop"}, Types: []workflows.ResourceType{typ}}))
+	lister := &scriptedLister{failOn: map[string]error{}}
+	return &collectFixture{
+		t: t, lister: lister,
+		acts: &Activities{Lister: lister, Log: zap.NewNop()},
+		in:   workflows.CollectInput{Backup: "b", Location: locURL, Type: typ, Options: workflows.BackupOptions{}.WithDefaults()},
+	}
+}
+
+// attempt runs the activity once, resuming from resume when set.
+func (f *collectFixture) attempt(resume *CollectProgress) (*workflows.CollectResult, error) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivity(f.acts.CollectResources)
+	if resume != nil {
+		env.SetHeartbeatDetails(*resume)
+	}
+	env.SetOnActivityHeartbeatListener(func(_ *activity.Info, details converter.EncodedValues) {
+		var p CollectProgress
+		if details.Get(&p) == nil {
+			f.beats = append(f.beats, p)
+		}
+	})
+	val, err := env.ExecuteActivity(f.acts.CollectResources, f.in)
+	if err != nil {
+		return nil, err
+	}
+	var res workflows.CollectResult
+	require.NoError(f.t, val.Get(&res))
+	return &res, nil
+}
+
+// stored counts how often each object appears in the stored parts.
+func (f *collectFixture) stored() map[string]int {
+	loc, err := location.Open(context.Background(), f.in.Location)
+	require.NoError(f.t, err)
+	defer loc.Close()
+	keys, err := loc.Keys(context.Background(), location.Backup("b").PartsPrefix("configmaps"))
+	require.NoError(f.t, err)
+	counts := map[string]int{}
+	for _, k := range keys {
+		require.NoError(f.t, loc.ReadLines(context.Background(), k, func(line []byte) error {
+			var obj struct {
+				Metadata struct{ Name string } `json:"metadata"`
+			}
+			require.NoError(f.t, json.Unmarshal(line, &obj))
+			counts[obj.Metadata.Name]++
+			return nil
+		}))
+	}
+	return counts
+}
+
+func (f *collectFixture) assertEveryObjectOnce() {
+	f.t.Helper()
+	counts := f.stored()
+	assert.Len(f.t, counts, pages*perPage)
+	for name, n := range counts {
+		assert.Equal(f.t, 1, n, "%s stored %d times", name, n)
+	}
+}
+
+func TestCollectResumesFromLastHeartbeat(t *testing.T) {
+	f := newCollectFixture(t)
+	f.lister.failOn["t6"] = errors.New("worker lost its connection")
+	_, err := f.attempt(nil)
+	require.Error(t, err, "the first attempt fails at page 6")
+	require.NotEmpty(t, f.beats)
+	last := f.beats[len(f.beats)-1]
+	assert.Equal(t, CollectProgress{Part: 6, Continue: "t6", Items: 30, Parts: 6}, last, "the heartbeat names the page after the last one stored")
+
+	f.lister.calls = nil
+	res, err := f.attempt(&last)
+	require.NoError(t, err)
+	assert.Equal(t, "t6", f.lister.calls[0], "the retry resumes at the page after the last one stored, not at the start")
+	assert.NotContains(t, f.lister.calls, "", "pages already stored are not listed again")
+	assert.Equal(t, pages*perPage, res.Items)
+	f.assertEveryObjectOnce()
+}
+
+func TestCollectRestartsTypeOnExpiredContinueToken(t *testing.T) {
+	f := newCollectFixture(t)
+	f.lister.failOn["t4"] = apierrors.NewResourceExpired("continue token too old")
+	res, err := f.attempt(nil)
+	require.NoError(t, err)
+	assert.Equal(t, 1, res.Restarts)
+	assert.Equal(t, pages*perPage, res.Items)
+	f.assertEveryObjectOnce()
+}
+
+func TestCollectRetriesUnreachableReadAhead(t *testing.T) {
+	f := newCollectFixture(t)
+	f.lister.failOn["t3"] = &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
+	res, err := f.attempt(nil)
+	require.NoError(t, err)
+	assert.Equal(t, pages*perPage, res.Items)
+	f.assertEveryObjectOnce()
+	var t3 int
+	for _, c := range f.lister.calls {
+		if c == "t3" {
+			t3++
+		}
+	}
+	assert.Equal(t, 2, t3, "the failed read-ahead request is made again")
+}
