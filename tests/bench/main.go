@@ -127,7 +127,11 @@ func run(cairnBin string, n, namespaces, size int) error {
 		return fmt.Errorf("backup ended %s: %+v", v.Phase, v.Status)
 	}
 	res.BackupItems = v.Status.ItemsDone
-	// What a user waits for: the run's start to its close, as Temporal saw it.
+	// What a user waits for: the run's start to its close, as Temporal saw
+	// it. The status says Completed just before the run closes.
+	if err := tc.GetWorkflow(ctx, v.WorkflowID, v.RunID).Get(ctx, nil); err != nil {
+		return fmt.Errorf("backup run: %w", err)
+	}
 	desc, err := tc.DescribeWorkflowExecution(ctx, v.WorkflowID, v.RunID)
 	if err != nil {
 		return err
