@@ -5,6 +5,7 @@ package worker
 import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -30,6 +31,7 @@ type Options struct {
 func New(c client.Client, acts Activities, opts Options) sdkworker.Worker {
 	w := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{
 		MaxConcurrentActivityExecutionSize: opts.MaxConcurrentActivities,
+		Interceptors:                       []interceptor.WorkerInterceptor{&errorSurfacer{}},
 	})
 	Register(w, acts)
 	return w

@@ -72,7 +72,7 @@ func (a *Activities) CollectResources(ctx context.Context, in workflows.CollectI
 
 	res, err := c.collect(ctx)
 	if err != nil {
-		return nil, surface(err)
+		return nil, err
 	}
 	tr := TypeResult{Resource: gr, Items: res.Items}
 	if res.Error != "" {

@@ -59,7 +59,7 @@ func (a *Activities) PlanBackup(ctx context.Context, in workflows.PlanInput) (*w
 		if errors.As(err, &invalid) {
 			return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
 		}
-		return nil, surface(err)
+		return nil, err
 	}
 	if err := run.Loc.WriteJSON(ctx, run.Keys.Plan(), plan); err != nil {
 		return nil, err

@@ -96,12 +96,12 @@ func (a *Activities) CollectRelated(ctx context.Context, in workflows.CollectRel
 		return run.Loc.WriteJSON(ctx, run.Keys.TypeResult(r.GroupResource()), TypeResult{Resource: r.GroupResource(), Items: items, Warnings: warnings})
 	}
 	if err := fetch(pvResource, volumes); err != nil {
-		return nil, surface(err)
+		return nil, err
 	}
 	crds := append([]string(nil), in.CustomResources...)
 	sort.Strings(crds)
 	if err := fetch(crdResource, crds); err != nil {
-		return nil, surface(err)
+		return nil, err
 	}
 	run.Log.Info("Collected related cluster-scoped objects", zap.Int("persistentVolumes", result.Resources[pvResource.GroupResource()]),
 		zap.Int("customResourceDefinitions", result.Resources[crdResource.GroupResource()]), zap.Int("warnings", result.Warnings))

@@ -1,11 +1,34 @@
-package cluster
+package worker
 
 import (
+	"context"
 	"errors"
 	"strings"
 
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 )
+
+// errorSurfacer makes every activity's non-retryable errors count as
+// such, however the activity wrapped them with context on the way out.
+type errorSurfacer struct {
+	interceptor.WorkerInterceptorBase
+}
+
+func (*errorSurfacer) InterceptActivity(_ context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
+	i := &surfacingActivity{}
+	i.Next = next
+	return i
+}
+
+type surfacingActivity struct {
+	interceptor.ActivityInboundInterceptorBase
+}
+
+func (a *surfacingActivity) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
+	res, err := a.Next.ExecuteActivity(ctx, in)
+	return res, surface(err)
+}
 
 // surface lifts a non-retryable application error wrapped inside err (say
 // "list configmaps: <ClusterUnreachable>") to the top, keeping the full

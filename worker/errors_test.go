@@ -1,0 +1,49 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	sdkworker "go.temporal.io/sdk/worker"
+)
+
+func TestSurfaceLiftsWrappedNonRetryableError(t *testing.T) {
+	inner := temporal.NewNonRetryableApplicationError("API server unreachable for 10m", "ClusterUnreachable", nil)
+	got := surface(fmt.Errorf("list configmaps: %w", inner))
+	var appErr *temporal.ApplicationError
+	if assert.True(t, errors.As(got, &appErr)) {
+		assert.Same(t, got, error(appErr), "the application error must be the outermost error")
+		assert.True(t, appErr.NonRetryable())
+		assert.Equal(t, "ClusterUnreachable", appErr.Type())
+		assert.Equal(t, "list configmaps: API server unreachable for 10m", appErr.Message())
+	}
+
+	plain := errors.New("connection reset")
+	assert.Same(t, plain, surface(plain), "other errors stay retryable as they are")
+	assert.Same(t, error(inner), surface(inner))
+	assert.Nil(t, surface(nil))
+}
+
+func TestWorkerSurfacesWrappedErrorsOfEveryActivity(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.SetWorkerOptions(sdkworker.Options{Interceptors: []interceptor.WorkerInterceptor{&errorSurfacer{}}})
+	wrapping := func(context.Context) error {
+		inner := temporal.NewNonRetryableApplicationError("unreachable for 10m", "ClusterUnreachable", nil)
+		return fmt.Errorf("get persistentvolumes pv-1: %w", inner)
+	}
+	env.RegisterActivity(wrapping)
+	_, err := env.ExecuteActivity(wrapping)
+	var appErr *temporal.ApplicationError
+	require.True(t, errors.As(err, &appErr), "got %v", err)
+	assert.True(t, appErr.NonRetryable(), "the activity's failure must be non-retryable")
+	assert.Equal(t, "ClusterUnreachable", appErr.Type())
+	assert.Equal(t, "get persistentvolumes pv-1: unreachable for 10m", appErr.Message())
+}
