@@ -104,11 +104,7 @@ func (b *backupRun) plan(ctx workflow.Context) (*PlanResult, error) {
 // Concurrency at once. The first activity that fails for good stops new
 // ones from starting; those running are waited for.
 func (b *backupRun) collectAll(ctx workflow.Context, types []ResourceType) error {
-	opts := b.activityOptions(6 * time.Hour)
-	// On cancel, wait until each collection has stopped writing parts, so
-	// the cleanup that follows removes all of them.
-	opts.WaitForCancellation = true
-	actx := workflow.WithActivityOptions(ctx, opts)
+	actx := workflow.WithActivityOptions(ctx, b.activityOptions(6*time.Hour))
 	sel := workflow.NewSelector(ctx)
 	var firstErr error
 	running := 0
@@ -270,6 +266,10 @@ func (b *backupRun) activityOptions(startToClose time.Duration) workflow.Activit
 	return workflow.ActivityOptions{
 		StartToCloseTimeout: startToClose,
 		HeartbeatTimeout:    b.opts.HeartbeatTimeout.Duration,
+		// On cancel, wait until the activity has stopped writing to the
+		// location, so the cleanup that follows sees all it wrote (and a
+		// finalize cut short cannot commit after cleanup ran).
+		WaitForCancellation: true,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:        time.Second,
 			BackoffCoefficient:     2,
