@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/cairn-backup/cairn/activities/cluster"
@@ -30,19 +31,13 @@ func collectRuns(t *testing.T, s *stack, backup string) map[string]*collectRun {
 	t.Helper()
 	runs := map[string]*collectRun{}
 	byEvent := map[int64]*collectRun{}
-	it := s.temporalC.GetWorkflowHistory(context.Background(), workflows.BackupWorkflowID(backup), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		ev, err := it.Next()
-		require.NoError(t, err)
+	for _, ev := range backupHistory(t, s, backup) {
 		switch ev.GetEventType() {
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-			attrs := ev.GetActivityTaskScheduledEventAttributes()
-			if attrs.GetActivityType().GetName() != workflows.CollectActivity {
+			gr := collectedResource(t, ev)
+			if gr == "" {
 				continue
 			}
-			var in workflows.CollectInput
-			require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(attrs.GetInput(), &in))
-			gr := in.Type.GroupResource()
 			require.NotContains(t, runs, gr, "resource type %s scheduled twice", gr)
 			r := &collectRun{resource: gr, scheduled: ev.GetEventTime().AsTime()}
 			runs[gr], byEvent[ev.GetEventId()] = r, r
@@ -89,19 +84,38 @@ func pendingProgress(t *testing.T, s *stack, backup, resource string) (cluster.C
 func collectActivityResources(t *testing.T, s *stack, backup string) map[string]string {
 	t.Helper()
 	ids := map[string]string{}
+	for _, ev := range backupHistory(t, s, backup) {
+		if gr := collectedResource(t, ev); gr != "" {
+			ids[ev.GetActivityTaskScheduledEventAttributes().GetActivityId()] = gr
+		}
+	}
+	return ids
+}
+
+// backupHistory returns every event of a backup's run.
+func backupHistory(t *testing.T, s *stack, backup string) []*historypb.HistoryEvent {
+	t.Helper()
+	var events []*historypb.HistoryEvent
 	it := s.temporalC.GetWorkflowHistory(context.Background(), workflows.BackupWorkflowID(backup), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
 		require.NoError(t, err)
-		attrs := ev.GetActivityTaskScheduledEventAttributes()
-		if attrs.GetActivityType().GetName() != workflows.CollectActivity {
-			continue
-		}
-		var in workflows.CollectInput
-		require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(attrs.GetInput(), &in))
-		ids[attrs.GetActivityId()] = in.Type.GroupResource()
+		events = append(events, ev)
 	}
-	return ids
+	return events
+}
+
+// collectedResource returns the resource type a scheduled collect
+// activity collects, or "" for any other event.
+func collectedResource(t *testing.T, ev *historypb.HistoryEvent) string {
+	t.Helper()
+	attrs := ev.GetActivityTaskScheduledEventAttributes()
+	if attrs.GetActivityType().GetName() != workflows.CollectActivity {
+		return ""
+	}
+	var in workflows.CollectInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(attrs.GetInput(), &in))
+	return in.Type.GroupResource()
 }
 
 // logLines returns the backup's stored log lines whose msg is msg.

@@ -74,11 +74,6 @@ func (p *proc) stop() {
 	}
 }
 
-func (p *proc) output() string {
-	data, _ := os.ReadFile(p.logPath)
-	return string(data)
-}
-
 // runCLI runs one cairn command to completion and returns its stdout,
 // stderr and exit code.
 func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {

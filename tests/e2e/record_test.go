@@ -1,17 +1,13 @@
 package e2e
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"google.golang.org/protobuf/encoding/protojson"
-
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // recordHistory writes the backup's history to workflows/testdata/<file>
@@ -24,13 +20,7 @@ func recordHistory(t *testing.T, s *stack, backup, file string) {
 	if os.Getenv("CAIRN_RECORD_HISTORY") != "1" {
 		return
 	}
-	var events []*historypb.HistoryEvent
-	it := s.temporalC.GetWorkflowHistory(context.Background(), workflows.BackupWorkflowID(backup), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		ev, err := it.Next()
-		require.NoError(t, err)
-		events = append(events, ev)
-	}
+	events := backupHistory(t, s, backup)
 	data, err := protojson.MarshalOptions{Indent: "  "}.Marshal(&historypb.History{Events: events})
 	require.NoError(t, err)
 	path := filepath.Join("..", "..", "workflows", "testdata", file)

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -113,9 +112,4 @@ func locationKeys(t *testing.T, locationURL, backup string) []string {
 	keys, err := loc.Keys(context.Background(), location.Backup(backup).Prefix())
 	require.NoError(t, err)
 	return keys
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }

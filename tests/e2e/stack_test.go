@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/cairn-backup/cairn/internal/logging"
 	"github.com/cairn-backup/cairn/internal/sandbox"
@@ -22,7 +21,6 @@ import (
 type stack struct {
 	t            *testing.T
 	cluster      *sandbox.Cluster
-	kube         kubernetes.Interface
 	dataDir      string
 	temporalAddr string
 	location     string
@@ -43,11 +41,8 @@ func newStack(t *testing.T) *stack {
 	cluster, err := sandbox.Start(ctx, sandbox.Options{BinDir: binDir, DataDir: filepath.Join(dir, "sandbox"), Log: log})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cluster.Stop() })
-	kc, err := kubernetes.NewForConfig(cluster.Config())
-	require.NoError(t, err)
-
 	s := &stack{
-		t: t, cluster: cluster, kube: kc,
+		t: t, cluster: cluster,
 		dataDir:      filepath.Join(dir, "cairn"),
 		temporalAddr: freePort(t),
 		location:     "file://" + filepath.Join(dir, "location"),
