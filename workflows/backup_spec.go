@@ -72,16 +72,7 @@ func (s BackupSpec) Validate() error {
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 
-	if s.Name == "" {
-		add("name is required")
-	} else {
-		for _, msg := range validation.IsDNS1123Subdomain(s.Name) {
-			add("name %q is not a valid DNS-1123 name: %s", s.Name, msg)
-		}
-		if len(s.Name) > 63 {
-			add("name %q is longer than 63 characters", s.Name)
-		}
-	}
+	problems = append(problems, nameProblems("name", s.Name)...)
 	if _, err := filter.NewGlobs(s.IncludedNamespaces, s.ExcludedNamespaces); err != nil {
 		add("namespaces: %v", err)
 	}
@@ -100,7 +91,7 @@ func (s BackupSpec) Validate() error {
 		add("ttl %s must not be negative", s.TTL.Duration)
 	}
 	if len(problems) > 0 {
-		return &InvalidSpecError{Problems: problems}
+		return &InvalidSpecError{What: "backup", Problems: problems}
 	}
 	return nil
 }
@@ -113,9 +104,32 @@ func (s BackupSpec) Hash() string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// InvalidSpecError lists what is wrong with a spec.
-type InvalidSpecError struct{ Problems []string }
+// nameProblems checks a backup or restore name: it becomes a workflow ID,
+// a folder in the location and a label value.
+func nameProblems(field, name string) []string {
+	if name == "" {
+		return []string{field + " is required"}
+	}
+	var problems []string
+	for _, msg := range validation.IsDNS1123Subdomain(name) {
+		problems = append(problems, fmt.Sprintf("%s %q is not a valid DNS-1123 name: %s", field, name, msg))
+	}
+	if len(name) > 63 {
+		problems = append(problems, fmt.Sprintf("%s %q is longer than 63 characters", field, name))
+	}
+	return problems
+}
+
+// InvalidSpecError lists what is wrong with a backup or restore spec.
+type InvalidSpecError struct {
+	What     string
+	Problems []string
+}
 
 func (e *InvalidSpecError) Error() string {
-	return "invalid backup spec: " + strings.Join(e.Problems, "; ")
+	what := e.What
+	if what == "" {
+		what = "backup"
+	}
+	return "invalid " + what + " spec: " + strings.Join(e.Problems, "; ")
 }

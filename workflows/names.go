@@ -15,6 +15,7 @@ const TaskQueue = "cairn"
 // Workflow type names as registered with the worker.
 const (
 	BackupWorkflowName          = "Backup"
+	RestoreWorkflowName         = "Restore"
 	ValidateFiltersWorkflowName = "ValidateFilters"
 )
 
@@ -29,6 +30,13 @@ const (
 	FinalizeBackupActivity   = "FinalizeBackup"
 	CleanupBackupActivity    = "CleanupBackupWork"
 	UnknownResourcesActivity = "UnknownResources"
+
+	PlanRestoreActivity     = "PlanRestore"
+	ApplyActivity           = "ApplyResources"
+	WaitCRDsActivity        = "WaitCRDsEstablished"
+	RelinkOwnersActivity    = "RelinkOwners"
+	FinalizeRestoreActivity = "FinalizeRestore"
+	CleanupRestoreActivity  = "CleanupRestoreWork"
 )
 
 // Kinds of cairn workflow, as stored in the CairnKind search attribute.
@@ -55,12 +63,21 @@ func SearchAttributeNames() []string {
 // is one workflow, which makes a repeated create idempotent.
 func BackupWorkflowID(name string) string { return "backup/" + name }
 
+// RestoreWorkflowID is the workflow ID of the restore called name.
+func RestoreWorkflowID(name string) string { return "restore/" + name }
+
 // Error types of non-retryable application errors. A client matches on
 // them; the message says what to do.
 const (
 	ErrTypeInvalidSpec        = "InvalidSpec"
 	ErrTypeClusterUnreachable = "ClusterUnreachable"
 	ErrTypeLocation           = "LocationUnavailable"
+	// ErrTypeBackupNotFound: the backup a restore names is not in the location.
+	ErrTypeBackupNotFound = "BackupNotFound"
+	// ErrTypeBackupNotReady: the backup is still running, or ended Failed.
+	ErrTypeBackupNotReady = "BackupNotReady"
+	// ErrTypeCorruptBackup: the backup's files cannot be read.
+	ErrTypeCorruptBackup = "CorruptBackup"
 )
 
 // Memo keys set when a backup starts: the spec's hash (to tell a repeated
@@ -69,6 +86,8 @@ const (
 const (
 	MemoSpecHash = "specHash"
 	MemoLocation = "location"
+	// MemoBackup is the backup a restore reads.
+	MemoBackup = "backup"
 )
 
 // defaultHeartbeatTimeout is how long a silent activity is presumed alive;

@@ -1,6 +1,7 @@
 // Package runlog gives each activity attempt a logger with the backup's
-// name on every line, and stores the attempt's lines in the backup
-// location when it ends, so a backup's log survives the worker that wrote it.
+// (or restore's) name on every line, and stores the attempt's lines in the
+// backup location when it ends, so a run's log survives the worker that
+// wrote it.
 package runlog
 
 import (
@@ -15,34 +16,61 @@ import (
 	"github.com/cairn-backup/cairn/internal/logging"
 )
 
-// Run is the context of one activity attempt working on one backup.
+// Run is the context of one activity attempt working on one backup or
+// one restore.
 type Run struct {
-	Log     *zap.Logger
-	Loc     *location.Location
-	Keys    location.BackupKeys
+	Log *zap.Logger
+	Loc *location.Location
+	// Keys are the backup's keys (for a restore: of the backup it reads).
+	Keys location.BackupKeys
+	// Restore are the restore's keys; zero for a backup.
+	Restore location.RestoreKeys
 	capture *logging.Capture
 	logKey  string
 }
 
 // Start opens the backup's location and a captured logger for this attempt.
 func Start(ctx context.Context, base *zap.Logger, backup, locationURL string) (*Run, error) {
+	keys := location.Backup(backup)
+	run, err := begin(ctx, base, locationURL, keys.LogsPrefix(), zap.String("backup", backup))
+	if err != nil {
+		return nil, err
+	}
+	run.Keys = keys
+	return run, nil
+}
+
+// StartRestore is Start for an activity of the restore called restore,
+// which reads the backup called backup ("" when the step does not).
+func StartRestore(ctx context.Context, base *zap.Logger, restore, backup, locationURL string) (*Run, error) {
+	keys := location.Restore(restore)
+	run, err := begin(ctx, base, locationURL, keys.LogsPrefix(), zap.String("restore", restore))
+	if err != nil {
+		return nil, err
+	}
+	run.Restore = keys
+	if backup != "" {
+		run.Keys = location.Backup(backup)
+	}
+	return run, nil
+}
+
+func begin(ctx context.Context, base *zap.Logger, locationURL, logsPrefix string, subject zap.Field) (*Run, error) {
 	loc, err := location.Open(ctx, locationURL)
 	if err != nil {
 		return nil, err
 	}
 	info := activity.GetInfo(ctx)
 	capture := logging.NewCapture(base,
-		zap.String("backup", backup),
+		subject,
 		zap.String("activity", info.ActivityType.Name),
 		zap.Int32("attempt", info.Attempt),
 	)
-	keys := location.Backup(backup)
 	return &Run{
 		Log:     capture.Logger,
 		Loc:     loc,
-		Keys:    keys,
 		capture: capture,
-		logKey: fmt.Sprintf("%s%020d-%s-%s-%d.jsonl", keys.LogsPrefix(), info.StartedTime.UnixNano(),
+		logKey: fmt.Sprintf("%s%020d-%s-%s-%d.jsonl", logsPrefix, info.StartedTime.UnixNano(),
 			info.ActivityType.Name, info.ActivityID, info.Attempt),
 	}, nil
 }

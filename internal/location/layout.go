@@ -14,10 +14,10 @@ const backupsRoot = "backups/"
 func BackupsPrefix() string { return backupsRoot }
 
 // Backup returns the key helper for the backup called name.
-func Backup(name string) BackupKeys { return BackupKeys{prefix: backupsRoot + name + "/"} }
+func Backup(name string) BackupKeys { return BackupKeys{name: name, prefix: backupsRoot + name + "/"} }
 
 // BackupKeys names the objects of one backup.
-type BackupKeys struct{ prefix string }
+type BackupKeys struct{ name, prefix string }
 
 func (b BackupKeys) Prefix() string     { return b.prefix }
 func (b BackupKeys) Metadata() string   { return b.prefix + "backup.json" }
@@ -29,6 +29,9 @@ func (b BackupKeys) Operations() string { return b.prefix + "operations.json" }
 
 // VeleroMetadata is where Velero keeps a backup's metadata.
 func (b BackupKeys) VeleroMetadata() string { return b.prefix + "velero-backup.json" }
+
+// VeleroResources is Velero's name for the resources tarball.
+func (b BackupKeys) VeleroResources() string { return b.prefix + b.name + ".tar.gz" }
 
 // Work is the prefix of a running backup's intermediate state.
 func (b BackupKeys) Work() string { return b.prefix + ".work/" }

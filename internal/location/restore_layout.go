@@ -1,0 +1,57 @@
+package location
+
+import "fmt"
+
+const restoresRoot = "restores/"
+
+// RestoresPrefix is the prefix under which every restore lives.
+func RestoresPrefix() string { return restoresRoot }
+
+// Restore returns the key helper for the restore called name.
+func Restore(name string) RestoreKeys { return RestoreKeys{prefix: restoresRoot + name + "/"} }
+
+// RestoreKeys names the objects of one restore. Like a backup, a running
+// restore keeps its intermediate state under ".work/" and ".logs/".
+type RestoreKeys struct{ prefix string }
+
+func (r RestoreKeys) Prefix() string   { return r.prefix }
+func (r RestoreKeys) Metadata() string { return r.prefix + "restore.json" }
+func (r RestoreKeys) Results() string  { return r.prefix + "results.json" }
+func (r RestoreKeys) Logs() string     { return r.prefix + "logs.jsonl.gz" }
+
+// Work is the prefix of a running restore's intermediate state.
+func (r RestoreKeys) Work() string { return r.prefix + ".work/" }
+
+// LogsPrefix holds log chunks written by each activity attempt.
+func (r RestoreKeys) LogsPrefix() string { return r.prefix + ".logs/" }
+
+// Batch is one batch of prepared items of a resource type, written by the
+// plan; index is zero-padded so lexical order is apply order.
+func (r RestoreKeys) Batch(groupResource string, index int) string {
+	return fmt.Sprintf("%sitems/%s/%06d.jsonl", r.Work(), groupResource, index)
+}
+
+// Batches is the prefix of every batch.
+func (r RestoreKeys) Batches() string { return r.Work() + "items/" }
+
+// BatchResult holds the item outcomes of one applied batch.
+func (r RestoreKeys) BatchResult(groupResource string, index int) string {
+	return fmt.Sprintf("%sresults/%s/%06d.jsonl", r.Work(), groupResource, index)
+}
+
+// BatchResults is the prefix of every batch's outcomes.
+func (r RestoreKeys) BatchResults() string { return r.Work() + "results/" }
+
+// PlanSkips holds the items the plan left out by rule, with the reason.
+func (r RestoreKeys) PlanSkips() string { return r.Work() + "plan-skipped.jsonl" }
+
+// PlanWarnings holds the plan's warnings, one per line.
+func (r RestoreKeys) PlanWarnings() string { return r.Work() + "plan-warnings.jsonl" }
+
+// Relink holds the owner references one batch could not set yet.
+func (r RestoreKeys) Relink(groupResource string, index int) string {
+	return fmt.Sprintf("%srelink/%s/%06d.jsonl", r.Work(), groupResource, index)
+}
+
+// Relinks is the prefix of every pending owner reference.
+func (r RestoreKeys) Relinks() string { return r.Work() + "relink/" }

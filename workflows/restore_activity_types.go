@@ -1,0 +1,117 @@
+package workflows
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// RestoreOptions are knobs of how a restore runs, not part of its spec.
+type RestoreOptions struct {
+	// Concurrency is how many items of one resource type are applied at once.
+	Concurrency int `json:"concurrency,omitempty"`
+	// BatchSize is the number of items per batch; a batch is the unit a
+	// retried activity resumes after.
+	BatchSize int `json:"batchSize,omitempty"`
+	// CRDEstablishTimeout bounds the wait for restored CRDs to serve.
+	CRDEstablishTimeout *metav1.Duration `json:"crdEstablishTimeout,omitempty"`
+	// HeartbeatTimeout bounds how long a dead worker holds an activity.
+	HeartbeatTimeout *metav1.Duration `json:"heartbeatTimeout,omitempty"`
+}
+
+// WithDefaults fills unset options.
+func (o RestoreOptions) WithDefaults() RestoreOptions {
+	if o.Concurrency <= 0 {
+		o.Concurrency = 16
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = 200
+	}
+	if o.CRDEstablishTimeout == nil {
+		o.CRDEstablishTimeout = &metav1.Duration{Duration: 2 * time.Minute}
+	}
+	if o.HeartbeatTimeout == nil {
+		o.HeartbeatTimeout = &metav1.Duration{Duration: defaultHeartbeatTimeout}
+	}
+	return o
+}
+
+// RestoreRequest is the input of the restore workflow.
+type RestoreRequest struct {
+	Spec    RestoreSpec    `json:"spec"`
+	Options RestoreOptions `json:"options"`
+}
+
+// RestorePlanInput is the input of the restore plan activity.
+type RestorePlanInput struct {
+	Spec    RestoreSpec    `json:"spec"`
+	Options RestoreOptions `json:"options"`
+}
+
+// RestoreType is one resource type to apply, at the version chosen for
+// the target cluster. Its items wait in batches in the location.
+type RestoreType struct {
+	ResourceType
+	Items   int `json:"items"`
+	Batches int `json:"batches"`
+	// RestoreStatus asks to restore the items' status as well.
+	RestoreStatus bool `json:"restoreStatus,omitempty"`
+}
+
+// RestorePlanResult lists the types to apply, in order. The items stay
+// in the location (claim check).
+type RestorePlanResult struct {
+	BackupFormat string            `json:"backupFormat"`
+	Types        []RestoreType     `json:"types"`
+	Skipped      []SkippedResource `json:"skipped,omitempty"`
+	ItemsTotal   int               `json:"itemsTotal"`
+	// ItemsSkipped were left out by rule (for example pods owned by a
+	// restored controller); they are in results.json.
+	ItemsSkipped int `json:"itemsSkipped"`
+	Warnings     int `json:"warnings"`
+}
+
+// ApplyInput asks to apply the batches of one resource type.
+type ApplyInput struct {
+	Restore  string                 `json:"restore"`
+	Backup   string                 `json:"backup"`
+	Location string                 `json:"location"`
+	Type     RestoreType            `json:"type"`
+	Policy   ExistingResourcePolicy `json:"existingResourcePolicy"`
+	Options  RestoreOptions         `json:"options"`
+}
+
+// ApplyResult counts the outcomes of one resource type.
+type ApplyResult struct {
+	Outcome TypeOutcome `json:"outcome"`
+	// Deferred items were created without an owner reference to an owner
+	// not restored yet; the relink step adds it.
+	Deferred int `json:"deferred,omitempty"`
+}
+
+// RestoreStepInput names a restore for the steps that need nothing else:
+// waiting for CRDs, relinking owners, finalizing, cleaning up.
+type RestoreStepInput struct {
+	Restore  string         `json:"restore"`
+	Location string         `json:"location"`
+	Options  RestoreOptions `json:"options"`
+}
+
+// RelinkResult counts owner references added after the fact.
+type RelinkResult struct {
+	Linked   int `json:"linked"`
+	Warnings int `json:"warnings"`
+}
+
+// FinalizeRestoreInput carries the final status to record.
+type FinalizeRestoreInput struct {
+	Spec   RestoreSpec   `json:"spec"`
+	Status RestoreStatus `json:"status"`
+	RunID  string        `json:"runId"`
+}
+
+// FinalizeRestoreResult is what finalize found in the per-batch results.
+type FinalizeRestoreResult struct {
+	Warnings       int        `json:"warnings"`
+	CompletionTime *time.Time `json:"completionTime,omitempty"`
+}

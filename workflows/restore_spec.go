@@ -1,0 +1,224 @@
+package workflows
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/cairn-backup/cairn/internal/filter"
+)
+
+// ExistingResourcePolicy says what a restore does with an object that
+// already exists in the cluster and differs from the backed-up one.
+type ExistingResourcePolicy string
+
+const (
+	// ExistingResourceNone leaves the existing object alone and records the
+	// item as skipped with a warning.
+	ExistingResourceNone ExistingResourcePolicy = "none"
+	// ExistingResourceUpdate patches the existing object to the backed-up
+	// state.
+	ExistingResourceUpdate ExistingResourcePolicy = "update"
+)
+
+// RestoreSpec is what a user asks a restore for. It is the request body of
+// POST /v1/restores and is stored in restore.json.
+type RestoreSpec struct {
+	Name string `json:"name"`
+	// BackupName is the backup to restore from: a cairn backup or one
+	// written by Velero into the same location.
+	BackupName string `json:"backupName"`
+	// StorageLocation holds the backup (default: the client's location).
+	StorageLocation string `json:"storageLocation,omitempty"`
+	// Namespace and resource filters select items of the backup; the
+	// namespaces named are those of the backup, before any mapping.
+	IncludedNamespaces []string `json:"includedNamespaces,omitempty"`
+	ExcludedNamespaces []string `json:"excludedNamespaces,omitempty"`
+	IncludedResources  []string `json:"includedResources,omitempty"`
+	ExcludedResources  []string `json:"excludedResources,omitempty"`
+	LabelSelector      string   `json:"labelSelector,omitempty"`
+	OrLabelSelectors   []string `json:"orLabelSelectors,omitempty"`
+	// NamespaceMapping restores the objects of a backed-up namespace into
+	// another one: {"shop": "shop-copy"}.
+	NamespaceMapping       map[string]string      `json:"namespaceMapping,omitempty"`
+	ExistingResourcePolicy ExistingResourcePolicy `json:"existingResourcePolicy,omitempty"`
+	// RestoreStatus lists the resource types (globs) whose status is
+	// restored too; every other object's status is left to its controller.
+	RestoreStatus *ResourceSelector `json:"restoreStatus,omitempty"`
+	// ClusterResources says which cluster-scoped objects are restored:
+	// auto (those related to the restored namespaces; all of them when
+	// every namespace is restored), include (all selected), exclude (none
+	// but the Namespace objects the restore needs).
+	ClusterResources ClusterResources `json:"clusterResources,omitempty"`
+	// PreserveNodePorts keeps the nodePorts of Services instead of letting
+	// the cluster assign new ones.
+	PreserveNodePorts bool `json:"preserveNodePorts,omitempty"`
+	// ResourcePriorities replaces the default restore order; types not
+	// listed follow in alphabetical order.
+	ResourcePriorities []string `json:"resourcePriorities,omitempty"`
+}
+
+// ResourceSelector selects resource types by include/exclude globs.
+type ResourceSelector struct {
+	IncludedResources []string `json:"includedResources,omitempty"`
+	ExcludedResources []string `json:"excludedResources,omitempty"`
+}
+
+// DefaultResourcePriorities is the order a restore applies resource types
+// in: definitions and containers first, then what workloads reference,
+// then workloads. Types not listed follow, alphabetically.
+var DefaultResourcePriorities = []string{
+	"customresourcedefinitions.apiextensions.k8s.io",
+	"namespaces",
+	"storageclasses.storage.k8s.io",
+	"volumesnapshotclasses.snapshot.storage.k8s.io",
+	"volumesnapshotcontents.snapshot.storage.k8s.io",
+	"volumesnapshots.snapshot.storage.k8s.io",
+	"persistentvolumes",
+	"persistentvolumeclaims",
+	"serviceaccounts",
+	"clusterroles.rbac.authorization.k8s.io",
+	"clusterrolebindings.rbac.authorization.k8s.io",
+	"roles.rbac.authorization.k8s.io",
+	"rolebindings.rbac.authorization.k8s.io",
+	"configmaps",
+	"secrets",
+	"limitranges",
+	"resourcequotas",
+	"services",
+	"deployments.apps",
+	"statefulsets.apps",
+	"daemonsets.apps",
+	"replicasets.apps",
+	"cronjobs.batch",
+	"jobs.batch",
+	"pods",
+}
+
+// WithDefaults fills the fields a user may leave out.
+func (s RestoreSpec) WithDefaults(defaultLocation string) RestoreSpec {
+	if len(s.IncludedNamespaces) == 0 {
+		s.IncludedNamespaces = []string{"*"}
+	}
+	if s.ClusterResources == "" {
+		s.ClusterResources = ClusterResourcesAuto
+	}
+	if s.ExistingResourcePolicy == "" {
+		s.ExistingResourcePolicy = ExistingResourceNone
+	}
+	if s.StorageLocation == "" {
+		s.StorageLocation = defaultLocation
+	}
+	return s
+}
+
+// Validate checks everything that can be checked without a cluster and
+// returns every problem at once.
+func (s RestoreSpec) Validate() error {
+	var problems []string
+	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+
+	problems = append(problems, nameProblems("name", s.Name)...)
+	if s.BackupName == "" {
+		add("backupName is required")
+	}
+	if _, err := filter.NewGlobs(s.IncludedNamespaces, s.ExcludedNamespaces); err != nil {
+		add("namespaces: %v", err)
+	}
+	if _, err := filter.NewGlobs(s.IncludedResources, s.ExcludedResources); err != nil {
+		add("resources: %v", err)
+	}
+	if s.RestoreStatus != nil {
+		if _, err := filter.NewGlobs(s.RestoreStatus.IncludedResources, s.RestoreStatus.ExcludedResources); err != nil {
+			add("restoreStatus: %v", err)
+		}
+	}
+	if _, err := filter.NewLabels(s.LabelSelector, s.OrLabelSelectors); err != nil {
+		add("%v", err)
+	}
+	switch s.ClusterResources {
+	case "", ClusterResourcesAuto, ClusterResourcesInclude, ClusterResourcesExclude:
+	default:
+		add("clusterResources %q must be one of auto, include, exclude", s.ClusterResources)
+	}
+	switch s.ExistingResourcePolicy {
+	case "", ExistingResourceNone, ExistingResourceUpdate:
+	default:
+		add("existingResourcePolicy %q must be none or update", s.ExistingResourcePolicy)
+	}
+	problems = append(problems, mappingProblems(s.NamespaceMapping)...)
+	for _, p := range s.ResourcePriorities {
+		if p == "" || filter.IsGlob(p) {
+			add("resourcePriorities entry %q must be a resource name such as configmaps or deployments.apps", p)
+		}
+	}
+	if len(problems) > 0 {
+		return &InvalidSpecError{What: "restore", Problems: problems}
+	}
+	return nil
+}
+
+// mappingProblems checks that every namespace mapping names valid
+// namespaces and that no two sources land in the same target.
+func mappingProblems(m map[string]string) []string {
+	var problems []string
+	targets := map[string]string{}
+	sources := make([]string, 0, len(m))
+	for from := range m {
+		sources = append(sources, from)
+	}
+	sort.Strings(sources)
+	for _, from := range sources {
+		to := m[from]
+		for _, msg := range validation.IsDNS1123Label(from) {
+			problems = append(problems, fmt.Sprintf("namespaceMapping source %q: %s", from, msg))
+		}
+		for _, msg := range validation.IsDNS1123Label(to) {
+			problems = append(problems, fmt.Sprintf("namespaceMapping target %q (for %q): %s", to, from, msg))
+		}
+		if other, ok := targets[to]; ok {
+			problems = append(problems, fmt.Sprintf("namespaceMapping maps both %q and %q to %q", other, from, to))
+		}
+		targets[to] = from
+	}
+	return problems
+}
+
+// ParseNamespaceMapping reads "old:new" pairs, as the CLI takes them.
+func ParseNamespaceMapping(pairs []string) (map[string]string, error) {
+	if len(pairs) == 0 {
+		return nil, nil
+	}
+	m := map[string]string{}
+	for _, p := range pairs {
+		from, to, ok := strings.Cut(p, ":")
+		if !ok || from == "" || to == "" {
+			return nil, fmt.Errorf("namespace mapping %q must look like old:new", p)
+		}
+		if prev, dup := m[from]; dup && prev != to {
+			return nil, fmt.Errorf("namespace %q is mapped twice (to %q and %q)", from, prev, to)
+		}
+		m[from] = to
+	}
+	return m, nil
+}
+
+// MapNamespace returns where a backed-up namespace is restored to.
+func (s RestoreSpec) MapNamespace(ns string) string {
+	if to, ok := s.NamespaceMapping[ns]; ok {
+		return to
+	}
+	return ns
+}
+
+// Hash identifies a restore spec, as BackupSpec.Hash does a backup's.
+func (s RestoreSpec) Hash() string {
+	data, _ := json.Marshal(s) // maps encode with sorted keys
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:8])
+}
