@@ -6,32 +6,33 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/cairn-backup/cairn/internal/backupmeta"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
-// readMetadata reads the committed backup.json of name in a location;
-// ErrNotFound when the backup is not committed there.
+// readMetadata reads the committed metadata of name in a location, cairn's
+// or Velero's; ErrNotFound when the backup is not committed there.
 func readMetadata(ctx context.Context, locationURL, name string) (*workflows.BackupMetadata, error) {
 	loc, err := location.Open(ctx, locationURL)
 	if err != nil {
 		return nil, err
 	}
 	defer loc.Close()
-	var meta workflows.BackupMetadata
-	err = loc.ReadJSON(ctx, location.Backup(name).Metadata(), &meta)
+	meta, _, err := backupmeta.Read(ctx, loc, name)
 	if errors.Is(err, location.ErrNotFound) {
 		return nil, fmt.Errorf("backup %q: %w", name, ErrNotFound)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &meta, nil
+	return meta, nil
 }
 
-// committedBackups lists the committed backups of a location, by name. A
-// backup folder without backup.json (running, failed, half-deleted) is
-// not listed; one whose backup.json cannot be read is reported in skipped.
+// committedBackups lists the committed backups of a location, by name,
+// whether cairn or Velero wrote them. A backup folder without metadata
+// (running, failed, half-deleted) is not listed; one whose metadata cannot
+// be read is reported in skipped.
 func committedBackups(ctx context.Context, locationURL string) (backups []*workflows.BackupMetadata, skipped []string, err error) {
 	loc, err := location.Open(ctx, locationURL)
 	if err != nil {
@@ -44,8 +45,7 @@ func committedBackups(ctx context.Context, locationURL string) (backups []*workf
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		var meta workflows.BackupMetadata
-		err := loc.ReadJSON(ctx, location.Backup(name).Metadata(), &meta)
+		meta, _, err := backupmeta.Read(ctx, loc, name)
 		switch {
 		case errors.Is(err, location.ErrNotFound):
 			continue
@@ -53,7 +53,7 @@ func committedBackups(ctx context.Context, locationURL string) (backups []*workf
 			skipped = append(skipped, fmt.Sprintf("%s: %v", name, err))
 			continue
 		}
-		backups = append(backups, &meta)
+		backups = append(backups, meta)
 	}
 	return backups, skipped, nil
 }

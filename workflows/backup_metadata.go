@@ -6,6 +6,12 @@ const (
 	MetadataKindBackup = "Backup"
 )
 
+// Formats a backup in a location can be written in.
+const (
+	BackupFormatCairn  = "cairn"  // backup.json and resources.tar.gz
+	BackupFormatVelero = "velero" // velero-backup.json and <name>.tar.gz
+)
+
 // BackupMetadata is backup.json: written last, its presence marks a
 // backup as complete. A fresh install reads it to list the backups that
 // are already in a location.
@@ -14,6 +20,7 @@ type BackupMetadata struct {
 	Kind          string       `json:"kind"`
 	Name          string       `json:"name"`
 	FormatVersion string       `json:"formatVersion"`
+	Format        string       `json:"format,omitempty"` // BackupFormat*; empty in older backup.json files, all cairn's
 	Spec          BackupSpec   `json:"spec"`
 	Status        BackupStatus `json:"status"`
 	WorkflowID    string       `json:"workflowId,omitempty"`

@@ -13,36 +13,58 @@ import (
 type Entry struct {
 	Path          string
 	GroupResource string
-	// Version is set for entries under a "<version>-preferredversion" folder.
-	Version   string
+	// Version is the API version of the folder the entry sits in: empty for
+	// the version-less copy, set for "<version>-preferredversion" and for
+	// the plain "<version>" folders Velero writes with its API group
+	// versions feature.
+	Version string
+	// Preferred marks the "<version>-preferredversion" copy.
+	Preferred bool
 	Namespace string
 	Name      string
 	Data      []byte
 }
 
+// ErrCorrupt marks the errors of Walk for a stream that does not decode
+// as a gzipped tar. Errors reading r itself and errors of fn are not
+// marked: a retry may cure the first, and the second are the caller's.
+var ErrCorrupt = errors.New("corrupt tarball")
+
 // Walk calls fn for every object file in the tarball read from r and
 // returns the format version found in metadata/version.
 func Walk(r io.Reader, fn func(Entry) error) (format string, err error) {
-	gz, err := gzip.NewReader(r)
+	src := &sourceReader{r: r}
+	fail := func(corrupt error) error {
+		if src.err != nil {
+			return fmt.Errorf("read tarball: %w", src.err)
+		}
+		return corrupt
+	}
+	gz, err := gzip.NewReader(src)
 	if err != nil {
-		return "", fmt.Errorf("not a gzip stream: %w", err)
+		return "", fail(fmt.Errorf("%w: not a gzip stream: %w", ErrCorrupt, err))
 	}
 	defer gz.Close()
 	tr := tar.NewReader(gz)
 	for {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
+			// tar stops at its end marker; reading gzip to its end checks
+			// the trailer, so a stream cut just before it is not whole.
+			if _, err := io.Copy(io.Discard, gz); err != nil {
+				return format, fail(fmt.Errorf("%w: %w", ErrCorrupt, err))
+			}
 			return format, nil
 		}
 		if err != nil {
-			return format, fmt.Errorf("corrupt tarball: %w", err)
+			return format, fail(fmt.Errorf("%w: %w", ErrCorrupt, err))
 		}
 		if hdr.Typeflag != tar.TypeReg {
 			continue
 		}
 		data, err := io.ReadAll(tr)
 		if err != nil {
-			return format, fmt.Errorf("corrupt tarball at %s: %w", hdr.Name, err)
+			return format, fail(fmt.Errorf("%w at %s: %w", ErrCorrupt, hdr.Name, err))
 		}
 		if hdr.Name == "metadata/version" {
 			format = strings.TrimSpace(string(data))
@@ -59,24 +81,60 @@ func Walk(r io.Reader, fn func(Entry) error) (format string, err error) {
 	}
 }
 
+// sourceReader remembers the first error of the underlying reader, to tell
+// an I/O failure from a stream that does not decode.
+type sourceReader struct {
+	r   io.Reader
+	err error
+}
+
+func (s *sourceReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err != nil && err != io.EOF && s.err == nil {
+		s.err = err
+	}
+	return n, err
+}
+
+// parsePath recognises the object paths of format 1.1.0:
+//
+//	resources/<gr>/namespaces/<ns>/<name>.json
+//	resources/<gr>/cluster/<name>.json
+//	resources/<gr>/<version>[-preferredversion]/namespaces/<ns>/<name>.json
+//	resources/<gr>/<version>[-preferredversion]/cluster/<name>.json
+//
+// The version-less forms are tried first, so a namespace called "cluster"
+// is not mistaken for a cluster-scoped object under a version "namespaces".
 func parsePath(p string) (Entry, bool) {
 	parts := strings.Split(p, "/")
-	if len(parts) < 4 || parts[0] != "resources" || !strings.HasSuffix(p, ".json") {
+	if len(parts) < 4 || parts[0] != "resources" || parts[1] == "" || !strings.HasSuffix(p, ".json") {
 		return Entry{}, false
 	}
 	e := Entry{Path: p, GroupResource: parts[1]}
 	rest := parts[2:]
-	if strings.HasSuffix(rest[0], PreferredVersionSuffix) {
-		e.Version = strings.TrimSuffix(rest[0], PreferredVersionSuffix)
-		rest = rest[1:]
+	if !scoped(&e, rest) {
+		version, preferred := strings.CutSuffix(rest[0], PreferredVersionSuffix)
+		if version == "" || !scoped(&e, rest[1:]) {
+			return Entry{}, false
+		}
+		e.Version, e.Preferred = version, preferred
 	}
+	if e.Name == "" {
+		return Entry{}, false
+	}
+	return e, true
+}
+
+// scoped fills namespace and name from "namespaces/<ns>/<name>.json" or
+// "cluster/<name>.json".
+func scoped(e *Entry, rest []string) bool {
 	switch {
-	case len(rest) == 3 && rest[0] == "namespaces":
+	case len(rest) == 3 && rest[0] == "namespaces" && rest[1] != "":
 		e.Namespace, e.Name = rest[1], strings.TrimSuffix(rest[2], ".json")
 	case len(rest) == 2 && rest[0] == "cluster":
 		e.Name = strings.TrimSuffix(rest[1], ".json")
 	default:
-		return Entry{}, false
+		return false
 	}
-	return e, true
+	return true
 }

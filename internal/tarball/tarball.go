@@ -5,6 +5,8 @@
 //	resources/<resource.group>/namespaces/<ns>/<name>.json
 //	resources/<resource.group>/cluster/<name>.json
 //	resources/<resource.group>/<version>-preferredversion/...  same objects
+//	resources/<resource.group>/<version>/...                   other versions, read only
+//	                                                           (Velero's API group versions feature)
 package tarball
 
 import (

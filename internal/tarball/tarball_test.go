@@ -2,7 +2,10 @@ package tarball
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -22,9 +25,11 @@ func TestRoundTripVeleroLayout(t *testing.T) {
 
 	var paths []string
 	var versions []string
+	var preferred []bool
 	format, err := Walk(bytes.NewReader(buf.Bytes()), func(e Entry) error {
 		paths = append(paths, e.Path)
 		versions = append(versions, e.Version)
+		preferred = append(preferred, e.Preferred)
 		return nil
 	})
 	require.NoError(t, err)
@@ -38,18 +43,79 @@ func TestRoundTripVeleroLayout(t *testing.T) {
 		"resources/persistentvolumes/v1-preferredversion/cluster/pv-1.json",
 	}, paths)
 	assert.Equal(t, []string{"", "v1", "", "v1", "", "v1"}, versions)
+	assert.Equal(t, []bool{false, true, false, true, false, true}, preferred)
 }
 
 func TestWalkCorrupt(t *testing.T) {
 	_, err := Walk(bytes.NewReader([]byte("not gzip")), func(Entry) error { return nil })
 	assert.ErrorContains(t, err, "not a gzip stream")
+	assert.ErrorIs(t, err, ErrCorrupt)
 
 	var buf bytes.Buffer
 	w, err := NewWriter(&buf, time.Unix(0, 0))
 	require.NoError(t, err)
 	require.NoError(t, w.Add("configmaps", "v1", "a", "b", bytes.Repeat([]byte("x"), 4096)))
 	require.NoError(t, w.Close())
-	truncated := buf.Bytes()[:buf.Len()/2]
-	_, err = Walk(bytes.NewReader(truncated), func(Entry) error { return nil })
-	assert.Error(t, err)
+	whole := buf.Bytes()
+	// Cut in the middle, and cut only the gzip trailer after tar's end
+	// marker: both are incomplete.
+	for _, n := range []int{len(whole) / 2, len(whole) - 4} {
+		_, err = Walk(bytes.NewReader(whole[:n]), func(Entry) error { return nil })
+		assert.ErrorIs(t, err, ErrCorrupt, "cut at %d of %d", n, len(whole))
+	}
+
+	// An error of the source is an I/O failure, not corruption.
+	down := errors.New("connection reset")
+	_, err = Walk(io.MultiReader(bytes.NewReader(whole[:len(whole)/2]), iotest.ErrReader(down)), func(Entry) error { return nil })
+	assert.ErrorIs(t, err, down)
+	assert.NotErrorIs(t, err, ErrCorrupt)
+
+	// fn's error comes back as is.
+	stop := errors.New("stop")
+	_, err = Walk(bytes.NewReader(whole), func(Entry) error { return stop })
+	assert.Equal(t, stop, err)
+}
+
+func TestParsePath(t *testing.T) {
+	cases := []struct {
+		path string
+		want Entry
+		ok   bool
+	}{
+		{"resources/configmaps/namespaces/app/settings.json",
+			Entry{GroupResource: "configmaps", Namespace: "app", Name: "settings"}, true},
+		{"resources/persistentvolumes/cluster/pv-1.json",
+			Entry{GroupResource: "persistentvolumes", Name: "pv-1"}, true},
+		{"resources/deployments.apps/v1-preferredversion/namespaces/app/web.json",
+			Entry{GroupResource: "deployments.apps", Version: "v1", Preferred: true, Namespace: "app", Name: "web"}, true},
+		{"resources/storageclasses.storage.k8s.io/v1-preferredversion/cluster/fast.json",
+			Entry{GroupResource: "storageclasses.storage.k8s.io", Version: "v1", Preferred: true, Name: "fast"}, true},
+		{"resources/widgets.example.com/v1beta1/namespaces/app/w.json",
+			Entry{GroupResource: "widgets.example.com", Version: "v1beta1", Namespace: "app", Name: "w"}, true},
+		{"resources/gadgets.example.com/v2alpha1/cluster/g.json",
+			Entry{GroupResource: "gadgets.example.com", Version: "v2alpha1", Name: "g"}, true},
+		// A namespace called "cluster" stays a namespace.
+		{"resources/configmaps/namespaces/cluster/c.json",
+			Entry{GroupResource: "configmaps", Namespace: "cluster", Name: "c"}, true},
+
+		{"metadata/version", Entry{}, false},
+		{"resources/configmaps/namespaces/app/settings.yaml", Entry{}, false},
+		{"resources/configmaps/namespaces/settings.json", Entry{}, false},
+		{"resources/configmaps/cluster/extra/c.json", Entry{}, false},
+		{"resources/configmaps/v1/namespaces/app/extra/c.json", Entry{}, false},
+		{"resources/configmaps/v1/other/c.json", Entry{}, false},
+		{"resources/configmaps/-preferredversion/cluster/c.json", Entry{}, false},
+		{"resources/configmaps/namespaces//c.json", Entry{}, false},
+		{"resources/configmaps/cluster/.json", Entry{}, false},
+		{"resources//cluster/c.json", Entry{}, false},
+		{"other/configmaps/cluster/c.json", Entry{}, false},
+	}
+	for _, c := range cases {
+		got, ok := parsePath(c.path)
+		assert.Equal(t, c.ok, ok, c.path)
+		if c.ok {
+			c.want.Path = c.path
+			assert.Equal(t, c.want, got, c.path)
+		}
+	}
 }

@@ -1,0 +1,56 @@
+// Package backupmeta finds what a location holds of one backup, whichever
+// tool wrote it: cairn's backup.json or Velero's velero-backup.json.
+package backupmeta
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/internal/velero"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// Read returns the committed metadata of the backup called name and the
+// key of its resources tarball. cairn's backup.json wins when both tools
+// wrote into the same folder. A folder with neither file is an error
+// wrapping location.ErrNotFound; a file that exists but cannot be decoded
+// is another error, so callers can tell "absent" from "unreadable".
+func Read(ctx context.Context, loc *location.Location, name string) (*workflows.BackupMetadata, string, error) {
+	keys := location.Backup(name)
+	data, err := loc.ReadAll(ctx, keys.Metadata())
+	switch {
+	case err == nil:
+		var meta workflows.BackupMetadata
+		if err := json.Unmarshal(data, &meta); err != nil {
+			return nil, "", fmt.Errorf("decode %s: %w", keys.Metadata(), err)
+		}
+		if meta.Format == "" {
+			meta.Format = workflows.BackupFormatCairn
+		}
+		return &meta, keys.Resources(), nil
+	case !errors.Is(err, location.ErrNotFound):
+		return nil, "", err
+	}
+
+	data, err = loc.ReadAll(ctx, keys.VeleroMetadata())
+	switch {
+	case errors.Is(err, location.ErrNotFound):
+		return nil, "", fmt.Errorf("backup %q: %w", name, location.ErrNotFound)
+	case err != nil:
+		return nil, "", err
+	}
+	b, err := velero.Parse(data)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", keys.VeleroMetadata(), err)
+	}
+	// The tarball is named after the folder, so a metadata file that names
+	// another backup would send a restore to the wrong objects.
+	if b.Name != name {
+		return nil, "", fmt.Errorf("%s: names backup %q, not %q", keys.VeleroMetadata(), b.Name, name)
+	}
+	meta := b.Metadata()
+	return &meta, keys.VeleroResources(), nil
+}

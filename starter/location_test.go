@@ -1,0 +1,95 @@
+package starter
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/mocks"
+
+	"github.com/cairn-backup/cairn/internal/location"
+	velerofixture "github.com/cairn-backup/cairn/tests/fixtures/velero"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// veleroLocation holds a cairn backup, two Velero backups (one still being
+// written), a folder with no metadata and an unreadable Velero backup.
+func veleroLocation(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	loc, err := location.Open(ctx, dir)
+	require.NoError(t, err)
+	defer loc.Close()
+	started := time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
+	require.NoError(t, loc.WriteJSON(ctx, location.Backup("cairn-one").Metadata(), workflows.BackupMetadata{
+		APIVersion: workflows.MetadataAPIVersion, Kind: workflows.MetadataKindBackup, Name: "cairn-one",
+		Status: workflows.BackupStatus{Name: "cairn-one", Phase: workflows.PhaseCompleted, StartTime: &started},
+	}))
+	cm := velerofixture.Object{GroupResource: "configmaps", Namespace: "shop", Name: "c", Preferred: "v1",
+		Versions: map[string][]byte{"v1": []byte(`{}`)}}
+	require.NoError(t, velerofixture.Write(ctx, dir, velerofixture.Backup{Name: "velero-one",
+		Start: started.Add(time.Hour), Objects: []velerofixture.Object{cm}}))
+	require.NoError(t, velerofixture.Write(ctx, dir, velerofixture.Backup{Name: "velero-running", Phase: "InProgress",
+		Start: started.Add(2 * time.Hour)}))
+	require.NoError(t, loc.WriteAll(ctx, location.Backup("half").VeleroResources(), []byte("x")))
+	require.NoError(t, loc.WriteAll(ctx, location.Backup("broken").VeleroMetadata(), []byte("{")))
+	return dir
+}
+
+func TestListBackupsIncludesVelero(t *testing.T) {
+	tc := mocks.NewClient(t)
+	tc.On("ListWorkflow", mock.Anything, mock.Anything).Return(&workflowservice.ListWorkflowExecutionsResponse{}, nil)
+	// No QueryWorkflow is expected: a Velero backup still being written
+	// has no run to ask, and the mock fails on any unexpected call.
+	dir := veleroLocation(t)
+	list, err := New(tc, Options{DefaultLocation: dir}).ListBackups(context.Background())
+	require.NoError(t, err)
+
+	var names, formats []string
+	var phases []workflows.Phase
+	for _, v := range list.Items {
+		names = append(names, v.Name)
+		formats = append(formats, v.Format)
+		phases = append(phases, v.Phase)
+		assert.Equal(t, SourceLocation, v.Source)
+	}
+	assert.Equal(t, []string{"velero-running", "velero-one", "cairn-one"}, names, "newest first")
+	assert.Equal(t, []string{"velero", "velero", "cairn"}, formats)
+	assert.Equal(t, []workflows.Phase{workflows.PhaseInProgress, workflows.PhaseCompleted, workflows.PhaseCompleted}, phases)
+	require.Len(t, list.Unreadable, 1)
+	assert.Contains(t, list.Unreadable[0], "broken: ")
+	assert.Contains(t, list.Unreadable[0], "velero-backup.json")
+}
+
+func TestGetBackupFindsVelero(t *testing.T) {
+	tc := mocks.NewClient(t)
+	tc.On("DescribeWorkflowExecution", mock.Anything, mock.Anything, "").Return(nil, serviceerror.NewNotFound("no such workflow"))
+	dir := veleroLocation(t)
+	c := New(tc, Options{DefaultLocation: dir})
+
+	v, err := c.GetBackup(context.Background(), "velero-one")
+	require.NoError(t, err)
+	assert.Equal(t, workflows.BackupFormatVelero, v.Format)
+	assert.Equal(t, workflows.PhaseCompleted, v.Phase)
+	assert.Equal(t, 1, v.Status.ItemsDone)
+	assert.Equal(t, []string{"*"}, v.Spec.IncludedNamespaces)
+
+	_, err = c.GetBackup(context.Background(), "half")
+	assert.True(t, errors.Is(err, ErrNotFound), "%v", err)
+}
+
+func TestCreateBackupRefusesVeleroName(t *testing.T) {
+	dir := veleroLocation(t)
+	_, err := New(mocks.NewClient(t), Options{DefaultLocation: dir}).CreateBackup(context.Background(),
+		CreateBackupRequest{BackupSpec: workflows.BackupSpec{Name: "velero-one"}})
+	var conflict *ConflictError
+	require.ErrorAs(t, err, &conflict)
+	assert.Contains(t, conflict.Message, "Velero backup")
+}
