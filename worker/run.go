@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/cairn-backup/cairn/activities/cluster"
+	"github.com/cairn-backup/cairn/activities/restore"
 	"github.com/cairn-backup/cairn/activities/store"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/workflows"
@@ -22,6 +23,8 @@ type Config struct {
 	Options
 	// PageInterval pauses after every LIST page (see cluster.Activities).
 	PageInterval time.Duration
+	// BatchInterval pauses after every restored batch (see restore.Activities).
+	BatchInterval time.Duration
 }
 
 // Run hosts cairn's workflows and cluster activities until ctx ends, then
@@ -38,7 +41,8 @@ func Run(ctx context.Context, c client.Client, cfg Config) error {
 		return err
 	}
 	clusterActs.PageInterval = cfg.PageInterval
-	w := New(c, Activities{Cluster: clusterActs, Store: &store.Activities{Log: cfg.Log}}, cfg.Options)
+	restoreActs := &restore.Activities{Clients: clients, Log: cfg.Log, BatchInterval: cfg.BatchInterval}
+	w := New(c, Activities{Cluster: clusterActs, Store: &store.Activities{Log: cfg.Log}, Restore: restoreActs}, cfg.Options)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/cairn-backup/cairn/activities/cluster"
+	"github.com/cairn-backup/cairn/activities/restore"
 	"github.com/cairn-backup/cairn/activities/store"
 	"github.com/cairn-backup/cairn/workflows"
 )
@@ -18,6 +19,7 @@ import (
 type Activities struct {
 	Cluster *cluster.Activities
 	Store   *store.Activities
+	Restore *restore.Activities
 }
 
 // Options tune a worker.
@@ -51,10 +53,19 @@ func Register(r sdkworker.Registry, acts Activities) {
 		r.RegisterActivityWithOptions(acts.Store.FinalizeBackup, activity.RegisterOptions{Name: workflows.FinalizeBackupActivity})
 		r.RegisterActivityWithOptions(acts.Store.CleanupBackupWork, activity.RegisterOptions{Name: workflows.CleanupBackupActivity})
 	}
+	if a := acts.Restore; a != nil {
+		r.RegisterActivityWithOptions(a.PlanRestore, activity.RegisterOptions{Name: workflows.PlanRestoreActivity})
+		r.RegisterActivityWithOptions(a.ApplyResources, activity.RegisterOptions{Name: workflows.ApplyActivity})
+		r.RegisterActivityWithOptions(a.WaitCRDsEstablished, activity.RegisterOptions{Name: workflows.WaitCRDsActivity})
+		r.RegisterActivityWithOptions(a.RelinkOwners, activity.RegisterOptions{Name: workflows.RelinkOwnersActivity})
+		r.RegisterActivityWithOptions(a.FinalizeRestore, activity.RegisterOptions{Name: workflows.FinalizeRestoreActivity})
+		r.RegisterActivityWithOptions(a.CleanupRestoreWork, activity.RegisterOptions{Name: workflows.CleanupRestoreActivity})
+	}
 }
 
 // RegisterWorkflows registers the workflows only.
 func RegisterWorkflows(r sdkworker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(workflows.BackupWorkflow, workflow.RegisterOptions{Name: workflows.BackupWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.RestoreWorkflow, workflow.RegisterOptions{Name: workflows.RestoreWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.ValidateFiltersWorkflow, workflow.RegisterOptions{Name: workflows.ValidateFiltersWorkflowName})
 }

@@ -61,3 +61,6 @@ type SkippedResource struct {
 	Resource string `json:"resource"`
 	Reason   string `json:"reason"`
 }
+
+// CurrentPhase returns the phase; starter views use it for any run kind.
+func (s BackupStatus) CurrentPhase() Phase { return s.Phase }

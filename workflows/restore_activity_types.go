@@ -78,7 +78,9 @@ type ApplyInput struct {
 	Location string                 `json:"location"`
 	Type     RestoreType            `json:"type"`
 	Policy   ExistingResourcePolicy `json:"existingResourcePolicy"`
-	Options  RestoreOptions         `json:"options"`
+	// PreserveNodePorts: node ports count when comparing with an existing Service.
+	PreserveNodePorts bool           `json:"preserveNodePorts,omitempty"`
+	Options           RestoreOptions `json:"options"`
 }
 
 // ApplyResult counts the outcomes of one resource type.
@@ -97,9 +99,10 @@ type RestoreStepInput struct {
 	Options  RestoreOptions `json:"options"`
 }
 
-// RelinkResult counts owner references added after the fact.
-type RelinkResult struct {
-	Linked   int `json:"linked"`
+// StepResult counts what a restore step did (CRDs established, owner
+// references added) and the warnings it stored.
+type StepResult struct {
+	Done     int `json:"done"`
 	Warnings int `json:"warnings"`
 }
 
@@ -107,7 +110,6 @@ type RelinkResult struct {
 type FinalizeRestoreInput struct {
 	Spec   RestoreSpec   `json:"spec"`
 	Status RestoreStatus `json:"status"`
-	RunID  string        `json:"runId"`
 }
 
 // FinalizeRestoreResult is what finalize found in the per-batch results.

@@ -37,6 +37,8 @@ type RestoreStatus struct {
 	ItemsFailed        int                    `json:"itemsFailed"`
 	Warnings           int                    `json:"warnings"`
 	Resources          map[string]TypeOutcome `json:"resources,omitempty"`
+	// Order is the plan's resource types in apply order.
+	Order []string `json:"order,omitempty"`
 	// Current is the resource type being applied.
 	Current       string            `json:"current,omitempty"`
 	Skipped       []SkippedResource `json:"skipped,omitempty"`
@@ -95,3 +97,6 @@ type RestoreMetadata struct {
 	WorkflowID string        `json:"workflowId,omitempty"`
 	RunID      string        `json:"runId,omitempty"`
 }
+
+// CurrentPhase returns the phase; starter views use it for any run kind.
+func (s RestoreStatus) CurrentPhase() Phase { return s.Phase }

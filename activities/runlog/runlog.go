@@ -5,8 +5,10 @@
 package runlog
 
 import (
+	"compress/gzip"
 	"context"
 	"fmt"
+	"sort"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -27,6 +29,7 @@ type Run struct {
 	Restore location.RestoreKeys
 	capture *logging.Capture
 	logKey  string
+	info    activity.Info
 }
 
 // Start opens the backup's location and a captured logger for this attempt.
@@ -70,10 +73,14 @@ func begin(ctx context.Context, base *zap.Logger, locationURL, logsPrefix string
 		Log:     capture.Logger,
 		Loc:     loc,
 		capture: capture,
+		info:    info,
 		logKey: fmt.Sprintf("%s%020d-%s-%s-%d.jsonl", logsPrefix, info.StartedTime.UnixNano(),
 			info.ActivityType.Name, info.ActivityID, info.Attempt),
 	}, nil
 }
+
+// Info is the activity attempt's Temporal info.
+func (r *Run) Info() activity.Info { return r.info }
 
 // Captured returns the lines logged so far in this attempt.
 func (r *Run) Captured() []byte { return r.capture.Bytes() }
@@ -89,4 +96,35 @@ func (r *Run) End() {
 		}
 	}
 	_ = r.Loc.Close()
+}
+
+// JoinLogs writes the log chunks of every activity attempt under
+// chunksPrefix, oldest first, and this attempt's lines so far, into one
+// gzipped JSON-lines object at key.
+func (r *Run) JoinLogs(ctx context.Context, chunksPrefix, key string) error {
+	keys, err := r.Loc.Keys(ctx, chunksPrefix)
+	if err != nil {
+		return err
+	}
+	sort.Strings(keys)
+	w, err := r.Loc.NewWriter(ctx, key)
+	if err != nil {
+		return err
+	}
+	gz := gzip.NewWriter(w)
+	for _, k := range keys {
+		if err := r.Loc.CopyTo(ctx, k, gz); err != nil {
+			w.Abort()
+			return err
+		}
+	}
+	if _, err := gz.Write(r.Captured()); err != nil {
+		w.Abort()
+		return err
+	}
+	if err := gz.Close(); err != nil {
+		w.Abort()
+		return err
+	}
+	return w.Close()
 }

@@ -32,7 +32,7 @@ func (a *Activities) CleanupBackupWork(ctx context.Context, in workflows.Cleanup
 	if in.Discard && !committed {
 		run.Log.Info("Discarding the unfinished backup's data")
 		if _, err := run.Loc.ReadAll(ctx, keys.Logs()); errors.Is(err, location.ErrNotFound) {
-			if err := writeLogs(ctx, run); err != nil {
+			if err := run.JoinLogs(ctx, keys.LogsPrefix(), keys.Logs()); err != nil {
 				return err
 			}
 		}

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -68,7 +67,7 @@ func (a *Activities) FinalizeBackup(ctx context.Context, in workflows.FinalizeIn
 	}
 	run.Log.Info("Committing backup", zap.Int("items", items), zap.Int64("tarballBytes", size),
 		zap.Int("errors", len(results.Errors)), zap.Int("warnings", len(results.Warnings)), zap.String("phase", string(status.Phase)))
-	if err := writeLogs(ctx, run); err != nil {
+	if err := run.JoinLogs(ctx, keys.LogsPrefix(), keys.Logs()); err != nil {
 		return nil, err
 	}
 	// The backup ends when it is committed, not when finalizing began.
@@ -150,34 +149,4 @@ func collectResults(ctx context.Context, run *runlog.Run, skipped []workflows.Sk
 		}
 	}
 	return res, nil
-}
-
-// writeLogs joins the log chunks of every activity attempt, oldest first,
-// with this attempt's lines so far, into logs.jsonl.gz.
-func writeLogs(ctx context.Context, run *runlog.Run) error {
-	keys, err := run.Loc.Keys(ctx, run.Keys.LogsPrefix())
-	if err != nil {
-		return err
-	}
-	sort.Strings(keys)
-	w, err := run.Loc.NewWriter(ctx, run.Keys.Logs())
-	if err != nil {
-		return err
-	}
-	gz := gzip.NewWriter(w)
-	for _, key := range keys {
-		if err := run.Loc.CopyTo(ctx, key, gz); err != nil {
-			w.Abort()
-			return err
-		}
-	}
-	if _, err := gz.Write(run.Captured()); err != nil {
-		w.Abort()
-		return err
-	}
-	if err := gz.Close(); err != nil {
-		w.Abort()
-		return err
-	}
-	return w.Close()
 }

@@ -39,14 +39,22 @@ func (r RestoreKeys) BatchResult(groupResource string, index int) string {
 	return fmt.Sprintf("%sresults/%s/%06d.jsonl", r.Work(), groupResource, index)
 }
 
+// BatchResultsOf is the prefix of one type's batch outcomes.
+func (r RestoreKeys) BatchResultsOf(groupResource string) string {
+	return r.Work() + "results/" + groupResource + "/"
+}
+
 // BatchResults is the prefix of every batch's outcomes.
 func (r RestoreKeys) BatchResults() string { return r.Work() + "results/" }
 
 // PlanSkips holds the items the plan left out by rule, with the reason.
 func (r RestoreKeys) PlanSkips() string { return r.Work() + "plan-skipped.jsonl" }
 
-// PlanWarnings holds the plan's warnings, one per line.
-func (r RestoreKeys) PlanWarnings() string { return r.Work() + "plan-warnings.jsonl" }
+// Warnings holds the warnings of one restore step, one JSON string per line.
+func (r RestoreKeys) Warnings(step string) string { return r.Work() + "warnings/" + step + ".jsonl" }
+
+// AllWarnings is the prefix of every step's warnings.
+func (r RestoreKeys) AllWarnings() string { return r.Work() + "warnings/" }
 
 // Relink holds the owner references one batch could not set yet.
 func (r RestoreKeys) Relink(groupResource string, index int) string {

@@ -18,7 +18,8 @@ const controllerStopGrace = 10 * time.Second
 
 // controllerManager is a kube-controller-manager child process running the
 // controllers a cluster without nodes needs: namespace deletion, garbage
-// collection, PV binding and (given the signing key) legacy SA tokens.
+// collection, PV binding and protection, and (given the signing key)
+// legacy SA tokens.
 type controllerManager struct {
 	cmd  *exec.Cmd
 	log  *zap.Logger
@@ -36,7 +37,11 @@ type controllerManagerConfig struct {
 }
 
 func controllerManagerArgs(c controllerManagerConfig, log *zap.Logger) []string {
-	controllers := "namespace-controller,garbage-collector-controller,persistentvolume-binder-controller"
+	// The protection controllers release the finalizers the API server puts
+	// on claims and volumes; without them a namespace with a claim never
+	// finishes deleting.
+	controllers := "namespace-controller,garbage-collector-controller,persistentvolume-binder-controller," +
+		"persistentvolumeclaim-protection-controller,persistentvolume-protection-controller"
 	args := []string{
 		"--kubeconfig=" + c.kubeconfig,
 		"--leader-elect=false",

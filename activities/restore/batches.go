@@ -1,0 +1,225 @@
+package restore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"go.temporal.io/sdk/activity"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/internal/objects"
+	"github.com/cairn-backup/cairn/internal/tarball"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// writeItems is the second pass over the tarball: every selected object of
+// a chosen type, at the chosen version, prepared and written to a batch.
+func writeItems(ctx context.Context, loc *location.Location, key string, idx *backupIndex, p *restorePlan,
+	sel *selection, w *batchWriter) error {
+	spec := sel.spec
+	n := 0
+	err := walkTarball(ctx, loc, key, func(e tarball.Entry) error {
+		if n++; n%2000 == 0 {
+			activity.RecordHeartbeat(ctx, n)
+		}
+		t, ok := p.types[e.GroupResource]
+		ti := idx.types[e.GroupResource]
+		if !ok || ti == nil || !fromFolder(e, t.Version, ti) {
+			return nil
+		}
+		obj := &unstructured.Unstructured{}
+		if err := obj.UnmarshalJSON(e.Data); err != nil {
+			return &corruptError{fmt.Errorf("%s: %w", e.Path, err)}
+		}
+		if !sel.item(e.GroupResource, obj.GetNamespace(), obj.GetName(), obj.GetLabels()) ||
+			!relatedClusterItem(e.GroupResource, obj, idx, p, sel) {
+			return nil
+		}
+		outcome := workflows.ItemOutcome{Resource: e.GroupResource, Namespace: spec.MapNamespace(obj.GetNamespace()), Name: obj.GetName()}
+		if e.GroupResource == "namespaces" {
+			outcome.Name = spec.MapNamespace(obj.GetName())
+		}
+		if outcome.Namespace != obj.GetNamespace() {
+			outcome.SourceNamespace = obj.GetNamespace()
+		}
+		rules := objects.Index{
+			Restored:        func(uid string) bool { return idx.restored(uid, p) },
+			SelectorService: func(ns, name string) bool { return idx.selectorServices[ns+"/"+name] },
+		}
+		if reason := objects.SkipReason(e.GroupResource, obj, rules); reason != "" {
+			outcome.Result, outcome.Reason = workflows.ItemSkipped, reason
+			return w.skip(ctx, outcome)
+		}
+		item := Item{SourceNamespace: outcome.SourceNamespace}
+		for _, ref := range obj.GetOwnerReferences() {
+			if idx.restored(string(ref.UID), p) {
+				item.RestoredOwners = append(item.RestoredOwners, string(ref.UID))
+			}
+		}
+		objects.Prepare(obj, objects.Options{
+			Backup: spec.BackupName, Restore: spec.Name, MapNamespace: spec.MapNamespace,
+			PreserveNodePorts: spec.PreserveNodePorts, KeepStatus: t.RestoreStatus,
+			RestoredPV: func(name string) bool { return pvRestored(name, idx, p, sel) },
+		})
+		item.Object = obj.Object
+		return w.add(ctx, e.GroupResource, item)
+	})
+	if err != nil {
+		return err
+	}
+	return w.ensureNamespaces(ctx, spec)
+}
+
+// fromFolder reports whether e is the copy of its object at version: the
+// version-less copy when that is the source's version, else the copy in
+// the version's folder.
+func fromFolder(e tarball.Entry, version string, ti *typeIndex) bool {
+	if version == ti.sourceVersion() {
+		if ti.preferred != "" {
+			return e.Preferred
+		}
+		return e.Version == ""
+	}
+	return !e.Preferred && e.Version == version
+}
+
+// relatedClusterItem applies the auto rule to cluster-scoped items: a
+// PersistentVolume is restored with its claim, a CRD with its resources.
+func relatedClusterItem(gr string, obj *unstructured.Unstructured, idx *backupIndex, p *restorePlan, sel *selection) bool {
+	if obj.GetNamespace() != "" || sel.allCluster || sel.spec.ClusterResources == workflows.ClusterResourcesInclude {
+		return true
+	}
+	switch gr {
+	case "persistentvolumes":
+		ns, _, _ := unstructured.NestedString(obj.Object, "spec", "claimRef", "namespace")
+		name, _, _ := unstructured.NestedString(obj.Object, "spec", "claimRef", "name")
+		return idx.claims[ns+"/"+name]
+	case crdResource:
+		return p.crds[obj.GetName()]
+	}
+	return true
+}
+
+// pvRestored reports whether a PersistentVolume is restored, whether or
+// not the second pass has reached it yet.
+func pvRestored(name string, idx *backupIndex, p *restorePlan, sel *selection) bool {
+	claim, inBackup := idx.volumeClaims[name]
+	if _, planned := p.types["persistentvolumes"]; !planned || !inBackup {
+		return false
+	}
+	return sel.allCluster || sel.spec.ClusterResources == workflows.ClusterResourcesInclude || idx.claims[claim]
+}
+
+// batchWriter fills batches of prepared items per type and stores each
+// when full.
+type batchWriter struct {
+	run       *runlog.Run
+	size      int
+	pending   map[string]*bytes.Buffer
+	pendingN  map[string]int
+	counts    map[string]int
+	batches   map[string]int
+	skips     bytes.Buffer
+	ruleSkips int
+	// namespaces are the target namespaces items land in, and whether a
+	// Namespace object for each was written.
+	namespaces map[string]bool
+}
+
+func newBatchWriter(run *runlog.Run, size int) *batchWriter {
+	return &batchWriter{run: run, size: size, pending: map[string]*bytes.Buffer{}, pendingN: map[string]int{},
+		counts: map[string]int{}, batches: map[string]int{}, namespaces: map[string]bool{}}
+}
+
+func (w *batchWriter) add(ctx context.Context, gr string, item Item) error {
+	line, err := json.Marshal(item)
+	if err != nil {
+		return fmt.Errorf("encode item: %w", err)
+	}
+	obj := unstructured.Unstructured{Object: item.Object}
+	if ns := obj.GetNamespace(); ns != "" {
+		if _, ok := w.namespaces[ns]; !ok {
+			w.namespaces[ns] = false
+		}
+	} else if gr == "namespaces" {
+		w.namespaces[obj.GetName()] = true
+	}
+	buf := w.pending[gr]
+	if buf == nil {
+		buf = &bytes.Buffer{}
+		w.pending[gr] = buf
+	}
+	buf.Write(line)
+	buf.WriteByte('\n')
+	w.pendingN[gr]++
+	w.counts[gr]++
+	if w.pendingN[gr] >= w.size {
+		return w.flush(ctx, gr)
+	}
+	return nil
+}
+
+func (w *batchWriter) flush(ctx context.Context, gr string) error {
+	buf := w.pending[gr]
+	if buf == nil || buf.Len() == 0 {
+		return nil
+	}
+	if err := w.run.Loc.WriteAll(ctx, w.run.Restore.Batch(gr, w.batches[gr]), buf.Bytes()); err != nil {
+		return err
+	}
+	w.batches[gr]++
+	buf.Reset()
+	w.pendingN[gr] = 0
+	return nil
+}
+
+func (w *batchWriter) skip(_ context.Context, o workflows.ItemOutcome) error {
+	line, err := json.Marshal(o)
+	if err != nil {
+		return err
+	}
+	w.skips.Write(line)
+	w.skips.WriteByte('\n')
+	w.ruleSkips++
+	return nil
+}
+
+// ensureNamespaces adds the namespaces items land in that the backup
+// holds no Namespace object for.
+func (w *batchWriter) ensureNamespaces(ctx context.Context, spec workflows.RestoreSpec) error {
+	for _, ns := range sortedKeys(w.namespaces) {
+		if w.namespaces[ns] {
+			continue
+		}
+		obj := map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{
+			"name": ns, "labels": map[string]any{objects.LabelBackup: spec.BackupName, objects.LabelRestore: spec.Name}}}
+		if err := w.add(ctx, "namespaces", Item{Object: obj, EnsureOnly: true}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish stores the partly filled batches and the rule skips.
+func (w *batchWriter) finish(ctx context.Context) error {
+	for _, gr := range sortedKeys(w.pending) {
+		if err := w.flush(ctx, gr); err != nil {
+			return err
+		}
+	}
+	return w.run.Loc.WriteAll(ctx, w.run.Restore.PlanSkips(), w.skips.Bytes())
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

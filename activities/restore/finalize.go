@@ -1,0 +1,154 @@
+package restore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.uber.org/zap"
+
+	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// FinalizeRestore writes results.json (every item's outcome, in apply
+// order), restore.json and the restore's log. It runs however the restore
+// ended, so a failed or canceled restore still tells what it did.
+func (a *Activities) FinalizeRestore(ctx context.Context, in workflows.FinalizeRestoreInput) (*workflows.FinalizeRestoreResult, error) {
+	run, err := runlog.StartRestore(ctx, a.Log, in.Spec.Name, "", in.Spec.StorageLocation)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+	}
+	defer run.End()
+	keys := run.Restore
+
+	results := workflows.RestoreResults{Items: []workflows.ItemOutcome{}, Skipped: in.Status.Skipped}
+	add := func(line []byte) error {
+		var o workflows.ItemOutcome
+		if err := json.Unmarshal(line, &o); err != nil {
+			return fmt.Errorf("decode outcome: %w", err)
+		}
+		results.Items = append(results.Items, o)
+		return nil
+	}
+	if err := readIfExists(ctx, run, keys.PlanSkips(), add); err != nil {
+		return nil, err
+	}
+	batchKeys, err := run.Loc.Keys(ctx, keys.BatchResults())
+	if err != nil {
+		return nil, err
+	}
+	sortByPlan(batchKeys, keys, in.Status.Order)
+	for _, key := range batchKeys {
+		if err := run.Loc.ReadLines(ctx, key, add); err != nil {
+			return nil, err
+		}
+	}
+	warningKeys, err := run.Loc.Keys(ctx, keys.AllWarnings())
+	if err != nil {
+		return nil, err
+	}
+	for _, key := range warningKeys {
+		err := run.Loc.ReadLines(ctx, key, func(line []byte) error {
+			var w string
+			if err := json.Unmarshal(line, &w); err != nil {
+				return fmt.Errorf("decode warning: %w", err)
+			}
+			results.Warnings = append(results.Warnings, w)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, o := range results.Items {
+		if o.Result == workflows.ItemSkipped && o.Reason != "" && isConflictSkip(o) {
+			results.Warnings = append(results.Warnings, fmt.Sprintf("%s %s/%s: %s", o.Resource, o.Namespace, o.Name, o.Reason))
+		}
+	}
+	if err := run.Loc.WriteJSON(ctx, keys.Results(), results); err != nil {
+		return nil, err
+	}
+
+	status := in.Status
+	status.Warnings = len(results.Warnings)
+	done := time.Now().UTC()
+	status.CompletionTime = &done
+	info := run.Info()
+	meta := workflows.RestoreMetadata{APIVersion: workflows.MetadataAPIVersion, Kind: workflows.MetadataKindRestore,
+		Name: in.Spec.Name, Spec: in.Spec, Status: status, WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID}
+	run.Log.Info("Recording restore", zap.String("phase", string(status.Phase)), zap.Int("restored", status.ItemsRestored),
+		zap.Int("skipped", status.ItemsSkipped), zap.Int("failed", status.ItemsFailed), zap.Int("warnings", status.Warnings))
+	if err := run.JoinLogs(ctx, keys.LogsPrefix(), keys.Logs()); err != nil {
+		return nil, err
+	}
+	if err := run.Loc.WriteJSON(ctx, keys.Metadata(), meta); err != nil {
+		return nil, err
+	}
+	return &workflows.FinalizeRestoreResult{Warnings: status.Warnings, CompletionTime: &done}, nil
+}
+
+// isConflictSkip reports an item skipped because it exists and differs,
+// which a user should look at (rule skips are expected and are not).
+func isConflictSkip(o workflows.ItemOutcome) bool {
+	return o.Action == "" && o.Reason == ReasonExistsDiffers
+}
+
+// sortByPlan orders batch result keys by the plan's type order, then batch.
+func sortByPlan(batchKeys []string, keys location.RestoreKeys, order []string) {
+	rank := map[string]int{}
+	for i, gr := range order {
+		rank[keys.BatchResultsOf(gr)] = i
+	}
+	typeOf := func(k string) int {
+		for prefix, r := range rank {
+			if len(k) > len(prefix) && k[:len(prefix)] == prefix {
+				return r
+			}
+		}
+		return len(order)
+	}
+	sort.SliceStable(batchKeys, func(i, j int) bool {
+		ri, rj := typeOf(batchKeys[i]), typeOf(batchKeys[j])
+		if ri != rj {
+			return ri < rj
+		}
+		return batchKeys[i] < batchKeys[j]
+	})
+}
+
+func readIfExists(ctx context.Context, run *runlog.Run, key string, fn func([]byte) error) error {
+	err := run.Loc.ReadLines(ctx, key, fn)
+	if errors.Is(err, location.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// CleanupRestoreWork removes a restore's intermediate state once its
+// results and log are stored.
+func (a *Activities) CleanupRestoreWork(ctx context.Context, in workflows.RestoreStepInput) error {
+	run, err := runlog.StartRestore(ctx, a.Log, in.Restore, "", in.Location)
+	if err != nil {
+		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+	}
+	// Not run.End(): its log chunk would land in the prefix removed here.
+	defer run.Loc.Close()
+	if _, err := run.Loc.ReadAll(ctx, run.Restore.Logs()); errors.Is(err, location.ErrNotFound) {
+		if err := run.JoinLogs(ctx, run.Restore.LogsPrefix(), run.Restore.Logs()); err != nil {
+			return err
+		}
+	}
+	for _, prefix := range []string{run.Restore.Work(), run.Restore.LogsPrefix()} {
+		if err := run.Loc.DeletePrefix(ctx, prefix); err != nil {
+			return err
+		}
+	}
+	run.Log.Info("Removed intermediate state")
+	return nil
+}

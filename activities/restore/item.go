@@ -1,0 +1,128 @@
+package restore
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/cairn-backup/cairn/internal/kube"
+	"github.com/cairn-backup/cairn/internal/objects"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// ReasonExistsDiffers is why an item is skipped under policy none.
+const ReasonExistsDiffers = "it already exists and differs from the backup (existingResourcePolicy none keeps it as it is)"
+
+// applier creates the items of one resource type.
+type applier struct {
+	in       workflows.ApplyInput
+	resource dynamic.NamespaceableResourceInterface
+	owners   *ownerResolver
+}
+
+func newApplier(c *kube.Clients, in workflows.ApplyInput, owners *ownerResolver) *applier {
+	t := in.Type
+	gvr := schema.GroupVersionResource{Group: t.Group, Version: t.Version, Resource: t.Resource}
+	in.Options = in.Options.WithDefaults()
+	return &applier{in: in, resource: c.Dynamic.Resource(gvr), owners: owners}
+}
+
+// apply restores one item and says what happened to it. Only an
+// unreachable API server is an error (the batch is retried); anything the
+// server answers is the item's outcome.
+func (ap *applier) apply(ctx context.Context, item Item) (workflows.ItemOutcome, []relink, error) {
+	obj := &unstructured.Unstructured{Object: item.Object}
+	out := workflows.ItemOutcome{Resource: ap.in.Type.GroupResource(), Namespace: obj.GetNamespace(), Name: obj.GetName(),
+		SourceNamespace: item.SourceNamespace}
+	status, hasStatus, _ := unstructured.NestedFieldCopy(obj.Object, "status")
+	unstructured.RemoveNestedField(obj.Object, "status")
+
+	deferredRefs, err := ap.owners.resolve(ctx, obj, item.RestoredOwners)
+	if err != nil {
+		return out, nil, err
+	}
+	client := ap.client(obj.GetNamespace())
+	result, action, reason, err := ap.createOrReconcile(ctx, client, obj, item)
+	switch {
+	case err != nil && kube.IsUnreachable(err):
+		return out, nil, fmt.Errorf("%s %s: %w", out.Resource, obj.GetName(), err)
+	case err != nil:
+		out.Result, out.Reason = workflows.ItemFailed, err.Error()
+		return out, nil, nil
+	case reason != "":
+		out.Result, out.Reason = workflows.ItemSkipped, reason
+		return out, nil, nil
+	}
+	out.Result, out.Action = workflows.ItemRestored, action
+	if ap.in.Type.RestoreStatus && hasStatus && action != workflows.ActionUnchanged {
+		if msg := ap.restoreStatus(ctx, client, result, status); msg != "" {
+			out.Reason = msg
+		}
+	}
+	var relinks []relink
+	for _, ref := range deferredRefs {
+		relinks = append(relinks, relink{Type: ap.in.Type.ResourceType, Namespace: obj.GetNamespace(), Name: obj.GetName(), Owner: ref})
+	}
+	return out, relinks, nil
+}
+
+// createOrReconcile creates obj; when it exists already, the existing
+// object is judged: restored by this very restore earlier (a resumed
+// batch), identical, or different, which the policy decides. A non-empty
+// reason means the item is skipped.
+func (ap *applier) createOrReconcile(ctx context.Context, client dynamic.ResourceInterface, obj *unstructured.Unstructured,
+	item Item) (*unstructured.Unstructured, workflows.ItemAction, string, error) {
+	created, err := client.Create(ctx, obj, metav1.CreateOptions{})
+	if err == nil {
+		return created, workflows.ActionCreated, "", nil
+	}
+	if !apierrors.IsAlreadyExists(err) {
+		return nil, "", "", err
+	}
+	existing, err := client.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	if err != nil {
+		return nil, "", "", fmt.Errorf("it exists, but reading it failed: %w", err)
+	}
+	preserve := ap.in.PreserveNodePorts
+	switch {
+	case existing.GetLabels()[objects.LabelRestore] == obj.GetLabels()[objects.LabelRestore]:
+		return existing, workflows.ActionCreated, "", nil
+	case item.EnsureOnly, objects.Equivalent(existing, obj, preserve):
+		return existing, workflows.ActionUnchanged, "", nil
+	case ap.in.Policy != workflows.ExistingResourceUpdate:
+		return nil, "", ReasonExistsDiffers, nil
+	}
+	patch, err := objects.UpdatePatch(existing, obj, preserve)
+	if err != nil {
+		return nil, "", "", err
+	}
+	updated, err := client.Patch(ctx, obj.GetName(), types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil {
+		return nil, "", "", fmt.Errorf("it exists and differs from the backup; updating it failed: %w", err)
+	}
+	return updated, workflows.ActionUpdated, "", nil
+}
+
+// restoreStatus writes the backed-up status through the status
+// subresource; it returns a note when that was not possible.
+func (ap *applier) restoreStatus(ctx context.Context, client dynamic.ResourceInterface, obj *unstructured.Unstructured, status any) string {
+	obj = obj.DeepCopy()
+	obj.Object["status"] = status
+	if _, err := client.UpdateStatus(ctx, obj, metav1.UpdateOptions{}); err != nil {
+		return "restored without its status: " + err.Error()
+	}
+	return ""
+}
+
+func (ap *applier) client(namespace string) dynamic.ResourceInterface {
+	if namespace == "" {
+		return ap.resource
+	}
+	return ap.resource.Namespace(namespace)
+}

@@ -1,0 +1,185 @@
+package restore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"go.temporal.io/sdk/temporal"
+	"go.uber.org/zap"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/internal/backupmeta"
+	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/internal/objects"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+const crdResource = "customresourcedefinitions.apiextensions.k8s.io"
+
+// PlanRestore reads the backup, decides which types and items to restore
+// and at which version the target cluster takes them, and writes the
+// prepared items in batches. It is idempotent: a retry rewrites the same
+// batches.
+func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanInput) (*workflows.RestorePlanResult, error) {
+	spec, opts := in.Spec, in.Options.WithDefaults()
+	run, err := runlog.StartRestore(ctx, a.Log, spec.Name, spec.BackupName, spec.StorageLocation)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+	}
+	defer run.End()
+
+	meta, tarKey, err := backupmeta.Read(ctx, run.Loc, spec.BackupName)
+	switch {
+	case errors.Is(err, location.ErrNotFound):
+		msg := fmt.Sprintf("backup %q is not in %s", spec.BackupName, spec.StorageLocation)
+		return nil, temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeBackupNotFound, err)
+	case err != nil:
+		return nil, fmt.Errorf("read backup %s: %w", spec.BackupName, err)
+	}
+	if p := meta.Status.Phase; p != workflows.PhaseCompleted && p != workflows.PhasePartiallyFailed {
+		msg := fmt.Sprintf("backup %q is %s; only a Completed or PartiallyFailed backup can be restored", spec.BackupName, p)
+		return nil, temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeBackupNotReady, nil)
+	}
+	sel, err := newSelection(spec)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
+	}
+	target, err := discoverTarget(a.Clients.Discovery)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := scanBackup(ctx, run.Loc, tarKey, sel)
+	if err != nil {
+		return nil, corruptOr(err)
+	}
+	p := decide(idx, target, sel)
+	if err := run.Loc.DeletePrefix(ctx, run.Restore.Batches()); err != nil {
+		return nil, err
+	}
+	w := newBatchWriter(run, opts.BatchSize)
+	if err := writeItems(ctx, run.Loc, tarKey, idx, p, sel, w); err != nil {
+		return nil, corruptOr(err)
+	}
+	if err := w.finish(ctx); err != nil {
+		return nil, err
+	}
+
+	res := &workflows.RestorePlanResult{BackupFormat: meta.Format, Skipped: p.skipped, ItemsSkipped: w.ruleSkips}
+	var grs []string
+	for gr := range w.counts {
+		grs = append(grs, gr)
+	}
+	priorities := spec.ResourcePriorities
+	if len(priorities) == 0 {
+		priorities = workflows.DefaultResourcePriorities
+	}
+	for _, gr := range objects.Order(grs, priorities) {
+		t := p.types[gr]
+		t.Items, t.Batches = w.counts[gr], w.batches[gr]
+		res.Types = append(res.Types, t)
+		res.ItemsTotal += t.Items
+	}
+	run.Log.Info("Planned restore", zap.String("backupFormat", meta.Format), zap.Int("resourceTypes", len(res.Types)),
+		zap.Int("items", res.ItemsTotal), zap.Int("itemsSkippedByRule", w.ruleSkips), zap.Int("typesSkipped", len(p.skipped)))
+	return res, nil
+}
+
+// corruptOr turns a tarball that does not decode into a non-retryable
+// error; anything else is retried.
+func corruptOr(err error) error {
+	var ce *corruptError
+	if errors.As(err, &ce) {
+		return temporal.NewNonRetryableApplicationError("the backup's tarball is corrupt: "+ce.Error(), workflows.ErrTypeCorruptBackup, err)
+	}
+	return err
+}
+
+// restorePlan is what decide chose per backed-up type.
+type restorePlan struct {
+	types   map[string]workflows.RestoreType
+	skipped []workflows.SkippedResource
+	// crds are the CRD names (plural.group) restored in this run.
+	crds map[string]bool
+}
+
+// decide picks the types to restore and their versions.
+func decide(idx *backupIndex, target *targetAPI, sel *selection) *restorePlan {
+	p := &restorePlan{types: map[string]workflows.RestoreType{}, crds: map[string]bool{}}
+	skip := func(gr, reason string) {
+		p.skipped = append(p.skipped, workflows.SkippedResource{Resource: gr, Reason: reason})
+	}
+
+	grs := make([]string, 0, len(idx.types))
+	for gr := range idx.types {
+		grs = append(grs, gr)
+	}
+	sort.Strings(grs)
+	// CRDs first: whether a custom type can be restored depends on them.
+	if ti := idx.types[crdResource]; ti != nil && sel.resource(crdNames(ti)...) && sel.spec.ClusterResources != workflows.ClusterResourcesExclude {
+		for _, gr := range grs {
+			if t := idx.types[gr]; t.selected > 0 && t.namespaced && idx.crds[gr] {
+				p.crds[gr] = true // auto: the CRDs of restored custom resources
+			}
+		}
+	}
+	for _, gr := range grs {
+		ti := idx.types[gr]
+		names := typeNames(gr, ti)
+		switch {
+		case objects.NeverRestored[gr] != "":
+			skip(gr, objects.NeverRestored[gr])
+			continue
+		case ti.selected == 0 || !sel.resource(names...):
+			continue
+		case !ti.namespaced && gr != "namespaces" && !sel.clusterType(gr):
+			continue
+		}
+		version, ok := target.chooseVersion(gr, ti)
+		if !ok && p.crdRestored(gr, idx, sel) {
+			version, ok = ti.sourceVersion(), true // served once its CRD is restored
+		}
+		if !ok {
+			skip(gr, target.notServedReason(gr, ti))
+			continue
+		}
+		g := schema.ParseGroupResource(gr)
+		p.types[gr] = workflows.RestoreType{
+			ResourceType: workflows.ResourceType{Group: g.Group, Version: version, Resource: g.Resource,
+				Kind: ti.kind, Namespaced: ti.namespaced},
+			RestoreStatus: sel.restoreStatus(names...),
+		}
+	}
+	// Namespaces are created even when the backup has no Namespace objects.
+	if _, ok := p.types["namespaces"]; !ok {
+		p.types["namespaces"] = workflows.RestoreType{ResourceType: workflows.ResourceType{Version: "v1", Resource: "namespaces", Kind: "Namespace"}}
+	}
+	return p
+}
+
+// crdRestored reports whether the CRD defining gr is restored in this run.
+func (p *restorePlan) crdRestored(gr string, idx *backupIndex, sel *selection) bool {
+	return p.crds[gr] || (sel.clusterType(crdResource) && sel.allCluster && idx.crds[gr])
+}
+
+// clusterType reports whether a cluster-scoped type is restored as a
+// whole; in auto mode PersistentVolumes and CRDs are judged per item.
+func (s *selection) clusterType(gr string) bool {
+	switch s.spec.ClusterResources {
+	case workflows.ClusterResourcesExclude:
+		return false
+	case workflows.ClusterResourcesInclude:
+		return true
+	}
+	return s.allCluster || gr == "persistentvolumes" || gr == crdResource
+}
+
+func typeNames(gr string, ti *typeIndex) []string {
+	g := schema.ParseGroupResource(gr)
+	return []string{gr, g.Resource, strings.ToLower(ti.kind)}
+}
+
+func crdNames(ti *typeIndex) []string { return typeNames(crdResource, ti) }

@@ -1,0 +1,158 @@
+package restore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tidwall/gjson"
+	"go.temporal.io/sdk/activity"
+
+	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/internal/tarball"
+)
+
+// backupIndex is what a first pass over the tarball learns: which version
+// folders each type has, and the identities the item rules need. It holds
+// a few bytes per object, never an object.
+type backupIndex struct {
+	types map[string]*typeIndex
+	// selected maps the UIDs of objects the filters select to their type.
+	selected map[string]string
+	// selectorServices are "ns/name" of Services with a pod selector.
+	selectorServices map[string]bool
+	// claims are "ns/name" of selected PersistentVolumeClaims.
+	claims map[string]bool
+	// crds are the names (plural.group) of the CRDs the backup holds.
+	crds map[string]bool
+	// volumeClaims maps PersistentVolume names to their claim's "ns/name".
+	volumeClaims map[string]string
+}
+
+// typeIndex describes one group-resource of the backup.
+type typeIndex struct {
+	kind       string
+	namespaced bool
+	// preferred is the source cluster's preferred version; "" when the
+	// backup has no -preferredversion folder (only version-less copies).
+	preferred string
+	// plainVersion is the apiVersion's version of the version-less copies.
+	plainVersion string
+	// versions are the versions the backup holds the type at.
+	versions map[string]bool
+	// selected counts the objects the filters select.
+	selected int
+}
+
+// restored reports whether the object with this UID is restored in the
+// plan p: selected, and of a type the plan restores.
+func (idx *backupIndex) restored(uid string, p *restorePlan) bool {
+	gr, ok := idx.selected[uid]
+	if !ok {
+		return false
+	}
+	_, planned := p.types[gr]
+	return planned
+}
+
+// sourceVersion is the version the version-less copies are at.
+func (t *typeIndex) sourceVersion() string {
+	if t.preferred != "" {
+		return t.preferred
+	}
+	return t.plainVersion
+}
+
+// scanBackup reads the tarball once without keeping objects.
+func scanBackup(ctx context.Context, loc *location.Location, key string, sel *selection) (*backupIndex, error) {
+	idx := &backupIndex{types: map[string]*typeIndex{}, selected: map[string]string{},
+		selectorServices: map[string]bool{}, claims: map[string]bool{}, crds: map[string]bool{}, volumeClaims: map[string]string{}}
+	n := 0
+	err := walkTarball(ctx, loc, key, func(e tarball.Entry) error {
+		if n++; n%2000 == 0 {
+			activity.RecordHeartbeat(ctx, n)
+		}
+		t := idx.types[e.GroupResource]
+		if t == nil {
+			t = &typeIndex{versions: map[string]bool{}}
+			idx.types[e.GroupResource] = t
+		}
+		head := gjson.GetManyBytes(e.Data, "apiVersion", "kind", "metadata.uid", "metadata.labels")
+		switch {
+		case e.Preferred:
+			t.preferred = e.Version
+			t.versions[e.Version] = true
+		case e.Version != "":
+			t.versions[e.Version] = true
+			return nil // the same objects at another version
+		default:
+			t.plainVersion = versionOf(head[0].String())
+			t.versions[t.plainVersion] = true
+		}
+		t.kind, t.namespaced = head[1].String(), e.Namespace != ""
+		if e.GroupResource == crdResource {
+			idx.crds[e.Name] = true
+		}
+		labels := map[string]string{}
+		head[3].ForEach(func(k, v gjson.Result) bool { labels[k.String()] = v.String(); return true })
+		if !sel.item(e.GroupResource, e.Namespace, e.Name, labels) {
+			return nil
+		}
+		if uid := head[2].String(); uid != "" {
+			if _, seen := idx.selected[uid]; !seen {
+				idx.selected[uid] = e.GroupResource
+				t.selected++
+			}
+		}
+		key := e.Namespace + "/" + e.Name
+		switch e.GroupResource {
+		case "services":
+			if gjson.GetBytes(e.Data, "spec.selector").IsObject() {
+				idx.selectorServices[key] = true
+			}
+		case "persistentvolumeclaims":
+			idx.claims[key] = true
+		case "persistentvolumes":
+			claim := gjson.GetManyBytes(e.Data, "spec.claimRef.namespace", "spec.claimRef.name")
+			idx.volumeClaims[e.Name] = claim[0].String() + "/" + claim[1].String()
+		}
+		return nil
+	})
+	return idx, err
+}
+
+// corruptError is a tarball that cannot be read whatever the retry.
+type corruptError struct{ err error }
+
+func (e *corruptError) Error() string { return e.err.Error() }
+func (e *corruptError) Unwrap() error { return e.err }
+
+// walkTarball streams the tarball at key through fn. A failure to read
+// the location is returned as is (worth a retry); a tarball that does not
+// decode is a *corruptError.
+func walkTarball(ctx context.Context, loc *location.Location, key string, fn func(tarball.Entry) error) error {
+	r, err := loc.NewReader(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	format, err := tarball.Walk(r, fn)
+	switch {
+	case errors.Is(err, tarball.ErrCorrupt):
+		return &corruptError{fmt.Errorf("%s: %w", key, err)}
+	case err != nil:
+		return err
+	case format == "":
+		return &corruptError{fmt.Errorf("%s has no metadata/version: not a backup tarball", key)}
+	}
+	return nil
+}
+
+func versionOf(apiVersion string) string {
+	for i := len(apiVersion) - 1; i >= 0; i-- {
+		if apiVersion[i] == '/' {
+			return apiVersion[i+1:]
+		}
+	}
+	return apiVersion
+}

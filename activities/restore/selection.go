@@ -1,0 +1,67 @@
+package restore
+
+import (
+	"github.com/cairn-backup/cairn/internal/filter"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// selection is a restore spec's filters, compiled.
+type selection struct {
+	spec       workflows.RestoreSpec
+	namespaces filter.Globs
+	resources  filter.Globs
+	labels     filter.Labels
+	status     *filter.Globs
+	// allCluster: every cluster-scoped type is restored (include, or auto
+	// with every namespace and no label selector).
+	allCluster bool
+}
+
+func newSelection(spec workflows.RestoreSpec) (*selection, error) {
+	s := &selection{spec: spec}
+	var err error
+	if s.namespaces, err = filter.NewGlobs(spec.IncludedNamespaces, spec.ExcludedNamespaces); err != nil {
+		return nil, err
+	}
+	if s.resources, err = filter.NewGlobs(spec.IncludedResources, spec.ExcludedResources); err != nil {
+		return nil, err
+	}
+	if s.labels, err = filter.NewLabels(spec.LabelSelector, spec.OrLabelSelectors); err != nil {
+		return nil, err
+	}
+	if rs := spec.RestoreStatus; rs != nil {
+		g, err := filter.NewGlobs(rs.IncludedResources, rs.ExcludedResources)
+		if err != nil {
+			return nil, err
+		}
+		s.status = &g
+	}
+	switch spec.ClusterResources {
+	case workflows.ClusterResourcesInclude:
+		s.allCluster = true
+	case workflows.ClusterResourcesAuto, "":
+		s.allCluster = s.namespaces.IncludesEverything() && s.labels.Empty()
+	}
+	return s, nil
+}
+
+// item reports whether an object of the backup passes the namespace and
+// label filters. Namespace objects are selected by their name.
+func (s *selection) item(groupResource, namespace, name string, labels map[string]string) bool {
+	switch {
+	case namespace != "" && !s.namespaces.Match(namespace):
+		return false
+	case groupResource == "namespaces" && !s.namespaces.Match(name):
+		return false
+	}
+	return s.labels.Match(labels)
+}
+
+// resource reports whether the resource filters select a type, by any of
+// the names a user may spell it with.
+func (s *selection) resource(names ...string) bool { return s.resources.Match(names...) }
+
+// restoreStatus reports whether a type's status is restored.
+func (s *selection) restoreStatus(names ...string) bool {
+	return s.status != nil && s.status.Match(names...)
+}

@@ -1,0 +1,97 @@
+package restore
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+
+	"github.com/cairn-backup/cairn/internal/kube"
+)
+
+// targetAPI is what the target cluster serves.
+type targetAPI struct {
+	// preferred maps a group-resource to the resource at its preferred version.
+	preferred map[string]kube.Resource
+	// versions maps a group to the versions it serves, preferred first.
+	versions map[string][]string
+}
+
+func discoverTarget(d discovery.DiscoveryInterface) (*targetAPI, error) {
+	resources, _, err := kube.Discover(d)
+	if err != nil {
+		return nil, err
+	}
+	t := &targetAPI{preferred: map[string]kube.Resource{}, versions: map[string][]string{}}
+	for _, r := range resources {
+		t.preferred[r.GroupResource()] = r
+	}
+	groups, err := d.ServerGroups()
+	if err != nil {
+		return nil, fmt.Errorf("discover API groups: %w", err)
+	}
+	for _, g := range groups.Groups {
+		vs := []string{g.PreferredVersion.Version}
+		for _, v := range g.Versions {
+			if v.Version != g.PreferredVersion.Version {
+				vs = append(vs, v.Version)
+			}
+		}
+		t.versions[g.Name] = vs
+	}
+	return t, nil
+}
+
+// chooseVersion picks the version of a backed-up type to restore: the
+// target's preferred version when the backup holds it, else the source's
+// preferred version when the target serves it, else any version both
+// have. ok is false when the target serves none of the backed-up versions.
+func (t *targetAPI) chooseVersion(gr string, ti *typeIndex) (version string, ok bool) {
+	group := schema.ParseGroupResource(gr).Group
+	served := t.versions[group]
+	if r, found := t.preferred[gr]; found && ti.versions[r.GVR.Version] {
+		return r.GVR.Version, true
+	}
+	if src := ti.sourceVersion(); contains(served, src) {
+		return src, true
+	}
+	for _, v := range served {
+		if ti.versions[v] {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// notServedReason explains why a type cannot be restored into the target.
+func (t *targetAPI) notServedReason(gr string, ti *typeIndex) string {
+	have := make([]string, 0, len(ti.versions))
+	for v := range ti.versions {
+		have = append(have, v)
+	}
+	sort.Strings(have)
+	group := schema.ParseGroupResource(gr).Group
+	if served := t.versions[group]; len(served) > 0 {
+		return fmt.Sprintf("backed up at %s; the target cluster serves %s only at %s",
+			strings.Join(have, ", "), groupName(group), strings.Join(served, ", "))
+	}
+	return fmt.Sprintf("the target cluster does not serve %s, and the restore holds no CustomResourceDefinition for it", gr)
+}
+
+func groupName(g string) string {
+	if g == "" {
+		return "the core group"
+	}
+	return g
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
