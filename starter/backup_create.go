@@ -8,7 +8,6 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/cairn-backup/cairn/internal/location"
@@ -118,6 +117,9 @@ func (c *Client) existingInLocation(ctx context.Context, spec workflows.BackupSp
 	if err != nil {
 		return nil, err
 	}
+	if meta.Format == workflows.BackupFormatVelero {
+		return nil, &ConflictError{Message: fmt.Sprintf("%s already holds a Velero backup called %q; choose another name", spec.StorageLocation, spec.Name)}
+	}
 	if meta.Spec.Hash() != spec.Hash() {
 		return nil, &ConflictError{Message: fmt.Sprintf("backup %q already exists in %s with a different spec; choose another name", spec.Name, spec.StorageLocation)}
 	}
@@ -132,14 +134,5 @@ func (c *Client) existingInTemporal(ctx context.Context, spec workflows.BackupSp
 	if err != nil {
 		return nil, fmt.Errorf("describe existing backup %s: %w", spec.Name, err)
 	}
-	info := desc.GetWorkflowExecutionInfo()
-	var hash string
-	if p, ok := info.GetMemo().GetFields()[workflows.MemoSpecHash]; ok {
-		_ = converter.GetDefaultDataConverter().FromPayload(p, &hash)
-	}
-	if hash != spec.Hash() {
-		return nil, &ConflictError{Message: fmt.Sprintf("backup %q already exists with a different spec; choose another name", spec.Name)}
-	}
-	runID := info.GetExecution().GetRunId()
-	return &CreateResult{Name: spec.Name, WorkflowID: id, RunID: runID, UIURL: c.RunURL(id, runID)}, nil
+	return c.sameSpecRun(desc.GetWorkflowExecutionInfo(), "backup", spec.Name, spec.Hash())
 }

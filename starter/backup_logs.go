@@ -19,33 +19,42 @@ func (c *Client) BackupLogs(ctx context.Context, name string, w io.Writer) error
 	if err != nil {
 		return err
 	}
-	locURL := v.Location
-	if locURL == "" {
-		locURL = c.opts.DefaultLocation
+	keys := location.Backup(name)
+	return c.copyLogs(ctx, v.Location, keys.Logs(), keys.LogsPrefix(), w)
+}
+
+// locationOr returns url, or the default location when it is empty.
+func (c *Client) locationOr(url string) string {
+	if url == "" {
+		return c.opts.DefaultLocation
 	}
-	loc, err := location.Open(ctx, locURL)
+	return url
+}
+
+// copyLogs writes a run's log to w: the joined logKey once the run ended,
+// else the chunks under chunksPrefix that attempts have stored so far.
+func (c *Client) copyLogs(ctx context.Context, locURL, logKey, chunksPrefix string, w io.Writer) error {
+	loc, err := location.Open(ctx, c.locationOr(locURL))
 	if err != nil {
 		return err
 	}
 	defer loc.Close()
-	keys := location.Backup(name)
-
-	r, err := loc.NewReader(ctx, keys.Logs())
+	r, err := loc.NewReader(ctx, logKey)
 	switch {
 	case err == nil:
 		defer r.Close()
 		gz, err := gzip.NewReader(r)
 		if err != nil {
-			return fmt.Errorf("read logs of backup %s: %w", name, err)
+			return fmt.Errorf("read %s: %w", logKey, err)
 		}
 		if _, err := io.Copy(w, gz); err != nil {
-			return fmt.Errorf("read logs of backup %s: %w", name, err)
+			return fmt.Errorf("read %s: %w", logKey, err)
 		}
 		return nil
 	case !errors.Is(err, location.ErrNotFound):
 		return err
 	}
-	chunks, err := loc.Keys(ctx, keys.LogsPrefix())
+	chunks, err := loc.Keys(ctx, chunksPrefix)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,12 @@ const maxRequestBytes = 1 << 20
 //	GET  /v1/backups/{name}          status
 //	POST /v1/backups/{name}/cancel   cancel a running backup
 //	GET  /v1/backups/{name}/logs     the backup's log, JSON lines
+//	POST /v1/restores                create (201; 200 when it already exists)
+//	GET  /v1/restores                list
+//	GET  /v1/restores/{name}         status
+//	POST /v1/restores/{name}/cancel  cancel a running restore
+//	GET  /v1/restores/{name}/logs    the restore's log, JSON lines
+//	GET  /v1/restores/{name}/results every item's outcome of a finished restore
 //	GET  /healthz                    Temporal reachable
 //
 // Errors are JSON: {"error": "...", "type": "Invalid|Conflict|NotFound|...", "problems": [...]}.
@@ -32,6 +38,12 @@ func Handler(c *Client, log *zap.Logger) http.Handler {
 	mux.HandleFunc("GET /v1/backups/{name}", h.getBackup)
 	mux.HandleFunc("POST /v1/backups/{name}/cancel", h.cancelBackup)
 	mux.HandleFunc("GET /v1/backups/{name}/logs", h.backupLogs)
+	mux.HandleFunc("POST /v1/restores", h.createRestore)
+	mux.HandleFunc("GET /v1/restores", h.listRestores)
+	mux.HandleFunc("GET /v1/restores/{name}", h.getRestore)
+	mux.HandleFunc("POST /v1/restores/{name}/cancel", h.cancelRestore)
+	mux.HandleFunc("GET /v1/restores/{name}/logs", h.restoreLogs)
+	mux.HandleFunc("GET /v1/restores/{name}/results", h.restoreResults)
 	mux.HandleFunc("GET /healthz", h.healthz)
 	return mux
 }

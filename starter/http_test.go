@@ -63,6 +63,65 @@ func TestCreateRejectsInvalidSpecWithoutCallingTemporal(t *testing.T) {
 	}
 }
 
+// A restore request is checked the same way: 400 with every problem, and
+// no call to Temporal.
+func TestCreateRestoreRejectsInvalidSpecWithoutCallingTemporal(t *testing.T) {
+	tc := mocks.NewClient(t)
+	srv := httptest.NewServer(Handler(New(tc, Options{DefaultLocation: "mem://"}), zap.NewNop()))
+	defer srv.Close()
+
+	for body, want := range map[string][]string{
+		`{"name":"Bad_Name","existingResourcePolicy":"replace"}`:                     {"DNS-1123", "backupName is required", "existingResourcePolicy"},
+		`{"name":"ok","backupName":"b","namespaceMapping":{"shop":"Shop_2"}}`:        {"namespaceMapping target"},
+		`{"name":"ok","backupName":"b","namespaceMapping":{"a":"x","b":"x"}}`:        {"maps both"},
+		`{"name":"ok","backupName":"b","resourcePriorities":["*.apps"]}`:             {"resourcePriorities"},
+		`{"name":"ok","backupName":"b","restoreStatus":{"includedResources":["["]}}`: {"restoreStatus"},
+		`{"name":"ok","backupName":"b","storageLocation":"ftp://x/y"}`:               {"unsupported scheme"},
+		`{"name":"ok","fromBackup":"b"}`:                                             {"unknown field"},
+		`{"name":"ok","backupName":"b","options":{"workers":2}}`:                     {"unknown field"},
+		`{"name":`: {"not a valid restore spec"},
+	} {
+		resp, err := http.Post(srv.URL+"/v1/restores", "application/json", strings.NewReader(body))
+		require.NoError(t, err)
+		var e errorBody
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&e))
+		resp.Body.Close()
+		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, body)
+		assert.Equal(t, "Invalid", e.Type, body)
+		assert.NotEmpty(t, e.Problems, body)
+		for _, w := range want {
+			assert.Contains(t, e.Error, w, body)
+		}
+	}
+}
+
+// A restore neither Temporal nor the location knows is 404 on every route
+// that names it.
+func TestUnknownRestoreIsNotFound(t *testing.T) {
+	tc := mocks.NewClient(t)
+	tc.On("DescribeWorkflowExecution", mock.Anything, "restore/nope", "").Return(nil, serviceerror.NewNotFound("no such workflow"))
+	srv := httptest.NewServer(Handler(New(tc, Options{DefaultLocation: "file://" + t.TempDir()}), zap.NewNop()))
+	defer srv.Close()
+
+	for _, route := range []struct{ method, path string }{
+		{http.MethodGet, "/v1/restores/nope"},
+		{http.MethodPost, "/v1/restores/nope/cancel"},
+		{http.MethodGet, "/v1/restores/nope/logs"},
+		{http.MethodGet, "/v1/restores/nope/results"},
+	} {
+		req, err := http.NewRequest(route.method, srv.URL+route.path, nil)
+		require.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		var e errorBody
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&e))
+		resp.Body.Close()
+		assert.Equal(t, http.StatusNotFound, resp.StatusCode, route.path)
+		assert.Equal(t, "NotFound", e.Type, route.path)
+		assert.Contains(t, e.Error, `restore "nope"`, route.path)
+	}
+}
+
 func TestHealthz(t *testing.T) {
 	tc := mocks.NewClient(t)
 	tc.On("CheckHealth", mock.Anything, mock.Anything).Return(nil, nil).Once()

@@ -1,7 +1,8 @@
 // Package sample creates a small but realistic application in a cluster,
 // the kind of namespace a backup has to get right: workloads, config,
-// secrets, RBAC, a Service with a node port, a claim, and a custom
-// resource with its CRD. Seeding is idempotent.
+// secrets (one a service-account token), RBAC, a Service with a node port,
+// an Ingress, a claim, and a custom resource with its CRD that owns a
+// ConfigMap. Seeding is idempotent.
 package sample
 
 import (
@@ -11,6 +12,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiext "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
@@ -105,6 +107,21 @@ func Seed(ctx context.Context, cfg *rest.Config, ns string) (int, error) {
 	if err := step("claim", err); err != nil {
 		return 0, err
 	}
+	_, err = core.Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "shop-token", Namespace: ns, Labels: labels,
+		Annotations: map[string]string{corev1.ServiceAccountNameKey: "shop"}}, Type: corev1.SecretTypeServiceAccountToken}, metav1.CreateOptions{})
+	if err := step("service-account token secret", err); err != nil {
+		return 0, err
+	}
+	pathType := networkingv1.PathTypePrefix
+	_, err = kc.NetworkingV1().Ingresses(ns).Create(ctx, &networkingv1.Ingress{ObjectMeta: meta("shop-web"), Spec: networkingv1.IngressSpec{
+		Rules: []networkingv1.IngressRule{{Host: "shop.example.com", IngressRuleValue: networkingv1.IngressRuleValue{
+			HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{Path: "/", PathType: &pathType,
+				Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "shop-web",
+					Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}}}},
+	}}, metav1.CreateOptions{})
+	if err := step("ingress", err); err != nil {
+		return 0, err
+	}
 	n, err := seedWidget(ctx, cfg, ns, labels)
 	return created + n, err
 }
@@ -161,7 +178,25 @@ func seedWidget(ctx context.Context, cfg *rest.Config, ns string, labels map[str
 	if err != nil {
 		return 0, fmt.Errorf("create widget: %w", err)
 	}
-	return 2, nil
+	// The widget owns its configuration: an owner/owned pair across types.
+	owner, err := dyn.Resource(WidgetResource).Namespace(ns).Get(ctx, "blue-widget", metav1.GetOptions{})
+	if err != nil {
+		return 0, fmt.Errorf("read widget: %w", err)
+	}
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return 0, err
+	}
+	_, err = kc.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "blue-widget-config", Namespace: ns, Labels: labels,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "demo.cairn.io/v1", Kind: "Widget", Name: owner.GetName(),
+				UID: owner.GetUID(), Controller: ptr(true)}}},
+		Data: map[string]string{"shade": "navy"},
+	}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return 0, fmt.Errorf("create widget config: %w", err)
+	}
+	return 3, nil
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,136 @@
+package starter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// CreateRestoreRequest is the body of POST /v1/restores: the spec's fields
+// at top level, plus optional run options.
+type CreateRestoreRequest struct {
+	workflows.RestoreSpec
+	Options workflows.RestoreOptions `json:"options"`
+}
+
+// CreateRestore validates req, checks that its backup can be restored, and
+// starts the restore. The same name with the same spec returns the
+// existing restore; with another spec it is a ConflictError. An unknown
+// backup is ErrNotFound; one still running or failed is a ConflictError.
+func (c *Client) CreateRestore(ctx context.Context, req CreateRestoreRequest) (*CreateResult, error) {
+	spec := req.RestoreSpec.WithDefaults(c.opts.DefaultLocation)
+	if err := c.validateRestore(&spec); err != nil {
+		return nil, err
+	}
+	if existing, err := c.existingRestore(ctx, spec); existing != nil || err != nil {
+		return existing, err
+	}
+	if err := c.checkRestorable(ctx, spec); err != nil {
+		return nil, err
+	}
+
+	id := workflows.RestoreWorkflowID(spec.Name)
+	opts := client.StartWorkflowOptions{
+		ID:                                       id,
+		TaskQueue:                                workflows.TaskQueue,
+		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		Memo: map[string]any{workflows.MemoSpecHash: spec.Hash(), workflows.MemoLocation: spec.StorageLocation,
+			workflows.MemoBackup: spec.BackupName},
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			workflows.SearchAttrKind.ValueSet(workflows.KindRestore),
+			workflows.SearchAttrName.ValueSet(spec.Name),
+			workflows.SearchAttrPhase.ValueSet(string(workflows.PhaseNew)),
+		),
+	}
+	run, err := c.temporal.ExecuteWorkflow(ctx, opts, workflows.RestoreWorkflowName,
+		workflows.RestoreRequest{Spec: spec, Options: req.Options})
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		return c.existingRestore(ctx, spec) // lost a race with the same name
+	}
+	if err != nil {
+		return nil, fmt.Errorf("start restore %s: %w", spec.Name, err)
+	}
+	return &CreateResult{Name: spec.Name, WorkflowID: id, RunID: run.GetRunID(), Created: true, UIURL: c.RunURL(id, run.GetRunID())}, nil
+}
+
+// validateRestore checks the spec and normalizes its location.
+func (c *Client) validateRestore(spec *workflows.RestoreSpec) error {
+	var problems []string
+	if err := spec.Validate(); err != nil {
+		var invalid *workflows.InvalidSpecError
+		if !errors.As(err, &invalid) {
+			return err
+		}
+		problems = append(problems, invalid.Problems...)
+	}
+	normalized, err := location.Normalize(spec.StorageLocation)
+	if err != nil {
+		problems = append(problems, err.Error())
+	} else {
+		spec.StorageLocation = normalized
+	}
+	if len(problems) > 0 {
+		return &InvalidError{Problems: problems}
+	}
+	return nil
+}
+
+// checkRestorable refuses a backup that does not exist, is still running
+// or did not complete, before anything starts.
+func (c *Client) checkRestorable(ctx context.Context, spec workflows.RestoreSpec) error {
+	running, err := describeRun[workflows.BackupSpec, workflows.BackupStatus](ctx, c, workflows.BackupWorkflowID(spec.BackupName))
+	if err != nil {
+		return err
+	}
+	if running != nil && !running.Phase.Done() && running.EndTime == nil {
+		return &ConflictError{Message: fmt.Sprintf("backup %q is still in progress (phase %s); restore it once it has completed",
+			spec.BackupName, running.Phase)}
+	}
+	meta, err := readMetadata(ctx, spec.StorageLocation, spec.BackupName)
+	if errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("backup %q is not in %s (list them with `cairn backup list`): %w", spec.BackupName, spec.StorageLocation, ErrNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	if p := meta.Status.Phase; p != workflows.PhaseCompleted && p != workflows.PhasePartiallyFailed {
+		return &ConflictError{Message: fmt.Sprintf("backup %q is %s; only a Completed or PartiallyFailed backup can be restored", spec.BackupName, p)}
+	}
+	return nil
+}
+
+// existingRestore answers a create for a name already used, in Temporal or
+// in the location: the same request again, or a conflict.
+func (c *Client) existingRestore(ctx context.Context, spec workflows.RestoreSpec) (*CreateResult, error) {
+	id := workflows.RestoreWorkflowID(spec.Name)
+	desc, err := c.temporal.DescribeWorkflowExecution(ctx, id, "")
+	var notFound *serviceerror.NotFound
+	switch {
+	case errors.As(err, &notFound):
+		meta, err := readRestoreMetadata(ctx, spec.StorageLocation, spec.Name)
+		if errors.Is(err, ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if meta.Spec.Hash() != spec.Hash() {
+			return nil, &ConflictError{Message: fmt.Sprintf("restore %q already exists in %s with a different spec; choose another name", spec.Name, spec.StorageLocation)}
+		}
+		return &CreateResult{Name: spec.Name, WorkflowID: meta.WorkflowID, RunID: meta.RunID, UIURL: c.RunURL(meta.WorkflowID, meta.RunID)}, nil
+	case err != nil:
+		return nil, fmt.Errorf("describe restore %s: %w", spec.Name, err)
+	}
+	return c.sameSpecRun(desc.GetWorkflowExecutionInfo(), "restore", spec.Name, spec.Hash())
+}

@@ -1,0 +1,176 @@
+package starter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// RestoreList is the answer of ListRestores.
+type RestoreList struct {
+	Items []*RestoreView `json:"items"`
+	// Unreadable names restores whose restore.json could not be read.
+	Unreadable []string `json:"unreadable,omitempty"`
+}
+
+// GetRestore returns the restore called name: the live status of a running
+// one, the recorded restore.json of a finished one.
+func (c *Client) GetRestore(ctx context.Context, name string) (*RestoreView, error) {
+	v, err := describeRun[workflows.RestoreSpec, workflows.RestoreStatus](ctx, c, workflows.RestoreWorkflowID(name))
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		meta, err := readRestoreMetadata(ctx, c.opts.DefaultLocation, name)
+		if err != nil {
+			return nil, err
+		}
+		return restoreViewOf(meta, c.opts.DefaultLocation), nil
+	}
+	if v.Phase.Done() && v.Location != "" {
+		if meta, err := readRestoreMetadata(ctx, v.Location, name); err == nil && meta.RunID == v.RunID {
+			v.Phase, v.Spec, v.Status = meta.Status.Phase, &meta.Spec, &meta.Status
+			return v, nil
+		}
+	}
+	addLiveStatus(ctx, c, v)
+	return v, nil
+}
+
+// ListRestores lists the restores Temporal knows of and those recorded in
+// the default location, merged by name, newest first.
+func (c *Client) ListRestores(ctx context.Context) (*RestoreList, error) {
+	byName, err := listRuns[workflows.RestoreSpec, workflows.RestoreStatus](ctx, c, workflows.KindRestore)
+	if err != nil {
+		return nil, err
+	}
+	list := &RestoreList{}
+	if c.opts.DefaultLocation != "" {
+		recorded, unreadable, err := recordedRestores(ctx, c.opts.DefaultLocation)
+		if err != nil {
+			return nil, err
+		}
+		list.Unreadable = unreadable
+		for _, meta := range recorded {
+			if v, ok := byName[meta.Name]; ok {
+				v.Phase, v.Spec, v.Status = meta.Status.Phase, &meta.Spec, &meta.Status
+				continue
+			}
+			byName[meta.Name] = restoreViewOf(meta, c.opts.DefaultLocation)
+		}
+	}
+	for _, v := range byName {
+		if !v.Phase.Done() {
+			addLiveStatus(ctx, c, v)
+		}
+		list.Items = append(list.Items, v)
+	}
+	newestFirst(list.Items)
+	return list, nil
+}
+
+// CancelRestore asks a running restore to stop. What it applied stays;
+// its results say what that was.
+func (c *Client) CancelRestore(ctx context.Context, name string) (*RestoreView, error) {
+	v, err := c.GetRestore(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if v.Source != SourceTemporal || v.Phase.Done() {
+		return nil, &ConflictError{Message: fmt.Sprintf("restore %q is not running (phase %s); nothing to cancel", name, v.Phase)}
+	}
+	if err := c.temporal.CancelWorkflow(ctx, workflows.RestoreWorkflowID(name), v.RunID); err != nil {
+		return nil, fmt.Errorf("cancel restore %s: %w", name, err)
+	}
+	return v, nil
+}
+
+// RestoreLogs writes the restore's log as JSON lines to w.
+func (c *Client) RestoreLogs(ctx context.Context, name string, w io.Writer) error {
+	v, err := c.GetRestore(ctx, name)
+	if err != nil {
+		return err
+	}
+	keys := location.Restore(name)
+	return c.copyLogs(ctx, v.Location, keys.Logs(), keys.LogsPrefix(), w)
+}
+
+// RestoreResults returns every item's outcome of a finished restore.
+func (c *Client) RestoreResults(ctx context.Context, name string) (*workflows.RestoreResults, error) {
+	v, err := c.GetRestore(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	loc, err := location.Open(ctx, c.locationOr(v.Location))
+	if err != nil {
+		return nil, err
+	}
+	defer loc.Close()
+	var res workflows.RestoreResults
+	err = loc.ReadJSON(ctx, location.Restore(name).Results(), &res)
+	if errors.Is(err, location.ErrNotFound) {
+		return nil, fmt.Errorf("restore %q has no results yet (phase %s): %w", name, v.Phase, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func restoreViewOf(meta *workflows.RestoreMetadata, locationURL string) *RestoreView {
+	return &RestoreView{
+		Name: meta.Name, Phase: meta.Status.Phase, Spec: &meta.Spec, Status: &meta.Status,
+		Location: locationURL, WorkflowID: meta.WorkflowID, RunID: meta.RunID,
+		StartTime: meta.Status.StartTime, EndTime: meta.Status.CompletionTime, Source: SourceLocation,
+	}
+}
+
+// readRestoreMetadata reads restore.json of name; ErrNotFound when absent.
+func readRestoreMetadata(ctx context.Context, locationURL, name string) (*workflows.RestoreMetadata, error) {
+	loc, err := location.Open(ctx, locationURL)
+	if err != nil {
+		return nil, err
+	}
+	defer loc.Close()
+	var meta workflows.RestoreMetadata
+	err = loc.ReadJSON(ctx, location.Restore(name).Metadata(), &meta)
+	if errors.Is(err, location.ErrNotFound) {
+		return nil, fmt.Errorf("restore %q: %w", name, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &meta, nil
+}
+
+// recordedRestores reads every restore.json of a location.
+func recordedRestores(ctx context.Context, locationURL string) (restores []*workflows.RestoreMetadata, unreadable []string, err error) {
+	loc, err := location.Open(ctx, locationURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer loc.Close()
+	names, err := loc.Dirs(ctx, location.RestoresPrefix())
+	if err != nil {
+		return nil, nil, err
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		var meta workflows.RestoreMetadata
+		err := loc.ReadJSON(ctx, location.Restore(name).Metadata(), &meta)
+		switch {
+		case errors.Is(err, location.ErrNotFound):
+			continue
+		case err != nil:
+			unreadable = append(unreadable, fmt.Sprintf("%s: %v", name, err))
+			continue
+		}
+		restores = append(restores, &meta)
+	}
+	return restores, unreadable, nil
+}
