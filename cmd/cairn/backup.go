@@ -2,7 +2,21 @@ package main
 
 import (
 	"github.com/spf13/cobra"
+
+	"github.com/cairn-backup/cairn/starter"
+	"github.com/cairn-backup/cairn/workflows"
 )
+
+// backups is what the shared get, describe, logs and --wait code needs of
+// a backup.
+var backups = runKind[*starter.BackupView]{
+	name:     "backup",
+	get:      (*starter.Client).GetBackup,
+	logs:     (*starter.Client).BackupLogs,
+	phase:    func(v *starter.BackupView) workflows.Phase { return v.Phase },
+	progress: backupProgress,
+	describe: describeBackup,
+}
 
 func newBackupCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
@@ -16,6 +30,6 @@ Exit codes: 0 ok, 1 error, 2 invalid input (nothing started), 3 conflict,
 4 not found, 5 backup ended PartiallyFailed, 6 backup ended Failed/Canceled.`,
 	}
 	cmd.AddCommand(newBackupCreateCommand(g), newBackupGetCommand(g), newBackupListCommand(g),
-		newBackupDescribeCommand(g), newBackupLogsCommand(g), newBackupCancelCommand(g))
+		newBackupDescribeCommand(g), newLogsCommand(g, backups), newBackupCancelCommand(g))
 	return cmd
 }

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -64,12 +62,12 @@ Resources are named as 'kubectl api-resources' lists them: "configmaps",
 				return err
 			}
 			if !cf.wait {
-				return cf.out.print(cmd.OutOrStdout(), res, func(w io.Writer) { printCreated(w, res) })
+				return cf.out.print(cmd.OutOrStdout(), res, func(w io.Writer) { printCreated(w, "backup", res) })
 			}
 			if cf.out.format == "table" {
-				printCreated(cmd.ErrOrStderr(), res)
+				printCreated(cmd.ErrOrStderr(), "backup", res)
 			}
-			return waitForBackup(cmd, sc, res.Name, &cf.out)
+			return waitFor(cmd, sc, backups, res.Name, &cf.out)
 		},
 	}
 	f := cmd.Flags()
@@ -88,30 +86,4 @@ Resources are named as 'kubectl api-resources' lists them: "configmaps",
 	f.BoolVar(&cf.wait, "wait", false, "show progress until the backup ends; the exit code tells how it ended")
 	cf.out.register(cmd)
 	return cmd
-}
-
-func printCreated(w io.Writer, res *starter.CreateResult) {
-	if res.Created {
-		fmt.Fprintf(w, "Backup %q started.\n", res.Name)
-	} else {
-		fmt.Fprintf(w, "Backup %q already exists with the same spec; nothing new started.\n", res.Name)
-	}
-	if res.UIURL != "" {
-		fmt.Fprintf(w, "  Temporal UI: %s\n", res.UIURL)
-	}
-	fmt.Fprintf(w, "  Follow it:   cairn backup describe %s\n", res.Name)
-}
-
-// exactName accepts exactly one NAME argument, as a usage error otherwise.
-func exactName(_ *cobra.Command, args []string) error {
-	if len(args) != 1 {
-		return &usageError{fmt.Errorf("expected one NAME argument, got %d", len(args))}
-	}
-	return nil
-}
-
-// isTerminal reports whether f is a terminal, to redraw progress in place.
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

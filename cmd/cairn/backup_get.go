@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -12,77 +11,25 @@ import (
 )
 
 func newBackupGetCommand(g *globals) *cobra.Command {
-	return newBackupShowCommand(g, "get NAME", "Show one backup as a table row (or its full record with -o json|yaml)",
+	return newShowCommand(g, backups, "get NAME", "Show one backup as a table row (or its full record with -o json|yaml)",
 		func(w io.Writer, v *starter.BackupView) { backupTable(w, []*starter.BackupView{v}) })
 }
 
 func newBackupDescribeCommand(g *globals) *cobra.Command {
-	return newBackupShowCommand(g, "describe NAME", "Show a backup in detail: phase, counts per resource type, skipped types, errors",
+	return newShowCommand(g, backups, "describe NAME", "Show a backup in detail: phase, counts per resource type, skipped types, errors",
 		describeBackup)
 }
 
-// newBackupShowCommand fetches one backup and prints it with table, or as
-// JSON or YAML.
-func newBackupShowCommand(g *globals, use, short string, table func(io.Writer, *starter.BackupView)) *cobra.Command {
-	var out outputFlag
-	cmd := &cobra.Command{
-		Use:   use,
-		Short: short,
-		Args:  exactName,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := out.validate(); err != nil {
-				return err
-			}
-			sc, tc, err := g.starterClient()
-			if err != nil {
-				return err
-			}
-			defer tc.Close()
-			v, err := sc.GetBackup(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			return out.print(cmd.OutOrStdout(), v, func(w io.Writer) { table(w, v) })
-		},
-	}
-	out.register(cmd)
-	return cmd
-}
-
 func newBackupListCommand(g *globals) *cobra.Command {
-	var out outputFlag
-	cmd := &cobra.Command{
-		Use:     "list",
-		Aliases: []string{"ls"},
-		Short:   "List backups known to Temporal and committed in the location, newest first",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := out.validate(); err != nil {
-				return err
+	return newListCommand(g, "List backups known to Temporal and committed in the location, newest first",
+		(*starter.Client).ListBackups, func(w io.Writer, list *starter.BackupList, location string) {
+			if len(list.Items) == 0 {
+				fmt.Fprintf(w, "No backups in Temporal or in %s.\n", location)
+				return
 			}
-			sc, tc, err := g.starterClient()
-			if err != nil {
-				return err
-			}
-			defer tc.Close()
-			list, err := sc.ListBackups(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return out.print(cmd.OutOrStdout(), list, func(w io.Writer) {
-				if len(list.Items) == 0 {
-					fmt.Fprintf(w, "No backups in Temporal or in %s.\n", sc.DefaultLocation())
-					return
-				}
-				backupTable(w, list.Items)
-				for _, u := range list.Unreadable {
-					fmt.Fprintf(w, "unreadable: %s\n", u)
-				}
-			})
-		},
-	}
-	out.register(cmd)
-	return cmd
+			backupTable(w, list.Items)
+			printUnreadable(w, list.Unreadable)
+		})
 }
 
 func backupTable(w io.Writer, items []*starter.BackupView) {
@@ -94,19 +41,8 @@ func backupTable(w io.Writer, items []*starter.BackupView) {
 			errs, warns = fmt.Sprint(s.Errors), fmt.Sprint(s.Warnings)
 			expires = until(s.Expiration)
 		}
-		row(w, v.Name, string(v.Phase), items, errs, warns, age(v.StartTime), duration(v), expires)
+		row(w, v.Name, string(v.Phase), items, errs, warns, age(v.StartTime), duration(v.StartTime, v.EndTime), expires)
 	}
-}
-
-func duration(v *starter.BackupView) string {
-	if v.StartTime == nil {
-		return "-"
-	}
-	end := time.Now()
-	if v.EndTime != nil {
-		end = *v.EndTime
-	}
-	return end.Sub(*v.StartTime).Round(time.Second).String()
 }
 
 // describeBackup is the full terminal view of one backup.
@@ -116,15 +52,7 @@ func describeBackup(w io.Writer, v *starter.BackupView) {
 	if s := v.Status; s != nil && s.FailureReason != "" {
 		row(w, "Reason:", s.FailureReason)
 	}
-	row(w, "Started:", timestamp(v.StartTime))
-	row(w, "Ended:", timestamp(v.EndTime))
-	row(w, "Duration:", duration(v))
-	if v.Location != "" {
-		row(w, "Location:", v.Location)
-	}
-	if v.UIURL != "" {
-		row(w, "Temporal UI:", v.UIURL)
-	}
+	describeTimes(w, v.StartTime, v.EndTime, v.Location, v.UIURL)
 	if sp := v.Spec; sp != nil {
 		row(w, "Namespaces:", fmt.Sprintf("include %v, exclude %v", sp.IncludedNamespaces, sp.ExcludedNamespaces))
 		row(w, "Resources:", fmt.Sprintf("include %v, exclude %v, cluster-scoped %s", sp.IncludedResources, sp.ExcludedResources, sp.ClusterResources))
@@ -165,11 +93,5 @@ func describeBackup(w io.Writer, v *starter.BackupView) {
 			row(w, n, fmt.Sprint(p.Items), state)
 		}
 	}
-	if len(s.Skipped) > 0 {
-		fmt.Fprintln(w)
-		row(w, "SKIPPED", "REASON")
-		for _, sk := range s.Skipped {
-			row(w, sk.Resource, sk.Reason)
-		}
-	}
+	skippedTable(w, s.Skipped)
 }

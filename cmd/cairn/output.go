@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
+
+	"github.com/cairn-backup/cairn/starter"
 )
 
 // outputFlag is -o table|json|yaml.
@@ -49,6 +51,14 @@ func (o *outputFlag) print(w io.Writer, v any, table func(io.Writer)) error {
 
 func row(w io.Writer, cols ...string) { fmt.Fprintln(w, strings.Join(cols, "\t")) }
 
+// orDash prints an empty cell as "-".
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
 // age prints how long ago t was, the way kubectl does.
 func age(t *time.Time) string {
 	if t == nil {
@@ -64,6 +74,18 @@ func age(t *time.Time) string {
 		return fmt.Sprintf("%dh", int(d.Hours()))
 	}
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// duration prints how long a run took, or has run so far.
+func duration(start, end *time.Time) string {
+	if start == nil {
+		return "-"
+	}
+	e := time.Now()
+	if end != nil {
+		e = *end
+	}
+	return e.Sub(*start).Round(time.Second).String()
 }
 
 func timestamp(t *time.Time) string {
@@ -83,4 +105,19 @@ func until(t *time.Time) string {
 		return "expired"
 	}
 	return d.Round(time.Hour).String()
+}
+
+// printCreated tells what a create did for a run of kind ("backup" or
+// "restore") and how to follow it.
+func printCreated(w io.Writer, kind string, res *starter.CreateResult) {
+	title := strings.ToUpper(kind[:1]) + kind[1:]
+	if res.Created {
+		fmt.Fprintf(w, "%s %q started.\n", title, res.Name)
+	} else {
+		fmt.Fprintf(w, "%s %q already exists with the same spec; nothing new started.\n", title, res.Name)
+	}
+	if res.UIURL != "" {
+		fmt.Fprintf(w, "  Temporal UI: %s\n", res.UIURL)
+	}
+	fmt.Fprintf(w, "  Follow it:   cairn %s describe %s\n", kind, res.Name)
 }

@@ -15,11 +15,13 @@ import (
 
 type workerFlags struct {
 	pageInterval            time.Duration
+	batchInterval           time.Duration
 	maxConcurrentActivities int
 }
 
 func (w *workerFlags) register(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&w.pageInterval, "page-interval", 0, "pause after every LIST page, to spare a busy API server")
+	cmd.Flags().DurationVar(&w.batchInterval, "batch-interval", 0, "pause after every restored batch of objects, to spare a busy API server")
 	cmd.Flags().IntVar(&w.maxConcurrentActivities, "max-concurrent-activities", 0, "activities this worker runs at once (0: SDK default)")
 }
 
@@ -32,7 +34,7 @@ func newWorkerCommand(g *globals) *cobra.Command {
 of --temporal-address. Run as many as you like: Temporal spreads the work, and
 a worker that dies mid-backup costs only the work since its last heartbeat.
 
-The cluster to back up comes from --kubeconfig, $KUBECONFIG, ~/.kube/config
+Backups read and restores write the cluster of this worker; it comes from --kubeconfig, $KUBECONFIG, ~/.kube/config
 or the in-cluster service account.`,
 		Example: `  cairn worker --temporal-address temporal.example:7233 --namespace backups
   cairn worker --temporal-address my-ns.a1b2c.tmprl.cloud:7233 --namespace my-ns.a1b2c --api-key $KEY`,
@@ -65,9 +67,10 @@ or the in-cluster service account.`,
 
 func runWorker(ctx context.Context, tc client.Client, kcfg *rest.Config, wf *workerFlags, log *zap.Logger) error {
 	return worker.Run(ctx, tc, worker.Config{
-		Kube:         kcfg,
-		Log:          log,
-		Options:      worker.Options{MaxConcurrentActivities: wf.maxConcurrentActivities},
-		PageInterval: wf.pageInterval,
+		Kube:          kcfg,
+		Log:           log,
+		Options:       worker.Options{MaxConcurrentActivities: wf.maxConcurrentActivities},
+		PageInterval:  wf.pageInterval,
+		BatchInterval: wf.batchInterval,
 	})
 }

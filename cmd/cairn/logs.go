@@ -12,14 +12,15 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newBackupLogsCommand(g *globals) *cobra.Command {
+// newLogsCommand prints the log a run of kind k stored in its location.
+func newLogsCommand[V any](g *globals, k runKind[V]) *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
 		Use:   "logs NAME",
-		Short: "Print a backup's log (every line carries the backup's name)",
-		Long: `Prints the log a backup stored in its location: logs.jsonl.gz once it ended,
+		Short: fmt.Sprintf("Print a %s's log (every line carries the %s's name)", k.name, k.name),
+		Long: fmt.Sprintf(`Prints the log a %s stored in its location: logs.jsonl.gz once it ended,
 or what its finished activity attempts have stored so far while it runs.
--o text (default) is for reading; -o json prints the stored JSON lines.`,
+-o text (default) is for reading; -o json prints the stored JSON lines.`, k.name),
 		Args: exactName,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "text" && format != "json" {
@@ -31,7 +32,7 @@ or what its finished activity attempts have stored so far while it runs.
 			}
 			defer tc.Close()
 			var buf bytes.Buffer
-			if err := sc.BackupLogs(cmd.Context(), args[0], &buf); err != nil {
+			if err := k.logs(sc, cmd.Context(), args[0], &buf); err != nil {
 				return err
 			}
 			if format == "json" {

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cairn-backup/cairn/starter"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+type restoreCreateFlags struct {
+	req               starter.CreateRestoreRequest
+	namespaceMappings []string
+	existingPolicy    string
+	clusterResources  string
+	restoreStatus     []string
+	wait              bool
+	out               outputFlag
+}
+
+const restoreCreateLong = `Restores the backup --from-backup into the cluster of the worker that runs the
+restore. NAME names the restore and must be a DNS-1123 name. Creating the same
+NAME again with the same flags returns the existing restore; with different
+flags it is a conflict (exit code 3). The backup must have ended Completed or
+PartiallyFailed; a cairn backup or one Velero wrote into the location, by name.
+
+Filters select items of the backup. Namespaces are those of the backup, before
+--namespace-mappings moves them. Resources are named as 'kubectl api-resources'
+lists them ("configmaps", "deployments.apps") or by a glob ("*.example.com").
+Cluster-scoped objects:
+  auto     those related to the restored namespaces; all of them when every
+           namespace is restored
+  include  every cluster-scoped object the filters select
+  exclude  none but the Namespace objects the restore needs
+
+What a restore does to each object:
+  - drops the fields the source cluster's API server set (uid,
+    resourceVersion, creationTimestamp, managedFields, ...) and the status,
+    except for the resource types --restore-status names
+  - resets Service clusterIPs, and nodePorts unless --preserve-nodeports
+  - labels it cairn.io/backup-name=<backup> and cairn.io/restore-name=<NAME>
+  - never restores nodes, events, leases, CSI nodes and volume attachments,
+    nor Endpoints and EndpointSlices their Service's controller maintains,
+    nor pods, replica sets, jobs and controller revisions owned by a restored
+    controller (it recreates them); these are skipped, with the reason
+
+Order: resource types are applied in the order below, then the others
+alphabetically; --resource-priorities replaces the list. CRDs come first, and
+the restore waits until they serve before it goes on to the next type:
+%s
+Objects that already exist in the cluster (--existing-resource-policy):
+  none     an existing object identical to the backed-up one counts as
+           restored; a different one is left alone and skipped with a warning
+  update   an existing object is patched to its backed-up state
+
+Exit codes: 0 started (with --wait: Completed), 1 error, 2 invalid flags or
+spec (nothing started), 3 conflict (the backup is still running or did not
+complete, or NAME is taken by another spec), 4 backup not found in the
+location, 5 --wait: ended PartiallyFailed, 6 --wait: ended Failed or Canceled.
+See what happened to every item with 'cairn restore results NAME'.`
+
+func newRestoreCreateCommand(g *globals) *cobra.Command {
+	cf := &restoreCreateFlags{}
+	cmd := &cobra.Command{
+		Use:   "create NAME --from-backup BACKUP",
+		Short: "Start a restore of a backup into the cluster",
+		Long:  fmt.Sprintf(restoreCreateLong, indentList(workflows.DefaultResourcePriorities, "  ", 78)),
+		Example: `  # Namespace shop of backup nightly, and wait for the outcome
+  cairn restore create shop-1 --from-backup nightly --include-namespaces shop --wait
+
+  # A copy of shop next to the original one
+  cairn restore create shop-copy --from-backup nightly --include-namespaces shop \
+    --namespace-mappings shop:shop-copy
+
+  # Bring drifted objects back to their backed-up state
+  cairn restore create shop-reset --from-backup nightly --include-namespaces shop \
+    --existing-resource-policy update
+
+  # A backup Velero wrote, by its Velero name, from Velero's bucket
+  cairn restore create from-velero --from-backup velero-daily-20250601020000 \
+    --storage-location 's3://velero-backups?region=eu-west-1'`,
+		Args: exactName,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := cf.out.validate(); err != nil {
+				return err
+			}
+			if err := cf.complete(args[0]); err != nil {
+				return err
+			}
+			sc, tc, err := g.starterClient()
+			if err != nil {
+				return err
+			}
+			defer tc.Close()
+			res, err := sc.CreateRestore(cmd.Context(), cf.req)
+			if err != nil {
+				return err
+			}
+			if !cf.wait {
+				return cf.out.print(cmd.OutOrStdout(), res, func(w io.Writer) { printCreated(w, "restore", res) })
+			}
+			if cf.out.format == "table" {
+				printCreated(cmd.ErrOrStderr(), "restore", res)
+			}
+			return waitFor(cmd, sc, restores, res.Name, &cf.out)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cf.req.BackupName, "from-backup", "", "the backup to restore (required)")
+	f.StringSliceVar(&cf.req.IncludedNamespaces, "include-namespaces", nil, "backed-up namespaces to restore, globs allowed (default: all)")
+	f.StringSliceVar(&cf.req.ExcludedNamespaces, "exclude-namespaces", nil, "backed-up namespaces to leave out, globs allowed")
+	f.StringSliceVar(&cf.req.IncludedResources, "include-resources", nil, "resource types to restore, globs allowed (default: all)")
+	f.StringSliceVar(&cf.req.ExcludedResources, "exclude-resources", nil, "resource types to leave out, globs allowed")
+	f.StringVarP(&cf.req.LabelSelector, "selector", "l", "", "only objects with these labels (e.g. app=shop,tier!=cache)")
+	f.StringArrayVar(&cf.req.OrLabelSelectors, "or-selector", nil, "objects matching any of these selectors (repeat the flag)")
+	f.StringSliceVar(&cf.namespaceMappings, "namespace-mappings", nil, "restore namespaces under other names: old:new,...")
+	f.StringVar(&cf.existingPolicy, "existing-resource-policy", string(workflows.ExistingResourceNone), "objects already in the cluster: none (leave them) or update (patch them)")
+	f.StringSliceVar(&cf.restoreStatus, "restore-status", nil, "resource types whose status is restored too, globs allowed")
+	f.StringVar(&cf.clusterResources, "cluster-resources", string(workflows.ClusterResourcesAuto), "cluster-scoped objects: auto, include or exclude")
+	f.BoolVar(&cf.req.PreserveNodePorts, "preserve-nodeports", false, "keep the nodePorts of Services instead of letting the cluster assign new ones")
+	f.StringSliceVar(&cf.req.ResourcePriorities, "resource-priorities", nil, "resource types to apply first, in order (replaces the default order)")
+	f.StringVar(&cf.req.StorageLocation, "storage-location", "", "location URL holding the backup (default: --location)")
+	f.IntVar(&cf.req.Options.Concurrency, "concurrency", 0, "items of one resource type applied at once (default 16)")
+	f.IntVar(&cf.req.Options.BatchSize, "batch-size", 0, "items per batch, the unit a retried step resumes after (default 200)")
+	f.BoolVar(&cf.wait, "wait", false, "show progress until the restore ends; the exit code tells how it ended")
+	cf.out.register(cmd)
+	return cmd
+}
+
+// complete turns the flags into the request, with flag mistakes as usage
+// errors. The spec's own checks are the starter's.
+func (cf *restoreCreateFlags) complete(name string) error {
+	if cf.req.BackupName == "" {
+		return &usageError{fmt.Errorf("--from-backup is required: name the backup to restore (list them with 'cairn backup list')")}
+	}
+	mapping, err := workflows.ParseNamespaceMapping(cf.namespaceMappings)
+	if err != nil {
+		return &usageError{fmt.Errorf("--namespace-mappings: %w", err)}
+	}
+	cf.req.Name = name
+	cf.req.NamespaceMapping = mapping
+	cf.req.ExistingResourcePolicy = workflows.ExistingResourcePolicy(cf.existingPolicy)
+	cf.req.ClusterResources = workflows.ClusterResources(cf.clusterResources)
+	if len(cf.restoreStatus) > 0 {
+		cf.req.RestoreStatus = &workflows.ResourceSelector{IncludedResources: cf.restoreStatus}
+	}
+	return nil
+}
+
+// indentList writes items comma-separated in lines of at most width
+// characters, each starting with indent.
+func indentList(items []string, indent string, width int) string {
+	var b, line strings.Builder
+	for i, it := range items {
+		if i < len(items)-1 {
+			it += ","
+		}
+		if line.Len() > 0 && len(indent)+line.Len()+1+len(it) > width {
+			b.WriteString(indent + line.String() + "\n")
+			line.Reset()
+		}
+		if line.Len() > 0 {
+			line.WriteByte(' ')
+		}
+		line.WriteString(it)
+	}
+	if line.Len() > 0 {
+		b.WriteString(indent + line.String() + "\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-backup/cairn/starter"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+func TestRestoreCreateFlagMistakesAreUsageErrors(t *testing.T) {
+	for name, cf := range map[string]*restoreCreateFlags{
+		"no backup":   {},
+		"bad mapping": {req: starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{BackupName: "b"}}, namespaceMappings: []string{"shop"}},
+	} {
+		var usage *usageError
+		assert.True(t, errors.As(cf.complete("r"), &usage), name)
+	}
+}
+
+func TestRestoreCreateFlagsFillTheRequest(t *testing.T) {
+	cf := &restoreCreateFlags{
+		req:               starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{BackupName: "nightly"}},
+		namespaceMappings: []string{"shop:shop-copy"},
+		existingPolicy:    "update",
+		clusterResources:  "exclude",
+		restoreStatus:     []string{"*.example.com"},
+	}
+	require.NoError(t, cf.complete("r1"))
+	assert.Equal(t, "r1", cf.req.Name)
+	assert.Equal(t, map[string]string{"shop": "shop-copy"}, cf.req.NamespaceMapping)
+	assert.Equal(t, workflows.ExistingResourceUpdate, cf.req.ExistingResourcePolicy)
+	assert.Equal(t, workflows.ClusterResourcesExclude, cf.req.ClusterResources)
+	assert.Equal(t, []string{"*.example.com"}, cf.req.RestoreStatus.IncludedResources)
+}
+
+func TestDescribeRestoreListsTypesInRestoreOrder(t *testing.T) {
+	start := time.Date(2025, 6, 1, 2, 0, 0, 0, time.UTC)
+	v := &starter.RestoreView{
+		Name: "r1", Phase: workflows.PhaseInProgress, StartTime: &start,
+		Spec: &workflows.RestoreSpec{BackupName: "nightly", NamespaceMapping: map[string]string{"shop": "shop-copy"}},
+		Status: &workflows.RestoreStatus{
+			Order:   []string{"namespaces", "configmaps", "deployments.apps"},
+			Current: "configmaps",
+			Resources: map[string]workflows.TypeOutcome{
+				"deployments.apps": {Total: 2},
+				"configmaps":       {Total: 5, Restored: 3},
+				"namespaces":       {Total: 1, Restored: 1, Done: true},
+			},
+			Skipped: []workflows.SkippedResource{{Resource: "nodes", Reason: "nodes belong to the target cluster's machines"}},
+		},
+	}
+	var buf bytes.Buffer
+	out := outputFlag{format: "table"}
+	require.NoError(t, out.print(&buf, v, func(w io.Writer) { describeRestore(w, v) }))
+	text := buf.String()
+	assert.Contains(t, text, "shop -> shop-copy")
+	ns, cm, dep := strings.Index(text, "namespaces "), strings.Index(text, "configmaps "), strings.Index(text, "deployments.apps ")
+	assert.True(t, ns < cm && cm < dep, text)
+	assert.Regexp(t, `configmaps\s+5\s+3\s+0\s+0\s+restoring`, text)
+	assert.Regexp(t, `deployments.apps\s+2\s+0\s+0\s+0\s+pending`, text)
+	assert.Contains(t, text, "nodes belong to")
+	assert.Equal(t, "r1: InProgress, 0/0 resource types, 0 restored, 0 skipped, 0 failed of 0", restoreProgress(v))
+}
+
+func TestResultsOnlyKeepsOneResult(t *testing.T) {
+	res := &workflows.RestoreResults{
+		Items: []workflows.ItemOutcome{
+			{Resource: "configmaps", Namespace: "shop-copy", SourceNamespace: "shop", Name: "a", Result: workflows.ItemRestored, Action: workflows.ActionCreated},
+			{Resource: "pods", Namespace: "shop-copy", Name: "p", Result: workflows.ItemSkipped, Reason: "owned by ReplicaSet web"},
+		},
+		Skipped: []workflows.SkippedResource{{Resource: "events", Reason: "ephemeral"}},
+	}
+	got := onlyResult(res, workflows.ItemSkipped)
+	require.Len(t, got.Items, 1)
+	assert.Equal(t, "p", got.Items[0].Name)
+	assert.Len(t, got.Skipped, 1)
+	assert.Empty(t, onlyResult(res, workflows.ItemFailed).Skipped)
+	assert.Len(t, res.Items, 2, "the original is left alone")
+
+	var buf bytes.Buffer
+	out := outputFlag{format: "table"}
+	require.NoError(t, out.print(&buf, res, func(w io.Writer) { resultsTable(w, res, "") }))
+	assert.Contains(t, buf.String(), "shop-copy (from shop)")
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cairn-backup/cairn/starter"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// runKind is what the commands shared by backups and restores need to know
+// of one kind of run. V is its view, such as *starter.BackupView.
+type runKind[V any] struct {
+	name     string // "backup" or "restore", as in the workflow ID
+	get      func(*starter.Client, context.Context, string) (V, error)
+	logs     func(*starter.Client, context.Context, string, io.Writer) error
+	phase    func(V) workflows.Phase
+	progress func(V) string // one line for --wait
+	describe func(io.Writer, V)
+}
+
+// newShowCommand fetches one run and prints it with table, or as JSON or
+// YAML.
+func newShowCommand[V any](g *globals, k runKind[V], use, short string, table func(io.Writer, V)) *cobra.Command {
+	var out outputFlag
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  exactName,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := out.validate(); err != nil {
+				return err
+			}
+			sc, tc, err := g.starterClient()
+			if err != nil {
+				return err
+			}
+			defer tc.Close()
+			v, err := k.get(sc, cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			return out.print(cmd.OutOrStdout(), v, func(w io.Writer) { table(w, v) })
+		},
+	}
+	out.register(cmd)
+	return cmd
+}
+
+// newListCommand lists the runs of one kind with table, or as JSON or
+// YAML. table gets the default location, to say where it looked.
+func newListCommand[L any](g *globals, short string, list func(*starter.Client, context.Context) (L, error),
+	table func(w io.Writer, l L, location string)) *cobra.Command {
+	var out outputFlag
+	cmd := &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   short,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := out.validate(); err != nil {
+				return err
+			}
+			sc, tc, err := g.starterClient()
+			if err != nil {
+				return err
+			}
+			defer tc.Close()
+			l, err := list(sc, cmd.Context())
+			if err != nil {
+				return err
+			}
+			return out.print(cmd.OutOrStdout(), l, func(w io.Writer) { table(w, l, sc.DefaultLocation()) })
+		},
+	}
+	out.register(cmd)
+	return cmd
+}
+
+// describeTimes prints the rows every description has after the phase:
+// when the run started and ended, where it stored its data, its UI link.
+func describeTimes(w io.Writer, start, end *time.Time, location, uiURL string) {
+	row(w, "Started:", timestamp(start))
+	row(w, "Ended:", timestamp(end))
+	row(w, "Duration:", duration(start, end))
+	if location != "" {
+		row(w, "Location:", location)
+	}
+	if uiURL != "" {
+		row(w, "Temporal UI:", uiURL)
+	}
+}
+
+// skippedTable lists the resource types a run left out, with the reason.
+func skippedTable(w io.Writer, skipped []workflows.SkippedResource) {
+	if len(skipped) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	row(w, "SKIPPED", "REASON")
+	for _, sk := range skipped {
+		row(w, sk.Resource, sk.Reason)
+	}
+}
+
+// printUnreadable lists the runs a list could not read, after its table.
+func printUnreadable(w io.Writer, unreadable []string) {
+	for _, u := range unreadable {
+		fmt.Fprintf(w, "unreadable: %s\n", u)
+	}
+}
+
+// exactName accepts exactly one NAME argument, as a usage error otherwise.
+func exactName(_ *cobra.Command, args []string) error {
+	if len(args) != 1 {
+		return &usageError{fmt.Errorf("expected one NAME argument, got %d", len(args))}
+	}
+	return nil
+}
