@@ -123,8 +123,13 @@ func logLines(t *testing.T, s *stack, backup, msg string) []map[string]any {
 	t.Helper()
 	var buf bytes.Buffer
 	require.NoError(t, s.starter.BackupLogs(context.Background(), backup, &buf))
+	return linesWithMsg(&buf, msg)
+}
+
+// linesWithMsg decodes JSON log lines and keeps those whose msg is msg.
+func linesWithMsg(buf *bytes.Buffer, msg string) []map[string]any {
 	var out []map[string]any
-	sc := bufio.NewScanner(&buf)
+	sc := bufio.NewScanner(buf)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
 		var line map[string]any

@@ -31,6 +31,13 @@ type stack struct {
 
 func newStack(t *testing.T) *stack {
 	t.Helper()
+	return newStackAt(t, "")
+}
+
+// newStackAt is newStack on an existing backup location: a second cairn
+// installation, with its own cluster and Temporal, sharing the location.
+func newStackAt(t *testing.T, locationURL string) *stack {
+	t.Helper()
 	binDir, err := sandbox.DefaultBinDir()
 	require.NoError(t, err, "sandbox binaries missing: run `make sandbox-bins`")
 	dir := t.TempDir()
@@ -45,7 +52,10 @@ func newStack(t *testing.T) *stack {
 		t: t, cluster: cluster,
 		dataDir:      filepath.Join(dir, "cairn"),
 		temporalAddr: freePort(t),
-		location:     "file://" + filepath.Join(dir, "location"),
+		location:     locationURL,
+	}
+	if s.location == "" {
+		s.location = "file://" + filepath.Join(dir, "location")
 	}
 	s.startTemporal()
 	return s

@@ -1,0 +1,108 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/converter"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/cairn-backup/cairn/activities/restore"
+	"github.com/cairn-backup/cairn/starter"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// TestRestoreResumesAfterWorkerKill kills the worker in the middle of
+// applying a few thousand ConfigMaps; another worker finishes the restore
+// from the last stored batch, and every object is restored exactly once.
+func TestRestoreResumesAfterWorkerKill(t *testing.T) {
+	s := newStack(t)
+	want := seedConfigMaps(t, s.cluster.Config(), "rk", seedNamespaces, seedPerNS)
+	first := s.startWorker("--batch-interval", "150ms")
+	s.backup(workflows.BackupSpec{Name: "rk-1", IncludedNamespaces: []string{"rk-*"}})
+
+	mapping := map[string]string{}
+	for i := range seedNamespaces {
+		mapping[fmt.Sprintf("rk-%02d", i)] = fmt.Sprintf("rk-%02d-back", i)
+	}
+	req := starter.CreateRestoreRequest{
+		RestoreSpec: workflows.RestoreSpec{Name: "rk-r", BackupName: "rk-1", NamespaceMapping: mapping},
+		Options:     workflows.RestoreOptions{BatchSize: 50, HeartbeatTimeout: &metav1.Duration{Duration: 3 * time.Second}},
+	}
+	_, err := s.starter.CreateRestore(context.Background(), req)
+	require.NoError(t, err)
+	waitApplying(t, s, "rk-r", "configmaps", 5)
+	first.kill()
+	s.startWorker("--batch-interval", "150ms")
+
+	v := s.waitRestore("rk-r", 4*time.Minute)
+	outcomes := s.outcomes("rk-r") // fails on any item listed twice
+	require.Equal(t, workflows.PhaseCompleted, v.Phase, "failed: %v", failedOutcomes(outcomes))
+	for key := range want {
+		ns, name := splitKey(key)
+		o, ok := outcomes["configmaps "+mapping[ns]+"/"+name]
+		if assert.True(t, ok, "%s missing from the results", key) {
+			assert.Equal(t, workflows.ItemRestored, o.Result, "%s: %s", key, o.Reason)
+		}
+	}
+	kc := fastClient(t, s.cluster.Config())
+	restored := 0
+	for _, ns := range mapping {
+		list, err := kc.CoreV1().ConfigMaps(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "cairn.io/restore-name=rk-r,app=seed"})
+		require.NoError(t, err)
+		restored += len(list.Items)
+	}
+	assert.Equal(t, len(want), restored, "ConfigMaps in the mapped namespaces")
+
+	resumed := restoreLogLines(t, s, "rk-r", "Resuming")
+	var fromBatch float64
+	for _, l := range resumed {
+		if l["resource"] == "configmaps" {
+			fromBatch = l["batch"].(float64)
+		}
+	}
+	assert.GreaterOrEqual(t, fromBatch, float64(5), "the retried apply should resume after the stored batches; log lines: %v", resumed)
+}
+
+// waitApplying waits until the running apply of resource has stored at
+// least batches batches.
+func waitApplying(t *testing.T, s *stack, restoreName, resource string, batches int) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		desc, err := s.temporalC.DescribeWorkflowExecution(context.Background(), workflows.RestoreWorkflowID(restoreName), "")
+		require.NoError(t, err)
+		for _, pa := range desc.GetPendingActivities() {
+			var p restore.ApplyProgress
+			if pa.GetActivityType().GetName() == workflows.ApplyActivity && pa.GetHeartbeatDetails() != nil &&
+				converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p) == nil && p.NextBatch >= batches {
+				t.Logf("%s: %d batches applied (%d restored)", resource, p.NextBatch, p.Outcome.Restored)
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("restore %s never got under way with %s", restoreName, resource)
+}
+
+func splitKey(key string) (string, string) {
+	for i := range key {
+		if key[i] == '/' {
+			return key[:i], key[i+1:]
+		}
+	}
+	return "", key
+}
+
+// restoreLogLines returns the restore's stored log lines whose msg is msg.
+func restoreLogLines(t *testing.T, s *stack, name, msg string) []map[string]any {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, s.starter.RestoreLogs(context.Background(), name, &buf))
+	return linesWithMsg(&buf, msg)
+}

@@ -1,0 +1,159 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/internal/sample"
+	"github.com/cairn-backup/cairn/starter"
+	"github.com/cairn-backup/cairn/tests/fixtures/velero"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// veleroShop is a Velero backup of namespace vshop: a ConfigMap, one the
+// API server rejects (an invalid data key), and a HorizontalPodAutoscaler
+// whose source preferred autoscaling/v2beta2, which Kubernetes 1.35 no
+// longer serves, with the v2 and v1 copies Velero's API group versions
+// feature keeps.
+func veleroShop(name string) velero.Backup {
+	hpa := func(version string, extra string) []byte {
+		return []byte(`{"apiVersion":"autoscaling/` + version + `","kind":"HorizontalPodAutoscaler","metadata":{"name":"web","namespace":"vshop",
+			"uid":"h1","resourceVersion":"5"},"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},
+			"minReplicas":1,"maxReplicas":3` + extra + `}}`)
+	}
+	metrics := `,"metrics":[{"type":"Resource","resource":{"name":"cpu","target":{"type":"Utilization","averageUtilization":70}}}]`
+	return velero.Backup{Name: name, IncludedNamespaces: []string{"vshop"}, Objects: []velero.Object{
+		{GroupResource: "namespaces", Name: "vshop", Preferred: "v1", Versions: map[string][]byte{
+			"v1": []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"vshop","uid":"n1"}}`)}},
+		{GroupResource: "configmaps", Namespace: "vshop", Name: "settings", Preferred: "v1", Versions: map[string][]byte{
+			"v1": []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings","namespace":"vshop","uid":"c1"},"data":{"mode":"velero"}}`)}},
+		{GroupResource: "configmaps", Namespace: "vshop", Name: "bad", Preferred: "v1", Versions: map[string][]byte{
+			"v1": []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"bad","namespace":"vshop","uid":"c2"},"data":{"not a key!":"x"}}`)}},
+		{GroupResource: "horizontalpodautoscalers.autoscaling", Namespace: "vshop", Name: "web", Preferred: "v2beta2", Versions: map[string][]byte{
+			"v2beta2": hpa("v2beta2", metrics), "v2": hpa("v2", metrics), "v1": hpa("v1", `,"targetCPUUtilizationPercentage":80`)}},
+	}}
+}
+
+// TestRestoreFromOtherSources restores a Velero backup (choosing a version
+// the cluster serves, listing the item the API server rejects), refuses
+// unknown and running backups, fails clearly on a corrupt tarball, and
+// restores a cairn backup into a second cluster that shares the location.
+func TestRestoreFromOtherSources(t *testing.T) {
+	s := newStack(t)
+	s.startWorker("--page-interval", "300ms")
+	ctx := context.Background()
+	require.NoError(t, velero.Write(ctx, s.location, veleroShop("velero-shop")))
+
+	t.Run("velero backup", func(t *testing.T) {
+		list, err := s.starter.ListBackups(ctx)
+		require.NoError(t, err)
+		var found *starter.BackupView
+		for _, v := range list.Items {
+			if v.Name == "velero-shop" {
+				found = v
+			}
+		}
+		require.NotNil(t, found, "the Velero backup is listed")
+		assert.Equal(t, workflows.BackupFormatVelero, found.Format)
+		assert.Equal(t, workflows.PhaseCompleted, found.Phase)
+
+		v := s.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "from-velero", BackupName: "velero-shop"}}, 2*time.Minute)
+		require.Equal(t, workflows.PhasePartiallyFailed, v.Phase, "the rejected ConfigMap makes it PartiallyFailed")
+		assert.Equal(t, workflows.BackupFormatVelero, v.Status.BackupFormat)
+		o := s.outcomes("from-velero")
+		bad := o["configmaps vshop/bad"]
+		assert.Equal(t, workflows.ItemFailed, bad.Result)
+		assert.Contains(t, bad.Reason, "not a key!", "the server's reason names the field")
+		assert.Equal(t, workflows.ItemRestored, o["configmaps vshop/settings"].Result)
+		assert.Equal(t, workflows.ItemRestored, o["horizontalpodautoscalers.autoscaling vshop/web"].Result)
+		assert.Equal(t, 1, v.Status.ItemsFailed)
+
+		dyn, err := dynamic.NewForConfig(s.cluster.Config())
+		require.NoError(t, err)
+		hpa, err := dyn.Resource(schema.GroupVersionResource{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"}).
+			Namespace("vshop").Get(ctx, "web", metav1.GetOptions{})
+		require.NoError(t, err)
+		metrics, _, _ := unstructured.NestedSlice(hpa.Object, "spec", "metrics")
+		require.Len(t, metrics, 1, "restored from the v2 copy, which holds the metric")
+	})
+
+	t.Run("unknown backup", func(t *testing.T) {
+		_, err := s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "r-unknown", BackupName: "no-such-backup"}})
+		require.Error(t, err)
+		assert.True(t, errors.Is(err, starter.ErrNotFound), "%v", err)
+		_, stderr, code := s.cli("restore", "create", "r-unknown", "--from-backup", "no-such-backup")
+		assert.Equal(t, starter.ExitNotFound, code, stderr)
+		assert.Contains(t, stderr, "no-such-backup")
+		_, err = s.starter.GetRestore(ctx, "r-unknown")
+		assert.True(t, errors.Is(err, starter.ErrNotFound), "nothing was started: %v", err)
+	})
+
+	t.Run("backup in progress", func(t *testing.T) {
+		seedConfigMaps(t, s.cluster.Config(), "busy", 1, 200)
+		_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{
+			BackupSpec: workflows.BackupSpec{Name: "busy-1", IncludedNamespaces: []string{"busy-*"}},
+			Options:    workflows.BackupOptions{PageSize: 10}})
+		require.NoError(t, err)
+		_, err = s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "r-busy", BackupName: "busy-1"}})
+		var conflict *starter.ConflictError
+		require.True(t, errors.As(err, &conflict), "%v", err)
+		assert.Contains(t, err.Error(), "still in progress")
+		_, err = s.starter.CancelBackup(ctx, "busy-1")
+		require.NoError(t, err)
+	})
+
+	t.Run("corrupt tarball", func(t *testing.T) {
+		b := veleroShop("velero-cut")
+		tarball, err := velero.Tarball(b.Objects)
+		require.NoError(t, err)
+		b.TruncateAt = len(tarball) / 2
+		require.NoError(t, velero.Write(ctx, s.location, b))
+		v := s.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "from-cut", BackupName: "velero-cut"}}, time.Minute)
+		assert.Equal(t, workflows.PhaseFailed, v.Phase)
+		assert.Contains(t, v.Status.FailureReason, workflows.ErrTypeCorruptBackup)
+		assert.Contains(t, v.Status.FailureReason, "velero-cut.tar.gz")
+	})
+
+	t.Run("into another cluster", func(t *testing.T) {
+		_, err := sample.Seed(ctx, s.cluster.Config(), "shop2")
+		require.NoError(t, err)
+		s.backup(workflows.BackupSpec{Name: "shop2-1", IncludedNamespaces: []string{"shop2"}})
+		want := liveObjects(t, s.cluster.Config(), "shop2")
+
+		other := newStackAt(t, s.location)
+		other.startWorker()
+		list, err := other.starter.ListBackups(ctx)
+		require.NoError(t, err)
+		names := map[string]bool{}
+		for _, v := range list.Items {
+			names[v.Name] = true
+		}
+		assert.True(t, names["shop2-1"] && names["velero-shop"], "a fresh install lists the location's backups: %v", names)
+
+		v := other.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "shop2-elsewhere", BackupName: "shop2-1"}}, 2*time.Minute)
+		require.Equal(t, workflows.PhaseCompleted, v.Phase, "failed: %v", failedOutcomes(other.outcomes("shop2-elsewhere")))
+		assertSameObjects(t, want, liveObjects(t, other.cluster.Config(), "shop2"))
+	})
+
+	loc, err := location.Open(ctx, s.location)
+	require.NoError(t, err)
+	defer loc.Close()
+	for _, r := range []string{"from-velero", "from-cut", "shop2-elsewhere"} {
+		ok, err := loc.Exists(ctx, location.Restore(r).Results())
+		require.NoError(t, err)
+		assert.True(t, ok, "restore %s recorded its results", r)
+		work, err := loc.Keys(ctx, location.Restore(r).Work())
+		require.NoError(t, err)
+		assert.Empty(t, work, "restore %s left intermediate state", r)
+	}
+}
