@@ -87,21 +87,25 @@ func (c *Client) validateRestore(spec *workflows.RestoreSpec) error {
 }
 
 // checkRestorable refuses a backup that does not exist, is still running
-// or did not complete, before anything starts.
+// or did not complete, before anything starts. The committed metadata
+// decides: a backup whose run is still cleaning up is already restorable.
 func (c *Client) checkRestorable(ctx context.Context, spec workflows.RestoreSpec) error {
-	running, err := describeRun[workflows.BackupSpec, workflows.BackupStatus](ctx, c, workflows.BackupWorkflowID(spec.BackupName))
-	if err != nil {
-		return err
-	}
-	if running != nil && !running.Phase.Done() && running.EndTime == nil {
-		return &ConflictError{Message: fmt.Sprintf("backup %q is still in progress (phase %s); restore it once it has completed",
-			spec.BackupName, running.Phase)}
-	}
 	meta, err := readMetadata(ctx, spec.StorageLocation, spec.BackupName)
-	if errors.Is(err, ErrNotFound) {
+	switch {
+	case errors.Is(err, ErrNotFound):
+		running, derr := describeRun[workflows.BackupSpec, workflows.BackupStatus](ctx, c, workflows.BackupWorkflowID(spec.BackupName))
+		if derr != nil {
+			return derr
+		}
+		switch {
+		case running != nil && running.EndTime == nil:
+			return &ConflictError{Message: fmt.Sprintf("backup %q is still in progress (phase %s); restore it once it has completed",
+				spec.BackupName, running.Phase)}
+		case running != nil:
+			return &ConflictError{Message: fmt.Sprintf("backup %q ended %s without committing anything to restore", spec.BackupName, running.Phase)}
+		}
 		return fmt.Errorf("backup %q is not in %s (list them with `cairn backup list`): %w", spec.BackupName, spec.StorageLocation, ErrNotFound)
-	}
-	if err != nil {
+	case err != nil:
 		return err
 	}
 	if p := meta.Status.Phase; p != workflows.PhaseCompleted && p != workflows.PhasePartiallyFailed {
