@@ -13,7 +13,7 @@ N ?= 10000
 
 export CAIRN_KUBE_BIN_DIR := $(KUBE_BIN)
 
-.PHONY: all build sandbox-bins tools lint test test-unit test-e2e demo bench clean
+.PHONY: all build sandbox-bins tools lint test test-unit test-e2e demo bench bench-restore clean
 
 all: build
 
@@ -52,6 +52,10 @@ demo: build sandbox-bins
 ## bench: backup vs plain LIST of N ConfigMaps, one JSON line (N=100000 for the big run)
 bench: build sandbox-bins
 	$(GO) run ./tests/bench -cairn $(BIN)/cairn -n $(N)
+
+## bench-restore: restore of N ConfigMaps into an empty cluster vs a plain create loop, one JSON line
+bench-restore: build sandbox-bins
+	$(GO) run ./tests/bench -cairn $(BIN)/cairn -n $(N) -kind restore
 
 clean:
 	rm -rf $(BIN) .cairn

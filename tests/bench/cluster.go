@@ -20,31 +20,45 @@ func fastClient(cfg *rest.Config) (kubernetes.Interface, error) {
 	return kubernetes.NewForConfig(cfg)
 }
 
-// seed creates n ConfigMaps of about size bytes over namespaces.
-func seed(ctx context.Context, cfg *rest.Config, n, namespaces, size int) error {
+// seed creates n ConfigMaps of about size bytes over namespaces named
+// prefix-000.., namespaces first, with concurrency requests in flight: the
+// set-up of the benchmark, and the reference a restore is measured against.
+func seed(ctx context.Context, cfg *rest.Config, prefix string, n, namespaces, size, concurrency int) error {
 	kc, err := fastClient(cfg)
 	if err != nil {
 		return err
 	}
-	for i := range namespaces {
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bench-%03d", i)}}
-		if _, err := kc.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return err
-		}
+	nsName := func(i int) string { return fmt.Sprintf("%s-%03d", prefix, i) }
+	err = parallel(namespaces, concurrency, func(i int) error {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: nsName(i)}}
+		_, err := kc.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	payload := strings.Repeat("x", size)
+	return parallel(n, concurrency, func(i int) error {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%06d", i), Namespace: nsName(i % namespaces)},
+			Data: map[string]string{"payload": payload}}
+		_, err := kc.CoreV1().ConfigMaps(cm.Namespace).Create(ctx, cm, metav1.CreateOptions{})
+		return err
+	})
+}
+
+// parallel calls fn for 0..n-1 with workers goroutines; an object that
+// exists already is not an error.
+func parallel(n, workers int, fn func(int) error) error {
 	jobs := make(chan int)
 	var wg sync.WaitGroup
 	var once sync.Once
 	var firstErr error
-	for range 32 {
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%06d", i), Namespace: fmt.Sprintf("bench-%03d", i%namespaces)},
-					Data: map[string]string{"payload": payload}}
-				if _, err := kc.CoreV1().ConfigMaps(cm.Namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				if err := fn(i); err != nil && !apierrors.IsAlreadyExists(err) {
 					once.Do(func() { firstErr = err })
 				}
 			}

@@ -1,9 +1,13 @@
-// Command bench measures a backup of N ConfigMaps (~1 KiB each, spread over
-// namespaces) in the sandbox cluster against a plain paged client-go LIST
-// of the same objects measured in the same run, and prints one JSON line
-// with the ratio and the worker's peak RSS.
+// Command bench measures cairn against plain client-go in the same run and
+// prints one JSON line with the ratio and the worker's peak RSS:
 //
-//	go run ./tests/bench -cairn bin/cairn -n 10000
+//	-kind backup   a backup of N ConfigMaps (~1 KiB each, spread over
+//	               namespaces) against a paged LIST of the same objects
+//	-kind restore  a restore of that backup into an empty sandbox cluster
+//	               against a create loop of the same objects at the
+//	               restore's concurrency
+//
+//	go run ./tests/bench -cairn bin/cairn -n 10000 [-kind restore]
 package main
 
 import (
@@ -44,14 +48,19 @@ func main() {
 	n := flag.Int("n", 10000, "ConfigMaps to seed")
 	namespaces := flag.Int("namespaces", 100, "namespaces to spread them over")
 	size := flag.Int("size", 1024, "approximate bytes of data per ConfigMap")
+	kind := flag.String("kind", "backup", "what to measure: backup or restore")
 	flag.Parse()
-	if err := run(*cairn, *n, *namespaces, *size); err != nil {
+	if *kind != "backup" && *kind != "restore" {
+		fmt.Fprintln(os.Stderr, "bench: -kind must be backup or restore")
+		os.Exit(2)
+	}
+	if err := run(*cairn, *kind, *n, *namespaces, *size); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(cairnBin string, n, namespaces, size int) error {
+func run(cairnBin, kind string, n, namespaces, size int) error {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "cairn-bench-")
 	if err != nil {
@@ -79,17 +88,10 @@ func run(cairnBin string, n, namespaces, size int) error {
 	res := result{Benchmark: "backup-configmaps", Objects: n, Namespaces: namespaces, ObjectBytes: size}
 	progress("seeding %d ConfigMaps in %d namespaces", n, namespaces)
 	start := time.Now()
-	if err := seed(ctx, cluster.Config(), n, namespaces, size); err != nil {
+	if err := seed(ctx, cluster.Config(), "bench", n, namespaces, size, 32); err != nil {
 		return err
 	}
 	res.SeedSeconds = time.Since(start).Seconds()
-
-	listed, listTime, err := plainList(ctx, cluster.Config())
-	if err != nil {
-		return err
-	}
-	res.ListSeconds = listTime.Seconds()
-	progress("plain LIST: %d ConfigMaps in %.2fs", listed, res.ListSeconds)
 
 	temporalAddr, err := freeAddr()
 	if err != nil {
@@ -115,6 +117,17 @@ func run(cairnBin string, n, namespaces, size int) error {
 
 	location := "file://" + filepath.Join(dir, "location")
 	sc := starter.New(tc, starter.Options{DefaultLocation: location})
+	if kind == "restore" {
+		return benchRestore(ctx, restoreSetup{dir: dir, cairnBin: cairnBin, binDir: binDir, log: log, temporalAddr: temporalAddr,
+			tc: tc, sc: sc, worker: worker}, n, namespaces, size)
+	}
+
+	listed, listTime, err := plainList(ctx, cluster.Config())
+	if err != nil {
+		return err
+	}
+	res.ListSeconds = listTime.Seconds()
+	progress("plain LIST: %d ConfigMaps in %.2fs", listed, res.ListSeconds)
 	progress("backing up")
 	if _, err := sc.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: workflows.BackupSpec{Name: "bench"}}); err != nil {
 		return err
@@ -127,21 +140,14 @@ func run(cairnBin string, n, namespaces, size int) error {
 		return fmt.Errorf("backup ended %s: %+v", v.Phase, v.Status)
 	}
 	res.BackupItems = v.Status.ItemsDone
-	// What a user waits for: the run's start to its close, as Temporal saw
-	// it. The status says Completed just before the run closes.
-	if err := tc.GetWorkflow(ctx, v.WorkflowID, v.RunID).Get(ctx, nil); err != nil {
-		return fmt.Errorf("backup run: %w", err)
-	}
-	desc, err := tc.DescribeWorkflowExecution(ctx, v.WorkflowID, v.RunID)
-	if err != nil {
+	// The status says Completed just before the run closes.
+	if res.BackupSeconds, err = runSeconds(ctx, tc, v.WorkflowID, v.RunID); err != nil {
 		return err
 	}
-	info := desc.GetWorkflowExecutionInfo()
-	res.BackupSeconds = info.GetCloseTime().AsTime().Sub(info.GetStartTime().AsTime()).Seconds()
 	res.ItemsPerSecond = float64(v.Status.ItemsDone) / res.BackupSeconds
 	res.RatioBackupToList = res.BackupSeconds / res.ListSeconds
 	res.TarballBytes = v.Status.TarballBytes
-	if res.PhaseSeconds, err = phaseSeconds(ctx, tc, "bench"); err != nil {
+	if res.PhaseSeconds, err = phaseSeconds(ctx, tc, v.WorkflowID); err != nil {
 		return err
 	}
 	rss, err := worker.peakRSS()

@@ -2,21 +2,20 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
-
-	"github.com/cairn-backup/cairn/workflows"
 )
 
-// phaseSeconds splits a backup's wall time by activity kind, from its
+// phaseSeconds splits a run's wall time by activity kind, from its
 // history: from the first schedule to the last completion of each kind.
-func phaseSeconds(ctx context.Context, tc client.Client, backup string) (map[string]float64, error) {
+func phaseSeconds(ctx context.Context, tc client.Client, workflowID string) (map[string]float64, error) {
 	type span struct{ first, last time.Time }
 	spans := map[string]*span{}
 	kinds := map[int64]string{}
-	it := tc.GetWorkflowHistory(ctx, workflows.BackupWorkflowID(backup), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	it := tc.GetWorkflowHistory(ctx, workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
 		if err != nil {
@@ -41,4 +40,18 @@ func phaseSeconds(ctx context.Context, tc client.Client, backup string) (map[str
 		out[kind] = s.last.Sub(s.first).Seconds()
 	}
 	return out, nil
+}
+
+// runSeconds waits for a run to close and returns its start-to-close time
+// as Temporal saw it: what a user waits for.
+func runSeconds(ctx context.Context, tc client.Client, workflowID, runID string) (float64, error) {
+	if err := tc.GetWorkflow(ctx, workflowID, runID).Get(ctx, nil); err != nil {
+		return 0, fmt.Errorf("run %s: %w", workflowID, err)
+	}
+	desc, err := tc.DescribeWorkflowExecution(ctx, workflowID, runID)
+	if err != nil {
+		return 0, err
+	}
+	info := desc.GetWorkflowExecutionInfo()
+	return info.GetCloseTime().AsTime().Sub(info.GetStartTime().AsTime()).Seconds(), nil
 }

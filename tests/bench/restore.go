@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.uber.org/zap"
+
+	"github.com/cairn-backup/cairn/internal/sandbox"
+	"github.com/cairn-backup/cairn/starter"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// restoreResult is the JSON line of the restore benchmark.
+type restoreResult struct {
+	Benchmark         string  `json:"benchmark"`
+	Objects           int     `json:"objects"`
+	Namespaces        int     `json:"namespaces"`
+	ObjectBytes       int     `json:"objectBytes"`
+	Concurrency       int     `json:"concurrency"`
+	RestoredItems     int     `json:"restoredItems"`
+	RestoreSeconds    float64 `json:"restoreSeconds"`
+	ItemsPerSecond    float64 `json:"itemsPerSecond"`
+	CreateLoopSeconds float64 `json:"createLoopSeconds"`
+	// RatioRestoreToCreateLoop is the restore's time over the plain loop's.
+	RatioRestoreToCreateLoop float64            `json:"ratioRestoreToCreateLoop"`
+	WorkerPeakRSSMB          float64            `json:"workerPeakRssMB"`
+	PhaseSeconds             map[string]float64 `json:"phaseSeconds"`
+}
+
+// restoreSetup is what the common set-up hands the restore benchmark: a
+// Temporal server, a worker on the seeded cluster, a starter client.
+type restoreSetup struct {
+	dir, cairnBin, binDir, temporalAddr string
+	log                                 *zap.Logger
+	tc                                  client.Client
+	sc                                  *starter.Client
+	worker                              *process
+}
+
+// benchRestore backs up the seeded namespaces, then restores them into an
+// empty second sandbox cluster (its own worker), against a plain create
+// loop of the same objects into that cluster at the same concurrency.
+func benchRestore(ctx context.Context, s restoreSetup, n, namespaces, size int) error {
+	progress("backing up")
+	backup := workflows.BackupSpec{Name: "bench", IncludedNamespaces: []string{"bench-*"}}
+	if _, err := s.sc.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: backup}); err != nil {
+		return err
+	}
+	if v, err := waitDone(ctx, s.sc, "bench"); err != nil {
+		return err
+	} else if v.Phase != workflows.PhaseCompleted {
+		return fmt.Errorf("backup ended %s: %+v", v.Phase, v.Status)
+	}
+	s.worker.stop() // the next worker serves the target cluster
+
+	target, err := sandbox.Start(ctx, sandbox.Options{BinDir: s.binDir, DataDir: filepath.Join(s.dir, "target"), Log: s.log})
+	if err != nil {
+		return err
+	}
+	defer target.Stop()
+	opts := workflows.RestoreOptions{}.WithDefaults()
+	res := restoreResult{Benchmark: "restore-configmaps", Objects: n, Namespaces: namespaces, ObjectBytes: size, Concurrency: opts.Concurrency}
+
+	progress("plain create loop of %d ConfigMaps at concurrency %d", n, opts.Concurrency)
+	start := time.Now()
+	if err := seed(ctx, target.Config(), "plain", n, namespaces, size, opts.Concurrency); err != nil {
+		return err
+	}
+	res.CreateLoopSeconds = time.Since(start).Seconds()
+
+	worker, err := startProcess(filepath.Join(s.dir, "target-worker.log"), s.cairnBin, "worker", "--temporal-address", s.temporalAddr,
+		"--kubeconfig", target.KubeconfigPath(), "--log-level", "warn")
+	if err != nil {
+		return err
+	}
+	defer worker.stop()
+	progress("restoring")
+	created, err := s.sc.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "bench-restore", BackupName: "bench"}})
+	if err != nil {
+		return err
+	}
+	if res.RestoreSeconds, err = runSeconds(ctx, s.tc, created.WorkflowID, created.RunID); err != nil {
+		return err
+	}
+	v, err := s.sc.GetRestore(ctx, "bench-restore")
+	if err != nil {
+		return err
+	}
+	if v.Phase != workflows.PhaseCompleted || v.Status == nil {
+		return fmt.Errorf("restore ended %s: %+v", v.Phase, v.Status)
+	}
+	res.RestoredItems = v.Status.ItemsRestored
+	if want := n + namespaces; res.RestoredItems != want {
+		return fmt.Errorf("restore restored %d items, want %d", res.RestoredItems, want)
+	}
+	res.ItemsPerSecond = float64(res.RestoredItems) / res.RestoreSeconds
+	res.RatioRestoreToCreateLoop = res.RestoreSeconds / res.CreateLoopSeconds
+	if res.PhaseSeconds, err = phaseSeconds(ctx, s.tc, created.WorkflowID); err != nil {
+		return err
+	}
+	rss, err := worker.peakRSS()
+	if err != nil {
+		return err
+	}
+	res.WorkerPeakRSSMB = float64(rss) / (1 << 20)
+	return json.NewEncoder(os.Stdout).Encode(res)
+}
