@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # make demo: start `cairn dev --sandbox` (embedded Temporal + UI, a worker,
 # the starter API, a local Kubernetes control plane), seed a sample
-# application, back it up, print the summary, and keep the stack up for
-# inspection until Ctrl-C.
+# application, back it up, restore it into a copy of its namespace, print
+# the summaries, and keep the stack up for inspection until Ctrl-C.
 set -euo pipefail
 cairn=${1:-bin/cairn}
 data_dir=${CAIRN_DATA_DIR:-.cairn}
@@ -48,9 +48,21 @@ set -e
 echo
 echo "\$ cairn backup list"
 "$cairn" backup list --data-dir "$data_dir"
+
+restore="$name-copy"
+copy="shop-copy-$(date -u +%H%M%S)"
 echo
-echo "Inspect the run in the Temporal UI: http://127.0.0.1:8233"
+echo "\$ cairn restore create $restore --from-backup $name --namespace-mappings shop:$copy --wait"
+set +e
+"$cairn" restore create "$restore" --from-backup "$name" --namespace-mappings "shop:$copy" --wait --data-dir "$data_dir"
+set -e
+echo
+echo "\$ cairn restore results $restore"
+"$cairn" restore results "$restore" --data-dir "$data_dir"
+echo
+echo "Inspect the runs in the Temporal UI: http://127.0.0.1:8233"
 echo "Try: $cairn backup describe $name --data-dir $data_dir"
+echo "     $cairn restore describe $restore --data-dir $data_dir"
 echo "     curl -s http://$api/v1/backups | head"
 echo "     KUBECONFIG=$kubeconfig kubectl get all -n shop   (if you have kubectl)"
 echo "The stack stays up; press Ctrl-C to stop it."

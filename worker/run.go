@@ -25,6 +25,12 @@ type Config struct {
 	PageInterval time.Duration
 	// BatchInterval pauses after every restored batch (see restore.Activities).
 	BatchInterval time.Duration
+	// KubeQPS and KubeBurst limit requests to the API server on the client
+	// side; 0 sets no limit: requests in flight are already bounded by each
+	// activity's concurrency, and the API server's priority and fairness
+	// protects it from more.
+	KubeQPS   float32
+	KubeBurst int
 }
 
 // Run hosts cairn's workflows and cluster activities until ctx ends, then
@@ -32,7 +38,12 @@ type Config struct {
 // timeout, and anything cut short is retried from its last heartbeat by
 // whichever worker polls next.
 func Run(ctx context.Context, c client.Client, cfg Config) error {
-	clients, err := kube.NewClients(cfg.Kube)
+	kcfg := rest.CopyConfig(cfg.Kube)
+	kcfg.QPS, kcfg.Burst = -1, 0 // client-go: a negative QPS disables its rate limiter
+	if cfg.KubeQPS > 0 {
+		kcfg.QPS, kcfg.Burst = cfg.KubeQPS, max(cfg.KubeBurst, int(cfg.KubeQPS))
+	}
+	clients, err := kube.NewClients(kcfg)
 	if err != nil {
 		return err
 	}

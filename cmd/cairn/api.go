@@ -19,12 +19,17 @@ func newAPICommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "api",
 		Short: "Serve the HTTP starter API against an existing Temporal cluster",
-		Long: `Serves the starter API: POST /v1/backups, GET /v1/backups[/{name}],
-POST /v1/backups/{name}/cancel, GET /v1/backups/{name}/logs and GET /healthz.
+		Long: `Serves the starter API:
+  POST /v1/backups, GET /v1/backups[/{name}], POST /v1/backups/{name}/cancel,
+  GET /v1/backups/{name}/logs
+  POST /v1/restores, GET /v1/restores[/{name}], POST /v1/restores/{name}/cancel,
+  GET /v1/restores/{name}/logs, GET /v1/restores/{name}/results
+  GET /healthz
 Errors are JSON with a type; statuses are 400 (invalid), 404, 409 (conflict),
 503 (Temporal unreachable).`,
 		Example: `  cairn api --listen 127.0.0.1:8080
-  curl -X POST localhost:8080/v1/backups -d '{"name":"shop-1","includedNamespaces":["shop"]}'`,
+  curl -X POST localhost:8080/v1/backups -d '{"name":"shop-1","includedNamespaces":["shop"]}'
+  curl -X POST localhost:8080/v1/restores -d '{"name":"shop-r1","backupName":"shop-1","namespaceMapping":{"shop":"shop-copy"}}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := g.logger()

@@ -34,12 +34,13 @@ func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "cairn",
 		Short: "Backup and restore for Kubernetes, as durable Temporal workflows",
-		Long: `cairn backs up Kubernetes objects into a backup location. Every backup is a
-Temporal workflow, so a crash or restart of any process resumes the backup
-where it stopped instead of failing it.
+		Long: `cairn backs up Kubernetes objects into a backup location and restores them.
+Every backup and restore is a Temporal workflow, so a crash or restart of any
+process resumes the work where it stopped instead of failing it.
 
 Start everything on one machine:   cairn dev --sandbox
 Back up a namespace:               cairn backup create nightly --include-namespaces shop --wait
+Restore it as a copy:              cairn restore create shop-copy --from-backup nightly --namespace-mappings shop:shop-copy --wait
 Watch runs in the Temporal UI:     http://127.0.0.1:8233`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -60,7 +61,7 @@ Watch runs in the Temporal UI:     http://127.0.0.1:8233`,
 	f.StringVar(&g.apiKey, "api-key", "", "Temporal Cloud API key (enables TLS)")
 	f.StringVar(&g.location, "location", "", "default backup location URL (file://, s3://, gs://, azblob://); default file://<data-dir>/location")
 	f.StringVar(&g.uiURL, "ui-url", "http://127.0.0.1:8233", "Temporal Web UI base URL, for links to runs")
-	f.StringVar(&g.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster to back up (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
+	f.StringVar(&g.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster the worker backs up and restores into (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
 	f.StringVar(&g.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&g.logFormat, "log-format", "console", "console or json")
 

@@ -17,11 +17,15 @@ type workerFlags struct {
 	pageInterval            time.Duration
 	batchInterval           time.Duration
 	maxConcurrentActivities int
+	kubeQPS                 float32
+	kubeBurst               int
 }
 
 func (w *workerFlags) register(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&w.pageInterval, "page-interval", 0, "pause after every LIST page, to spare a busy API server")
 	cmd.Flags().DurationVar(&w.batchInterval, "batch-interval", 0, "pause after every restored batch of objects, to spare a busy API server")
+	cmd.Flags().Float32Var(&w.kubeQPS, "kube-qps", 0, "requests per second to the API server (0: no client-side limit; concurrency is bounded per activity)")
+	cmd.Flags().IntVar(&w.kubeBurst, "kube-burst", 0, "burst above --kube-qps (default: --kube-qps)")
 	cmd.Flags().IntVar(&w.maxConcurrentActivities, "max-concurrent-activities", 0, "activities this worker runs at once (0: SDK default)")
 }
 
@@ -72,5 +76,7 @@ func runWorker(ctx context.Context, tc client.Client, kcfg *rest.Config, wf *wor
 		Options:       worker.Options{MaxConcurrentActivities: wf.maxConcurrentActivities},
 		PageInterval:  wf.pageInterval,
 		BatchInterval: wf.batchInterval,
+		KubeQPS:       wf.kubeQPS,
+		KubeBurst:     wf.kubeBurst,
 	})
 }
