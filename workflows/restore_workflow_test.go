@@ -17,7 +17,9 @@ type fakeRestoreActivities struct{}
 func (fakeRestoreActivities) Plan(context.Context, RestorePlanInput) (*RestorePlanResult, error) {
 	return nil, nil
 }
-func (fakeRestoreActivities) Apply(context.Context, ApplyInput) (*ApplyResult, error) { return nil, nil }
+func (fakeRestoreActivities) Apply(context.Context, ApplyInput) (*ApplyResult, error) {
+	return nil, nil
+}
 func (fakeRestoreActivities) Step(context.Context, RestoreStepInput) (*StepResult, error) {
 	return nil, nil
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -55,61 +54,18 @@ func (a *Activities) ApplyResources(ctx context.Context, in workflows.ApplyInput
 		log.Info("Resuming", zap.Int("batch", prog.NextBatch), zap.Int("batches", in.Type.Batches))
 	}
 	ap := newApplier(a.Clients, in, newOwnerResolver(a.Clients))
-	for b := prog.NextBatch; b < in.Type.Batches; b++ {
-		outcome, deferred, done, err := storedBatch(ctx, run, gr, b)
-		if err != nil {
-			return nil, err
-		}
-		if !done {
-			if outcome, deferred, err = a.applyBatch(ctx, run, ap, gr, b); err != nil {
-				return nil, err
-			}
-		}
+	pl := &pipeline{run: run, ap: ap, gr: gr, batches: in.Type.Batches}
+	err = pl.apply(ctx, prog.NextBatch, func(b int, outcome workflows.TypeOutcome, deferred int) error {
 		prog.NextBatch, prog.Outcome, prog.Deferred = b+1, prog.Outcome.Add(outcome), prog.Deferred+deferred
 		activity.RecordHeartbeat(ctx, prog)
-		if err := sleep(ctx, a.BatchInterval); err != nil {
-			return nil, err
-		}
+		return sleep(ctx, a.BatchInterval)
+	})
+	if err != nil {
+		return nil, err
 	}
 	log.Info("Applied resource type", zap.Int("restored", prog.Outcome.Restored), zap.Int("skipped", prog.Outcome.Skipped),
 		zap.Int("failed", prog.Outcome.Failed), zap.Int("deferredOwners", prog.Deferred))
 	return &workflows.ApplyResult{Outcome: prog.Outcome, Deferred: prog.Deferred}, nil
-}
-
-// applyBatch applies one batch and stores its outcomes (and the owner
-// references left for later), the relinks first.
-func (a *Activities) applyBatch(ctx context.Context, run *runlog.Run, ap *applier, gr string, b int) (workflows.TypeOutcome, int, error) {
-	var items []Item
-	err := run.Loc.ReadLines(ctx, run.Restore.Batch(gr, b), func(line []byte) error {
-		var it Item
-		if err := json.Unmarshal(line, &it); err != nil {
-			return fmt.Errorf("decode item: %w", err)
-		}
-		items = append(items, it)
-		return nil
-	})
-	if err != nil {
-		return workflows.TypeOutcome{}, 0, fmt.Errorf("read batch %d of %s: %w", b, gr, err)
-	}
-	outcomes, relinks, err := ap.applyAll(ctx, items)
-	if err != nil {
-		return workflows.TypeOutcome{}, 0, err
-	}
-	if len(relinks) > 0 {
-		if err := run.Loc.WriteAll(ctx, run.Restore.Relink(gr, b), jsonLines(relinks)); err != nil {
-			return workflows.TypeOutcome{}, 0, err
-		}
-	}
-	if err := run.Loc.WriteAll(ctx, run.Restore.BatchResult(gr, b), jsonLines(outcomes)); err != nil {
-		return workflows.TypeOutcome{}, 0, err
-	}
-	for _, o := range outcomes {
-		if o.Result == workflows.ItemFailed {
-			run.Log.Warn("Item not restored", zap.String("resource", o.Resource), zap.String("namespace", o.Namespace),
-				zap.String("name", o.Name), zap.String("error", o.Reason))
-		}
-	}
-	return count(outcomes), len(relinks), nil
 }
 
 // storedBatch returns the outcome of a batch an earlier attempt applied
@@ -160,52 +116,6 @@ func jsonLines[T any](values []T) []byte {
 		_ = enc.Encode(v) // plain structs always encode
 	}
 	return buf.Bytes()
-}
-
-// applyAll applies items at the input's concurrency and returns their
-// outcomes in item order. An unreachable API server stops the batch.
-func (ap *applier) applyAll(ctx context.Context, items []Item) ([]workflows.ItemOutcome, []relink, error) {
-	outcomes := make([]workflows.ItemOutcome, len(items))
-	deferred := make([][]relink, len(items))
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg       sync.WaitGroup
-		once     sync.Once
-		firstErr error
-	)
-	sem := make(chan struct{}, ap.in.Options.Concurrency)
-	for i := range items {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		wg.Add(1)
-		go func(i int) {
-			defer func() { <-sem; wg.Done() }()
-			o, r, err := ap.apply(ctx, items[i])
-			if err != nil {
-				once.Do(func() { firstErr = err; cancel() })
-				return
-			}
-			outcomes[i], deferred[i] = o, r
-		}(i)
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return nil, nil, firstErr
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, nil, err
-	}
-	var relinks []relink
-	for _, r := range deferred {
-		relinks = append(relinks, r...)
-	}
-	return outcomes, relinks, nil
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -1,0 +1,203 @@
+package restore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"go.uber.org/zap"
+
+	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// batchWindow is how many batches may be loaded ahead of the oldest one
+// not yet stored: enough to keep every worker busy across a batch
+// boundary, few enough to bound memory.
+const batchWindow = 3
+
+// pipeline applies the batches of one type with Concurrency items in
+// flight across batch boundaries, and stores each batch's outcomes in
+// batch order: a batch is committed only after every earlier one, so
+// "batches before NextBatch are stored" stays true for the heartbeat.
+type pipeline struct {
+	run     *runlog.Run
+	ap      *applier
+	gr      string
+	batches int
+}
+
+// batchWork is one batch on its way through the pipeline.
+type batchWork struct {
+	index    int
+	items    []Item
+	outcomes []workflows.ItemOutcome
+	relinks  [][]relink
+	left     atomic.Int32
+	complete chan struct{} // closed when every item has an outcome
+	// stored is set for a batch an earlier attempt already stored.
+	stored *workflows.TypeOutcome
+	// storedDeferred counts that batch's pending owner references.
+	storedDeferred int
+}
+
+type itemJob struct {
+	batch *batchWork
+	index int
+}
+
+// apply runs batches start..batches-1 and calls commit after each one is
+// stored, in order.
+func (p *pipeline) apply(ctx context.Context, start int, commit func(b int, o workflows.TypeOutcome, deferred int) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	ordered := make(chan *batchWork, batchWindow)
+	jobs := make(chan itemJob)
+	var wg sync.WaitGroup
+	for range p.ap.in.Options.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.work(ctx, cancel, jobs)
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(jobs)
+		defer close(ordered)
+		if err := p.feed(ctx, start, ordered, jobs); err != nil {
+			cancel(err)
+		}
+	}()
+	err := p.commitInOrder(ctx, ordered, commit)
+	if err != nil {
+		cancel(err)
+	}
+	wg.Wait()
+	if err != nil {
+		return err
+	}
+	return context.Cause(ctx)
+}
+
+// feed loads the batches in order and hands out their items.
+func (p *pipeline) feed(ctx context.Context, start int, ordered chan<- *batchWork, jobs chan<- itemJob) error {
+	for b := start; b < p.batches; b++ {
+		bw := &batchWork{index: b, complete: make(chan struct{})}
+		outcome, deferred, done, err := storedBatch(ctx, p.run, p.gr, b)
+		if err != nil {
+			return err
+		}
+		if done {
+			bw.stored, bw.storedDeferred = &outcome, deferred
+			close(bw.complete)
+		} else if err := p.load(ctx, bw); err != nil {
+			return err
+		}
+		select {
+		case ordered <- bw:
+		case <-ctx.Done():
+			return nil
+		}
+		for i := range bw.items {
+			select {
+			case jobs <- itemJob{batch: bw, index: i}:
+			case <-ctx.Done():
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+func (p *pipeline) load(ctx context.Context, bw *batchWork) error {
+	err := p.run.Loc.ReadLines(ctx, p.run.Restore.Batch(p.gr, bw.index), func(line []byte) error {
+		var it Item
+		if err := json.Unmarshal(line, &it); err != nil {
+			return fmt.Errorf("decode item: %w", err)
+		}
+		bw.items = append(bw.items, it)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read batch %d of %s: %w", bw.index, p.gr, err)
+	}
+	bw.outcomes = make([]workflows.ItemOutcome, len(bw.items))
+	bw.relinks = make([][]relink, len(bw.items))
+	bw.left.Store(int32(len(bw.items)))
+	if len(bw.items) == 0 {
+		close(bw.complete)
+	}
+	return nil
+}
+
+// work applies items until jobs close; an unreachable API server stops
+// the whole pipeline (the activity is retried from its heartbeat).
+func (p *pipeline) work(ctx context.Context, cancel context.CancelCauseFunc, jobs <-chan itemJob) {
+	for j := range jobs {
+		if ctx.Err() != nil {
+			continue // drain
+		}
+		o, r, err := p.ap.apply(ctx, j.batch.items[j.index])
+		if err != nil {
+			cancel(err)
+			continue
+		}
+		j.batch.outcomes[j.index], j.batch.relinks[j.index] = o, r
+		if j.batch.left.Add(-1) == 0 {
+			close(j.batch.complete)
+		}
+	}
+}
+
+// commitInOrder stores each batch's outcomes once all its items are done,
+// oldest batch first.
+func (p *pipeline) commitInOrder(ctx context.Context, ordered <-chan *batchWork,
+	commit func(b int, o workflows.TypeOutcome, deferred int) error) error {
+	for bw := range ordered {
+		select {
+		case <-bw.complete:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+		outcome, deferred := workflows.TypeOutcome{}, bw.storedDeferred
+		if bw.stored != nil {
+			outcome = *bw.stored
+		} else {
+			var err error
+			if outcome, deferred, err = p.store(ctx, bw); err != nil {
+				return err
+			}
+		}
+		if err := commit(bw.index, outcome, deferred); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// store writes a batch's pending owner references, then its outcomes.
+func (p *pipeline) store(ctx context.Context, bw *batchWork) (workflows.TypeOutcome, int, error) {
+	var relinks []relink
+	for _, r := range bw.relinks {
+		relinks = append(relinks, r...)
+	}
+	if len(relinks) > 0 {
+		if err := p.run.Loc.WriteAll(ctx, p.run.Restore.Relink(p.gr, bw.index), jsonLines(relinks)); err != nil {
+			return workflows.TypeOutcome{}, 0, err
+		}
+	}
+	if err := p.run.Loc.WriteAll(ctx, p.run.Restore.BatchResult(p.gr, bw.index), jsonLines(bw.outcomes)); err != nil {
+		return workflows.TypeOutcome{}, 0, err
+	}
+	for _, o := range bw.outcomes {
+		if o.Result == workflows.ItemFailed {
+			p.run.Log.Warn("Item not restored", zap.String("resource", o.Resource), zap.String("namespace", o.Namespace),
+				zap.String("name", o.Name), zap.String("error", o.Reason))
+		}
+	}
+	return count(bw.outcomes), len(relinks), nil
+}
