@@ -112,8 +112,13 @@ type FinalizeRestoreInput struct {
 	Status RestoreStatus `json:"status"`
 }
 
-// FinalizeRestoreResult is what finalize found in the per-batch results.
+// FinalizeRestoreResult is what finalize found in the stored outcomes:
+// the counts, including those of an apply cut short.
 type FinalizeRestoreResult struct {
-	Warnings       int        `json:"warnings"`
-	CompletionTime *time.Time `json:"completionTime,omitempty"`
+	Warnings       int                    `json:"warnings"`
+	CompletionTime *time.Time             `json:"completionTime,omitempty"`
+	Resources      map[string]TypeOutcome `json:"resources,omitempty"`
+	ItemsRestored  int                    `json:"itemsRestored"`
+	ItemsSkipped   int                    `json:"itemsSkipped"`
+	ItemsFailed    int                    `json:"itemsFailed"`
 }

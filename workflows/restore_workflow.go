@@ -179,6 +179,10 @@ func (r *restoreRun) end(ctx workflow.Context, runErr error) (*RestoreStatus, er
 		if res.CompletionTime != nil {
 			r.status.CompletionTime = res.CompletionTime
 		}
+		if res.Resources != nil {
+			r.status.Resources = res.Resources
+			r.status.ItemsRestored, r.status.ItemsSkipped, r.status.ItemsFailed = res.ItemsRestored, res.ItemsSkipped, res.ItemsFailed
+		}
 	}
 	cleanup := RestoreStepInput{Restore: r.spec.Name, Location: r.spec.StorageLocation, Options: r.opts}
 	if err := workflow.ExecuteActivity(actx, CleanupRestoreActivity, cleanup).Get(dctx, nil); err != nil {

@@ -77,6 +77,7 @@ func (a *Activities) FinalizeRestore(ctx context.Context, in workflows.FinalizeR
 
 	status := in.Status
 	status.Warnings = len(results.Warnings)
+	countOutcomes(&status, results.Items)
 	done := time.Now().UTC()
 	status.CompletionTime = &done
 	info := run.Info()
@@ -90,7 +91,34 @@ func (a *Activities) FinalizeRestore(ctx context.Context, in workflows.FinalizeR
 	if err := run.Loc.WriteJSON(ctx, keys.Metadata(), meta); err != nil {
 		return nil, err
 	}
-	return &workflows.FinalizeRestoreResult{Warnings: status.Warnings, CompletionTime: &done}, nil
+	return &workflows.FinalizeRestoreResult{Warnings: status.Warnings, CompletionTime: &done, Resources: status.Resources,
+		ItemsRestored: status.ItemsRestored, ItemsSkipped: status.ItemsSkipped, ItemsFailed: status.ItemsFailed}, nil
+}
+
+// countOutcomes sets the status's counts from the stored outcomes, which
+// also hold what an apply cut short by a cancel or a failure did.
+func countOutcomes(status *workflows.RestoreStatus, items []workflows.ItemOutcome) {
+	resources := map[string]workflows.TypeOutcome{}
+	for gr, t := range status.Resources {
+		resources[gr] = workflows.TypeOutcome{Total: t.Total, Done: t.Done}
+	}
+	status.ItemsRestored, status.ItemsSkipped, status.ItemsFailed = 0, 0, 0
+	for _, o := range items {
+		t := resources[o.Resource]
+		switch o.Result {
+		case workflows.ItemRestored:
+			t.Restored++
+			status.ItemsRestored++
+		case workflows.ItemSkipped:
+			t.Skipped++
+			status.ItemsSkipped++
+		case workflows.ItemFailed:
+			t.Failed++
+			status.ItemsFailed++
+		}
+		resources[o.Resource] = t
+	}
+	status.Resources = resources
 }
 
 // isConflictSkip reports an item skipped because it exists and differs,

@@ -107,7 +107,7 @@ func TestBadInputIsRejectedBeforeAnythingStarts(t *testing.T) {
 	// Once committed, the same request is answered from the location too.
 	v := s.waitDone("same", 2*time.Minute)
 	require.Equal(t, workflows.PhaseCompleted, v.Phase)
-	recordHistory(t, s, "same", "backup_completed.json")
+	recordHistory(t, s, workflows.BackupWorkflowID("same"), "backup_completed.json")
 	code, _ = post(t, api.URL+"/v1/backups", good)
 	assert.Equal(t, http.StatusOK, code)
 

@@ -31,7 +31,7 @@ func collectRuns(t *testing.T, s *stack, backup string) map[string]*collectRun {
 	t.Helper()
 	runs := map[string]*collectRun{}
 	byEvent := map[int64]*collectRun{}
-	for _, ev := range backupHistory(t, s, backup) {
+	for _, ev := range runHistory(t, s, workflows.BackupWorkflowID(backup)) {
 		switch ev.GetEventType() {
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 			gr := collectedResource(t, ev)
@@ -84,7 +84,7 @@ func pendingProgress(t *testing.T, s *stack, backup, resource string) (cluster.C
 func collectActivityResources(t *testing.T, s *stack, backup string) map[string]string {
 	t.Helper()
 	ids := map[string]string{}
-	for _, ev := range backupHistory(t, s, backup) {
+	for _, ev := range runHistory(t, s, workflows.BackupWorkflowID(backup)) {
 		if gr := collectedResource(t, ev); gr != "" {
 			ids[ev.GetActivityTaskScheduledEventAttributes().GetActivityId()] = gr
 		}
@@ -92,11 +92,11 @@ func collectActivityResources(t *testing.T, s *stack, backup string) map[string]
 	return ids
 }
 
-// backupHistory returns every event of a backup's run.
-func backupHistory(t *testing.T, s *stack, backup string) []*historypb.HistoryEvent {
+// runHistory returns every event of a workflow's latest run.
+func runHistory(t *testing.T, s *stack, workflowID string) []*historypb.HistoryEvent {
 	t.Helper()
 	var events []*historypb.HistoryEvent
-	it := s.temporalC.GetWorkflowHistory(context.Background(), workflows.BackupWorkflowID(backup), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	it := s.temporalC.GetWorkflowHistory(context.Background(), workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
 		require.NoError(t, err)

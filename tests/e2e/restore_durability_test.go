@@ -67,6 +67,32 @@ func TestRestoreResumesAfterWorkerKill(t *testing.T) {
 		}
 	}
 	assert.GreaterOrEqual(t, fromBatch, float64(5), "the retried apply should resume after the stored batches; log lines: %v", resumed)
+
+	t.Run("cancel mid-apply", func(t *testing.T) {
+		cancelMapping := map[string]string{}
+		for from, to := range mapping {
+			cancelMapping[from] = to + "-c"
+		}
+		req := req
+		req.Name, req.NamespaceMapping = "rk-cancel", cancelMapping
+		_, err := s.starter.CreateRestore(context.Background(), req)
+		require.NoError(t, err)
+		waitApplying(t, s, "rk-cancel", "configmaps", 2)
+		_, stderr, code := s.cli("restore", "cancel", "rk-cancel")
+		require.Equal(t, 0, code, stderr)
+		v := s.waitRestore("rk-cancel", time.Minute)
+		assert.Equal(t, workflows.PhaseCanceled, v.Phase)
+		restored := 0
+		for _, o := range s.outcomes("rk-cancel") {
+			if o.Result == workflows.ItemRestored && o.Resource == "configmaps" {
+				restored++
+			}
+		}
+		assert.Equal(t, v.Status.ItemsRestored-v.Status.Resources["namespaces"].Restored, restored,
+			"the results list what was applied before the cancel")
+		assert.Greater(t, restored, 0)
+		assert.Less(t, restored, len(want), "the cancel stopped the restore")
+	})
 }
 
 // waitApplying waits until the running apply of resource has stored at

@@ -54,6 +54,7 @@ func TestRestoreRoundTrip(t *testing.T) {
 			assert.NotEqual(t, workflows.ItemFailed, o.Result, "%s: %s", key, o.Reason)
 		}
 		assertRestoredDetails(t, s, "shop", "shop-r1")
+		recordHistory(t, s, workflows.RestoreWorkflowID("shop-r1"), "restore_completed.json")
 	})
 
 	t.Run("into a mapped namespace", func(t *testing.T) {
