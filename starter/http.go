@@ -2,6 +2,7 @@ package starter
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,17 +34,17 @@ const maxRequestBytes = 1 << 20
 func Handler(c *Client, log *zap.Logger) http.Handler {
 	h := &handler{c: c, log: log}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/backups", h.createBackup)
-	mux.HandleFunc("GET /v1/backups", h.listBackups)
-	mux.HandleFunc("GET /v1/backups/{name}", h.getBackup)
-	mux.HandleFunc("POST /v1/backups/{name}/cancel", h.cancelBackup)
-	mux.HandleFunc("GET /v1/backups/{name}/logs", h.backupLogs)
-	mux.HandleFunc("POST /v1/restores", h.createRestore)
-	mux.HandleFunc("GET /v1/restores", h.listRestores)
-	mux.HandleFunc("GET /v1/restores/{name}", h.getRestore)
-	mux.HandleFunc("POST /v1/restores/{name}/cancel", h.cancelRestore)
-	mux.HandleFunc("GET /v1/restores/{name}/logs", h.restoreLogs)
-	mux.HandleFunc("GET /v1/restores/{name}/results", h.restoreResults)
+	mux.HandleFunc("POST /v1/backups", create(h, "backup", c.CreateBackup))
+	mux.HandleFunc("GET /v1/backups", listing(h, c.ListBackups))
+	mux.HandleFunc("GET /v1/backups/{name}", byName(h, http.StatusOK, c.GetBackup))
+	mux.HandleFunc("POST /v1/backups/{name}/cancel", byName(h, http.StatusAccepted, c.CancelBackup))
+	mux.HandleFunc("GET /v1/backups/{name}/logs", logs(h, c.BackupLogs))
+	mux.HandleFunc("POST /v1/restores", create(h, "restore", c.CreateRestore))
+	mux.HandleFunc("GET /v1/restores", listing(h, c.ListRestores))
+	mux.HandleFunc("GET /v1/restores/{name}", byName(h, http.StatusOK, c.GetRestore))
+	mux.HandleFunc("POST /v1/restores/{name}/cancel", byName(h, http.StatusAccepted, c.CancelRestore))
+	mux.HandleFunc("GET /v1/restores/{name}/logs", logs(h, c.RestoreLogs))
+	mux.HandleFunc("GET /v1/restores/{name}/results", byName(h, http.StatusOK, c.RestoreResults))
 	mux.HandleFunc("GET /healthz", h.healthz)
 	return mux
 }
@@ -59,64 +60,69 @@ type errorBody struct {
 	Problems []string `json:"problems,omitempty"`
 }
 
-func (h *handler) createBackup(w http.ResponseWriter, r *http.Request) {
-	var req CreateBackupRequest
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxRequestBytes))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		h.fail(w, r, &InvalidError{Problems: []string{fmt.Sprintf("request body is not a valid backup spec: %v", err)}})
-		return
+// create decodes a request body strictly (an unknown field is a typo, not
+// something to ignore) and starts what it asks for.
+func create[R any](h *handler, kind string, start func(context.Context, R) (*CreateResult, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req R
+		dec := json.NewDecoder(io.LimitReader(r.Body, maxRequestBytes))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			h.fail(w, r, &InvalidError{Problems: []string{fmt.Sprintf("request body is not a valid %s spec: %v", kind, err)}})
+			return
+		}
+		res, err := start(r.Context(), req)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		status := http.StatusOK
+		if res.Created {
+			status = http.StatusCreated
+			h.log.Info("Started", zap.String(kind, res.Name), zap.String("runId", res.RunID))
+		}
+		h.reply(w, status, res)
 	}
-	res, err := h.c.CreateBackup(r.Context(), req)
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	status := http.StatusOK
-	if res.Created {
-		status = http.StatusCreated
-		h.log.Info("Backup started", zap.String("backup", res.Name), zap.String("runId", res.RunID))
-	}
-	h.reply(w, status, res)
 }
 
-func (h *handler) listBackups(w http.ResponseWriter, r *http.Request) {
-	list, err := h.c.ListBackups(r.Context())
-	if err != nil {
-		h.fail(w, r, err)
-		return
+func listing[T any](h *handler, list func(context.Context) (T, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v, err := list(r.Context())
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		h.reply(w, http.StatusOK, v)
 	}
-	h.reply(w, http.StatusOK, list)
 }
 
-func (h *handler) getBackup(w http.ResponseWriter, r *http.Request) {
-	v, err := h.c.GetBackup(r.Context(), r.PathValue("name"))
-	if err != nil {
-		h.fail(w, r, err)
-		return
+// byName answers with what call returns for the {name} of the path.
+func byName[T any](h *handler, status int, call func(context.Context, string) (T, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v, err := call(r.Context(), r.PathValue("name"))
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		if status == http.StatusAccepted {
+			h.log.Info("Cancel requested", zap.String("path", r.URL.Path))
+		}
+		h.reply(w, status, v)
 	}
-	h.reply(w, http.StatusOK, v)
 }
 
-func (h *handler) cancelBackup(w http.ResponseWriter, r *http.Request) {
-	v, err := h.c.CancelBackup(r.Context(), r.PathValue("name"))
-	if err != nil {
-		h.fail(w, r, err)
-		return
+// logs streams a run's log as JSON lines, buffered so a failure can still
+// become a JSON error with its status.
+func logs(h *handler, write func(context.Context, string, io.Writer) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var buf bytes.Buffer
+		if err := write(r.Context(), r.PathValue("name"), &buf); err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		_, _ = buf.WriteTo(w)
 	}
-	h.log.Info("Backup cancel requested", zap.String("backup", v.Name))
-	h.reply(w, http.StatusAccepted, v)
-}
-
-func (h *handler) backupLogs(w http.ResponseWriter, r *http.Request) {
-	// Buffered so a failure can still become a JSON error with its status.
-	var buf bytes.Buffer
-	if err := h.c.BackupLogs(r.Context(), r.PathValue("name"), &buf); err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	w.Header().Set("Content-Type", "application/x-ndjson")
-	_, _ = buf.WriteTo(w)
 }
 
 func (h *handler) healthz(w http.ResponseWriter, r *http.Request) {

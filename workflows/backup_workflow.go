@@ -263,18 +263,24 @@ func (b *backupRun) updateDetails(ctx workflow.Context) {
 }
 
 func (b *backupRun) activityOptions(startToClose time.Duration) workflow.ActivityOptions {
+	return activityOptions(startToClose, b.opts.HeartbeatTimeout.Duration)
+}
+
+// activityOptions are those of every cairn activity. On cancel, the
+// workflow waits until the activity has stopped writing (to the location
+// or the cluster), so what runs after it sees all it did. The typed errors
+// are those no retry can fix.
+func activityOptions(startToClose, heartbeat time.Duration) workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		StartToCloseTimeout: startToClose,
-		HeartbeatTimeout:    b.opts.HeartbeatTimeout.Duration,
-		// On cancel, wait until the activity has stopped writing to the
-		// location, so the cleanup that follows sees all it wrote (and a
-		// finalize cut short cannot commit after cleanup ran).
+		HeartbeatTimeout:    heartbeat,
 		WaitForCancellation: true,
 		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:        time.Second,
-			BackoffCoefficient:     2,
-			MaximumInterval:        30 * time.Second,
-			NonRetryableErrorTypes: []string{ErrTypeInvalidSpec, ErrTypeClusterUnreachable, ErrTypeLocation},
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    30 * time.Second,
+			NonRetryableErrorTypes: []string{ErrTypeInvalidSpec, ErrTypeClusterUnreachable, ErrTypeLocation,
+				ErrTypeBackupNotFound, ErrTypeBackupNotReady, ErrTypeCorruptBackup},
 		},
 	}
 }

@@ -230,18 +230,5 @@ func (r *restoreRun) updateDetails(ctx workflow.Context) {
 }
 
 func (r *restoreRun) activityOptions(startToClose time.Duration) workflow.ActivityOptions {
-	return workflow.ActivityOptions{
-		StartToCloseTimeout: startToClose,
-		HeartbeatTimeout:    r.opts.HeartbeatTimeout.Duration,
-		// On cancel, wait until the activity stopped applying, so the
-		// results recorded afterwards include all it did.
-		WaitForCancellation: true,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:    time.Second,
-			BackoffCoefficient: 2,
-			MaximumInterval:    30 * time.Second,
-			NonRetryableErrorTypes: []string{ErrTypeInvalidSpec, ErrTypeLocation, ErrTypeBackupNotFound,
-				ErrTypeBackupNotReady, ErrTypeCorruptBackup},
-		},
-	}
+	return activityOptions(startToClose, r.opts.HeartbeatTimeout.Duration)
 }

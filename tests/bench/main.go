@@ -150,11 +150,9 @@ func run(cairnBin, kind string, n, namespaces, size int) error {
 	if res.PhaseSeconds, err = phaseSeconds(ctx, tc, v.WorkflowID); err != nil {
 		return err
 	}
-	rss, err := worker.peakRSS()
-	if err != nil {
+	if res.WorkerPeakRSSMB, err = worker.peakRSSMB(); err != nil {
 		return err
 	}
-	res.WorkerPeakRSSMB = float64(rss) / (1 << 20)
 	return json.NewEncoder(os.Stdout).Encode(res)
 }
 

@@ -47,8 +47,8 @@ func (p *process) stop() {
 	}
 }
 
-// peakRSS is the process's high-water resident set (VmHWM), in bytes.
-func (p *process) peakRSS() (int64, error) {
+// peakRSSMB is the process's high-water resident set (VmHWM), in MiB.
+func (p *process) peakRSSMB() (float64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
 	if err != nil {
 		return 0, err
@@ -58,7 +58,7 @@ func (p *process) peakRSS() (int64, error) {
 	for sc.Scan() {
 		if fields := strings.Fields(sc.Text()); len(fields) >= 2 && fields[0] == "VmHWM:" {
 			kb, err := strconv.ParseInt(fields[1], 10, 64)
-			return kb << 10, err
+			return float64(kb) / 1024, err
 		}
 	}
 	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", p.cmd.Process.Pid)

@@ -104,10 +104,8 @@ func benchRestore(ctx context.Context, s restoreSetup, n, namespaces, size int) 
 	if res.PhaseSeconds, err = phaseSeconds(ctx, s.tc, created.WorkflowID); err != nil {
 		return err
 	}
-	rss, err := worker.peakRSS()
-	if err != nil {
+	if res.WorkerPeakRSSMB, err = worker.peakRSSMB(); err != nil {
 		return err
 	}
-	res.WorkerPeakRSSMB = float64(rss) / (1 << 20)
 	return json.NewEncoder(os.Stdout).Encode(res)
 }
