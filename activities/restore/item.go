@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -40,8 +41,10 @@ func (ap *applier) apply(ctx context.Context, item Item) (workflows.ItemOutcome,
 	obj := &unstructured.Unstructured{Object: item.Object}
 	out := workflows.ItemOutcome{Resource: ap.in.Type.GroupResource(), Namespace: obj.GetNamespace(), Name: obj.GetName(),
 		SourceNamespace: item.SourceNamespace}
+	// The plan kept the status only for types whose status is restored. It
+	// stays in the create body: a type without a status subresource stores
+	// it there; one with the subresource ignores it and gets it below.
 	status, hasStatus, _ := unstructured.NestedFieldCopy(obj.Object, "status")
-	unstructured.RemoveNestedField(obj.Object, "status")
 
 	deferredRefs, err := ap.owners.resolve(ctx, obj, item.RestoredOwners)
 	if err != nil {
@@ -110,8 +113,12 @@ func (ap *applier) createOrReconcile(ctx context.Context, client dynamic.Resourc
 }
 
 // restoreStatus writes the backed-up status through the status
-// subresource; it returns a note when that was not possible.
+// subresource when the object does not carry it yet; it returns a note
+// when that was not possible.
 func (ap *applier) restoreStatus(ctx context.Context, client dynamic.ResourceInterface, obj *unstructured.Unstructured, status any) string {
+	if have, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "status"); equality.Semantic.DeepEqual(have, status) {
+		return ""
+	}
 	obj = obj.DeepCopy()
 	obj.Object["status"] = status
 	if _, err := client.UpdateStatus(ctx, obj, metav1.UpdateOptions{}); err != nil {

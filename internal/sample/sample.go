@@ -169,6 +169,8 @@ func seedWidget(ctx context.Context, cfg *rest.Config, ns string, labels map[str
 		"apiVersion": "demo.cairn.io/v1", "kind": "Widget",
 		"metadata": map[string]any{"name": "blue-widget", "namespace": ns, "labels": toAny(labels)},
 		"spec":     map[string]any{"color": "blue", "size": 3},
+		// The CRD has no status subresource, so the status is stored as sent.
+		"status": map[string]any{"state": "ready"},
 	}}
 	// Retry briefly: a just-established CRD can take a moment to be served.
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {

@@ -111,6 +111,21 @@ func TestBadInputIsRejectedBeforeAnythingStarts(t *testing.T) {
 	code, _ = post(t, api.URL+"/v1/backups", good)
 	assert.Equal(t, http.StatusOK, code)
 
+	// Restores over HTTP: an unknown backup is 404, a repeat is 200 with the
+	// same run, another spec under the name is 409.
+	code, body = post(t, api.URL+"/v1/restores", `{"name":"r-none","backupName":"no-such-backup"}`)
+	assert.Equal(t, http.StatusNotFound, code, string(body))
+	restore := `{"name":"r-same","backupName":"same","namespaceMapping":{"default":"same-copy"}}`
+	code, body = post(t, api.URL+"/v1/restores", restore)
+	require.Equal(t, http.StatusCreated, code, string(body))
+	require.NoError(t, json.Unmarshal(body, &first))
+	code, body = post(t, api.URL+"/v1/restores", restore)
+	require.Equal(t, http.StatusOK, code, string(body))
+	require.NoError(t, json.Unmarshal(body, &again))
+	assert.Equal(t, first.RunID, again.RunID)
+	code, body = post(t, api.URL+"/v1/restores", `{"name":"r-same","backupName":"same"}`)
+	assert.Equal(t, http.StatusConflict, code, string(body))
+
 	// A fresh install (its own empty Temporal) pointed at the same location
 	// lists the committed backup and refuses its name for another spec.
 	freshAddr := freePort(t)

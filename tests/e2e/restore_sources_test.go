@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -85,6 +86,23 @@ func TestRestoreFromOtherSources(t *testing.T) {
 		require.NoError(t, err)
 		metrics, _, _ := unstructured.NestedSlice(hpa.Object, "spec", "metrics")
 		require.Len(t, metrics, 1, "restored from the v2 copy, which holds the metric")
+	})
+
+	t.Run("velero backup with the CLI", func(t *testing.T) {
+		_, stderr, code := s.cli("restore", "create", "velero-cli", "--from-backup", "velero-shop",
+			"--namespace-mappings", "vshop:vshop-cli", "--wait")
+		assert.Equal(t, starter.ExitPartiallyFailed, code, "restore create --wait exit code; stderr: %s", stderr)
+		stdout, stderr, code := s.cli("restore", "results", "velero-cli", "--only", "failed", "-o", "json")
+		require.Equal(t, 0, code, stderr)
+		var res workflows.RestoreResults
+		require.NoError(t, json.Unmarshal([]byte(stdout), &res))
+		require.Len(t, res.Items, 1, "only the failed item: %s", stdout)
+		assert.Equal(t, "vshop-cli", res.Items[0].Namespace)
+		assert.Equal(t, "bad", res.Items[0].Name)
+		stdout, _, code = s.cli("restore", "describe", "velero-cli")
+		require.Equal(t, 0, code)
+		assert.Contains(t, stdout, "PartiallyFailed")
+		assert.Contains(t, stdout, "horizontalpodautoscalers.autoscaling")
 	})
 
 	t.Run("unknown backup", func(t *testing.T) {

@@ -54,11 +54,13 @@ func TestRestoreRoundTrip(t *testing.T) {
 			assert.NotEqual(t, workflows.ItemFailed, o.Result, "%s: %s", key, o.Reason)
 		}
 		assertRestoredDetails(t, s, "shop", "shop-r1")
+		assert.Nil(t, widgetStatus(t, s, "shop"), "status is left to controllers unless asked for")
 		recordHistory(t, s, workflows.RestoreWorkflowID("shop-r1"), "restore_completed.json")
 	})
 
 	t.Run("into a mapped namespace", func(t *testing.T) {
-		spec := workflows.RestoreSpec{Name: "shop-r2", BackupName: "shop-1", NamespaceMapping: map[string]string{"shop": "shop-copy"}}
+		spec := workflows.RestoreSpec{Name: "shop-r2", BackupName: "shop-1", NamespaceMapping: map[string]string{"shop": "shop-copy"},
+			RestoreStatus: &workflows.ResourceSelector{IncludedResources: []string{"widgets.demo.cairn.io"}}}
 		v := s.restore(starter.CreateRestoreRequest{RestoreSpec: spec}, 2*time.Minute)
 		outcomes := s.outcomes("shop-r2")
 		require.Equal(t, workflows.PhaseCompleted, v.Phase, "failed items: %v", failedOutcomes(outcomes))
@@ -66,6 +68,7 @@ func TestRestoreRoundTrip(t *testing.T) {
 		assertSameObjects(t, before, copied)
 		assert.Equal(t, "shop", outcomes["configmaps shop-copy/shop-settings"].SourceNamespace)
 		assertRestoredDetails(t, s, "shop-copy", "shop-r2")
+		assert.Equal(t, map[string]any{"state": "ready"}, widgetStatus(t, s, "shop-copy"), "restoreStatus names widgets")
 	})
 }
 
@@ -110,6 +113,15 @@ func assertRestoredDetails(t *testing.T, s *stack, namespace, restore string) {
 		sec, err := kc.CoreV1().Secrets(namespace).Get(ctx, "shop-token", metav1.GetOptions{})
 		return err == nil && len(sec.Data["token"]) > 0
 	}, time.Minute, 200*time.Millisecond, "the cluster issued a new token into the restored token secret")
+}
+
+func widgetStatus(t *testing.T, s *stack, namespace string) any {
+	t.Helper()
+	dyn, err := dynamic.NewForConfig(s.cluster.Config())
+	require.NoError(t, err)
+	w, err := dyn.Resource(sample.WidgetResource).Namespace(namespace).Get(context.Background(), "blue-widget", metav1.GetOptions{})
+	require.NoError(t, err)
+	return w.Object["status"]
 }
 
 // TestRestoreExistingResourcePolicy restores over a half-changed namespace
