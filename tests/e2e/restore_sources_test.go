@@ -42,7 +42,27 @@ func veleroShop(name string) velero.Backup {
 			"v1": []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"bad","namespace":"vshop","uid":"c2"},"data":{"not a key!":"x"}}`)}},
 		{GroupResource: "horizontalpodautoscalers.autoscaling", Namespace: "vshop", Name: "web", Preferred: "v2beta2", Versions: map[string][]byte{
 			"v2beta2": hpa("v2beta2", metrics), "v2": hpa("v2", metrics), "v1": hpa("v1", `,"targetCPUUtilizationPercentage":80`)}},
+		v1Object("services", "web", `{"apiVersion":"v1","kind":"Service","metadata":{"name":"web","namespace":"vshop","uid":"s1"},
+			"spec":{"clusterIP":"10.96.7.7","clusterIPs":["10.96.7.7"],"selector":{"app":"web"},"ports":[{"port":80,"protocol":"TCP"}]}}`),
+		v1Object("endpoints", "web", `{"apiVersion":"v1","kind":"Endpoints","metadata":{"name":"web","namespace":"vshop","uid":"e1"},
+			"subsets":[{"addresses":[{"ip":"10.244.0.9"}],"ports":[{"port":80}]}]}`),
+		{GroupResource: "deployments.apps", Namespace: "vshop", Name: "web", Preferred: "v1", Versions: map[string][]byte{"v1": []byte(
+			`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"vshop","uid":"d1"},"spec":{"replicas":1,` +
+				`"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},` +
+				`"spec":{"containers":[{"name":"web","image":"nginx:1.27"}]}}}}`)}},
+		{GroupResource: "replicasets.apps", Namespace: "vshop", Name: "web-5d4", Preferred: "v1", Versions: map[string][]byte{"v1": []byte(
+			`{"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"web-5d4","namespace":"vshop","uid":"rs1",` +
+				`"ownerReferences":[{"apiVersion":"apps/v1","kind":"Deployment","name":"web","uid":"d1","controller":true}]},` +
+				`"spec":{"replicas":1,"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},` +
+				`"spec":{"containers":[{"name":"web","image":"nginx:1.27"}]}}}}`)}},
+		v1Object("pods", "web-5d4-x7k", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-5d4-x7k","namespace":"vshop","uid":"p1",
+			"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-5d4","uid":"rs1","controller":true}]},
+			"spec":{"containers":[{"name":"web","image":"nginx:1.27"}]}}`),
 	}}
+}
+
+func v1Object(groupResource, name, js string) velero.Object {
+	return velero.Object{GroupResource: groupResource, Namespace: "vshop", Name: name, Preferred: "v1", Versions: map[string][]byte{"v1": []byte(js)}}
 }
 
 // TestRestoreFromOtherSources restores a Velero backup (choosing a version
@@ -78,6 +98,20 @@ func TestRestoreFromOtherSources(t *testing.T) {
 		assert.Equal(t, workflows.ItemRestored, o["configmaps vshop/settings"].Result)
 		assert.Equal(t, workflows.ItemRestored, o["horizontalpodautoscalers.autoscaling vshop/web"].Result)
 		assert.Equal(t, 1, v.Status.ItemsFailed)
+
+		// What the cluster's controllers recreate is left to them.
+		assert.Equal(t, workflows.ItemRestored, o["deployments.apps vshop/web"].Result)
+		assert.Equal(t, workflows.ItemRestored, o["services vshop/web"].Result)
+		for key, reason := range map[string]string{
+			"replicasets.apps vshop/web-5d4": "Deployment web", "pods vshop/web-5d4-x7k": "ReplicaSet web-5d4", "endpoints vshop/web": "Service",
+		} {
+			assert.Equal(t, workflows.ItemSkipped, o[key].Result, key)
+			assert.Contains(t, o[key].Reason, reason, key)
+		}
+		kc := fastClient(t, s.cluster.Config())
+		svc, err := kc.CoreV1().Services("vshop").Get(ctx, "web", metav1.GetOptions{})
+		require.NoError(t, err)
+		assert.NotEqual(t, "10.96.7.7", svc.Spec.ClusterIP, "the target cluster assigns the cluster IP")
 
 		dyn, err := dynamic.NewForConfig(s.cluster.Config())
 		require.NoError(t, err)
