@@ -15,6 +15,9 @@ type RestoreOptions struct {
 	BatchSize int `json:"batchSize,omitempty"`
 	// CRDEstablishTimeout bounds the wait for restored CRDs to serve.
 	CRDEstablishTimeout *metav1.Duration `json:"crdEstablishTimeout,omitempty"`
+	// ClusterUnreachableTimeout is how long activities keep retrying an
+	// API server they cannot reach before the restore fails.
+	ClusterUnreachableTimeout *metav1.Duration `json:"clusterUnreachableTimeout,omitempty"`
 	// HeartbeatTimeout bounds how long a dead worker holds an activity.
 	HeartbeatTimeout *metav1.Duration `json:"heartbeatTimeout,omitempty"`
 }
@@ -29,6 +32,9 @@ func (o RestoreOptions) WithDefaults() RestoreOptions {
 	}
 	if o.CRDEstablishTimeout == nil {
 		o.CRDEstablishTimeout = &metav1.Duration{Duration: 2 * time.Minute}
+	}
+	if o.ClusterUnreachableTimeout == nil {
+		o.ClusterUnreachableTimeout = &metav1.Duration{Duration: 10 * time.Minute}
 	}
 	if o.HeartbeatTimeout == nil {
 		o.HeartbeatTimeout = &metav1.Duration{Duration: defaultHeartbeatTimeout}

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/cairn-backup/cairn/activities/cluster"
 	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/workflows"
@@ -24,6 +25,9 @@ type ApplyProgress struct {
 	NextBatch int                   `json:"nextBatch"`
 	Outcome   workflows.TypeOutcome `json:"outcome"`
 	Deferred  int                   `json:"deferred"`
+	// Reachability says since when, and why, the API server has been
+	// unreachable: what the Temporal UI shows of a waiting apply.
+	cluster.Reachability
 }
 
 // relink is an owner reference that could not be set when its object was
@@ -55,10 +59,16 @@ func (a *Activities) ApplyResources(ctx context.Context, in workflows.ApplyInput
 	}
 	ap := newApplier(a.Clients, in, newOwnerResolver(a.Clients))
 	pl := &pipeline{run: run, ap: ap, gr: gr, batches: in.Type.Batches}
-	err = pl.apply(ctx, prog.NextBatch, func(b int, outcome workflows.TypeOutcome, deferred int) error {
+	commit := func(b int, outcome workflows.TypeOutcome, deferred int) error {
 		prog.NextBatch, prog.Outcome, prog.Deferred = b+1, prog.Outcome.Add(outcome), prog.Deferred+deferred
 		activity.RecordHeartbeat(ctx, prog)
 		return sleep(ctx, a.BatchInterval)
+	}
+	// While the API server is unreachable, wait and go on from the last
+	// stored batch, up to the restore's limit.
+	heartbeat := func() { activity.RecordHeartbeat(ctx, prog) }
+	err = prog.Reachability.Do(ctx, ap.in.Options.ClusterUnreachableTimeout.Duration, log, heartbeat, func() error {
+		return pl.apply(ctx, prog.NextBatch, commit)
 	})
 	if err != nil {
 		return nil, err

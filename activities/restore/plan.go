@@ -7,10 +7,12 @@ import (
 	"sort"
 	"strings"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/cairn-backup/cairn/activities/cluster"
 	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/internal/backupmeta"
 	"github.com/cairn-backup/cairn/internal/location"
@@ -48,7 +50,12 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
 	}
-	target, err := discoverTarget(a.Clients.Discovery)
+	var target *targetAPI
+	var reach cluster.Reachability
+	err = reach.Do(ctx, opts.ClusterUnreachableTimeout.Duration, run.Log, func() { activity.RecordHeartbeat(ctx, reach) }, func() error {
+		target, err = discoverTarget(a.Clients.Discovery)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

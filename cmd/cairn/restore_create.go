@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cairn-backup/cairn/starter"
 	"github.com/cairn-backup/cairn/workflows"
@@ -17,6 +19,7 @@ type restoreCreateFlags struct {
 	existingPolicy    string
 	clusterResources  string
 	restoreStatus     []string
+	unreachable       time.Duration
 	wait              bool
 	out               outputFlag
 }
@@ -125,6 +128,7 @@ func newRestoreCreateCommand(g *globals) *cobra.Command {
 	f.StringVar(&cf.req.StorageLocation, "storage-location", "", "location URL holding the backup (default: --location)")
 	f.IntVar(&cf.req.Options.Concurrency, "concurrency", 0, "items of one resource type applied at once (default 16)")
 	f.IntVar(&cf.req.Options.BatchSize, "batch-size", 0, "items per batch, the unit a retried step resumes after (default 200)")
+	f.DurationVar(&cf.unreachable, "cluster-unreachable-timeout", 0, "fail when the API server stays unreachable this long (default 10m)")
 	f.BoolVar(&cf.wait, "wait", false, "show progress until the restore ends; the exit code tells how it ended")
 	cf.out.register(cmd)
 	return cmd
@@ -146,6 +150,9 @@ func (cf *restoreCreateFlags) complete(name string) error {
 	cf.req.ClusterResources = workflows.ClusterResources(cf.clusterResources)
 	if len(cf.restoreStatus) > 0 {
 		cf.req.RestoreStatus = &workflows.ResourceSelector{IncludedResources: cf.restoreStatus}
+	}
+	if cf.unreachable > 0 {
+		cf.req.Options.ClusterUnreachableTimeout = &metav1.Duration{Duration: cf.unreachable}
 	}
 	return nil
 }
