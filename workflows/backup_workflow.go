@@ -237,10 +237,16 @@ func (b *backupRun) end(ctx workflow.Context, runErr error) (*BackupStatus, erro
 
 func (b *backupRun) setPhase(ctx workflow.Context, p Phase) {
 	b.status.Phase = p
-	if err := workflow.UpsertTypedSearchAttributes(ctx, SearchAttrPhase.ValueSet(string(p))); err != nil {
-		b.logger.Warn("Upsert search attributes failed", "error", err)
-	}
+	publishPhase(ctx, b.logger, p)
 	b.updateDetails(ctx)
+}
+
+// publishPhase records a run's phase in its search attribute, for the
+// Temporal UI's filters and for listing without a query.
+func publishPhase(ctx workflow.Context, logger log.Logger, p Phase) {
+	if err := workflow.UpsertTypedSearchAttributes(ctx, SearchAttrPhase.ValueSet(string(p))); err != nil {
+		logger.Warn("Upsert search attributes failed", "error", err)
+	}
 }
 
 // updateDetails keeps the Temporal UI's "current details" a one-glance

@@ -203,9 +203,7 @@ func (r *restoreRun) end(ctx workflow.Context, runErr error) (*RestoreStatus, er
 
 func (r *restoreRun) setPhase(ctx workflow.Context, p Phase) {
 	r.status.Phase = p
-	if err := workflow.UpsertTypedSearchAttributes(ctx, SearchAttrPhase.ValueSet(string(p))); err != nil {
-		r.logger.Warn("Upsert search attributes failed", "error", err)
-	}
+	publishPhase(ctx, r.logger, p)
 	r.updateDetails(ctx)
 }
 
