@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	cairnloc "github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/starter"
 	"github.com/cairn-backup/cairn/workflows"
 )
@@ -88,7 +89,7 @@ func describeTimes(w io.Writer, start, end *time.Time, location, uiURL string) {
 	row(w, "Ended:", timestamp(end))
 	row(w, "Duration:", duration(start, end))
 	if location != "" {
-		row(w, "Location:", location)
+		row(w, "Location:", cairnloc.Display(location))
 	}
 	if uiURL != "" {
 		row(w, "Temporal UI:", uiURL)

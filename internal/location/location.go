@@ -71,6 +71,24 @@ func Normalize(raw string) (string, error) {
 	return u.String(), nil
 }
 
+// Display is a location URL as a user wrote it: without the file options
+// Normalize adds.
+func Display(normalized string) string {
+	u, err := url.Parse(normalized)
+	if err != nil || u.Scheme != "file" {
+		return normalized
+	}
+	q := u.Query()
+	if q.Get("create_dir") == "true" {
+		q.Del("create_dir")
+	}
+	if q.Get("metadata") == "skip" {
+		q.Del("metadata")
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
 // Open opens the location at rawURL.
 func Open(ctx context.Context, rawURL string) (*Location, error) {
 	normalized, err := Normalize(rawURL)

@@ -104,3 +104,17 @@ func TestPartKeysSortInCollectionOrder(t *testing.T) {
 	assert.Less(t, k.Part("configmaps", 1, 999), k.Part("configmaps", 2, 0))
 	assert.Equal(t, "deployments.apps", k.GroupResourceOfPart(k.Part("deployments.apps", 3, 4)))
 }
+
+func TestDisplayDropsOnlyTheAddedOptions(t *testing.T) {
+	n, err := Normalize("/var/lib/cairn/loc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Display(n); got != "file:///var/lib/cairn/loc" {
+		t.Errorf("Display(%q) = %q", n, got)
+	}
+	s3 := "s3://b/p?region=eu-west-1"
+	if got := Display(s3); got != s3 {
+		t.Errorf("Display(%q) = %q, want it unchanged", s3, got)
+	}
+}
