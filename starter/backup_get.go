@@ -2,6 +2,7 @@ package starter
 
 import (
 	"context"
+	"errors"
 
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/converter"
@@ -31,8 +32,13 @@ func (c *Client) GetBackup(ctx context.Context, name string) (*BackupView, error
 	}
 	v.Format = workflows.BackupFormatCairn // only cairn backups are workflow runs
 	if v.Phase.Done() && v.Location != "" {
-		if meta, err := readMetadata(ctx, v.Location, name); err == nil {
+		meta, err := readMetadata(ctx, v.Location, name)
+		switch {
+		case err == nil:
 			v.Phase, v.Spec, v.Status, v.Format = meta.Status.Phase, &meta.Spec, &meta.Status, meta.Format
+			return v, nil
+		case errors.Is(err, ErrNotFound) && committedPhase(v.Phase):
+			v.Phase = workflows.PhaseDeleted // committed once, gone now
 			return v, nil
 		}
 	}
@@ -57,6 +63,11 @@ func viewOfMetadata(meta *workflows.BackupMetadata, locationURL string) *BackupV
 		StartTime: meta.Status.StartTime, EndTime: meta.Status.CompletionTime, Source: SourceLocation,
 		Format: meta.Format,
 	}
+}
+
+// committedPhase reports the phases of a backup that wrote backup.json.
+func committedPhase(p workflows.Phase) bool {
+	return p == workflows.PhaseCompleted || p == workflows.PhasePartiallyFailed
 }
 
 // keywordAttr reads one keyword search attribute of a run.

@@ -3,6 +3,7 @@ package starter
 import (
 	"context"
 
+	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -32,6 +33,16 @@ func (c *Client) ListBackups(ctx context.Context) (*BackupList, error) {
 			return nil, err
 		}
 		list.Unreadable = unreadable
+		inLocation := map[string]bool{}
+		for _, meta := range committed {
+			inLocation[meta.Name] = true
+		}
+		for name, v := range byName {
+			// Committed once, no longer in its location: deleted.
+			if committedPhase(v.Phase) && sameLocation(v.Location, c.opts.DefaultLocation) && !inLocation[name] {
+				delete(byName, name)
+			}
+		}
 		for _, meta := range committed {
 			fromLocation := viewOfMetadata(meta, c.opts.DefaultLocation)
 			if v, ok := byName[meta.Name]; ok {
@@ -50,4 +61,11 @@ func (c *Client) ListBackups(ctx context.Context) (*BackupList, error) {
 	}
 	newestFirst(list.Items)
 	return list, nil
+}
+
+// sameLocation compares two location URLs as given or normalized.
+func sameLocation(a, b string) bool {
+	na, errA := location.Normalize(a)
+	nb, errB := location.Normalize(b)
+	return errA == nil && errB == nil && na == nb
 }

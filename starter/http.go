@@ -22,6 +22,7 @@ const maxRequestBytes = 1 << 20
 //	GET  /v1/backups/{name}          status
 //	POST /v1/backups/{name}/cancel   cancel a running backup
 //	GET  /v1/backups/{name}/logs     the backup's log, JSON lines
+//	DELETE /v1/backups/{name}        delete its data (202); ?cancel=true cancels a running one first
 //	POST /v1/restores                create (201; 200 when it already exists)
 //	GET  /v1/restores                list
 //	GET  /v1/restores/{name}         status
@@ -39,6 +40,7 @@ func Handler(c *Client, log *zap.Logger) http.Handler {
 	mux.HandleFunc("GET /v1/backups/{name}", byName(h, http.StatusOK, c.GetBackup))
 	mux.HandleFunc("POST /v1/backups/{name}/cancel", byName(h, http.StatusAccepted, c.CancelBackup))
 	mux.HandleFunc("GET /v1/backups/{name}/logs", logs(h, c.BackupLogs))
+	mux.HandleFunc("DELETE /v1/backups/{name}", h.deleteBackup)
 	mux.HandleFunc("POST /v1/restores", create(h, "restore", c.CreateRestore))
 	mux.HandleFunc("GET /v1/restores", listing(h, c.ListRestores))
 	mux.HandleFunc("GET /v1/restores/{name}", byName(h, http.StatusOK, c.GetRestore))
@@ -123,6 +125,16 @@ func logs(h *handler, write func(context.Context, string, io.Writer) error) http
 		w.Header().Set("Content-Type", "application/x-ndjson")
 		_, _ = buf.WriteTo(w)
 	}
+}
+
+func (h *handler) deleteBackup(w http.ResponseWriter, r *http.Request) {
+	res, err := h.c.DeleteBackup(r.Context(), r.PathValue("name"), r.URL.Query().Get("cancel") == "true")
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	h.log.Info("Backup deletion started", zap.String("backup", res.Name), zap.String("runId", res.RunID))
+	h.reply(w, http.StatusAccepted, res)
 }
 
 func (h *handler) healthz(w http.ResponseWriter, r *http.Request) {

@@ -31,6 +31,12 @@ type Config struct {
 	// protects it from more.
 	KubeQPS   float32
 	KubeBurst int
+	// DeleteInterval pauses after every deleted object (see store.Activities).
+	DeleteInterval time.Duration
+	// Location is the backup location whose expired backups the expiry
+	// schedule deletes, every ExpireInterval (0: no schedule).
+	Location       string
+	ExpireInterval time.Duration
 }
 
 // Run hosts cairn's workflows and cluster activities until ctx ends, then
@@ -53,9 +59,15 @@ func Run(ctx context.Context, c client.Client, cfg Config) error {
 	}
 	clusterActs.PageInterval = cfg.PageInterval
 	restoreActs := &restore.Activities{Clients: clients, Log: cfg.Log, BatchInterval: cfg.BatchInterval}
-	w := New(c, Activities{Cluster: clusterActs, Store: &store.Activities{Log: cfg.Log}, Restore: restoreActs}, cfg.Options)
+	storeActs := &store.Activities{Log: cfg.Log, DeleteInterval: cfg.DeleteInterval}
+	w := New(c, Activities{Cluster: clusterActs, Store: storeActs, Restore: restoreActs}, cfg.Options)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
+	}
+	if cfg.ExpireInterval > 0 && cfg.Location != "" {
+		if err := EnsureExpirySchedule(ctx, c, cfg.Location, cfg.ExpireInterval); err != nil {
+			cfg.Log.Warn("Could not set up the schedule that deletes expired backups", zap.Error(err))
+		}
 	}
 	cfg.Log.Info("Worker polling", zap.String("taskQueue", workflows.TaskQueue), zap.String("kubernetes", cfg.Kube.Host))
 	<-ctx.Done()

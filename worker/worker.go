@@ -52,6 +52,8 @@ func Register(r sdkworker.Registry, acts Activities) {
 	if acts.Store != nil {
 		r.RegisterActivityWithOptions(acts.Store.FinalizeBackup, activity.RegisterOptions{Name: workflows.FinalizeBackupActivity})
 		r.RegisterActivityWithOptions(acts.Store.CleanupBackupWork, activity.RegisterOptions{Name: workflows.CleanupBackupActivity})
+		r.RegisterActivityWithOptions(acts.Store.DeleteBackupData, activity.RegisterOptions{Name: workflows.DeleteBackupDataActivity})
+		r.RegisterActivityWithOptions(acts.Store.ListExpiredBackups, activity.RegisterOptions{Name: workflows.ListExpiredBackupsActivity})
 	}
 	if a := acts.Restore; a != nil {
 		r.RegisterActivityWithOptions(a.PlanRestore, activity.RegisterOptions{Name: workflows.PlanRestoreActivity})
@@ -67,5 +69,7 @@ func Register(r sdkworker.Registry, acts Activities) {
 func RegisterWorkflows(r sdkworker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(workflows.BackupWorkflow, workflow.RegisterOptions{Name: workflows.BackupWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.RestoreWorkflow, workflow.RegisterOptions{Name: workflows.RestoreWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.DeleteBackupWorkflow, workflow.RegisterOptions{Name: workflows.DeleteBackupWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.ExpireBackupsWorkflow, workflow.RegisterOptions{Name: workflows.ExpireBackupsWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.ValidateFiltersWorkflow, workflow.RegisterOptions{Name: workflows.ValidateFiltersWorkflowName})
 }

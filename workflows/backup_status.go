@@ -13,12 +13,15 @@ const (
 	PhasePartiallyFailed Phase = "PartiallyFailed"
 	PhaseFailed          Phase = "Failed"
 	PhaseCanceled        Phase = "Canceled"
+	// PhaseDeleted is a backup whose data was deleted (by request or on
+	// expiry); Temporal still remembers its run.
+	PhaseDeleted Phase = "Deleted"
 )
 
 // Done reports whether the phase is final.
 func (p Phase) Done() bool {
 	switch p {
-	case PhaseCompleted, PhasePartiallyFailed, PhaseFailed, PhaseCanceled:
+	case PhaseCompleted, PhasePartiallyFailed, PhaseFailed, PhaseCanceled, PhaseDeleted:
 		return true
 	}
 	return false

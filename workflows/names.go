@@ -16,6 +16,8 @@ const TaskQueue = "cairn"
 const (
 	BackupWorkflowName          = "Backup"
 	RestoreWorkflowName         = "Restore"
+	DeleteBackupWorkflowName    = "DeleteBackup"
+	ExpireBackupsWorkflowName   = "ExpireBackups"
 	ValidateFiltersWorkflowName = "ValidateFilters"
 )
 
@@ -37,12 +39,16 @@ const (
 	RelinkOwnersActivity    = "RelinkOwners"
 	FinalizeRestoreActivity = "FinalizeRestore"
 	CleanupRestoreActivity  = "CleanupRestoreWork"
+
+	DeleteBackupDataActivity   = "DeleteBackupData"
+	ListExpiredBackupsActivity = "ListExpiredBackups"
 )
 
 // Kinds of cairn workflow, as stored in the CairnKind search attribute.
 const (
-	KindBackup  = "backup"
-	KindRestore = "restore"
+	KindBackup   = "backup"
+	KindRestore  = "restore"
+	KindDeletion = "deletion"
 )
 
 // Typed search attributes, registered on the namespace at start-up so the
@@ -62,6 +68,13 @@ func SearchAttributeNames() []string {
 // BackupWorkflowID is the workflow ID of the backup called name; one name
 // is one workflow, which makes a repeated create idempotent.
 func BackupWorkflowID(name string) string { return "backup/" + name }
+
+// DeleteWorkflowID is the workflow ID of the deletion of the backup called
+// name: one deletion at a time per backup.
+func DeleteWorkflowID(name string) string { return "delete/" + name }
+
+// ExpireScheduleID is the Temporal Schedule that deletes expired backups.
+const ExpireScheduleID = "cairn-expire-backups"
 
 // RestoreWorkflowID is the workflow ID of the restore called name.
 func RestoreWorkflowID(name string) string { return "restore/" + name }

@@ -1,11 +1,19 @@
 // Package store holds the activities that only touch the backup location:
 // finalize (assemble the tarball, write results, logs and backup.json
-// last) and cleanup of a backup's intermediate state.
+// last), cleanup of a backup's intermediate state, and deletion of
+// backups, by request or on expiry.
 package store
 
-import "go.uber.org/zap"
+import (
+	"time"
+
+	"go.uber.org/zap"
+)
 
 // Activities are the location-only activities.
 type Activities struct {
 	Log *zap.Logger
+	// DeleteInterval is a pause after every deleted object, to spare an
+	// object store that throttles deletes (0: no pause).
+	DeleteInterval time.Duration
 }

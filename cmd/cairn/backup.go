@@ -21,7 +21,7 @@ var backups = runKind[*starter.BackupView]{
 func newBackupCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "backup",
-		Short: "Create, inspect and cancel backups",
+		Short: "Create, inspect, cancel and delete backups",
 		Long: `Backups of Kubernetes objects, each a Temporal workflow named backup/<name>.
 These commands talk to Temporal (--temporal-address) and read the backup
 location, so backups committed by another cairn install are listed too.
@@ -30,6 +30,6 @@ Exit codes: 0 ok, 1 error, 2 invalid input (nothing started), 3 conflict,
 4 not found, 5 backup ended PartiallyFailed, 6 backup ended Failed/Canceled.`,
 	}
 	cmd.AddCommand(newBackupCreateCommand(g), newBackupGetCommand(g), newBackupListCommand(g),
-		newBackupDescribeCommand(g), newLogsCommand(g, backups), newBackupCancelCommand(g))
+		newBackupDescribeCommand(g), newLogsCommand(g, backups), newBackupCancelCommand(g), newBackupDeleteCommand(g))
 	return cmd
 }

@@ -100,7 +100,7 @@ func runDev(ctx context.Context, g *globals, df *devFlags) error {
 
 	grp, gctx := errgroup.WithContext(ctx)
 	if !df.noWorker {
-		grp.Go(func() error { return runWorker(gctx, tc, kcfg, &df.worker, log) })
+		grp.Go(func() error { return runWorker(gctx, tc, kcfg, &df.worker, loc, log) })
 	}
 	if !df.noAPI {
 		grp.Go(func() error { return serveAPI(gctx, df.apiAddress, sc, log) })

@@ -19,6 +19,8 @@ type workerFlags struct {
 	maxConcurrentActivities int
 	kubeQPS                 float32
 	kubeBurst               int
+	deleteInterval          time.Duration
+	expireInterval          time.Duration
 }
 
 func (w *workerFlags) register(cmd *cobra.Command) {
@@ -26,6 +28,9 @@ func (w *workerFlags) register(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&w.batchInterval, "batch-interval", 0, "pause after every restored batch of objects, to spare a busy API server")
 	cmd.Flags().Float32Var(&w.kubeQPS, "kube-qps", 0, "requests per second to the API server (0: no client-side limit; concurrency is bounded per activity)")
 	cmd.Flags().IntVar(&w.kubeBurst, "kube-burst", 0, "burst above --kube-qps (default: --kube-qps)")
+	cmd.Flags().DurationVar(&w.deleteInterval, "delete-interval", 0, "pause after every object a backup deletion removes, to spare an object store that throttles deletes")
+	cmd.Flags().DurationVar(&w.expireInterval, "expire-interval", time.Hour, "how often the Temporal Schedule "+
+		"deletes the expired backups of --location (0: no schedule)")
 	cmd.Flags().IntVar(&w.maxConcurrentActivities, "max-concurrent-activities", 0, "activities this worker runs at once (0: SDK default)")
 }
 
@@ -38,8 +43,10 @@ func newWorkerCommand(g *globals) *cobra.Command {
 of --temporal-address. Run as many as you like: Temporal spreads the work, and
 a worker that dies mid-backup costs only the work since its last heartbeat.
 
-Backups read and restores write the cluster of this worker; it comes from --kubeconfig, $KUBECONFIG, ~/.kube/config
-or the in-cluster service account.`,
+Backups read and restores write the cluster of this worker; it comes from
+--kubeconfig, $KUBECONFIG, ~/.kube/config or the in-cluster service account.
+The worker also keeps a Temporal Schedule (cairn-expire-backups) that deletes
+the expired backups of --location every --expire-interval.`,
 		Example: `  cairn worker --temporal-address temporal.example:7233 --namespace backups
   cairn worker --temporal-address my-ns.a1b2c.tmprl.cloud:7233 --namespace my-ns.a1b2c --api-key $KEY`,
 		Args: cobra.NoArgs,
@@ -62,21 +69,28 @@ or the in-cluster service account.`,
 				// themselves; the worker still runs if they exist.
 				log.Warn("Could not register cairn's search attributes; create them with `temporal operator search-attribute create` if runs fail to start", zap.Error(err))
 			}
-			return runWorker(cmd.Context(), tc, kcfg, wf, log)
+			loc, err := g.defaultLocation()
+			if err != nil {
+				return err
+			}
+			return runWorker(cmd.Context(), tc, kcfg, wf, loc, log)
 		},
 	}
 	wf.register(cmd)
 	return cmd
 }
 
-func runWorker(ctx context.Context, tc client.Client, kcfg *rest.Config, wf *workerFlags, log *zap.Logger) error {
+func runWorker(ctx context.Context, tc client.Client, kcfg *rest.Config, wf *workerFlags, location string, log *zap.Logger) error {
 	return worker.Run(ctx, tc, worker.Config{
-		Kube:          kcfg,
-		Log:           log,
-		Options:       worker.Options{MaxConcurrentActivities: wf.maxConcurrentActivities},
-		PageInterval:  wf.pageInterval,
-		BatchInterval: wf.batchInterval,
-		KubeQPS:       wf.kubeQPS,
-		KubeBurst:     wf.kubeBurst,
+		Kube:           kcfg,
+		Log:            log,
+		Options:        worker.Options{MaxConcurrentActivities: wf.maxConcurrentActivities},
+		PageInterval:   wf.pageInterval,
+		BatchInterval:  wf.batchInterval,
+		KubeQPS:        wf.kubeQPS,
+		KubeBurst:      wf.kubeBurst,
+		DeleteInterval: wf.deleteInterval,
+		Location:       location,
+		ExpireInterval: wf.expireInterval,
 	})
 }

@@ -1,0 +1,110 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.uber.org/zap"
+
+	"github.com/cairn-backup/cairn/internal/backupmeta"
+	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// DeleteBackupData deletes a backup's objects: backup.json first, so the
+// backup stops being listed as complete before anything else goes, then
+// everything under its prefix. What is already gone is not an error, so
+// a retry after a killed worker finishes the job. (Its log goes to the
+// worker's log: the backup's own log is among what is deleted.)
+func (a *Activities) DeleteBackupData(ctx context.Context, req workflows.DeleteBackupRequest) (*workflows.DeleteBackupResult, error) {
+	log := a.Log.With(zap.String("backup", req.Backup), zap.String("reason", req.Reason))
+	loc, err := location.Open(ctx, req.Location)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+	}
+	defer loc.Close()
+	keys := location.Backup(req.Backup)
+	committed, err := loc.Exists(ctx, keys.Metadata())
+	if err != nil {
+		return nil, err
+	}
+	if !committed {
+		if velero, err := loc.Exists(ctx, keys.VeleroMetadata()); err != nil {
+			return nil, err
+		} else if velero {
+			msg := fmt.Sprintf("backup %q was written by Velero; delete it with Velero", req.Backup)
+			return nil, temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeInvalidSpec, nil)
+		}
+	}
+	res := &workflows.DeleteBackupResult{Backup: req.Backup}
+	if committed {
+		if err := loc.Delete(ctx, keys.Metadata()); err != nil {
+			return nil, err
+		}
+		res.ObjectsDeleted++
+	}
+	objects, err := loc.Keys(ctx, keys.Prefix())
+	if err != nil {
+		return nil, err
+	}
+	for i, key := range objects {
+		if err := loc.Delete(ctx, key); err != nil {
+			return nil, err
+		}
+		res.ObjectsDeleted++
+		activity.RecordHeartbeat(ctx, i)
+		if err := pause(ctx, a.DeleteInterval); err != nil {
+			return nil, err
+		}
+	}
+	log.Info("Deleted backup data", zap.Int("objects", res.ObjectsDeleted))
+	return res, nil
+}
+
+// ListExpiredBackups names the cairn backups of a location whose expiry
+// has passed. Velero's backups are Velero's to expire.
+func (a *Activities) ListExpiredBackups(ctx context.Context, req workflows.ExpireBackupsRequest) ([]string, error) {
+	loc, err := location.Open(ctx, req.Location)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+	}
+	defer loc.Close()
+	names, err := loc.Dirs(ctx, location.BackupsPrefix())
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	expired := []string{}
+	for _, name := range names {
+		meta, _, err := backupmeta.Read(ctx, loc, name)
+		switch {
+		case errors.Is(err, location.ErrNotFound):
+			continue // running, failed, or half-deleted: not this collector's
+		case err != nil:
+			a.Log.Warn("Unreadable backup metadata; not expiring it", zap.String("backup", name), zap.Error(err))
+			continue
+		}
+		if meta.Format == workflows.BackupFormatCairn && meta.Status.Expiration != nil && meta.Status.Expiration.Before(now) {
+			expired = append(expired, name)
+		}
+		activity.RecordHeartbeat(ctx, name)
+	}
+	a.Log.Info("Expired backups", zap.Int("count", len(expired)), zap.Strings("backups", expired))
+	return expired, nil
+}
+
+func pause(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}

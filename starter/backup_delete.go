@@ -1,0 +1,74 @@
+package starter
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// DeleteBackup starts the deletion of a backup's data from its location,
+// as workflow delete/<name>. A running backup is a ConflictError unless
+// cancelRunning, which cancels it and waits for its run to close first. A
+// Velero backup is Velero's to delete. Deleting again is harmless.
+func (c *Client) DeleteBackup(ctx context.Context, name string, cancelRunning bool) (*CreateResult, error) {
+	v, err := c.GetBackup(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if v.Format == workflows.BackupFormatVelero {
+		return nil, &ConflictError{Message: fmt.Sprintf("backup %q was written by Velero; delete it with Velero", name)}
+	}
+	if v.Source == SourceTemporal && v.EndTime == nil {
+		if !cancelRunning {
+			return nil, &ConflictError{Message: fmt.Sprintf("backup %q is still running (phase %s); cancel it first, or delete with cancel", name, v.Phase)}
+		}
+		if err := c.cancelAndWait(ctx, v); err != nil {
+			return nil, err
+		}
+	}
+	id := workflows.DeleteWorkflowID(name)
+	run, err := c.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:        id,
+		TaskQueue: workflows.TaskQueue,
+		// One deletion at a time; a finished one may run again.
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			workflows.SearchAttrKind.ValueSet(workflows.KindDeletion),
+			workflows.SearchAttrName.ValueSet(name),
+			workflows.SearchAttrPhase.ValueSet(string(workflows.PhaseNew)),
+		),
+	}, workflows.DeleteBackupWorkflowName, workflows.DeleteBackupRequest{Backup: name, Location: c.locationOr(v.Location), Reason: "requested"})
+	if err != nil {
+		return nil, fmt.Errorf("start deletion of backup %s: %w", name, err)
+	}
+	return &CreateResult{Name: name, WorkflowID: id, RunID: run.GetRunID(), Created: true, UIURL: c.RunURL(id, run.GetRunID())}, nil
+}
+
+// cancelAndWait cancels a running backup and waits until its run closed,
+// so nothing writes to the location while it is deleted.
+func (c *Client) cancelAndWait(ctx context.Context, v *BackupView) error {
+	if _, err := c.CancelBackup(ctx, v.Name); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	err := c.temporal.GetWorkflow(ctx, v.WorkflowID, v.RunID).Get(ctx, nil)
+	if ctx.Err() != nil {
+		return fmt.Errorf("backup %s did not stop after its cancel: %w", v.Name, ctx.Err())
+	}
+	_ = err // a canceled run ends with an error; that is the point
+	return nil
+}
+
+// WaitRun waits until a run started by this client closes and returns
+// its error.
+func (c *Client) WaitRun(ctx context.Context, workflowID, runID string) error {
+	return c.temporal.GetWorkflow(ctx, workflowID, runID).Get(ctx, nil)
+}

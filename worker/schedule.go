@@ -1,0 +1,48 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// EnsureExpirySchedule creates, or brings up to date, the Temporal
+// Schedule that runs ExpireBackupsWorkflow on location every interval.
+// Every worker calls it; the schedule exists once per namespace.
+func EnsureExpirySchedule(ctx context.Context, c client.Client, location string, interval time.Duration) error {
+	action := &client.ScheduleWorkflowAction{
+		ID:        "expire-backups",
+		Workflow:  workflows.ExpireBackupsWorkflowName,
+		Args:      []any{workflows.ExpireBackupsRequest{Location: location}},
+		TaskQueue: workflows.TaskQueue,
+	}
+	spec := client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: interval}}}
+	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
+		ID:     workflows.ExpireScheduleID,
+		Spec:   spec,
+		Action: action,
+		// A collection still running when the next is due is enough.
+		Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
+	})
+	var exists *serviceerror.AlreadyExists
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, temporal.ErrScheduleAlreadyRunning) && !errors.As(err, &exists) {
+		return fmt.Errorf("create schedule %s: %w", workflows.ExpireScheduleID, err)
+	}
+	h := c.ScheduleClient().GetHandle(ctx, workflows.ExpireScheduleID)
+	return h.Update(ctx, client.ScheduleUpdateOptions{DoUpdate: func(in client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
+		in.Description.Schedule.Spec = &spec
+		in.Description.Schedule.Action = action
+		return &client.ScheduleUpdate{Schedule: &in.Description.Schedule}, nil
+	}})
+}

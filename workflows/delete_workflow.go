@@ -1,0 +1,102 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// DeleteBackupRequest asks to delete one backup's data from its location.
+type DeleteBackupRequest struct {
+	Backup   string `json:"backup"`
+	Location string `json:"location"`
+	// Reason is why: "requested" or "expired".
+	Reason string `json:"reason"`
+}
+
+// DeleteBackupResult says what a deletion removed.
+type DeleteBackupResult struct {
+	Backup         string `json:"backup"`
+	ObjectsDeleted int    `json:"objectsDeleted"`
+}
+
+// DeleteBackupWorkflow deletes a backup's objects in its location,
+// backup.json first so a half-deleted backup is never listed as complete.
+// Deleting what is already gone succeeds, so it is safe to run again and
+// resumes wherever a killed worker left it.
+func DeleteBackupWorkflow(ctx workflow.Context, req DeleteBackupRequest) (*DeleteBackupResult, error) {
+	logger := log.With(workflow.GetLogger(ctx), "backup", req.Backup)
+	if err := workflow.UpsertTypedSearchAttributes(ctx,
+		SearchAttrKind.ValueSet(KindDeletion), SearchAttrName.ValueSet(req.Backup), SearchAttrPhase.ValueSet(string(PhaseInProgress)),
+	); err != nil {
+		return nil, fmt.Errorf("set search attributes: %w", err)
+	}
+	opts := activityOptions(time.Hour, defaultHeartbeatTimeout)
+	// A location that keeps refusing gives up after a day, with its
+	// error, instead of holding up the expiry run that started it.
+	opts.ScheduleToCloseTimeout = 24 * time.Hour
+	actx := workflow.WithActivityOptions(ctx, opts)
+	var res DeleteBackupResult
+	if err := workflow.ExecuteActivity(actx, DeleteBackupDataActivity, req).Get(ctx, &res); err != nil {
+		publishPhase(ctx, logger, PhaseFailed)
+		return nil, fmt.Errorf("delete backup %s: %w", req.Backup, err)
+	}
+	publishPhase(ctx, logger, PhaseCompleted)
+	logger.Info("Backup deleted", "reason", req.Reason, "objects", res.ObjectsDeleted)
+	return &res, nil
+}
+
+// ExpireBackupsRequest names the location whose expired backups to delete.
+type ExpireBackupsRequest struct {
+	Location string `json:"location"`
+}
+
+// ExpireBackupsResult lists what one garbage-collection run deleted.
+type ExpireBackupsResult struct {
+	Deleted []string `json:"deleted"`
+	Failed  []string `json:"failed,omitempty"`
+}
+
+// expireConcurrency bounds the deletions one collection runs at once.
+const expireConcurrency = 4
+
+// ExpireBackupsWorkflow deletes every backup of a location whose expiry
+// has passed, each through its own DeleteBackupWorkflow. It runs on a
+// Temporal Schedule; a run that finds nothing expired does nothing.
+func ExpireBackupsWorkflow(ctx workflow.Context, req ExpireBackupsRequest) (*ExpireBackupsResult, error) {
+	actx := workflow.WithActivityOptions(ctx, activityOptions(10*time.Minute, defaultHeartbeatTimeout))
+	var expired []string
+	if err := workflow.ExecuteActivity(actx, ListExpiredBackupsActivity, req).Get(ctx, &expired); err != nil {
+		return nil, fmt.Errorf("list expired backups: %w", err)
+	}
+	res := &ExpireBackupsResult{Deleted: []string{}}
+	sel := workflow.NewSelector(ctx)
+	running := 0
+	for _, name := range expired {
+		for running >= expireConcurrency {
+			sel.Select(ctx)
+			running--
+		}
+		// One deletion per backup at a time: one already running for it
+		// (started by hand) is as good as this one.
+		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: DeleteWorkflowID(name)})
+		name := name
+		f := workflow.ExecuteChildWorkflow(cctx, DeleteBackupWorkflowName, DeleteBackupRequest{Backup: name, Location: req.Location, Reason: "expired"})
+		running++
+		sel.AddFuture(f, func(f workflow.Future) {
+			if err := f.Get(ctx, nil); err != nil && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
+				res.Failed = append(res.Failed, name+": "+err.Error())
+				return
+			}
+			res.Deleted = append(res.Deleted, name)
+		})
+	}
+	for running > 0 {
+		sel.Select(ctx)
+		running--
+	}
+	return res, nil
+}

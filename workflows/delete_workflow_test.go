@@ -1,0 +1,64 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+)
+
+type fakeDeleteActivities struct{}
+
+func (fakeDeleteActivities) Delete(context.Context, DeleteBackupRequest) (*DeleteBackupResult, error) {
+	return nil, nil
+}
+func (fakeDeleteActivities) ListExpired(context.Context, ExpireBackupsRequest) ([]string, error) {
+	return nil, nil
+}
+
+func newDeleteEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	f := fakeDeleteActivities{}
+	env.RegisterActivityWithOptions(f.Delete, activity.RegisterOptions{Name: DeleteBackupDataActivity})
+	env.RegisterActivityWithOptions(f.ListExpired, activity.RegisterOptions{Name: ListExpiredBackupsActivity})
+	env.RegisterWorkflowWithOptions(DeleteBackupWorkflow, workflow.RegisterOptions{Name: DeleteBackupWorkflowName})
+	t.Cleanup(func() { env.AssertExpectations(t) })
+	return env
+}
+
+// TestExpireDeletesEachExpiredBackupOnce: every expired backup gets its
+// own deletion; one that fails is reported, the others still go.
+func TestExpireDeletesEachExpiredBackupOnce(t *testing.T) {
+	env := newDeleteEnv(t)
+	expired := []string{"a", "b", "c", "d", "e", "f"}
+	env.OnActivity(ListExpiredBackupsActivity, mock.Anything, ExpireBackupsRequest{Location: "mem://"}).Return(expired, nil).Once()
+	deleted := map[string]int{}
+	env.OnActivity(DeleteBackupDataActivity, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, req DeleteBackupRequest) (*DeleteBackupResult, error) {
+			deleted[req.Backup]++
+			assert.Equal(t, "expired", req.Reason)
+			if req.Backup == "c" {
+				return nil, errors.New("disk on fire")
+			}
+			return &DeleteBackupResult{Backup: req.Backup, ObjectsDeleted: 4}, nil
+		})
+
+	env.ExecuteWorkflow(ExpireBackupsWorkflow, ExpireBackupsRequest{Location: "mem://"})
+	require.NoError(t, env.GetWorkflowError())
+	var res ExpireBackupsResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	assert.ElementsMatch(t, []string{"a", "b", "d", "e", "f"}, res.Deleted)
+	require.Len(t, res.Failed, 1)
+	assert.Contains(t, res.Failed[0], "c: ")
+	for _, name := range []string{"a", "b", "d", "e", "f"} {
+		assert.Equal(t, 1, deleted[name], name)
+	}
+	assert.GreaterOrEqual(t, deleted["c"], 1)
+}
