@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -13,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/internal/clock"
 	"github.com/cairn-backup/cairn/internal/filter"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/workflows"
@@ -175,7 +175,7 @@ func (c *collector) collect(ctx context.Context) (*workflows.CollectResult, erro
 			p.Shard, p.Part = p.Shard+1, 0
 		}
 		c.heartbeat(ctx)
-		if err := pause(ctx, c.a.PageInterval); err != nil {
+		if err := clock.Sleep(ctx, c.a.PageInterval); err != nil {
 			return nil, err
 		}
 	}
@@ -205,18 +205,3 @@ func (c *collector) select_(page *kube.Page) []byte {
 }
 
 func (c *collector) heartbeat(ctx context.Context) { activity.RecordHeartbeat(ctx, c.progress) }
-
-// pause waits d, or less when ctx ends (a canceled backup stops at once).
-func pause(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/cairn-backup/cairn/activities/cluster"
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/internal/clock"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/workflows"
 )
@@ -62,7 +62,7 @@ func (a *Activities) ApplyResources(ctx context.Context, in workflows.ApplyInput
 	commit := func(b int, outcome workflows.TypeOutcome, deferred int) error {
 		prog.NextBatch, prog.Outcome, prog.Deferred = b+1, prog.Outcome.Add(outcome), prog.Deferred+deferred
 		activity.RecordHeartbeat(ctx, prog)
-		return sleep(ctx, a.BatchInterval)
+		return clock.Sleep(ctx, a.BatchInterval)
 	}
 	// While the API server is unreachable, wait and go on from the last
 	// stored batch, up to the restore's limit.
@@ -126,18 +126,4 @@ func jsonLines[T any](values []T) []byte {
 		_ = enc.Encode(v) // plain structs always encode
 	}
 	return buf.Bytes()
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/internal/clock"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -50,7 +51,7 @@ func (a *Activities) WaitCRDsEstablished(ctx context.Context, in workflows.Resto
 		pending = still
 		activity.RecordHeartbeat(ctx, len(names)-len(pending))
 		if len(pending) > 0 {
-			if err := sleep(ctx, 500*time.Millisecond); err != nil {
+			if err := clock.Sleep(ctx, 500*time.Millisecond); err != nil {
 				return nil, err
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/cairn-backup/cairn/internal/backupmeta"
+	"github.com/cairn-backup/cairn/internal/clock"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/workflows"
 )
@@ -57,7 +58,7 @@ func (a *Activities) DeleteBackupData(ctx context.Context, req workflows.DeleteB
 		}
 		res.ObjectsDeleted++
 		activity.RecordHeartbeat(ctx, i)
-		if err := pause(ctx, a.DeleteInterval); err != nil {
+		if err := clock.Sleep(ctx, a.DeleteInterval); err != nil {
 			return nil, err
 		}
 	}
@@ -95,16 +96,4 @@ func (a *Activities) ListExpiredBackups(ctx context.Context, req workflows.Expir
 	}
 	a.Log.Info("Expired backups", zap.Int("count", len(expired)), zap.Strings("backups", expired))
 	return expired, nil
-}
-
-func pause(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(d):
-		return nil
-	}
 }

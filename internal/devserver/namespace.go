@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cairn-backup/cairn/internal/clock"
 	enumspb "go.temporal.io/api/enums/v1"
 	namespacepb "go.temporal.io/api/namespace/v1"
 	"go.temporal.io/api/operatorservice/v1"
@@ -33,7 +34,7 @@ func dialReady(ctx context.Context, opts client.Options) (client.Client, error) 
 			c.Close()
 		}
 		lastErr = err
-		if err := sleep(ctx, pollInterval); err != nil {
+		if err := clock.Sleep(ctx, pollInterval); err != nil {
 			return nil, fmt.Errorf("wait for frontend %s: %w (last error: %v)", opts.HostPort, err, lastErr)
 		}
 	}
@@ -116,22 +117,10 @@ func waitSearchAttributes(ctx context.Context, c client.Client, namespace string
 			if err == nil {
 				break
 			}
-			if werr := sleep(ctx, pollInterval); werr != nil {
+			if werr := clock.Sleep(ctx, pollInterval); werr != nil {
 				return fmt.Errorf("wait for search attribute %q: %w (last error: %v)", name, werr, err)
 			}
 		}
 	}
 	return nil
-}
-
-// sleep waits for d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/cairn-backup/cairn/internal/clock"
 	uiserver "github.com/temporalio/ui-server/v2/server"
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"
 	uiserveroptions "github.com/temporalio/ui-server/v2/server/server_options"
@@ -103,7 +104,7 @@ func waitHTTP(ctx context.Context, url string) error {
 			err = fmt.Errorf("GET %s: %s", url, resp.Status)
 		}
 		lastErr = err
-		if err := sleep(ctx, pollInterval); err != nil {
+		if err := clock.Sleep(ctx, pollInterval); err != nil {
 			return fmt.Errorf("%w (last error: %v)", err, lastErr)
 		}
 	}
