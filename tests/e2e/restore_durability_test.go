@@ -68,6 +68,29 @@ func TestRestoreResumesAfterWorkerKill(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, fromBatch, float64(5), "the retried apply should resume after the stored batches; log lines: %v", resumed)
 
+	t.Run("Temporal killed mid-apply", func(t *testing.T) {
+		tMapping := map[string]string{}
+		for from, to := range mapping {
+			tMapping[from] = to + "-t"
+		}
+		req := req
+		req.Name, req.NamespaceMapping = "rk-temporal", tMapping
+		_, err := s.starter.CreateRestore(context.Background(), req)
+		require.NoError(t, err)
+		waitApplying(t, s, "rk-temporal", "configmaps", 3)
+		s.temporal.kill()
+		time.Sleep(2 * time.Second) // the worker keeps applying, then polls a dead server
+		s.startTemporal()           // same port, same SQLite file
+
+		v := s.waitRestore("rk-temporal", 4*time.Minute)
+		o := s.outcomes("rk-temporal")
+		require.Equal(t, workflows.PhaseCompleted, v.Phase, "failed: %v", failedOutcomes(o))
+		for key := range want {
+			ns, name := splitKey(key)
+			assert.Equal(t, workflows.ItemRestored, o["configmaps "+tMapping[ns]+"/"+name].Result, key)
+		}
+	})
+
 	t.Run("cancel mid-apply", func(t *testing.T) {
 		cancelMapping := map[string]string{}
 		for from, to := range mapping {
