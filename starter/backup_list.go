@@ -2,6 +2,7 @@ package starter
 
 import (
 	"context"
+	"errors"
 
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/workflows"
@@ -38,8 +39,14 @@ func (c *Client) ListBackups(ctx context.Context) (*BackupList, error) {
 			inLocation[meta.Name] = true
 		}
 		for name, v := range byName {
-			// Committed once, no longer in its location: deleted.
-			if committedPhase(v.Phase) && sameLocation(v.Location, c.opts.DefaultLocation) && !inLocation[name] {
+			if !committedPhase(v.Phase) || inLocation[name] {
+				continue
+			}
+			// Committed once, no longer in its location: deleted. (A run
+			// in another location is looked up there.)
+			if sameLocation(v.Location, c.opts.DefaultLocation) {
+				delete(byName, name)
+			} else if _, err := readMetadata(ctx, c.locationOr(v.Location), name); errors.Is(err, ErrNotFound) {
 				delete(byName, name)
 			}
 		}

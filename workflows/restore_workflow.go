@@ -172,8 +172,12 @@ func (r *restoreRun) end(ctx workflow.Context, runErr error) (*RestoreStatus, er
 	recorded.Phase = final
 	actx := workflow.WithActivityOptions(dctx, r.activityOptions(time.Hour))
 	var res FinalizeRestoreResult
+	finalized := true
 	if err := workflow.ExecuteActivity(actx, FinalizeRestoreActivity, FinalizeRestoreInput{Spec: r.spec, Status: recorded}).Get(dctx, &res); err != nil {
-		r.logger.Warn("Recording the restore's results failed", "error", err)
+		// The stored outcomes are the only record of what was applied:
+		// keep them for a look by hand rather than clean them up.
+		r.logger.Warn("Recording the restore's results failed; its intermediate state is kept", "error", err)
+		finalized = false
 	} else {
 		r.status.Warnings = res.Warnings
 		if res.CompletionTime != nil {
@@ -184,9 +188,11 @@ func (r *restoreRun) end(ctx workflow.Context, runErr error) (*RestoreStatus, er
 			r.status.ItemsRestored, r.status.ItemsSkipped, r.status.ItemsFailed = res.ItemsRestored, res.ItemsSkipped, res.ItemsFailed
 		}
 	}
-	cleanup := RestoreStepInput{Restore: r.spec.Name, Location: r.spec.StorageLocation, Options: r.opts}
-	if err := workflow.ExecuteActivity(actx, CleanupRestoreActivity, cleanup).Get(dctx, nil); err != nil {
-		r.logger.Warn("Cleanup of intermediate state failed", "error", err)
+	if finalized {
+		cleanup := RestoreStepInput{Restore: r.spec.Name, Location: r.spec.StorageLocation, Options: r.opts}
+		if err := workflow.ExecuteActivity(actx, CleanupRestoreActivity, cleanup).Get(dctx, nil); err != nil {
+			r.logger.Warn("Cleanup of intermediate state failed", "error", err)
+		}
 	}
 	r.setPhase(dctx, final)
 	switch {

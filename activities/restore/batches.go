@@ -29,7 +29,7 @@ func writeItems(ctx context.Context, loc *location.Location, key string, idx *ba
 		}
 		t, ok := p.types[e.GroupResource]
 		ti := idx.types[e.GroupResource]
-		if !ok || ti == nil || !fromFolder(e, t.Version, ti) {
+		if !ok || ti == nil || !fromFolder(e, t.Version, ti) || (e.GroupResource == "namespaces" && p.bareNamespaces) {
 			return nil
 		}
 		obj := &unstructured.Unstructured{}

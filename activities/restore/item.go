@@ -64,15 +64,39 @@ func (ap *applier) apply(ctx context.Context, item Item) (workflows.ItemOutcome,
 	}
 	out.Result, out.Action = workflows.ItemRestored, action
 	if ap.in.Type.RestoreStatus && hasStatus && action != workflows.ActionUnchanged {
-		if msg := ap.restoreStatus(ctx, client, result, status); msg != "" {
-			out.Reason = msg
+		msg, err := ap.restoreStatus(ctx, client, result, status)
+		if err != nil {
+			return out, nil, err
 		}
+		out.Reason = msg
+	}
+	// References the object does not carry yet: those waiting for their
+	// owner, and, for an object an earlier attempt made, those whose
+	// owner appeared since. The relink step adds them.
+	missing := append([]metav1.OwnerReference(nil), deferredRefs...)
+	if action == workflows.ActionCreated && result != nil {
+		missing = append(missing, refsMissingFrom(result, obj.GetOwnerReferences())...)
 	}
 	var relinks []relink
-	for _, ref := range deferredRefs {
+	for _, ref := range missing {
 		relinks = append(relinks, relink{Type: ap.in.Type.ResourceType, Namespace: obj.GetNamespace(), Name: obj.GetName(), Owner: ref})
 	}
 	return out, relinks, nil
+}
+
+// refsMissingFrom returns the references of want that obj does not have.
+func refsMissingFrom(obj *unstructured.Unstructured, want []metav1.OwnerReference) []metav1.OwnerReference {
+	have := map[types.UID]bool{}
+	for _, r := range obj.GetOwnerReferences() {
+		have[r.UID] = true
+	}
+	var missing []metav1.OwnerReference
+	for _, r := range want {
+		if !have[r.UID] {
+			missing = append(missing, r)
+		}
+	}
+	return missing
 }
 
 // createOrReconcile creates obj; when it exists already, the existing
@@ -81,21 +105,23 @@ func (ap *applier) apply(ctx context.Context, item Item) (workflows.ItemOutcome,
 // reason means the item is skipped.
 func (ap *applier) createOrReconcile(ctx context.Context, client dynamic.ResourceInterface, obj *unstructured.Unstructured,
 	item Item) (*unstructured.Unstructured, workflows.ItemAction, string, error) {
-	created, err := client.Create(ctx, obj, metav1.CreateOptions{})
-	if err == nil {
+	created, createErr := client.Create(ctx, obj, metav1.CreateOptions{})
+	if createErr == nil {
 		return created, workflows.ActionCreated, "", nil
 	}
-	if !apierrors.IsAlreadyExists(err) {
-		return nil, "", "", err
-	}
+	// Not only AlreadyExists means it exists: a Service that keeps its
+	// node ports is refused for the port before the name is checked.
 	existing, err := client.Get(ctx, obj.GetName(), metav1.GetOptions{})
-	if err != nil {
+	switch {
+	case err != nil && apierrors.IsAlreadyExists(createErr):
 		return nil, "", "", fmt.Errorf("it exists, but reading it failed: %w", err)
+	case err != nil:
+		return nil, "", "", createErr
 	}
 	preserve := ap.in.PreserveNodePorts
 	switch {
 	case existing.GetLabels()[objects.LabelRestore] == obj.GetLabels()[objects.LabelRestore]:
-		return existing, workflows.ActionCreated, "", nil
+		return existing, workflows.ActionCreated, "", nil // an earlier attempt of this restore made it
 	case item.EnsureOnly, objects.Equivalent(existing, obj, preserve):
 		return existing, workflows.ActionUnchanged, "", nil
 	case ap.in.Policy != workflows.ExistingResourceUpdate:
@@ -115,16 +141,20 @@ func (ap *applier) createOrReconcile(ctx context.Context, client dynamic.Resourc
 // restoreStatus writes the backed-up status through the status
 // subresource when the object does not carry it yet; it returns a note
 // when that was not possible.
-func (ap *applier) restoreStatus(ctx context.Context, client dynamic.ResourceInterface, obj *unstructured.Unstructured, status any) string {
+func (ap *applier) restoreStatus(ctx context.Context, client dynamic.ResourceInterface, obj *unstructured.Unstructured, status any) (string, error) {
 	if have, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "status"); equality.Semantic.DeepEqual(have, status) {
-		return ""
+		return "", nil
 	}
 	obj = obj.DeepCopy()
 	obj.Object["status"] = status
-	if _, err := client.UpdateStatus(ctx, obj, metav1.UpdateOptions{}); err != nil {
-		return "restored without its status: " + err.Error()
+	_, err := client.UpdateStatus(ctx, obj, metav1.UpdateOptions{})
+	switch {
+	case err != nil && kube.IsUnreachable(err):
+		return "", fmt.Errorf("restore status of %s: %w", obj.GetName(), err)
+	case err != nil:
+		return "restored without its status: " + err.Error(), nil
 	}
-	return ""
+	return "", nil
 }
 
 func (ap *applier) client(namespace string) dynamic.ResourceInterface {

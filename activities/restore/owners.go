@@ -25,6 +25,7 @@ type ownerResolver struct {
 	mapper *restmapper.DeferredDiscoveryRESTMapper
 	mu     sync.Mutex
 	found  map[string]types.UID
+	reset  bool // discovery was refreshed once already
 }
 
 func newOwnerResolver(c *kube.Clients) *ownerResolver {
@@ -51,14 +52,13 @@ func (r *ownerResolver) resolve(ctx context.Context, obj *unstructured.Unstructu
 	}
 	kept := refs[:0]
 	for _, ref := range refs {
-		uid, err := r.lookup(ctx, ref, obj.GetNamespace())
+		found, err := r.lookup(ctx, ref, obj.GetNamespace())
 		if err != nil {
 			return nil, err
 		}
 		switch {
-		case uid != "":
-			ref.UID = uid
-			kept = append(kept, ref)
+		case found != nil:
+			kept = append(kept, *found)
 		case restored[string(ref.UID)]:
 			deferred = append(deferred, ref)
 		}
@@ -71,23 +71,37 @@ func (r *ownerResolver) resolve(ctx context.Context, obj *unstructured.Unstructu
 	return deferred, nil
 }
 
-// lookup returns the UID of the owner ref names in the target cluster, ""
-// when it does not exist. Only an unreachable API server is an error.
-func (r *ownerResolver) lookup(ctx context.Context, ref metav1.OwnerReference, namespace string) (types.UID, error) {
+// mapKind finds the resource of a kind at any version the cluster serves
+// (an owner reference may name one it no longer does: the owner's UID is
+// what matters). A miss refreshes discovery once, for CRDs restored since.
+func (r *ownerResolver) mapKind(gk schema.GroupKind) (*meta.RESTMapping, error) {
+	mapping, err := r.mapper.RESTMapping(gk)
+	if meta.IsNoMatchError(err) {
+		r.mu.Lock()
+		if !r.reset {
+			r.reset = true
+			r.mapper.Reset()
+		}
+		r.mu.Unlock()
+		mapping, err = r.mapper.RESTMapping(gk)
+	}
+	return mapping, err
+}
+
+// lookup returns ref pointed at its owner in the target cluster (its UID,
+// and an API version the cluster serves), or nil when the owner does not
+// exist. Only an unreachable API server is an error.
+func (r *ownerResolver) lookup(ctx context.Context, ref metav1.OwnerReference, namespace string) (*metav1.OwnerReference, error) {
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
-		return "", nil
+		return nil, nil
 	}
-	mapping, err := r.mapper.RESTMapping(gv.WithKind(ref.Kind).GroupKind(), gv.Version)
-	if meta.IsNoMatchError(err) {
-		r.mapper.Reset() // a CRD restored since the cache was filled
-		mapping, err = r.mapper.RESTMapping(gv.WithKind(ref.Kind).GroupKind(), gv.Version)
-	}
+	mapping, err := r.mapKind(gv.WithKind(ref.Kind).GroupKind())
 	if err != nil {
 		if kube.IsUnreachable(err) {
-			return "", fmt.Errorf("map owner kind %s: %w", ref.Kind, err)
+			return nil, fmt.Errorf("map owner kind %s: %w", ref.Kind, err)
 		}
-		return "", nil // the type is not served: the owner cannot exist
+		return nil, nil // the kind is not served: the owner cannot exist
 	}
 	if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
 		namespace = ""
@@ -96,20 +110,21 @@ func (r *ownerResolver) lookup(ctx context.Context, ref metav1.OwnerReference, n
 	r.mu.Lock()
 	uid, ok := r.found[key]
 	r.mu.Unlock()
-	if ok {
-		return uid, nil
+	if !ok {
+		owner, err := r.dyn.Resource(mapping.Resource).Namespace(namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil, nil
+		case err != nil && kube.IsUnreachable(err):
+			return nil, fmt.Errorf("get owner %s %s: %w", ref.Kind, ref.Name, err)
+		case err != nil:
+			return nil, nil
+		}
+		uid = owner.GetUID()
+		r.mu.Lock()
+		r.found[key] = uid
+		r.mu.Unlock()
 	}
-	owner, err := r.dyn.Resource(mapping.Resource).Namespace(namespace).Get(ctx, ref.Name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		return "", nil
-	case err != nil && kube.IsUnreachable(err):
-		return "", fmt.Errorf("get owner %s %s: %w", ref.Kind, ref.Name, err)
-	case err != nil:
-		return "", nil
-	}
-	r.mu.Lock()
-	r.found[key] = owner.GetUID()
-	r.mu.Unlock()
-	return owner.GetUID(), nil
+	ref.UID, ref.APIVersion = uid, mapping.GroupVersionKind.GroupVersion().String()
+	return &ref, nil
 }

@@ -72,14 +72,12 @@ func (p *pipeline) apply(ctx context.Context, start int, commit func(b int, o wo
 			cancel(err)
 		}
 	}()
-	err := p.commitInOrder(ctx, ordered, commit)
-	if err != nil {
+	if err := p.commitInOrder(ctx, ordered, commit); err != nil {
 		cancel(err)
 	}
 	wg.Wait()
-	if err != nil {
-		return err
-	}
+	// The first failure is the cause: an unreachable API server met by a
+	// worker, not the "context canceled" it made the others see.
 	return context.Cause(ctx)
 }
 
@@ -161,6 +159,8 @@ func (p *pipeline) commitInOrder(ctx context.Context, ordered <-chan *batchWork,
 		select {
 		case <-bw.complete:
 		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
 		outcome, deferred := workflows.TypeOutcome{}, bw.storedDeferred

@@ -63,6 +63,9 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 	if err != nil {
 		return nil, corruptOr(err)
 	}
+	if err := mappingCollisions(spec, idx); err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
+	}
 	p := decide(idx, target, sel)
 	if err := run.Loc.DeletePrefix(ctx, run.Restore.Batches()); err != nil {
 		return nil, err
@@ -111,6 +114,9 @@ type restorePlan struct {
 	skipped []workflows.SkippedResource
 	// crds are the CRD names (plural.group) restored in this run.
 	crds map[string]bool
+	// bareNamespaces: the filters leave the backup's Namespace objects
+	// out; the namespaces items need are created bare.
+	bareNamespaces bool
 }
 
 // decide picks the types to restore and their versions.
@@ -162,6 +168,7 @@ func decide(idx *backupIndex, target *targetAPI, sel *selection) *restorePlan {
 	}
 	// Namespaces are created even when the backup has no Namespace objects.
 	if _, ok := p.types["namespaces"]; !ok {
+		p.bareNamespaces = true
 		p.types["namespaces"] = workflows.RestoreType{ResourceType: workflows.ResourceType{Version: "v1", Resource: "namespaces", Kind: "Namespace"}}
 	}
 	return p
@@ -190,3 +197,20 @@ func typeNames(gr string, ti *typeIndex) []string {
 }
 
 func crdNames(ti *typeIndex) []string { return typeNames(crdResource, ti) }
+
+// mappingCollisions refuses a namespace mapping whose target is also a
+// namespace restored under its own name: two backed-up namespaces would
+// land in one, and their objects of the same name would overwrite each
+// other's outcome.
+func mappingCollisions(spec workflows.RestoreSpec, idx *backupIndex) error {
+	for _, from := range sortedKeys(spec.NamespaceMapping) {
+		to := spec.NamespaceMapping[from]
+		if !idx.namespaces[from] || !idx.namespaces[to] {
+			continue
+		}
+		if _, movedAway := spec.NamespaceMapping[to]; !movedAway {
+			return fmt.Errorf("namespaceMapping %s:%s: the restore also restores namespace %q under its own name; map it too, or leave it out", from, to, to)
+		}
+	}
+	return nil
+}

@@ -67,15 +67,15 @@ func (a *Activities) RelinkOwners(ctx context.Context, in workflows.RestoreStepI
 // relinkOne adds one owner reference; a warning says why it could not.
 func (a *Activities) relinkOne(ctx context.Context, owners *ownerResolver, r relink) (string, error) {
 	what := fmt.Sprintf("%s %s/%s", r.Type.Kind, r.Namespace, r.Name)
-	uid, err := owners.lookup(ctx, r.Owner, r.Namespace)
+	found, err := owners.lookup(ctx, r.Owner, r.Namespace)
 	if err != nil {
 		return "", err
 	}
-	if uid == "" {
+	if found == nil {
 		return fmt.Sprintf("%s: its owner %s %s was not restored; the reference is dropped", what, r.Owner.Kind, r.Owner.Name), nil
 	}
-	ref := r.Owner
-	ref.UID = uid
+	ref := *found
+	uid := ref.UID
 	gvr := schema.GroupVersionResource{Group: r.Type.Group, Version: r.Type.Version, Resource: r.Type.Resource}
 	client := a.Clients.Dynamic.Resource(gvr).Namespace(r.Namespace)
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {

@@ -27,6 +27,8 @@ type backupIndex struct {
 	crds map[string]bool
 	// volumeClaims maps PersistentVolume names to their claim's "ns/name".
 	volumeClaims map[string]string
+	// namespaces are the backed-up namespaces that have selected items.
+	namespaces map[string]bool
 }
 
 // typeIndex describes one group-resource of the backup.
@@ -66,7 +68,7 @@ func (t *typeIndex) sourceVersion() string {
 // scanBackup reads the tarball once without keeping objects.
 func scanBackup(ctx context.Context, loc *location.Location, key string, sel *selection) (*backupIndex, error) {
 	idx := &backupIndex{types: map[string]*typeIndex{}, selected: map[string]string{},
-		selectorServices: map[string]bool{}, claims: map[string]bool{}, crds: map[string]bool{}, volumeClaims: map[string]string{}}
+		selectorServices: map[string]bool{}, claims: map[string]bool{}, crds: map[string]bool{}, volumeClaims: map[string]string{}, namespaces: map[string]bool{}}
 	n := 0
 	err := walkTarball(ctx, loc, key, func(e tarball.Entry) error {
 		if n++; n%2000 == 0 {
@@ -97,6 +99,9 @@ func scanBackup(ctx context.Context, loc *location.Location, key string, sel *se
 		head[3].ForEach(func(k, v gjson.Result) bool { labels[k.String()] = v.String(); return true })
 		if !sel.item(e.GroupResource, e.Namespace, e.Name, labels) {
 			return nil
+		}
+		if e.Namespace != "" {
+			idx.namespaces[e.Namespace] = true
 		}
 		if uid := head[2].String(); uid != "" {
 			if _, seen := idx.selected[uid]; !seen {

@@ -35,7 +35,18 @@ func comparable(obj *unstructured.Unstructured, preserveNodePorts, keepLabels bo
 			resetTokenSecret(c)
 		case "ServiceAccount":
 			dropTokenSecretRefs(c)
+		case "PersistentVolumeClaim":
+			// Binding is the cluster's business, and immutable once done.
+			unbindClaim(c)
+		case "PersistentVolume":
+			unstructured.RemoveNestedField(c.Object, "spec", "claimRef", "uid")
+			unstructured.RemoveNestedField(c.Object, "spec", "claimRef", "resourceVersion")
+			unstructured.RemoveNestedField(c.Object, "metadata", "annotations", annotationBoundByCtl)
 		}
+	}
+	// Removing the last annotation leaves an empty map; none is the same.
+	if a, found, _ := unstructured.NestedMap(c.Object, "metadata", "annotations"); found && len(a) == 0 {
+		unstructured.RemoveNestedField(c.Object, "metadata", "annotations")
 	}
 	return c
 }

@@ -149,3 +149,20 @@ func TestOrder(t *testing.T) {
 	assert.Equal(t, []string{"customresourcedefinitions.apiextensions.k8s.io", "namespaces", "configmaps",
 		"apples.example.com", "widgets.example.com"}, got)
 }
+
+// TestEquivalentIgnoresBinding: a claim the cluster bound since, or bound
+// to another volume, is the same claim; an update never patches binding.
+func TestEquivalentIgnoresBinding(t *testing.T) {
+	backed := obj(t, `{"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"data","namespace":"shop"},
+		"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}`)
+	Prepare(backed, opts())
+	bound := obj(t, `{"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"data","namespace":"shop-copy",
+		"annotations":{"pv.kubernetes.io/bind-completed":"yes"}},
+		"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}},"volumeName":"pv-9"}}`)
+	assert.True(t, Equivalent(bound, backed, false))
+	bound.Object["spec"].(map[string]any)["accessModes"] = []any{"ReadWriteMany"}
+	patch, err := UpdatePatch(bound, backed, false)
+	require.NoError(t, err)
+	assert.NotContains(t, string(patch), "volumeName")
+	assert.NotContains(t, string(patch), "bind-completed")
+}

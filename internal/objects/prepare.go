@@ -147,6 +147,11 @@ func resetClaim(obj *unstructured.Unstructured, o Options) {
 	if volume == "" || (o.RestoredPV != nil && o.RestoredPV(volume)) {
 		return
 	}
+	unbindClaim(obj)
+}
+
+// unbindClaim removes what binding a claim to a volume writes into it.
+func unbindClaim(obj *unstructured.Unstructured) {
 	unstructured.RemoveNestedField(obj.Object, "spec", "volumeName")
 	for _, a := range []string{annotationBoundBy, annotationBoundByCtl, "volume.beta.kubernetes.io/storage-provisioner",
 		"volume.kubernetes.io/storage-provisioner", "volume.kubernetes.io/selected-node"} {
