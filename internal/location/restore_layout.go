@@ -14,7 +14,6 @@ func Restore(name string) RestoreKeys { return RestoreKeys{prefix: restoresRoot 
 // restore keeps its intermediate state under ".work/" and ".logs/".
 type RestoreKeys struct{ prefix string }
 
-func (r RestoreKeys) Prefix() string   { return r.prefix }
 func (r RestoreKeys) Metadata() string { return r.prefix + "restore.json" }
 func (r RestoreKeys) Results() string  { return r.prefix + "results.json" }
 func (r RestoreKeys) Logs() string     { return r.prefix + "logs.jsonl.gz" }
