@@ -144,7 +144,7 @@ func (c *collector) collect(ctx context.Context) (*workflows.CollectResult, erro
 			// again from the start, dropping what was stored, so no object
 			// is stored twice.
 			c.log.Warn("Continue token expired, listing the type again", zap.Error(err))
-			if derr := c.run.Loc.DeletePrefix(ctx, c.run.Keys.PartsPrefix(c.gr)); derr != nil {
+			if derr := c.run.Loc.DeletePrefix(ctx, c.run.Keys.PartsPrefix(c.gr), nil); derr != nil {
 				return nil, derr
 			}
 			*p = CollectProgress{Restarts: p.Restarts + 1}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
@@ -44,10 +45,11 @@ func (a *Activities) FinalizeRestore(ctx context.Context, in workflows.FinalizeR
 		return nil, err
 	}
 	sortByPlan(batchKeys, keys, in.Status.Order)
-	for _, key := range batchKeys {
+	for i, key := range batchKeys {
 		if err := run.Loc.ReadLines(ctx, key, add); err != nil {
 			return nil, err
 		}
+		activity.RecordHeartbeat(ctx, i)
 	}
 	warningKeys, err := run.Loc.Keys(ctx, keys.AllWarnings())
 	if err != nil {
@@ -173,7 +175,7 @@ func (a *Activities) CleanupRestoreWork(ctx context.Context, in workflows.Restor
 		}
 	}
 	for _, prefix := range []string{run.Restore.Work(), run.Restore.LogsPrefix()} {
-		if err := run.Loc.DeletePrefix(ctx, prefix); err != nil {
+		if err := run.Loc.DeletePrefix(ctx, prefix, runlog.Heartbeat(ctx)); err != nil {
 			return err
 		}
 	}

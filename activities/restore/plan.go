@@ -67,7 +67,7 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
 	}
 	p := decide(idx, target, sel)
-	if err := run.Loc.DeletePrefix(ctx, run.Restore.Batches()); err != nil {
+	if err := run.Loc.DeletePrefix(ctx, run.Restore.Batches(), runlog.Heartbeat(ctx)); err != nil {
 		return nil, err
 	}
 	w := newBatchWriter(run, opts.BatchSize)

@@ -128,3 +128,9 @@ func (r *Run) JoinLogs(ctx context.Context, chunksPrefix, key string) error {
 	}
 	return w.Close()
 }
+
+// Heartbeat reports an activity's progress through a long loop whose
+// retry starts over, so a count is all the details need to say.
+func Heartbeat(ctx context.Context) func(n int) {
+	return func(n int) { activity.RecordHeartbeat(ctx, n) }
+}

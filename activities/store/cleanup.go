@@ -42,10 +42,10 @@ func (a *Activities) CleanupBackupWork(ctx context.Context, in workflows.Cleanup
 			}
 		}
 	}
-	if err := run.Loc.DeletePrefix(ctx, keys.Work()); err != nil {
+	if err := run.Loc.DeletePrefix(ctx, keys.Work(), runlog.Heartbeat(ctx)); err != nil {
 		return err
 	}
-	if err := run.Loc.DeletePrefix(ctx, keys.LogsPrefix()); err != nil {
+	if err := run.Loc.DeletePrefix(ctx, keys.LogsPrefix(), runlog.Heartbeat(ctx)); err != nil {
 		return err
 	}
 	run.Log.Info("Removed intermediate state", zap.Bool("discard", in.Discard))

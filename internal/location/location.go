@@ -259,15 +259,20 @@ func (l *Location) Dirs(ctx context.Context, prefix string) ([]string, error) {
 }
 
 // DeletePrefix deletes every object under prefix. Deleting what is already
-// gone is not an error, so a retried cleanup succeeds.
-func (l *Location) DeletePrefix(ctx context.Context, prefix string) error {
+// gone is not an error, so a retried cleanup succeeds. progress, when not
+// nil, is called after each object (an activity heartbeats there: a
+// prefix may hold thousands of objects).
+func (l *Location) DeletePrefix(ctx context.Context, prefix string, progress func(deleted int)) error {
 	keys, err := l.Keys(ctx, prefix)
 	if err != nil {
 		return err
 	}
-	for _, k := range keys {
+	for i, k := range keys {
 		if err := l.Delete(ctx, k); err != nil {
 			return err
+		}
+		if progress != nil {
+			progress(i + 1)
 		}
 	}
 	return nil

@@ -75,11 +75,11 @@ func TestDirsAndDeletePrefix(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a", "b"}, dirs)
 
-	require.NoError(t, loc.DeletePrefix(ctx, keys.Work()))
+	require.NoError(t, loc.DeletePrefix(ctx, keys.Work(), nil))
 	left, err := loc.Keys(ctx, keys.Prefix())
 	require.NoError(t, err)
 	assert.Equal(t, []string{keys.Metadata()}, left)
-	require.NoError(t, loc.DeletePrefix(ctx, keys.Work()), "a repeated cleanup succeeds")
+	require.NoError(t, loc.DeletePrefix(ctx, keys.Work(), nil), "a repeated cleanup succeeds")
 }
 
 func TestReadLinesHandlesLongLines(t *testing.T) {
