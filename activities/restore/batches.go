@@ -5,7 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"go.temporal.io/sdk/activity"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -22,6 +23,14 @@ import (
 func writeItems(ctx context.Context, loc *location.Location, key string, idx *backupIndex, p *restorePlan,
 	sel *selection, w *batchWriter) error {
 	spec := sel.spec
+	rules := objects.Index{
+		Restored:        func(uid string) bool { return idx.restored(uid, p) },
+		SelectorService: func(ns, name string) bool { return idx.selectorServices[ns+"/"+name] },
+	}
+	prepare := objects.Options{
+		Backup: spec.BackupName, Restore: spec.Name, MapNamespace: spec.MapNamespace, PreserveNodePorts: spec.PreserveNodePorts,
+		RestoredPV: func(name string) bool { return pvRestored(name, idx, p, sel) },
+	}
 	n := 0
 	err := walkTarball(ctx, loc, key, func(e tarball.Entry) error {
 		if n++; n%2000 == 0 {
@@ -47,10 +56,6 @@ func writeItems(ctx context.Context, loc *location.Location, key string, idx *ba
 		if outcome.Namespace != obj.GetNamespace() {
 			outcome.SourceNamespace = obj.GetNamespace()
 		}
-		rules := objects.Index{
-			Restored:        func(uid string) bool { return idx.restored(uid, p) },
-			SelectorService: func(ns, name string) bool { return idx.selectorServices[ns+"/"+name] },
-		}
 		if reason := objects.SkipReason(e.GroupResource, obj, rules); reason != "" {
 			outcome.Result, outcome.Reason = workflows.ItemSkipped, reason
 			return w.skip(ctx, outcome)
@@ -61,11 +66,9 @@ func writeItems(ctx context.Context, loc *location.Location, key string, idx *ba
 				item.RestoredOwners = append(item.RestoredOwners, string(ref.UID))
 			}
 		}
-		objects.Prepare(obj, objects.Options{
-			Backup: spec.BackupName, Restore: spec.Name, MapNamespace: spec.MapNamespace,
-			PreserveNodePorts: spec.PreserveNodePorts, KeepStatus: t.RestoreStatus,
-			RestoredPV: func(name string) bool { return pvRestored(name, idx, p, sel) },
-		})
+		opts := prepare
+		opts.KeepStatus = t.RestoreStatus
+		objects.Prepare(obj, opts)
 		item.Object = obj.Object
 		return w.add(ctx, e.GroupResource, item)
 	})
@@ -192,7 +195,7 @@ func (w *batchWriter) skip(_ context.Context, o workflows.ItemOutcome) error {
 // ensureNamespaces adds the namespaces items land in that the backup
 // holds no Namespace object for.
 func (w *batchWriter) ensureNamespaces(ctx context.Context, spec workflows.RestoreSpec) error {
-	for _, ns := range sortedKeys(w.namespaces) {
+	for _, ns := range slices.Sorted(maps.Keys(w.namespaces)) {
 		if w.namespaces[ns] {
 			continue
 		}
@@ -207,19 +210,10 @@ func (w *batchWriter) ensureNamespaces(ctx context.Context, spec workflows.Resto
 
 // finish stores the partly filled batches and the rule skips.
 func (w *batchWriter) finish(ctx context.Context) error {
-	for _, gr := range sortedKeys(w.pending) {
+	for _, gr := range slices.Sorted(maps.Keys(w.pending)) {
 		if err := w.flush(ctx, gr); err != nil {
 			return err
 		}
 	}
 	return w.run.Loc.WriteAll(ctx, w.run.Restore.PlanSkips(), w.skips.Bytes())
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -203,7 +205,7 @@ func crdNames(ti *typeIndex) []string { return typeNames(crdResource, ti) }
 // land in one, and their objects of the same name would overwrite each
 // other's outcome.
 func mappingCollisions(spec workflows.RestoreSpec, idx *backupIndex) error {
-	for _, from := range sortedKeys(spec.NamespaceMapping) {
+	for _, from := range slices.Sorted(maps.Keys(spec.NamespaceMapping)) {
 		to := spec.NamespaceMapping[from]
 		if !idx.namespaces[from] || !idx.namespaces[to] {
 			continue

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 	"go.temporal.io/sdk/activity"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/tarball"
@@ -88,7 +89,7 @@ func scanBackup(ctx context.Context, loc *location.Location, key string, sel *se
 			t.versions[e.Version] = true
 			return nil // the same objects at another version
 		default:
-			t.plainVersion = versionOf(head[0].String())
+			t.plainVersion = schema.FromAPIVersionAndKind(head[0].String(), "").Version
 			t.versions[t.plainVersion] = true
 		}
 		t.kind, t.namespaced = head[1].String(), e.Namespace != ""
@@ -151,13 +152,4 @@ func walkTarball(ctx context.Context, loc *location.Location, key string, fn fun
 		return &corruptError{fmt.Errorf("%s has no metadata/version: not a backup tarball", key)}
 	}
 	return nil
-}
-
-func versionOf(apiVersion string) string {
-	for i := len(apiVersion) - 1; i >= 0; i-- {
-		if apiVersion[i] == '/' {
-			return apiVersion[i+1:]
-		}
-	}
-	return apiVersion
 }

@@ -2,6 +2,7 @@ package restore
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -54,7 +55,7 @@ func (t *targetAPI) chooseVersion(gr string, ti *typeIndex) (version string, ok 
 	if r, found := t.preferred[gr]; found && ti.versions[r.GVR.Version] {
 		return r.GVR.Version, true
 	}
-	if src := ti.sourceVersion(); contains(served, src) {
+	if src := ti.sourceVersion(); slices.Contains(served, src) {
 		return src, true
 	}
 	for _, v := range served {
@@ -85,13 +86,4 @@ func groupName(g string) string {
 		return "the core group"
 	}
 	return g
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -101,7 +102,7 @@ func TestBackupDeletionAndExpiry(t *testing.T) {
 		// backup.json goes first; kill once it is gone and objects remain.
 		require.Eventually(t, func() bool {
 			keys := backupObjects(t, s, "killed-mid-delete")
-			return len(keys) > 0 && len(keys) < len(before) && !contains(keys, location.Backup("killed-mid-delete").Metadata())
+			return len(keys) > 0 && len(keys) < len(before) && !slices.Contains(keys, location.Backup("killed-mid-delete").Metadata())
 		}, time.Minute, 50*time.Millisecond, "deletion under way")
 		worker.kill()
 		assert.False(t, listedBackups(t, s)["killed-mid-delete"], "a half-deleted backup is not listed")
@@ -109,13 +110,4 @@ func TestBackupDeletionAndExpiry(t *testing.T) {
 		require.NoError(t, s.starter.WaitRun(ctx, workflows.DeleteWorkflowID("killed-mid-delete"), ""))
 		assert.Empty(t, backupObjects(t, s, "killed-mid-delete"))
 	})
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

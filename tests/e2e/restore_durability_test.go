@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,7 +45,7 @@ func TestRestoreResumesAfterWorkerKill(t *testing.T) {
 	outcomes := s.outcomes("rk-r") // fails on any item listed twice
 	require.Equal(t, workflows.PhaseCompleted, v.Phase, "failed: %v", failedOutcomes(outcomes))
 	for key := range want {
-		ns, name := splitKey(key)
+		ns, name, _ := strings.Cut(key, "/")
 		o, ok := outcomes["configmaps "+mapping[ns]+"/"+name]
 		if assert.True(t, ok, "%s missing from the results", key) {
 			assert.Equal(t, workflows.ItemRestored, o.Result, "%s: %s", key, o.Reason)
@@ -86,7 +87,7 @@ func TestRestoreResumesAfterWorkerKill(t *testing.T) {
 		o := s.outcomes("rk-temporal")
 		require.Equal(t, workflows.PhaseCompleted, v.Phase, "failed: %v", failedOutcomes(o))
 		for key := range want {
-			ns, name := splitKey(key)
+			ns, name, _ := strings.Cut(key, "/")
 			assert.Equal(t, workflows.ItemRestored, o["configmaps "+tMapping[ns]+"/"+name].Result, key)
 		}
 	})
@@ -137,15 +138,6 @@ func waitApplying(t *testing.T, s *stack, restoreName, resource string, batches 
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("restore %s never got under way with %s", restoreName, resource)
-}
-
-func splitKey(key string) (string, string) {
-	for i := range key {
-		if key[i] == '/' {
-			return key[:i], key[i+1:]
-		}
-	}
-	return "", key
 }
 
 // restoreLogLines returns the restore's stored log lines whose msg is msg.
