@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -40,16 +39,18 @@ func (a *Activities) FinalizeRestore(ctx context.Context, in workflows.FinalizeR
 	if err := readIfExists(ctx, run, keys.PlanSkips(), add); err != nil {
 		return nil, err
 	}
-	batchKeys, err := run.Loc.Keys(ctx, keys.BatchResults())
-	if err != nil {
-		return nil, err
-	}
-	sortByPlan(batchKeys, keys, in.Status.Order)
-	for i, key := range batchKeys {
-		if err := run.Loc.ReadLines(ctx, key, add); err != nil {
+	// In apply order: type by type as planned, batches in key order.
+	for _, gr := range in.Status.Order {
+		batchKeys, err := run.Loc.Keys(ctx, keys.BatchResultsOf(gr))
+		if err != nil {
 			return nil, err
 		}
-		activity.RecordHeartbeat(ctx, i)
+		for i, key := range batchKeys {
+			if err := run.Loc.ReadLines(ctx, key, add); err != nil {
+				return nil, err
+			}
+			activity.RecordHeartbeat(ctx, i)
+		}
 	}
 	warningKeys, err := run.Loc.Keys(ctx, keys.AllWarnings())
 	if err != nil {
@@ -127,29 +128,6 @@ func countOutcomes(status *workflows.RestoreStatus, items []workflows.ItemOutcom
 // which a user should look at (rule skips are expected and are not).
 func isConflictSkip(o workflows.ItemOutcome) bool {
 	return o.Action == "" && o.Reason == ReasonExistsDiffers
-}
-
-// sortByPlan orders batch result keys by the plan's type order, then batch.
-func sortByPlan(batchKeys []string, keys location.RestoreKeys, order []string) {
-	rank := map[string]int{}
-	for i, gr := range order {
-		rank[keys.BatchResultsOf(gr)] = i
-	}
-	typeOf := func(k string) int {
-		for prefix, r := range rank {
-			if len(k) > len(prefix) && k[:len(prefix)] == prefix {
-				return r
-			}
-		}
-		return len(order)
-	}
-	sort.SliceStable(batchKeys, func(i, j int) bool {
-		ri, rj := typeOf(batchKeys[i]), typeOf(batchKeys[j])
-		if ri != rj {
-			return ri < rj
-		}
-		return batchKeys[i] < batchKeys[j]
-	})
 }
 
 func readIfExists(ctx context.Context, run *runlog.Run, key string, fn func([]byte) error) error {

@@ -35,16 +35,13 @@ func (r RestoreKeys) Batches() string { return r.Work() + "items/" }
 
 // BatchResult holds the item outcomes of one applied batch.
 func (r RestoreKeys) BatchResult(groupResource string, index int) string {
-	return fmt.Sprintf("%sresults/%s/%06d.jsonl", r.Work(), groupResource, index)
+	return fmt.Sprintf("%s%06d.jsonl", r.BatchResultsOf(groupResource), index)
 }
 
 // BatchResultsOf is the prefix of one type's batch outcomes.
 func (r RestoreKeys) BatchResultsOf(groupResource string) string {
 	return r.Work() + "results/" + groupResource + "/"
 }
-
-// BatchResults is the prefix of every batch's outcomes.
-func (r RestoreKeys) BatchResults() string { return r.Work() + "results/" }
 
 // PlanSkips holds the items the plan left out by rule, with the reason.
 func (r RestoreKeys) PlanSkips() string { return r.Work() + "plan-skipped.jsonl" }
