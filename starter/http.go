@@ -38,13 +38,13 @@ func Handler(c *Client, log *zap.Logger) http.Handler {
 	mux.HandleFunc("POST /v1/backups", create(h, "backup", c.CreateBackup))
 	mux.HandleFunc("GET /v1/backups", listing(h, c.ListBackups))
 	mux.HandleFunc("GET /v1/backups/{name}", byName(h, http.StatusOK, c.GetBackup))
-	mux.HandleFunc("POST /v1/backups/{name}/cancel", byName(h, http.StatusAccepted, c.CancelBackup))
+	mux.HandleFunc("POST /v1/backups/{name}/cancel", byName(h, http.StatusAccepted, announced(h, "Backup cancel requested", c.CancelBackup)))
 	mux.HandleFunc("GET /v1/backups/{name}/logs", logs(h, c.BackupLogs))
 	mux.HandleFunc("DELETE /v1/backups/{name}", h.deleteBackup)
 	mux.HandleFunc("POST /v1/restores", create(h, "restore", c.CreateRestore))
 	mux.HandleFunc("GET /v1/restores", listing(h, c.ListRestores))
 	mux.HandleFunc("GET /v1/restores/{name}", byName(h, http.StatusOK, c.GetRestore))
-	mux.HandleFunc("POST /v1/restores/{name}/cancel", byName(h, http.StatusAccepted, c.CancelRestore))
+	mux.HandleFunc("POST /v1/restores/{name}/cancel", byName(h, http.StatusAccepted, announced(h, "Restore cancel requested", c.CancelRestore)))
 	mux.HandleFunc("GET /v1/restores/{name}/logs", logs(h, c.RestoreLogs))
 	mux.HandleFunc("GET /v1/restores/{name}/results", byName(h, http.StatusOK, c.RestoreResults))
 	mux.HandleFunc("GET /healthz", h.healthz)
@@ -106,10 +106,18 @@ func byName[T any](h *handler, status int, call func(context.Context, string) (T
 			h.fail(w, r, err)
 			return
 		}
-		if status == http.StatusAccepted {
-			h.log.Info("Cancel requested", zap.String("path", r.URL.Path))
-		}
 		h.reply(w, status, v)
+	}
+}
+
+// announced logs each successful call of a request that changes state.
+func announced[T any](h *handler, msg string, call func(context.Context, string) (T, error)) func(context.Context, string) (T, error) {
+	return func(ctx context.Context, name string) (T, error) {
+		v, err := call(ctx, name)
+		if err == nil {
+			h.log.Info(msg, zap.String("name", name))
+		}
+		return v, err
 	}
 }
 
