@@ -70,14 +70,7 @@ func TestRestoreResumesAfterWorkerKill(t *testing.T) {
 	assert.GreaterOrEqual(t, fromBatch, float64(5), "the retried apply should resume after the stored batches; log lines: %v", resumed)
 
 	t.Run("Temporal killed mid-apply", func(t *testing.T) {
-		tMapping := map[string]string{}
-		for from, to := range mapping {
-			tMapping[from] = to + "-t"
-		}
-		req := req
-		req.Name, req.NamespaceMapping = "rk-temporal", tMapping
-		_, err := s.starter.CreateRestore(context.Background(), req)
-		require.NoError(t, err)
+		tMapping := restoreAgain(t, s, req, "rk-temporal", "-t")
 		waitApplying(t, s, "rk-temporal", "configmaps", 3)
 		s.temporal.kill()
 		time.Sleep(2 * time.Second) // the worker keeps applying, then polls a dead server
@@ -93,14 +86,7 @@ func TestRestoreResumesAfterWorkerKill(t *testing.T) {
 	})
 
 	t.Run("cancel mid-apply", func(t *testing.T) {
-		cancelMapping := map[string]string{}
-		for from, to := range mapping {
-			cancelMapping[from] = to + "-c"
-		}
-		req := req
-		req.Name, req.NamespaceMapping = "rk-cancel", cancelMapping
-		_, err := s.starter.CreateRestore(context.Background(), req)
-		require.NoError(t, err)
+		restoreAgain(t, s, req, "rk-cancel", "-c")
 		waitApplying(t, s, "rk-cancel", "configmaps", 2)
 		_, stderr, code := s.cli("restore", "cancel", "rk-cancel")
 		require.Equal(t, 0, code, stderr)
@@ -117,6 +103,20 @@ func TestRestoreResumesAfterWorkerKill(t *testing.T) {
 		assert.Greater(t, restored, 0)
 		assert.Less(t, restored, len(want), "the cancel stopped the restore")
 	})
+}
+
+// restoreAgain starts req once more as restore name, into the mapped
+// namespaces with suffix appended, and returns that mapping.
+func restoreAgain(t *testing.T, s *stack, req starter.CreateRestoreRequest, name, suffix string) map[string]string {
+	t.Helper()
+	mapping := map[string]string{}
+	for from, to := range req.NamespaceMapping {
+		mapping[from] = to + suffix
+	}
+	req.Name, req.NamespaceMapping = name, mapping
+	_, err := s.starter.CreateRestore(context.Background(), req)
+	require.NoError(t, err)
+	return mapping
 }
 
 // waitApplying waits until the running apply of resource has stored at
