@@ -54,6 +54,7 @@ func Register(r sdkworker.Registry, acts Activities) {
 		r.RegisterActivityWithOptions(acts.Store.CleanupBackupWork, activity.RegisterOptions{Name: workflows.CleanupBackupActivity})
 		r.RegisterActivityWithOptions(acts.Store.DeleteBackupData, activity.RegisterOptions{Name: workflows.DeleteBackupDataActivity})
 		r.RegisterActivityWithOptions(acts.Store.ListExpiredBackups, activity.RegisterOptions{Name: workflows.ListExpiredBackupsActivity})
+		r.RegisterActivityWithOptions(acts.Store.ListScheduleRuns, activity.RegisterOptions{Name: workflows.ListScheduleRunsActivity})
 	}
 	if a := acts.Restore; a != nil {
 		r.RegisterActivityWithOptions(a.PlanRestore, activity.RegisterOptions{Name: workflows.PlanRestoreActivity})
@@ -71,5 +72,6 @@ func RegisterWorkflows(r sdkworker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(workflows.RestoreWorkflow, workflow.RegisterOptions{Name: workflows.RestoreWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.DeleteBackupWorkflow, workflow.RegisterOptions{Name: workflows.DeleteBackupWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.ExpireBackupsWorkflow, workflow.RegisterOptions{Name: workflows.ExpireBackupsWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.ScheduledBackupWorkflow, workflow.RegisterOptions{Name: workflows.ScheduledBackupWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.ValidateFiltersWorkflow, workflow.RegisterOptions{Name: workflows.ValidateFiltersWorkflowName})
 }

@@ -47,6 +47,9 @@ type BackupSpec struct {
 	OrLabelSelectors   []string         `json:"orLabelSelectors,omitempty"`
 	TTL                *metav1.Duration `json:"ttl,omitempty"`
 	StorageLocation    string           `json:"storageLocation,omitempty"`
+	// Schedule names the schedule that started this backup; empty for a
+	// backup started by hand. Retention of a schedule reads it.
+	Schedule string `json:"schedule,omitempty"`
 }
 
 // WithDefaults fills the fields a user may leave out.

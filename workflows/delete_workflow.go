@@ -72,10 +72,19 @@ func ExpireBackupsWorkflow(ctx workflow.Context, req ExpireBackupsRequest) (*Exp
 	if err := workflow.ExecuteActivity(actx, ListExpiredBackupsActivity, req).Get(ctx, &expired); err != nil {
 		return nil, fmt.Errorf("list expired backups: %w", err)
 	}
-	res := &ExpireBackupsResult{Deleted: []string{}}
+	res := &ExpireBackupsResult{}
+	res.Deleted, res.Failed = deleteBackups(ctx, expired, req.Location, "expired")
+	return res, nil
+}
+
+// deleteBackups deletes the named backups of location, each through its
+// own DeleteBackupWorkflow child, a few at a time. It returns the names
+// deleted and, for the others, why not.
+func deleteBackups(ctx workflow.Context, names []string, location, reason string) (deleted, failed []string) {
+	deleted = []string{}
 	sel := workflow.NewSelector(ctx)
 	running := 0
-	for _, name := range expired {
+	for _, name := range names {
 		for running >= expireConcurrency {
 			sel.Select(ctx)
 			running--
@@ -83,20 +92,19 @@ func ExpireBackupsWorkflow(ctx workflow.Context, req ExpireBackupsRequest) (*Exp
 		// One deletion per backup at a time: one already running for it
 		// (started by hand) is as good as this one.
 		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: DeleteWorkflowID(name)})
-		name := name
-		f := workflow.ExecuteChildWorkflow(cctx, DeleteBackupWorkflowName, DeleteBackupRequest{Backup: name, Location: req.Location, Reason: "expired"})
+		f := workflow.ExecuteChildWorkflow(cctx, DeleteBackupWorkflowName, DeleteBackupRequest{Backup: name, Location: location, Reason: reason})
 		running++
 		sel.AddFuture(f, func(f workflow.Future) {
 			if err := f.Get(ctx, nil); err != nil && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
-				res.Failed = append(res.Failed, name+": "+err.Error())
+				failed = append(failed, name+": "+err.Error())
 				return
 			}
-			res.Deleted = append(res.Deleted, name)
+			deleted = append(deleted, name)
 		})
 	}
 	for running > 0 {
 		sel.Select(ctx)
 		running--
 	}
-	return res, nil
+	return deleted, failed
 }

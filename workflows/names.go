@@ -4,6 +4,7 @@
 package workflows
 
 import (
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -19,6 +20,7 @@ const (
 	DeleteBackupWorkflowName    = "DeleteBackup"
 	ExpireBackupsWorkflowName   = "ExpireBackups"
 	ValidateFiltersWorkflowName = "ValidateFilters"
+	ScheduledBackupWorkflowName = "ScheduledBackup"
 )
 
 // QueryStatus is the query every cairn workflow answers with its status.
@@ -42,6 +44,7 @@ const (
 
 	DeleteBackupDataActivity   = "DeleteBackupData"
 	ListExpiredBackupsActivity = "ListExpiredBackups"
+	ListScheduleRunsActivity   = "ListScheduleRuns"
 )
 
 // Kinds of cairn workflow, as stored in the CairnKind search attribute.
@@ -49,6 +52,9 @@ const (
 	KindBackup   = "backup"
 	KindRestore  = "restore"
 	KindDeletion = "deletion"
+	// KindScheduledRun is the workflow a schedule starts: it runs one
+	// backup as its child, then the schedule's retention.
+	KindScheduledRun = "scheduled-run"
 )
 
 // Typed search attributes, registered on the namespace at start-up so the
@@ -58,11 +64,15 @@ var (
 	SearchAttrName     = temporal.NewSearchAttributeKeyKeyword("CairnName")
 	SearchAttrPhase    = temporal.NewSearchAttributeKeyKeyword("CairnPhase")
 	SearchAttrSchedule = temporal.NewSearchAttributeKeyKeyword("CairnSchedule")
+	// SearchAttrHealth is a scheduled run's verdict on its schedule:
+	// Healthy or Degraded (CairnHealth="Degraded" finds the troubled ones).
+	SearchAttrHealth = temporal.NewSearchAttributeKeyKeyword("CairnHealth")
 )
 
 // SearchAttributeNames lists the custom keyword attributes cairn uses.
 func SearchAttributeNames() []string {
-	return []string{SearchAttrKind.GetName(), SearchAttrName.GetName(), SearchAttrPhase.GetName(), SearchAttrSchedule.GetName()}
+	return []string{SearchAttrKind.GetName(), SearchAttrName.GetName(), SearchAttrPhase.GetName(),
+		SearchAttrSchedule.GetName(), SearchAttrHealth.GetName()}
 }
 
 // BackupWorkflowID is the workflow ID of the backup called name; one name
@@ -75,6 +85,20 @@ func DeleteWorkflowID(name string) string { return "delete/" + name }
 
 // ExpireScheduleID is the Temporal Schedule that deletes expired backups.
 const ExpireScheduleID = "cairn-expire-backups"
+
+// ScheduleID is the Temporal Schedule of the backup schedule called name.
+func ScheduleID(name string) string { return "schedule/" + name }
+
+// ScheduleNameOf is the backup schedule a Temporal Schedule ID belongs
+// to, and whether it is one of cairn's backup schedules.
+func ScheduleNameOf(id string) (string, bool) {
+	name, ok := strings.CutPrefix(id, "schedule/")
+	return name, ok && name != ""
+}
+
+// ScheduledRunWorkflowID is the ID a schedule's action starts its runs
+// under; Temporal appends the due time to it.
+func ScheduledRunWorkflowID(schedule string) string { return "scheduled/" + schedule }
 
 // RestoreWorkflowID is the workflow ID of the restore called name.
 func RestoreWorkflowID(name string) string { return "restore/" + name }

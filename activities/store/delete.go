@@ -97,3 +97,21 @@ func (a *Activities) ListExpiredBackups(ctx context.Context, req workflows.Expir
 	a.Log.Info("Expired backups", zap.Int("count", len(expired)), zap.Strings("backups", expired))
 	return expired, nil
 }
+
+// ListScheduleRuns returns the finished runs of a schedule in its
+// location, and the schedule's interval now, for retention and the
+// overdue check.
+func (a *Activities) ListScheduleRuns(ctx context.Context, in workflows.ScheduleRunsInput) (*workflows.ScheduleRunsResult, error) {
+	loc, err := location.Open(ctx, in.Schedule.Template.StorageLocation)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+	}
+	defer loc.Close()
+	runs, err := backupmeta.ScheduleRuns(ctx, loc, in.Schedule.Name, func(name string, err error) {
+		a.Log.Warn("Unreadable backup metadata; retention leaves it alone", zap.String("backup", name), zap.Error(err))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &workflows.ScheduleRunsResult{Runs: runs, Interval: in.Schedule.Interval(time.Now())}, nil
+}

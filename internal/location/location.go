@@ -242,8 +242,14 @@ func (l *Location) Keys(ctx context.Context, prefix string) ([]string, error) {
 // Dirs lists the immediate "sub-directories" of prefix (which must end in
 // "/"), returning their names without the prefix or trailing slash.
 func (l *Location) Dirs(ctx context.Context, prefix string) ([]string, error) {
+	return l.DirsStartingWith(ctx, prefix, "")
+}
+
+// DirsStartingWith lists the sub-directories of prefix whose names start
+// with start: the store lists only what it is asked for.
+func (l *Location) DirsStartingWith(ctx context.Context, prefix, start string) ([]string, error) {
 	var names []string
-	it := l.bucket.List(&blob.ListOptions{Prefix: prefix, Delimiter: "/"})
+	it := l.bucket.List(&blob.ListOptions{Prefix: prefix + start, Delimiter: "/"})
 	for {
 		obj, err := it.Next(ctx)
 		if err == io.EOF {

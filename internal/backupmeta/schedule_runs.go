@@ -1,0 +1,55 @@
+package backupmeta
+
+import (
+	"context"
+	"errors"
+
+	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// ScheduleRuns returns the finished runs of schedule that location holds:
+// committed backups (whose backup.json names the schedule) with their
+// phase, completion time and tarball size, and failed or canceled runs,
+// which left only their log, as Failed. A run still going has neither
+// and is left out. unreadable is called for a backup.json that cannot be
+// decoded; that run is left out too, so retention never acts on a guess.
+func ScheduleRuns(ctx context.Context, loc *location.Location, schedule string, unreadable func(name string, err error)) ([]workflows.ScheduleRun, error) {
+	names, err := loc.DirsStartingWith(ctx, location.BackupsPrefix(), schedule+"-")
+	if err != nil {
+		return nil, err
+	}
+	runs := []workflows.ScheduleRun{}
+	for _, suffix := range names {
+		name := schedule + "-" + suffix
+		due, ok := workflows.ScheduledRunTime(schedule, name)
+		if !ok {
+			continue // another schedule's run, or a backup named by hand
+		}
+		meta, _, err := Read(ctx, loc, name)
+		switch {
+		case err == nil:
+			if meta.Spec.Schedule != schedule {
+				continue
+			}
+			run := workflows.ScheduleRun{Name: name, Phase: meta.Status.Phase, Time: due, Bytes: meta.Status.TarballBytes}
+			if meta.Status.CompletionTime != nil {
+				run.Time = *meta.Status.CompletionTime
+			}
+			runs = append(runs, run)
+		case errors.Is(err, location.ErrNotFound):
+			ended, err := loc.Exists(ctx, location.Backup(name).Logs())
+			if err != nil {
+				return nil, err
+			}
+			if ended {
+				runs = append(runs, workflows.ScheduleRun{Name: name, Phase: workflows.PhaseFailed, Time: due})
+			}
+		default:
+			if unreadable != nil {
+				unreadable(name, err)
+			}
+		}
+	}
+	return runs, nil
+}
