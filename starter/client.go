@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+
+	"github.com/cairn-backup/cairn/workflows"
 )
 
 // Options configure a Client.
@@ -58,4 +60,13 @@ func (c *Client) RunURL(workflowID, runID string) string {
 		u += "/" + url.PathEscape(runID) + "/history"
 	}
 	return u
+}
+
+// ScheduleURL links to a backup schedule in the Temporal Web UI.
+func (c *Client) ScheduleURL(name string) string {
+	if c.opts.UIBaseURL == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s/namespaces/%s/schedules/%s", strings.TrimSuffix(c.opts.UIBaseURL, "/"),
+		url.PathEscape(c.opts.Namespace), url.PathEscape(workflows.ScheduleID(name)))
 }

@@ -10,6 +10,8 @@ import (
 	"net/http"
 
 	"go.uber.org/zap"
+
+	"github.com/cairn-backup/cairn/workflows"
 )
 
 // maxRequestBytes bounds a request body; a spec is a few KiB at most.
@@ -29,6 +31,14 @@ const maxRequestBytes = 1 << 20
 //	POST /v1/restores/{name}/cancel  cancel a running restore
 //	GET  /v1/restores/{name}/logs    the restore's log, JSON lines
 //	GET  /v1/restores/{name}/results every item's outcome of a finished restore
+//	POST /v1/schedules               create a backup schedule (201; 409 when the name is taken)
+//	GET  /v1/schedules               list, with each schedule's health
+//	GET  /v1/schedules/{name}        spec, next runs, running and finished runs, health
+//	PUT  /v1/schedules/{name}        replace the spec
+//	DELETE /v1/schedules/{name}      delete the schedule (its backups stay)
+//	POST /v1/schedules/{name}/pause    ?note=why
+//	POST /v1/schedules/{name}/unpause  ?note=why
+//	POST /v1/schedules/{name}/trigger  run now (202; 409 when overlap skip drops it)
 //	GET  /healthz                    Temporal reachable
 //
 // Errors are JSON: {"error": "...", "type": "Invalid|Conflict|NotFound|...", "problems": [...]}.
@@ -47,6 +57,14 @@ func Handler(c *Client, log *zap.Logger) http.Handler {
 	mux.HandleFunc("POST /v1/restores/{name}/cancel", byName(h, http.StatusAccepted, announced(h, "Restore cancel requested", c.CancelRestore)))
 	mux.HandleFunc("GET /v1/restores/{name}/logs", logs(h, c.RestoreLogs))
 	mux.HandleFunc("GET /v1/restores/{name}/results", byName(h, http.StatusOK, c.RestoreResults))
+	mux.HandleFunc("POST /v1/schedules", create(h, "schedule", c.CreateSchedule))
+	mux.HandleFunc("GET /v1/schedules", listing(h, c.ListSchedules))
+	mux.HandleFunc("GET /v1/schedules/{name}", byName(h, http.StatusOK, c.GetSchedule))
+	mux.HandleFunc("PUT /v1/schedules/{name}", h.updateSchedule)
+	mux.HandleFunc("DELETE /v1/schedules/{name}", byName(h, http.StatusOK, announced(h, "Schedule deleted", c.DeleteSchedule)))
+	mux.HandleFunc("POST /v1/schedules/{name}/pause", h.withNote("Schedule paused", c.PauseSchedule))
+	mux.HandleFunc("POST /v1/schedules/{name}/unpause", h.withNote("Schedule unpaused", c.UnpauseSchedule))
+	mux.HandleFunc("POST /v1/schedules/{name}/trigger", byName(h, http.StatusAccepted, announced(h, "Schedule triggered", c.TriggerSchedule)))
 	mux.HandleFunc("GET /healthz", h.healthz)
 	return mux
 }
@@ -62,15 +80,24 @@ type errorBody struct {
 	Problems []string `json:"problems,omitempty"`
 }
 
+// decodeStrict decodes a request body; an unknown field is a typo, not
+// something to ignore.
+func decodeStrict(r *http.Request, kind string, v any) error {
+	dec := json.NewDecoder(io.LimitReader(r.Body, maxRequestBytes))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return &InvalidError{Problems: []string{fmt.Sprintf("request body is not a valid %s spec: %v", kind, err)}}
+	}
+	return nil
+}
+
 // create decodes a request body strictly (an unknown field is a typo, not
 // something to ignore) and starts what it asks for.
 func create[R any](h *handler, kind string, start func(context.Context, R) (*CreateResult, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var req R
-		dec := json.NewDecoder(io.LimitReader(r.Body, maxRequestBytes))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil {
-			h.fail(w, r, &InvalidError{Problems: []string{fmt.Sprintf("request body is not a valid %s spec: %v", kind, err)}})
+		if err := decodeStrict(r, kind, &req); err != nil {
+			h.fail(w, r, err)
 			return
 		}
 		res, err := start(r.Context(), req)
@@ -143,6 +170,35 @@ func (h *handler) deleteBackup(w http.ResponseWriter, r *http.Request) {
 	}
 	h.log.Info("Backup deletion started", zap.String("backup", res.Name), zap.String("runId", res.RunID))
 	h.reply(w, http.StatusAccepted, res)
+}
+
+func (h *handler) updateSchedule(w http.ResponseWriter, r *http.Request) {
+	var spec workflows.ScheduleSpec
+	if err := decodeStrict(r, "schedule", &spec); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	v, err := h.c.UpdateSchedule(r.Context(), r.PathValue("name"), spec)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	h.log.Info("Schedule updated", zap.String("schedule", v.Name))
+	h.reply(w, http.StatusOK, v)
+}
+
+// withNote calls a state change of the {name} schedule with the request's
+// ?note=, which Temporal shows next to the schedule.
+func (h *handler) withNote(msg string, call func(context.Context, string, string) (*ScheduleView, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v, err := call(r.Context(), r.PathValue("name"), r.URL.Query().Get("note"))
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		h.log.Info(msg, zap.String("schedule", v.Name))
+		h.reply(w, http.StatusOK, v)
+	}
 }
 
 func (h *handler) healthz(w http.ResponseWriter, r *http.Request) {

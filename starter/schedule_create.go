@@ -1,0 +1,140 @@
+package starter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// KindSchedule marks cairn's backup schedules among a namespace's
+// Temporal Schedules (search attribute CairnKind).
+const KindSchedule = "schedule"
+
+// CreateSchedule validates spec and creates its Temporal Schedule. A
+// schedule of that name already existing is a ConflictError; nothing is
+// created when anything is wrong.
+func (c *Client) CreateSchedule(ctx context.Context, spec workflows.ScheduleSpec) (*CreateResult, error) {
+	spec, err := c.prepareSchedule(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	opts := scheduleOptions(spec)
+	_, err = c.temporal.ScheduleClient().Create(ctx, opts)
+	var exists *serviceerror.AlreadyExists
+	switch {
+	case errors.Is(err, temporal.ErrScheduleAlreadyRunning) || errors.As(err, &exists):
+		return nil, &ConflictError{Message: fmt.Sprintf("schedule %q already exists; change it with 'cairn schedule update' or delete it first", spec.Name)}
+	case err != nil:
+		return nil, scheduleError(spec.Name, err)
+	}
+	return &CreateResult{Name: spec.Name, WorkflowID: opts.ID, Created: true, UIURL: c.ScheduleURL(spec.Name)}, nil
+}
+
+// prepareSchedule fills defaults and checks the schedule and its backup
+// template the way a backup's spec is checked before it starts.
+func (c *Client) prepareSchedule(ctx context.Context, spec workflows.ScheduleSpec) (workflows.ScheduleSpec, error) {
+	spec = spec.WithDefaults(c.opts.DefaultLocation)
+	var problems []string
+	if err := spec.Validate(); err != nil {
+		var invalid *workflows.InvalidSpecError
+		if !errors.As(err, &invalid) {
+			return spec, err
+		}
+		problems = invalid.Problems
+	}
+	if len(problems) > 0 {
+		return spec, &InvalidError{Problems: problems}
+	}
+	template := spec.Template
+	template.Name = workflows.ScheduledBackupName(spec.Name, time.Now())
+	template, err := c.prepareSpec(ctx, template)
+	if err != nil {
+		var invalid *InvalidError
+		if errors.As(err, &invalid) {
+			for i, p := range invalid.Problems {
+				invalid.Problems[i] = "template: " + p
+			}
+		}
+		return spec, err
+	}
+	template.Name = ""
+	spec.Template = template
+	return spec, nil
+}
+
+// scheduleOptions turns a cairn schedule into a Temporal Schedule whose
+// action starts ScheduledBackupWorkflow with the whole spec.
+func scheduleOptions(spec workflows.ScheduleSpec) client.ScheduleOptions {
+	return client.ScheduleOptions{
+		ID:            workflows.ScheduleID(spec.Name),
+		Spec:          temporalSpec(spec),
+		Action:        scheduleAction(spec),
+		Overlap:       overlapPolicy(spec.Overlap),
+		CatchupWindow: spec.CatchupWindow.Duration,
+		Paused:        spec.Paused,
+		Note:          "created by cairn",
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			workflows.SearchAttrKind.ValueSet(KindSchedule),
+			workflows.SearchAttrName.ValueSet(spec.Name),
+		),
+	}
+}
+
+func temporalSpec(spec workflows.ScheduleSpec) client.ScheduleSpec {
+	var s client.ScheduleSpec
+	if spec.Every != nil {
+		s.Intervals = []client.ScheduleIntervalSpec{{Every: spec.Every.Duration}}
+	} else {
+		s.CronExpressions = []string{spec.Cron}
+		s.TimeZoneName = spec.TimeZone
+	}
+	if spec.Jitter != nil {
+		s.Jitter = spec.Jitter.Duration
+	}
+	return s
+}
+
+func scheduleAction(spec workflows.ScheduleSpec) *client.ScheduleWorkflowAction {
+	return &client.ScheduleWorkflowAction{
+		ID:        workflows.ScheduledRunWorkflowID(spec.Name),
+		Workflow:  workflows.ScheduledBackupWorkflowName,
+		Args:      []any{workflows.ScheduledBackupRequest{Schedule: spec}},
+		TaskQueue: workflows.TaskQueue,
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			workflows.SearchAttrKind.ValueSet(workflows.KindScheduledRun),
+			workflows.SearchAttrSchedule.ValueSet(spec.Name),
+		),
+	}
+}
+
+func overlapPolicy(p workflows.OverlapPolicy) enumspb.ScheduleOverlapPolicy {
+	switch p {
+	case workflows.OverlapBufferOne:
+		return enumspb.SCHEDULE_OVERLAP_POLICY_BUFFER_ONE
+	case workflows.OverlapAllowAll:
+		return enumspb.SCHEDULE_OVERLAP_POLICY_ALLOW_ALL
+	}
+	return enumspb.SCHEDULE_OVERLAP_POLICY_SKIP
+}
+
+// scheduleError maps Temporal's answers about a schedule to this
+// package's errors: what Temporal refuses as invalid is the user's to fix.
+func scheduleError(name string, err error) error {
+	var invalid *serviceerror.InvalidArgument
+	var notFound *serviceerror.NotFound
+	switch {
+	case errors.As(err, &invalid):
+		return &InvalidError{Problems: []string{invalid.Message}}
+	case errors.As(err, &notFound):
+		return fmt.Errorf("schedule %q: %w", name, ErrNotFound)
+	}
+	return fmt.Errorf("schedule %s: %w", name, err)
+}
