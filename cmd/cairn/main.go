@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	_ "time/tzdata" // schedules name IANA zones; not every host has them
 
 	"github.com/cairn-backup/cairn/starter"
 )

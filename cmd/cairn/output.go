@@ -64,7 +64,11 @@ func age(t *time.Time) string {
 	if t == nil {
 		return "-"
 	}
-	d := time.Since(*t)
+	return shortDuration(time.Since(*t))
+}
+
+// shortDuration prints d the way kubectl prints ages: 45s, 12m, 5h, 3d.
+func shortDuration(d time.Duration) string {
 	switch {
 	case d < time.Minute:
 		return fmt.Sprintf("%ds", int(d.Seconds()))

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// scheduleFlags are the flags of schedule create and update. Plain fields
+// are bound straight into spec; the optional ones (pointers in the spec)
+// go through apply, which sets only what was given.
+type scheduleFlags struct {
+	spec             workflows.ScheduleSpec
+	overlap          string
+	clusterResources string
+	every, jitter    time.Duration
+	catchupWindow    time.Duration
+	maxRunDuration   time.Duration
+	maxAge, ttl      time.Duration
+	keepLast         int
+	keepFailed       int
+}
+
+func (sf *scheduleFlags) register(f *pflag.FlagSet) {
+	s := &sf.spec
+	f.StringVar(&s.Cron, "cron", "", `when to run: five cron fields ("0 2 * * *") or a descriptor (@daily, @hourly)`)
+	f.DurationVar(&sf.every, "every", 0, "run at this fixed interval instead of --cron (e.g. 6h)")
+	f.StringVar(&s.TimeZone, "time-zone", "", "IANA time zone --cron is read in (default UTC), e.g. Europe/Berlin")
+	f.DurationVar(&sf.jitter, "jitter", 0, "delay each run by a random duration up to this")
+	f.StringVar(&sf.overlap, "overlap", "skip", "when a run is due while one is going: skip, buffer-one or allow-all")
+	f.DurationVar(&sf.catchupWindow, "catchup-window", workflows.DefaultCatchupWindow, "how late a run missed during an outage may still start")
+	f.DurationVar(&sf.maxRunDuration, "max-run-duration", 0, "report the schedule Degraded when a run takes longer than this")
+	f.IntVar(&sf.keepLast, "keep-last", 0, "retention: keep the newest N successful backups")
+	f.StringVar(&s.Retention.MaxTotalSize, "max-total-size", "", "retention: keep the newest backups up to this total size (500Mi, 10G)")
+	f.DurationVar(&sf.maxAge, "max-age", 0, "retention: keep backups younger than this (e.g. 720h)")
+	f.IntVar(&sf.keepFailed, "keep-failed", workflows.DefaultKeepFailed, "how many failed or canceled runs to keep, for their logs")
+	f.BoolVar(&s.Paused, "paused", false, "create the schedule paused")
+
+	t := &s.Template
+	f.StringSliceVar(&t.IncludedNamespaces, "include-namespaces", nil, "namespaces to back up, globs allowed (default: all)")
+	f.StringSliceVar(&t.ExcludedNamespaces, "exclude-namespaces", nil, "namespaces to leave out, globs allowed")
+	f.StringSliceVar(&t.IncludedResources, "include-resources", nil, "resource types to back up, globs allowed (default: all)")
+	f.StringSliceVar(&t.ExcludedResources, "exclude-resources", nil, "resource types to leave out, globs allowed")
+	f.StringVar(&sf.clusterResources, "cluster-resources", "auto", "cluster-scoped objects: auto, include or exclude")
+	f.StringVarP(&t.LabelSelector, "selector", "l", "", "only objects with these labels (e.g. app=shop,tier!=cache)")
+	f.StringArrayVar(&t.OrLabelSelectors, "or-selector", nil, "objects matching any of these selectors (repeat the flag)")
+	f.DurationVar(&sf.ttl, "ttl", workflows.DefaultTTL, "how long each backup is kept, whatever the retention")
+	f.StringVar(&t.StorageLocation, "storage-location", "", "backup location URL (default: --location)")
+}
+
+// apply moves the given optional flags into spec. Giving one retention
+// kind replaces the other kinds, and --cron and --every replace each
+// other, so an update needs only the flags that change.
+func (sf *scheduleFlags) apply(changed func(string) bool) {
+	s := &sf.spec
+	d := func(v time.Duration) *metav1.Duration { return &metav1.Duration{Duration: v} }
+	if changed("every") {
+		s.Every, s.Cron, s.TimeZone = d(sf.every), "", ""
+	}
+	if changed("cron") {
+		s.Every = nil
+	}
+	if changed("jitter") {
+		s.Jitter = d(sf.jitter)
+	}
+	if changed("overlap") || s.Overlap == "" {
+		s.Overlap = workflows.OverlapPolicy(sf.overlap)
+	}
+	if changed("catchup-window") {
+		s.CatchupWindow = d(sf.catchupWindow)
+	}
+	if changed("max-run-duration") {
+		s.MaxRunDuration = d(sf.maxRunDuration)
+		if sf.maxRunDuration == 0 {
+			s.MaxRunDuration = nil // 0 turns it off
+		}
+	}
+	r := &s.Retention
+	switch {
+	case changed("keep-last"):
+		keep := sf.keepLast
+		r.KeepLast, r.MaxTotalSize, r.MaxAge = &keep, "", nil
+	case changed("max-total-size"):
+		r.KeepLast, r.MaxAge = nil, nil
+	case changed("max-age"):
+		r.KeepLast, r.MaxTotalSize, r.MaxAge = nil, "", d(sf.maxAge)
+	}
+	if changed("keep-failed") {
+		keep := sf.keepFailed
+		r.KeepFailed = &keep
+	}
+	if changed("cluster-resources") || s.Template.ClusterResources == "" {
+		s.Template.ClusterResources = workflows.ClusterResources(sf.clusterResources)
+	}
+	if changed("ttl") {
+		s.Template.TTL = d(sf.ttl)
+	}
+}
+
+// overlay applies the flags given on cmd to base, leaving the rest of
+// base as it is: the flags are registered again on a flag set bound to a
+// copy of base, and only the changed values are set there.
+func overlay(cmd *cobra.Command, base workflows.ScheduleSpec) (workflows.ScheduleSpec, error) {
+	into := &scheduleFlags{}
+	fs := pflag.NewFlagSet("overlay", pflag.ContinueOnError)
+	into.register(fs)
+	into.spec = base
+	var err error
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		target := fs.Lookup(f.Name)
+		if target == nil || err != nil {
+			return
+		}
+		if src, ok := f.Value.(pflag.SliceValue); ok {
+			err = target.Value.(pflag.SliceValue).Replace(src.GetSlice())
+			return
+		}
+		err = fs.Set(f.Name, f.Value.String())
+	})
+	if err != nil {
+		return base, err
+	}
+	into.apply(cmd.Flags().Changed)
+	return into.spec, nil
+}

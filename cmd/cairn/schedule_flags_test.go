@@ -1,0 +1,68 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+func parsedScheduleCommand(t *testing.T, args ...string) (*cobra.Command, *scheduleFlags) {
+	sf := &scheduleFlags{}
+	cmd := &cobra.Command{Use: "x"}
+	sf.register(cmd.Flags())
+	require.NoError(t, cmd.Flags().Parse(args))
+	return cmd, sf
+}
+
+func TestScheduleCreateFlagsFillTheSpec(t *testing.T) {
+	cmd, sf := parsedScheduleCommand(t, "--cron", "0 2 * * *", "--time-zone", "Europe/Berlin", "--keep-last", "7",
+		"--max-run-duration", "1h", "--include-namespaces", "shop,web", "--ttl", "48h", "--overlap", "buffer-one")
+	sf.apply(cmd.Flags().Changed)
+	s := sf.spec
+	assert.Equal(t, "0 2 * * *", s.Cron)
+	assert.Equal(t, "Europe/Berlin", s.TimeZone)
+	assert.Equal(t, 7, *s.Retention.KeepLast)
+	assert.Nil(t, s.Retention.KeepFailed, "left to the default")
+	assert.Equal(t, time.Hour, s.MaxRunDuration.Duration)
+	assert.Equal(t, []string{"shop", "web"}, s.Template.IncludedNamespaces)
+	assert.Equal(t, 48*time.Hour, s.Template.TTL.Duration)
+	assert.Equal(t, workflows.OverlapBufferOne, s.Overlap)
+	assert.Equal(t, workflows.ClusterResourcesAuto, s.Template.ClusterResources)
+	assert.Nil(t, s.Every)
+}
+
+// TestScheduleUpdateOverlaysOnlyTheGivenFlags: an update changes what its
+// flags name; one retention kind replaces another; the rest stays.
+func TestScheduleUpdateOverlaysOnlyTheGivenFlags(t *testing.T) {
+	keep := 3
+	base := workflows.ScheduleSpec{
+		Name: "nightly", Cron: "0 2 * * *", TimeZone: "Europe/Berlin", Overlap: workflows.OverlapAllowAll,
+		Retention: workflows.RetentionPolicy{MaxAge: &metav1.Duration{Duration: time.Hour}, KeepFailed: &keep},
+		Template:  workflows.BackupSpec{IncludedNamespaces: []string{"shop"}, ClusterResources: workflows.ClusterResourcesExclude},
+	}
+	cmd, _ := parsedScheduleCommand(t, "--keep-last", "14", "--exclude-namespaces", "kube-system")
+	got, err := overlay(cmd, base)
+	require.NoError(t, err)
+	assert.Equal(t, 14, *got.Retention.KeepLast)
+	assert.Nil(t, got.Retention.MaxAge, "keep-last replaced max-age")
+	assert.Equal(t, 3, *got.Retention.KeepFailed)
+	assert.Equal(t, "0 2 * * *", got.Cron)
+	assert.Equal(t, "Europe/Berlin", got.TimeZone)
+	assert.Equal(t, workflows.OverlapAllowAll, got.Overlap)
+	assert.Equal(t, []string{"shop"}, got.Template.IncludedNamespaces)
+	assert.Equal(t, []string{"kube-system"}, got.Template.ExcludedNamespaces)
+	assert.Equal(t, workflows.ClusterResourcesExclude, got.Template.ClusterResources)
+
+	cmd, _ = parsedScheduleCommand(t, "--every", "30m")
+	got, err = overlay(cmd, base)
+	require.NoError(t, err)
+	assert.Equal(t, 30*time.Minute, got.Every.Duration)
+	assert.Empty(t, got.Cron)
+	assert.Empty(t, got.TimeZone)
+}
