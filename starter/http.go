@@ -9,8 +9,10 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/cairn-backup/cairn/internal/metrics"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -39,6 +41,7 @@ const maxRequestBytes = 1 << 20
 //	POST /v1/schedules/{name}/pause    ?note=why
 //	POST /v1/schedules/{name}/unpause  ?note=why
 //	POST /v1/schedules/{name}/trigger  run now (202; 409 when overlap skip drops it)
+//	GET  /metrics                    Prometheus: runs by phase, durations, items, bytes, schedules' health
 //	GET  /healthz                    Temporal reachable
 //
 // Errors are JSON: {"error": "...", "type": "Invalid|Conflict|NotFound|...", "problems": [...]}.
@@ -65,6 +68,9 @@ func Handler(c *Client, log *zap.Logger) http.Handler {
 	mux.HandleFunc("POST /v1/schedules/{name}/pause", h.withNote("Schedule paused", c.PauseSchedule))
 	mux.HandleFunc("POST /v1/schedules/{name}/unpause", h.withNote("Schedule unpaused", c.UnpauseSchedule))
 	mux.HandleFunc("POST /v1/schedules/{name}/trigger", byName(h, http.StatusAccepted, announced(h, "Schedule triggered", c.TriggerSchedule)))
+	schedules := prometheus.NewRegistry()
+	schedules.MustRegister(newScheduleCollector(c, log))
+	mux.Handle("GET /metrics", metrics.Handler(schedules))
 	mux.HandleFunc("GET /healthz", h.healthz)
 	return mux
 }

@@ -142,4 +142,7 @@ type CleanupInput struct {
 	Backup   string `json:"backup"`
 	Location string `json:"location"`
 	Discard  bool   `json:"discard"`
+	// Phase and StartTime of a discarded backup, for its metrics.
+	Phase     Phase      `json:"phase,omitempty"`
+	StartTime *time.Time `json:"startTime,omitempty"`
 }

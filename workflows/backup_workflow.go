@@ -210,6 +210,12 @@ func (b *backupRun) end(ctx workflow.Context, runErr error) (*BackupStatus, erro
 	canceled := runErr != nil && (temporal.IsCanceledError(runErr) || errors.Is(ctx.Err(), workflow.ErrCanceled))
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	cleanup := CleanupInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, Discard: runErr != nil}
+	if runErr != nil {
+		cleanup.Phase, cleanup.StartTime = PhaseFailed, b.status.StartTime
+		if canceled {
+			cleanup.Phase = PhaseCanceled
+		}
+	}
 	actx := workflow.WithActivityOptions(dctx, b.activityOptions(time.Hour))
 	if err := workflow.ExecuteActivity(actx, CleanupBackupActivity, cleanup).Get(dctx, nil); err != nil {
 		b.logger.Warn("Cleanup of intermediate state failed", "error", err)

@@ -66,6 +66,9 @@ type ScheduleSpec struct {
 	MaxRunDuration *metav1.Duration `json:"maxRunDuration,omitempty"`
 	// Paused creates the schedule paused.
 	Paused bool `json:"paused,omitempty"`
+	// BackupOptions are the run options of every backup (page size,
+	// concurrency, timeouts).
+	BackupOptions BackupOptions `json:"backupOptions,omitempty"`
 }
 
 // RetentionPolicy says which runs of a schedule to keep: exactly one of

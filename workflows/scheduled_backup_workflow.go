@@ -14,8 +14,7 @@ import (
 
 // ScheduledBackupRequest is the argument a schedule starts each run with.
 type ScheduledBackupRequest struct {
-	Schedule ScheduleSpec  `json:"schedule"`
-	Options  BackupOptions `json:"options"`
+	Schedule ScheduleSpec `json:"schedule"`
 }
 
 // ScheduleRunsInput asks for the finished runs of a schedule.
@@ -74,7 +73,7 @@ func ScheduledBackupWorkflow(ctx workflow.Context, req ScheduledBackupRequest) (
 	}
 	r.updateDetails(ctx)
 
-	backupErr := r.backup(ctx, req.Options)
+	backupErr := r.backup(ctx)
 	if errors.Is(ctx.Err(), workflow.ErrCanceled) {
 		r.res.Phase = PhaseCanceled
 		publishPhase(ctx, r.logger, PhaseCanceled)
@@ -101,7 +100,7 @@ type scheduledRun struct {
 
 // backup runs the child backup to its end, marking the run Degraded if it
 // outlasts maxRunDuration.
-func (r *scheduledRun) backup(ctx workflow.Context, opts BackupOptions) error {
+func (r *scheduledRun) backup(ctx workflow.Context) error {
 	spec := r.spec.Template
 	spec.Name = r.res.Backup
 	spec.Schedule = r.spec.Name
@@ -118,7 +117,7 @@ func (r *scheduledRun) backup(ctx workflow.Context, opts BackupOptions) error {
 			SearchAttrPhase.ValueSet(string(PhaseNew)), SearchAttrSchedule.ValueSet(r.spec.Name),
 		),
 	})
-	child := workflow.ExecuteChildWorkflow(cctx, BackupWorkflowName, BackupRequest{Spec: spec, Options: opts})
+	child := workflow.ExecuteChildWorkflow(cctx, BackupWorkflowName, BackupRequest{Spec: spec, Options: r.spec.BackupOptions})
 	r.res.Phase = PhaseInProgress
 	r.logger.Info("Scheduled backup started")
 

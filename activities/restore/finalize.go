@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/internal/metrics"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -94,6 +95,7 @@ func (a *Activities) FinalizeRestore(ctx context.Context, in workflows.FinalizeR
 	if err := run.Loc.WriteJSON(ctx, keys.Metadata(), meta); err != nil {
 		return nil, err
 	}
+	metrics.RunEnded(workflows.KindRestore, string(status.Phase), status.StartTime, &done, status.ItemsRestored)
 	return &workflows.FinalizeRestoreResult{Warnings: status.Warnings, CompletionTime: &done, Resources: status.Resources,
 		ItemsRestored: status.ItemsRestored, ItemsSkipped: status.ItemsSkipped, ItemsFailed: status.ItemsFailed}, nil
 }

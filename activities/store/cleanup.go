@@ -3,12 +3,14 @@ package store
 import (
 	"context"
 	"errors"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
 	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/internal/metrics"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -31,6 +33,8 @@ func (a *Activities) CleanupBackupWork(ctx context.Context, in workflows.Cleanup
 	}
 	if in.Discard && !committed {
 		run.Log.Info("Discarding the unfinished backup's data")
+		now := time.Now()
+		metrics.RunEnded(workflows.KindBackup, string(in.Phase), in.StartTime, &now, 0)
 		if _, err := run.Loc.ReadAll(ctx, keys.Logs()); errors.Is(err, location.ErrNotFound) {
 			if err := run.JoinLogs(ctx, keys.LogsPrefix(), keys.Logs()); err != nil {
 				return err

@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-backup/cairn/internal/backupmeta"
 	"github.com/cairn-backup/cairn/internal/clock"
 	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/internal/metrics"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -63,6 +64,7 @@ func (a *Activities) DeleteBackupData(ctx context.Context, req workflows.DeleteB
 		}
 	}
 	log.Info("Deleted backup data", zap.Int("objects", res.ObjectsDeleted))
+	metrics.BackupDeleted(req.Reason)
 	return res, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/cairn-backup/cairn/activities/cluster"
 	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/internal/metrics"
 	"github.com/cairn-backup/cairn/internal/tarball"
 	"github.com/cairn-backup/cairn/workflows"
 )
@@ -76,6 +77,8 @@ func (a *Activities) FinalizeBackup(ctx context.Context, in workflows.FinalizeIn
 	if err := run.Loc.WriteJSON(ctx, keys.Metadata(), meta); err != nil {
 		return nil, err
 	}
+	metrics.RunEnded(workflows.KindBackup, string(status.Phase), status.StartTime, &done, items)
+	metrics.BackupBytes(size)
 	return &workflows.FinalizeResult{Items: items, TarballBytes: size, Warnings: len(results.Warnings), Errors: len(results.Errors),
 		CompletionTime: &done}, nil
 }

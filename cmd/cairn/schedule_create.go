@@ -38,7 +38,9 @@ conflict (exit code 3): change it with 'cairn schedule update'.`,
 				return err
 			}
 			sf.spec.Name = args[0]
-			sf.apply(cmd.Flags().Changed)
+			if err := sf.apply(cmd.Flags().Changed); err != nil {
+				return err
+			}
 			sc, tc, err := g.starterClient()
 			if err != nil {
 				return err
@@ -90,7 +92,7 @@ duration check off. Use pause and unpause to stop and resume it.`,
 			}
 			spec, err := overlay(cmd, current.Spec)
 			if err != nil {
-				return &usageError{err}
+				return err
 			}
 			v, err := sc.UpdateSchedule(cmd.Context(), args[0], spec)
 			if err != nil {

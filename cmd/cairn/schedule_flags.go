@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,6 +24,8 @@ type scheduleFlags struct {
 	maxAge, ttl      time.Duration
 	keepLast         int
 	keepFailed       int
+	pageSize         int
+	concurrency      int
 }
 
 func (sf *scheduleFlags) register(f *pflag.FlagSet) {
@@ -50,13 +53,27 @@ func (sf *scheduleFlags) register(f *pflag.FlagSet) {
 	f.StringArrayVar(&t.OrLabelSelectors, "or-selector", nil, "objects matching any of these selectors (repeat the flag)")
 	f.DurationVar(&sf.ttl, "ttl", workflows.DefaultTTL, "how long each backup is kept, whatever the retention")
 	f.StringVar(&t.StorageLocation, "storage-location", "", "backup location URL (default: --location)")
+	f.IntVar(&sf.pageSize, "page-size", 0, "objects per LIST page (default 500)")
+	f.IntVar(&sf.concurrency, "concurrency", 0, "resource types collected at once (default 4)")
 }
 
 // apply moves the given optional flags into spec. Giving one retention
 // kind replaces the other kinds, and --cron and --every replace each
 // other, so an update needs only the flags that change.
-func (sf *scheduleFlags) apply(changed func(string) bool) {
+func (sf *scheduleFlags) apply(changed func(string) bool) error {
 	s := &sf.spec
+	kinds := 0
+	for _, name := range []string{"keep-last", "max-total-size", "max-age"} {
+		if changed(name) {
+			kinds++
+		}
+	}
+	if kinds > 1 {
+		return &usageError{fmt.Errorf("give one retention kind: --keep-last, --max-total-size or --max-age")}
+	}
+	if changed("cron") && changed("every") {
+		return &usageError{fmt.Errorf("--cron and --every are exclusive")}
+	}
 	d := func(v time.Duration) *metav1.Duration { return &metav1.Duration{Duration: v} }
 	if changed("every") {
 		s.Every, s.Cron, s.TimeZone = d(sf.every), "", ""
@@ -99,6 +116,13 @@ func (sf *scheduleFlags) apply(changed func(string) bool) {
 	if changed("ttl") {
 		s.Template.TTL = d(sf.ttl)
 	}
+	if changed("page-size") {
+		s.BackupOptions.PageSize = sf.pageSize
+	}
+	if changed("concurrency") {
+		s.BackupOptions.Concurrency = sf.concurrency
+	}
+	return nil
 }
 
 // overlay applies the flags given on cmd to base, leaving the rest of
@@ -124,6 +148,8 @@ func overlay(cmd *cobra.Command, base workflows.ScheduleSpec) (workflows.Schedul
 	if err != nil {
 		return base, err
 	}
-	into.apply(cmd.Flags().Changed)
+	if err := into.apply(cmd.Flags().Changed); err != nil {
+		return base, err
+	}
 	return into.spec, nil
 }

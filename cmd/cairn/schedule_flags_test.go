@@ -23,7 +23,7 @@ func parsedScheduleCommand(t *testing.T, args ...string) (*cobra.Command, *sched
 func TestScheduleCreateFlagsFillTheSpec(t *testing.T) {
 	cmd, sf := parsedScheduleCommand(t, "--cron", "0 2 * * *", "--time-zone", "Europe/Berlin", "--keep-last", "7",
 		"--max-run-duration", "1h", "--include-namespaces", "shop,web", "--ttl", "48h", "--overlap", "buffer-one")
-	sf.apply(cmd.Flags().Changed)
+	require.NoError(t, sf.apply(cmd.Flags().Changed))
 	s := sf.spec
 	assert.Equal(t, "0 2 * * *", s.Cron)
 	assert.Equal(t, "Europe/Berlin", s.TimeZone)
@@ -65,4 +65,12 @@ func TestScheduleUpdateOverlaysOnlyTheGivenFlags(t *testing.T) {
 	assert.Equal(t, 30*time.Minute, got.Every.Duration)
 	assert.Empty(t, got.Cron)
 	assert.Empty(t, got.TimeZone)
+}
+
+func TestScheduleFlagsRefuseTwoRetentionKinds(t *testing.T) {
+	cmd, sf := parsedScheduleCommand(t, "--every", "1h", "--keep-last", "3", "--max-age", "1h")
+	var usage *usageError
+	assert.ErrorAs(t, sf.apply(cmd.Flags().Changed), &usage)
+	cmd, sf = parsedScheduleCommand(t, "--every", "1h", "--cron", "@daily", "--keep-last", "3")
+	assert.ErrorAs(t, sf.apply(cmd.Flags().Changed), &usage)
 }

@@ -21,6 +21,7 @@ type workerFlags struct {
 	kubeBurst               int
 	deleteInterval          time.Duration
 	expireInterval          time.Duration
+	metricsAddress          string
 }
 
 func (w *workerFlags) register(cmd *cobra.Command) {
@@ -31,6 +32,7 @@ func (w *workerFlags) register(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&w.deleteInterval, "delete-interval", 0, "pause after every object a backup deletion removes, to spare an object store that throttles deletes")
 	cmd.Flags().DurationVar(&w.expireInterval, "expire-interval", time.Hour, "how often the Temporal Schedule "+
 		"deletes the expired backups of --location (0: no schedule)")
+	cmd.Flags().StringVar(&w.metricsAddress, "metrics-address", "", "serve Prometheus metrics (runs by phase, durations, items, bytes) on this address, e.g. 127.0.0.1:9464 (empty: off)")
 	cmd.Flags().IntVar(&w.maxConcurrentActivities, "max-concurrent-activities", 0, "activities this worker runs at once (0: SDK default)")
 }
 
@@ -72,6 +74,11 @@ the expired backups of --location every --expire-interval.`,
 			loc, err := g.defaultLocation()
 			if err != nil {
 				return err
+			}
+			if wf.metricsAddress != "" {
+				if err := serveMetrics(cmd.Context(), wf.metricsAddress, log); err != nil {
+					return err
+				}
 			}
 			return runWorker(cmd.Context(), tc, kcfg, wf, loc, log)
 		},
