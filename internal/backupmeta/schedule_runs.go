@@ -20,8 +20,7 @@ func ScheduleRuns(ctx context.Context, loc *location.Location, schedule string, 
 		return nil, err
 	}
 	runs := []workflows.ScheduleRun{}
-	for _, suffix := range names {
-		name := schedule + "-" + suffix
+	for _, name := range names {
 		due, ok := workflows.ScheduledRunTime(schedule, name)
 		if !ok {
 			continue // another schedule's run, or a backup named by hand
