@@ -20,10 +20,10 @@ var (
 		"When the newest completed backup of the schedule ended (Unix time); absent before the first.", []string{"schedule"}, nil)
 	scheduleDegraded = prometheus.NewDesc("cairn_schedule_degraded",
 		"1 when the schedule is Degraded: a run over maxRunDuration, or no completed backup within interval plus grace.", []string{"schedule"}, nil)
-	schedulePaused = prometheus.NewDesc("cairn_schedule_paused", "1 when the schedule is paused.", []string{"schedule"}, nil)
+	schedulePaused  = prometheus.NewDesc("cairn_schedule_paused", "1 when the schedule is paused.", []string{"schedule"}, nil)
 	scheduleBackups = prometheus.NewDesc("cairn_schedule_backups",
 		"Finished runs of the schedule in its location, by phase.", []string{"schedule", "phase"}, nil)
-	scheduleRunning = prometheus.NewDesc("cairn_schedule_running_runs", "Runs of the schedule not ended yet.", []string{"schedule"}, nil)
+	scheduleRunning      = prometheus.NewDesc("cairn_schedule_running_runs", "Runs of the schedule not ended yet.", []string{"schedule"}, nil)
 	scheduleScrapeErrors = prometheus.NewDesc("cairn_schedule_scrape_error",
 		"1 when the schedules could not be read for this scrape.", nil, nil)
 )

@@ -33,7 +33,7 @@ func TestScheduleRuns(t *testing.T) {
 	commit("nightly-20261121020000", "nightly", workflows.PhasePartiallyFailed)
 	commit("nightly-x-20261122020000", "nightly-x", workflows.PhaseCompleted)
 	commit("nightly-by-hand", "", workflows.PhaseCompleted)
-	require.NoError(t, loc.WriteAll(ctx, location.Backup("nightly-20261120020000").Logs(), []byte("log")))       // failed
+	require.NoError(t, loc.WriteAll(ctx, location.Backup("nightly-20261120020000").Logs(), []byte("log")))         // failed
 	require.NoError(t, loc.WriteAll(ctx, location.Backup("nightly-20261123020000").LogsPrefix()+"0", []byte("x"))) // running
 
 	var unreadable []string
