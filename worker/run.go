@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/cairn-backup/cairn/activities/cluster"
+	"github.com/cairn-backup/cairn/activities/etcd"
 	"github.com/cairn-backup/cairn/activities/restore"
 	"github.com/cairn-backup/cairn/activities/store"
 	"github.com/cairn-backup/cairn/internal/kube"
@@ -37,6 +38,9 @@ type Config struct {
 	// schedule deletes, every ExpireInterval (0: no schedule).
 	Location       string
 	ExpireInterval time.Duration
+	// Etcd is how etcd snapshots reach etcd; without endpoints they fail
+	// with a clear error.
+	Etcd etcd.Config
 }
 
 // Run hosts cairn's workflows and cluster activities until ctx ends, then
@@ -60,7 +64,8 @@ func Run(ctx context.Context, c client.Client, cfg Config) error {
 	clusterActs.PageInterval = cfg.PageInterval
 	restoreActs := &restore.Activities{Clients: clients, Log: cfg.Log, BatchInterval: cfg.BatchInterval}
 	storeActs := &store.Activities{Log: cfg.Log, DeleteInterval: cfg.DeleteInterval}
-	w := New(c, Activities{Cluster: clusterActs, Store: storeActs, Restore: restoreActs}, cfg.Options)
+	etcdActs := &etcd.Activities{Etcd: cfg.Etcd, Log: cfg.Log}
+	w := New(c, Activities{Cluster: clusterActs, Store: storeActs, Restore: restoreActs, Etcd: etcdActs}, cfg.Options)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}

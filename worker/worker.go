@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/cairn-backup/cairn/activities/cluster"
+	"github.com/cairn-backup/cairn/activities/etcd"
 	"github.com/cairn-backup/cairn/activities/restore"
 	"github.com/cairn-backup/cairn/activities/store"
 	"github.com/cairn-backup/cairn/workflows"
@@ -20,6 +21,7 @@ type Activities struct {
 	Cluster *cluster.Activities
 	Store   *store.Activities
 	Restore *restore.Activities
+	Etcd    *etcd.Activities
 }
 
 // Options tune a worker.
@@ -55,6 +57,13 @@ func Register(r sdkworker.Registry, acts Activities) {
 		r.RegisterActivityWithOptions(acts.Store.DeleteBackupData, activity.RegisterOptions{Name: workflows.DeleteBackupDataActivity})
 		r.RegisterActivityWithOptions(acts.Store.ListExpiredBackups, activity.RegisterOptions{Name: workflows.ListExpiredBackupsActivity})
 		r.RegisterActivityWithOptions(acts.Store.ListScheduleRuns, activity.RegisterOptions{Name: workflows.ListScheduleRunsActivity})
+		r.RegisterActivityWithOptions(acts.Store.ListExpiredEtcdSnapshots, activity.RegisterOptions{Name: workflows.ListExpiredEtcdActivity})
+	}
+	if a := acts.Etcd; a != nil {
+		r.RegisterActivityWithOptions(a.TakeEtcdSnapshot, activity.RegisterOptions{Name: workflows.TakeEtcdSnapshotActivity})
+		r.RegisterActivityWithOptions(a.VerifyEtcdSnapshot, activity.RegisterOptions{Name: workflows.VerifyEtcdSnapshotActivity})
+		r.RegisterActivityWithOptions(a.CommitEtcdSnapshot, activity.RegisterOptions{Name: workflows.CommitEtcdSnapshotActivity})
+		r.RegisterActivityWithOptions(a.DiscardEtcdSnapshot, activity.RegisterOptions{Name: workflows.DiscardEtcdSnapshotActivity})
 	}
 	if a := acts.Restore; a != nil {
 		r.RegisterActivityWithOptions(a.PlanRestore, activity.RegisterOptions{Name: workflows.PlanRestoreActivity})
@@ -72,6 +81,7 @@ func RegisterWorkflows(r sdkworker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(workflows.RestoreWorkflow, workflow.RegisterOptions{Name: workflows.RestoreWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.DeleteBackupWorkflow, workflow.RegisterOptions{Name: workflows.DeleteBackupWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.ExpireBackupsWorkflow, workflow.RegisterOptions{Name: workflows.ExpireBackupsWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.EtcdSnapshotWorkflow, workflow.RegisterOptions{Name: workflows.EtcdSnapshotWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.ScheduledBackupWorkflow, workflow.RegisterOptions{Name: workflows.ScheduledBackupWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.ValidateFiltersWorkflow, workflow.RegisterOptions{Name: workflows.ValidateFiltersWorkflowName})
 }

@@ -292,7 +292,7 @@ func activityOptions(startToClose, heartbeat time.Duration) workflow.ActivityOpt
 			BackoffCoefficient: 2,
 			MaximumInterval:    30 * time.Second,
 			NonRetryableErrorTypes: []string{ErrTypeInvalidSpec, ErrTypeClusterUnreachable, ErrTypeLocation,
-				ErrTypeBackupNotFound, ErrTypeBackupNotReady, ErrTypeCorruptBackup},
+				ErrTypeBackupNotFound, ErrTypeBackupNotReady, ErrTypeCorruptBackup, ErrTypeEtcdNotConfigured},
 		},
 	}
 }

@@ -13,8 +13,10 @@ import (
 type DeleteBackupRequest struct {
 	Backup   string `json:"backup"`
 	Location string `json:"location"`
-	// Reason is why: "requested" or "expired".
+	// Reason is why: "requested", "expired" or "retention".
 	Reason string `json:"reason"`
+	// Kind is KindBackup (when empty) or KindEtcdSnapshot.
+	Kind string `json:"kind,omitempty"`
 }
 
 // DeleteBackupResult says what a deletion removed.
@@ -73,14 +75,25 @@ func ExpireBackupsWorkflow(ctx workflow.Context, req ExpireBackupsRequest) (*Exp
 		return nil, fmt.Errorf("list expired backups: %w", err)
 	}
 	res := &ExpireBackupsResult{}
-	res.Deleted, res.Failed = deleteBackups(ctx, expired, req.Location, "expired")
+	res.Deleted, res.Failed = deleteBackups(ctx, KindBackup, expired, req.Location, "expired")
+	if workflow.GetVersion(ctx, "expire-etcd-snapshots", workflow.DefaultVersion, 1) == 1 {
+		var etcd []string
+		if err := workflow.ExecuteActivity(actx, ListExpiredEtcdActivity, req).Get(ctx, &etcd); err != nil {
+			return res, fmt.Errorf("list expired etcd snapshots: %w", err)
+		}
+		deleted, failed := deleteBackups(ctx, KindEtcdSnapshot, etcd, req.Location, "expired")
+		for _, name := range deleted {
+			res.Deleted = append(res.Deleted, "etcd/"+name)
+		}
+		res.Failed = append(res.Failed, failed...)
+	}
 	return res, nil
 }
 
 // deleteBackups deletes the named backups of location, each through its
 // own DeleteBackupWorkflow child, a few at a time. It returns the names
 // deleted and, for the others, why not.
-func deleteBackups(ctx workflow.Context, names []string, location, reason string) (deleted, failed []string) {
+func deleteBackups(ctx workflow.Context, kind string, names []string, location, reason string) (deleted, failed []string) {
 	deleted = []string{}
 	sel := workflow.NewSelector(ctx)
 	running := 0
@@ -91,8 +104,13 @@ func deleteBackups(ctx workflow.Context, names []string, location, reason string
 		}
 		// One deletion per backup at a time: one already running for it
 		// (started by hand) is as good as this one.
-		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: DeleteWorkflowID(name)})
-		f := workflow.ExecuteChildWorkflow(cctx, DeleteBackupWorkflowName, DeleteBackupRequest{Backup: name, Location: location, Reason: reason})
+		req := DeleteBackupRequest{Backup: name, Location: location, Reason: reason}
+		id := DeleteWorkflowID(name)
+		if kind == KindEtcdSnapshot {
+			req.Kind, id = kind, DeleteEtcdWorkflowID(name)
+		}
+		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: id})
+		f := workflow.ExecuteChildWorkflow(cctx, DeleteBackupWorkflowName, req)
 		running++
 		sel.AddFuture(f, func(f workflow.Future) {
 			if err := f.Get(ctx, nil); err != nil && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {

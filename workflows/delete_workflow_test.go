@@ -28,6 +28,7 @@ func newDeleteEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	f := fakeDeleteActivities{}
 	env.RegisterActivityWithOptions(f.Delete, activity.RegisterOptions{Name: DeleteBackupDataActivity})
 	env.RegisterActivityWithOptions(f.ListExpired, activity.RegisterOptions{Name: ListExpiredBackupsActivity})
+	env.RegisterActivityWithOptions(f.ListExpired, activity.RegisterOptions{Name: ListExpiredEtcdActivity})
 	env.RegisterWorkflowWithOptions(DeleteBackupWorkflow, workflow.RegisterOptions{Name: DeleteBackupWorkflowName})
 	t.Cleanup(func() { env.AssertExpectations(t) })
 	return env
@@ -39,10 +40,11 @@ func TestExpireDeletesEachExpiredBackupOnce(t *testing.T) {
 	env := newDeleteEnv(t)
 	expired := []string{"a", "b", "c", "d", "e", "f"}
 	env.OnActivity(ListExpiredBackupsActivity, mock.Anything, ExpireBackupsRequest{Location: "mem://"}).Return(expired, nil).Once()
+	env.OnActivity(ListExpiredEtcdActivity, mock.Anything, ExpireBackupsRequest{Location: "mem://"}).Return([]string{"etcd-1"}, nil).Once()
 	deleted := map[string]int{}
 	env.OnActivity(DeleteBackupDataActivity, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, req DeleteBackupRequest) (*DeleteBackupResult, error) {
-			deleted[req.Backup]++
+			deleted[req.Kind+":"+req.Backup]++
 			assert.Equal(t, "expired", req.Reason)
 			if req.Backup == "c" {
 				return nil, errors.New("disk on fire")
@@ -54,11 +56,12 @@ func TestExpireDeletesEachExpiredBackupOnce(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	var res ExpireBackupsResult
 	require.NoError(t, env.GetWorkflowResult(&res))
-	assert.ElementsMatch(t, []string{"a", "b", "d", "e", "f"}, res.Deleted)
+	assert.ElementsMatch(t, []string{"a", "b", "d", "e", "f", "etcd/etcd-1"}, res.Deleted)
 	require.Len(t, res.Failed, 1)
 	assert.Contains(t, res.Failed[0], "c: ")
 	for _, name := range []string{"a", "b", "d", "e", "f"} {
-		assert.Equal(t, 1, deleted[name], name)
+		assert.Equal(t, 1, deleted[":"+name], name)
 	}
-	assert.GreaterOrEqual(t, deleted["c"], 1)
+	assert.Equal(t, 1, deleted["etcd-snapshot:etcd-1"], "an expired etcd snapshot is deleted as one")
+	assert.GreaterOrEqual(t, deleted[":c"], 1)
 }

@@ -21,6 +21,7 @@ const (
 	ExpireBackupsWorkflowName   = "ExpireBackups"
 	ValidateFiltersWorkflowName = "ValidateFilters"
 	ScheduledBackupWorkflowName = "ScheduledBackup"
+	EtcdSnapshotWorkflowName    = "EtcdSnapshot"
 )
 
 // QueryStatus is the query every cairn workflow answers with its status.
@@ -45,6 +46,12 @@ const (
 	DeleteBackupDataActivity   = "DeleteBackupData"
 	ListExpiredBackupsActivity = "ListExpiredBackups"
 	ListScheduleRunsActivity   = "ListScheduleRuns"
+
+	TakeEtcdSnapshotActivity    = "TakeEtcdSnapshot"
+	VerifyEtcdSnapshotActivity  = "VerifyEtcdSnapshot"
+	CommitEtcdSnapshotActivity  = "CommitEtcdSnapshot"
+	DiscardEtcdSnapshotActivity = "DiscardEtcdSnapshot"
+	ListExpiredEtcdActivity     = "ListExpiredEtcdSnapshots"
 )
 
 // Kinds of cairn workflow, as stored in the CairnKind search attribute.
@@ -83,6 +90,10 @@ func BackupWorkflowID(name string) string { return "backup/" + name }
 // name: one deletion at a time per backup.
 func DeleteWorkflowID(name string) string { return "delete/" + name }
 
+// DeleteEtcdWorkflowID is the workflow ID of the deletion of the etcd
+// snapshot called name.
+func DeleteEtcdWorkflowID(name string) string { return "delete/etcd/" + name }
+
 // ExpireScheduleID is the Temporal Schedule that deletes expired backups.
 const ExpireScheduleID = "cairn-expire-backups"
 
@@ -115,6 +126,8 @@ const (
 	ErrTypeBackupNotReady = "BackupNotReady"
 	// ErrTypeCorruptBackup: the backup's files cannot be read.
 	ErrTypeCorruptBackup = "CorruptBackup"
+	// ErrTypeEtcdNotConfigured: the worker was given no etcd endpoints.
+	ErrTypeEtcdNotConfigured = "EtcdNotConfigured"
 )
 
 // Memo keys set when a backup starts: the spec's hash (to tell a repeated

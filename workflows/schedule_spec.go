@@ -42,6 +42,9 @@ const (
 // started with.
 type ScheduleSpec struct {
 	Name string `json:"name"`
+	// Kind is what each run takes: "backup" (the default) or
+	// "etcd-snapshot", which uses only the template's location and TTL.
+	Kind string `json:"kind,omitempty"`
 	// Cron is a five-field cron expression or a descriptor (@daily,
 	// @every 6h). Exactly one of Cron and Every is set.
 	Cron string `json:"cron,omitempty"`
@@ -91,6 +94,9 @@ type RetentionPolicy struct {
 // the backup defaults, so every run stores the same resolved spec.
 func (s ScheduleSpec) WithDefaults(defaultLocation string) ScheduleSpec {
 	s.Template = s.Template.WithDefaults(defaultLocation)
+	if s.Kind == "" {
+		s.Kind = KindBackup
+	}
 	if s.Overlap == "" {
 		s.Overlap = OverlapSkip
 	}
@@ -124,6 +130,11 @@ func (s ScheduleSpec) Validate() error {
 		}
 	}
 	problems = append(problems, s.whenProblems()...)
+	switch s.Kind {
+	case "", KindBackup, KindEtcdSnapshot:
+	default:
+		add("kind %q must be backup or etcd-snapshot", s.Kind)
+	}
 	switch s.Overlap {
 	case "", OverlapSkip, OverlapBufferOne, OverlapAllowAll:
 	default:
@@ -155,6 +166,15 @@ func (s ScheduleSpec) Validate() error {
 		return &InvalidSpecError{What: "schedule", Problems: problems}
 	}
 	return nil
+}
+
+// RunKind is the kind of run the schedule starts: KindBackup or
+// KindEtcdSnapshot.
+func (s ScheduleSpec) RunKind() string {
+	if s.Kind == KindEtcdSnapshot {
+		return KindEtcdSnapshot
+	}
+	return KindBackup
 }
 
 func (s ScheduleSpec) nameOrPlaceholder() string {

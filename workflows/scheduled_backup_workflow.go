@@ -101,27 +101,13 @@ type scheduledRun struct {
 // backup runs the child backup to its end, marking the run Degraded if it
 // outlasts maxRunDuration.
 func (r *scheduledRun) backup(ctx workflow.Context) error {
-	spec := r.spec.Template
-	spec.Name = r.res.Backup
-	spec.Schedule = r.spec.Name
-	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID:            BackupWorkflowID(spec.Name),
-		TaskQueue:             TaskQueue,
-		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		// Ending this run (terminated by hand) cancels the backup cleanly
-		// rather than killing it mid-write.
-		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
-		Memo:              map[string]any{MemoSpecHash: spec.Hash(), MemoLocation: spec.StorageLocation},
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			SearchAttrKind.ValueSet(KindBackup), SearchAttrName.ValueSet(spec.Name),
-			SearchAttrPhase.ValueSet(string(PhaseNew)), SearchAttrSchedule.ValueSet(r.spec.Name),
-		),
-	})
-	child := workflow.ExecuteChildWorkflow(cctx, BackupWorkflowName, BackupRequest{Spec: spec, Options: r.spec.BackupOptions})
+	child := r.startChild(ctx)
 	r.res.Phase = PhaseInProgress
 	r.logger.Info("Scheduled backup started")
 
-	var status BackupStatus
+	var status struct {
+		Phase Phase `json:"phase"`
+	}
 	var backupErr error
 	done := false
 	sel := workflow.NewSelector(ctx)
@@ -137,7 +123,7 @@ func (r *scheduledRun) backup(ctx workflow.Context) error {
 			if f.Get(ctx, nil) != nil {
 				return // stopped: the backup ended first
 			}
-			r.tooLong = fmt.Sprintf("backup %s has run for more than maxRunDuration %s", spec.Name, max)
+			r.tooLong = fmt.Sprintf("%s %s has run for more than maxRunDuration %s", r.spec.RunKind(), r.res.Backup, max)
 			r.setHealth(ctx, ScheduleHealth{State: HealthDegraded, Reasons: []string{r.tooLong}})
 		})
 	}
@@ -154,11 +140,41 @@ func (r *scheduledRun) backup(ctx workflow.Context) error {
 		r.res.Phase = PhaseFailed
 		r.res.FailureReason = reason(backupErr)
 		if temporal.IsWorkflowExecutionAlreadyStartedError(backupErr) {
-			r.res.FailureReason = fmt.Sprintf("a backup called %s already ran; two runs were due in the same second", spec.Name)
+			r.res.FailureReason = fmt.Sprintf("a run called %s already ran; two runs were due in the same second", r.res.Backup)
 		}
 	}
 	r.logger.Info("Scheduled backup ended", "phase", r.res.Phase, "reason", r.res.FailureReason)
 	return backupErr
+}
+
+// startChild starts the run's backup or etcd snapshot as a child
+// workflow named after the run.
+func (r *scheduledRun) startChild(ctx workflow.Context) workflow.ChildWorkflowFuture {
+	opts := workflow.ChildWorkflowOptions{
+		TaskQueue:             TaskQueue,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		// Ending this run (terminated by hand) cancels the child cleanly
+		// rather than killing it mid-write.
+		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
+	}
+	name := r.res.Backup
+	if r.spec.RunKind() == KindEtcdSnapshot {
+		spec := EtcdSnapshotSpec{Name: name, StorageLocation: r.spec.Template.StorageLocation, TTL: r.spec.Template.TTL, Schedule: r.spec.Name}
+		opts.WorkflowID = EtcdSnapshotWorkflowID(name)
+		opts.TypedSearchAttributes = temporal.NewSearchAttributes(
+			SearchAttrKind.ValueSet(KindEtcdSnapshot), SearchAttrName.ValueSet(name),
+			SearchAttrPhase.ValueSet(string(PhaseNew)), SearchAttrSchedule.ValueSet(r.spec.Name))
+		return workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), EtcdSnapshotWorkflowName, EtcdSnapshotRequest{Spec: spec})
+	}
+	spec := r.spec.Template
+	spec.Name = name
+	spec.Schedule = r.spec.Name
+	opts.WorkflowID = BackupWorkflowID(name)
+	opts.Memo = map[string]any{MemoSpecHash: spec.Hash(), MemoLocation: spec.StorageLocation}
+	opts.TypedSearchAttributes = temporal.NewSearchAttributes(
+		SearchAttrKind.ValueSet(KindBackup), SearchAttrName.ValueSet(name),
+		SearchAttrPhase.ValueSet(string(PhaseNew)), SearchAttrSchedule.ValueSet(r.spec.Name))
+	return workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), BackupWorkflowName, BackupRequest{Spec: spec, Options: r.spec.BackupOptions})
 }
 
 // retain deletes the runs the schedule's retention no longer keeps and
@@ -175,7 +191,7 @@ func (r *scheduledRun) retain(ctx workflow.Context) error {
 	if len(dec.Delete) > 0 {
 		r.logger.Info("Retention deletes older runs", "count", len(dec.Delete), "backups", dec.Delete, "protected", dec.Protected)
 	}
-	r.res.Deleted, r.res.DeleteFailed = deleteBackups(ctx, dec.Delete, r.spec.Template.StorageLocation, "retention")
+	r.res.Deleted, r.res.DeleteFailed = deleteBackups(ctx, r.spec.RunKind(), dec.Delete, r.spec.Template.StorageLocation, "retention")
 
 	in := ScheduleHealthInput{Now: now, Interval: listed.Interval, LastSuccess: lastCompleted(listed.Runs)}
 	if r.spec.MaxRunDuration != nil {

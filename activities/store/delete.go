@@ -29,6 +29,9 @@ func (a *Activities) DeleteBackupData(ctx context.Context, req workflows.DeleteB
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}
 	defer loc.Close()
+	if req.Kind == workflows.KindEtcdSnapshot {
+		return a.deleteEtcdSnapshot(ctx, loc, req)
+	}
 	keys := location.Backup(req.Backup)
 	committed, err := loc.Exists(ctx, keys.Metadata())
 	if err != nil {
@@ -49,23 +52,71 @@ func (a *Activities) DeleteBackupData(ctx context.Context, req workflows.DeleteB
 		}
 		res.ObjectsDeleted++
 	}
-	objects, err := loc.Keys(ctx, keys.Prefix())
-	if err != nil {
+	if err := a.deleteAll(ctx, loc, keys.Prefix(), res); err != nil {
 		return nil, err
-	}
-	for i, key := range objects {
-		if err := loc.Delete(ctx, key); err != nil {
-			return nil, err
-		}
-		res.ObjectsDeleted++
-		activity.RecordHeartbeat(ctx, i)
-		if err := clock.Sleep(ctx, a.DeleteInterval); err != nil {
-			return nil, err
-		}
 	}
 	log.Info("Deleted backup data", zap.Int("objects", res.ObjectsDeleted))
 	metrics.BackupDeleted(req.Reason)
 	return res, nil
+}
+
+// deleteEtcdSnapshot deletes an etcd snapshot, snapshot.json first.
+func (a *Activities) deleteEtcdSnapshot(ctx context.Context, loc *location.Location, req workflows.DeleteBackupRequest) (*workflows.DeleteBackupResult, error) {
+	keys := location.EtcdSnapshot(req.Backup)
+	res := &workflows.DeleteBackupResult{Backup: req.Backup}
+	if err := loc.Delete(ctx, keys.Metadata()); err != nil {
+		return nil, err
+	}
+	if err := a.deleteAll(ctx, loc, keys.Prefix(), res); err != nil {
+		return nil, err
+	}
+	a.Log.Info("Deleted etcd snapshot", zap.String("etcdSnapshot", req.Backup), zap.String("reason", req.Reason))
+	metrics.BackupDeleted(req.Reason)
+	return res, nil
+}
+
+// deleteAll deletes every object under prefix, one at a time with the
+// configured pause, heartbeating as it goes.
+func (a *Activities) deleteAll(ctx context.Context, loc *location.Location, prefix string, res *workflows.DeleteBackupResult) error {
+	objects, err := loc.Keys(ctx, prefix)
+	if err != nil {
+		return err
+	}
+	for i, key := range objects {
+		if err := loc.Delete(ctx, key); err != nil {
+			return err
+		}
+		res.ObjectsDeleted++
+		activity.RecordHeartbeat(ctx, i)
+		if err := clock.Sleep(ctx, a.DeleteInterval); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ListExpiredEtcdSnapshots names the etcd snapshots of a location whose
+// expiry has passed.
+func (a *Activities) ListExpiredEtcdSnapshots(ctx context.Context, req workflows.ExpireBackupsRequest) ([]string, error) {
+	loc, err := location.Open(ctx, req.Location)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+	}
+	defer loc.Close()
+	snaps, err := backupmeta.EtcdSnapshots(ctx, loc, "", func(name string, err error) {
+		a.Log.Warn("Unreadable etcd snapshot metadata; not expiring it", zap.String("etcdSnapshot", name), zap.Error(err))
+	})
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	expired := []string{}
+	for _, m := range snaps {
+		if m.Status.Expiration != nil && m.Status.Expiration.Before(now) {
+			expired = append(expired, m.Name)
+		}
+	}
+	return expired, nil
 }
 
 // ListExpiredBackups names the cairn backups of a location whose expiry
@@ -109,7 +160,7 @@ func (a *Activities) ListScheduleRuns(ctx context.Context, in workflows.Schedule
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}
 	defer loc.Close()
-	runs, err := backupmeta.ScheduleRuns(ctx, loc, in.Schedule.Name, func(name string, err error) {
+	runs, err := backupmeta.RunsOf(ctx, loc, in.Schedule, func(name string, err error) {
 		a.Log.Warn("Unreadable backup metadata; retention leaves it alone", zap.String("backup", name), zap.Error(err))
 	})
 	if err != nil {

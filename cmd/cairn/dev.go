@@ -137,6 +137,10 @@ func devCluster(ctx context.Context, g *globals, df *devFlags, log *zap.Logger) 
 		return nil, "", nil, err
 	}
 	desc := fmt.Sprintf("sandbox at %s\n                export KUBECONFIG=%s", cluster.Config().Host, cluster.KubeconfigPath())
+	if len(df.worker.etcdEndpoints) == 0 {
+		// etcd snapshots of the sandbox work out of the box.
+		df.worker.etcdEndpoints = []string{cluster.EtcdEndpoint()}
+	}
 	return cluster.Config(), desc, func() { _ = cluster.Stop() }, nil
 }
 

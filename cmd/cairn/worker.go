@@ -2,6 +2,10 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -9,6 +13,7 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/client-go/rest"
 
+	"github.com/cairn-backup/cairn/activities/etcd"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/worker"
 )
@@ -22,6 +27,9 @@ type workerFlags struct {
 	deleteInterval          time.Duration
 	expireInterval          time.Duration
 	metricsAddress          string
+	etcdEndpoints           []string
+	etcdCA, etcdCert        string
+	etcdKey                 string
 }
 
 func (w *workerFlags) register(cmd *cobra.Command) {
@@ -33,6 +41,10 @@ func (w *workerFlags) register(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&w.expireInterval, "expire-interval", time.Hour, "how often the Temporal Schedule "+
 		"deletes the expired backups of --location (0: no schedule)")
 	cmd.Flags().StringVar(&w.metricsAddress, "metrics-address", "", "serve Prometheus metrics (runs by phase, durations, items, bytes) on this address, e.g. 127.0.0.1:9464 (empty: off)")
+	cmd.Flags().StringSliceVar(&w.etcdEndpoints, "etcd-endpoints", nil, "etcd client URLs for etcd snapshots, tried in order (e.g. https://10.0.0.5:2379)")
+	cmd.Flags().StringVar(&w.etcdCA, "etcd-ca", "", "CA bundle that signed etcd's serving certificate")
+	cmd.Flags().StringVar(&w.etcdCert, "etcd-cert", "", "client certificate for etcd (e.g. /etc/kubernetes/pki/apiserver-etcd-client.crt)")
+	cmd.Flags().StringVar(&w.etcdKey, "etcd-key", "", "client key for etcd")
 	cmd.Flags().IntVar(&w.maxConcurrentActivities, "max-concurrent-activities", 0, "activities this worker runs at once (0: SDK default)")
 }
 
@@ -88,7 +100,12 @@ the expired backups of --location every --expire-interval.`,
 }
 
 func runWorker(ctx context.Context, tc client.Client, kcfg *rest.Config, wf *workerFlags, location string, log *zap.Logger) error {
+	etcdTLS, err := wf.etcdTLS()
+	if err != nil {
+		return err
+	}
 	return worker.Run(ctx, tc, worker.Config{
+		Etcd:           etcd.Config{Endpoints: wf.etcdEndpoints, TLS: etcdTLS},
 		Kube:           kcfg,
 		Log:            log,
 		Options:        worker.Options{MaxConcurrentActivities: wf.maxConcurrentActivities},
@@ -100,4 +117,34 @@ func runWorker(ctx context.Context, tc client.Client, kcfg *rest.Config, wf *wor
 		Location:       location,
 		ExpireInterval: wf.expireInterval,
 	})
+}
+
+// etcdTLS is the TLS configuration of --etcd-ca/--etcd-cert/--etcd-key;
+// nil when none is given (plain HTTP endpoints).
+func (w *workerFlags) etcdTLS() (*tls.Config, error) {
+	if w.etcdCA == "" && w.etcdCert == "" && w.etcdKey == "" {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if w.etcdCA != "" {
+		pem, err := os.ReadFile(w.etcdCA)
+		if err != nil {
+			return nil, &usageError{fmt.Errorf("--etcd-ca: %w", err)}
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, &usageError{fmt.Errorf("--etcd-ca %s holds no PEM certificate", w.etcdCA)}
+		}
+	}
+	if (w.etcdCert == "") != (w.etcdKey == "") {
+		return nil, &usageError{fmt.Errorf("--etcd-cert and --etcd-key go together")}
+	}
+	if w.etcdCert != "" {
+		pair, err := tls.LoadX509KeyPair(w.etcdCert, w.etcdKey)
+		if err != nil {
+			return nil, &usageError{fmt.Errorf("--etcd-cert/--etcd-key: %w", err)}
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg, nil
 }

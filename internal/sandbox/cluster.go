@@ -148,3 +148,12 @@ func (c *Cluster) Stop() error {
 	})
 	return c.stopErr
 }
+
+// EtcdEndpoint is the client URL of the sandbox's etcd (plain HTTP on
+// 127.0.0.1), for etcd snapshots of the sandbox itself.
+func (c *Cluster) EtcdEndpoint() string {
+	if u := c.cp.env.ControlPlane.Etcd.URL; u != nil {
+		return u.String()
+	}
+	return ""
+}
