@@ -7,7 +7,9 @@ const etcdRoot = "etcd/"
 func EtcdSnapshotsPrefix() string { return etcdRoot }
 
 // EtcdSnapshot returns the key helper for the etcd snapshot called name.
-func EtcdSnapshot(name string) EtcdSnapshotKeys { return EtcdSnapshotKeys{prefix: etcdRoot + name + "/"} }
+func EtcdSnapshot(name string) EtcdSnapshotKeys {
+	return EtcdSnapshotKeys{prefix: etcdRoot + name + "/"}
+}
 
 // EtcdSnapshotKeys names the objects of one etcd snapshot.
 type EtcdSnapshotKeys struct{ prefix string }
