@@ -41,6 +41,10 @@ const maxRequestBytes = 1 << 20
 //	POST /v1/schedules/{name}/pause    ?note=why
 //	POST /v1/schedules/{name}/unpause  ?note=why
 //	POST /v1/schedules/{name}/trigger  run now (202; 409 when overlap skip drops it)
+//	POST /v1/etcd-snapshots          take an etcd snapshot (201; 200 when it already exists)
+//	GET  /v1/etcd-snapshots          list
+//	GET  /v1/etcd-snapshots/{name}   status: size, revision, sha256, verified
+//	DELETE /v1/etcd-snapshots/{name} delete it (202)
 //	GET  /metrics                    Prometheus: runs by phase, durations, items, bytes, schedules' health
 //	GET  /healthz                    Temporal reachable
 //
@@ -68,6 +72,10 @@ func Handler(c *Client, log *zap.Logger) http.Handler {
 	mux.HandleFunc("POST /v1/schedules/{name}/pause", h.withNote("Schedule paused", c.PauseSchedule))
 	mux.HandleFunc("POST /v1/schedules/{name}/unpause", h.withNote("Schedule unpaused", c.UnpauseSchedule))
 	mux.HandleFunc("POST /v1/schedules/{name}/trigger", byName(h, http.StatusAccepted, announced(h, "Schedule triggered", c.TriggerSchedule)))
+	mux.HandleFunc("POST /v1/etcd-snapshots", create(h, "etcd snapshot", c.CreateEtcdSnapshot))
+	mux.HandleFunc("GET /v1/etcd-snapshots", listing(h, c.ListEtcdSnapshots))
+	mux.HandleFunc("GET /v1/etcd-snapshots/{name}", byName(h, http.StatusOK, c.GetEtcdSnapshot))
+	mux.HandleFunc("DELETE /v1/etcd-snapshots/{name}", byName(h, http.StatusAccepted, announced(h, "etcd snapshot deletion started", c.DeleteEtcdSnapshot)))
 	schedules := prometheus.NewRegistry()
 	schedules.MustRegister(newScheduleCollector(c, log))
 	mux.Handle("GET /metrics", metrics.Handler(schedules))

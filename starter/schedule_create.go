@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -53,6 +54,9 @@ func (c *Client) prepareSchedule(ctx context.Context, spec workflows.ScheduleSpe
 	if len(problems) > 0 {
 		return spec, &InvalidError{Problems: problems}
 	}
+	if spec.RunKind() == workflows.KindEtcdSnapshot {
+		return c.prepareEtcdSchedule(ctx, spec)
+	}
 	template := spec.Template
 	template.Name = workflows.ScheduledBackupName(spec.Name, time.Now())
 	template, err := c.prepareSpec(ctx, template)
@@ -67,6 +71,25 @@ func (c *Client) prepareSchedule(ctx context.Context, spec workflows.ScheduleSpe
 	}
 	template.Name = ""
 	spec.Template = template
+	return spec, nil
+}
+
+// prepareEtcdSchedule checks the location of a schedule of etcd
+// snapshots; the backup filters of its template do not apply.
+func (c *Client) prepareEtcdSchedule(ctx context.Context, spec workflows.ScheduleSpec) (workflows.ScheduleSpec, error) {
+	normalized, err := location.Normalize(spec.Template.StorageLocation)
+	if err != nil {
+		return spec, &InvalidError{Problems: []string{"template: " + err.Error()}}
+	}
+	spec.Template.StorageLocation = normalized
+	loc, err := location.Open(ctx, normalized)
+	if err != nil {
+		return spec, &InvalidError{Problems: []string{"template: " + err.Error()}}
+	}
+	defer loc.Close()
+	if err := loc.CheckWritable(ctx); err != nil {
+		return spec, &InvalidError{Problems: []string{"template: " + err.Error()}}
+	}
 	return spec, nil
 }
 

@@ -80,6 +80,12 @@ func (a *Activities) snapshotFrom(ctx context.Context, loc *location.Location, s
 		return nil, fmt.Errorf("connect: %w", err)
 	}
 	defer cli.Close()
+	// The member's status gives the revision and version when the
+	// snapshot stream's first message does not carry them (older etcd).
+	status, err := cli.Status(ctx, endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("status: %w", err)
+	}
 	snap, err := cli.SnapshotWithVersion(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("open snapshot stream: %w", err)
@@ -101,8 +107,12 @@ func (a *Activities) snapshotFrom(ctx context.Context, loc *location.Location, s
 	}
 	res := &workflows.TakeEtcdSnapshotResult{Endpoint: endpoint, EtcdVersion: snap.Version, Bytes: progress.n,
 		SHA256: hex.EncodeToString(sum.Sum(nil))}
-	if snap.Header != nil {
-		res.Revision = snap.Header.Revision
+	res.Revision = status.Header.GetRevision()
+	if rev := snap.Header.GetRevision(); rev > 0 {
+		res.Revision = rev
+	}
+	if res.EtcdVersion == "" {
+		res.EtcdVersion = status.Version
 	}
 	return res, nil
 }

@@ -69,6 +69,7 @@ func scheduleTable(w io.Writer, items []*starter.ScheduleView) {
 func describeSchedule(w io.Writer, v *starter.ScheduleView) {
 	s := v.Spec
 	row(w, "Name:", v.Name)
+	row(w, "Kind:", s.RunKind())
 	row(w, "When:", when(s))
 	if s.Jitter != nil && s.Jitter.Duration > 0 {
 		row(w, "Jitter:", s.Jitter.Duration.String())
@@ -91,8 +92,10 @@ func describeSchedule(w io.Writer, v *starter.ScheduleView) {
 	}
 	row(w, "Retention:", retention(s.Retention))
 	t := s.Template
-	row(w, "Backs up:", fmt.Sprintf("namespaces include %v exclude %v; resources include %v exclude %v; cluster-scoped %s",
-		t.IncludedNamespaces, t.ExcludedNamespaces, t.IncludedResources, t.ExcludedResources, t.ClusterResources))
+	if s.RunKind() == workflows.KindBackup {
+		row(w, "Backs up:", fmt.Sprintf("namespaces include %v exclude %v; resources include %v exclude %v; cluster-scoped %s",
+			t.IncludedNamespaces, t.ExcludedNamespaces, t.IncludedResources, t.ExcludedResources, t.ClusterResources))
+	}
 	if t.TTL != nil {
 		row(w, "Backup TTL:", t.TTL.Duration.String())
 	}

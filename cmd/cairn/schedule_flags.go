@@ -30,6 +30,7 @@ type scheduleFlags struct {
 
 func (sf *scheduleFlags) register(f *pflag.FlagSet) {
 	s := &sf.spec
+	f.StringVar(&s.Kind, "kind", "backup", "what each run takes: backup, or etcd-snapshot (uses only --ttl and --storage-location)")
 	f.StringVar(&s.Cron, "cron", "", `when to run: five cron fields ("0 2 * * *") or a descriptor (@daily, @hourly)`)
 	f.DurationVar(&sf.every, "every", 0, "run at this fixed interval instead of --cron (e.g. 6h)")
 	f.StringVar(&s.TimeZone, "time-zone", "", "IANA time zone --cron is read in (default UTC), e.g. Europe/Berlin")

@@ -1,0 +1,130 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/starter"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// TestEtcdSnapshots snapshots the sandbox's own etcd: stored, verified,
+// listed, pruned by a schedule's retention, expired, deleted; and a
+// worker without etcd endpoints fails a snapshot with a clear reason and
+// leaves nothing behind.
+func TestEtcdSnapshots(t *testing.T) {
+	s := newStack(t)
+	worker := s.startWorker("--location", s.location, "--etcd-endpoints", s.cluster.EtcdEndpoint())
+	ctx := context.Background()
+
+	t.Run("a snapshot is stored, verified and listed", func(t *testing.T) {
+		stdout, stderr, code := s.cli("etcd-snapshot", "create", "snap-1", "--wait", "-o", "json")
+		require.Equal(t, 0, code, stderr)
+		var v starter.EtcdSnapshotView
+		require.NoError(t, json.Unmarshal([]byte(stdout), &v))
+		require.Equal(t, workflows.PhaseCompleted, v.Phase)
+		st := v.Status
+		require.NotNil(t, st)
+		assert.True(t, st.Verified)
+		assert.Positive(t, st.Revision)
+		assert.NotEmpty(t, st.EtcdVersion)
+
+		// Check the stored copy independently: its hash, and etcd's
+		// trailer (the SHA-256 of the database bytes before it).
+		data := readLocation(t, s, location.EtcdSnapshot("snap-1").Snapshot())
+		require.Equal(t, st.Bytes, int64(len(data)))
+		sum := sha256.Sum256(data)
+		assert.Equal(t, st.SHA256, hex.EncodeToString(sum[:]))
+		body, trailer := data[:len(data)-sha256.Size], data[len(data)-sha256.Size:]
+		bodySum := sha256.Sum256(body)
+		assert.True(t, bytes.Equal(bodySum[:], trailer), "etcd's integrity trailer matches the stored data")
+
+		stdout, _, code = s.cli("etcd-snapshot", "list")
+		require.Equal(t, 0, code)
+		assert.Contains(t, stdout, "snap-1")
+		_, stderr, code = s.cli("etcd-snapshot", "create", "snap-1")
+		assert.Equal(t, starter.ExitConflict, code, stderr)
+		_, _, code = s.cli("etcd-snapshot", "create", "Bad_Name")
+		assert.Equal(t, starter.ExitInvalid, code)
+	})
+
+	t.Run("a schedule of etcd snapshots keeps the newest", func(t *testing.T) {
+		_, stderr, code := s.cli("schedule", "create", "etcd-daily", "--kind", "etcd-snapshot", "--cron", "@daily", "--keep-last", "1")
+		require.Equal(t, 0, code, stderr)
+		sch := &schedules{s: s}
+		sch.runOnce("etcd-daily")
+		second := sch.runOnce("etcd-daily")
+		v := sch.get("etcd-daily")
+		require.Len(t, v.Backups, 1, "%+v", v.Backups)
+		assert.Equal(t, second, v.Backups[0].Name, "the older snapshot was pruned")
+		var meta workflows.EtcdSnapshotMetadata
+		require.NoError(t, json.Unmarshal(readLocation(t, s, location.EtcdSnapshot(second).Metadata()), &meta))
+		assert.Equal(t, "etcd-daily", meta.Spec.Schedule)
+		assert.True(t, meta.Status.Verified)
+	})
+
+	t.Run("expired and deleted snapshots go", func(t *testing.T) {
+		_, stderr, code := s.cli("etcd-snapshot", "create", "short-lived", "--ttl", "1s", "--wait")
+		require.Equal(t, 0, code, stderr)
+		time.Sleep(time.Second)
+		require.NoError(t, s.temporalC.ScheduleClient().GetHandle(ctx, workflows.ExpireScheduleID).Trigger(ctx, client.ScheduleTriggerOptions{}))
+		require.Eventually(t, func() bool { return !etcdListed(t, s)["short-lived"] }, time.Minute, 300*time.Millisecond)
+		assert.True(t, etcdListed(t, s)["snap-1"], "a snapshot that has not expired stays")
+
+		_, stderr, code = s.cli("etcd-snapshot", "delete", "snap-1", "--wait")
+		require.Equal(t, 0, code, stderr)
+		assert.False(t, etcdListed(t, s)["snap-1"])
+		assert.Empty(t, etcdSnapshotKeys(t, s, "snap-1"))
+	})
+
+	t.Run("a worker without etcd endpoints fails the snapshot clearly", func(t *testing.T) {
+		worker.stop()
+		s.startWorker("--location", s.location)
+		stdout, _, code := s.cli("etcd-snapshot", "create", "no-etcd", "--wait")
+		assert.Equal(t, starter.ExitFailed, code)
+		assert.Contains(t, stdout, "--etcd-endpoints")
+		assert.Empty(t, etcdSnapshotKeys(t, s, "no-etcd"), "nothing is left of a failed snapshot")
+	})
+}
+
+func etcdListed(t *testing.T, s *stack) map[string]bool {
+	t.Helper()
+	list, err := s.starter.ListEtcdSnapshots(context.Background())
+	require.NoError(t, err)
+	names := map[string]bool{}
+	for _, v := range list.Items {
+		names[v.Name] = true
+	}
+	return names
+}
+
+func readLocation(t *testing.T, s *stack, key string) []byte {
+	t.Helper()
+	loc, err := location.Open(context.Background(), s.location)
+	require.NoError(t, err)
+	defer loc.Close()
+	data, err := loc.ReadAll(context.Background(), key)
+	require.NoError(t, err)
+	return data
+}
+
+// etcdSnapshotKeys lists every object under an etcd snapshot's folder.
+func etcdSnapshotKeys(t *testing.T, s *stack, name string) []string {
+	t.Helper()
+	loc, err := location.Open(context.Background(), s.location)
+	require.NoError(t, err)
+	defer loc.Close()
+	keys, err := loc.Keys(context.Background(), location.EtcdSnapshot(name).Prefix())
+	require.NoError(t, err)
+	return keys
+}
