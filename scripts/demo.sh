@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # make demo: start `cairn dev --sandbox` (embedded Temporal + UI, a worker,
 # the starter API, a local Kubernetes control plane), seed a sample
-# application, back it up, restore it into a copy of its namespace, print
-# the summaries, and keep the stack up for inspection until Ctrl-C.
+# application, back it up, restore it into a copy of its namespace, create
+# an hourly schedule and trigger it, snapshot the sandbox's etcd, print the
+# summaries, and keep the stack up for inspection until Ctrl-C.
 set -euo pipefail
 cairn=${1:-bin/cairn}
 data_dir=${CAIRN_DATA_DIR:-.cairn}
@@ -59,11 +60,30 @@ set -e
 echo
 echo "\$ cairn restore results $restore"
 "$cairn" restore results "$restore" --data-dir "$data_dir"
+
+echo
+echo "\$ cairn schedule create shop-hourly --cron @hourly --include-namespaces shop --keep-last 24 --max-run-duration 10m"
+set +e
+"$cairn" schedule create shop-hourly --cron @hourly --include-namespaces shop --keep-last 24 --max-run-duration 10m \
+	--data-dir "$data_dir" 2>&1 | sed 's/^/  /' # exit 3 on a rerun: it exists already
+echo "\$ cairn schedule trigger shop-hourly"
+"$cairn" schedule trigger shop-hourly --data-dir "$data_dir"
+sleep 5
+echo "\$ cairn schedule describe shop-hourly"
+"$cairn" schedule describe shop-hourly --data-dir "$data_dir"
+
+snap="etcd-$(date -u +%Y%m%d-%H%M%S)"
+echo
+echo "\$ cairn etcd-snapshot create $snap --wait"
+"$cairn" etcd-snapshot create "$snap" --wait --data-dir "$data_dir"
+set -e
+
 echo
 echo "Inspect the runs in the Temporal UI: http://127.0.0.1:8233"
 echo "Try: $cairn backup describe $name --data-dir $data_dir"
 echo "     $cairn restore describe $restore --data-dir $data_dir"
 echo "     curl -s http://$api/v1/backups | head"
+echo "     curl -s http://$api/metrics | grep ^cairn_"
 echo "     KUBECONFIG=$kubeconfig kubectl get all -n shop   (if you have kubectl)"
 echo "The stack stays up; press Ctrl-C to stop it."
 wait $dev
