@@ -118,12 +118,12 @@ func (r *scheduledRun) backup(ctx workflow.Context) error {
 	timerCtx, stopTimer := workflow.WithCancel(ctx)
 	defer stopTimer()
 	if r.spec.MaxRunDuration != nil {
-		max := r.spec.MaxRunDuration.Duration
-		sel.AddFuture(workflow.NewTimer(timerCtx, max), func(f workflow.Future) {
+		limit := r.spec.MaxRunDuration.Duration
+		sel.AddFuture(workflow.NewTimer(timerCtx, limit), func(f workflow.Future) {
 			if f.Get(ctx, nil) != nil {
 				return // stopped: the backup ended first
 			}
-			r.tooLong = fmt.Sprintf("%s %s has run for more than maxRunDuration %s", r.spec.RunKind(), r.res.Backup, max)
+			r.tooLong = fmt.Sprintf("%s %s has run for more than maxRunDuration %s", r.spec.RunKind(), r.res.Backup, limit)
 			r.setHealth(ctx, ScheduleHealth{State: HealthDegraded, Reasons: []string{r.tooLong}})
 		})
 	}

@@ -49,6 +49,7 @@ func TestEtcdSnapshots(t *testing.T) {
 		bodySum := sha256.Sum256(body)
 		assert.True(t, bytes.Equal(bodySum[:], trailer), "etcd's integrity trailer matches the stored data")
 
+		recordHistory(t, s, workflows.EtcdSnapshotWorkflowID("snap-1"), "etcd_snapshot_completed.json")
 		stdout, _, code = s.cli("etcd-snapshot", "list")
 		require.Equal(t, 0, code)
 		assert.Contains(t, stdout, "snap-1")

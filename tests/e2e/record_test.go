@@ -14,7 +14,7 @@ import (
 // CAIRN_RECORD_HISTORY=1, for the replay test that guards workflow
 // determinism across releases. Run it after a release with:
 //
-//	CAIRN_RECORD_HISTORY=1 go test ./tests/e2e -run 'TestBadInput|TestRestoreRoundTrip'
+//	CAIRN_RECORD_HISTORY=1 go test ./tests/e2e -run 'TestBadInput|TestRestoreRoundTrip|TestSchedules|TestEtcdSnapshots'
 func recordHistory(t *testing.T, s *stack, workflowID, file string) {
 	t.Helper()
 	if os.Getenv("CAIRN_RECORD_HISTORY") != "1" {

@@ -133,6 +133,9 @@ func TestSchedules(t *testing.T) {
 				worker = s.startWorker("--location", s.location, "--page-interval", "100ms")
 			}
 			require.NoError(t, s.starter.WaitRun(context.Background(), trig.WorkflowID, ""))
+			if i == 4 {
+				recordHistory(t, s, trig.WorkflowID, "scheduled_run_retention.json")
+			}
 		}
 		sort.Strings(names)
 		assert.Equal(t, names[2:], sch.completed("five"), "exactly the newest three stay")
