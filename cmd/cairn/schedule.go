@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	cairnloc "github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/starter"
 	"github.com/cairn-backup/cairn/workflows"
 )
@@ -99,7 +100,7 @@ func describeSchedule(w io.Writer, v *starter.ScheduleView) {
 	if t.TTL != nil {
 		row(w, "Backup TTL:", t.TTL.Duration.String())
 	}
-	row(w, "Location:", t.StorageLocation)
+	row(w, "Location:", cairnloc.Display(t.StorageLocation))
 	row(w, "Created:", timestamp(&v.CreatedAt))
 	row(w, "Last success:", timestamp(v.LastSuccess))
 	for i, n := range v.NextRuns {
