@@ -35,6 +35,10 @@ type CreateResult struct {
 // same spec returns the existing backup; with another spec it is a
 // ConflictError. Nothing starts when validation fails.
 func (c *Client) CreateBackup(ctx context.Context, req CreateBackupRequest) (*CreateResult, error) {
+	if req.Schedule != "" {
+		// Retention trusts this field: only a schedule's runs carry it.
+		return nil, &InvalidError{Problems: []string{"schedule is set by cairn on the backups a schedule starts; leave it out"}}
+	}
 	spec, err := c.prepareSpec(ctx, req.BackupSpec)
 	if err != nil {
 		return nil, err

@@ -49,6 +49,7 @@ func TestCreateRejectsInvalidSpecWithoutCallingTemporal(t *testing.T) {
 		`{"name":"ok","includedNamespaces":["["]}`:                               {"malformed glob"},
 		`{"name":"ok","storageLocation":"ftp://x/y"}`:                            {"unsupported scheme"},
 		`{"name":"ok","selector":"a=b"}`:                                         {"unknown field"},
+		`{"name":"ok","schedule":"nightly"}`:                                     {"schedule is set by cairn"},
 	} {
 		resp, err := http.Post(srv.URL+"/v1/backups", "application/json", strings.NewReader(body))
 		require.NoError(t, err)
@@ -59,6 +60,39 @@ func TestCreateRejectsInvalidSpecWithoutCallingTemporal(t *testing.T) {
 		assert.Equal(t, "Invalid", e.Type)
 		for _, w := range want {
 			assert.Contains(t, e.Error, w, body)
+		}
+	}
+}
+
+// Schedules and etcd snapshots are checked the same way: 400 with every
+// problem, and no call to Temporal (the mock fails on any).
+func TestCreateScheduleAndEtcdSnapshotRejectInvalidSpecs(t *testing.T) {
+	tc := mocks.NewClient(t)
+	srv := httptest.NewServer(Handler(New(tc, Options{DefaultLocation: "mem://"}), zap.NewNop()))
+	defer srv.Close()
+
+	for path, cases := range map[string]map[string][]string{
+		"/v1/schedules": {
+			`{"name":"n","cron":"61 * * * *","timeZone":"Mars/Olympus","retention":{"keepLast":3,"maxAge":"1h"}}`: {
+				`cron "61 * * * *" is invalid`, `timeZone "Mars/Olympus"`, "found 2"},
+			`{"name":"n","every":"1h","retention":{"keepLast":-1,"keepFailed":-1}}`:        {"keepLast -1", "keepFailed -1"},
+			`{"name":"n","every":"1h","retention":{"keepLast":1},"template":{"name":"x"}}`: {"template.name must be empty"},
+		},
+		"/v1/etcd-snapshots": {
+			`{"name":"Bad_Name"}`:       {"DNS-1123"},
+			`{"name":"ok","ttl":"-1h"}`: {"ttl -1h0m0s must not be negative"},
+		},
+	} {
+		for body, want := range cases {
+			resp, err := http.Post(srv.URL+path, "application/json", strings.NewReader(body))
+			require.NoError(t, err)
+			var e errorBody
+			require.NoError(t, json.NewDecoder(resp.Body).Decode(&e))
+			resp.Body.Close()
+			assert.Equal(t, http.StatusBadRequest, resp.StatusCode, body)
+			for _, w := range want {
+				assert.Contains(t, e.Error, w, body)
+			}
 		}
 	}
 }

@@ -110,7 +110,11 @@ func (c *Client) TriggerSchedule(ctx context.Context, name string) (*TriggerResu
 	if n := len(before.Info.RecentActions); n > 0 {
 		last := before.Info.RecentActions[n-1].ScheduleTime.Truncate(time.Second)
 		if wait := time.Until(last.Add(time.Second)); wait > 0 {
-			time.Sleep(wait)
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(wait):
+			}
 		}
 	}
 	if err := h.Trigger(ctx, client.ScheduleTriggerOptions{}); err != nil {
