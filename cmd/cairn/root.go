@@ -41,6 +41,8 @@ process resumes the work where it stopped instead of failing it.
 Start everything on one machine:   cairn dev --sandbox
 Back up a namespace:               cairn backup create nightly --include-namespaces shop --wait
 Restore it as a copy:              cairn restore create shop-copy --from-backup nightly --namespace-mappings shop:shop-copy --wait
+Back it up every night:            cairn schedule create nightly --cron "0 2 * * *" --include-namespaces shop --keep-last 7
+Snapshot the cluster's etcd:       cairn etcd-snapshot create before-upgrade --wait
 Watch runs in the Temporal UI:     http://127.0.0.1:8233`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
