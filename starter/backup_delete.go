@@ -32,7 +32,13 @@ func (c *Client) DeleteBackup(ctx context.Context, name string, cancelRunning bo
 			return nil, err
 		}
 	}
-	id := workflows.DeleteWorkflowID(name)
+	return c.startDeletion(ctx, workflows.DeleteWorkflowID(name),
+		workflows.DeleteBackupRequest{Backup: name, Location: c.locationOr(v.Location), Reason: "requested"})
+}
+
+// startDeletion starts (or joins, when one is running) the deletion
+// workflow id for req: a backup's or an etcd snapshot's.
+func (c *Client) startDeletion(ctx context.Context, id string, req workflows.DeleteBackupRequest) (*CreateResult, error) {
 	run, err := c.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:        id,
 		TaskQueue: workflows.TaskQueue,
@@ -41,14 +47,14 @@ func (c *Client) DeleteBackup(ctx context.Context, name string, cancelRunning bo
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			workflows.SearchAttrKind.ValueSet(workflows.KindDeletion),
-			workflows.SearchAttrName.ValueSet(name),
+			workflows.SearchAttrName.ValueSet(req.Backup),
 			workflows.SearchAttrPhase.ValueSet(string(workflows.PhaseNew)),
 		),
-	}, workflows.DeleteBackupWorkflowName, workflows.DeleteBackupRequest{Backup: name, Location: c.locationOr(v.Location), Reason: "requested"})
+	}, workflows.DeleteBackupWorkflowName, req)
 	if err != nil {
-		return nil, fmt.Errorf("start deletion of backup %s: %w", name, err)
+		return nil, fmt.Errorf("start deletion of %s: %w", req.Backup, err)
 	}
-	return &CreateResult{Name: name, WorkflowID: id, RunID: run.GetRunID(), Created: true, UIURL: c.RunURL(id, run.GetRunID())}, nil
+	return &CreateResult{Name: req.Backup, WorkflowID: id, RunID: run.GetRunID(), Created: true, UIURL: c.RunURL(id, run.GetRunID())}, nil
 }
 
 // cancelAndWait cancels a running backup and waits until its run closed,

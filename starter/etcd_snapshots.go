@@ -175,23 +175,8 @@ func (c *Client) DeleteEtcdSnapshot(ctx context.Context, name string) (*CreateRe
 	if !v.Phase.Done() {
 		return nil, &ConflictError{Message: fmt.Sprintf("etcd snapshot %q is still running (phase %s)", name, v.Phase)}
 	}
-	id := workflows.DeleteEtcdWorkflowID(name)
-	run, err := c.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                       id,
-		TaskQueue:                workflows.TaskQueue,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.SearchAttrKind.ValueSet(workflows.KindDeletion),
-			workflows.SearchAttrName.ValueSet(name),
-			workflows.SearchAttrPhase.ValueSet(string(workflows.PhaseNew)),
-		),
-	}, workflows.DeleteBackupWorkflowName, workflows.DeleteBackupRequest{
+	return c.startDeletion(ctx, workflows.DeleteEtcdWorkflowID(name), workflows.DeleteBackupRequest{
 		Backup: name, Location: c.locationOr(v.Location), Reason: "requested", Kind: workflows.KindEtcdSnapshot})
-	if err != nil {
-		return nil, fmt.Errorf("start deletion of etcd snapshot %s: %w", name, err)
-	}
-	return &CreateResult{Name: name, WorkflowID: id, RunID: run.GetRunID(), Created: true, UIURL: c.RunURL(id, run.GetRunID())}, nil
 }
 
 func readEtcdSnapshot(ctx context.Context, locationURL, name string) (*workflows.EtcdSnapshotMetadata, error) {
