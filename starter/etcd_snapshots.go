@@ -140,9 +140,9 @@ func (c *Client) ListEtcdSnapshots(ctx context.Context) (*EtcdSnapshotList, erro
 		return nil, err
 	}
 	defer loc.Close()
-	committed, err := backupmeta.EtcdSnapshots(ctx, loc, "", func(name string, err error) {
+	committed, err := backupmeta.EtcdSnapshots(ctx, loc, "", backupmeta.Hooks{Unreadable: func(name string, err error) {
 		list.Unreadable = append(list.Unreadable, name+": "+err.Error())
-	})
+	}})
 	if err != nil {
 		return nil, err
 	}

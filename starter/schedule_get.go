@@ -159,7 +159,7 @@ func (c *Client) addScheduleBackups(ctx context.Context, v *ScheduleView) error 
 		return fmt.Errorf("schedule %s: %w", v.Name, err)
 	}
 	defer loc.Close()
-	runs, err := backupmeta.RunsOf(ctx, loc, v.Spec, nil)
+	runs, err := backupmeta.RunsOf(ctx, loc, v.Spec, backupmeta.Hooks{})
 	if err != nil {
 		return fmt.Errorf("runs of schedule %s: %w", v.Name, err)
 	}

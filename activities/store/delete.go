@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
+	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/internal/backupmeta"
 	"github.com/cairn-backup/cairn/internal/clock"
 	"github.com/cairn-backup/cairn/internal/location"
@@ -103,8 +104,11 @@ func (a *Activities) ListExpiredEtcdSnapshots(ctx context.Context, req workflows
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}
 	defer loc.Close()
-	snaps, err := backupmeta.EtcdSnapshots(ctx, loc, "", func(name string, err error) {
-		a.Log.Warn("Unreadable etcd snapshot metadata; not expiring it", zap.String("etcdSnapshot", name), zap.Error(err))
+	snaps, err := backupmeta.EtcdSnapshots(ctx, loc, "", backupmeta.Hooks{
+		Unreadable: func(name string, err error) {
+			a.Log.Warn("Unreadable etcd snapshot metadata; not expiring it", zap.String("etcdSnapshot", name), zap.Error(err))
+		},
+		Progress: runlog.Heartbeat(ctx),
 	})
 	if err != nil {
 		return nil, err
@@ -160,8 +164,11 @@ func (a *Activities) ListScheduleRuns(ctx context.Context, in workflows.Schedule
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}
 	defer loc.Close()
-	runs, err := backupmeta.RunsOf(ctx, loc, in.Schedule, func(name string, err error) {
-		a.Log.Warn("Unreadable backup metadata; retention leaves it alone", zap.String("backup", name), zap.Error(err))
+	runs, err := backupmeta.RunsOf(ctx, loc, in.Schedule, backupmeta.Hooks{
+		Unreadable: func(name string, err error) {
+			a.Log.Warn("Unreadable backup metadata; retention leaves it alone", zap.String("backup", name), zap.Error(err))
+		},
+		Progress: runlog.Heartbeat(ctx),
 	})
 	if err != nil {
 		return nil, err

@@ -20,23 +20,23 @@ func ReadEtcdSnapshot(ctx context.Context, loc *location.Location, name string) 
 }
 
 // EtcdSnapshots returns the committed etcd snapshots of a location whose
-// names start with start ("" for all). unreadable is called for a
-// snapshot.json that cannot be decoded.
-func EtcdSnapshots(ctx context.Context, loc *location.Location, start string, unreadable func(name string, err error)) ([]*workflows.EtcdSnapshotMetadata, error) {
+// names start with start ("" for all).
+func EtcdSnapshots(ctx context.Context, loc *location.Location, start string, hooks Hooks) ([]*workflows.EtcdSnapshotMetadata, error) {
 	names, err := loc.DirsStartingWith(ctx, location.EtcdSnapshotsPrefix(), start)
 	if err != nil {
 		return nil, err
 	}
 	var out []*workflows.EtcdSnapshotMetadata
-	for _, name := range names {
+	for i, name := range names {
+		hooks.progress(i)
 		meta, err := ReadEtcdSnapshot(ctx, loc, name)
 		switch {
 		case err == nil:
 			out = append(out, meta)
 		case errors.Is(err, location.ErrNotFound):
 			// running, or discarded and half-gone
-		case unreadable != nil:
-			unreadable(name, err)
+		default:
+			hooks.unreadable(name, err)
 		}
 	}
 	return out, nil
@@ -45,8 +45,8 @@ func EtcdSnapshots(ctx context.Context, loc *location.Location, start string, un
 // EtcdScheduleRuns returns the committed etcd snapshots a schedule took.
 // Failed runs leave nothing in the location (their partial snapshot is
 // discarded), so retention sees only completed ones.
-func EtcdScheduleRuns(ctx context.Context, loc *location.Location, schedule string, unreadable func(name string, err error)) ([]workflows.ScheduleRun, error) {
-	snaps, err := EtcdSnapshots(ctx, loc, schedule+"-", unreadable)
+func EtcdScheduleRuns(ctx context.Context, loc *location.Location, schedule string, hooks Hooks) ([]workflows.ScheduleRun, error) {
+	snaps, err := EtcdSnapshots(ctx, loc, schedule+"-", hooks)
 	if err != nil {
 		return nil, err
 	}
@@ -65,9 +65,9 @@ func EtcdScheduleRuns(ctx context.Context, loc *location.Location, schedule stri
 }
 
 // RunsOf returns the finished runs of a schedule, of whichever kind it takes.
-func RunsOf(ctx context.Context, loc *location.Location, spec workflows.ScheduleSpec, unreadable func(name string, err error)) ([]workflows.ScheduleRun, error) {
+func RunsOf(ctx context.Context, loc *location.Location, spec workflows.ScheduleSpec, hooks Hooks) ([]workflows.ScheduleRun, error) {
 	if spec.RunKind() == workflows.KindEtcdSnapshot {
-		return EtcdScheduleRuns(ctx, loc, spec.Name, unreadable)
+		return EtcdScheduleRuns(ctx, loc, spec.Name, hooks)
 	}
-	return ScheduleRuns(ctx, loc, spec.Name, unreadable)
+	return ScheduleRuns(ctx, loc, spec.Name, hooks)
 }

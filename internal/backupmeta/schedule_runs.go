@@ -12,15 +12,15 @@ import (
 // committed backups (whose backup.json names the schedule) with their
 // phase, completion time and tarball size, and failed or canceled runs,
 // which left only their log, as Failed. A run still going has neither
-// and is left out. unreadable is called for a backup.json that cannot be
-// decoded; that run is left out too, so retention never acts on a guess.
-func ScheduleRuns(ctx context.Context, loc *location.Location, schedule string, unreadable func(name string, err error)) ([]workflows.ScheduleRun, error) {
+// and is left out, and so is a run whose backup.json cannot be decoded.
+func ScheduleRuns(ctx context.Context, loc *location.Location, schedule string, hooks Hooks) ([]workflows.ScheduleRun, error) {
 	names, err := loc.DirsStartingWith(ctx, location.BackupsPrefix(), schedule+"-")
 	if err != nil {
 		return nil, err
 	}
 	runs := []workflows.ScheduleRun{}
-	for _, name := range names {
+	for i, name := range names {
+		hooks.progress(i)
 		due, ok := workflows.ScheduledRunTime(schedule, name)
 		if !ok {
 			continue // another schedule's run, or a backup named by hand
@@ -45,9 +45,7 @@ func ScheduleRuns(ctx context.Context, loc *location.Location, schedule string, 
 				runs = append(runs, workflows.ScheduleRun{Name: name, Phase: workflows.PhaseFailed, Time: due})
 			}
 		default:
-			if unreadable != nil {
-				unreadable(name, err)
-			}
+			hooks.unreadable(name, err)
 		}
 	}
 	return runs, nil

@@ -37,7 +37,7 @@ func TestScheduleRuns(t *testing.T) {
 	require.NoError(t, loc.WriteAll(ctx, location.Backup("nightly-20261123020000").LogsPrefix()+"0", []byte("x"))) // running
 
 	var unreadable []string
-	runs, err := ScheduleRuns(ctx, loc, "nightly", func(name string, _ error) { unreadable = append(unreadable, name) })
+	runs, err := ScheduleRuns(ctx, loc, "nightly", Hooks{Unreadable: func(name string, _ error) { unreadable = append(unreadable, name) }})
 	require.NoError(t, err)
 	assert.Empty(t, unreadable)
 	assert.ElementsMatch(t, []workflows.ScheduleRun{
