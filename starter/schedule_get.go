@@ -1,6 +1,7 @@
 package starter
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sort"
@@ -147,7 +148,7 @@ func (c *Client) runningRun(ctx context.Context, workflowID string) (workflows.R
 	}
 	info := desc.GetWorkflowExecutionInfo()
 	return workflows.RunningRun{
-		Name:  orDefault(keywordAttr(info, workflows.SearchAttrName.GetName()), workflowID),
+		Name:  cmp.Or(keywordAttr(info, workflows.SearchAttrName.GetName()), workflowID),
 		Start: info.GetStartTime().AsTime(),
 	}, true
 }
@@ -165,19 +166,6 @@ func (c *Client) addScheduleBackups(ctx context.Context, v *ScheduleView) error 
 	}
 	sort.Slice(runs, func(i, j int) bool { return runs[i].Time.After(runs[j].Time) })
 	v.Backups = runs
-	for _, r := range runs {
-		if r.Phase == workflows.PhaseCompleted {
-			t := r.Time
-			v.LastSuccess = &t
-			break
-		}
-	}
+	v.LastSuccess = workflows.LastCompleted(runs)
 	return nil
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

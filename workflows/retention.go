@@ -48,6 +48,9 @@ func DecideRetention(runs []ScheduleRun, policy RetentionPolicy, now time.Time) 
 	maxBytes := policy.maxTotalBytes()
 	kept, failed := 0, 0
 	var keptBytes int64
+	// Once one run does not fit the size, no older run is kept either:
+	// retention never leaves holes in a schedule's history.
+	sizeFull := false
 	for _, r := range sorted {
 		keep := false
 		switch {
@@ -59,7 +62,7 @@ func DecideRetention(runs []ScheduleRun, policy RetentionPolicy, now time.Time) 
 		case policy.KeepLast != nil:
 			keep = kept < *policy.KeepLast
 		case maxBytes > 0:
-			keep = keptBytes+r.Bytes <= maxBytes
+			keep = !sizeFull && keptBytes+r.Bytes <= maxBytes
 		case policy.MaxAge != nil:
 			keep = now.Sub(r.Time) <= policy.MaxAge.Duration
 		default:
@@ -69,10 +72,8 @@ func DecideRetention(runs []ScheduleRun, policy RetentionPolicy, now time.Time) 
 			if keep {
 				kept++
 				keptBytes += r.Bytes
-			} else if maxBytes > 0 {
-				// Once one run does not fit, no older run is kept either:
-				// retention never leaves holes in a schedule's history.
-				keptBytes = maxBytes + 1
+			} else {
+				sizeFull = true
 			}
 		}
 		if !keep {

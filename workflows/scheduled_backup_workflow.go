@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -193,7 +194,7 @@ func (r *scheduledRun) retain(ctx workflow.Context) error {
 	}
 	r.res.Deleted, r.res.DeleteFailed = deleteBackups(ctx, r.spec.RunKind(), dec.Delete, r.spec.Template.StorageLocation, "retention")
 
-	in := ScheduleHealthInput{Now: now, Interval: listed.Interval, LastSuccess: lastCompleted(listed.Runs)}
+	in := ScheduleHealthInput{Now: now, Interval: listed.Interval, LastSuccess: LastCompleted(listed.Runs)}
 	if r.spec.MaxRunDuration != nil {
 		in.MaxRunDuration = r.spec.MaxRunDuration.Duration
 	}
@@ -224,7 +225,7 @@ func (r *scheduledRun) setHealth(ctx workflow.Context, h ScheduleHealth) {
 func (r *scheduledRun) updateDetails(ctx workflow.Context) {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "**%s** scheduled backup `%s` of schedule `%s`\n\n", r.res.Phase, r.res.Backup, r.res.Schedule)
-	fmt.Fprintf(&sb, "- schedule health: %s\n", orDefault(r.res.Health.State, HealthHealthy))
+	fmt.Fprintf(&sb, "- schedule health: %s\n", cmp.Or(r.res.Health.State, HealthHealthy))
 	for _, reason := range r.res.Health.Reasons {
 		fmt.Fprintf(&sb, "  - %s\n", reason)
 	}
@@ -237,7 +238,9 @@ func (r *scheduledRun) updateDetails(ctx workflow.Context) {
 	workflow.SetCurrentDetails(ctx, sb.String())
 }
 
-func lastCompleted(runs []ScheduleRun) *time.Time {
+// LastCompleted is when the newest Completed run of runs ended; nil when
+// none completed.
+func LastCompleted(runs []ScheduleRun) *time.Time {
 	var last *time.Time
 	for _, r := range runs {
 		if r.Phase == PhaseCompleted && (last == nil || r.Time.After(*last)) {
@@ -246,11 +249,4 @@ func lastCompleted(runs []ScheduleRun) *time.Time {
 		}
 	}
 	return last
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
