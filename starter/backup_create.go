@@ -100,15 +100,21 @@ func (c *Client) prepareSpec(ctx context.Context, spec workflows.BackupSpec) (wo
 	if err := c.checkResourceFilters(ctx, spec); err != nil {
 		return spec, err
 	}
-	loc, err := location.Open(ctx, spec.StorageLocation)
+	return spec, checkWritable(ctx, spec.StorageLocation)
+}
+
+// checkWritable opens a normalized location and checks that it can be
+// written; a failure is the request's to fix (an InvalidError).
+func checkWritable(ctx context.Context, locationURL string) error {
+	loc, err := location.Open(ctx, locationURL)
 	if err != nil {
-		return spec, &InvalidError{Problems: []string{err.Error()}}
+		return &InvalidError{Problems: []string{err.Error()}}
 	}
 	defer loc.Close()
 	if err := loc.CheckWritable(ctx); err != nil {
-		return spec, &InvalidError{Problems: []string{err.Error()}}
+		return &InvalidError{Problems: []string{err.Error()}}
 	}
-	return spec, nil
+	return nil
 }
 
 // existingInLocation answers a create for a name whose backup is already

@@ -48,15 +48,10 @@ func (c *Client) CreateEtcdSnapshot(ctx context.Context, spec workflows.EtcdSnap
 		return nil, &InvalidError{Problems: problems}
 	}
 	spec.StorageLocation = normalized
-	loc, err := location.Open(ctx, spec.StorageLocation)
-	if err != nil {
-		return nil, &InvalidError{Problems: []string{err.Error()}}
+	if err := checkWritable(ctx, spec.StorageLocation); err != nil {
+		return nil, err
 	}
-	defer loc.Close()
-	if err := loc.CheckWritable(ctx); err != nil {
-		return nil, &InvalidError{Problems: []string{err.Error()}}
-	}
-	if _, err := backupmeta.ReadEtcdSnapshot(ctx, loc, spec.Name); err == nil {
+	if _, err := readEtcdSnapshot(ctx, spec.StorageLocation, spec.Name); err == nil {
 		return nil, &ConflictError{Message: fmt.Sprintf("etcd snapshot %q already exists in %s; choose another name", spec.Name, location.Display(spec.StorageLocation))}
 	}
 

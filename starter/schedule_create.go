@@ -61,17 +61,23 @@ func (c *Client) prepareSchedule(ctx context.Context, spec workflows.ScheduleSpe
 	template.Name = workflows.ScheduledBackupName(spec.Name, time.Now())
 	template, err := c.prepareSpec(ctx, template)
 	if err != nil {
-		var invalid *InvalidError
-		if errors.As(err, &invalid) {
-			for i, p := range invalid.Problems {
-				invalid.Problems[i] = "template: " + p
-			}
-		}
-		return spec, err
+		return spec, templateProblems(err)
 	}
 	template.Name = ""
 	spec.Template = template
 	return spec, nil
+}
+
+// templateProblems marks the problems of an InvalidError as the
+// template's.
+func templateProblems(err error) error {
+	var invalid *InvalidError
+	if errors.As(err, &invalid) {
+		for i, p := range invalid.Problems {
+			invalid.Problems[i] = "template: " + p
+		}
+	}
+	return err
 }
 
 // prepareEtcdSchedule checks the location of a schedule of etcd
@@ -82,15 +88,7 @@ func (c *Client) prepareEtcdSchedule(ctx context.Context, spec workflows.Schedul
 		return spec, &InvalidError{Problems: []string{"template: " + err.Error()}}
 	}
 	spec.Template.StorageLocation = normalized
-	loc, err := location.Open(ctx, normalized)
-	if err != nil {
-		return spec, &InvalidError{Problems: []string{"template: " + err.Error()}}
-	}
-	defer loc.Close()
-	if err := loc.CheckWritable(ctx); err != nil {
-		return spec, &InvalidError{Problems: []string{"template: " + err.Error()}}
-	}
-	return spec, nil
+	return spec, templateProblems(checkWritable(ctx, normalized))
 }
 
 // scheduleOptions turns a cairn schedule into a Temporal Schedule whose
