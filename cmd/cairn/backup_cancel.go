@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/cairn-backup/cairn/starter"
 )
 
 func newBackupCancelCommand(g *globals) *cobra.Command {
@@ -11,17 +13,11 @@ func newBackupCancelCommand(g *globals) *cobra.Command {
 		Use:   "cancel NAME",
 		Short: "Cancel a running backup; it removes its partial data and ends Canceled",
 		Args:  exactName,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			sc, tc, err := g.starterClient()
-			if err != nil {
-				return err
+		RunE: actionRunE(g, func(cmd *cobra.Command, sc *starter.Client, name string) (string, error) {
+			if _, err := sc.CancelBackup(cmd.Context(), name); err != nil {
+				return "", err
 			}
-			defer tc.Close()
-			if _, err := sc.CancelBackup(cmd.Context(), args[0]); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Cancel requested for backup %q; it cleans up and ends Canceled.\n", args[0])
-			return nil
-		},
+			return fmt.Sprintf("Cancel requested for backup %q; it cleans up and ends Canceled.", name), nil
+		}),
 	}
 }

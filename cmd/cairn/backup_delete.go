@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/cairn-backup/cairn/starter"
 )
 
 func newBackupDeleteCommand(g *globals) *cobra.Command {
@@ -23,29 +25,23 @@ worker's expiry schedule deletes them the same way.`,
 		Example: `  cairn backup delete shop-1 --wait
   cairn backup delete nightly-2 --cancel`,
 		Args: exactName,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			sc, tc, err := g.starterClient()
+		RunE: actionRunE(g, func(cmd *cobra.Command, sc *starter.Client, name string) (string, error) {
+			res, err := sc.DeleteBackup(cmd.Context(), name, cancelRunning)
 			if err != nil {
-				return err
-			}
-			defer tc.Close()
-			res, err := sc.DeleteBackup(cmd.Context(), args[0], cancelRunning)
-			if err != nil {
-				return err
+				return "", err
 			}
 			if !wait {
-				fmt.Fprintf(cmd.OutOrStdout(), "Deletion of backup %q started.\n", args[0])
+				msg := fmt.Sprintf("Deletion of backup %q started.", name)
 				if res.UIURL != "" {
-					fmt.Fprintf(cmd.OutOrStdout(), "  Temporal UI: %s\n", res.UIURL)
+					msg += "\n  Temporal UI: " + res.UIURL
 				}
-				return nil
+				return msg, nil
 			}
 			if err := sc.WaitRun(cmd.Context(), res.WorkflowID, res.RunID); err != nil {
-				return fmt.Errorf("delete backup %s: %w", args[0], err)
+				return "", fmt.Errorf("delete backup %s: %w", name, err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Backup %q deleted.\n", args[0])
-			return nil
-		},
+			return fmt.Sprintf("Backup %q deleted.", name), nil
+		}),
 	}
 	cmd.Flags().BoolVar(&cancelRunning, "cancel", false, "cancel the backup first if it is still running")
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until the deletion is done")

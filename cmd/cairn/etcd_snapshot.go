@@ -107,26 +107,19 @@ func newEtcdSnapshotDeleteCommand(g *globals) *cobra.Command {
 		Use:   "delete NAME",
 		Short: "Delete an etcd snapshot from its location",
 		Args:  exactName,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			sc, tc, err := g.starterClient()
+		RunE: actionRunE(g, func(cmd *cobra.Command, sc *starter.Client, name string) (string, error) {
+			res, err := sc.DeleteEtcdSnapshot(cmd.Context(), name)
 			if err != nil {
-				return err
+				return "", err
 			}
-			defer tc.Close()
-			res, err := sc.DeleteEtcdSnapshot(cmd.Context(), args[0])
-			if err != nil {
-				return err
+			if !wait {
+				return fmt.Sprintf("Deletion of etcd snapshot %q started.", name), nil
 			}
-			if wait {
-				if err := sc.WaitRun(cmd.Context(), res.WorkflowID, res.RunID); err != nil {
-					return fmt.Errorf("delete etcd snapshot %s: %w", args[0], err)
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "etcd snapshot %q deleted.\n", args[0])
-				return nil
+			if err := sc.WaitRun(cmd.Context(), res.WorkflowID, res.RunID); err != nil {
+				return "", fmt.Errorf("delete etcd snapshot %s: %w", name, err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Deletion of etcd snapshot %q started.\n", args[0])
-			return nil
-		},
+			return fmt.Sprintf("etcd snapshot %q deleted.", name), nil
+		}),
 	}
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until the deletion is done")
 	return cmd

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/cairn-backup/cairn/starter"
 )
 
 func newRestoreCancelCommand(g *globals) *cobra.Command {
@@ -11,18 +13,12 @@ func newRestoreCancelCommand(g *globals) *cobra.Command {
 		Use:   "cancel NAME",
 		Short: "Cancel a running restore; what it already applied stays in the cluster",
 		Args:  exactName,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			sc, tc, err := g.starterClient()
-			if err != nil {
-				return err
+		RunE: actionRunE(g, func(cmd *cobra.Command, sc *starter.Client, name string) (string, error) {
+			if _, err := sc.CancelRestore(cmd.Context(), name); err != nil {
+				return "", err
 			}
-			defer tc.Close()
-			if _, err := sc.CancelRestore(cmd.Context(), args[0]); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Cancel requested for restore %q; it ends Canceled and leaves what it applied.\n"+
-				"  What that was: cairn restore results %s\n", args[0], args[0])
-			return nil
-		},
+			return fmt.Sprintf("Cancel requested for restore %q; it ends Canceled and leaves what it applied.\n"+
+				"  What that was: cairn restore results %s", name, name), nil
+		}),
 	}
 }

@@ -119,18 +119,12 @@ func newSchedulePauseCommand(g *globals, pause bool) *cobra.Command {
 		Use:   verb + " NAME",
 		Short: short,
 		Args:  exactName,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			sc, tc, err := g.starterClient()
-			if err != nil {
-				return err
+		RunE: actionRunE(g, func(cmd *cobra.Command, sc *starter.Client, name string) (string, error) {
+			if _, err := call(sc, cmd.Context(), name, note); err != nil {
+				return "", err
 			}
-			defer tc.Close()
-			if _, err := call(sc, cmd.Context(), args[0], note); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Schedule %q %sd.\n", args[0], verb)
-			return nil
-		},
+			return fmt.Sprintf("Schedule %q %sd.", name, verb), nil
+		}),
 	}
 	cmd.Flags().StringVar(&note, "note", "", "why, shown with the schedule in the Temporal UI")
 	return cmd
@@ -183,17 +177,11 @@ func newScheduleDeleteCommand(g *globals) *cobra.Command {
 the schedule's backups stay in the location until their TTL, or until
 'cairn backup delete'.`,
 		Args: exactName,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			sc, tc, err := g.starterClient()
-			if err != nil {
-				return err
+		RunE: actionRunE(g, func(cmd *cobra.Command, sc *starter.Client, name string) (string, error) {
+			if _, err := sc.DeleteSchedule(cmd.Context(), name); err != nil {
+				return "", err
 			}
-			defer tc.Close()
-			if _, err := sc.DeleteSchedule(cmd.Context(), args[0]); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Schedule %q deleted; its backups stay until they expire.\n", args[0])
-			return nil
-		},
+			return fmt.Sprintf("Schedule %q deleted; its backups stay until they expire.", name), nil
+		}),
 	}
 }
