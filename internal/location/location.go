@@ -225,18 +225,9 @@ func (l *Location) Size(ctx context.Context, key string) (int64, error) {
 
 // Keys lists every key under prefix, in lexical order.
 func (l *Location) Keys(ctx context.Context, prefix string) ([]string, error) {
-	var keys []string
-	it := l.bucket.List(&blob.ListOptions{Prefix: prefix})
-	for {
-		obj, err := it.Next(ctx)
-		if err == io.EOF {
-			return keys, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", prefix, err)
-		}
-		keys = append(keys, obj.Key)
-	}
+	return l.list(ctx, &blob.ListOptions{Prefix: prefix}, func(obj *blob.ListObject) (string, bool) {
+		return obj.Key, true
+	})
 }
 
 // Dirs lists the immediate "sub-directories" of prefix (which must end in
@@ -248,18 +239,36 @@ func (l *Location) Dirs(ctx context.Context, prefix string) ([]string, error) {
 // DirsStartingWith lists the sub-directories of prefix whose names start
 // with start: the store lists only what it is asked for.
 func (l *Location) DirsStartingWith(ctx context.Context, prefix, start string) ([]string, error) {
-	var names []string
-	it := l.bucket.List(&blob.ListOptions{Prefix: prefix + start, Delimiter: "/"})
-	for {
-		obj, err := it.Next(ctx)
+	return l.list(ctx, &blob.ListOptions{Prefix: prefix + start, Delimiter: "/"}, func(obj *blob.ListObject) (string, bool) {
+		return strings.TrimSuffix(strings.TrimPrefix(obj.Key, prefix), "/"), obj.IsDir
+	})
+}
+
+// listRestarts bounds how often a listing that raced a deletion starts
+// over: a file location walks its directory tree, and a file removed
+// under the walk (a run's log chunks at its end) fails it with NotFound.
+const listRestarts = 5
+
+// list returns what keep makes of each object listed with opts.
+func (l *Location) list(ctx context.Context, opts *blob.ListOptions, keep func(*blob.ListObject) (string, bool)) ([]string, error) {
+	for restart := 0; ; restart++ {
+		var out []string
+		it := l.bucket.List(opts)
+		var err error
+		for {
+			var obj *blob.ListObject
+			if obj, err = it.Next(ctx); err != nil {
+				break
+			}
+			if v, ok := keep(obj); ok {
+				out = append(out, v)
+			}
+		}
 		if err == io.EOF {
-			return names, nil
+			return out, nil
 		}
-		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", prefix, err)
-		}
-		if obj.IsDir {
-			names = append(names, strings.TrimSuffix(strings.TrimPrefix(obj.Key, prefix), "/"))
+		if gcerrors.Code(err) != gcerrors.NotFound || restart >= listRestarts {
+			return nil, fmt.Errorf("list %s: %w", opts.Prefix, err)
 		}
 	}
 }
