@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/cairn-backup/cairn/activities/cluster"
+	"github.com/cairn-backup/cairn/activities/csi"
 	"github.com/cairn-backup/cairn/activities/etcd"
 	"github.com/cairn-backup/cairn/activities/restore"
 	"github.com/cairn-backup/cairn/activities/store"
@@ -41,6 +42,9 @@ type Config struct {
 	// Etcd is how etcd snapshots reach etcd; without endpoints they fail
 	// with a clear error.
 	Etcd etcd.Config
+	// SnapshotRetention is how many native snapshots per volume backups in
+	// keep-newest mode keep.
+	SnapshotRetention csi.Retention
 }
 
 // Run hosts cairn's workflows and cluster activities until ctx ends, then
@@ -65,7 +69,11 @@ func Run(ctx context.Context, c client.Client, cfg Config) error {
 	restoreActs := &restore.Activities{Clients: clients, Log: cfg.Log, BatchInterval: cfg.BatchInterval}
 	storeActs := &store.Activities{Log: cfg.Log, DeleteInterval: cfg.DeleteInterval}
 	etcdActs := &etcd.Activities{Etcd: cfg.Etcd, Log: cfg.Log}
-	w := New(c, Activities{Cluster: clusterActs, Store: storeActs, Restore: restoreActs, Etcd: etcdActs}, cfg.Options)
+	csiActs, err := csi.New(kcfg, cfg.Log, cfg.SnapshotRetention)
+	if err != nil {
+		return err
+	}
+	w := New(c, Activities{Cluster: clusterActs, Store: storeActs, Restore: restoreActs, Etcd: etcdActs, CSI: csiActs}, cfg.Options)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/cairn-backup/cairn/activities/cluster"
+	"github.com/cairn-backup/cairn/activities/csi"
 	"github.com/cairn-backup/cairn/activities/etcd"
 	"github.com/cairn-backup/cairn/activities/restore"
 	"github.com/cairn-backup/cairn/activities/store"
@@ -22,6 +23,7 @@ type Activities struct {
 	Store   *store.Activities
 	Restore *restore.Activities
 	Etcd    *etcd.Activities
+	CSI     *csi.Activities
 }
 
 // Options tune a worker.
@@ -65,6 +67,14 @@ func Register(r sdkworker.Registry, acts Activities) {
 		r.RegisterActivityWithOptions(a.CommitEtcdSnapshot, activity.RegisterOptions{Name: workflows.CommitEtcdSnapshotActivity})
 		r.RegisterActivityWithOptions(a.DiscardEtcdSnapshot, activity.RegisterOptions{Name: workflows.DiscardEtcdSnapshotActivity})
 	}
+	if a := acts.CSI; a != nil {
+		r.RegisterActivityWithOptions(a.PlanVolumes, activity.RegisterOptions{Name: workflows.PlanVolumesActivity})
+		r.RegisterActivityWithOptions(a.CreateVolumeSnapshot, activity.RegisterOptions{Name: workflows.CreateVolumeSnapshotActivity})
+		r.RegisterActivityWithOptions(a.WaitVolumeSnapshot, activity.RegisterOptions{Name: workflows.WaitVolumeSnapshotActivity})
+		r.RegisterActivityWithOptions(a.RemoveVolumeSnapshot, activity.RegisterOptions{Name: workflows.RemoveVolumeSnapshotActivity})
+		r.RegisterActivityWithOptions(a.CollectVolumeSnapshots, activity.RegisterOptions{Name: workflows.CollectVolumeSnapshotsActivity})
+		r.RegisterActivityWithOptions(a.DeleteBackupSnapshots, activity.RegisterOptions{Name: workflows.DeleteBackupSnapshotsActivity})
+	}
 	if a := acts.Restore; a != nil {
 		r.RegisterActivityWithOptions(a.PlanRestore, activity.RegisterOptions{Name: workflows.PlanRestoreActivity})
 		r.RegisterActivityWithOptions(a.ApplyResources, activity.RegisterOptions{Name: workflows.ApplyActivity})
@@ -83,5 +93,6 @@ func RegisterWorkflows(r sdkworker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(workflows.ExpireBackupsWorkflow, workflow.RegisterOptions{Name: workflows.ExpireBackupsWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.EtcdSnapshotWorkflow, workflow.RegisterOptions{Name: workflows.EtcdSnapshotWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.ScheduledBackupWorkflow, workflow.RegisterOptions{Name: workflows.ScheduledBackupWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.VolumeSnapshotWorkflow, workflow.RegisterOptions{Name: workflows.VolumeSnapshotWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.ValidateFiltersWorkflow, workflow.RegisterOptions{Name: workflows.ValidateFiltersWorkflowName})
 }

@@ -19,6 +19,8 @@ type BackupOptions struct {
 	// HeartbeatTimeout bounds how long a dead worker holds an activity
 	// before Temporal retries it elsewhere.
 	HeartbeatTimeout *metav1.Duration `json:"heartbeatTimeout,omitempty"`
+	// VolumeConcurrency is how many volumes are snapshotted at once.
+	VolumeConcurrency int `json:"volumeConcurrency,omitempty"`
 }
 
 // WithDefaults fills unset options.
@@ -31,6 +33,9 @@ func (o BackupOptions) WithDefaults() BackupOptions {
 	}
 	if o.ClusterUnreachableTimeout == nil {
 		o.ClusterUnreachableTimeout = &metav1.Duration{Duration: 10 * time.Minute}
+	}
+	if o.VolumeConcurrency <= 0 {
+		o.VolumeConcurrency = 4
 	}
 	if o.HeartbeatTimeout == nil {
 		o.HeartbeatTimeout = &metav1.Duration{Duration: defaultHeartbeatTimeout}

@@ -50,6 +50,26 @@ type BackupSpec struct {
 	// Schedule names the schedule that started this backup; empty for a
 	// backup started by hand. Retention of a schedule reads it.
 	Schedule string `json:"schedule,omitempty"`
+	// SnapshotVolumes takes a CSI snapshot of every bound claim the backup
+	// holds whose driver has a VolumeSnapshotClass (nil: true).
+	SnapshotVolumes *bool `json:"snapshotVolumes,omitempty"`
+	// NativeSnapshots is what becomes of the snapshots (empty: keep).
+	NativeSnapshots NativeSnapshots `json:"nativeSnapshots,omitempty"`
+	// CSISnapshotTimeout bounds the wait for each snapshot to be ready
+	// (nil: DefaultCSISnapshotTimeout); one that is not is canceled and its
+	// operation Failed.
+	CSISnapshotTimeout *metav1.Duration `json:"csiSnapshotTimeout,omitempty"`
+}
+
+// SnapshotsVolumes reports whether the backup snapshots volumes.
+func (s BackupSpec) SnapshotsVolumes() bool { return s.SnapshotVolumes == nil || *s.SnapshotVolumes }
+
+// SnapshotTimeout is CSISnapshotTimeout or its default.
+func (s BackupSpec) SnapshotTimeout() time.Duration {
+	if s.CSISnapshotTimeout == nil || s.CSISnapshotTimeout.Duration <= 0 {
+		return DefaultCSISnapshotTimeout
+	}
+	return s.CSISnapshotTimeout.Duration
 }
 
 // WithDefaults fills the fields a user may leave out.
@@ -92,6 +112,16 @@ func (s BackupSpec) Validate() error {
 	}
 	if s.TTL != nil && s.TTL.Duration < 0 {
 		add("ttl %s must not be negative", s.TTL.Duration)
+	}
+	switch s.NativeSnapshots {
+	case "", NativeSnapshotsKeep, NativeSnapshotsKeepNewest:
+	case NativeSnapshotsDelete:
+		add("nativeSnapshots %q needs volume data movement, which this version of cairn does not have: use keep or keep-newest", s.NativeSnapshots)
+	default:
+		add("nativeSnapshots %q must be one of keep, keep-newest", s.NativeSnapshots)
+	}
+	if s.CSISnapshotTimeout != nil && s.CSISnapshotTimeout.Duration <= 0 {
+		add("csiSnapshotTimeout %s must be positive", s.CSISnapshotTimeout.Duration)
 	}
 	if len(problems) > 0 {
 		return &InvalidSpecError{What: "backup", Problems: problems}

@@ -6,13 +6,16 @@ import "time"
 type Phase string
 
 const (
-	PhaseNew             Phase = "New"
-	PhaseInProgress      Phase = "InProgress"
-	PhaseFinalizing      Phase = "Finalizing"
-	PhaseCompleted       Phase = "Completed"
-	PhasePartiallyFailed Phase = "PartiallyFailed"
-	PhaseFailed          Phase = "Failed"
-	PhaseCanceled        Phase = "Canceled"
+	PhaseNew        Phase = "New"
+	PhaseInProgress Phase = "InProgress"
+	PhaseFinalizing Phase = "Finalizing"
+	// PhaseWaitingForOperations: the objects are collected and the
+	// volume snapshots (the backup's async operations) are running.
+	PhaseWaitingForOperations Phase = "WaitingForOperations"
+	PhaseCompleted            Phase = "Completed"
+	PhasePartiallyFailed      Phase = "PartiallyFailed"
+	PhaseFailed               Phase = "Failed"
+	PhaseCanceled             Phase = "Canceled"
 	// PhaseDeleted is a backup whose data was deleted (by request or on
 	// expiry); Temporal still remembers its run.
 	PhaseDeleted Phase = "Deleted"
@@ -57,6 +60,9 @@ type BackupStatus struct {
 	Skipped            []SkippedResource           `json:"skipped,omitempty"`
 	TarballBytes       int64                       `json:"tarballBytes,omitempty"`
 	FailureReason      string                      `json:"failureReason,omitempty"`
+	// Operations are the backup's async operations (one snapshot per
+	// volume), in plan order.
+	Operations []Operation `json:"operations,omitempty"`
 }
 
 // SkippedResource is a resource type the plan left out, and why.

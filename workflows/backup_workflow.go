@@ -61,6 +61,12 @@ func (b *backupRun) run(ctx workflow.Context) (*BackupStatus, error) {
 	if err != nil {
 		return b.end(ctx, err)
 	}
+	volumes := workflow.GetVersion(ctx, versionVolumeSnapshots, workflow.DefaultVersion, 1) == 1
+	if volumes {
+		if err := b.planVolumes(ctx); err != nil {
+			return b.end(ctx, err)
+		}
+	}
 	if err := b.collectAll(ctx, plan.Types); err != nil {
 		return b.end(ctx, err)
 	}
@@ -69,11 +75,24 @@ func (b *backupRun) run(ctx workflow.Context) (*BackupStatus, error) {
 			return b.end(ctx, err)
 		}
 	}
+	if volumes {
+		if err := b.runOperations(ctx); err != nil {
+			return b.end(ctx, err)
+		}
+	}
 
 	b.setPhase(ctx, PhaseFinalizing)
+	if volumes {
+		if err := b.collectSnapshots(ctx); err != nil {
+			return b.end(ctx, err)
+		}
+	}
 	final := PhaseCompleted
 	if b.status.Errors > 0 {
 		final = PhasePartiallyFailed
+		if r := b.operationsFailure(); r != "" {
+			b.status.FailureReason = r
+		}
 	}
 	if err := b.finalize(ctx, final); err != nil {
 		return b.end(ctx, err)
@@ -217,6 +236,9 @@ func (b *backupRun) end(ctx workflow.Context, runErr error) (*BackupStatus, erro
 		}
 	}
 	actx := workflow.WithActivityOptions(dctx, b.activityOptions(time.Hour))
+	if runErr != nil {
+		b.discardSnapshots(dctx)
+	}
 	if err := workflow.ExecuteActivity(actx, CleanupBackupActivity, cleanup).Get(dctx, nil); err != nil {
 		b.logger.Warn("Cleanup of intermediate state failed", "error", err)
 	}
@@ -267,6 +289,14 @@ func (b *backupRun) updateDetails(ctx workflow.Context) {
 	} else {
 		fmt.Fprintf(&sb, "- items: %d\n", s.ItemsDone)
 	}
+	if len(s.Operations) > 0 {
+		fmt.Fprintf(&sb, "- volume operations: %s\n", operationCounts(s.Operations))
+		for _, op := range s.Operations {
+			if !op.Phase.Done() && op.Progress != "" {
+				fmt.Fprintf(&sb, "  - `%s`: %s\n", op.ID, op.Progress)
+			}
+		}
+	}
 	fmt.Fprintf(&sb, "- errors: %d, warnings: %d\n", s.Errors, s.Warnings)
 	if s.FailureReason != "" {
 		fmt.Fprintf(&sb, "- reason: %s\n", s.FailureReason)
@@ -292,7 +322,8 @@ func activityOptions(startToClose, heartbeat time.Duration) workflow.ActivityOpt
 			BackoffCoefficient: 2,
 			MaximumInterval:    30 * time.Second,
 			NonRetryableErrorTypes: []string{ErrTypeInvalidSpec, ErrTypeClusterUnreachable, ErrTypeLocation,
-				ErrTypeBackupNotFound, ErrTypeBackupNotReady, ErrTypeCorruptBackup, ErrTypeEtcdNotConfigured},
+				ErrTypeBackupNotFound, ErrTypeBackupNotReady, ErrTypeCorruptBackup, ErrTypeEtcdNotConfigured,
+				ErrTypeSnapshotAPIMissing, ErrTypeSnapshotFailed},
 		},
 	}
 }

@@ -41,6 +41,19 @@ func DeleteBackupWorkflow(ctx workflow.Context, req DeleteBackupRequest) (*Delet
 	// error, instead of holding up the expiry run that started it.
 	opts.ScheduleToCloseTimeout = 24 * time.Hour
 	actx := workflow.WithActivityOptions(ctx, opts)
+	if (req.Kind == "" || req.Kind == KindBackup) && workflow.GetVersion(ctx, versionVolumeSnapshots, workflow.DefaultVersion, 1) == 1 {
+		// The native snapshots go first: once backup.json is gone, nothing
+		// would tell a later run that they belonged to this backup.
+		var snaps DeleteSnapshotsResult
+		in := DeleteSnapshotsInput{Backup: req.Backup, Location: req.Location}
+		if err := workflow.ExecuteActivity(actx, DeleteBackupSnapshotsActivity, in).Get(ctx, &snaps); err != nil {
+			publishPhase(ctx, logger, PhaseFailed)
+			return nil, fmt.Errorf("delete the snapshots of backup %s: %w", req.Backup, err)
+		}
+		if snaps.Deleted > 0 {
+			logger.Info("Backup's native snapshots deleted", "snapshots", snaps.Deleted)
+		}
+	}
 	var res DeleteBackupResult
 	if err := workflow.ExecuteActivity(actx, DeleteBackupDataActivity, req).Get(ctx, &res); err != nil {
 		publishPhase(ctx, logger, PhaseFailed)

@@ -22,6 +22,7 @@ const (
 	ValidateFiltersWorkflowName = "ValidateFilters"
 	ScheduledBackupWorkflowName = "ScheduledBackup"
 	EtcdSnapshotWorkflowName    = "EtcdSnapshot"
+	VolumeSnapshotWorkflowName  = "VolumeSnapshot"
 )
 
 // QueryStatus is the query every cairn workflow answers with its status.
@@ -52,6 +53,13 @@ const (
 	CommitEtcdSnapshotActivity  = "CommitEtcdSnapshot"
 	DiscardEtcdSnapshotActivity = "DiscardEtcdSnapshot"
 	ListExpiredEtcdActivity     = "ListExpiredEtcdSnapshots"
+
+	PlanVolumesActivity            = "PlanVolumes"
+	CreateVolumeSnapshotActivity   = "CreateVolumeSnapshot"
+	WaitVolumeSnapshotActivity     = "WaitVolumeSnapshot"
+	RemoveVolumeSnapshotActivity   = "RemoveVolumeSnapshot"
+	CollectVolumeSnapshotsActivity = "CollectVolumeSnapshots"
+	DeleteBackupSnapshotsActivity  = "DeleteBackupSnapshots"
 )
 
 // Kinds of cairn workflow, as stored in the CairnKind search attribute.
@@ -62,6 +70,8 @@ const (
 	// KindScheduledRun is the workflow a schedule starts: it runs one
 	// backup as its child, then the schedule's retention.
 	KindScheduledRun = "scheduled-run"
+	// KindVolumeSnapshot is the child workflow of one volume's snapshot.
+	KindVolumeSnapshot = "volume-snapshot"
 )
 
 // Typed search attributes, registered on the namespace at start-up so the
@@ -128,6 +138,12 @@ const (
 	ErrTypeCorruptBackup = "CorruptBackup"
 	// ErrTypeEtcdNotConfigured: the worker was given no etcd endpoints.
 	ErrTypeEtcdNotConfigured = "EtcdNotConfigured"
+	// ErrTypeSnapshotAPIMissing: the backup has CSI volumes to snapshot
+	// but the cluster serves no snapshot.storage.k8s.io/v1 API.
+	ErrTypeSnapshotAPIMissing = "SnapshotAPIMissing"
+	// ErrTypeSnapshotFailed: the CSI driver or snapshot controller
+	// reported an error on a snapshot.
+	ErrTypeSnapshotFailed = "SnapshotFailed"
 )
 
 // Memo keys set when a backup starts: the spec's hash (to tell a repeated

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"go.temporal.io/sdk/activity"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -30,6 +31,13 @@ func writeItems(ctx context.Context, loc *location.Location, key string, idx *ba
 	prepare := objects.Options{
 		Backup: spec.BackupName, Restore: spec.Name, MapNamespace: spec.MapNamespace, PreserveNodePorts: spec.PreserveNodePorts,
 		RestoredPV: func(name string) bool { return pvRestored(name, idx, p, sel) },
+		ClaimSnapshot: func(ns, name string) string {
+			vs := idx.claimSnapshots[ns+"/"+name]
+			if vs == "" || !snapshotRestored(ns, vs, idx, p) {
+				return ""
+			}
+			return vs
+		},
 	}
 	n := 0
 	err := walkTarball(ctx, loc, key, func(e tarball.Entry) error {
@@ -56,7 +64,11 @@ func writeItems(ctx context.Context, loc *location.Location, key string, idx *ba
 		if outcome.Namespace != obj.GetNamespace() {
 			outcome.SourceNamespace = obj.GetNamespace()
 		}
-		if reason := objects.SkipReason(e.GroupResource, obj, rules); reason != "" {
+		reason := objects.SkipReason(e.GroupResource, obj, rules)
+		if reason == "" && e.GroupResource == "persistentvolumes" {
+			reason = snapshotReplacesVolume(obj.GetName(), idx, p)
+		}
+		if reason != "" {
 			outcome.Result, outcome.Reason = workflows.ItemSkipped, reason
 			return w.skip(ctx, outcome)
 		}
@@ -104,8 +116,32 @@ func relatedClusterItem(gr string, obj *unstructured.Unstructured, idx *backupIn
 		return idx.claims[ns+"/"+name]
 	case crdResource:
 		return p.crds[obj.GetName()]
+	case volumeSnapshotContentsResource:
+		ns, _, _ := unstructured.NestedString(obj.Object, "spec", "volumeSnapshotRef", "namespace")
+		name, _, _ := unstructured.NestedString(obj.Object, "spec", "volumeSnapshotRef", "name")
+		return idx.snapshots[ns+"/"+name]
 	}
 	return true
+}
+
+// snapshotRestored reports whether the VolumeSnapshot ns/name of the
+// backup is restored in this run (selected, and its types planned).
+func snapshotRestored(ns, name string, idx *backupIndex, p *restorePlan) bool {
+	_, vsPlanned := p.types[volumeSnapshotsResource]
+	_, contentPlanned := p.types[volumeSnapshotContentsResource]
+	return vsPlanned && contentPlanned && idx.snapshots[ns+"/"+name]
+}
+
+// snapshotReplacesVolume is why a PersistentVolume is not restored: its
+// claim is restored from the backup's snapshot into a new volume.
+func snapshotReplacesVolume(pv string, idx *backupIndex, p *restorePlan) string {
+	claim := idx.volumeClaims[pv]
+	ns, _, _ := strings.Cut(claim, "/")
+	vs := idx.claimSnapshots[claim]
+	if vs == "" || !snapshotRestored(ns, vs, idx, p) {
+		return ""
+	}
+	return "its claim " + claim + " is restored from VolumeSnapshot " + vs + " into a new volume"
 }
 
 // pvRestored reports whether a PersistentVolume is restored, whether or

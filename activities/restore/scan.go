@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/internal/objects"
 	"github.com/cairn-backup/cairn/internal/tarball"
 )
 
@@ -30,6 +31,11 @@ type backupIndex struct {
 	volumeClaims map[string]string
 	// namespaces are the backed-up namespaces that have selected items.
 	namespaces map[string]bool
+	// claimSnapshots maps "ns/claim" to the ready VolumeSnapshot of the
+	// claim that a backup took, which the claim is restored from.
+	claimSnapshots map[string]string
+	// snapshots are "ns/name" of selected VolumeSnapshots.
+	snapshots map[string]bool
 }
 
 // typeIndex describes one group-resource of the backup.
@@ -69,7 +75,8 @@ func (t *typeIndex) sourceVersion() string {
 // scanBackup reads the tarball once without keeping objects.
 func scanBackup(ctx context.Context, loc *location.Location, key string, sel *selection) (*backupIndex, error) {
 	idx := &backupIndex{types: map[string]*typeIndex{}, selected: map[string]string{},
-		selectorServices: map[string]bool{}, claims: map[string]bool{}, crds: map[string]bool{}, volumeClaims: map[string]string{}, namespaces: map[string]bool{}}
+		selectorServices: map[string]bool{}, claims: map[string]bool{}, crds: map[string]bool{}, volumeClaims: map[string]string{}, namespaces: map[string]bool{},
+		claimSnapshots: map[string]string{}, snapshots: map[string]bool{}}
 	n := 0
 	err := walkTarball(ctx, loc, key, func(e tarball.Entry) error {
 		if n++; n%2000 == 0 {
@@ -121,11 +128,23 @@ func scanBackup(ctx context.Context, loc *location.Location, key string, sel *se
 		case "persistentvolumes":
 			claim := gjson.GetManyBytes(e.Data, "spec.claimRef.namespace", "spec.claimRef.name")
 			idx.volumeClaims[e.Name] = claim[0].String() + "/" + claim[1].String()
+		case volumeSnapshotsResource:
+			idx.snapshots[key] = true
+			snap := gjson.GetManyBytes(e.Data, "spec.source.persistentVolumeClaimName", "status.readyToUse", "status.boundVolumeSnapshotContentName")
+			if labels[objects.LabelBackup] != "" && snap[0].String() != "" && snap[1].Bool() && snap[2].String() != "" {
+				idx.claimSnapshots[e.Namespace+"/"+snap[0].String()] = e.Name
+			}
 		}
 		return nil
 	})
 	return idx, err
 }
+
+// Group-resources of CSI snapshots in a backup.
+const (
+	volumeSnapshotsResource        = "volumesnapshots.snapshot.storage.k8s.io"
+	volumeSnapshotContentsResource = "volumesnapshotcontents.snapshot.storage.k8s.io"
+)
 
 // corruptError is a tarball that cannot be read whatever the retry.
 type corruptError struct{ err error }

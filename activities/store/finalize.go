@@ -54,7 +54,11 @@ func (a *Activities) FinalizeBackup(ctx context.Context, in workflows.FinalizeIn
 	if err != nil {
 		return nil, err
 	}
+	results.Errors = append(results.Errors, operationErrors(in.Status.Operations)...)
 	if err := run.Loc.WriteJSON(ctx, keys.Results(), results); err != nil {
+		return nil, err
+	}
+	if err := writeOperations(ctx, run, in.Status.Operations); err != nil {
 		return nil, err
 	}
 

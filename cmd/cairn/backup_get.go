@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-backup/cairn/starter"
+	"github.com/cairn-backup/cairn/workflows"
 )
 
 func newBackupGetCommand(g *globals) *cobra.Command {
@@ -93,5 +94,33 @@ func describeBackup(w io.Writer, v *starter.BackupView) {
 			row(w, n, fmt.Sprint(p.Items), state)
 		}
 	}
+	operationsTable(w, s.Operations)
 	skippedTable(w, s.Skipped)
+}
+
+// operationsTable lists a backup's async operations: one CSI snapshot per
+// volume, where it stands and, once ready, its handle and size.
+func operationsTable(w io.Writer, ops []workflows.Operation) {
+	if len(ops) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	row(w, "OPERATION", "PHASE", "STARTED", "UPDATED", "SNAPSHOT", "SIZE", "DETAIL")
+	for _, op := range ops {
+		snapshot, size, detail := "-", "-", op.Progress
+		if sn := op.Snapshot; sn != nil {
+			snapshot = sn.Name + " (" + sn.Handle + ")"
+			size = fmt.Sprint(sn.RestoreBytes)
+			if len(sn.Pruned) > 0 {
+				detail = fmt.Sprintf("pruned %v", sn.Pruned)
+			}
+		}
+		if op.Error != "" {
+			detail = op.Error
+		}
+		if detail == "" {
+			detail = "-"
+		}
+		row(w, op.ID, string(op.Phase), age(op.Started), age(op.Updated), snapshot, size, detail)
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/client-go/rest"
 
+	"github.com/cairn-backup/cairn/activities/csi"
 	"github.com/cairn-backup/cairn/activities/etcd"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/worker"
@@ -30,6 +31,8 @@ type workerFlags struct {
 	etcdEndpoints           []string
 	etcdCA, etcdCert        string
 	etcdKey                 string
+	keepNewest              int
+	keepNewestByDriver      map[string]int
 }
 
 func (w *workerFlags) register(cmd *cobra.Command) {
@@ -45,6 +48,10 @@ func (w *workerFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&w.etcdCA, "etcd-ca", "", "CA bundle that signed etcd's serving certificate")
 	cmd.Flags().StringVar(&w.etcdCert, "etcd-cert", "", "client certificate for etcd (e.g. /etc/kubernetes/pki/apiserver-etcd-client.crt)")
 	cmd.Flags().StringVar(&w.etcdKey, "etcd-key", "", "client key for etcd")
+	cmd.Flags().IntVar(&w.keepNewest, "snapshot-keep-newest", csi.DefaultKeepNewest,
+		"native snapshots kept per volume by backups with nativeSnapshots: keep-newest (the oldest of a completed backup is deleted first)")
+	cmd.Flags().StringToIntVar(&w.keepNewestByDriver, "snapshot-keep-newest-driver", nil,
+		"per-CSI-driver override of --snapshot-keep-newest, e.g. ebs.csi.aws.com=7,pd.csi.storage.gke.io=2")
 	cmd.Flags().IntVar(&w.maxConcurrentActivities, "max-concurrent-activities", 0, "activities this worker runs at once (0: SDK default)")
 }
 
@@ -105,17 +112,18 @@ func runWorker(ctx context.Context, tc client.Client, kcfg *rest.Config, wf *wor
 		return err
 	}
 	return worker.Run(ctx, tc, worker.Config{
-		Etcd:           etcd.Config{Endpoints: wf.etcdEndpoints, TLS: etcdTLS},
-		Kube:           kcfg,
-		Log:            log,
-		Options:        worker.Options{MaxConcurrentActivities: wf.maxConcurrentActivities},
-		PageInterval:   wf.pageInterval,
-		BatchInterval:  wf.batchInterval,
-		KubeQPS:        wf.kubeQPS,
-		KubeBurst:      wf.kubeBurst,
-		DeleteInterval: wf.deleteInterval,
-		Location:       location,
-		ExpireInterval: wf.expireInterval,
+		Etcd:              etcd.Config{Endpoints: wf.etcdEndpoints, TLS: etcdTLS},
+		Kube:              kcfg,
+		Log:               log,
+		Options:           worker.Options{MaxConcurrentActivities: wf.maxConcurrentActivities},
+		PageInterval:      wf.pageInterval,
+		BatchInterval:     wf.batchInterval,
+		KubeQPS:           wf.kubeQPS,
+		KubeBurst:         wf.kubeBurst,
+		DeleteInterval:    wf.deleteInterval,
+		Location:          location,
+		ExpireInterval:    wf.expireInterval,
+		SnapshotRetention: csi.Retention{KeepNewest: wf.keepNewest, ByDriver: wf.keepNewestByDriver},
 	})
 }
 

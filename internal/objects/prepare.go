@@ -19,6 +19,9 @@ type Options struct {
 	// RestoredPV reports whether the PersistentVolume called name is
 	// restored in this run; a claim bound to any other is provisioned anew.
 	RestoredPV func(name string) bool
+	// ClaimSnapshot returns the VolumeSnapshot a claim (by its backed-up
+	// namespace and name) is restored from, or "".
+	ClaimSnapshot func(namespace, name string) string
 }
 
 func (o Options) mapNS(ns string) string {
@@ -32,6 +35,8 @@ func (o Options) mapNS(ns string) string {
 // Owner references are kept: whether their owners exist is for the apply
 // step to find out.
 func Prepare(obj *unstructured.Unstructured, o Options) {
+	sourceNS := obj.GetNamespace()
+	snap := readSnapshotFacts(obj)
 	resetServerFields(obj)
 	if !o.KeepStatus {
 		unstructured.RemoveNestedField(obj.Object, "status")
@@ -57,12 +62,27 @@ func Prepare(obj *unstructured.Unstructured, o Options) {
 	case group == "" && kind == "Secret":
 		resetTokenSecret(obj)
 	case group == "" && kind == "PersistentVolumeClaim":
-		resetClaim(obj, o)
+		if vs := claimSnapshot(o, sourceNS, obj.GetName()); vs != "" {
+			restoreClaimFromSnapshot(obj, vs)
+		} else {
+			resetClaim(obj, o)
+		}
+	case group == snapshotGroup && kind == "VolumeSnapshot":
+		prepareVolumeSnapshot(obj, snap, o)
+	case group == snapshotGroup && kind == "VolumeSnapshotContent":
+		prepareSnapshotContent(obj, snap, o)
 	case group == "" && kind == "PersistentVolume":
 		remapClaimRef(obj, o)
 	case group == "rbac.authorization.k8s.io" && (kind == "RoleBinding" || kind == "ClusterRoleBinding"):
 		remapSubjects(obj, o)
 	}
+}
+
+func claimSnapshot(o Options, namespace, name string) string {
+	if o.ClaimSnapshot == nil {
+		return ""
+	}
+	return o.ClaimSnapshot(namespace, name)
 }
 
 // resetServerFields removes the metadata the API server assigns.

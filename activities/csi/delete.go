@@ -1,0 +1,51 @@
+package csi
+
+import (
+	"context"
+	"fmt"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.uber.org/zap"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/internal/objects"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// DeleteBackupSnapshots deletes every native snapshot a backup kept (its
+// VolumeSnapshotContents, found by the cairn.io/backup-name label, with
+// their VolumeSnapshots and the driver's snapshots). It runs when a backup
+// is deleted, and when one fails after some snapshots were taken. Deleting
+// what is gone succeeds, so it resumes wherever a dead worker left it.
+func (a *Activities) DeleteBackupSnapshots(ctx context.Context, in workflows.DeleteSnapshotsInput) (*workflows.DeleteSnapshotsResult, error) {
+	run, err := runlog.Start(ctx, a.Log, in.Backup, in.Location)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+	}
+	defer run.End()
+	// Restored copies carry the backup's label too, with a restore label:
+	// they are the restore's, not the backup's.
+	sel := labels.SelectorFromSet(labels.Set{workflows.LabelBackupName: in.Backup}).String() + ",!" + objects.LabelRestore
+	list, err := a.Snapshots.SnapshotV1().VolumeSnapshotContents().List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		if isSnapshotAPIMissing(err) {
+			return &workflows.DeleteSnapshotsResult{}, nil
+		}
+		return nil, fmt.Errorf("list snapshots of backup %s: %w", in.Backup, err)
+	}
+	res := &workflows.DeleteSnapshotsResult{}
+	for _, c := range list.Items {
+		ref := c.Spec.VolumeSnapshotRef
+		if err := a.deleteSnapshot(ctx, ref.Namespace, ref.Name, ref.UID, c.Name); err != nil {
+			return res, err
+		}
+		res.Deleted++
+		activity.RecordHeartbeat(ctx, res.Deleted)
+		run.Log.Info("Deleted the backup's native snapshot", zap.String("content", c.Name),
+			zap.String("snapshot", ref.Namespace+"/"+ref.Name), zap.String("alias", c.Labels[workflows.LabelSnapshotAlias]))
+	}
+	return res, nil
+}

@@ -1,0 +1,143 @@
+package csi
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"go.temporal.io/sdk/temporal"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/cairn-backup/cairn/activities/cluster"
+	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/internal/filter"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// volumeResultsKey is the per-type results file the volume plan writes
+// its warnings to (read by finalize with the collect results).
+const volumeResultsKey = "volume-snapshots"
+
+// PlanVolumes finds the claims of a planned backup whose volumes are
+// snapshotted: bound to a CSI volume whose driver has a
+// VolumeSnapshotClass. Every other claim is a warning that names it. A
+// cluster without the snapshot API fails the backup here, before anything
+// is collected, when there is a CSI volume to snapshot.
+func (a *Activities) PlanVolumes(ctx context.Context, in workflows.PlanVolumesInput) (*workflows.PlanVolumesResult, error) {
+	run, err := runlog.Start(ctx, a.Log, in.Backup, in.Location)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+	}
+	defer run.End()
+	var plan cluster.StoredPlan
+	if err := run.Loc.ReadJSON(ctx, run.Keys.Plan(), &plan); err != nil {
+		return nil, fmt.Errorf("read plan: %w", err)
+	}
+	res := &workflows.PlanVolumesResult{Volumes: []workflows.Volume{}}
+	if !plansClaims(plan) {
+		return res, nil
+	}
+	claims, err := a.selectedClaims(ctx, plan)
+	if err != nil {
+		return nil, err
+	}
+	classes := &classChooser{a: a}
+	var warnings []string
+	for _, c := range claims {
+		v, warning, err := a.volumeOf(ctx, c, classes)
+		switch {
+		case err != nil:
+			return nil, err
+		case warning != "":
+			warnings = append(warnings, warning)
+			run.Log.Warn("Claim not snapshotted", zap.String("claim", c.Namespace+"/"+c.Name), zap.String("reason", warning))
+		default:
+			res.Volumes = append(res.Volumes, v)
+		}
+	}
+	tr := cluster.TypeResult{Resource: "persistentvolumeclaims", Warnings: warnings}
+	if err := run.Loc.WriteJSON(ctx, run.Keys.TypeResult(volumeResultsKey), tr); err != nil {
+		return nil, err
+	}
+	res.Warnings = len(warnings)
+	run.Log.Info("Planned volume snapshots", zap.Int("volumes", len(res.Volumes)), zap.Int("skipped", len(warnings)))
+	return res, nil
+}
+
+func plansClaims(plan cluster.StoredPlan) bool {
+	for _, t := range plan.Types {
+		if t.Group == "" && t.Resource == "persistentvolumeclaims" {
+			return true
+		}
+	}
+	return false
+}
+
+// selectedClaims lists the claims the backup's filters select, sorted by
+// namespace and name.
+func (a *Activities) selectedClaims(ctx context.Context, plan cluster.StoredPlan) ([]corev1.PersistentVolumeClaim, error) {
+	spec := plan.Spec
+	labels, err := filter.NewLabels(spec.LabelSelector, spec.OrLabelSelectors)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
+	}
+	globs, err := filter.NewGlobs(spec.IncludedNamespaces, spec.ExcludedNamespaces)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
+	}
+	namespaces := plan.Namespaces
+	if plan.AllNamespaces {
+		namespaces = []string{metav1.NamespaceAll}
+	}
+	var out []corev1.PersistentVolumeClaim
+	for _, ns := range namespaces {
+		list, err := a.Kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("list persistentvolumeclaims: %w", err)
+		}
+		for _, c := range list.Items {
+			if globs.Match(c.Namespace) && labels.Match(c.Labels) {
+				out = append(out, c)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Namespace != out[j].Namespace {
+			return out[i].Namespace < out[j].Namespace
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out, nil
+}
+
+// volumeOf returns the volume to snapshot for a claim, or why it is not
+// snapshotted.
+func (a *Activities) volumeOf(ctx context.Context, c corev1.PersistentVolumeClaim, classes *classChooser) (workflows.Volume, string, error) {
+	key := c.Namespace + "/" + c.Name
+	if c.Status.Phase != corev1.ClaimBound || c.Spec.VolumeName == "" {
+		return workflows.Volume{}, fmt.Sprintf("claim %s is not bound to a volume (phase %s): its volume is not snapshotted", key, c.Status.Phase), nil
+	}
+	pv, err := a.Kube.CoreV1().PersistentVolumes().Get(ctx, c.Spec.VolumeName, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return workflows.Volume{}, fmt.Sprintf("claim %s is bound to volume %s, which does not exist: not snapshotted", key, c.Spec.VolumeName), nil
+	case err != nil:
+		return workflows.Volume{}, "", fmt.Errorf("get persistentvolume %s: %w", c.Spec.VolumeName, err)
+	}
+	if pv.Spec.CSI == nil {
+		return workflows.Volume{}, fmt.Sprintf("claim %s is bound to volume %s, which is not a CSI volume: not snapshotted", key, pv.Name), nil
+	}
+	driver := pv.Spec.CSI.Driver
+	if err := classes.requireAPI(ctx, key, pv.Name, driver); err != nil {
+		return workflows.Volume{}, "", err
+	}
+	class, warning, err := classes.choose(ctx, c, driver)
+	if err != nil || warning != "" {
+		return workflows.Volume{}, warning, err
+	}
+	return workflows.Volume{Namespace: c.Namespace, Claim: c.Name, PersistentVolume: pv.Name, Driver: driver,
+		VolumeHandle: pv.Spec.CSI.VolumeHandle, SnapshotClass: class}, "", nil
+}

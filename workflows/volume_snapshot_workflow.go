@@ -1,0 +1,127 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// SignalOperationProgress is the signal a volume's child workflow sends
+// its backup at each step, so the backup's status shows where the
+// operation is.
+const SignalOperationProgress = "operation-progress"
+
+// OperationProgress is the payload of SignalOperationProgress.
+type OperationProgress struct {
+	ID       string         `json:"id"`
+	Phase    OperationPhase `json:"phase"`
+	Progress string         `json:"progress"`
+}
+
+// VolumeSnapshotWorkflow is one async operation of a backup: cut a CSI
+// snapshot of one claim's volume, wait until it is ready (bounded by the
+// request's timeout, cancellable), and record its handle and sizes. A
+// snapshot that does not become ready, or whose backup is canceled, is
+// deleted again, so nothing is left behind in the cluster or the driver.
+func VolumeSnapshotWorkflow(ctx workflow.Context, req VolumeSnapshotRequest) (*VolumeSnapshotResult, error) {
+	v := &volumeRun{req: req, name: SnapshotName(req.Backup, req.Volume),
+		logger: log.With(workflow.GetLogger(ctx), "backup", req.Backup, "volume", req.Volume.Key())}
+	if err := workflow.UpsertTypedSearchAttributes(ctx, SearchAttrKind.ValueSet(KindVolumeSnapshot),
+		SearchAttrName.ValueSet(req.Backup), SearchAttrPhase.ValueSet(string(OperationInProgress))); err != nil {
+		return nil, fmt.Errorf("set search attributes: %w", err)
+	}
+	res := v.run(ctx)
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	publishPhase(dctx, v.logger, Phase(res.Phase))
+	if res.Phase == OperationCanceled {
+		return res, temporal.NewCanceledError("volume snapshot canceled")
+	}
+	return res, nil
+}
+
+type volumeRun struct {
+	req    VolumeSnapshotRequest
+	name   string
+	logger log.Logger
+}
+
+func (v *volumeRun) run(ctx workflow.Context) *VolumeSnapshotResult {
+	hb := v.req.HeartbeatTimeout
+	if hb <= 0 {
+		hb = defaultHeartbeatTimeout
+	}
+	v.report(ctx, OperationInProgress, fmt.Sprintf("creating VolumeSnapshot %s", v.name))
+	actx := workflow.WithActivityOptions(ctx, activityOptions(10*time.Minute, hb))
+	var created CreateSnapshotResult
+	err := workflow.ExecuteActivity(actx, CreateVolumeSnapshotActivity, CreateSnapshotInput{
+		Backup: v.req.Backup, Location: v.req.Location, Volume: v.req.Volume, NativeSnapshots: v.req.NativeSnapshots,
+	}).Get(ctx, &created)
+	if err != nil {
+		return v.fail(ctx, err, "create VolumeSnapshot")
+	}
+	v.report(ctx, OperationInProgress, fmt.Sprintf("waiting for VolumeSnapshot %s to be ready", created.Name))
+
+	// The timeout spans every attempt: a worker that dies while waiting
+	// does not restart the clock.
+	wopts := activityOptions(v.req.Timeout, hb)
+	wopts.ScheduleToCloseTimeout = v.req.Timeout
+	wctx := workflow.WithActivityOptions(ctx, wopts)
+	var info SnapshotInfo
+	err = workflow.ExecuteActivity(wctx, WaitVolumeSnapshotActivity, WaitSnapshotInput{
+		Backup: v.req.Backup, Location: v.req.Location, Volume: v.req.Volume, Name: created.Name,
+	}).Get(ctx, &info)
+	if err != nil {
+		return v.fail(ctx, err, "wait for VolumeSnapshot "+created.Name)
+	}
+	info.Pruned = created.Pruned
+	v.logger.Info("Volume snapshot ready", "snapshot", info.Name, "content", info.Content, "handle", info.Handle,
+		"restoreBytes", info.RestoreBytes)
+	return &VolumeSnapshotResult{Phase: OperationCompleted, Snapshot: &info}
+}
+
+// fail removes the snapshot (on a disconnected context: a canceled
+// operation cleans up too) and says why the operation ended.
+func (v *volumeRun) fail(ctx workflow.Context, err error, step string) *VolumeSnapshotResult {
+	canceled := temporal.IsCanceledError(err) || errors.Is(ctx.Err(), workflow.ErrCanceled)
+	res := &VolumeSnapshotResult{Phase: OperationFailed}
+	var timeoutErr *temporal.TimeoutError
+	switch {
+	case canceled:
+		res.Phase, res.Error = OperationCanceled, "canceled by request"
+	case errors.As(err, &timeoutErr):
+		res.Error = fmt.Sprintf("VolumeSnapshot %s was not ready within csiSnapshotTimeout %s; canceled", v.name, v.req.Timeout)
+		var last string
+		if timeoutErr.HasLastHeartbeatDetails() && timeoutErr.LastHeartbeatDetails(&last) == nil && last != "" {
+			res.Error += " (last seen: " + last + ")"
+		}
+	default:
+		res.Error = step + ": " + reason(err)
+	}
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	v.report(dctx, res.Phase, "removing VolumeSnapshot "+v.name+": "+res.Error)
+	actx := workflow.WithActivityOptions(dctx, activityOptions(10*time.Minute, defaultHeartbeatTimeout))
+	in := RemoveSnapshotInput{Backup: v.req.Backup, Location: v.req.Location, Volume: v.req.Volume, Name: v.name}
+	if rerr := workflow.ExecuteActivity(actx, RemoveVolumeSnapshotActivity, in).Get(dctx, nil); rerr != nil {
+		v.logger.Warn("Removing the snapshot failed", "snapshot", v.name, "error", rerr)
+		res.Error += "; removing the snapshot failed: " + reason(rerr)
+	}
+	v.logger.Warn("Volume snapshot did not complete", "phase", res.Phase, "reason", res.Error)
+	return res
+}
+
+// report tells the parent backup where this operation is. A backup that
+// has ended no longer listens; that is not this operation's problem.
+func (v *volumeRun) report(ctx workflow.Context, phase OperationPhase, progress string) {
+	parent := workflow.GetInfo(ctx).ParentWorkflowExecution
+	if parent == nil {
+		return
+	}
+	p := OperationProgress{ID: v.req.OperationID, Phase: phase, Progress: progress}
+	if err := workflow.SignalExternalWorkflow(ctx, parent.ID, parent.RunID, SignalOperationProgress, p).Get(ctx, nil); err != nil {
+		v.logger.Debug("Progress not delivered", "error", err)
+	}
+}
