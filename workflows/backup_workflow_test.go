@@ -39,6 +39,7 @@ func newBackupEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	env.RegisterActivityWithOptions(f.Related, activity.RegisterOptions{Name: CollectRelatedActivity})
 	env.RegisterActivityWithOptions(f.Finalize, activity.RegisterOptions{Name: FinalizeBackupActivity})
 	env.RegisterActivityWithOptions(f.Cleanup, activity.RegisterOptions{Name: CleanupBackupActivity})
+	registerVolumeFakes(env)
 	t.Cleanup(func() { env.AssertExpectations(t) })
 	return env
 }

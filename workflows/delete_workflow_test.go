@@ -30,6 +30,7 @@ func newDeleteEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	env.RegisterActivityWithOptions(f.ListExpired, activity.RegisterOptions{Name: ListExpiredBackupsActivity})
 	env.RegisterActivityWithOptions(f.ListExpired, activity.RegisterOptions{Name: ListExpiredEtcdActivity})
 	env.RegisterWorkflowWithOptions(DeleteBackupWorkflow, workflow.RegisterOptions{Name: DeleteBackupWorkflowName})
+	registerVolumeFakes(env)
 	t.Cleanup(func() { env.AssertExpectations(t) })
 	return env
 }

@@ -1,0 +1,41 @@
+package workflows
+
+import (
+	"context"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+)
+
+// fakeVolumeActivities stand in for the CSI activities; without an
+// OnActivity mock a backup plans no volumes.
+type fakeVolumeActivities struct{}
+
+func (fakeVolumeActivities) Plan(context.Context, PlanVolumesInput) (*PlanVolumesResult, error) {
+	return &PlanVolumesResult{}, nil
+}
+func (fakeVolumeActivities) Create(context.Context, CreateSnapshotInput) (*CreateSnapshotResult, error) {
+	return nil, nil
+}
+func (fakeVolumeActivities) Wait(context.Context, WaitSnapshotInput) (*SnapshotInfo, error) {
+	return nil, nil
+}
+func (fakeVolumeActivities) Remove(context.Context, RemoveSnapshotInput) error { return nil }
+func (fakeVolumeActivities) Collect(context.Context, CollectSnapshotsInput) (*CollectSnapshotsResult, error) {
+	return &CollectSnapshotsResult{}, nil
+}
+func (fakeVolumeActivities) Delete(context.Context, DeleteSnapshotsInput) (*DeleteSnapshotsResult, error) {
+	return &DeleteSnapshotsResult{}, nil
+}
+
+func registerVolumeFakes(env *testsuite.TestWorkflowEnvironment) {
+	f := fakeVolumeActivities{}
+	env.RegisterActivityWithOptions(f.Plan, activity.RegisterOptions{Name: PlanVolumesActivity})
+	env.RegisterActivityWithOptions(f.Create, activity.RegisterOptions{Name: CreateVolumeSnapshotActivity})
+	env.RegisterActivityWithOptions(f.Wait, activity.RegisterOptions{Name: WaitVolumeSnapshotActivity})
+	env.RegisterActivityWithOptions(f.Remove, activity.RegisterOptions{Name: RemoveVolumeSnapshotActivity})
+	env.RegisterActivityWithOptions(f.Collect, activity.RegisterOptions{Name: CollectVolumeSnapshotsActivity})
+	env.RegisterActivityWithOptions(f.Delete, activity.RegisterOptions{Name: DeleteBackupSnapshotsActivity})
+	env.RegisterWorkflowWithOptions(VolumeSnapshotWorkflow, workflow.RegisterOptions{Name: VolumeSnapshotWorkflowName})
+}
