@@ -21,7 +21,7 @@ all: build
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN)/cairn ./cmd/cairn
 
-## sandbox-bins: etcd, kube-apiserver, kube-controller-manager v1.35.4 (cached)
+## sandbox-bins: etcd, kube-apiserver, kube-controller-manager v1.35.4, CSI sidecars and test driver (cached)
 sandbox-bins:
 	bash tests/kube/build.sh $(KUBE_BIN)
 

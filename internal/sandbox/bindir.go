@@ -21,6 +21,23 @@ const (
 	controllerManagerBin = "kube-controller-manager"
 )
 
+// Names of the files a BinDir must hold for Options.CSI.
+const (
+	csiDriverBin          = "cairn-csi-driver"
+	provisionerBin        = "csi-provisioner"
+	snapshotterBin        = "csi-snapshotter"
+	snapshotControllerBin = "snapshot-controller"
+	crdDir                = "crds" // the VolumeSnapshot CRDs, one YAML file each
+)
+
+// snapshotCRDs are the files in BinDir/crds that Start installs for
+// Options.CSI (tests/kube/build.sh copies them from external-snapshotter).
+var snapshotCRDs = []string{
+	"snapshot.storage.k8s.io_volumesnapshotclasses.yaml",
+	"snapshot.storage.k8s.io_volumesnapshotcontents.yaml",
+	"snapshot.storage.k8s.io_volumesnapshots.yaml",
+}
+
 // ErrMissingBinaries is wrapped by CheckBinDir and Start when a binary is
 // not in the bin dir; `bash tests/kube/build.sh` builds them.
 var ErrMissingBinaries = errors.New("sandbox binaries missing (build them with `bash tests/kube/build.sh`)")
@@ -97,11 +114,33 @@ func moduleOf(goMod string) (string, error) {
 // CheckBinDir reports, wrapping ErrMissingBinaries, which of etcd,
 // kube-apiserver and kube-controller-manager are not executable files in dir.
 func CheckBinDir(dir string) error {
+	return checkBinDir(dir, false)
+}
+
+// CheckCSIBinDir is CheckBinDir for a sandbox with Options.CSI: it also
+// reports the CSI driver, its sidecars and the VolumeSnapshot CRDs.
+func CheckCSIBinDir(dir string) error {
+	return checkBinDir(dir, true)
+}
+
+func checkBinDir(dir string, csi bool) error {
+	bins := []string{etcdBin, apiserverBin, controllerManagerBin}
+	if csi {
+		bins = append(bins, csiDriverBin, provisionerBin, snapshotterBin, snapshotControllerBin)
+	}
 	var missing []string
-	for _, name := range []string{etcdBin, apiserverBin, controllerManagerBin} {
+	for _, name := range bins {
 		fi, err := os.Stat(filepath.Join(dir, name))
 		if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
 			missing = append(missing, name)
+		}
+	}
+	if csi {
+		for _, name := range snapshotCRDs {
+			rel := filepath.Join(crdDir, name)
+			if fi, err := os.Stat(filepath.Join(dir, rel)); err != nil || !fi.Mode().IsRegular() {
+				missing = append(missing, rel)
+			}
 		}
 	}
 	if len(missing) > 0 {

@@ -3,7 +3,10 @@
 // controller-runtime's envtest, and kube-controller-manager as a child
 // process, all on 127.0.0.1. There are no nodes, so pods never run, but
 // namespaces are deleted, garbage is collected and PVCs bind as in a real
-// cluster.
+// cluster. With Options.CSI it also runs a CSI stack whose volumes and
+// snapshots are directories: claims of CSIStorageClass are provisioned,
+// snapshotted and restored by the real external-provisioner and
+// external-snapshotter.
 package sandbox
 
 import (
@@ -25,8 +28,10 @@ const AdminUser = "cairn-admin"
 type Cluster struct {
 	opts       Options
 	cp         *controlPlane
-	cm         *controllerManager
+	cm         *process
+	csi        *csiStack // nil without Options.CSI
 	cfg        *rest.Config
+	cs         kubernetes.Interface
 	kubeconfig string
 	unlock     func()
 	envtestLog *zap.Logger
@@ -41,8 +46,13 @@ type Cluster struct {
 // (envtest's own start of etcd and kube-apiserver is not interruptible);
 // the cluster runs until Stop.
 //
-// If this process dies without Stop, the kernel kills the three components
-// (on Linux; etcd and kube-apiserver through setpriv, see launchers).
+// With Options.CSI, Start then installs the VolumeSnapshot CRDs, starts the
+// CSI driver and its sidecars, creates CSIStorageClass and
+// CSISnapshotClass, and returns once the driver answers and each sidecar
+// has logged that it is up.
+//
+// If this process dies without Stop, the kernel kills the components (on
+// Linux; etcd and kube-apiserver through setpriv, see launchers).
 func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("sandbox: start: %w", err)
@@ -51,7 +61,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckBinDir(opts.BinDir); err != nil {
+	if err := checkBinDir(opts.BinDir, opts.CSI); err != nil {
 		return nil, err
 	}
 	if err := opts.makeDataDir(); err != nil {
@@ -98,16 +108,26 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	cs, err := kubernetes.NewForConfig(c.Config())
-	if err != nil {
+	if c.cs, err = kubernetes.NewForConfig(c.Config()); err != nil {
 		return nil, fmt.Errorf("sandbox: client: %w", err)
 	}
-	if err := waitWorking(ctx, cs, c.cm, opts.Log); err != nil {
+	if err := waitWorking(ctx, c.cs, c.cm, opts.Log); err != nil {
 		return nil, err
+	}
+	if opts.CSI {
+		c.csi = &csiStack{stateDir: opts.path(csiStateDir), log: opts.Log.Named("csi")}
+		if err := c.csi.start(ctx, c, csiConfig{
+			binDir:     opts.BinDir,
+			dataDir:    opts.DataDir,
+			kubeconfig: c.kubeconfig,
+		}); err != nil {
+			return nil, err
+		}
 	}
 	log.Info("sandbox cluster ready",
 		zap.String("host", cfg.Host),
 		zap.String("kubeconfig", c.kubeconfig),
+		zap.Bool("csi", opts.CSI),
 		zap.Duration("apiserverReady", apiReady),
 		zap.Duration("took", time.Since(start)))
 	return c, nil
@@ -125,13 +145,18 @@ func (c *Cluster) KubeconfigPath() string { return c.kubeconfig }
 // are.
 func (c *Cluster) DataDir() string { return c.opts.DataDir }
 
-// Stop stops kube-controller-manager, kube-apiserver and etcd, in that
-// order, each with SIGTERM and then SIGKILL after a grace period. etcd's data
-// stays in DataDir. Stop is idempotent and safe to call concurrently.
+// Stop stops the CSI sidecars and driver (with Options.CSI),
+// kube-controller-manager, kube-apiserver and etcd, in that order, each with
+// SIGTERM and then SIGKILL after a grace period. etcd's data and the CSI
+// driver's volumes stay in DataDir. Stop is idempotent and safe to call
+// concurrently.
 func (c *Cluster) Stop() error {
 	c.stopOnce.Do(func() {
 		start := time.Now()
 		var errs []error
+		if c.csi != nil {
+			errs = append(errs, c.csi.stop())
+		}
 		if c.cm != nil {
 			errs = append(errs, c.cm.Stop())
 		}

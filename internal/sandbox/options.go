@@ -21,6 +21,15 @@ type Options struct {
 	DataDir string
 	// Log receives the sandbox's own log lines. Nil means no logging.
 	Log *zap.Logger
+	// CSI also starts a CSI stack: the VolumeSnapshot CRDs, the sandbox's
+	// CSI driver (tests/csidriver, volumes and snapshots are directories in
+	// DataDir/csi), csi-provisioner, csi-snapshotter and snapshot-controller,
+	// with StorageClass CSIStorageClass and VolumeSnapshotClass
+	// CSISnapshotClass. Its binaries must be in BinDir (see CheckCSIBinDir).
+	// It adds about a second to Start. On a fresh DataDir the API server
+	// holds the first create of a VolumeSnapshot for 2 s, as it does for
+	// any custom resource created within 2 s of its CRD being established.
+	CSI bool
 }
 
 // Files under Options.DataDir.
@@ -33,6 +42,7 @@ const (
 	etcdLog        = "etcd.log"
 	apiserverLog   = "kube-apiserver.log"
 	controllerLog  = "kube-controller-manager.log"
+	csiStateDir    = "csi" // the CSI driver's volumes, snapshots and control file
 )
 
 func (o Options) withDefaults() (Options, error) {

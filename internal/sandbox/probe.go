@@ -26,7 +26,7 @@ const (
 // credentials, discovery and synced informers, as namespace deletion does,
 // but takes well under a second where namespace deletion always takes more
 // than 5 s (the namespace controller waits 5 s before acting on a deletion).
-func waitWorking(ctx context.Context, cs kubernetes.Interface, cm *controllerManager, log *zap.Logger) error {
+func waitWorking(ctx context.Context, cs kubernetes.Interface, cm *process, log *zap.Logger) error {
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
 	start := time.Now()
@@ -69,7 +69,7 @@ func waitWorking(ctx context.Context, cs kubernetes.Interface, cm *controllerMan
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("sandbox: %s/%s not garbage collected by kube-controller-manager after %s (see %s): %w",
-				probeNamespace, dependent.Name, time.Since(start).Round(time.Millisecond), cm.out.Name(), ctx.Err())
+				probeNamespace, dependent.Name, time.Since(start).Round(time.Millisecond), cm.logPath(), ctx.Err())
 		case <-tick.C:
 		}
 	}

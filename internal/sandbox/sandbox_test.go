@@ -30,26 +30,45 @@ const wantVersion = "v1.35.4"
 
 // testBinDir returns the bin dir, or skips the test if the binaries are
 // not built (`make test` builds them first).
-func testBinDir(t *testing.T) string {
+func testBinDir(t *testing.T) string { return binDirFor(t, false) }
+
+// binDirFor returns the bin dir, or skips the test if the binaries it
+// needs (with the CSI stack's, if csi) are not built.
+func binDirFor(t *testing.T, csi bool) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a sandbox cluster")
+	}
 	dir, err := DefaultBinDir()
 	if err != nil {
 		t.Skipf("sandbox binaries: %v", err)
 	}
-	if err := CheckBinDir(dir); err != nil {
-		t.Skipf("%v; `make test` builds them first", err)
+	check := CheckBinDir
+	if csi {
+		check = CheckCSIBinDir
+	}
+	if err := check(dir); err != nil {
+		t.Skipf("%v; `make sandbox-bins` builds them", err)
 	}
 	return dir
 }
 
 func startTestCluster(t *testing.T, binDir, dataDir string) *Cluster {
 	t.Helper()
+	return startClusterWith(t, Options{BinDir: binDir, DataDir: dataDir})
+}
+
+// startClusterWith starts a cluster logging to the test, stopped when the
+// test ends.
+func startClusterWith(t *testing.T, opts Options) *Cluster {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	start := time.Now()
-	c, err := Start(ctx, Options{BinDir: binDir, DataDir: dataDir, Log: zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel))})
+	opts.Log = zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel))
+	c, err := Start(ctx, opts)
 	require.NoError(t, err)
-	t.Logf("Start took %s", time.Since(start).Round(time.Millisecond))
+	t.Logf("Start (CSI %t) took %s", opts.CSI, time.Since(start).Round(time.Millisecond))
 	t.Cleanup(func() { require.NoError(t, c.Stop()) })
 	return c
 }
@@ -234,14 +253,18 @@ func TestRestartKeepsData(t *testing.T) {
 
 // helperEnv makes the test binary, re-executed by
 // TestNoProcessesLeftWhenParentDies, start a cluster and wait to be killed.
-const helperEnv = "CAIRN_SANDBOX_TEST_HELPER_DATA_DIR"
+// helperCSIEnv makes it start the cluster with Options.CSI.
+const (
+	helperEnv    = "CAIRN_SANDBOX_TEST_HELPER_DATA_DIR"
+	helperCSIEnv = "CAIRN_SANDBOX_TEST_HELPER_CSI"
+)
 
 func TestHelperProcess(t *testing.T) {
 	dataDir := os.Getenv(helperEnv)
 	if dataDir == "" {
 		t.Skip("helper for TestNoProcessesLeftWhenParentDies")
 	}
-	c, err := Start(context.Background(), Options{BinDir: os.Getenv(BinDirEnv), DataDir: dataDir})
+	c, err := Start(context.Background(), Options{BinDir: os.Getenv(BinDirEnv), DataDir: dataDir, CSI: os.Getenv(helperCSIEnv) != ""})
 	if err != nil {
 		os.Stdout.WriteString("ERROR " + err.Error() + "\n")
 		os.Exit(1)
@@ -255,10 +278,21 @@ func TestNoProcessesLeftWhenParentDies(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("relies on Pdeathsig and /proc")
 	}
-	binDir := testBinDir(t)
+	t.Run("control plane", func(t *testing.T) {
+		testNoProcessesLeftWhenParentDies(t, testBinDir(t), false, 3) // etcd, kube-apiserver, kube-controller-manager
+	})
+	t.Run("csi", func(t *testing.T) {
+		testNoProcessesLeftWhenParentDies(t, testCSIBinDir(t), true, 7) // and the driver and three sidecars
+	})
+}
+
+func testNoProcessesLeftWhenParentDies(t *testing.T, binDir string, csi bool, want int) {
 	dataDir := t.TempDir()
 	helper := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
 	helper.Env = append(os.Environ(), helperEnv+"="+dataDir, BinDirEnv+"="+binDir)
+	if csi {
+		helper.Env = append(helper.Env, helperCSIEnv+"=1")
+	}
 	stdout, err := helper.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, helper.Start())
@@ -281,7 +315,7 @@ func TestNoProcessesLeftWhenParentDies(t *testing.T) {
 	case <-time.After(3 * time.Minute):
 		t.Fatal("helper did not start a cluster")
 	}
-	require.Len(t, processesUsing(t, dataDir), 3, "etcd, kube-apiserver and kube-controller-manager")
+	require.Len(t, processesUsing(t, dataDir), want, "the sandbox's components: %v", processesUsing(t, dataDir))
 
 	require.NoError(t, helper.Process.Signal(syscall.SIGKILL))
 	_ = helper.Wait()

@@ -1,0 +1,245 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	storagev1ac "k8s.io/client-go/applyconfigurations/storage/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/yaml"
+
+	"github.com/cairn-backup/cairn/internal/sandbox/csistate"
+)
+
+const (
+	// fieldManager owns the fields the sandbox applies.
+	fieldManager = "cairn-sandbox"
+	// managedByLabel marks the objects the sandbox creates.
+	managedByLabel = "app.kubernetes.io/managed-by"
+)
+
+// The resources of the VolumeSnapshot CRDs, used through the dynamic
+// client so the sandbox needs no snapshot client module.
+var (
+	volumeSnapshotClasses  = snapshotResource("volumesnapshotclasses")
+	volumeSnapshotContents = snapshotResource("volumesnapshotcontents")
+	volumeSnapshots        = snapshotResource("volumesnapshots")
+)
+
+func snapshotResource(resource string) schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: "snapshot.storage.k8s.io", Version: "v1", Resource: resource}
+}
+
+// installSnapshotCRDs creates or updates the VolumeSnapshot CRDs from dir
+// and waits until the API server has established them.
+func installSnapshotCRDs(ctx context.Context, cfg *rest.Config, dir string, log *zap.Logger) error {
+	cs, err := apiextensions.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("sandbox: apiextensions client: %w", err)
+	}
+	crds := cs.ApiextensionsV1().CustomResourceDefinitions()
+	var names []string
+	for _, file := range snapshotCRDs {
+		path := filepath.Join(dir, file)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("sandbox: read CRD: %w", err)
+		}
+		var want apiextensionsv1.CustomResourceDefinition
+		if err := yaml.UnmarshalStrict(data, &want); err != nil {
+			return fmt.Errorf("sandbox: decode CRD %s: %w", path, err)
+		}
+		names = append(names, want.Name)
+		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			got, err := crds.Get(ctx, want.Name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				_, err = crds.Create(ctx, &want, metav1.CreateOptions{})
+				return err
+			}
+			if err != nil {
+				return err
+			}
+			upd := want.DeepCopy()
+			upd.ResourceVersion = got.ResourceVersion
+			_, err = crds.Update(ctx, upd, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("sandbox: install CRD %s: %w", want.Name, err)
+		}
+	}
+
+	start := time.Now()
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	for {
+		pending := ""
+		for _, name := range names {
+			crd, err := crds.Get(ctx, name, metav1.GetOptions{})
+			if err != nil || !crdEstablished(crd) {
+				pending = name
+				break
+			}
+		}
+		if pending == "" {
+			log.Info("VolumeSnapshot CRDs established", zap.Strings("crds", names), zap.Duration("took", time.Since(start)))
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("sandbox: CRD %s not established after %s: %w", pending, time.Since(start).Round(time.Millisecond), ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// waitWatchCaches waits until the API server serves the watch list (a
+// watch with the initial objects) that the sidecars' informers start with,
+// for each VolumeSnapshot resource. Right after a CRD is established, and
+// after the API server starts, the resource's watch cache is still filling
+// and such a watch is answered 429 with Retry-After: 1s: the informers
+// would sync a second late, and a snapshot taken at once would wait for
+// them. This polls faster than the Retry-After.
+func waitWatchCaches(ctx context.Context, cs kubernetes.Interface, log *zap.Logger) error {
+	start := time.Now()
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	for _, gvr := range []schema.GroupVersionResource{volumeSnapshotClasses, volumeSnapshotContents, volumeSnapshots} {
+		path := "/apis/" + gvr.GroupVersion().String() + "/" + gvr.Resource
+		for {
+			body, err := cs.Discovery().RESTClient().Get().AbsPath(path).
+				Param("watch", "true").
+				Param("sendInitialEvents", "true").
+				Param("resourceVersionMatch", string(metav1.ResourceVersionMatchNotOlderThan)).
+				Param("allowWatchBookmarks", "true").
+				Param("timeoutSeconds", "1").
+				MaxRetries(0).
+				Stream(ctx)
+			if err == nil {
+				body.Close()
+				break
+			}
+			if !apierrors.IsTooManyRequests(err) {
+				return fmt.Errorf("sandbox: watch %s: %w", gvr.Resource, err)
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("sandbox: watch cache of %s not ready after %s: %w",
+					gvr.Resource, time.Since(start).Round(time.Millisecond), ctx.Err())
+			case <-tick.C:
+			}
+		}
+	}
+	log.Info("VolumeSnapshot watch caches ready", zap.Duration("took", time.Since(start)))
+	return nil
+}
+
+func crdEstablished(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.Established {
+			return c.Status == apiextensionsv1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// ensureCSIClasses applies CSIStorageClass and CSISnapshotClass (server-side
+// apply: a restart of the same DataDir changes nothing). A StorageClass's
+// provisioner and policies are immutable; if an older one differs, it is
+// replaced.
+func ensureCSIClasses(ctx context.Context, cfg *rest.Config) error {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("sandbox: client: %w", err)
+	}
+	labels := map[string]string{managedByLabel: fieldManager}
+	sc := storagev1ac.StorageClass(CSIStorageClass).
+		WithLabels(labels).
+		WithAnnotations(map[string]string{"storageclass.kubernetes.io/is-default-class": "false"}).
+		WithProvisioner(csistate.DriverName).
+		WithReclaimPolicy(corev1.PersistentVolumeReclaimDelete).
+		WithVolumeBindingMode(storagev1.VolumeBindingImmediate).
+		WithAllowVolumeExpansion(false)
+	opts := metav1.ApplyOptions{FieldManager: fieldManager, Force: true}
+	classes := cs.StorageV1().StorageClasses()
+	_, err = classes.Apply(ctx, sc, opts)
+	if apierrors.IsInvalid(err) {
+		// An immutable field differs: replace the class. Existing volumes
+		// keep their own reclaim policy and are not affected.
+		if err = classes.Delete(ctx, CSIStorageClass, metav1.DeleteOptions{}); err == nil || apierrors.IsNotFound(err) {
+			_, err = classes.Apply(ctx, sc, opts)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("sandbox: apply StorageClass %s: %w", CSIStorageClass, err)
+	}
+
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("sandbox: dynamic client: %w", err)
+	}
+	vsc := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": volumeSnapshotClasses.GroupVersion().String(),
+		"kind":       "VolumeSnapshotClass",
+		"metadata": map[string]any{
+			"name":        CSISnapshotClass,
+			"labels":      map[string]any{managedByLabel: fieldManager},
+			"annotations": map[string]any{"snapshot.storage.kubernetes.io/is-default-class": "true"},
+		},
+		"driver":         csistate.DriverName,
+		"deletionPolicy": "Delete",
+	}}
+	if _, err := dyn.Resource(volumeSnapshotClasses).Apply(ctx, CSISnapshotClass, vsc, opts); err != nil {
+		return fmt.Errorf("sandbox: apply VolumeSnapshotClass %s: %w", CSISnapshotClass, err)
+	}
+	return nil
+}
+
+// VolumePath returns the directory holding the files of the volume bound to
+// claim namespace/pvcName, a volume of the sandbox's CSI driver: what a pod
+// mounting the claim would see. Tests write a volume's data there and read
+// a restored volume's back.
+func (c *Cluster) VolumePath(ctx context.Context, namespace, pvcName string) (string, error) {
+	if c.csi == nil {
+		return "", errNoCSI
+	}
+	pvc, err := c.cs.CoreV1().PersistentVolumeClaims(namespace).Get(ctx, pvcName, metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("sandbox: volume path: %w", err)
+	}
+	claim := namespace + "/" + pvcName
+	if pvc.Spec.VolumeName == "" {
+		return "", fmt.Errorf("sandbox: claim %s is not bound to a volume yet (phase %s)", claim, pvc.Status.Phase)
+	}
+	pv, err := c.cs.CoreV1().PersistentVolumes().Get(ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("sandbox: volume path of claim %s: %w", claim, err)
+	}
+	src := pv.Spec.CSI
+	if src == nil || src.Driver != csistate.DriverName {
+		return "", fmt.Errorf("sandbox: volume %s of claim %s is not a volume of CSI driver %s", pv.Name, claim, csistate.DriverName)
+	}
+	if !csistate.IsVolumeID(src.VolumeHandle) {
+		return "", fmt.Errorf("sandbox: volume %s of claim %s has handle %q, not one of the sandbox driver's", pv.Name, claim, src.VolumeHandle)
+	}
+	dir := csistate.VolumeDirForHandle(c.csi.stateDir, src.VolumeHandle)
+	if _, err := os.Stat(dir); err != nil {
+		return "", fmt.Errorf("sandbox: volume %s of claim %s: %w", pv.Name, claim, err)
+	}
+	return dir, nil
+}
