@@ -132,11 +132,17 @@ func devCluster(ctx context.Context, g *globals, df *devFlags, log *zap.Logger) 
 		}
 		binDir = dir
 	}
-	cluster, err := sandbox.Start(ctx, sandbox.Options{BinDir: binDir, DataDir: filepath.Join(g.dataDir, "sandbox"), Log: log.Named("sandbox")})
+	// The CSI stack (test driver, provisioner, snapshotter) comes along
+	// when its binaries are there, so volume snapshots work out of the box.
+	csi := sandbox.CheckCSIBinDir(binDir) == nil
+	cluster, err := sandbox.Start(ctx, sandbox.Options{BinDir: binDir, DataDir: filepath.Join(g.dataDir, "sandbox"), Log: log.Named("sandbox"), CSI: csi})
 	if err != nil {
 		return nil, "", nil, err
 	}
 	desc := fmt.Sprintf("sandbox at %s\n                export KUBECONFIG=%s", cluster.Config().Host, cluster.KubeconfigPath())
+	if csi {
+		desc += fmt.Sprintf("\n                CSI volumes: StorageClass %s, VolumeSnapshotClass %s", sandbox.CSIStorageClass, sandbox.CSISnapshotClass)
+	}
 	if len(df.worker.etcdEndpoints) == 0 {
 		// etcd snapshots of the sandbox work out of the box.
 		df.worker.etcdEndpoints = []string{cluster.EtcdEndpoint()}

@@ -38,6 +38,18 @@ func newStack(t *testing.T) *stack {
 // installation, with its own cluster and Temporal, sharing the location.
 func newStackAt(t *testing.T, locationURL string) *stack {
 	t.Helper()
+	return newStackWith(t, locationURL, false)
+}
+
+// newCSIStack is newStack with the sandbox's CSI stack: the test driver,
+// the external provisioner and snapshotter, StorageClass cairn-csi.
+func newCSIStack(t *testing.T) *stack {
+	t.Helper()
+	return newStackWith(t, "", true)
+}
+
+func newStackWith(t *testing.T, locationURL string, csi bool) *stack {
+	t.Helper()
 	binDir, err := sandbox.DefaultBinDir()
 	require.NoError(t, err, "sandbox binaries missing: run `make sandbox-bins`")
 	dir := t.TempDir()
@@ -45,7 +57,7 @@ func newStackAt(t *testing.T, locationURL string) *stack {
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cluster, err := sandbox.Start(ctx, sandbox.Options{BinDir: binDir, DataDir: filepath.Join(dir, "sandbox"), Log: log})
+	cluster, err := sandbox.Start(ctx, sandbox.Options{BinDir: binDir, DataDir: filepath.Join(dir, "sandbox"), Log: log, CSI: csi})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cluster.Stop() })
 	s := &stack{
