@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"gocloud.dev/blob"
 	_ "gocloud.dev/blob/azureblob" // azblob:// locations
@@ -244,14 +245,17 @@ func (l *Location) DirsStartingWith(ctx context.Context, prefix, start string) (
 	})
 }
 
-// listRestarts bounds how often a listing that raced a deletion starts
-// over: a file location walks its directory tree, and a file removed
-// under the walk (a run's log chunks at its end) fails it with NotFound.
-const listRestarts = 5
+// listRestartWindow bounds how long a listing that races deletions keeps
+// starting over: a file location walks its directory tree, and a file
+// removed under the walk (a run's log chunks at its end) fails it with
+// NotFound. A count would not do: a busy deleter on a loaded machine can
+// win several walks in a row.
+const listRestartWindow = time.Minute
 
 // list returns what keep makes of each object listed with opts.
 func (l *Location) list(ctx context.Context, opts *blob.ListOptions, keep func(*blob.ListObject) (string, bool)) ([]string, error) {
-	for restart := 0; ; restart++ {
+	giveUp := time.Now().Add(listRestartWindow)
+	for {
 		var out []string
 		it := l.bucket.List(opts)
 		var err error
@@ -267,7 +271,7 @@ func (l *Location) list(ctx context.Context, opts *blob.ListOptions, keep func(*
 		if err == io.EOF {
 			return out, nil
 		}
-		if gcerrors.Code(err) != gcerrors.NotFound || restart >= listRestarts {
+		if gcerrors.Code(err) != gcerrors.NotFound || time.Now().After(giveUp) || ctx.Err() != nil {
 			return nil, fmt.Errorf("list %s: %w", opts.Prefix, err)
 		}
 	}
