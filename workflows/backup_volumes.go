@@ -156,40 +156,31 @@ func (b *backupRun) operationsFailure() string {
 	return fmt.Sprintf("%d of %d volume operations failed: %s", len(failed), len(b.status.Operations), strings.Join(failed, "; "))
 }
 
-// completedSnapshots are the snapshots of the operations that completed,
-// with their namespaces, for finalize to collect.
-func (b *backupRun) completedSnapshots() ([]SnapshotInfo, []string) {
-	var snaps []SnapshotInfo
-	var namespaces []string
+// completedOperations are the operations whose snapshot is ready.
+func (b *backupRun) completedOperations() []Operation {
+	var done []Operation
 	for _, op := range b.status.Operations {
 		if op.Phase == OperationCompleted && op.Snapshot != nil {
-			snaps = append(snaps, *op.Snapshot)
-			namespaces = append(namespaces, op.Volume.Namespace)
+			done = append(done, op)
 		}
 	}
-	return snaps, namespaces
+	return done
 }
 
 // collectSnapshots stores the final state of the ready snapshots and
 // their contents as backup items, so a restore sees them ready.
 func (b *backupRun) collectSnapshots(ctx workflow.Context) error {
-	snaps, namespaces := b.completedSnapshots()
-	if len(snaps) == 0 {
+	ops := b.completedOperations()
+	if len(ops) == 0 {
 		return nil
 	}
 	actx := workflow.WithActivityOptions(ctx, b.activityOptions(time.Hour))
-	in := CollectSnapshotsInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, Snapshots: snaps, Namespaces: namespaces}
+	in := CollectSnapshotsInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, Operations: ops}
 	var res CollectSnapshotsResult
 	if err := workflow.ExecuteActivity(actx, CollectVolumeSnapshotsActivity, in).Get(ctx, &res); err != nil {
 		return fmt.Errorf("collect volume snapshots: %w", err)
 	}
-	for _, gr := range workflow.DeterministicKeys(res.Resources) {
-		p := b.status.Resources[gr]
-		p.Items += res.Resources[gr]
-		p.Done = true
-		b.status.Resources[gr] = p
-		b.status.ItemsDone += res.Resources[gr]
-	}
+	b.addItems(res.Resources)
 	return nil
 }
 
@@ -212,7 +203,7 @@ func operationCounts(ops []Operation) string {
 // already kept: without the backup, nothing would ever restore or delete
 // them.
 func (b *backupRun) discardSnapshots(ctx workflow.Context) {
-	if snaps, _ := b.completedSnapshots(); len(snaps) == 0 {
+	if len(b.completedOperations()) == 0 {
 		return
 	}
 	actx := workflow.WithActivityOptions(ctx, b.activityOptions(time.Hour))

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
 )
 
 func twoVolumes() *PlanVolumesResult {
@@ -19,13 +20,12 @@ func twoVolumes() *PlanVolumesResult {
 }
 
 func readyInfo(_ context.Context, in WaitSnapshotInput) (*SnapshotInfo, error) {
-	return &SnapshotInfo{Name: in.Name, Content: "content-" + in.Volume.Claim, Alias: in.Name, Handle: "snap-" + in.Volume.Claim, RestoreBytes: 1 << 20}, nil
+	return &SnapshotInfo{Name: in.Name, Content: "content-" + in.Volume.Claim, Handle: "snap-" + in.Volume.Claim, RestoreBytes: 1 << 20}, nil
 }
 
-// TestBackupSnapshotsVolumesAsOperations: each planned volume is one
-// operation, run as a child workflow; the backup records the snapshots,
-// collects them for the tarball and passes them to finalize.
-func TestBackupSnapshotsVolumesAsOperations(t *testing.T) {
+// volumeBackupEnv is a backup of three types and two volumes, up to the
+// snapshots being created; each test says how the waits end.
+func volumeBackupEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	env := newBackupEnv(t)
 	env.OnActivity(PlanBackupActivity, mock.Anything, mock.Anything).Return(threeTypes(), nil).Once()
 	env.OnActivity(PlanVolumesActivity, mock.Anything, mock.Anything).Return(twoVolumes(), nil).Once()
@@ -33,12 +33,19 @@ func TestBackupSnapshotsVolumesAsOperations(t *testing.T) {
 	env.OnActivity(CollectRelatedActivity, mock.Anything, mock.Anything).Return(&CollectRelatedResult{}, nil).Once()
 	env.OnActivity(CreateVolumeSnapshotActivity, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in CreateSnapshotInput) (*CreateSnapshotResult, error) {
-			name := SnapshotName(in.Backup, in.Volume)
-			return &CreateSnapshotResult{Name: name, Alias: name}, nil
+			return &CreateSnapshotResult{Name: SnapshotName(in.Backup, in.Volume)}, nil
 		}).Twice()
+	return env
+}
+
+// TestBackupSnapshotsVolumesAsOperations: each planned volume is one
+// operation, run as a child workflow; the backup records the snapshots,
+// collects them for the tarball and passes them to finalize.
+func TestBackupSnapshotsVolumesAsOperations(t *testing.T) {
+	env := volumeBackupEnv(t)
 	env.OnActivity(WaitVolumeSnapshotActivity, mock.Anything, mock.Anything).Return(readyInfo).Twice()
 	env.OnActivity(CollectVolumeSnapshotsActivity, mock.Anything, mock.MatchedBy(func(in CollectSnapshotsInput) bool {
-		return len(in.Snapshots) == 2 && in.Namespaces[0] == "shop"
+		return len(in.Operations) == 2 && in.Operations[0].Volume.Namespace == "shop"
 	})).Return(&CollectSnapshotsResult{Resources: map[string]int{"volumesnapshots.snapshot.storage.k8s.io": 2}}, nil).Once()
 	var finalized FinalizeInput
 	env.OnActivity(FinalizeBackupActivity, mock.Anything, mock.Anything).Return(
@@ -70,15 +77,7 @@ func TestBackupSnapshotsVolumesAsOperations(t *testing.T) {
 // removed, its operation Failed with the reason, and the backup ends
 // PartiallyFailed instead of Failed.
 func TestVolumeTimeoutFailsItsOperationOnly(t *testing.T) {
-	env := newBackupEnv(t)
-	env.OnActivity(PlanBackupActivity, mock.Anything, mock.Anything).Return(threeTypes(), nil).Once()
-	env.OnActivity(PlanVolumesActivity, mock.Anything, mock.Anything).Return(twoVolumes(), nil).Once()
-	env.OnActivity(CollectActivity, mock.Anything, mock.Anything).Return(collected(1)).Times(3)
-	env.OnActivity(CollectRelatedActivity, mock.Anything, mock.Anything).Return(&CollectRelatedResult{}, nil).Once()
-	env.OnActivity(CreateVolumeSnapshotActivity, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in CreateSnapshotInput) (*CreateSnapshotResult, error) {
-			return &CreateSnapshotResult{Name: SnapshotName(in.Backup, in.Volume)}, nil
-		}).Twice()
+	env := volumeBackupEnv(t)
 	env.OnActivity(WaitVolumeSnapshotActivity, mock.Anything, mock.MatchedBy(func(in WaitSnapshotInput) bool { return in.Volume.Claim == "data" })).
 		Return(readyInfo).Once()
 	env.OnActivity(WaitVolumeSnapshotActivity, mock.Anything, mock.MatchedBy(func(in WaitSnapshotInput) bool { return in.Volume.Claim == "logs" })).
@@ -87,7 +86,7 @@ func TestVolumeTimeoutFailsItsOperationOnly(t *testing.T) {
 	env.OnActivity(RemoveVolumeSnapshotActivity, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in RemoveSnapshotInput) error { removed = in.Volume.Claim; return nil }).Once()
 	env.OnActivity(CollectVolumeSnapshotsActivity, mock.Anything, mock.MatchedBy(func(in CollectSnapshotsInput) bool {
-		return len(in.Snapshots) == 1
+		return len(in.Operations) == 1
 	})).Return(&CollectSnapshotsResult{}, nil).Once()
 	env.OnActivity(FinalizeBackupActivity, mock.Anything, mock.Anything).Return(&FinalizeResult{}, nil).Once()
 	env.OnActivity(CleanupBackupActivity, mock.Anything, mock.Anything).Return(nil).Once()

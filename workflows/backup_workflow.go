@@ -189,16 +189,22 @@ func (b *backupRun) collectRelated(ctx workflow.Context, types []ResourceType) e
 	if err := workflow.ExecuteActivity(actx, CollectRelatedActivity, in).Get(ctx, &res); err != nil {
 		return fmt.Errorf("collect related cluster-scoped objects: %w", err)
 	}
-	for _, gr := range workflow.DeterministicKeys(res.Resources) {
-		p := b.status.Resources[gr]
-		p.Items += res.Resources[gr]
-		p.Done = true
-		b.status.Resources[gr] = p
-		b.status.ItemsDone += res.Resources[gr]
-	}
+	b.addItems(res.Resources)
 	b.status.Warnings += res.Warnings
 	b.updateDetails(ctx)
 	return nil
+}
+
+// addItems counts items a step stored per type on top of what collection
+// stored, and marks those types done.
+func (b *backupRun) addItems(resources map[string]int) {
+	for _, gr := range workflow.DeterministicKeys(resources) {
+		p := b.status.Resources[gr]
+		p.Items += resources[gr]
+		p.Done = true
+		b.status.Resources[gr] = p
+		b.status.ItemsDone += resources[gr]
+	}
 }
 
 func (b *backupRun) finalize(ctx workflow.Context, final Phase) error {

@@ -94,12 +94,11 @@ type Operation struct {
 
 // SnapshotInfo is what a ready CSI snapshot recorded.
 type SnapshotInfo struct {
-	// Name of the VolumeSnapshot, in the claim's namespace.
+	// Name of the VolumeSnapshot, in the claim's namespace; it is also the
+	// snapshot's cairn.io/snapshot-alias-name.
 	Name string `json:"name"`
 	// Content is the VolumeSnapshotContent it is bound to.
 	Content string `json:"content"`
-	// Alias is the snapshot's cairn.io/snapshot-alias-name.
-	Alias string `json:"alias"`
 	// Handle is the CSI driver's snapshot ID.
 	Handle       string     `json:"handle"`
 	SizeBytes    int64      `json:"sizeBytes,omitempty"`
@@ -170,7 +169,6 @@ type CreateSnapshotInput struct {
 // CreateSnapshotResult names the snapshot and lists what was pruned.
 type CreateSnapshotResult struct {
 	Name   string   `json:"name"`
-	Alias  string   `json:"alias"`
 	Pruned []string `json:"pruned,omitempty"`
 }
 
@@ -194,11 +192,10 @@ type RemoveSnapshotInput struct {
 // CollectSnapshotsInput asks finalize's first step to store the final
 // state of the ready snapshots and their contents as backup items.
 type CollectSnapshotsInput struct {
-	Backup    string         `json:"backup"`
-	Location  string         `json:"location"`
-	Snapshots []SnapshotInfo `json:"snapshots"`
-	// Namespaces of the snapshots, index by index.
-	Namespaces []string `json:"namespaces"`
+	Backup   string `json:"backup"`
+	Location string `json:"location"`
+	// Operations are the completed ones, each with its snapshot.
+	Operations []Operation `json:"operations"`
 }
 
 // CollectSnapshotsResult counts the items stored per type.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,15 +34,13 @@ func (a *Activities) CollectVolumeSnapshots(ctx context.Context, in workflows.Co
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}
 	defer run.End()
-	if len(in.Namespaces) != len(in.Snapshots) {
-		return nil, temporal.NewNonRetryableApplicationError("snapshots and namespaces differ in length", workflows.ErrTypeInvalidSpec, nil)
-	}
 	snaps := a.Snapshots.SnapshotV1()
 	var vsLines, contentLines [][]byte
-	for i, s := range in.Snapshots {
-		vs, err := snaps.VolumeSnapshots(in.Namespaces[i]).Get(ctx, s.Name, metav1.GetOptions{})
+	for i, op := range in.Operations {
+		ns, s := op.Volume.Namespace, op.Snapshot
+		vs, err := snaps.VolumeSnapshots(ns).Get(ctx, s.Name, metav1.GetOptions{})
 		if err != nil {
-			return nil, fmt.Errorf("get volumesnapshot %s/%s: %w", in.Namespaces[i], s.Name, err)
+			return nil, fmt.Errorf("get volumesnapshot %s/%s: %w", ns, s.Name, err)
 		}
 		vs.APIVersion, vs.Kind = snapshotGroupVersion, "VolumeSnapshot"
 		content, err := snaps.VolumeSnapshotContents().Get(ctx, s.Content, metav1.GetOptions{})
@@ -59,6 +58,7 @@ func (a *Activities) CollectVolumeSnapshots(ctx context.Context, in workflows.Co
 			}
 			*obj.lines = append(*obj.lines, line)
 		}
+		activity.RecordHeartbeat(ctx, i)
 	}
 	res := &workflows.CollectSnapshotsResult{Resources: map[string]int{}}
 	for gr, lines := range map[string][][]byte{VolumeSnapshotsResource: vsLines, VolumeSnapshotContentsResource: contentLines} {

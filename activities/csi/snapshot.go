@@ -31,7 +31,7 @@ func (a *Activities) CreateVolumeSnapshot(ctx context.Context, in workflows.Crea
 	v := in.Volume
 	name := workflows.SnapshotName(in.Backup, v)
 	log := run.Log.With(zap.String("volume", v.Key()), zap.String("snapshot", name))
-	res := &workflows.CreateSnapshotResult{Name: name, Alias: name}
+	res := &workflows.CreateSnapshotResult{Name: name}
 
 	existing, err := a.Snapshots.SnapshotV1().VolumeSnapshots(v.Namespace).Get(ctx, name, metav1.GetOptions{})
 	switch {
@@ -167,7 +167,7 @@ func (a *Activities) retain(ctx context.Context, log *zap.Logger, in workflows.W
 	if err != nil {
 		return nil, fmt.Errorf("retain volumesnapshotcontent %s: %w", contentName, err)
 	}
-	info := &workflows.SnapshotInfo{Name: in.Name, Content: contentName, Alias: in.Name}
+	info := &workflows.SnapshotInfo{Name: in.Name, Content: contentName}
 	if s := content.Status; s != nil {
 		if s.SnapshotHandle != nil {
 			info.Handle = *s.SnapshotHandle
