@@ -25,14 +25,9 @@ const (
 // DefaultCSISnapshotTimeout bounds the wait for a snapshot to be ready.
 const DefaultCSISnapshotTimeout = 10 * time.Minute
 
-// Labels cairn puts on the VolumeSnapshots and VolumeSnapshotContents it
-// keeps. The alias is unique per snapshot; the volume name is the volume's
-// identity (its PersistentVolume), so the kept snapshots of one volume are
-// one label query away.
+// How a claim's VolumeSnapshotClass is chosen (the labels cairn puts on
+// the snapshots it keeps are in internal/objects).
 const (
-	LabelBackupName         = "cairn.io/backup-name"
-	LabelSnapshotAlias      = "cairn.io/snapshot-alias-name"
-	LabelSnapshotVolumeName = "cairn.io/snapshot-volume-name"
 	// AnnotationSnapshotClass on a claim names the VolumeSnapshotClass to
 	// use for it; LabelSnapshotClass=true on a class makes it cairn's
 	// choice for its driver. Otherwise the driver's default class is used.

@@ -12,11 +12,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/cairn-backup/cairn/internal/objects"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
 // snapshotGroupVersion is the API the snapshots are made through.
-const snapshotGroupVersion = "snapshot.storage.k8s.io/v1"
+const snapshotGroupVersion = objects.SnapshotGroup + "/v1"
 
 // annotationDefaultClass marks a driver's default VolumeSnapshotClass.
 const annotationDefaultClass = "snapshot.storage.kubernetes.io/is-default-class"

@@ -11,13 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/internal/objects"
 	"github.com/cairn-backup/cairn/workflows"
-)
-
-// Group-resources of the snapshot items in the tarball.
-const (
-	VolumeSnapshotsResource        = "volumesnapshots.snapshot.storage.k8s.io"
-	VolumeSnapshotContentsResource = "volumesnapshotcontents.snapshot.storage.k8s.io"
 )
 
 // snapshotPartShard puts the re-collected snapshots after every part
@@ -61,7 +56,7 @@ func (a *Activities) CollectVolumeSnapshots(ctx context.Context, in workflows.Co
 		activity.RecordHeartbeat(ctx, i)
 	}
 	res := &workflows.CollectSnapshotsResult{Resources: map[string]int{}}
-	for gr, lines := range map[string][][]byte{VolumeSnapshotsResource: vsLines, VolumeSnapshotContentsResource: contentLines} {
+	for gr, lines := range map[string][][]byte{objects.VolumeSnapshotsResource: vsLines, objects.VolumeSnapshotContentsResource: contentLines} {
 		var data []byte
 		for _, l := range lines {
 			data = append(append(data, l...), '\n')

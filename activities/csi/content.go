@@ -9,21 +9,19 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/cairn-backup/cairn/internal/objects"
 )
 
 const mergePatch = types.MergePatchType
 
-// annBeingDeleted tells the CSI snapshotter sidecar that a content's
-// snapshot is to be deleted from the storage system; the snapshot
-// controller sets it when a bound VolumeSnapshot is deleted, and cairn
-// sets it on a retained content whose VolumeSnapshot is already gone.
-const annBeingDeleted = "snapshot.storage.kubernetes.io/volumesnapshot-being-deleted"
-
 // deleteSnapshot deletes a native snapshot for good: the VolumeSnapshot
 // (if it still exists), its content and the driver's snapshot. The
 // content is switched to Delete first, so whichever way it goes the
-// sidecar deletes the snapshot in the driver. It returns once the content
-// is gone, heartbeating while it waits.
+// sidecar deletes the snapshot in the driver: through the VolumeSnapshot's
+// deletion, or, once that is gone, through AnnotationSnapshotBeingDeleted,
+// which the snapshot controller would otherwise have set. It returns once
+// the content is gone, heartbeating while it waits.
 //
 // uid, when known, is the VolumeSnapshot's: one of the same name with
 // another UID (a restore's, say) is not this snapshot and is left alone.
@@ -45,7 +43,7 @@ func (a *Activities) deleteSnapshot(ctx context.Context, namespace, name string,
 	if content != "" {
 		patch := `{"spec":{"deletionPolicy":"Delete"}}`
 		if !vsExists {
-			patch = fmt.Sprintf(`{"metadata":{"annotations":{%q:"yes"}},"spec":{"deletionPolicy":"Delete"}}`, annBeingDeleted)
+			patch = fmt.Sprintf(`{"metadata":{"annotations":{%q:"yes"}},"spec":{"deletionPolicy":"Delete"}}`, objects.AnnotationSnapshotBeingDeleted)
 		}
 		_, err := snaps.VolumeSnapshotContents().Patch(ctx, content, mergePatch, []byte(patch), metav1.PatchOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {

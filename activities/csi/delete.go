@@ -28,7 +28,7 @@ func (a *Activities) DeleteBackupSnapshots(ctx context.Context, in workflows.Del
 	defer run.End()
 	// Restored copies carry the backup's label too, with a restore label:
 	// they are the restore's, not the backup's.
-	sel := labels.SelectorFromSet(labels.Set{workflows.LabelBackupName: in.Backup}).String() + ",!" + objects.LabelRestore
+	sel := labels.SelectorFromSet(labels.Set{objects.LabelBackup: in.Backup}).String() + ",!" + objects.LabelRestore
 	list, err := a.Snapshots.SnapshotV1().VolumeSnapshotContents().List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		if isSnapshotAPIMissing(err) {
@@ -45,7 +45,7 @@ func (a *Activities) DeleteBackupSnapshots(ctx context.Context, in workflows.Del
 		res.Deleted++
 		activity.RecordHeartbeat(ctx, res.Deleted)
 		run.Log.Info("Deleted the backup's native snapshot", zap.String("content", c.Name),
-			zap.String("snapshot", ref.Namespace+"/"+ref.Name), zap.String("alias", c.Labels[workflows.LabelSnapshotAlias]))
+			zap.String("snapshot", ref.Namespace+"/"+ref.Name), zap.String("alias", c.Labels[objects.LabelSnapshotAlias]))
 	}
 	return res, nil
 }

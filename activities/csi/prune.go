@@ -30,7 +30,7 @@ func (a *Activities) pruneForNew(ctx context.Context, run *runlog.Run, backup st
 	}
 	var others []snapv1.VolumeSnapshotContent
 	for _, c := range kept {
-		if c.Labels[workflows.LabelSnapshotAlias] != alias {
+		if c.Labels[objects.LabelSnapshotAlias] != alias {
 			others = append(others, c)
 		}
 	}
@@ -40,7 +40,7 @@ func (a *Activities) pruneForNew(ctx context.Context, run *runlog.Run, backup st
 		if excess <= 0 {
 			break
 		}
-		owner := c.Labels[workflows.LabelBackupName]
+		owner := c.Labels[objects.LabelBackup]
 		done, err := backupCompleted(ctx, run.Loc, owner)
 		if err != nil {
 			return pruned, err
@@ -54,7 +54,7 @@ func (a *Activities) pruneForNew(ctx context.Context, run *runlog.Run, backup st
 		}
 		run.Log.Info("Pruned the oldest kept snapshot of the volume", zap.String("volume", v.PersistentVolume),
 			zap.String("content", c.Name), zap.String("backup", owner), zap.Int("keepNewest", n))
-		pruned = append(pruned, c.Labels[workflows.LabelSnapshotAlias])
+		pruned = append(pruned, c.Labels[objects.LabelSnapshotAlias])
 		excess--
 	}
 	return pruned, nil
@@ -63,7 +63,7 @@ func (a *Activities) pruneForNew(ctx context.Context, run *runlog.Run, backup st
 // KeptSnapshots lists the retained snapshot contents of a volume (by its
 // cairn.io/snapshot-volume-name label), oldest first.
 func (a *Activities) KeptSnapshots(ctx context.Context, volume string) ([]snapv1.VolumeSnapshotContent, error) {
-	sel := labels.SelectorFromSet(labels.Set{workflows.LabelSnapshotVolumeName: volume}).String() + ",!" + objects.LabelRestore
+	sel := labels.SelectorFromSet(labels.Set{objects.LabelSnapshotVolume: volume}).String() + ",!" + objects.LabelRestore
 	list, err := a.Snapshots.SnapshotV1().VolumeSnapshotContents().List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return nil, fmt.Errorf("list snapshots of volume %s: %w", volume, err)

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/internal/objects"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -78,19 +79,19 @@ func (a *Activities) CreateVolumeSnapshot(ctx context.Context, in workflows.Crea
 
 // ours refuses a snapshot of the same name that another backup made.
 func ours(labels map[string]string, backup, name string) error {
-	if labels[workflows.LabelBackupName] == backup {
+	if labels[objects.LabelBackup] == backup {
 		return nil
 	}
 	msg := fmt.Sprintf("VolumeSnapshot %s exists but was not made by backup %s (label %s=%q)", name, backup,
-		workflows.LabelBackupName, labels[workflows.LabelBackupName])
+		objects.LabelBackup, labels[objects.LabelBackup])
 	return temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeSnapshotFailed, nil)
 }
 
 func snapshotLabels(backup, alias, volume string) map[string]string {
 	return map[string]string{
-		workflows.LabelBackupName:         backup,
-		workflows.LabelSnapshotAlias:      alias,
-		workflows.LabelSnapshotVolumeName: volume,
+		objects.LabelBackup:         backup,
+		objects.LabelSnapshotAlias:  alias,
+		objects.LabelSnapshotVolume: volume,
 	}
 }
 
@@ -162,7 +163,7 @@ func describeSnapshot(vs *snapv1.VolumeSnapshot) string {
 func (a *Activities) retain(ctx context.Context, log *zap.Logger, in workflows.WaitSnapshotInput, vs *snapv1.VolumeSnapshot) (*workflows.SnapshotInfo, error) {
 	contentName := *vs.Status.BoundVolumeSnapshotContentName
 	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q,%q:%q,%q:%q}},"spec":{"deletionPolicy":"Retain"}}`,
-		workflows.LabelBackupName, in.Backup, workflows.LabelSnapshotAlias, in.Name, workflows.LabelSnapshotVolumeName, in.Volume.PersistentVolume)
+		objects.LabelBackup, in.Backup, objects.LabelSnapshotAlias, in.Name, objects.LabelSnapshotVolume, in.Volume.PersistentVolume)
 	content, err := a.Snapshots.SnapshotV1().VolumeSnapshotContents().Patch(ctx, contentName, mergePatch, []byte(patch), metav1.PatchOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("retain volumesnapshotcontent %s: %w", contentName, err)
@@ -209,7 +210,7 @@ func (a *Activities) RemoveVolumeSnapshot(ctx context.Context, in workflows.Remo
 	case err != nil:
 		return fmt.Errorf("get volumesnapshot %s/%s: %w", in.Volume.Namespace, in.Name, err)
 	}
-	if vs.Labels[workflows.LabelBackupName] != in.Backup {
+	if vs.Labels[objects.LabelBackup] != in.Backup {
 		log.Warn("VolumeSnapshot of that name belongs to another backup; left alone")
 		return nil
 	}

@@ -116,7 +116,7 @@ func relatedClusterItem(gr string, obj *unstructured.Unstructured, idx *backupIn
 		return idx.claims[ns+"/"+name]
 	case crdResource:
 		return p.crds[obj.GetName()]
-	case volumeSnapshotContentsResource:
+	case objects.VolumeSnapshotContentsResource:
 		ns, _, _ := unstructured.NestedString(obj.Object, "spec", "volumeSnapshotRef", "namespace")
 		name, _, _ := unstructured.NestedString(obj.Object, "spec", "volumeSnapshotRef", "name")
 		return idx.snapshots[ns+"/"+name]
@@ -127,8 +127,8 @@ func relatedClusterItem(gr string, obj *unstructured.Unstructured, idx *backupIn
 // snapshotRestored reports whether the VolumeSnapshot ns/name of the
 // backup is restored in this run (selected, and its types planned).
 func snapshotRestored(ns, name string, idx *backupIndex, p *restorePlan) bool {
-	_, vsPlanned := p.types[volumeSnapshotsResource]
-	_, contentPlanned := p.types[volumeSnapshotContentsResource]
+	_, vsPlanned := p.types[objects.VolumeSnapshotsResource]
+	_, contentPlanned := p.types[objects.VolumeSnapshotContentsResource]
 	return vsPlanned && contentPlanned && idx.snapshots[ns+"/"+name]
 }
 

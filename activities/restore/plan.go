@@ -191,7 +191,7 @@ func (s *selection) clusterType(gr string) bool {
 	case workflows.ClusterResourcesInclude:
 		return true
 	}
-	return s.allCluster || gr == "persistentvolumes" || gr == crdResource || gr == volumeSnapshotContentsResource
+	return s.allCluster || gr == "persistentvolumes" || gr == crdResource || gr == objects.VolumeSnapshotContentsResource
 }
 
 func typeNames(gr string, ti *typeIndex) []string {

@@ -128,7 +128,7 @@ func scanBackup(ctx context.Context, loc *location.Location, key string, sel *se
 		case "persistentvolumes":
 			claim := gjson.GetManyBytes(e.Data, "spec.claimRef.namespace", "spec.claimRef.name")
 			idx.volumeClaims[e.Name] = claim[0].String() + "/" + claim[1].String()
-		case volumeSnapshotsResource:
+		case objects.VolumeSnapshotsResource:
 			idx.snapshots[key] = true
 			snap := gjson.GetManyBytes(e.Data, "spec.source.persistentVolumeClaimName", "status.readyToUse", "status.boundVolumeSnapshotContentName")
 			if labels[objects.LabelBackup] != "" && snap[0].String() != "" && snap[1].Bool() && snap[2].String() != "" {
@@ -139,12 +139,6 @@ func scanBackup(ctx context.Context, loc *location.Location, key string, sel *se
 	})
 	return idx, err
 }
-
-// Group-resources of CSI snapshots in a backup.
-const (
-	volumeSnapshotsResource        = "volumesnapshots.snapshot.storage.k8s.io"
-	volumeSnapshotContentsResource = "volumesnapshotcontents.snapshot.storage.k8s.io"
-)
 
 // corruptError is a tarball that cannot be read whatever the retry.
 type corruptError struct{ err error }

@@ -67,9 +67,9 @@ func Prepare(obj *unstructured.Unstructured, o Options) {
 		} else {
 			resetClaim(obj, o)
 		}
-	case group == snapshotGroup && kind == "VolumeSnapshot":
+	case group == SnapshotGroup && kind == "VolumeSnapshot":
 		prepareVolumeSnapshot(obj, snap, o)
-	case group == snapshotGroup && kind == "VolumeSnapshotContent":
+	case group == SnapshotGroup && kind == "VolumeSnapshotContent":
 		prepareSnapshotContent(obj, snap, o)
 	case group == "" && kind == "PersistentVolume":
 		remapClaimRef(obj, o)

@@ -7,14 +7,30 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// Labels a backup puts on the snapshots it keeps; a restored copy drops
-// them, so it is never counted or pruned as one of the backup's snapshots.
+// Labels a backup puts on the snapshots it keeps (with LabelBackup). The
+// alias is unique per snapshot (the VolumeSnapshot's name); the volume is
+// the snapshotted PersistentVolume, so the kept snapshots of one volume are
+// one label query away. A restored copy drops both, so it is never counted
+// or pruned as one of the backup's snapshots.
 const (
-	labelSnapshotAlias  = "cairn.io/snapshot-alias-name"
-	labelSnapshotVolume = "cairn.io/snapshot-volume-name"
-	snapshotGroup       = "snapshot.storage.k8s.io"
-	annBeingDeleted     = "snapshot.storage.kubernetes.io/volumesnapshot-being-deleted"
-	annBeingCreated     = "snapshot.storage.kubernetes.io/volumesnapshot-being-created"
+	LabelSnapshotAlias  = "cairn.io/snapshot-alias-name"
+	LabelSnapshotVolume = "cairn.io/snapshot-volume-name"
+)
+
+// The snapshot API's group and the group-resources of its objects in a
+// backup.
+const (
+	SnapshotGroup                  = "snapshot.storage.k8s.io"
+	VolumeSnapshotsResource        = "volumesnapshots." + SnapshotGroup
+	VolumeSnapshotContentsResource = "volumesnapshotcontents." + SnapshotGroup
+)
+
+// Annotations the snapshot controllers put on a content. The CSI
+// snapshotter deletes the storage system's snapshot of a content being
+// deleted that carries AnnotationSnapshotBeingDeleted.
+const (
+	AnnotationSnapshotBeingDeleted = "snapshot.storage.kubernetes.io/volumesnapshot-being-deleted"
+	annotationSnapshotBeingCreated = "snapshot.storage.kubernetes.io/volumesnapshot-being-created"
 )
 
 // snapshotFacts is what a VolumeSnapshot or its content said in its status
@@ -82,10 +98,10 @@ func prepareSnapshotContent(obj *unstructured.Unstructured, f snapshotFacts, o O
 // cairn's alias and volume labels.
 func dropSnapshotMetadata(obj *unstructured.Unstructured) {
 	obj.SetFinalizers(nil)
-	for _, a := range []string{annBeingDeleted, annBeingCreated} {
+	for _, a := range []string{AnnotationSnapshotBeingDeleted, annotationSnapshotBeingCreated} {
 		unstructured.RemoveNestedField(obj.Object, "metadata", "annotations", a)
 	}
-	for _, l := range []string{labelSnapshotAlias, labelSnapshotVolume} {
+	for _, l := range []string{LabelSnapshotAlias, LabelSnapshotVolume} {
 		unstructured.RemoveNestedField(obj.Object, "metadata", "labels", l)
 	}
 }
@@ -96,6 +112,6 @@ func restoreClaimFromSnapshot(obj *unstructured.Unstructured, snapshot string) {
 	unbindClaim(obj)
 	unstructured.RemoveNestedField(obj.Object, "spec", "dataSourceRef")
 	_ = unstructured.SetNestedMap(obj.Object, map[string]any{
-		"apiGroup": snapshotGroup, "kind": "VolumeSnapshot", "name": snapshot,
+		"apiGroup": SnapshotGroup, "kind": "VolumeSnapshot", "name": snapshot,
 	}, "spec", "dataSource")
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/cairn-backup/cairn/internal/objects"
 	"github.com/cairn-backup/cairn/internal/sandbox"
 	"github.com/cairn-backup/cairn/internal/sandbox/csistate"
 	"github.com/cairn-backup/cairn/workflows"
@@ -103,7 +104,7 @@ func snapshots(t *testing.T, s *stack) snapclient.Interface {
 // (restored copies, which carry a restore label, are not the backup's).
 func backupSnapshots(t *testing.T, s *stack, backup string) ([]snapv1.VolumeSnapshot, []snapv1.VolumeSnapshotContent) {
 	t.Helper()
-	sel := metav1.ListOptions{LabelSelector: workflows.LabelBackupName + "=" + backup + ",!cairn.io/restore-name"}
+	sel := metav1.ListOptions{LabelSelector: objects.LabelBackup + "=" + backup + ",!" + objects.LabelRestore}
 	ctx := context.Background()
 	vs, err := snapshots(t, s).SnapshotV1().VolumeSnapshots("").List(ctx, sel)
 	require.NoError(t, err)

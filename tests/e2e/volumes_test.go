@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/cairn-backup/cairn/internal/objects"
 	"github.com/cairn-backup/cairn/internal/sandbox/csistate"
 	"github.com/cairn-backup/cairn/starter"
 	"github.com/cairn-backup/cairn/workflows"
@@ -74,8 +75,8 @@ func TestVolumeSnapshots(t *testing.T) {
 		require.Len(t, contents, 2)
 		for _, c := range contents {
 			assert.Equal(t, snapv1.VolumeSnapshotContentRetain, c.Spec.DeletionPolicy, "content %s", c.Name)
-			assert.NotEmpty(t, c.Labels[workflows.LabelSnapshotAlias])
-			assert.NotEmpty(t, c.Labels[workflows.LabelSnapshotVolumeName])
+			assert.NotEmpty(t, c.Labels[objects.LabelSnapshotAlias])
+			assert.NotEmpty(t, c.Labels[objects.LabelSnapshotVolume])
 		}
 
 		// Changes after the backup are not restored: the snapshot is a
@@ -197,11 +198,11 @@ func TestVolumeSnapshots(t *testing.T) {
 			}
 		}
 		list, err := snapshots(t, s).SnapshotV1().VolumeSnapshotContents().List(ctx,
-			metav1.ListOptions{LabelSelector: workflows.LabelSnapshotVolumeName + "=" + volume})
+			metav1.ListOptions{LabelSelector: objects.LabelSnapshotVolume + "=" + volume})
 		require.NoError(t, err)
 		var kept []string
 		for _, c := range list.Items {
-			kept = append(kept, c.Labels[workflows.LabelBackupName])
+			kept = append(kept, c.Labels[objects.LabelBackup])
 		}
 		assert.ElementsMatch(t, []string{"ring-3", "ring-4"}, kept)
 	})
