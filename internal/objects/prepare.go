@@ -36,7 +36,11 @@ func (o Options) mapNS(ns string) string {
 // step to find out.
 func Prepare(obj *unstructured.Unstructured, o Options) {
 	sourceNS := obj.GetNamespace()
-	snap := readSnapshotFacts(obj)
+	group := obj.GroupVersionKind().Group
+	var snap snapshotFacts
+	if group == SnapshotGroup {
+		snap = readSnapshotFacts(obj)
+	}
 	resetServerFields(obj)
 	if !o.KeepStatus {
 		unstructured.RemoveNestedField(obj.Object, "status")
@@ -51,7 +55,6 @@ func Prepare(obj *unstructured.Unstructured, o Options) {
 	labels[LabelRestore] = o.Restore
 	obj.SetLabels(labels)
 
-	group := obj.GroupVersionKind().Group
 	switch kind := obj.GetKind(); {
 	case group == "" && kind == "Namespace":
 		obj.SetName(o.mapNS(obj.GetName()))
