@@ -19,6 +19,8 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/cairn-backup/cairn/internal/atomicfile"
 )
 
 // AdminUser is the system:masters user of Config and KubeconfigPath.
@@ -94,7 +96,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		return nil, err
 	}
 	c.cfg = cfg
-	if err := writeFileAtomic(c.kubeconfig, kubeconfig, 0o600); err != nil {
+	if err := atomicfile.Write(c.kubeconfig, kubeconfig, 0o600); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	apiReady := time.Since(start)

@@ -10,6 +10,8 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/cairn-backup/cairn/internal/atomicfile"
 )
 
 const (
@@ -95,7 +97,7 @@ func startControlPlane(opts Options) (cp *controlPlane, err error) {
 		return nil, fmt.Errorf("sandbox: start etcd and kube-apiserver (logs in %s): %w",
 			opts.DataDir, errors.Join(err, stopErr))
 	}
-	if err := writeFileAtomic(filepath.Join(certDir, servingCA), cp.env.ControlPlane.APIServer.SecureServing.CA, 0o600); err != nil {
+	if err := atomicfile.Write(filepath.Join(certDir, servingCA), cp.env.ControlPlane.APIServer.SecureServing.CA, 0o600); err != nil {
 		return nil, errors.Join(fmt.Errorf("sandbox: %w", err), cp.stop())
 	}
 	opts.Log.Info("sandbox control plane up",

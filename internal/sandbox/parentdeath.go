@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.uber.org/zap"
+
+	"github.com/cairn-backup/cairn/internal/atomicfile"
 )
 
 // envtest starts etcd and kube-apiserver in their own process group and
@@ -52,7 +54,7 @@ func writeLauncher(dir, setpriv, bin string) (string, error) {
 		"# Written by cairn's sandbox: runs the binary, killed when its parent dies.\n" +
 		"exec " + shellQuote(setpriv) + " --pdeathsig KILL -- " + shellQuote(bin) + ` "$@"` + "\n"
 	path := filepath.Join(dir, filepath.Base(bin))
-	if err := writeFileAtomic(path, []byte(script), 0o700); err != nil {
+	if err := atomicfile.Write(path, []byte(script), 0o700); err != nil {
 		return "", err
 	}
 	return path, nil

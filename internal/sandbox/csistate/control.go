@@ -34,11 +34,7 @@ func WriteControl(dir string, c Control) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("csistate: %w", err)
 	}
-	data, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return fmt.Errorf("csistate: encode control: %w", err)
-	}
-	return writeFileAtomic(Layout{Dir: dir}.ControlPath(), append(data, '\n'), 0o644)
+	return writeJSON(Layout{Dir: dir}.ControlPath(), c)
 }
 
 // ReadControl reads the control file of the state directory dir; a missing

@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
+
+	"github.com/cairn-backup/cairn/internal/atomicfile"
 )
 
 // Volume is a volume's metadata file.
@@ -124,33 +125,8 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return fmt.Errorf("csistate: encode %s: %w", path, err)
 	}
-	return writeFileAtomic(path, append(data, '\n'), 0o644)
-}
-
-// writeFileAtomic writes data to path through a synced temporary file in
-// the same directory and a rename, so a reader sees the old file or the new
-// one, never part of one.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("csistate: write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(perm)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("csistate: write %s: %w", path, err)
+	if err := atomicfile.Write(path, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("csistate: %w", err)
 	}
 	return nil
 }
