@@ -69,7 +69,7 @@ func Run(ctx context.Context, c client.Client, cfg Config) error {
 	restoreActs := &restore.Activities{Clients: clients, Log: cfg.Log, BatchInterval: cfg.BatchInterval}
 	storeActs := &store.Activities{Log: cfg.Log, DeleteInterval: cfg.DeleteInterval}
 	etcdActs := &etcd.Activities{Etcd: cfg.Etcd, Log: cfg.Log}
-	csiActs, err := csi.New(kcfg, cfg.Log, cfg.SnapshotRetention)
+	csiActs, err := csi.New(clients, cfg.Log, cfg.SnapshotRetention)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,8 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
+
+	"github.com/cairn-backup/cairn/internal/kube"
 )
 
 // Activities holds the clients and settings the volume activities share.
@@ -48,16 +49,17 @@ func (r Retention) For(driver string) int {
 	return DefaultKeepNewest
 }
 
-// New returns the activities for the cluster of cfg.
-func New(cfg *rest.Config, log *zap.Logger, retention Retention) (*Activities, error) {
-	kc, err := kubernetes.NewForConfig(cfg)
+// New returns the activities for the cluster of clients, sharing their
+// configuration and discovery.
+func New(clients *kube.Clients, log *zap.Logger, retention Retention) (*Activities, error) {
+	kc, err := kubernetes.NewForConfig(clients.Config)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
-	sc, err := snapclient.NewForConfig(cfg)
+	sc, err := snapclient.NewForConfig(clients.Config)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot client: %w", err)
 	}
-	return &Activities{Kube: kc, Snapshots: sc, Discovery: kc.Discovery(), Log: log, Retention: retention,
+	return &Activities{Kube: kc, Snapshots: sc, Discovery: clients.Discovery, Log: log, Retention: retention,
 		PollInterval: time.Second}, nil
 }

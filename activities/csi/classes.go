@@ -68,17 +68,17 @@ func (c *classChooser) requireAPI(ctx context.Context, claim, pv, driver string)
 // annotation names, else the driver's class labelled
 // cairn.io/snapshot-class=true, else the driver's default class. A claim
 // with none is a warning.
-func (c *classChooser) choose(_ context.Context, claim corev1.PersistentVolumeClaim, driver string) (string, string, error) {
+func (c *classChooser) choose(claim corev1.PersistentVolumeClaim, driver string) (class, warning string) {
 	key := claim.Namespace + "/" + claim.Name
 	classes := c.byDriver[driver]
 	if name := claim.Annotations[workflows.AnnotationSnapshotClass]; name != "" {
 		for _, cl := range classes {
 			if cl.Name == name {
-				return name, "", nil
+				return name, ""
 			}
 		}
 		return "", fmt.Sprintf("claim %s asks for VolumeSnapshotClass %q (annotation %s), which does not exist for its CSI driver %s: not snapshotted",
-			key, name, workflows.AnnotationSnapshotClass, driver), nil
+			key, name, workflows.AnnotationSnapshotClass, driver)
 	}
 	var labelled, defaults []string
 	for _, cl := range classes {
@@ -93,24 +93,18 @@ func (c *classChooser) choose(_ context.Context, claim corev1.PersistentVolumeCl
 	sort.Strings(defaults)
 	switch {
 	case len(labelled) == 1:
-		return labelled[0], "", nil
+		return labelled[0], ""
 	case len(labelled) > 1:
 		return "", fmt.Sprintf("claim %s: CSI driver %s has several VolumeSnapshotClasses labelled %s=true (%s): name one with the claim annotation %s; not snapshotted",
-			key, driver, workflows.LabelSnapshotClass, strings.Join(labelled, ", "), workflows.AnnotationSnapshotClass), nil
+			key, driver, workflows.LabelSnapshotClass, strings.Join(labelled, ", "), workflows.AnnotationSnapshotClass)
 	case len(defaults) == 1:
-		return defaults[0], "", nil
+		return defaults[0], ""
 	case len(defaults) > 1:
 		return "", fmt.Sprintf("claim %s: CSI driver %s has several default VolumeSnapshotClasses (%s): label one %s=true; not snapshotted",
-			key, driver, strings.Join(defaults, ", "), workflows.LabelSnapshotClass), nil
+			key, driver, strings.Join(defaults, ", "), workflows.LabelSnapshotClass)
 	case len(classes) == 0:
-		return "", fmt.Sprintf("claim %s is bound to a volume of CSI driver %s, which has no VolumeSnapshotClass: not snapshotted", key, driver), nil
+		return "", fmt.Sprintf("claim %s is bound to a volume of CSI driver %s, which has no VolumeSnapshotClass: not snapshotted", key, driver)
 	}
 	return "", fmt.Sprintf("claim %s: CSI driver %s has VolumeSnapshotClasses but none is its default or labelled %s=true: not snapshotted",
-		key, driver, workflows.LabelSnapshotClass), nil
-}
-
-// isSnapshotAPIMissing reports a cluster that does not serve the snapshot
-// API at all (so there is nothing of it to delete).
-func isSnapshotAPIMissing(err error) bool {
-	return apierrors.IsNotFound(err)
+		key, driver, workflows.LabelSnapshotClass)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
@@ -46,7 +47,8 @@ func (a *Activities) PlanVolumes(ctx context.Context, in workflows.PlanVolumesIn
 	}
 	classes := &classChooser{a: a}
 	var warnings []string
-	for _, c := range claims {
+	for i, c := range claims {
+		activity.RecordHeartbeat(ctx, i)
 		v, warning, err := a.volumeOf(ctx, c, classes)
 		switch {
 		case err != nil:
@@ -134,9 +136,9 @@ func (a *Activities) volumeOf(ctx context.Context, c corev1.PersistentVolumeClai
 	if err := classes.requireAPI(ctx, key, pv.Name, driver); err != nil {
 		return workflows.Volume{}, "", err
 	}
-	class, warning, err := classes.choose(ctx, c, driver)
-	if err != nil || warning != "" {
-		return workflows.Volume{}, warning, err
+	class, warning := classes.choose(c, driver)
+	if warning != "" {
+		return workflows.Volume{}, warning, nil
 	}
 	return workflows.Volume{Namespace: c.Namespace, Claim: c.Name, PersistentVolume: pv.Name, Driver: driver,
 		VolumeHandle: pv.Spec.CSI.VolumeHandle, SnapshotClass: class}, "", nil
