@@ -262,49 +262,32 @@ func csiSocketPath(stateDir string) (socket, tmpDir string, err error) {
 // classes name.
 func waitDriver(ctx context.Context, socket string, driver *process, log *zap.Logger) error {
 	start := time.Now()
-	tick := time.NewTicker(pollInterval)
-	defer tick.Stop()
 	// Dial first: a gRPC client that finds no socket backs off for a second
 	// before it tries again, and the driver needs a moment to listen.
-	var last error
-	for {
+	err := driver.waitUntil(ctx, "listen on "+socket, func() (bool, error) {
 		var d net.Dialer
 		conn, err := d.DialContext(ctx, "unix", socket)
-		if err == nil {
-			conn.Close()
-			break
+		if err != nil {
+			return false, err
 		}
-		last = err
-		if err := driver.exited(); err != nil {
-			return fmt.Errorf("sandbox: waiting for the CSI driver to listen on %s: %w", socket, err)
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("sandbox: CSI driver not listening on %s after %s (see %s): %w (last: %v)",
-				socket, time.Since(start).Round(time.Millisecond), driver.logPath(), ctx.Err(), last)
-		case <-tick.C:
-		}
+		conn.Close()
+		return true, nil
+	})
+	if err != nil {
+		return err
 	}
-
 	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return fmt.Errorf("sandbox: CSI driver socket %s: %w", socket, err)
 	}
 	defer conn.Close()
 	id := csi.NewIdentityClient(conn)
-	for {
-		if last = probeDriver(ctx, id); last == nil {
-			break
-		}
-		if err := driver.exited(); err != nil {
-			return fmt.Errorf("sandbox: waiting for the CSI driver to answer on %s: %w", socket, err)
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("sandbox: CSI driver did not answer on %s after %s (see %s): %w (last: %v)",
-				socket, time.Since(start).Round(time.Millisecond), driver.logPath(), ctx.Err(), last)
-		case <-tick.C:
-		}
+	err = driver.waitUntil(ctx, "answer Probe on "+socket, func() (bool, error) {
+		err := probeDriver(ctx, id)
+		return err == nil, err
+	})
+	if err != nil {
+		return err
 	}
 	callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -337,27 +320,13 @@ func probeDriver(ctx context.Context, id csi.IdentityClient) error {
 // log since it started.
 func waitLogLine(ctx context.Context, p *process, fragment string) error {
 	start := time.Now()
-	tick := time.NewTicker(pollInterval)
-	defer tick.Stop()
-	for {
-		found, err := logContains(p.logPath(), p.start, fragment)
-		if err != nil {
-			return fmt.Errorf("sandbox: %s: %w", p.name, err)
-		}
-		if found {
-			p.log.Info(p.name+" is up", zap.Duration("took", time.Since(start)))
-			return nil
-		}
-		if err := p.exited(); err != nil {
-			return fmt.Errorf("sandbox: waiting for %s: %w", p.name, err)
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("sandbox: %s did not log %q after %s (see %s): %w",
-				p.name, fragment, time.Since(start).Round(time.Millisecond), p.logPath(), ctx.Err())
-		case <-tick.C:
-		}
+	err := p.waitUntil(ctx, fmt.Sprintf("log %q", fragment), func() (bool, error) {
+		return logContains(p.logPath(), p.start, fragment)
+	})
+	if err == nil {
+		p.log.Info(p.name+" is up", zap.Duration("took", time.Since(start)))
 	}
+	return err
 }
 
 // logContains reports whether the file, from offset on, contains fragment.

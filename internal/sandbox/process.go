@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -137,4 +138,32 @@ func (p *process) Stop() error {
 	}
 	<-p.done
 	return nil
+}
+
+// waitUntil calls done every pollInterval until it reports true. It fails
+// when the process exits first or ctx ends, naming what it waited for
+// ("listen on ...") and done's last error.
+func (p *process) waitUntil(ctx context.Context, what string, done func() (bool, error)) error {
+	start := time.Now()
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	var last error
+	for {
+		ok, err := done()
+		if ok {
+			return nil
+		}
+		if err != nil {
+			last = err
+		}
+		if err := p.exited(); err != nil {
+			return fmt.Errorf("sandbox: waiting for %s to %s: %w", p.name, what, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("sandbox: %s did not %s after %s (see %s): %w (last: %v)",
+				p.name, what, time.Since(start).Round(time.Millisecond), p.logPath(), ctx.Err(), last)
+		case <-tick.C:
+		}
+	}
 }
