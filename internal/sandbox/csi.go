@@ -142,7 +142,7 @@ func (s *csiStack) start(ctx context.Context, c *Cluster, cfg csiConfig) error {
 	ctx, cancel := context.WithTimeout(ctx, csiReadyTimeout)
 	defer cancel()
 	start := time.Now()
-	if err := installSnapshotCRDs(ctx, c.Config(), filepath.Join(cfg.binDir, crdDir), s.log); err != nil {
+	if err := installSnapshotCRDs(c.Config(), filepath.Join(cfg.binDir, crdDir), csiReadyTimeout, s.log); err != nil {
 		return err
 	}
 	crdsReady := time.Since(start)

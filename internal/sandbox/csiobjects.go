@@ -10,8 +10,6 @@ import (
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,8 +18,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/util/retry"
-	"sigs.k8s.io/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/cairn-backup/cairn/internal/sandbox/csistate"
 )
@@ -46,66 +43,26 @@ func snapshotResource(resource string) schema.GroupVersionResource {
 }
 
 // installSnapshotCRDs creates or updates the VolumeSnapshot CRDs from dir
-// and waits until the API server has established them.
-func installSnapshotCRDs(ctx context.Context, cfg *rest.Config, dir string, log *zap.Logger) error {
-	cs, err := apiextensions.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("sandbox: apiextensions client: %w", err)
-	}
-	crds := cs.ApiextensionsV1().CustomResourceDefinitions()
-	var names []string
-	for _, file := range snapshotCRDs {
-		path := filepath.Join(dir, file)
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return fmt.Errorf("sandbox: read CRD: %w", err)
-		}
-		var want apiextensionsv1.CustomResourceDefinition
-		if err := yaml.UnmarshalStrict(data, &want); err != nil {
-			return fmt.Errorf("sandbox: decode CRD %s: %w", path, err)
-		}
-		names = append(names, want.Name)
-		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			got, err := crds.Get(ctx, want.Name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				_, err = crds.Create(ctx, &want, metav1.CreateOptions{})
-				return err
-			}
-			if err != nil {
-				return err
-			}
-			upd := want.DeepCopy()
-			upd.ResourceVersion = got.ResourceVersion
-			_, err = crds.Update(ctx, upd, metav1.UpdateOptions{})
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("sandbox: install CRD %s: %w", want.Name, err)
-		}
-	}
-
+// and waits until the API server serves them (envtest's installer, which
+// the control plane already comes from; it is bounded by its MaxTime, not
+// by a context).
+func installSnapshotCRDs(cfg *rest.Config, dir string, maxTime time.Duration, log *zap.Logger) error {
 	start := time.Now()
-	tick := time.NewTicker(pollInterval)
-	defer tick.Stop()
-	for {
-		pending := ""
-		for _, name := range names {
-			crd, err := crds.Get(ctx, name, metav1.GetOptions{})
-			if err != nil || !crdEstablished(crd) {
-				pending = name
-				break
-			}
-		}
-		if pending == "" {
-			log.Info("VolumeSnapshot CRDs established", zap.Strings("crds", names), zap.Duration("took", time.Since(start)))
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("sandbox: CRD %s not established after %s: %w", pending, time.Since(start).Round(time.Millisecond), ctx.Err())
-		case <-tick.C:
-		}
+	paths := make([]string, len(snapshotCRDs))
+	for i, file := range snapshotCRDs {
+		paths[i] = filepath.Join(dir, file)
 	}
+	crds, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: paths, ErrorIfPathMissing: true,
+		MaxTime: maxTime, PollInterval: pollInterval})
+	if err != nil {
+		return fmt.Errorf("sandbox: install the VolumeSnapshot CRDs: %w", err)
+	}
+	names := make([]string, len(crds))
+	for i, crd := range crds {
+		names[i] = crd.Name
+	}
+	log.Info("VolumeSnapshot CRDs established", zap.Strings("crds", names), zap.Duration("took", time.Since(start)))
+	return nil
 }
 
 // waitWatchCaches waits until the API server serves the watch list (a
@@ -147,15 +104,6 @@ func waitWatchCaches(ctx context.Context, cs kubernetes.Interface, log *zap.Logg
 	}
 	log.Info("VolumeSnapshot watch caches ready", zap.Duration("took", time.Since(start)))
 	return nil
-}
-
-func crdEstablished(crd *apiextensionsv1.CustomResourceDefinition) bool {
-	for _, c := range crd.Status.Conditions {
-		if c.Type == apiextensionsv1.Established {
-			return c.Status == apiextensionsv1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // ensureCSIClasses applies CSIStorageClass and CSISnapshotClass (server-side
