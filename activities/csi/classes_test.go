@@ -11,7 +11,7 @@ import (
 	"github.com/cairn-backup/cairn/workflows"
 )
 
-func class(name, driver string, labelled, isDefault bool) snapv1.VolumeSnapshotClass {
+func snapClass(name, driver string, labelled, isDefault bool) snapv1.VolumeSnapshotClass {
 	c := snapv1.VolumeSnapshotClass{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}, Annotations: map[string]string{}}, Driver: driver}
 	if labelled {
 		c.Labels[workflows.LabelSnapshotClass] = "true"
@@ -35,10 +35,10 @@ func claim(annotation string) corev1.PersistentVolumeClaim {
 // names the claim.
 func TestClassChoice(t *testing.T) {
 	c := &classChooser{byDriver: map[string][]snapv1.VolumeSnapshotClass{
-		"a": {class("a-default", "a", false, true), class("a-cairn", "a", true, false), class("a-other", "a", false, false)},
-		"b": {class("b-default", "b", false, true)},
-		"c": {class("c-1", "c", false, true), class("c-2", "c", false, true)},
-		"d": {class("d-plain", "d", false, false)},
+		"a": {snapClass("a-default", "a", false, true), snapClass("a-cairn", "a", true, false), snapClass("a-other", "a", false, false)},
+		"b": {snapClass("b-default", "b", false, true)},
+		"c": {snapClass("c-1", "c", false, true), snapClass("c-2", "c", false, true)},
+		"d": {snapClass("d-plain", "d", false, false)},
 	}}
 	for _, tc := range []struct {
 		driver, annotation, class, warning string
