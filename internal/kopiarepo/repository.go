@@ -1,0 +1,126 @@
+// Package kopiarepo is cairn's kopia repository: one per backup location,
+// under its kopia/ prefix, always encrypted. It opens (creating on first
+// use) the repository and moves a directory's data into it and back.
+package kopiarepo
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/kopia/kopia/repo"
+	"github.com/kopia/kopia/repo/blob"
+	"github.com/kopia/kopia/repo/content"
+
+	"github.com/cairn-backup/cairn/internal/location"
+)
+
+// ErrWrongPassword is returned when the repository exists and the
+// password does not open it. Nothing in the repository was changed.
+var ErrWrongPassword = errors.New("the repository password does not open the volume data repository")
+
+// ErrNoPassword is returned when no password was configured: the
+// repository is always encrypted.
+var ErrNoPassword = errors.New("no repository password is configured (set --repository-password-file, CAIRN_REPOSITORY_PASSWORD or the password Secret)")
+
+// Config says where the repository is and how to open it.
+type Config struct {
+	// Location is the backup location URL; the repository is its kopia/.
+	Location string
+	// Password encrypts the repository. It is never logged or returned in
+	// an error.
+	Password string
+	// ConfigDir holds kopia's connection files (mode 0600) and caches, in a
+	// directory only this user can read.
+	ConfigDir string
+	// Hostname names this client in kopia's maintenance ownership.
+	Hostname string
+}
+
+// Repository is an open kopia repository.
+type Repository struct {
+	repo.Repository
+	location string
+}
+
+// Open connects to the location's repository, creating it when the
+// location has none yet. A wrong password fails with ErrWrongPassword.
+func Open(ctx context.Context, cfg Config) (*Repository, error) {
+	if cfg.Password == "" {
+		return nil, ErrNoPassword
+	}
+	if cfg.ConfigDir == "" {
+		return nil, errors.New("kopia repository: no config directory")
+	}
+	display := location.Display(cfg.Location)
+	if err := os.MkdirAll(cfg.ConfigDir, 0o700); err != nil {
+		return nil, fmt.Errorf("kopia config directory: %w", err)
+	}
+	if err := os.Chmod(cfg.ConfigDir, 0o700); err != nil {
+		return nil, fmt.Errorf("kopia config directory: %w", err)
+	}
+	st, err := openStorage(ctx, cfg.Location, true)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close(ctx) //nolint:errcheck // Connect and Open keep their own handles
+
+	configFile := connectionFile(cfg.ConfigDir, cfg.Location)
+	if err := connect(ctx, st, configFile, cfg); err != nil {
+		_ = os.Remove(configFile)
+		return nil, fmt.Errorf("volume data repository in %s: %w", display, err)
+	}
+	r, err := repo.Open(ctx, configFile, cfg.Password, &repo.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("open volume data repository in %s: %w", display, classify(err))
+	}
+	return &Repository{Repository: r, location: display}, nil
+}
+
+// connect writes the connection file, creating the repository first when
+// the storage holds none. The file is rewritten on every open: it is
+// cheap, and a stale one (from another password) must not linger.
+func connect(ctx context.Context, st blob.Storage, configFile string, cfg Config) error {
+	opts := &repo.ConnectOptions{
+		ClientOptions: repo.ClientOptions{Hostname: cfg.Hostname, Username: "cairn"},
+		CachingOptions: content.CachingOptions{
+			CacheDirectory:         filepath.Join(cfg.ConfigDir, "cache", filepath.Base(configFile)),
+			ContentCacheSizeBytes:  512 << 20,
+			MetadataCacheSizeBytes: 512 << 20,
+			MaxListCacheDuration:   content.DurationSeconds(30),
+		},
+	}
+	err := repo.Connect(ctx, configFile, st, cfg.Password, opts)
+	if errors.Is(err, repo.ErrRepositoryNotInitialized) {
+		if ierr := repo.Initialize(ctx, st, &repo.NewRepositoryOptions{}, cfg.Password); ierr != nil && !errors.Is(ierr, repo.ErrAlreadyInitialized) {
+			return fmt.Errorf("create repository: %w", ierr)
+		}
+		err = repo.Connect(ctx, configFile, st, cfg.Password, opts)
+	}
+	if err != nil {
+		return classify(err)
+	}
+	return os.Chmod(configFile, 0o600)
+}
+
+// classify turns kopia's password error into ours and keeps the rest.
+func classify(err error) error {
+	if errors.Is(err, repo.ErrInvalidPassword) {
+		return ErrWrongPassword
+	}
+	return err
+}
+
+// connectionFile is a per-location file name, so one config directory
+// serves several locations.
+func connectionFile(dir, loc string) string {
+	sum := sha256.Sum256([]byte(loc))
+	return filepath.Join(dir, "repository-"+hex.EncodeToString(sum[:8])+".config")
+}
+
+// Location is the location the repository lives in, for messages.
+func (r *Repository) Location() string { return r.location }

@@ -1,0 +1,170 @@
+package kopiarepo
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-backup/cairn/internal/datatree"
+)
+
+const testPassword = "correct horse battery staple"
+
+func openTest(t *testing.T, loc, password string) (*Repository, error) {
+	t.Helper()
+	r, err := Open(context.Background(), Config{Location: "file://" + loc, Password: password,
+		ConfigDir: filepath.Join(t.TempDir(), "kopia"), Hostname: "test"})
+	if err == nil {
+		t.Cleanup(func() { r.Close(context.Background()) })
+	}
+	return r, err
+}
+
+func writeTree(t *testing.T, s datatree.Spec) string {
+	t.Helper()
+	dir := t.TempDir()
+	_, err := datatree.Write(dir, s)
+	require.NoError(t, err)
+	return dir
+}
+
+func TestUploadRestoreIsByteIdenticalAndIncremental(t *testing.T) {
+	ctx := context.Background()
+	loc := t.TempDir()
+	src := writeTree(t, datatree.Spec{LargeFiles: 2, LargeSize: 8 << 20, SmallFiles: 300, SmallSize: 4096, Seed: 1})
+	r, err := openTest(t, loc, testPassword)
+	require.NoError(t, err)
+
+	first, err := r.Upload(ctx, UploadRequest{Path: src, Namespace: "app", Claim: "data", Backup: "b1"})
+	require.NoError(t, err)
+	assert.NotEmpty(t, first.SnapshotID)
+	assert.Empty(t, first.ParentID, "a volume's first snapshot has no parent")
+	assert.EqualValues(t, 302+1, first.Files, "2 large, 300 small and the sparse file")
+	assert.Greater(t, first.Progress.UploadedBytes, int64(16<<20), "the random data is uploaded")
+
+	second, err := r.Upload(ctx, UploadRequest{Path: src, Namespace: "app", Claim: "data", Backup: "b2"})
+	require.NoError(t, err)
+	assert.Equal(t, first.SnapshotID, second.ParentID, "the second backup reads the first as its parent")
+	assert.Zero(t, second.Progress.HashedBytes, "unchanged files are not read again")
+	assert.Less(t, second.Progress.UploadedBytes, int64(64<<10), "unchanged data is not uploaded again")
+
+	again, err := r.Upload(ctx, UploadRequest{Path: src, Namespace: "app", Claim: "data", Backup: "b2"})
+	require.NoError(t, err)
+	assert.True(t, again.Reused, "a retry after the save finds the backup's snapshot")
+	assert.Equal(t, second.SnapshotID, again.SnapshotID)
+
+	dst := filepath.Join(t.TempDir(), "restored")
+	res, err := r.Restore(ctx, RestoreRequest{SnapshotID: first.SnapshotID, Path: dst})
+	require.NoError(t, err)
+	assert.EqualValues(t, 303, res.Files)
+	want, err := datatree.Digest(src)
+	require.NoError(t, err)
+	got, err := datatree.Digest(dst)
+	require.NoError(t, err)
+	assert.Empty(t, datatree.Diff(want, got, 10), "the restored tree is byte-identical")
+
+	snaps, err := r.BackupSnapshots(ctx, "b1")
+	require.NoError(t, err)
+	require.Len(t, snaps, 1)
+	assert.Equal(t, "app/data", snaps[0].Volume)
+	n, err := r.DeleteBackupSnapshots(ctx, "b1")
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	snaps, err = r.BackupSnapshots(ctx, "b1")
+	require.NoError(t, err)
+	assert.Empty(t, snaps)
+	snaps, err = r.BackupSnapshots(ctx, "b2")
+	require.NoError(t, err)
+	assert.Len(t, snaps, 1, "another backup's snapshot stays")
+}
+
+func TestCanceledUploadResumesFromCheckpoint(t *testing.T) {
+	loc := t.TempDir()
+	src := writeTree(t, datatree.Spec{LargeFiles: 1, LargeSize: 2 << 20, SmallFiles: 3000, SmallSize: 32 << 10, Seed: 2})
+	total, err := datatree.Bytes(src)
+	require.NoError(t, err)
+	r, err := openTest(t, loc, testPassword)
+	require.NoError(t, err)
+
+	// Cancel once well over half the data is hashed: checkpoints every
+	// 100ms have been written by then.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err = r.Upload(ctx, UploadRequest{Path: src, Namespace: "app", Claim: "data", Backup: "b1",
+		CheckpointInterval: 100 * time.Millisecond, ProgressInterval: 20 * time.Millisecond,
+		Progress: func(p UploadProgress) {
+			if p.HashedBytes > total*3/5 {
+				cancel()
+			}
+		}})
+	require.Error(t, err, "a canceled upload saves no snapshot")
+	snaps, err := r.BackupSnapshots(context.Background(), "b1")
+	require.NoError(t, err)
+	require.NotEmpty(t, snaps, "the canceled upload left a checkpoint")
+	for _, s := range snaps {
+		assert.False(t, s.Complete)
+	}
+
+	res, err := r.Upload(context.Background(), UploadRequest{Path: src, Namespace: "app", Claim: "data", Backup: "b1"})
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, res.Checkpoints, 1, "the retry started from the checkpoint")
+	assert.Less(t, res.Progress.HashedBytes, total/2, "the retry reads less than half of the data again")
+	assert.Less(t, res.Progress.UploadedBytes, total/2, "the retry uploads less than half of the data again")
+	snaps, err = r.BackupSnapshots(context.Background(), "b1")
+	require.NoError(t, err)
+	require.Len(t, snaps, 1, "the checkpoints are gone once the snapshot is saved")
+	assert.True(t, snaps[0].Complete)
+}
+
+func TestWrongPasswordLeavesRepositoryUntouched(t *testing.T) {
+	loc := t.TempDir()
+	r, err := openTest(t, loc, testPassword)
+	require.NoError(t, err)
+	src := writeTree(t, datatree.Spec{SmallFiles: 10, SmallSize: 100, Seed: 3})
+	_, err = r.Upload(context.Background(), UploadRequest{Path: src, Namespace: "a", Claim: "b", Backup: "b1"})
+	require.NoError(t, err)
+	require.NoError(t, r.Close(context.Background()))
+	before, err := datatree.Digest(loc)
+	require.NoError(t, err)
+
+	_, err = openTest(t, loc, "not the password")
+	require.ErrorIs(t, err, ErrWrongPassword)
+	assert.NotContains(t, err.Error(), "not the password", "the password never appears in errors")
+	after, err := datatree.Digest(loc)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "a wrong password changes nothing in the repository")
+
+	_, err = openTest(t, loc, "")
+	require.ErrorIs(t, err, ErrNoPassword)
+}
+
+func TestConnectionFilesArePrivate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "kopia")
+	r, err := Open(context.Background(), Config{Location: "file://" + t.TempDir(), Password: testPassword, ConfigDir: dir})
+	require.NoError(t, err)
+	defer r.Close(context.Background())
+	info, err := os.Stat(dir)
+	require.NoError(t, err)
+	assert.Equal(t, fs.FileMode(0o700), info.Mode().Perm())
+	files, err := filepath.Glob(filepath.Join(dir, "*.config"))
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	info, err = os.Stat(files[0])
+	require.NoError(t, err)
+	assert.Equal(t, fs.FileMode(0o600), info.Mode().Perm())
+	body, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	assert.NotContains(t, string(body), testPassword)
+}
+
+func TestUnsupportedLocation(t *testing.T) {
+	_, err := Open(context.Background(), Config{Location: "mem://x", Password: testPassword, ConfigDir: t.TempDir()})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "volume data cannot be kept in a mem:// location")
+}

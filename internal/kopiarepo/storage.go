@@ -1,0 +1,99 @@
+package kopiarepo
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/kopia/kopia/repo/blob"
+	"github.com/kopia/kopia/repo/blob/azure"
+	"github.com/kopia/kopia/repo/blob/filesystem"
+	"github.com/kopia/kopia/repo/blob/gcs"
+	"github.com/kopia/kopia/repo/blob/s3"
+
+	"github.com/cairn-backup/cairn/internal/location"
+)
+
+// Prefix is where a backup location keeps its kopia repository.
+const Prefix = "kopia/"
+
+// openStorage opens the kopia/ part of a backup location with kopia's own
+// storage for the URL's scheme. Credentials come from the same places the
+// location's gocloud.dev driver reads them (the standard AWS, Google and
+// Azure environment variables), so one set of secrets serves both.
+func openStorage(ctx context.Context, rawURL string, create bool) (blob.Storage, error) {
+	normalized, err := location.Normalize(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(normalized)
+	if err != nil {
+		return nil, fmt.Errorf("backup location %s: %w", rawURL, err)
+	}
+	q := u.Query()
+	prefix := strings.TrimPrefix(path.Join(strings.TrimPrefix(q.Get("prefix"), "/"), Prefix), "/") + "/"
+	var st blob.Storage
+	switch u.Scheme {
+	case "file":
+		dir := filepath.Join(filepath.FromSlash(u.Path), strings.TrimSuffix(Prefix, "/"))
+		if create {
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return nil, fmt.Errorf("create repository directory: %w", err)
+			}
+		}
+		st, err = filesystem.New(ctx, &filesystem.Options{Path: dir}, create)
+	case "s3":
+		st, err = s3.New(ctx, s3Options(u, prefix), create)
+	case "gs":
+		st, err = gcs.New(ctx, &gcs.Options{
+			BucketName: u.Host, Prefix: prefix,
+			ServiceAccountCredentialsFile: os.Getenv("GOOGLE_APPLICATION_CREDENTIALS"),
+		}, create)
+	case "azblob":
+		st, err = azure.New(ctx, &azure.Options{
+			Container: u.Host, Prefix: prefix,
+			StorageAccount: os.Getenv("AZURE_STORAGE_ACCOUNT"), StorageKey: os.Getenv("AZURE_STORAGE_KEY"),
+			SASToken: os.Getenv("AZURE_STORAGE_SAS_TOKEN"),
+		}, create)
+	default:
+		return nil, fmt.Errorf("backup location %s: volume data cannot be kept in a %s:// location", location.Display(normalized), u.Scheme)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open repository storage in %s: %w", location.Display(normalized), err)
+	}
+	return st, nil
+}
+
+// s3Options maps the s3:// URL options gocloud.dev understands (region,
+// endpoint, use_path_style, disable_https) onto kopia's S3 storage.
+func s3Options(u *url.URL, prefix string) *s3.Options {
+	q := u.Query()
+	opts := &s3.Options{
+		BucketName:      u.Host,
+		Prefix:          prefix,
+		Region:          q.Get("region"),
+		AccessKeyID:     os.Getenv("AWS_ACCESS_KEY_ID"),
+		SecretAccessKey: os.Getenv("AWS_SECRET_ACCESS_KEY"),
+		SessionToken:    os.Getenv("AWS_SESSION_TOKEN"),
+	}
+	if opts.Region == "" {
+		opts.Region = os.Getenv("AWS_REGION")
+	}
+	endpoint := q.Get("endpoint")
+	if endpoint == "" {
+		endpoint = "s3.amazonaws.com"
+	}
+	if e, err := url.Parse(endpoint); err == nil && e.Host != "" {
+		opts.DoNotUseTLS = e.Scheme == "http"
+		endpoint = e.Host
+	}
+	if q.Get("disable_https") == "true" {
+		opts.DoNotUseTLS = true
+	}
+	opts.Endpoint = endpoint
+	return opts
+}
