@@ -1,0 +1,72 @@
+// Package exposer makes a volume's data reachable for a data mover and
+// starts one next to it: a claim in the data mover namespace, made from a
+// clone of the backup's snapshot (to read) or empty (to restore into),
+// and then either a pod that mounts it (Pod) or, in the sandbox, where no
+// pod ever runs, a local process that reads the CSI driver's directory
+// (Process). Both poll the operation's own task queue.
+package exposer
+
+import (
+	"context"
+	"strconv"
+	"strings"
+)
+
+// Mode is what the data mover does with the volume.
+type Mode string
+
+const (
+	// Backup reads a clone of a snapshot.
+	Backup Mode = "backup"
+	// Restore writes into a fresh volume.
+	Restore Mode = "restore"
+)
+
+// Target is one data mover's volume.
+type Target struct {
+	// Owner is the backup or restore the data mover works for.
+	Owner string
+	Mode  Mode
+	// Namespace is where the claim, snapshot clone and pod are created.
+	Namespace string
+	// SourceNamespace and Snapshot name the backup's VolumeSnapshot
+	// (backup mode).
+	SourceNamespace, Snapshot string
+	// Size is the claim's size in bytes; StorageClass its class.
+	Size         int64
+	StorageClass string
+	// TaskQueue is unique to the operation; Attempt numbers its data
+	// movers from 1.
+	TaskQueue string
+	Attempt   int
+}
+
+// Name is the name of the target's claim and snapshot clone: the same
+// for every attempt of the operation.
+func (t Target) Name() string {
+	return "cairn-dm-" + strings.TrimPrefix(t.TaskQueue, "cairn-datamover-")
+}
+
+// moverName names the data mover of one attempt.
+func (t Target) moverName() string { return t.Name() + "-" + strconv.Itoa(t.Attempt) }
+
+// Started says where a data mover runs.
+type Started struct {
+	Claim     string
+	DataMover string
+	Node      string
+}
+
+// Exposer exposes volumes to data movers.
+type Exposer interface {
+	// Expose creates what the target needs and starts its data mover, or
+	// keeps the one already running for the attempt. progress is told what
+	// it waits for.
+	Expose(ctx context.Context, t Target, progress func(string)) (*Started, error)
+	// Diagnose says, for a user, why the target's data mover has not
+	// started.
+	Diagnose(ctx context.Context, t Target) string
+	// Cleanup stops the target's data movers and deletes what Expose
+	// created. Deleting what is gone is no error.
+	Cleanup(ctx context.Context, t Target, progress func(string)) error
+}

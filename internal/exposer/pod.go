@@ -1,0 +1,136 @@
+package exposer
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// MountPath is where a data mover pod mounts its volume.
+const MountPath = "/data"
+
+// PodConfig is how data mover pods look.
+type PodConfig struct {
+	Image           string
+	ImagePullPolicy corev1.PullPolicy
+	ServiceAccount  string
+	Resources       corev1.ResourceRequirements
+	NodeSelector    map[string]string
+	Tolerations     []corev1.Toleration
+	SecurityContext *corev1.PodSecurityContext
+	// Args follow "cairn datamover": the Temporal connection flags.
+	Args []string
+	// PasswordSecret holds the repository password under PasswordKey, in
+	// the data mover namespace.
+	PasswordSecret, PasswordKey string
+}
+
+// Pod starts each data mover as a pod that mounts the exposed claim. It
+// does not wait for the pod: the data mover's first poll of its task
+// queue is the sign it runs, and the prepare timeout bounds the wait.
+type Pod struct {
+	*Volumes
+	Config PodConfig
+}
+
+// Expose creates the claim and the attempt's pod.
+func (p *Pod) Expose(ctx context.Context, t Target, _ func(string)) (*Started, error) {
+	if _, err := p.EnsureClaim(ctx, t); err != nil {
+		return nil, err
+	}
+	pods := p.Kube.CoreV1().Pods(t.Namespace)
+	pod, err := pods.Create(ctx, p.PodFor(t), metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		pod, err = pods.Get(ctx, t.moverName(), metav1.GetOptions{})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("data mover pod %s/%s: %w", t.Namespace, t.moverName(), err)
+	}
+	return &Started{Claim: t.Namespace + "/" + t.Name(), DataMover: "pod " + t.Namespace + "/" + pod.Name, Node: pod.Spec.NodeName}, nil
+}
+
+// PodFor is the data mover pod of the target's attempt.
+func (p *Pod) PodFor(t Target) *corev1.Pod {
+	c := p.Config
+	args := append([]string{"datamover", "--task-queue", t.TaskQueue, "--path", MountPath}, c.Args...)
+	env := []corev1.EnvVar{}
+	if c.PasswordSecret != "" {
+		env = append(env, corev1.EnvVar{Name: "CAIRN_REPOSITORY_PASSWORD", ValueFrom: &corev1.EnvVarSource{
+			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: c.PasswordSecret}, Key: c.PasswordKey},
+		}})
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: t.moverName(), Namespace: t.Namespace, Labels: labels(t)},
+		Spec: corev1.PodSpec{
+			RestartPolicy:      corev1.RestartPolicyNever,
+			ServiceAccountName: c.ServiceAccount,
+			NodeSelector:       c.NodeSelector,
+			Tolerations:        c.Tolerations,
+			SecurityContext:    c.SecurityContext,
+			Containers: []corev1.Container{{
+				Name: "datamover", Image: c.Image, ImagePullPolicy: c.ImagePullPolicy,
+				Command: []string{"/cairn"}, Args: args, Env: env, Resources: c.Resources,
+				VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: MountPath, ReadOnly: t.Mode == Backup}},
+			}},
+			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: t.Name(), ReadOnly: t.Mode == Backup},
+			}}},
+		},
+	}
+}
+
+// Diagnose reads the claim and the pod's status: unschedulable, image
+// pull errors, a crash.
+func (p *Pod) Diagnose(ctx context.Context, t Target) string {
+	var parts []string
+	if state := p.ClaimState(ctx, t); state != "" {
+		parts = append(parts, state)
+	}
+	pod, err := p.Kube.CoreV1().Pods(t.Namespace).Get(ctx, t.moverName(), metav1.GetOptions{})
+	if err != nil {
+		return strings.Join(append(parts, fmt.Sprintf("pod %s/%s: %v", t.Namespace, t.moverName(), err)), "; ")
+	}
+	msg := fmt.Sprintf("pod %s/%s is %s", pod.Namespace, pod.Name, pod.Status.Phase)
+	for _, cond := range pod.Status.Conditions {
+		if cond.Status != corev1.ConditionTrue && cond.Message != "" {
+			msg += fmt.Sprintf(", %s: %s %s", cond.Type, cond.Reason, cond.Message)
+		}
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil {
+			msg += fmt.Sprintf(", container %s waiting: %s %s", cs.Name, w.Reason, w.Message)
+		}
+		if term := cs.State.Terminated; term != nil {
+			msg += fmt.Sprintf(", container %s exited %d: %s %s", cs.Name, term.ExitCode, term.Reason, term.Message)
+		}
+	}
+	return strings.Join(append(parts, msg), "; ")
+}
+
+// Cleanup deletes the target's pods, claim and snapshot clone.
+func (p *Pod) Cleanup(ctx context.Context, t Target, progress func(string)) error {
+	pods := p.Kube.CoreV1().Pods(t.Namespace)
+	sel := metav1.ListOptions{LabelSelector: LabelDataMover + "=" + t.Name()}
+	if err := pods.DeleteCollection(ctx, metav1.DeleteOptions{}, sel); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete data mover pods of %s: %w", t.Name(), err)
+	}
+	err := wait.PollUntilContextCancel(ctx, p.poll(), true, func(ctx context.Context) (bool, error) {
+		list, err := pods.List(ctx, sel)
+		if err != nil {
+			return false, err
+		}
+		if len(list.Items) > 0 {
+			progress(fmt.Sprintf("waiting for %d data mover pods of %s to go", len(list.Items), t.Name()))
+		}
+		return len(list.Items) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("data mover pods of %s: %w", t.Name(), err)
+	}
+	return p.DeleteAll(ctx, t, progress)
+}
