@@ -12,8 +12,10 @@ import (
 	"github.com/cairn-backup/cairn/activities/cluster"
 	"github.com/cairn-backup/cairn/activities/csi"
 	"github.com/cairn-backup/cairn/activities/etcd"
+	"github.com/cairn-backup/cairn/activities/expose"
 	"github.com/cairn-backup/cairn/activities/restore"
 	"github.com/cairn-backup/cairn/activities/store"
+	"github.com/cairn-backup/cairn/internal/exposer"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/workflows"
 )
@@ -45,7 +47,42 @@ type Config struct {
 	// SnapshotRetention is how many native snapshots per volume backups in
 	// keep-newest mode keep.
 	SnapshotRetention csi.Retention
+	// DataMovement says how volumes are exposed to data movers.
+	DataMovement DataMovement
 }
+
+// DataMovement configures the exposer of volume data movers.
+type DataMovement struct {
+	// Exposer is "pod" (the default: a pod per data mover) or "process"
+	// (the sandbox: a local process reading the test CSI driver's files).
+	Exposer string
+	// Namespace holds the data movers' claims, snapshot clones and pods.
+	Namespace string
+	Pod       exposer.PodConfig
+	// Process exposer settings: the data mover command, its extra
+	// environment, where it keeps records and logs, and the sandbox CSI
+	// driver's state directory.
+	Command     []string
+	Env         []string
+	StateDir    string
+	CSIStateDir string
+}
+
+// exposer builds the configured exposer over the CSI activities' clients.
+func (d DataMovement) exposer(acts *csi.Activities) (exposer.Exposer, error) {
+	vols := &exposer.Volumes{Kube: acts.Kube, Snapshots: acts.Snapshots}
+	switch d.Exposer {
+	case "", "pod":
+		return &exposer.Pod{Volumes: vols, Config: d.Pod}, nil
+	case "process":
+		return &exposer.Process{Volumes: vols, CSIStateDir: d.CSIStateDir, StateDir: d.StateDir, Command: d.Command, Env: d.Env}, nil
+	default:
+		return nil, fmt.Errorf("unknown data mover exposer %q (use pod or process)", d.Exposer)
+	}
+}
+
+// DefaultDataMoverNamespace holds data movers when none is configured.
+const DefaultDataMoverNamespace = "cairn"
 
 // Run hosts cairn's workflows and cluster activities until ctx ends, then
 // stops the worker gracefully: running activities get the SDK's stop
@@ -73,7 +110,16 @@ func Run(ctx context.Context, c client.Client, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	w := New(c, Activities{Cluster: clusterActs, Store: storeActs, Restore: restoreActs, Etcd: etcdActs, CSI: csiActs}, cfg.Options)
+	exp, err := cfg.DataMovement.exposer(csiActs)
+	if err != nil {
+		return err
+	}
+	ns := cfg.DataMovement.Namespace
+	if ns == "" {
+		ns = DefaultDataMoverNamespace
+	}
+	exposeActs := &expose.Activities{Exposer: exp, Namespace: ns, Log: cfg.Log}
+	w := New(c, Activities{Cluster: clusterActs, Store: storeActs, Restore: restoreActs, Etcd: etcdActs, CSI: csiActs, Expose: exposeActs}, cfg.Options)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-backup/cairn/activities/cluster"
 	"github.com/cairn-backup/cairn/activities/csi"
 	"github.com/cairn-backup/cairn/activities/etcd"
+	"github.com/cairn-backup/cairn/activities/expose"
 	"github.com/cairn-backup/cairn/activities/restore"
 	"github.com/cairn-backup/cairn/activities/store"
 	"github.com/cairn-backup/cairn/workflows"
@@ -24,6 +25,7 @@ type Activities struct {
 	Restore *restore.Activities
 	Etcd    *etcd.Activities
 	CSI     *csi.Activities
+	Expose  *expose.Activities
 }
 
 // Options tune a worker.
@@ -74,6 +76,11 @@ func Register(r sdkworker.Registry, acts Activities) {
 		r.RegisterActivityWithOptions(a.RemoveVolumeSnapshot, activity.RegisterOptions{Name: workflows.RemoveVolumeSnapshotActivity})
 		r.RegisterActivityWithOptions(a.CollectVolumeSnapshots, activity.RegisterOptions{Name: workflows.CollectVolumeSnapshotsActivity})
 		r.RegisterActivityWithOptions(a.DeleteBackupSnapshots, activity.RegisterOptions{Name: workflows.DeleteBackupSnapshotsActivity})
+	}
+	if a := acts.Expose; a != nil {
+		r.RegisterActivityWithOptions(a.ExposeVolume, activity.RegisterOptions{Name: workflows.ExposeVolumeActivity})
+		r.RegisterActivityWithOptions(a.DiagnoseExposure, activity.RegisterOptions{Name: workflows.DiagnoseExposeActivity})
+		r.RegisterActivityWithOptions(a.CleanupExposure, activity.RegisterOptions{Name: workflows.CleanupExposeActivity})
 	}
 	if a := acts.Restore; a != nil {
 		r.RegisterActivityWithOptions(a.PlanRestore, activity.RegisterOptions{Name: workflows.PlanRestoreActivity})

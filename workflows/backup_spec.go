@@ -59,6 +59,15 @@ type BackupSpec struct {
 	// (nil: DefaultCSISnapshotTimeout); one that is not is canceled and its
 	// operation Failed.
 	CSISnapshotTimeout *metav1.Duration `json:"csiSnapshotTimeout,omitempty"`
+	// SnapshotMoveData moves each snapshot's data into the location's kopia
+	// repository, so the backup survives the loss of the cluster's storage.
+	SnapshotMoveData bool `json:"snapshotMoveData,omitempty"`
+	// DataMoverPrepareTimeout bounds how long a volume's data mover may
+	// take to start (nil: DefaultDataMoverPrepareTimeout).
+	DataMoverPrepareTimeout *metav1.Duration `json:"dataMoverPrepareTimeout,omitempty"`
+	// DataMoverTimeout bounds the move of one volume's data, retries
+	// included (nil: DefaultDataMoverTimeout).
+	DataMoverTimeout *metav1.Duration `json:"dataMoverTimeout,omitempty"`
 }
 
 // SnapshotsVolumes reports whether the backup snapshots volumes.
@@ -70,6 +79,23 @@ func (s BackupSpec) SnapshotTimeout() time.Duration {
 		return DefaultCSISnapshotTimeout
 	}
 	return s.CSISnapshotTimeout.Duration
+}
+
+// PrepareTimeout is DataMoverPrepareTimeout or its default.
+func (s BackupSpec) PrepareTimeout() time.Duration {
+	return durationOr(s.DataMoverPrepareTimeout, DefaultDataMoverPrepareTimeout)
+}
+
+// DataTimeout is DataMoverTimeout or its default.
+func (s BackupSpec) DataTimeout() time.Duration {
+	return durationOr(s.DataMoverTimeout, DefaultDataMoverTimeout)
+}
+
+func durationOr(d *metav1.Duration, def time.Duration) time.Duration {
+	if d == nil || d.Duration <= 0 {
+		return def
+	}
+	return d.Duration
 }
 
 // WithDefaults fills the fields a user may leave out.
@@ -116,12 +142,22 @@ func (s BackupSpec) Validate() error {
 	switch s.NativeSnapshots {
 	case "", NativeSnapshotsKeep, NativeSnapshotsKeepNewest:
 	case NativeSnapshotsDelete:
-		add("nativeSnapshots %q needs volume data movement, which this version of cairn does not have: use keep or keep-newest", s.NativeSnapshots)
+		if !s.SnapshotMoveData {
+			add("nativeSnapshots %q needs snapshotMoveData: without it the snapshot is the backup's only copy of the volume", s.NativeSnapshots)
+		}
 	default:
-		add("nativeSnapshots %q must be one of keep, keep-newest", s.NativeSnapshots)
+		add("nativeSnapshots %q must be one of keep, keep-newest, delete", s.NativeSnapshots)
 	}
-	if s.CSISnapshotTimeout != nil && s.CSISnapshotTimeout.Duration <= 0 {
-		add("csiSnapshotTimeout %s must be positive", s.CSISnapshotTimeout.Duration)
+	if s.SnapshotMoveData && !s.SnapshotsVolumes() {
+		add("snapshotMoveData needs snapshotVolumes: the data is moved from the volumes' snapshots")
+	}
+	for _, d := range []struct {
+		field string
+		value *metav1.Duration
+	}{{"csiSnapshotTimeout", s.CSISnapshotTimeout}, {"dataMoverPrepareTimeout", s.DataMoverPrepareTimeout}, {"dataMoverTimeout", s.DataMoverTimeout}} {
+		if d.value != nil && d.value.Duration <= 0 {
+			add("%s %s must be positive", d.field, d.value.Duration)
+		}
 	}
 	if len(problems) > 0 {
 		return &InvalidSpecError{What: "backup", Problems: problems}

@@ -29,9 +29,13 @@ func (b *backupRun) planVolumes(ctx workflow.Context) error {
 	}
 	b.status.Warnings += res.Warnings
 	timeout := b.spec.SnapshotTimeout()
+	kind := OperationKindCSISnapshot
+	if b.spec.SnapshotMoveData {
+		kind = OperationKindDataUpload
+	}
 	for _, v := range res.Volumes {
 		b.status.Operations = append(b.status.Operations, Operation{
-			ID: VolumeOperationID(v), Kind: OperationKindCSISnapshot, Volume: v, Phase: OperationNew,
+			ID: VolumeOperationID(v), Kind: kind, Volume: v, Phase: OperationNew,
 			Timeout: timeout, WorkflowID: VolumeWorkflowID(b.spec.Name, v),
 		})
 	}
@@ -67,6 +71,9 @@ func (b *backupRun) runOperations(ctx workflow.Context) error {
 		req := VolumeSnapshotRequest{
 			Backup: b.spec.Name, Location: b.spec.StorageLocation, OperationID: op.ID, Volume: op.Volume,
 			Timeout: op.Timeout, NativeSnapshots: b.spec.NativeSnapshots, HeartbeatTimeout: b.opts.HeartbeatTimeout.Duration,
+		}
+		if b.spec.SnapshotMoveData {
+			req.MoveData, req.PrepareTimeout, req.DataTimeout = true, b.spec.PrepareTimeout(), b.spec.DataTimeout()
 		}
 		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 			WorkflowID:          op.WorkflowID,
@@ -128,11 +135,14 @@ func (b *backupRun) recordOperation(ctx workflow.Context, op *Operation, res Vol
 	case err != nil:
 		op.Phase, op.Error = OperationFailed, reason(err)
 	default:
-		op.Phase, op.Error, op.Snapshot = res.Phase, res.Error, res.Snapshot
+		op.Phase, op.Error, op.Snapshot, op.Upload = res.Phase, res.Error, res.Snapshot, res.Upload
 	}
 	switch op.Phase {
 	case OperationCompleted:
 		op.Progress = "ready"
+		if op.Upload != nil {
+			op.Progress = "data moved"
+		}
 	case OperationFailed:
 		op.Progress = ""
 		b.status.Errors++
@@ -156,11 +166,12 @@ func (b *backupRun) operationsFailure() string {
 	return fmt.Sprintf("%d of %d volume operations failed: %s", len(failed), len(b.status.Operations), strings.Join(failed, "; "))
 }
 
-// completedOperations are the operations whose snapshot is ready.
+// completedOperations are the operations whose snapshot is ready and
+// still exists.
 func (b *backupRun) completedOperations() []Operation {
 	var done []Operation
 	for _, op := range b.status.Operations {
-		if op.Phase == OperationCompleted && op.Snapshot != nil {
+		if op.Phase == OperationCompleted && op.Snapshot != nil && !op.Snapshot.Deleted {
 			done = append(done, op)
 		}
 	}

@@ -80,7 +80,25 @@ func (v *volumeRun) run(ctx workflow.Context) *VolumeSnapshotResult {
 	info.Pruned = created.Pruned
 	v.logger.Info("Volume snapshot ready", "snapshot", info.Name, "content", info.Content, "handle", info.Handle,
 		"restoreBytes", info.RestoreBytes)
-	return &VolumeSnapshotResult{Phase: OperationCompleted, Snapshot: &info}
+	if !v.req.MoveData {
+		return &VolumeSnapshotResult{Phase: OperationCompleted, Snapshot: &info}
+	}
+
+	up, err := v.moveData(ctx, &info)
+	if err != nil {
+		return v.fail(ctx, err, "move the data of VolumeSnapshot "+created.Name)
+	}
+	v.logger.Info("Volume data moved", "kopiaSnapshot", up.SnapshotID, "bytes", up.Bytes, "uploadedBytes", up.UploadedBytes,
+		"attempts", up.Attempts)
+	if v.req.NativeSnapshots == NativeSnapshotsDelete {
+		v.report(ctx, OperationInProgress, "data moved; deleting native snapshot "+v.name)
+		if err := v.removeSnapshot(ctx); err != nil {
+			v.logger.Warn("Deleting the native snapshot failed; it stays until the backup is deleted", "error", err)
+		} else {
+			info.Deleted = true
+		}
+	}
+	return &VolumeSnapshotResult{Phase: OperationCompleted, Snapshot: &info, Upload: up}
 }
 
 // fail removes the snapshot (on a disconnected context: a canceled
@@ -103,14 +121,20 @@ func (v *volumeRun) fail(ctx workflow.Context, err error, step string) *VolumeSn
 	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	v.report(dctx, res.Phase, "removing VolumeSnapshot "+v.name+": "+res.Error)
-	actx := workflow.WithActivityOptions(dctx, activityOptions(10*time.Minute, defaultHeartbeatTimeout))
-	in := RemoveSnapshotInput{Backup: v.req.Backup, Location: v.req.Location, Volume: v.req.Volume, Name: v.name}
-	if rerr := workflow.ExecuteActivity(actx, RemoveVolumeSnapshotActivity, in).Get(dctx, nil); rerr != nil {
+	if rerr := v.removeSnapshot(dctx); rerr != nil {
 		v.logger.Warn("Removing the snapshot failed", "snapshot", v.name, "error", rerr)
 		res.Error += "; removing the snapshot failed: " + reason(rerr)
 	}
 	v.logger.Warn("Volume snapshot did not complete", "phase", res.Phase, "reason", res.Error)
 	return res
+}
+
+// removeSnapshot deletes the operation's VolumeSnapshot and waits until
+// the driver's snapshot is gone.
+func (v *volumeRun) removeSnapshot(ctx workflow.Context) error {
+	actx := workflow.WithActivityOptions(ctx, activityOptions(10*time.Minute, defaultHeartbeatTimeout))
+	in := RemoveSnapshotInput{Backup: v.req.Backup, Location: v.req.Location, Volume: v.req.Volume, Name: v.name}
+	return workflow.ExecuteActivity(actx, RemoveVolumeSnapshotActivity, in).Get(ctx, nil)
 }
 
 // report tells the parent backup where this operation is. A backup that

@@ -65,6 +65,8 @@ type Volume struct {
 	Driver           string `json:"driver"`
 	VolumeHandle     string `json:"volumeHandle"`
 	SnapshotClass    string `json:"snapshotClass"`
+	// StorageClass is the claim's; a data mover's claims use it too.
+	StorageClass string `json:"storageClass,omitempty"`
 }
 
 // Key is "namespace/claim".
@@ -74,17 +76,19 @@ func (v Volume) Key() string { return v.Namespace + "/" + v.Claim }
 // with its phase, progress, times and, once ready, what was recorded.
 // operations.json and the status query list them.
 type Operation struct {
-	ID         string         `json:"id"`
-	Kind       string         `json:"kind"`
-	Volume     Volume         `json:"volume"`
-	Phase      OperationPhase `json:"phase"`
-	Progress   string         `json:"progress,omitempty"`
-	Started    *time.Time     `json:"started,omitempty"`
-	Updated    *time.Time     `json:"updated,omitempty"`
-	Timeout    time.Duration  `json:"timeout"`
-	Error      string         `json:"error,omitempty"`
-	Snapshot   *SnapshotInfo  `json:"snapshot,omitempty"`
-	WorkflowID string         `json:"workflowId,omitempty"`
+	ID       string         `json:"id"`
+	Kind     string         `json:"kind"`
+	Volume   Volume         `json:"volume"`
+	Phase    OperationPhase `json:"phase"`
+	Progress string         `json:"progress,omitempty"`
+	Started  *time.Time     `json:"started,omitempty"`
+	Updated  *time.Time     `json:"updated,omitempty"`
+	Timeout  time.Duration  `json:"timeout"`
+	Error    string         `json:"error,omitempty"`
+	Snapshot *SnapshotInfo  `json:"snapshot,omitempty"`
+	// Upload is set once the volume's data is in the kopia repository.
+	Upload     *DataUploadInfo `json:"upload,omitempty"`
+	WorkflowID string          `json:"workflowId,omitempty"`
 }
 
 // SnapshotInfo is what a ready CSI snapshot recorded.
@@ -102,14 +106,18 @@ type SnapshotInfo struct {
 	// Pruned lists kept snapshots of older backups that were deleted to
 	// keep the newest N (keep-newest mode).
 	Pruned []string `json:"pruned,omitempty"`
+	// Deleted says the snapshot was deleted once its data was moved
+	// (nativeSnapshots: delete); the kopia snapshot is the backup's copy.
+	Deleted bool `json:"deleted,omitempty"`
 }
 
 // VolumeRecord is one entry of volumes.json.
 type VolumeRecord struct {
-	Volume   Volume         `json:"volume"`
-	Phase    OperationPhase `json:"phase"`
-	Snapshot *SnapshotInfo  `json:"snapshot,omitempty"`
-	Error    string         `json:"error,omitempty"`
+	Volume   Volume          `json:"volume"`
+	Phase    OperationPhase  `json:"phase"`
+	Snapshot *SnapshotInfo   `json:"snapshot,omitempty"`
+	Upload   *DataUploadInfo `json:"upload,omitempty"`
+	Error    string          `json:"error,omitempty"`
 }
 
 // VolumesFile is volumes.json.
@@ -144,13 +152,20 @@ type VolumeSnapshotRequest struct {
 	Timeout          time.Duration   `json:"timeout"`
 	NativeSnapshots  NativeSnapshots `json:"nativeSnapshots"`
 	HeartbeatTimeout time.Duration   `json:"heartbeatTimeout"`
+	// MoveData moves the ready snapshot's data into the kopia repository,
+	// with a data mover that must start within PrepareTimeout and finish
+	// within DataTimeout.
+	MoveData       bool          `json:"moveData,omitempty"`
+	PrepareTimeout time.Duration `json:"prepareTimeout,omitempty"`
+	DataTimeout    time.Duration `json:"dataTimeout,omitempty"`
 }
 
 // VolumeSnapshotResult is what the child workflow reports.
 type VolumeSnapshotResult struct {
-	Phase    OperationPhase `json:"phase"`
-	Error    string         `json:"error,omitempty"`
-	Snapshot *SnapshotInfo  `json:"snapshot,omitempty"`
+	Phase    OperationPhase  `json:"phase"`
+	Error    string          `json:"error,omitempty"`
+	Snapshot *SnapshotInfo   `json:"snapshot,omitempty"`
+	Upload   *DataUploadInfo `json:"upload,omitempty"`
 }
 
 // CreateSnapshotInput creates (or finds) the VolumeSnapshot of a volume.

@@ -140,6 +140,10 @@ func (a *Activities) volumeOf(ctx context.Context, c corev1.PersistentVolumeClai
 	if warning != "" {
 		return workflows.Volume{}, warning, nil
 	}
+	storageClass := pv.Spec.StorageClassName
+	if c.Spec.StorageClassName != nil {
+		storageClass = *c.Spec.StorageClassName
+	}
 	return workflows.Volume{Namespace: c.Namespace, Claim: c.Name, PersistentVolume: pv.Name, Driver: driver,
-		VolumeHandle: pv.Spec.CSI.VolumeHandle, SnapshotClass: class}, "", nil
+		VolumeHandle: pv.Spec.CSI.VolumeHandle, SnapshotClass: class, StorageClass: storageClass}, "", nil
 }

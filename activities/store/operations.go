@@ -15,7 +15,7 @@ func writeOperations(ctx context.Context, run *runlog.Run, ops []workflows.Opera
 	}
 	volumes := workflows.VolumesFile{Volumes: make([]workflows.VolumeRecord, 0, len(ops))}
 	for _, op := range ops {
-		volumes.Volumes = append(volumes.Volumes, workflows.VolumeRecord{Volume: op.Volume, Phase: op.Phase, Snapshot: op.Snapshot, Error: op.Error})
+		volumes.Volumes = append(volumes.Volumes, workflows.VolumeRecord{Volume: op.Volume, Phase: op.Phase, Snapshot: op.Snapshot, Upload: op.Upload, Error: op.Error})
 	}
 	if err := run.Loc.WriteJSON(ctx, run.Keys.Operations(), workflows.OperationsFile{Operations: ops}); err != nil {
 		return err

@@ -19,6 +19,8 @@ type createFlags struct {
 	snapshotVolumes    bool
 	nativeSnapshots    string
 	snapshotTimeout    time.Duration
+	prepareTimeout     time.Duration
+	dataTimeout        time.Duration
 	wait               bool
 	out                outputFlag
 }
@@ -48,10 +50,19 @@ cairn.io/snapshot-class=true, else the driver's default class. Other claims are
 skipped with a warning that names them. --native-snapshots:
   keep         keep every snapshot as long as its backup (default)
   keep-newest  keep the newest N per volume (N: the worker's
-               --snapshot-keep-newest); older backups lose their snapshot`,
+               --snapshot-keep-newest); older backups lose their snapshot
+  delete       delete each snapshot once its data is moved (needs
+               --snapshot-move-data)
+
+--snapshot-move-data also copies each snapshot's data into the location's
+kopia repository (encrypted, deduplicated, incremental from the volume's
+previous backup), so the backup survives the loss of the cluster's storage. A
+data mover started next to the volume does the copy; it must start within
+--datamover-prepare-timeout and finish within --datamover-timeout.`,
 		Example: `  cairn backup create shop-1 --include-namespaces shop --wait
   cairn backup create apps --include-namespaces 'team-*' --exclude-resources secrets -l tier=web
-  cairn backup create all --ttl 168h --location s3://backups/prod?region=eu-west-1`,
+  cairn backup create all --ttl 168h --location s3://backups/prod?region=eu-west-1
+  cairn backup create db-offsite --include-namespaces db --snapshot-move-data --native-snapshots delete --wait`,
 		Args: exactName,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cf.out.validate(); err != nil {
@@ -68,6 +79,12 @@ skipped with a warning that names them. --native-snapshots:
 			cf.req.NativeSnapshots = workflows.NativeSnapshots(cf.nativeSnapshots)
 			if cmd.Flags().Changed("csi-snapshot-timeout") {
 				cf.req.CSISnapshotTimeout = &metav1.Duration{Duration: cf.snapshotTimeout}
+			}
+			if cmd.Flags().Changed("datamover-prepare-timeout") {
+				cf.req.DataMoverPrepareTimeout = &metav1.Duration{Duration: cf.prepareTimeout}
+			}
+			if cmd.Flags().Changed("datamover-timeout") {
+				cf.req.DataMoverTimeout = &metav1.Duration{Duration: cf.dataTimeout}
 			}
 			if cf.unreachableTimeout > 0 {
 				cf.req.Options.ClusterUnreachableTimeout = &metav1.Duration{Duration: cf.unreachableTimeout}
@@ -104,7 +121,10 @@ skipped with a warning that names them. --native-snapshots:
 	f.IntVar(&cf.req.Options.Concurrency, "concurrency", 0, "resource types collected at once (default 4)")
 	f.DurationVar(&cf.unreachableTimeout, "cluster-unreachable-timeout", 0, "fail when the API server stays unreachable this long (default 10m)")
 	f.BoolVar(&cf.snapshotVolumes, "snapshot-volumes", true, "take a CSI snapshot of every bound claim backed up")
-	f.StringVar(&cf.nativeSnapshots, "native-snapshots", "", "what becomes of the snapshots: keep or keep-newest (default keep)")
+	f.StringVar(&cf.nativeSnapshots, "native-snapshots", "", "what becomes of the snapshots: keep, keep-newest or delete (default keep)")
+	f.BoolVar(&cf.req.SnapshotMoveData, "snapshot-move-data", false, "copy each snapshot's data into the location's kopia repository")
+	f.DurationVar(&cf.prepareTimeout, "datamover-prepare-timeout", workflows.DefaultDataMoverPrepareTimeout, "how long a volume's data mover may take to start")
+	f.DurationVar(&cf.dataTimeout, "datamover-timeout", workflows.DefaultDataMoverTimeout, "how long moving one volume's data may take, retries included")
 	f.DurationVar(&cf.snapshotTimeout, "csi-snapshot-timeout", workflows.DefaultCSISnapshotTimeout, "how long a snapshot may take to be ready before its operation fails")
 	f.IntVar(&cf.req.Options.VolumeConcurrency, "volume-concurrency", 0, "volumes snapshotted at once (default 4)")
 	f.BoolVar(&cf.wait, "wait", false, "show progress until the backup ends; the exit code tells how it ended")

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"time"
+
+	"github.com/dustin/go-humanize"
 
 	"github.com/spf13/cobra"
 
@@ -113,6 +116,16 @@ func operationsTable(w io.Writer, ops []workflows.Operation) {
 			size = fmt.Sprint(sn.RestoreBytes)
 			if len(sn.Pruned) > 0 {
 				detail = fmt.Sprintf("pruned %v", sn.Pruned)
+			}
+			if sn.Deleted {
+				snapshot = sn.Name + " (deleted after the data was moved)"
+			}
+		}
+		if up := op.Upload; up != nil {
+			detail = fmt.Sprintf("kopia %s: %s in %d files, %s uploaded in %s", up.SnapshotID,
+				humanize.IBytes(uint64(up.Bytes)), up.Files, humanize.IBytes(uint64(up.UploadedBytes)), up.Duration.Round(time.Second))
+			if up.Attempts > 1 {
+				detail += fmt.Sprintf(" (%d data movers)", up.Attempts)
 			}
 		}
 		if op.Error != "" {

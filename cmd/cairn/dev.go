@@ -100,7 +100,7 @@ func runDev(ctx context.Context, g *globals, df *devFlags) error {
 
 	grp, gctx := errgroup.WithContext(ctx)
 	if !df.noWorker {
-		grp.Go(func() error { return runWorker(gctx, tc, kcfg, &df.worker, loc, log) })
+		grp.Go(func() error { return runWorker(gctx, g, tc, kcfg, &df.worker, loc, log) })
 	}
 	if !df.noAPI {
 		grp.Go(func() error { return serveAPI(gctx, df.apiAddress, sc, log) })
@@ -142,6 +142,17 @@ func devCluster(ctx context.Context, g *globals, df *devFlags, log *zap.Logger) 
 	desc := fmt.Sprintf("sandbox at %s\n                export KUBECONFIG=%s", cluster.Config().Host, cluster.KubeconfigPath())
 	if csi {
 		desc += fmt.Sprintf("\n                CSI volumes: StorageClass %s, VolumeSnapshotClass %s", sandbox.CSIStorageClass, sandbox.CSISnapshotClass)
+		// Pods never run in the sandbox: data movers are local processes
+		// reading the test driver's directories.
+		dm := &df.worker.dataMover
+		dm.exposer, dm.csiStateDir = "process", cluster.CSIStateDir()
+		if dm.repo.passwordFile == "" && os.Getenv(envRepositoryPassword) == "" {
+			dm.repo.passwordFile = filepath.Join(g.dataDir, "repository-password")
+			if err := ensurePasswordFile(dm.repo.passwordFile); err != nil {
+				return nil, "", nil, fmt.Errorf("repository password: %w", err)
+			}
+			desc += "\n                volume data encrypted with the password in " + dm.repo.passwordFile + " (keep it: without it nothing restores)"
+		}
 	}
 	if len(df.worker.etcdEndpoints) == 0 {
 		// etcd snapshots of the sandbox work out of the box.

@@ -33,6 +33,7 @@ type workerFlags struct {
 	etcdKey                 string
 	keepNewest              int
 	keepNewestByDriver      map[string]int
+	dataMover               dataMoverFlags
 }
 
 func (w *workerFlags) register(cmd *cobra.Command) {
@@ -53,6 +54,7 @@ func (w *workerFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringToIntVar(&w.keepNewestByDriver, "snapshot-keep-newest-driver", nil,
 		"per-CSI-driver override of --snapshot-keep-newest, e.g. ebs.csi.aws.com=7,pd.csi.storage.gke.io=2")
 	cmd.Flags().IntVar(&w.maxConcurrentActivities, "max-concurrent-activities", 0, "activities this worker runs at once (0: SDK default)")
+	w.dataMover.register(cmd.Flags())
 }
 
 func newWorkerCommand(g *globals) *cobra.Command {
@@ -99,15 +101,19 @@ the expired backups of --location every --expire-interval.`,
 					return err
 				}
 			}
-			return runWorker(cmd.Context(), tc, kcfg, wf, loc, log)
+			return runWorker(cmd.Context(), g, tc, kcfg, wf, loc, log)
 		},
 	}
 	wf.register(cmd)
 	return cmd
 }
 
-func runWorker(ctx context.Context, tc client.Client, kcfg *rest.Config, wf *workerFlags, location string, log *zap.Logger) error {
+func runWorker(ctx context.Context, g *globals, tc client.Client, kcfg *rest.Config, wf *workerFlags, location string, log *zap.Logger) error {
 	etcdTLS, err := wf.etcdTLS()
+	if err != nil {
+		return err
+	}
+	movement, err := wf.dataMover.config(ctx, g, kcfg, log)
 	if err != nil {
 		return err
 	}
@@ -124,6 +130,7 @@ func runWorker(ctx context.Context, tc client.Client, kcfg *rest.Config, wf *wor
 		Location:          location,
 		ExpireInterval:    wf.expireInterval,
 		SnapshotRetention: csi.Retention{KeepNewest: wf.keepNewest, ByDriver: wf.keepNewestByDriver},
+		DataMovement:      movement,
 	})
 }
 

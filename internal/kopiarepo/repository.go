@@ -14,6 +14,7 @@ import (
 
 	"github.com/kopia/kopia/repo"
 	"github.com/kopia/kopia/repo/blob"
+	"github.com/kopia/kopia/repo/blob/throttling"
 	"github.com/kopia/kopia/repo/content"
 
 	"github.com/cairn-backup/cairn/internal/location"
@@ -39,6 +40,9 @@ type Config struct {
 	ConfigDir string
 	// Hostname names this client in kopia's maintenance ownership.
 	Hostname string
+	// UploadBytesPerSecond caps writes to the repository storage (0: no
+	// cap), to spare a shared link.
+	UploadBytesPerSecond float64
 }
 
 // Repository is an open kopia repository.
@@ -63,7 +67,7 @@ func Open(ctx context.Context, cfg Config) (*Repository, error) {
 	if err := os.Chmod(cfg.ConfigDir, 0o700); err != nil {
 		return nil, fmt.Errorf("kopia config directory: %w", err)
 	}
-	st, err := openStorage(ctx, cfg.Location, true)
+	st, err := openStorage(ctx, cfg.Location, true, throttling.Limits{UploadBytesPerSecond: cfg.UploadBytesPerSecond})
 	if err != nil {
 		return nil, err
 	}

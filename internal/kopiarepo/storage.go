@@ -14,6 +14,7 @@ import (
 	"github.com/kopia/kopia/repo/blob/filesystem"
 	"github.com/kopia/kopia/repo/blob/gcs"
 	"github.com/kopia/kopia/repo/blob/s3"
+	"github.com/kopia/kopia/repo/blob/throttling"
 
 	"github.com/cairn-backup/cairn/internal/location"
 )
@@ -25,7 +26,7 @@ const Prefix = "kopia/"
 // storage for the URL's scheme. Credentials come from the same places the
 // location's gocloud.dev driver reads them (the standard AWS, Google and
 // Azure environment variables), so one set of secrets serves both.
-func openStorage(ctx context.Context, rawURL string, create bool) (blob.Storage, error) {
+func openStorage(ctx context.Context, rawURL string, create bool, limits throttling.Limits) (blob.Storage, error) {
 	normalized, err := location.Normalize(rawURL)
 	if err != nil {
 		return nil, err
@@ -45,19 +46,21 @@ func openStorage(ctx context.Context, rawURL string, create bool) (blob.Storage,
 				return nil, fmt.Errorf("create repository directory: %w", err)
 			}
 		}
-		st, err = filesystem.New(ctx, &filesystem.Options{Path: dir}, create)
+		st, err = filesystem.New(ctx, &filesystem.Options{Path: dir, Limits: limits}, create)
 	case "s3":
-		st, err = s3.New(ctx, s3Options(u, prefix), create)
+		opts := s3Options(u, prefix)
+		opts.Limits = limits
+		st, err = s3.New(ctx, opts, create)
 	case "gs":
 		st, err = gcs.New(ctx, &gcs.Options{
 			BucketName: u.Host, Prefix: prefix,
-			ServiceAccountCredentialsFile: os.Getenv("GOOGLE_APPLICATION_CREDENTIALS"),
+			ServiceAccountCredentialsFile: os.Getenv("GOOGLE_APPLICATION_CREDENTIALS"), Limits: limits,
 		}, create)
 	case "azblob":
 		st, err = azure.New(ctx, &azure.Options{
 			Container: u.Host, Prefix: prefix,
 			StorageAccount: os.Getenv("AZURE_STORAGE_ACCOUNT"), StorageKey: os.Getenv("AZURE_STORAGE_KEY"),
-			SASToken: os.Getenv("AZURE_STORAGE_SAS_TOKEN"),
+			SASToken: os.Getenv("AZURE_STORAGE_SAS_TOKEN"), Limits: limits,
 		}, create)
 	default:
 		return nil, fmt.Errorf("backup location %s: volume data cannot be kept in a %s:// location", location.Display(normalized), u.Scheme)

@@ -1,0 +1,91 @@
+// Package expose holds the worker's side of data movement: expose a
+// volume to a data mover and start it, say why one did not start, and
+// clean up after it. The exposer (pod or local process) does the work.
+package expose
+
+import (
+	"context"
+	"fmt"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.uber.org/zap"
+
+	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/internal/exposer"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// Activities expose volumes with Exposer, in Namespace.
+type Activities struct {
+	Exposer   exposer.Exposer
+	Namespace string
+	Log       *zap.Logger
+}
+
+func (a *Activities) target(in workflows.ExposeInput) exposer.Target {
+	return exposer.Target{
+		Owner: in.Owner, Mode: exposer.Mode(in.Mode), Namespace: a.Namespace,
+		SourceNamespace: in.Volume.Namespace, Snapshot: in.Snapshot, Size: in.SnapshotSize,
+		StorageClass: in.Volume.StorageClass, TaskQueue: in.TaskQueue, Attempt: in.Attempt,
+	}
+}
+
+// start opens the owner's log for this attempt.
+func (a *Activities) start(ctx context.Context, in workflows.ExposeInput) (*runlog.Run, error) {
+	var run *runlog.Run
+	var err error
+	if in.Mode == workflows.ExposeRestore {
+		run, err = runlog.StartRestore(ctx, a.Log, in.Owner, "", in.Location)
+	} else {
+		run, err = runlog.Start(ctx, a.Log, in.Owner, in.Location)
+	}
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+	}
+	return run, nil
+}
+
+// heartbeat records where the exposure waits, for the Temporal UI and a
+// live heartbeat.
+func heartbeat(ctx context.Context) func(string) {
+	return func(msg string) { activity.RecordHeartbeat(ctx, msg) }
+}
+
+// ExposeVolume makes the volume reachable and starts the attempt's data
+// mover (or keeps the one that runs).
+func (a *Activities) ExposeVolume(ctx context.Context, in workflows.ExposeInput) (*workflows.ExposeResult, error) {
+	run, err := a.start(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	defer run.End()
+	t := a.target(in)
+	started, err := a.Exposer.Expose(ctx, t, heartbeat(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("expose volume %s: %w", in.Volume.Key(), err)
+	}
+	run.Log.Info("Data mover started", zap.String("volume", in.Volume.Key()), zap.String("claim", started.Claim),
+		zap.String("dataMover", started.DataMover), zap.String("node", started.Node), zap.Int("attempt", in.Attempt))
+	return &workflows.ExposeResult{Claim: started.Claim, DataMover: started.DataMover, Node: started.Node}, nil
+}
+
+// DiagnoseExposure says why the volume's data mover has not started.
+func (a *Activities) DiagnoseExposure(ctx context.Context, in workflows.ExposeInput) (*workflows.DiagnoseResult, error) {
+	return &workflows.DiagnoseResult{Reason: a.Exposer.Diagnose(ctx, a.target(in))}, nil
+}
+
+// CleanupExposure stops the volume's data movers and deletes what
+// exposing it created.
+func (a *Activities) CleanupExposure(ctx context.Context, in workflows.ExposeInput) error {
+	run, err := a.start(ctx, in)
+	if err != nil {
+		return err
+	}
+	defer run.End()
+	if err := a.Exposer.Cleanup(ctx, a.target(in), heartbeat(ctx)); err != nil {
+		return fmt.Errorf("clean up after the data mover of %s: %w", in.Volume.Key(), err)
+	}
+	run.Log.Info("Data mover cleaned up", zap.String("volume", in.Volume.Key()))
+	return nil
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/client-go/rest"
+
+	"github.com/cairn-backup/cairn/internal/exposer"
+	"github.com/cairn-backup/cairn/worker"
+)
+
+// dataMoverFlags configure how the worker exposes volumes to data movers.
+type dataMoverFlags struct {
+	exposer        string
+	namespace      string
+	image          string
+	pullPolicy     string
+	serviceAccount string
+	nodeSelector   map[string]string
+	requests       map[string]string
+	limits         map[string]string
+	runAsUser      int64
+	stateDir       string
+	csiStateDir    string
+	repo           repositoryFlags
+}
+
+func (d *dataMoverFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&d.exposer, "datamover-exposer", "pod", "how volume data reaches a data mover: pod (a pod mounting a claim made from the snapshot) "+
+		"or process (the sandbox: a local process reading the test CSI driver's files)")
+	f.StringVar(&d.namespace, "datamover-namespace", worker.DefaultDataMoverNamespace, "namespace of the data movers' pods, claims and snapshot clones")
+	f.StringVar(&d.image, "datamover-image", "ghcr.io/cairn-backup/cairn:"+version, "image of data mover pods (holds /cairn)")
+	f.StringVar(&d.pullPolicy, "datamover-pull-policy", string(corev1.PullIfNotPresent), "image pull policy of data mover pods")
+	f.StringVar(&d.serviceAccount, "datamover-service-account", "", "service account of data mover pods")
+	f.StringToStringVar(&d.nodeSelector, "datamover-node-selector", nil, "node selector of data mover pods, e.g. kubernetes.io/os=linux")
+	f.StringToStringVar(&d.requests, "datamover-requests", nil, "resource requests of data mover pods, e.g. cpu=500m,memory=512Mi")
+	f.StringToStringVar(&d.limits, "datamover-limits", nil, "resource limits of data mover pods, e.g. memory=2Gi")
+	f.Int64Var(&d.runAsUser, "datamover-run-as-user", -1, "UID data mover pods run as (-1: the image's); root may be needed to read every file of a volume")
+	f.StringVar(&d.stateDir, "datamover-state-dir", "", "process exposer: where data mover records and logs go (default <data-dir>/datamovers)")
+	f.StringVar(&d.csiStateDir, "csi-state-dir", "", "process exposer: the sandbox CSI driver's state directory")
+	d.repo.register(f, true)
+}
+
+// config builds the worker's data movement settings. The password is
+// handed to process data movers in their environment; pods read the
+// Secret themselves.
+func (d *dataMoverFlags) config(ctx context.Context, g *globals, kcfg *rest.Config, log *zap.Logger) (worker.DataMovement, error) {
+	m := worker.DataMovement{Exposer: d.exposer, Namespace: d.namespace}
+	password, err := d.repo.password()
+	if err != nil {
+		return m, err
+	}
+	if password == "" && d.repo.passwordSecret != "" {
+		if password, err = d.repo.secretPassword(ctx, kcfg, d.namespace); err != nil {
+			log.Warn("Volume data movement will fail until the repository password Secret exists", zap.Error(err))
+		}
+	}
+	switch d.exposer {
+	case "pod":
+		pod, err := d.podConfig(g)
+		if err != nil {
+			return m, err
+		}
+		if d.repo.passwordSecret == "" {
+			log.Warn("No --repository-password-secret: data mover pods will have no repository password")
+		}
+		m.Pod = pod
+	case "process":
+		exe, err := os.Executable()
+		if err != nil {
+			return m, fmt.Errorf("find the cairn binary for data movers: %w", err)
+		}
+		m.Command = append([]string{exe, "datamover"}, g.connectionArgs()...)
+		m.Env = append(g.connectionEnv(), envRepositoryPassword+"="+password)
+		m.StateDir = d.stateDir
+		if m.StateDir == "" {
+			m.StateDir = filepath.Join(g.dataDir, "datamovers")
+		}
+		if d.csiStateDir == "" {
+			return m, &usageError{fmt.Errorf("--datamover-exposer process needs --csi-state-dir (the sandbox CSI driver's state)")}
+		}
+		m.CSIStateDir = d.csiStateDir
+	default:
+		return m, &usageError{fmt.Errorf("--datamover-exposer %q: use pod or process", d.exposer)}
+	}
+	return m, nil
+}
+
+func (d *dataMoverFlags) podConfig(g *globals) (exposer.PodConfig, error) {
+	c := exposer.PodConfig{
+		Image: d.image, ImagePullPolicy: corev1.PullPolicy(d.pullPolicy), ServiceAccount: d.serviceAccount,
+		NodeSelector: d.nodeSelector, Args: g.connectionArgs(),
+		PasswordSecret: d.repo.passwordSecret, PasswordKey: secretPasswordKey,
+	}
+	var err error
+	if c.Resources.Requests, err = resourceList("--datamover-requests", d.requests); err != nil {
+		return c, err
+	}
+	if c.Resources.Limits, err = resourceList("--datamover-limits", d.limits); err != nil {
+		return c, err
+	}
+	if d.runAsUser >= 0 {
+		uid := d.runAsUser
+		c.SecurityContext = &corev1.PodSecurityContext{RunAsUser: &uid}
+	}
+	return c, nil
+}
+
+func resourceList(flag string, in map[string]string) (corev1.ResourceList, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	out := corev1.ResourceList{}
+	for k, v := range in {
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return nil, &usageError{fmt.Errorf("%s %s=%s: %w", flag, k, v, err)}
+		}
+		out[corev1.ResourceName(k)] = q
+	}
+	return out, nil
+}
+
+// connectionArgs are the flags that reach the same Temporal namespace.
+func (g *globals) connectionArgs() []string {
+	args := []string{"--temporal-address", g.temporalAddress, "--namespace", g.namespace,
+		"--log-level", g.logLevel, "--log-format", "json"}
+	for _, f := range [][2]string{{"--tls-cert", g.tlsCert}, {"--tls-key", g.tlsKey}, {"--tls-ca", g.tlsCA}, {"--tls-server-name", g.tlsServerName}} {
+		if f[1] != "" {
+			args = append(args, f[0], f[1])
+		}
+	}
+	return args
+}
+
+// connectionEnv carries the Temporal API key, which stays off the
+// command line.
+func (g *globals) connectionEnv() []string {
+	if g.apiKey == "" {
+		return nil
+	}
+	return []string{"CAIRN_API_KEY=" + g.apiKey}
+}
