@@ -36,6 +36,10 @@ func RunDataMover(ctx context.Context, c client.Client, cfg DataMoverConfig) err
 		MaxConcurrentActivityExecutionSize: 1,
 		// Lets the finished task's result reach Temporal before exit.
 		WorkerStopTimeout: 30 * time.Second,
+		// Heartbeats are how a data mover's death is noticed; the SDK's
+		// default sends them at 80% of the timeout, which leaves a loaded
+		// node little slack.
+		MaxHeartbeatThrottleInterval: 2 * time.Second,
 		Interceptors:      []interceptor.WorkerInterceptor{&errorSurfacer{}, once},
 	})
 	w.RegisterActivityWithOptions(cfg.Activities.UploadVolume, activity.RegisterOptions{Name: workflows.UploadVolumeActivity})

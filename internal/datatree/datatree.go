@@ -24,6 +24,8 @@ type Spec struct {
 	SmallSize  int
 	// Seed makes the content reproducible.
 	Seed uint64
+	// NoSparse leaves out the sparse file, so every byte is data.
+	NoSparse bool
 }
 
 // Write creates the data set under dir and returns its total file bytes.
@@ -56,6 +58,9 @@ func Write(dir string, s Spec) (int64, error) {
 		if err := os.Symlink("large/blob-00.bin", filepath.Join(dir, "latest")); err != nil {
 			return total, err
 		}
+	}
+	if s.NoSparse {
+		return total, nil
 	}
 	// A sparse file: 1 MiB of data after a 16 MiB hole.
 	sparse := filepath.Join(dir, "sparse.img")

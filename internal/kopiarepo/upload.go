@@ -86,6 +86,8 @@ func (r *Repository) Upload(ctx context.Context, req UploadRequest) (*UploadResu
 	// Kopia reports bytes written to storage through the write session,
 	// not the uploader.
 	opts := repo.WriteSessionOptions{Purpose: "cairn volume upload", OnUpload: prog.UploadedBytes}
+	stop := reportProgress(prog, req)
+	defer stop()
 	err = repo.WriteSession(ctx, r.Repository, opts, func(ctx context.Context, w repo.RepositoryWriter) error {
 		var werr error
 		res, werr = upload1(ctx, w, dir, src, req, prog)
@@ -119,9 +121,10 @@ func upload1(ctx context.Context, w repo.RepositoryWriter, dir fs.Directory, src
 	}
 	u.CheckpointLabels = map[string]string{tagBackup: req.Backup}
 
-	stop := reportProgress(ctx, u, prog, req)
+	// Kopia checks its own flag, not the context, between files.
+	stopCancel := context.AfterFunc(ctx, u.Cancel)
 	man, err := u.Upload(ctx, dir, policyTree, src, previous...)
-	stop()
+	stopCancel()
 	if err != nil {
 		return nil, fmt.Errorf("upload %s: %w", req.Path, err)
 	}
@@ -150,10 +153,10 @@ func upload1(ctx context.Context, w repo.RepositoryWriter, dir fs.Directory, src
 	return res, nil
 }
 
-// reportProgress calls req.Progress on its interval, and cancels the
-// uploader when ctx ends (kopia checks its own flag, not the context,
-// between files).
-func reportProgress(ctx context.Context, u *upload.Uploader, prog *counter, req UploadRequest) (stop func()) {
+// reportProgress calls req.Progress on its interval until stopped: the
+// final flush of a session can take long on slow storage, and it counts
+// as progress too.
+func reportProgress(prog *counter, req UploadRequest) (stop func()) {
 	every := req.ProgressInterval
 	if every <= 0 {
 		every = 5 * time.Second
@@ -165,9 +168,6 @@ func reportProgress(ctx context.Context, u *upload.Uploader, prog *counter, req 
 		for {
 			select {
 			case <-done:
-				return
-			case <-ctx.Done():
-				u.Cancel()
 				return
 			case <-t.C:
 				if req.Progress != nil {

@@ -4,15 +4,18 @@ import (
 	"context"
 	"net/url"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/converter"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cairn-backup/cairn/internal/datatree"
 	"github.com/cairn-backup/cairn/internal/exposer"
 	"github.com/cairn-backup/cairn/internal/kopiarepo"
+	"github.com/cairn-backup/cairn/starter"
 	"github.com/cairn-backup/cairn/worker"
 	"github.com/cairn-backup/cairn/workflows"
 )
@@ -129,4 +132,129 @@ func uploadOf(t *testing.T, st *workflows.BackupStatus, namespace, claim string)
 	require.Equal(t, workflows.OperationCompleted, op.Phase, "operation: %+v", op)
 	require.NotNil(t, op.Upload, "operation: %+v", op)
 	return op.Upload
+}
+
+// throttled is the environment of a worker whose data movers upload
+// slowly enough to be caught mid-upload, checkpointing every second.
+// Kopia lets the first 10% of a minute's allowance through at once; the
+// rest of mediumData takes about 15 seconds.
+var throttled = []string{"CAIRN_UPLOAD_BYTES_PER_SECOND=10000000", "CAIRN_CHECKPOINT_INTERVAL=1s", "CAIRN_PROGRESS_INTERVAL=1s"}
+
+// moveRequest is a data-moving backup of one namespace whose dead data
+// movers are noticed within 10 seconds.
+func moveRequest(name, namespace string) starter.CreateBackupRequest {
+	return starter.CreateBackupRequest{
+		BackupSpec: workflows.BackupSpec{Name: name, IncludedNamespaces: []string{namespace}, SnapshotMoveData: true},
+		Options:    workflows.BackupOptions{HeartbeatTimeout: &metav1.Duration{Duration: 10 * time.Second}},
+	}
+}
+
+// uploadHeartbeat reads the progress the volume's running upload last
+// heartbeated, from its child workflow's pending activity.
+func uploadHeartbeat(t *testing.T, s *stack, backup string, v workflows.Volume) (kopiarepo.UploadProgress, bool) {
+	t.Helper()
+	var p kopiarepo.UploadProgress
+	desc, err := s.temporalC.DescribeWorkflowExecution(context.Background(), workflows.VolumeWorkflowID(backup, v), "")
+	if err != nil {
+		return p, false
+	}
+	for _, pa := range desc.GetPendingActivities() {
+		if pa.GetActivityType().GetName() != workflows.UploadVolumeActivity || pa.GetHeartbeatDetails() == nil {
+			continue
+		}
+		if converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p) == nil {
+			return p, true
+		}
+	}
+	return p, false
+}
+
+// waitUploaded waits until the volume's upload has sent more than bytes.
+func waitUploaded(t *testing.T, s *stack, backup, namespace, claim string, bytes int64) kopiarepo.UploadProgress {
+	t.Helper()
+	v := workflows.Volume{Namespace: namespace, Claim: claim}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		p, ok := uploadHeartbeat(t, s, backup, v)
+		if ok && p.UploadedBytes > bytes {
+			return p
+		}
+		require.True(t, time.Now().Before(deadline), "upload of %s/%s never passed %d bytes (last %+v)", namespace, claim, bytes, p)
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// killDataMover SIGKILLs the one running data mover process.
+func (m *moverStack) killDataMover(t *testing.T) {
+	t.Helper()
+	pids := exposer.Running(m.stateDir)
+	require.Len(t, pids, 1, "one data mover runs")
+	require.NoError(t, syscall.Kill(pids[0], syscall.SIGKILL))
+	deadline := time.Now().Add(10 * time.Second)
+	for len(exposer.Running(m.stateDir)) > 0 {
+		require.True(t, time.Now().Before(deadline), "data mover %d survived SIGKILL", pids[0])
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// completeSnapshots counts a backup's complete kopia snapshots.
+func (m *moverStack) completeSnapshots(t *testing.T, backup string) int {
+	t.Helper()
+	snaps, err := m.repository(t).BackupSnapshots(context.Background(), backup)
+	require.NoError(t, err)
+	n := 0
+	for _, s := range snaps {
+		if s.Complete {
+			n++
+		}
+	}
+	return n
+}
+
+// mediumData is enough data to catch a throttled upload in the middle;
+// each seed is new data, which the repository cannot deduplicate.
+func mediumData(seed uint64) datatree.Spec {
+	return datatree.Spec{LargeFiles: 100, LargeSize: 2 << 20, SmallFiles: 100, SmallSize: 8192, Seed: seed, NoSparse: true}
+}
+
+// checkpoints counts the kopia checkpoints a backup's uploads saved.
+func (m *moverStack) checkpoints(t *testing.T, backup string) int {
+	t.Helper()
+	r, err := kopiarepo.Open(context.Background(), kopiarepo.Config{Location: m.location, Password: repoPassword,
+		ConfigDir: filepath.Join(t.TempDir(), "kopia")})
+	require.NoError(t, err)
+	defer r.Close(context.Background())
+	snaps, err := r.BackupSnapshots(context.Background(), backup)
+	require.NoError(t, err)
+	n := 0
+	for _, s := range snaps {
+		if !s.Complete {
+			n++
+		}
+	}
+	return n
+}
+
+// waitCheckpoint waits until the backup has saved more than n checkpoints.
+func (m *moverStack) waitCheckpoint(t *testing.T, backup string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for m.checkpoints(t, backup) <= n {
+		require.True(t, time.Now().Before(deadline), "backup %s saved no checkpoint past %d", backup, n)
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// logActivityFailures logs why the volume's activities failed or timed
+// out, to explain an unexpected retry.
+func logActivityFailures(t *testing.T, s *stack, backup string, v workflows.Volume) {
+	t.Helper()
+	for _, ev := range runHistory(t, s, workflows.VolumeWorkflowID(backup, v)) {
+		if a := ev.GetActivityTaskFailedEventAttributes(); a != nil {
+			t.Logf("activity failed: %v", a.GetFailure())
+		}
+		if a := ev.GetActivityTaskTimedOutEventAttributes(); a != nil {
+			t.Logf("activity timed out: %v", a.GetFailure())
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -60,4 +61,79 @@ func TestDataMovement(t *testing.T) {
 		assert.Less(t, up2.UploadedBytes, up.UploadedBytes/20, "unchanged data is not uploaded again")
 		m.assertNoDataMoverLeftovers(t)
 	})
+}
+
+// TestDataMoverDurability kills data movers and workers mid-upload and
+// cancels an upload.
+func TestDataMoverDurability(t *testing.T) {
+	m := newMoverStack(t)
+	w := m.startMoverWorker(throttled...)
+	ctx := context.Background()
+
+	t.Run("SIGKILL of the data mover mid-upload: a new one resumes from the checkpoint", func(t *testing.T) {
+		makeClaims(t, m.stack, "kill-dm", "data")
+		want := fillVolume(t, m.stack, "kill-dm", "data", mediumData(21))
+		total, err := datatree.Bytes(mustVolumePath(t, m.stack, "kill-dm", "data"))
+		require.NoError(t, err)
+		_, err = m.starter.CreateBackup(ctx, moveRequest("kill-dm-1", "kill-dm"))
+		require.NoError(t, err)
+		at := waitUploaded(t, m.stack, "kill-dm-1", "kill-dm", "data", total*3/5)
+		m.waitCheckpoint(t, "kill-dm-1", m.checkpoints(t, "kill-dm-1")) // one saved past 60%
+		m.killDataMover(t)
+
+		v := m.waitDone("kill-dm-1", 3*time.Minute)
+		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+		up := uploadOf(t, v.Status, "kill-dm", "data")
+		if !assert.Equal(t, 2, up.Attempts, "a second data mover finished the upload") {
+			logActivityFailures(t, m.stack, "kill-dm-1", workflows.Volume{Namespace: "kill-dm", Claim: "data"})
+		}
+		assert.Less(t, up.UploadedBytes, total/2, "the retry uploaded less than half of the data again (killed at %d of %d bytes)", at.UploadedBytes, total)
+		assert.Equal(t, 1, m.completeSnapshots(t, "kill-dm-1"))
+		assert.Empty(t, datatree.Diff(want, m.restoredDigest(t, up.SnapshotID), 10))
+		m.assertNoDataMoverLeftovers(t)
+	})
+
+	t.Run("SIGKILL of the worker while a data mover uploads: no second upload", func(t *testing.T) {
+		makeClaims(t, m.stack, "kill-w", "data")
+		want := fillVolume(t, m.stack, "kill-w", "data", mediumData(22))
+		_, err := m.starter.CreateBackup(ctx, moveRequest("kill-w-1", "kill-w"))
+		require.NoError(t, err)
+		waitUploaded(t, m.stack, "kill-w-1", "kill-w", "data", 80<<20)
+		w.kill()
+		time.Sleep(2 * time.Second)
+		w = m.startMoverWorker(throttled...)
+
+		v := m.waitDone("kill-w-1", 3*time.Minute)
+		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+		up := uploadOf(t, v.Status, "kill-w", "data")
+		if !assert.Equal(t, 1, up.Attempts, "the data mover outlived the worker and finished") {
+			logActivityFailures(t, m.stack, "kill-w-1", workflows.Volume{Namespace: "kill-w", Claim: "data"})
+		}
+		assert.Equal(t, 1, m.completeSnapshots(t, "kill-w-1"))
+		assert.Empty(t, datatree.Diff(want, m.restoredDigest(t, up.SnapshotID), 10))
+		m.assertNoDataMoverLeftovers(t)
+	})
+
+	t.Run("cancel during upload: Canceled, nothing left behind", func(t *testing.T) {
+		makeClaims(t, m.stack, "cancel-dm", "data")
+		fillVolume(t, m.stack, "cancel-dm", "data", mediumData(23))
+		_, err := m.starter.CreateBackup(ctx, moveRequest("cancel-dm-1", "cancel-dm"))
+		require.NoError(t, err)
+		waitUploaded(t, m.stack, "cancel-dm-1", "cancel-dm", "data", 80<<20)
+		_, err = m.starter.CancelBackup(ctx, "cancel-dm-1")
+		require.NoError(t, err)
+		v := m.waitDone("cancel-dm-1", 2*time.Minute)
+		assert.Equal(t, workflows.PhaseCanceled, v.Phase)
+		assert.Zero(t, m.completeSnapshots(t, "cancel-dm-1"), "a canceled upload saves no snapshot")
+		snaps, _ := backupSnapshots(t, m.stack, "cancel-dm-1")
+		assert.Empty(t, snaps, "the canceled backup's native snapshot is removed")
+		m.assertNoDataMoverLeftovers(t)
+	})
+}
+
+func mustVolumePath(t *testing.T, s *stack, namespace, claim string) string {
+	t.Helper()
+	dir, err := s.cluster.VolumePath(context.Background(), namespace, claim)
+	require.NoError(t, err)
+	return dir
 }
