@@ -338,7 +338,9 @@ func activityOptions(startToClose, heartbeat time.Duration) workflow.ActivityOpt
 func reason(err error) string {
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) {
-		if appErr.Type() != "" {
+		// "wrapError" is the SDK's type for any wrapped Go error: it tells
+		// a user nothing.
+		if appErr.Type() != "" && appErr.Type() != "wrapError" {
 			return appErr.Type() + ": " + appErr.Message()
 		}
 		return appErr.Message()

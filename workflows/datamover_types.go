@@ -31,6 +31,9 @@ const (
 	// ErrTypeDataMoverTimeout: the data was not moved within the
 	// operation's timeout.
 	ErrTypeDataMoverTimeout = "DataMoverTimeout"
+	// ErrTypeDataMoverFailed: every data mover the operation may start
+	// failed; the message holds the last one's reason.
+	ErrTypeDataMoverFailed = "DataMoverFailed"
 )
 
 // ExposeMode says what a data mover does with the volume it is given.

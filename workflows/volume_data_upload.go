@@ -26,17 +26,19 @@ func (v *volumeRun) moveData(ctx workflow.Context, info *SnapshotInfo) (*DataUpl
 	defer v.cleanupExposure(ctx, in)
 
 	deadline := workflow.Now(ctx).Add(v.req.DataTimeout)
-	var last error
-	for attempt := 1; attempt <= dataMoverAttempts; attempt++ {
+	for attempt := 1; ; attempt++ {
 		in.Attempt = attempt
 		up, err := v.uploadAttempt(ctx, in, deadline)
 		if err == nil {
 			up.Attempts = attempt
 			return up, nil
 		}
-		last = err
 		if !retryUpload(ctx, err) || !workflow.Now(ctx).Before(deadline) {
 			return nil, err
+		}
+		if attempt == dataMoverAttempts {
+			msg := fmt.Sprintf("moving the data failed %d times, last: %s", attempt, reason(err))
+			return nil, temporal.NewNonRetryableApplicationError(msg, ErrTypeDataMoverFailed, nil)
 		}
 		v.logger.Warn("Data mover attempt failed; starting another", "attempt", attempt, "error", err)
 		v.report(ctx, OperationInProgress, fmt.Sprintf("data mover attempt %d failed (%s); starting another", attempt, reason(err)))
@@ -44,7 +46,6 @@ func (v *volumeRun) moveData(ctx workflow.Context, info *SnapshotInfo) (*DataUpl
 			return nil, err
 		}
 	}
-	return nil, fmt.Errorf("moving the data failed %d times, last: %w", dataMoverAttempts, last)
 }
 
 // uploadAttempt exposes the volume to a fresh data mover and waits for

@@ -3,6 +3,7 @@ package exposer
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v6/apis/volumesnapshot/v1"
@@ -208,12 +209,48 @@ func (v *Volumes) DeleteAll(ctx context.Context, t Target, progress func(string)
 		}
 	}
 	return wait.PollUntilContextCancel(ctx, v.poll(), true, func(ctx context.Context) (bool, error) {
+		if err := v.releaseClone(ctx, t); err != nil {
+			return false, err
+		}
 		gone, err := v.gone(ctx, t, volume)
 		if err == nil && !gone {
 			progress(fmt.Sprintf("waiting for claim %s/%s, its volume and snapshot clone to be deleted", t.Namespace, t.Name()))
 		}
 		return gone, err
 	})
+}
+
+// provisionerSourceFinalizer is the external-provisioner's protection of
+// a snapshot a claim is being provisioned from. It stays when the claim
+// is deleted while provisioning fails.
+const provisionerSourceFinalizer = "provisioner.storage.kubernetes.io/volumesnapshot-as-source-protection"
+
+// releaseClone drops the provisioner's protection from the target's
+// snapshot clone once the target's claim is gone: nothing can be
+// provisioned from the clone any more, and the clone is ours.
+func (v *Volumes) releaseClone(ctx context.Context, t Target) error {
+	if t.Mode != Backup {
+		return nil
+	}
+	if _, err := v.Kube.CoreV1().PersistentVolumeClaims(t.Namespace).Get(ctx, t.Name(), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		return nil // still there, or unknown: wait
+	}
+	snaps := v.Snapshots.SnapshotV1().VolumeSnapshots(t.Namespace)
+	s, err := snaps.Get(ctx, t.Name(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("snapshot clone %s/%s: %w", t.Namespace, t.Name(), err)
+	}
+	if s.DeletionTimestamp == nil || !slices.Contains(s.Finalizers, provisionerSourceFinalizer) {
+		return nil
+	}
+	s.Finalizers = slices.DeleteFunc(s.Finalizers, func(f string) bool { return f == provisionerSourceFinalizer })
+	if _, err := snaps.Update(ctx, s, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("release snapshot clone %s/%s: %w", t.Namespace, t.Name(), err)
+	}
+	return nil
 }
 
 func (v *Volumes) gone(ctx context.Context, t Target, volume string) (bool, error) {

@@ -39,9 +39,14 @@ func newMoverStack(t *testing.T) *moverStack {
 // and friends set datamover flags).
 func (m *moverStack) startMoverWorker(env ...string) *proc {
 	m.t.Helper()
+	return m.startMoverWorkerWithPassword(repoPassword, env...)
+}
+
+func (m *moverStack) startMoverWorkerWithPassword(password string, env ...string) *proc {
+	m.t.Helper()
 	args := []string{"worker", "--temporal-address", m.temporalAddr, "--kubeconfig", m.cluster.KubeconfigPath(),
 		"--datamover-exposer", "process", "--csi-state-dir", m.cluster.CSIStateDir(), "--datamover-state-dir", m.stateDir}
-	return startProcEnv(m.t, "worker", append([]string{"CAIRN_REPOSITORY_PASSWORD=" + repoPassword}, env...), args...)
+	return startProcEnv(m.t, "worker", append([]string{"CAIRN_REPOSITORY_PASSWORD=" + password}, env...), args...)
 }
 
 // fillVolume writes a data set into a claim's volume and returns its

@@ -3,13 +3,17 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cairn-backup/cairn/internal/datatree"
+	"github.com/cairn-backup/cairn/internal/sandbox/csistate"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -18,7 +22,7 @@ import (
 // real CSI sidecars.
 func TestDataMovement(t *testing.T) {
 	m := newMoverStack(t)
-	m.startMoverWorker()
+	w := m.startMoverWorker()
 	ctx := context.Background()
 
 	t.Run("upload, incremental re-upload, byte-identical data, nothing left behind", func(t *testing.T) {
@@ -59,6 +63,69 @@ func TestDataMovement(t *testing.T) {
 		up2 := uploadOf(t, v2.Status, "dm", "data")
 		assert.Equal(t, up.SnapshotID, up2.ParentID, "the second backup is incremental to the first")
 		assert.Less(t, up2.UploadedBytes, up.UploadedBytes/20, "unchanged data is not uploaded again")
+		m.assertNoDataMoverLeftovers(t)
+	})
+
+	t.Run("a data mover that cannot start hits the prepare timeout with the reason", func(t *testing.T) {
+		makeClaims(t, m.stack, "stuck", "data")
+		fillVolume(t, m.stack, "stuck", "data", datatree.Spec{SmallFiles: 10, SmallSize: 100, Seed: 31})
+		require.NoError(t, m.cluster.SetCSIControl(csistate.Control{CreateVolumeError: "no capacity left on the sandbox"}))
+		defer func() { require.NoError(t, m.cluster.SetCSIControl(csistate.Control{})) }()
+		req := moveRequest("stuck-1", "stuck")
+		req.DataMoverPrepareTimeout = &metav1.Duration{Duration: 8 * time.Second}
+		_, err := m.starter.CreateBackup(ctx, req)
+		require.NoError(t, err)
+		v := m.waitDone("stuck-1", 2*time.Minute)
+		assert.Equal(t, workflows.PhasePartiallyFailed, v.Phase)
+		op := operation(t, v.Status, "stuck", "data")
+		assert.Equal(t, workflows.OperationFailed, op.Phase)
+		assert.Contains(t, op.Error, "no data mover started within dataMoverPrepareTimeout 8s")
+		assert.Contains(t, op.Error, "is Pending")
+		assert.Contains(t, op.Error, "no capacity left on the sandbox", "the reason names what the provisioner said")
+		snaps, _ := backupSnapshots(t, m.stack, "stuck-1")
+		assert.Empty(t, snaps, "the failed operation's snapshot is removed")
+		m.assertNoDataMoverLeftovers(t)
+	})
+
+	t.Run("a wrong repository password fails clearly and leaves the repository untouched", func(t *testing.T) {
+		before, err := datatree.Digest(m.repositoryDir(t))
+		require.NoError(t, err)
+		w.stop()
+		w = m.startMoverWorkerWithPassword("not the password")
+		defer func() { w.stop(); w = m.startMoverWorker() }()
+		makeClaims(t, m.stack, "badpw", "data")
+		fillVolume(t, m.stack, "badpw", "data", datatree.Spec{SmallFiles: 10, SmallSize: 100, Seed: 32})
+		_, err = m.starter.CreateBackup(ctx, moveRequest("badpw-1", "badpw"))
+		require.NoError(t, err)
+		v := m.waitDone("badpw-1", 2*time.Minute)
+		assert.Equal(t, workflows.PhasePartiallyFailed, v.Phase)
+		op := operation(t, v.Status, "badpw", "data")
+		assert.Equal(t, workflows.OperationFailed, op.Phase)
+		assert.Contains(t, op.Error, workflows.ErrTypeRepositoryPassword)
+		assert.Contains(t, op.Error, "the repository password does not open the volume data repository")
+		assert.NotContains(t, op.Error, "not the password", "the password never appears in errors")
+		assert.NotContains(t, op.Error, "failed 5 times", "a wrong password is not retried")
+		after, err := datatree.Digest(m.repositoryDir(t))
+		require.NoError(t, err)
+		assert.Equal(t, before, after, "the repository is untouched")
+		m.assertNoDataMoverLeftovers(t)
+	})
+
+	t.Run("repository storage that fails is retried, then the operation fails with the reason", func(t *testing.T) {
+		broken := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(broken, "kopia"), []byte("not a directory"), 0o600))
+		makeClaims(t, m.stack, "broken", "data")
+		fillVolume(t, m.stack, "broken", "data", datatree.Spec{SmallFiles: 10, SmallSize: 100, Seed: 33})
+		req := moveRequest("broken-1", "broken")
+		req.StorageLocation = "file://" + broken
+		_, err := m.starter.CreateBackup(ctx, req)
+		require.NoError(t, err)
+		v := m.waitDone("broken-1", 3*time.Minute)
+		assert.Equal(t, workflows.PhasePartiallyFailed, v.Phase)
+		op := operation(t, v.Status, "broken", "data")
+		assert.Equal(t, workflows.OperationFailed, op.Phase)
+		assert.Contains(t, op.Error, "moving the data failed 5 times")
+		assert.Contains(t, op.Error, "not a directory")
 		m.assertNoDataMoverLeftovers(t)
 	})
 }
