@@ -40,7 +40,7 @@ func RunDataMover(ctx context.Context, c client.Client, cfg DataMoverConfig) err
 		// default sends them at 80% of the timeout, which leaves a loaded
 		// node little slack.
 		MaxHeartbeatThrottleInterval: 2 * time.Second,
-		Interceptors:      []interceptor.WorkerInterceptor{&errorSurfacer{}, once},
+		Interceptors:                 []interceptor.WorkerInterceptor{&errorSurfacer{}, once},
 	})
 	w.RegisterActivityWithOptions(cfg.Activities.UploadVolume, activity.RegisterOptions{Name: workflows.UploadVolumeActivity})
 	if err := w.Start(); err != nil {
