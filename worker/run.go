@@ -13,9 +13,11 @@ import (
 	"github.com/cairn-backup/cairn/activities/csi"
 	"github.com/cairn-backup/cairn/activities/etcd"
 	"github.com/cairn-backup/cairn/activities/expose"
+	"github.com/cairn-backup/cairn/activities/repository"
 	"github.com/cairn-backup/cairn/activities/restore"
 	"github.com/cairn-backup/cairn/activities/store"
 	"github.com/cairn-backup/cairn/internal/exposer"
+	"github.com/cairn-backup/cairn/internal/kopiarepo"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/workflows"
 )
@@ -66,6 +68,9 @@ type DataMovement struct {
 	Env         []string
 	StateDir    string
 	CSIStateDir string
+	// Repository opens the locations' kopia repositories on the worker
+	// (to delete a backup's volume data).
+	Repository kopiarepo.Config
 }
 
 // exposer builds the configured exposer over the CSI activities' clients.
@@ -119,7 +124,9 @@ func Run(ctx context.Context, c client.Client, cfg Config) error {
 		ns = DefaultDataMoverNamespace
 	}
 	exposeActs := &expose.Activities{Exposer: exp, Namespace: ns, Log: cfg.Log}
-	w := New(c, Activities{Cluster: clusterActs, Store: storeActs, Restore: restoreActs, Etcd: etcdActs, CSI: csiActs, Expose: exposeActs}, cfg.Options)
+	repoActs := &repository.Activities{Repository: cfg.DataMovement.Repository, Log: cfg.Log}
+	w := New(c, Activities{Cluster: clusterActs, Store: storeActs, Restore: restoreActs, Etcd: etcdActs, CSI: csiActs,
+		Expose: exposeActs, Repo: repoActs}, cfg.Options)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-backup/cairn/activities/csi"
 	"github.com/cairn-backup/cairn/activities/etcd"
 	"github.com/cairn-backup/cairn/activities/expose"
+	"github.com/cairn-backup/cairn/activities/repository"
 	"github.com/cairn-backup/cairn/activities/restore"
 	"github.com/cairn-backup/cairn/activities/store"
 	"github.com/cairn-backup/cairn/workflows"
@@ -26,6 +27,7 @@ type Activities struct {
 	Etcd    *etcd.Activities
 	CSI     *csi.Activities
 	Expose  *expose.Activities
+	Repo    *repository.Activities
 }
 
 // Options tune a worker.
@@ -81,6 +83,9 @@ func Register(r sdkworker.Registry, acts Activities) {
 		r.RegisterActivityWithOptions(a.ExposeVolume, activity.RegisterOptions{Name: workflows.ExposeVolumeActivity})
 		r.RegisterActivityWithOptions(a.DiagnoseExposure, activity.RegisterOptions{Name: workflows.DiagnoseExposeActivity})
 		r.RegisterActivityWithOptions(a.CleanupExposure, activity.RegisterOptions{Name: workflows.CleanupExposeActivity})
+	}
+	if a := acts.Repo; a != nil {
+		r.RegisterActivityWithOptions(a.DeleteVolumeData, activity.RegisterOptions{Name: workflows.DeleteVolumeDataActivity})
 	}
 	if a := acts.Restore; a != nil {
 		r.RegisterActivityWithOptions(a.PlanRestore, activity.RegisterOptions{Name: workflows.PlanRestoreActivity})

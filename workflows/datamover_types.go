@@ -126,3 +126,22 @@ const (
 	CleanupExposeActivity  = "CleanupExposure"
 	UploadVolumeActivity   = "UploadVolume"
 )
+
+// DeleteVolumeDataInput deletes the kopia snapshots of a backup's volumes.
+type DeleteVolumeDataInput struct {
+	Backup   string `json:"backup"`
+	Location string `json:"location"`
+}
+
+// DeleteVolumeDataResult counts them.
+type DeleteVolumeDataResult struct {
+	Snapshots int `json:"snapshots"`
+}
+
+// versionVolumeData gates the deletion of kopia snapshots, which
+// deletions recorded before it never ran.
+const versionVolumeData = "kopia-volume-data"
+
+// DeleteVolumeDataActivity is the worker's deletion of a backup's volume
+// data.
+const DeleteVolumeDataActivity = "DeleteVolumeData"

@@ -54,6 +54,19 @@ func DeleteBackupWorkflow(ctx workflow.Context, req DeleteBackupRequest) (*Delet
 			logger.Info("Backup's native snapshots deleted", "snapshots", snaps.Deleted)
 		}
 	}
+	if (req.Kind == "" || req.Kind == KindBackup) && workflow.GetVersion(ctx, versionVolumeData, workflow.DefaultVersion, 1) == 1 {
+		// Before the backup's files: volumes.json says whether any data
+		// was moved.
+		var data DeleteVolumeDataResult
+		in := DeleteVolumeDataInput{Backup: req.Backup, Location: req.Location}
+		if err := workflow.ExecuteActivity(actx, DeleteVolumeDataActivity, in).Get(ctx, &data); err != nil {
+			publishPhase(ctx, logger, PhaseFailed)
+			return nil, fmt.Errorf("delete the volume data of backup %s: %w", req.Backup, err)
+		}
+		if data.Snapshots > 0 {
+			logger.Info("Backup's volume data deleted", "kopiaSnapshots", data.Snapshots)
+		}
+	}
 	var res DeleteBackupResult
 	if err := workflow.ExecuteActivity(actx, DeleteBackupDataActivity, req).Get(ctx, &res); err != nil {
 		publishPhase(ctx, logger, PhaseFailed)

@@ -29,6 +29,20 @@ func (fakeVolumeActivities) Delete(context.Context, DeleteSnapshotsInput) (*Dele
 	return &DeleteSnapshotsResult{}, nil
 }
 
+func (fakeVolumeActivities) Expose(context.Context, ExposeInput) (*ExposeResult, error) {
+	return &ExposeResult{}, nil
+}
+func (fakeVolumeActivities) Diagnose(context.Context, ExposeInput) (*DiagnoseResult, error) {
+	return &DiagnoseResult{}, nil
+}
+func (fakeVolumeActivities) Cleanup(context.Context, ExposeInput) error { return nil }
+func (fakeVolumeActivities) Upload(context.Context, UploadVolumeInput) (*DataUploadInfo, error) {
+	return &DataUploadInfo{}, nil
+}
+func (fakeVolumeActivities) DeleteData(context.Context, DeleteVolumeDataInput) (*DeleteVolumeDataResult, error) {
+	return &DeleteVolumeDataResult{}, nil
+}
+
 func registerVolumeFakes(env *testsuite.TestWorkflowEnvironment) {
 	f := fakeVolumeActivities{}
 	env.RegisterActivityWithOptions(f.Plan, activity.RegisterOptions{Name: PlanVolumesActivity})
@@ -37,5 +51,10 @@ func registerVolumeFakes(env *testsuite.TestWorkflowEnvironment) {
 	env.RegisterActivityWithOptions(f.Remove, activity.RegisterOptions{Name: RemoveVolumeSnapshotActivity})
 	env.RegisterActivityWithOptions(f.Collect, activity.RegisterOptions{Name: CollectVolumeSnapshotsActivity})
 	env.RegisterActivityWithOptions(f.Delete, activity.RegisterOptions{Name: DeleteBackupSnapshotsActivity})
+	env.RegisterActivityWithOptions(f.Expose, activity.RegisterOptions{Name: ExposeVolumeActivity})
+	env.RegisterActivityWithOptions(f.Diagnose, activity.RegisterOptions{Name: DiagnoseExposeActivity})
+	env.RegisterActivityWithOptions(f.Cleanup, activity.RegisterOptions{Name: CleanupExposeActivity})
+	env.RegisterActivityWithOptions(f.Upload, activity.RegisterOptions{Name: UploadVolumeActivity})
+	env.RegisterActivityWithOptions(f.DeleteData, activity.RegisterOptions{Name: DeleteVolumeDataActivity})
 	env.RegisterWorkflowWithOptions(VolumeSnapshotWorkflow, workflow.RegisterOptions{Name: VolumeSnapshotWorkflowName})
 }

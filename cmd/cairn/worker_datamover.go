@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/cairn-backup/cairn/internal/exposer"
+	"github.com/cairn-backup/cairn/internal/kopiarepo"
 	"github.com/cairn-backup/cairn/worker"
 )
 
@@ -62,6 +63,8 @@ func (d *dataMoverFlags) config(ctx context.Context, g *globals, kcfg *rest.Conf
 			log.Warn("Volume data movement will fail until the repository password Secret exists", zap.Error(err))
 		}
 	}
+	hostname, _ := os.Hostname()
+	m.Repository = kopiarepo.Config{Password: password, ConfigDir: filepath.Join(g.dataDir, "kopia"), Hostname: hostname}
 	switch d.exposer {
 	case "pod":
 		pod, err := d.podConfig(g)

@@ -24,6 +24,10 @@ import (
 // password does not open it. Nothing in the repository was changed.
 var ErrWrongPassword = errors.New("the repository password does not open the volume data repository")
 
+// ErrNoRepository is returned by Open with NoCreate when the location
+// holds no repository.
+var ErrNoRepository = errors.New("the location holds no volume data repository")
+
 // ErrNoPassword is returned when no password was configured: the
 // repository is always encrypted.
 var ErrNoPassword = errors.New("no repository password is configured (set --repository-password-file, CAIRN_REPOSITORY_PASSWORD or the password Secret)")
@@ -40,6 +44,8 @@ type Config struct {
 	ConfigDir string
 	// Hostname names this client in kopia's maintenance ownership.
 	Hostname string
+	// NoCreate opens only an existing repository (ErrNoRepository).
+	NoCreate bool
 	// UploadBytesPerSecond caps writes to the repository storage (0: no
 	// cap), to spare a shared link.
 	UploadBytesPerSecond float64
@@ -99,6 +105,9 @@ func connect(ctx context.Context, st blob.Storage, configFile string, cfg Config
 		},
 	}
 	err := repo.Connect(ctx, configFile, st, cfg.Password, opts)
+	if errors.Is(err, repo.ErrRepositoryNotInitialized) && cfg.NoCreate {
+		return ErrNoRepository
+	}
 	if errors.Is(err, repo.ErrRepositoryNotInitialized) {
 		if ierr := repo.Initialize(ctx, st, &repo.NewRepositoryOptions{}, cfg.Password); ierr != nil && !errors.Is(ierr, repo.ErrAlreadyInitialized) {
 			return fmt.Errorf("create repository: %w", ierr)

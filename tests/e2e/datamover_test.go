@@ -64,6 +64,15 @@ func TestDataMovement(t *testing.T) {
 		assert.Equal(t, up.SnapshotID, up2.ParentID, "the second backup is incremental to the first")
 		assert.Less(t, up2.UploadedBytes, up.UploadedBytes/20, "unchanged data is not uploaded again")
 		m.assertNoDataMoverLeftovers(t)
+
+		// Deleting a backup deletes its kopia snapshot; the other backup's
+		// stays whole.
+		res, err := m.starter.DeleteBackup(ctx, "dm-1", false)
+		require.NoError(t, err)
+		require.NoError(t, m.starter.WaitRun(ctx, res.WorkflowID, res.RunID))
+		assert.Zero(t, m.completeSnapshots(t, "dm-1"))
+		assert.Equal(t, 1, m.completeSnapshots(t, "dm-2"))
+		assert.Empty(t, datatree.Diff(want, m.restoredDigest(t, up2.SnapshotID), 10))
 	})
 
 	t.Run("a data mover that cannot start hits the prepare timeout with the reason", func(t *testing.T) {

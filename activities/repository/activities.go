@@ -1,0 +1,76 @@
+// Package repository holds the worker's activities on a location's kopia
+// repository: deleting a backup's volume data with the backup.
+package repository
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.temporal.io/sdk/temporal"
+	"go.uber.org/zap"
+
+	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/internal/kopiarepo"
+	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// Activities open repositories with Repository (Location comes per call).
+type Activities struct {
+	Repository kopiarepo.Config
+	Log        *zap.Logger
+}
+
+// DeleteVolumeData deletes the kopia snapshots a backup's volumes were
+// moved into (checkpoints included). A backup that moved no data, or a
+// location without a repository, is left alone: nothing is opened or
+// created. The data itself goes at the repository's next full
+// maintenance, once no other backup shares it.
+func (a *Activities) DeleteVolumeData(ctx context.Context, in workflows.DeleteVolumeDataInput) (*workflows.DeleteVolumeDataResult, error) {
+	run, err := runlog.Start(ctx, a.Log, in.Backup, in.Location)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+	}
+	defer run.End()
+	moved, err := movedData(ctx, run.Loc, in.Backup)
+	if err != nil || !moved {
+		return &workflows.DeleteVolumeDataResult{}, err
+	}
+	cfg := a.Repository
+	cfg.Location, cfg.NoCreate = in.Location, true
+	repo, err := kopiarepo.Open(ctx, cfg)
+	switch {
+	case errors.Is(err, kopiarepo.ErrNoRepository):
+		return &workflows.DeleteVolumeDataResult{}, nil
+	case errors.Is(err, kopiarepo.ErrWrongPassword), errors.Is(err, kopiarepo.ErrNoPassword):
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeRepositoryPassword, nil)
+	case err != nil:
+		return nil, err
+	}
+	defer repo.Close(context.WithoutCancel(ctx)) //nolint:errcheck // the deletions were flushed by their session
+	n, err := repo.DeleteBackupSnapshots(ctx, in.Backup)
+	if err != nil {
+		return nil, fmt.Errorf("delete the volume data of backup %s: %w", in.Backup, err)
+	}
+	run.Log.Info("Deleted the backup's volume data snapshots", zap.Int("snapshots", n))
+	return &workflows.DeleteVolumeDataResult{Snapshots: n}, nil
+}
+
+// movedData says whether the backup's volumes.json records any upload.
+func movedData(ctx context.Context, loc *location.Location, backup string) (bool, error) {
+	var vols workflows.VolumesFile
+	err := loc.ReadJSON(ctx, location.Backup(backup).Volumes(), &vols)
+	if errors.Is(err, location.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read volumes of backup %s: %w", backup, err)
+	}
+	for _, v := range vols.Volumes {
+		if v.Upload != nil {
+			return true, nil
+		}
+	}
+	return false, nil
+}
