@@ -27,6 +27,16 @@ func moveDataEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, VolumeSnapsh
 		Timeout: time.Minute, MoveData: true, PrepareTimeout: time.Minute, DataTimeout: time.Hour, NativeSnapshots: NativeSnapshotsDelete}
 }
 
+// runVolume runs the child workflow and returns its result.
+func runVolume(t *testing.T, env *testsuite.TestWorkflowEnvironment, req VolumeSnapshotRequest) VolumeSnapshotResult {
+	t.Helper()
+	env.ExecuteWorkflow(VolumeSnapshotWorkflow, req)
+	require.NoError(t, env.GetWorkflowError())
+	var res VolumeSnapshotResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	return res
+}
+
 // TestDeadDataMoverIsReplaced: an upload whose data mover stops
 // heartbeating is given to a fresh data mover (a new exposure attempt);
 // once the data is moved, the native snapshot goes.
@@ -44,10 +54,7 @@ func TestDeadDataMoverIsReplaced(t *testing.T) {
 	env.OnActivity(UploadVolumeActivity, mock.Anything, mock.Anything).Return(&DataUploadInfo{SnapshotID: "k1", Bytes: 10}, nil).Once()
 	env.OnActivity(RemoveVolumeSnapshotActivity, mock.Anything, mock.Anything).Return(nil).Once()
 
-	env.ExecuteWorkflow(VolumeSnapshotWorkflow, req)
-	require.NoError(t, env.GetWorkflowError())
-	var res VolumeSnapshotResult
-	require.NoError(t, env.GetWorkflowResult(&res))
+	res := runVolume(t, env, req)
 	assert.Equal(t, OperationCompleted, res.Phase)
 	require.NotNil(t, res.Upload)
 	assert.Equal(t, "k1", res.Upload.SnapshotID)
@@ -70,10 +77,7 @@ func TestDataMoverThatNeverStartsFailsWithTheExposersReason(t *testing.T) {
 		Return(&DiagnoseResult{Reason: "pod cairn/x-1 is Pending, PodScheduled: Unschedulable 0/3 nodes are available"}, nil).Once()
 	env.OnActivity(RemoveVolumeSnapshotActivity, mock.Anything, mock.Anything).Return(nil).Once()
 
-	env.ExecuteWorkflow(VolumeSnapshotWorkflow, req)
-	require.NoError(t, env.GetWorkflowError())
-	var res VolumeSnapshotResult
-	require.NoError(t, env.GetWorkflowResult(&res))
+	res := runVolume(t, env, req)
 	assert.Equal(t, OperationFailed, res.Phase)
 	assert.Contains(t, res.Error, "no data mover started within dataMoverPrepareTimeout 1m0s")
 	assert.Contains(t, res.Error, "Unschedulable 0/3 nodes are available")
@@ -89,10 +93,7 @@ func TestWrongPasswordIsNotRetried(t *testing.T) {
 		temporal.NewNonRetryableApplicationError("the repository password does not open the volume data repository", ErrTypeRepositoryPassword, nil)).Once()
 	env.OnActivity(RemoveVolumeSnapshotActivity, mock.Anything, mock.Anything).Return(nil).Once()
 
-	env.ExecuteWorkflow(VolumeSnapshotWorkflow, req)
-	require.NoError(t, env.GetWorkflowError())
-	var res VolumeSnapshotResult
-	require.NoError(t, env.GetWorkflowResult(&res))
+	res := runVolume(t, env, req)
 	assert.Equal(t, OperationFailed, res.Phase)
 	assert.Contains(t, res.Error, "RepositoryPassword: the repository password does not open")
 	env.AssertExpectations(t)
