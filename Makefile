@@ -6,14 +6,17 @@ ROOT := $(CURDIR)
 BIN := $(ROOT)/bin
 TOOLS := $(ROOT)/.cache/tools
 KUBE_BIN := $(ROOT)/.cache/kube/bin
+KOPIA_BIN := $(ROOT)/.cache/kopia/bin
 WORKFLOWCHECK_VERSION := v0.6.0
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 # Bench size: make bench N=100000
 N ?= 10000
+# Data path bench size in MiB: make bench-datapath DATA_MB=512
+DATA_MB ?= 2048
 
 export CAIRN_KUBE_BIN_DIR := $(KUBE_BIN)
 
-.PHONY: all build sandbox-bins tools lint test test-unit test-e2e demo bench bench-restore clean
+.PHONY: all build sandbox-bins tools kopia-cli lint test test-unit test-e2e demo bench bench-restore bench-datapath clean
 
 all: build
 
@@ -52,6 +55,16 @@ demo: build sandbox-bins
 ## bench: backup vs plain LIST of N ConfigMaps, one JSON line (N=100000 for the big run)
 bench: build sandbox-bins
 	$(GO) run ./tests/bench -cairn $(BIN)/cairn -n $(N)
+
+## kopia-cli: the kopia v0.23.1 command line, reference of the data path bench (cached)
+$(KOPIA_BIN)/kopia:
+	cd tests/bench/kopiacli && $(GO) build -o $(KOPIA_BIN)/kopia github.com/kopia/kopia
+
+kopia-cli: $(KOPIA_BIN)/kopia
+
+## bench-datapath: volume data upload, re-upload and restore vs the kopia CLI on DATA_MB MiB, one JSON line
+bench-datapath: $(KOPIA_BIN)/kopia
+	$(GO) run ./tests/bench -kind datapath -kopia $(KOPIA_BIN)/kopia -data-mb $(DATA_MB)
 
 ## bench-restore: restore of N ConfigMaps into an empty cluster vs a plain create loop, one JSON line
 bench-restore: build sandbox-bins

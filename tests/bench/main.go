@@ -7,7 +7,12 @@
 //	               against a create loop of the same objects at the
 //	               restore's concurrency
 //
+//	-kind datapath cairn's volume data path (the data mover's kopia upload
+//	               and restore) against the kopia command line on a data
+//	               set of -data-mb MiB, and the re-upload of the unchanged set
+//
 //	go run ./tests/bench -cairn bin/cairn -n 10000 [-kind restore]
+//	go run ./tests/bench -kind datapath -kopia .cache/kopia/bin/kopia -data-mb 2048
 package main
 
 import (
@@ -48,13 +53,34 @@ func main() {
 	n := flag.Int("n", 10000, "ConfigMaps to seed")
 	namespaces := flag.Int("namespaces", 100, "namespaces to spread them over")
 	size := flag.Int("size", 1024, "approximate bytes of data per ConfigMap")
-	kind := flag.String("kind", "backup", "what to measure: backup or restore")
+	kind := flag.String("kind", "backup", "what to measure: backup, restore or datapath")
+	kopiaCLI := flag.String("kopia", ".cache/kopia/bin/kopia", "datapath: the kopia command line to compare with")
+	dataMB := flag.Int("data-mb", 2048, "datapath: size of the data set")
+	// The datapath benchmark runs each of cairn's sides in a child
+	// process of this binary (-kind datapath-child).
+	op := flag.String("op", "", "datapath-child: init, upload or restore")
+	location := flag.String("location", "", "datapath-child: backup location URL")
+	configDir := flag.String("config", "", "datapath-child: kopia config directory")
+	path := flag.String("path", "", "datapath-child: directory to upload or restore into")
+	backup := flag.String("backup", "", "datapath-child: backup the upload belongs to")
+	snapshotID := flag.String("snapshot", "", "datapath-child: snapshot to restore")
 	flag.Parse()
-	if *kind != "backup" && *kind != "restore" {
-		fmt.Fprintln(os.Stderr, "bench: -kind must be backup or restore")
+	var err error
+	switch *kind {
+	case "backup", "restore":
+		err = run(*cairn, *kind, *n, *namespaces, *size)
+	case "datapath":
+		var self string
+		if self, err = os.Executable(); err == nil {
+			err = benchDatapath(self, *kopiaCLI, *dataMB)
+		}
+	case "datapath-child":
+		err = datapathChild(*op, *location, *configDir, *path, *backup, *snapshotID)
+	default:
+		fmt.Fprintln(os.Stderr, "bench: -kind must be backup, restore or datapath")
 		os.Exit(2)
 	}
-	if err := run(*cairn, *kind, *n, *namespaces, *size); err != nil {
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
