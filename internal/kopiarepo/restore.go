@@ -49,9 +49,11 @@ func (r *Repository) Restore(ctx context.Context, req RestoreRequest) (*RestoreR
 		return nil, fmt.Errorf("load snapshot %s: %w", req.SnapshotID, err)
 	}
 	root := snapshotfs.EntryFromDirEntry(r.Repository, man.RootEntry)
+	// Not atomic per file: a file cut short by a crash keeps a time other
+	// than the snapshot's, so the incremental retry writes it again.
 	out := &restore.FilesystemOutput{
 		TargetPath: req.Path, OverwriteDirectories: true, OverwriteFiles: true, OverwriteSymlinks: true,
-		WriteSparseFiles: true, WriteFilesAtomically: true,
+		WriteSparseFiles: true,
 	}
 	if err := out.Init(ctx); err != nil {
 		return nil, fmt.Errorf("restore target %s: %w", req.Path, err)
