@@ -43,6 +43,10 @@ type Config struct {
 	// schedule deletes, every ExpireInterval (0: no schedule).
 	Location       string
 	ExpireInterval time.Duration
+	// MaintenanceInterval is how often kopia maintenance of Location's
+	// repository is looked at (0: no schedule); kopia decides whether a
+	// quick or full cycle is due.
+	MaintenanceInterval time.Duration
 	// Etcd is how etcd snapshots reach etcd; without endpoints they fail
 	// with a clear error.
 	Etcd etcd.Config
@@ -133,6 +137,11 @@ func Run(ctx context.Context, c client.Client, cfg Config) error {
 	if cfg.ExpireInterval > 0 && cfg.Location != "" {
 		if err := EnsureExpirySchedule(ctx, c, cfg.Location, cfg.ExpireInterval); err != nil {
 			cfg.Log.Warn("Could not set up the schedule that deletes expired backups", zap.Error(err))
+		}
+	}
+	if cfg.MaintenanceInterval > 0 && cfg.Location != "" {
+		if err := EnsureMaintenanceSchedule(ctx, c, cfg.Location, cfg.MaintenanceInterval); err != nil {
+			cfg.Log.Warn("Could not set up the repository maintenance schedule", zap.Error(err))
 		}
 	}
 	cfg.Log.Info("Worker polling", zap.String("taskQueue", workflows.TaskQueue), zap.String("kubernetes", cfg.Kube.Host))

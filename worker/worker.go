@@ -86,6 +86,7 @@ func Register(r sdkworker.Registry, acts Activities) {
 	}
 	if a := acts.Repo; a != nil {
 		r.RegisterActivityWithOptions(a.DeleteVolumeData, activity.RegisterOptions{Name: workflows.DeleteVolumeDataActivity})
+		r.RegisterActivityWithOptions(a.MaintainRepository, activity.RegisterOptions{Name: workflows.MaintainRepositoryActivity})
 	}
 	if a := acts.Restore; a != nil {
 		r.RegisterActivityWithOptions(a.PlanRestore, activity.RegisterOptions{Name: workflows.PlanRestoreActivity})
@@ -106,5 +107,6 @@ func RegisterWorkflows(r sdkworker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(workflows.EtcdSnapshotWorkflow, workflow.RegisterOptions{Name: workflows.EtcdSnapshotWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.ScheduledBackupWorkflow, workflow.RegisterOptions{Name: workflows.ScheduledBackupWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.VolumeSnapshotWorkflow, workflow.RegisterOptions{Name: workflows.VolumeSnapshotWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.RepositoryMaintenanceWorkflow, workflow.RegisterOptions{Name: workflows.RepositoryMaintenanceWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.ValidateFiltersWorkflow, workflow.RegisterOptions{Name: workflows.ValidateFiltersWorkflowName})
 }

@@ -34,6 +34,9 @@ const (
 	// ErrTypeDataMoverFailed: every data mover the operation may start
 	// failed; the message holds the last one's reason.
 	ErrTypeDataMoverFailed = "DataMoverFailed"
+	// ErrTypeMaintenanceOwner: another kopia client owns the repository's
+	// maintenance.
+	ErrTypeMaintenanceOwner = "MaintenanceOwner"
 )
 
 // ExposeMode says what a data mover does with the volume it is given.

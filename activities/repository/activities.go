@@ -1,12 +1,15 @@
 // Package repository holds the worker's activities on a location's kopia
-// repository: deleting a backup's volume data with the backup.
+// repository: deleting a backup's volume data with the backup, and kopia
+// maintenance.
 package repository
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
@@ -73,4 +76,51 @@ func movedData(ctx context.Context, loc *location.Location, backup string) (bool
 		}
 	}
 	return false, nil
+}
+
+// MaintainRepository runs kopia maintenance on the location's repository
+// under cairn's one maintenance identity, heartbeating while it runs. A
+// location without a repository is left alone.
+func (a *Activities) MaintainRepository(ctx context.Context, in workflows.MaintenanceRequest) (*workflows.MaintenanceResult, error) {
+	cfg := a.Repository
+	cfg.Location, cfg.NoCreate, cfg.Hostname = in.Location, true, kopiarepo.MaintenanceHostname
+	repo, err := kopiarepo.Open(ctx, cfg)
+	switch {
+	case errors.Is(err, kopiarepo.ErrNoRepository):
+		return &workflows.MaintenanceResult{Mode: in.Mode}, nil
+	case errors.Is(err, kopiarepo.ErrWrongPassword), errors.Is(err, kopiarepo.ErrNoPassword):
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeRepositoryPassword, nil)
+	case err != nil:
+		return nil, err
+	}
+	defer repo.Close(context.WithoutCancel(ctx)) //nolint:errcheck // maintenance flushed its session
+	stop := heartbeatEvery(ctx, 30*time.Second)
+	defer stop()
+	a.Log.Info("Maintaining the volume data repository", zap.String("location", repo.Location()), zap.String("mode", in.Mode))
+	if err := repo.Maintain(ctx, in.Mode); err != nil {
+		if errors.Is(err, kopiarepo.ErrMaintenanceOwner) {
+			return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeMaintenanceOwner, nil)
+		}
+		return nil, err
+	}
+	return &workflows.MaintenanceResult{Ran: true, Mode: in.Mode}, nil
+}
+
+// heartbeatEvery heartbeats until stopped: kopia's maintenance reports no
+// progress of its own.
+func heartbeatEvery(ctx context.Context, every time.Duration) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return func() { close(done) }
 }

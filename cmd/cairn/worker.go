@@ -27,6 +27,7 @@ type workerFlags struct {
 	kubeBurst               int
 	deleteInterval          time.Duration
 	expireInterval          time.Duration
+	maintenanceInterval     time.Duration
 	metricsAddress          string
 	etcdEndpoints           []string
 	etcdCA, etcdCert        string
@@ -44,6 +45,8 @@ func (w *workerFlags) register(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&w.deleteInterval, "delete-interval", 0, "pause after every object a backup deletion removes, to spare an object store that throttles deletes")
 	cmd.Flags().DurationVar(&w.expireInterval, "expire-interval", time.Hour, "how often the Temporal Schedule "+
 		"deletes the expired backups of --location (0: no schedule)")
+	cmd.Flags().DurationVar(&w.maintenanceInterval, "maintenance-interval", time.Hour, "how often the Temporal Schedule "+
+		"runs kopia maintenance on --location's volume data repository (0: no schedule)")
 	cmd.Flags().StringVar(&w.metricsAddress, "metrics-address", "", "serve Prometheus metrics (runs by phase, durations, items, bytes) on this address, e.g. 127.0.0.1:9464 (empty: off)")
 	cmd.Flags().StringSliceVar(&w.etcdEndpoints, "etcd-endpoints", nil, "etcd client URLs for etcd snapshots, tried in order (e.g. https://10.0.0.5:2379)")
 	cmd.Flags().StringVar(&w.etcdCA, "etcd-ca", "", "CA bundle that signed etcd's serving certificate")
@@ -118,19 +121,20 @@ func runWorker(ctx context.Context, g *globals, tc client.Client, kcfg *rest.Con
 		return err
 	}
 	return worker.Run(ctx, tc, worker.Config{
-		Etcd:              etcd.Config{Endpoints: wf.etcdEndpoints, TLS: etcdTLS},
-		Kube:              kcfg,
-		Log:               log,
-		Options:           worker.Options{MaxConcurrentActivities: wf.maxConcurrentActivities},
-		PageInterval:      wf.pageInterval,
-		BatchInterval:     wf.batchInterval,
-		KubeQPS:           wf.kubeQPS,
-		KubeBurst:         wf.kubeBurst,
-		DeleteInterval:    wf.deleteInterval,
-		Location:          location,
-		ExpireInterval:    wf.expireInterval,
-		SnapshotRetention: csi.Retention{KeepNewest: wf.keepNewest, ByDriver: wf.keepNewestByDriver},
-		DataMovement:      movement,
+		Etcd:                etcd.Config{Endpoints: wf.etcdEndpoints, TLS: etcdTLS},
+		Kube:                kcfg,
+		Log:                 log,
+		Options:             worker.Options{MaxConcurrentActivities: wf.maxConcurrentActivities},
+		PageInterval:        wf.pageInterval,
+		BatchInterval:       wf.batchInterval,
+		KubeQPS:             wf.kubeQPS,
+		KubeBurst:           wf.kubeBurst,
+		DeleteInterval:      wf.deleteInterval,
+		Location:            location,
+		ExpireInterval:      wf.expireInterval,
+		MaintenanceInterval: wf.maintenanceInterval,
+		SnapshotRetention:   csi.Retention{KeepNewest: wf.keepNewest, ByDriver: wf.keepNewestByDriver},
+		DataMovement:        movement,
 	})
 }
 

@@ -168,3 +168,24 @@ func TestUnsupportedLocation(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "volume data cannot be kept in a mem:// location")
 }
+
+func TestMaintenanceTakesOwnershipOnce(t *testing.T) {
+	loc := t.TempDir()
+	open := func(host string) *Repository {
+		r, err := Open(context.Background(), Config{Location: "file://" + loc, Password: testPassword,
+			ConfigDir: filepath.Join(t.TempDir(), "kopia"), Hostname: host})
+		require.NoError(t, err)
+		t.Cleanup(func() { r.Close(context.Background()) })
+		return r
+	}
+	r := open(MaintenanceHostname)
+	src := writeTree(t, datatree.Spec{SmallFiles: 20, SmallSize: 1000, Seed: 4})
+	_, err := r.Upload(context.Background(), UploadRequest{Path: src, Namespace: "a", Claim: "b", Backup: "b1"})
+	require.NoError(t, err)
+	_, err = r.DeleteBackupSnapshots(context.Background(), "b1")
+	require.NoError(t, err)
+	require.NoError(t, r.Maintain(context.Background(), "full"))
+	require.NoError(t, open(MaintenanceHostname).Maintain(context.Background(), "quick"), "any worker runs it under the same identity")
+	err = open("someone-else").Maintain(context.Background(), "quick")
+	require.ErrorIs(t, err, ErrMaintenanceOwner)
+}
