@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cairn-backup/cairn/internal/datatree"
@@ -72,6 +73,16 @@ func TestDataMovement(t *testing.T) {
 		require.NoError(t, m.starter.WaitRun(ctx, res.WorkflowID, res.RunID))
 		assert.Zero(t, m.completeSnapshots(t, "dm-1"))
 		assert.Equal(t, 1, m.completeSnapshots(t, "dm-2"))
+		assert.Empty(t, datatree.Diff(want, m.restoredDigest(t, up2.SnapshotID), 10))
+
+		// Maintenance runs under cairn's one identity and leaves the
+		// remaining backup whole.
+		run, err := m.temporalC.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "maintenance-test", TaskQueue: workflows.TaskQueue},
+			workflows.RepositoryMaintenanceWorkflowName, workflows.MaintenanceRequest{Location: m.location, Mode: "full"})
+		require.NoError(t, err)
+		var maint workflows.MaintenanceResult
+		require.NoError(t, run.Get(ctx, &maint))
+		assert.True(t, maint.Ran)
 		assert.Empty(t, datatree.Diff(want, m.restoredDigest(t, up2.SnapshotID), 10))
 	})
 
