@@ -72,6 +72,8 @@ type DataMovement struct {
 	Env         []string
 	StateDir    string
 	CSIStateDir string
+	// Concurrency bounds the data movers per node.
+	Concurrency expose.Concurrency
 	// Repository opens the locations' kopia repositories on the worker
 	// (to delete a backup's volume data).
 	Repository kopiarepo.Config
@@ -127,7 +129,7 @@ func Run(ctx context.Context, c client.Client, cfg Config) error {
 	if ns == "" {
 		ns = DefaultDataMoverNamespace
 	}
-	exposeActs := &expose.Activities{Exposer: exp, Namespace: ns, Log: cfg.Log}
+	exposeActs := &expose.Activities{Exposer: exp, Namespace: ns, Log: cfg.Log, Concurrency: cfg.DataMovement.Concurrency, Temporal: c}
 	repoActs := &repository.Activities{Repository: cfg.DataMovement.Repository, Log: cfg.Log}
 	w := New(c, Activities{Cluster: clusterActs, Store: storeActs, Restore: restoreActs, Etcd: etcdActs, CSI: csiActs,
 		Expose: exposeActs, Repo: repoActs}, cfg.Options)

@@ -83,6 +83,8 @@ func Register(r sdkworker.Registry, acts Activities) {
 		r.RegisterActivityWithOptions(a.ExposeVolume, activity.RegisterOptions{Name: workflows.ExposeVolumeActivity})
 		r.RegisterActivityWithOptions(a.DiagnoseExposure, activity.RegisterOptions{Name: workflows.DiagnoseExposeActivity})
 		r.RegisterActivityWithOptions(a.CleanupExposure, activity.RegisterOptions{Name: workflows.CleanupExposeActivity})
+		r.RegisterActivityWithOptions(a.PlaceDataMover, activity.RegisterOptions{Name: workflows.PlaceDataMoverActivity})
+		r.RegisterActivityWithOptions(a.RequestDataMoverSlot, activity.RegisterOptions{Name: workflows.RequestDataMoverSlotActivity})
 	}
 	if a := acts.Repo; a != nil {
 		r.RegisterActivityWithOptions(a.DeleteVolumeData, activity.RegisterOptions{Name: workflows.DeleteVolumeDataActivity})
@@ -107,6 +109,7 @@ func RegisterWorkflows(r sdkworker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(workflows.EtcdSnapshotWorkflow, workflow.RegisterOptions{Name: workflows.EtcdSnapshotWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.ScheduledBackupWorkflow, workflow.RegisterOptions{Name: workflows.ScheduledBackupWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.VolumeSnapshotWorkflow, workflow.RegisterOptions{Name: workflows.VolumeSnapshotWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.DataMoverSlotsWorkflow, workflow.RegisterOptions{Name: workflows.DataMoverSlotsWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.RepositoryMaintenanceWorkflow, workflow.RegisterOptions{Name: workflows.RepositoryMaintenanceWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.ValidateFiltersWorkflow, workflow.RegisterOptions{Name: workflows.ValidateFiltersWorkflowName})
 }

@@ -23,9 +23,16 @@ func (v *volumeRun) moveData(ctx workflow.Context, info *SnapshotInfo) (*DataUpl
 		Owner: v.req.Backup, Location: v.req.Location, Mode: ExposeBackup, Volume: v.req.Volume,
 		Snapshot: info.Name, SnapshotSize: info.RestoreBytes, TaskQueue: DataMoverTaskQueue(v.req.Backup, v.req.Volume),
 	}
+	// The timeout covers the wait for a slot too: it is the user's bound
+	// on the whole move.
+	deadline := workflow.Now(ctx).Add(v.req.DataTimeout)
+	release, err := v.acquireSlot(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	defer v.cleanupExposure(ctx, in)
 
-	deadline := workflow.Now(ctx).Add(v.req.DataTimeout)
 	for attempt := 1; ; attempt++ {
 		in.Attempt = attempt
 		up, err := v.uploadAttempt(ctx, in, deadline)
@@ -45,6 +52,46 @@ func (v *volumeRun) moveData(ctx workflow.Context, info *SnapshotInfo) (*DataUpl
 		if err := workflow.Sleep(ctx, min(time.Duration(1<<attempt)*time.Second, time.Minute)); err != nil {
 			return nil, err
 		}
+	}
+}
+
+// acquireSlot waits, in line, for one of the node's data mover slots,
+// reporting its place; release gives it back (or leaves the line), on a
+// disconnected context.
+func (v *volumeRun) acquireSlot(ctx workflow.Context, in ExposeInput) (release func(), err error) {
+	actx := workflow.WithActivityOptions(ctx, activityOptions(5*time.Minute, v.heartbeat()))
+	var place Placement
+	if err := workflow.ExecuteActivity(actx, PlaceDataMoverActivity, in).Get(ctx, &place); err != nil {
+		return nil, fmt.Errorf("place the data mover: %w", err)
+	}
+	req := SlotRequest{WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID, Operation: v.req.OperationID, Limit: place.Limit}
+	release = func() {
+		dctx, _ := workflow.NewDisconnectedContext(ctx)
+		err := workflow.SignalExternalWorkflow(dctx, DataMoverSlotsWorkflowID(place.Node), "", SignalReleaseSlot, req).Get(dctx, nil)
+		if err != nil {
+			v.logger.Debug("Slot release not delivered (the slots workflow ended)", "error", err)
+		}
+	}
+	if err := workflow.ExecuteActivity(actx, RequestDataMoverSlotActivity, SlotAsk{Node: place.Node, Request: req}).Get(ctx, nil); err != nil {
+		return nil, fmt.Errorf("ask for a data mover slot on %s: %w", place.Node, err)
+	}
+	updates := workflow.GetSignalChannel(ctx, SignalSlotUpdate)
+	for {
+		var u SlotUpdate
+		sel := workflow.NewSelector(ctx)
+		sel.AddReceive(updates, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &u) })
+		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
+		sel.Select(ctx)
+		if ctx.Err() != nil {
+			release()
+			return nil, temporal.NewCanceledError("canceled while waiting for a data mover slot")
+		}
+		if u.Position == 0 {
+			v.logger.Info("Data mover slot granted", "node", place.Node)
+			return release, nil
+		}
+		v.report(ctx, OperationInProgress, fmt.Sprintf("waiting for a data mover slot on node %s (%d in line, %d at once)",
+			place.Node, u.Position, place.Limit))
 	}
 }
 

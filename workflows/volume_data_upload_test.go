@@ -23,6 +23,9 @@ func moveDataEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, VolumeSnapsh
 	env.OnActivity(CreateVolumeSnapshotActivity, mock.Anything, mock.Anything).Return(&CreateSnapshotResult{Name: SnapshotName("b", v)}, nil).Once()
 	env.OnActivity(WaitVolumeSnapshotActivity, mock.Anything, mock.Anything).Return(readyInfo).Once()
 	env.OnActivity(CleanupExposeActivity, mock.Anything, mock.Anything).Return(nil).Once()
+	// The node's slots workflow grants the slot at once.
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalSlotUpdate, SlotUpdate{Node: "n1", Position: 0}) }, time.Second)
+	env.OnSignalExternalWorkflow(mock.Anything, DataMoverSlotsWorkflowID("n1"), "", SignalReleaseSlot, mock.Anything).Return(nil).Once()
 	return env, VolumeSnapshotRequest{Backup: "b", Location: "mem://", OperationID: VolumeOperationID(v), Volume: v,
 		Timeout: time.Minute, MoveData: true, PrepareTimeout: time.Minute, DataTimeout: time.Hour, NativeSnapshots: NativeSnapshotsDelete}
 }

@@ -43,6 +43,11 @@ func (fakeVolumeActivities) DeleteData(context.Context, DeleteVolumeDataInput) (
 	return &DeleteVolumeDataResult{}, nil
 }
 
+func (fakeVolumeActivities) Place(context.Context, ExposeInput) (*Placement, error) {
+	return &Placement{Node: "n1", Limit: 1}, nil
+}
+func (fakeVolumeActivities) RequestSlot(context.Context, SlotAsk) error { return nil }
+
 func registerVolumeFakes(env *testsuite.TestWorkflowEnvironment) {
 	f := fakeVolumeActivities{}
 	env.RegisterActivityWithOptions(f.Plan, activity.RegisterOptions{Name: PlanVolumesActivity})
@@ -56,5 +61,7 @@ func registerVolumeFakes(env *testsuite.TestWorkflowEnvironment) {
 	env.RegisterActivityWithOptions(f.Cleanup, activity.RegisterOptions{Name: CleanupExposeActivity})
 	env.RegisterActivityWithOptions(f.Upload, activity.RegisterOptions{Name: UploadVolumeActivity})
 	env.RegisterActivityWithOptions(f.DeleteData, activity.RegisterOptions{Name: DeleteVolumeDataActivity})
+	env.RegisterActivityWithOptions(f.Place, activity.RegisterOptions{Name: PlaceDataMoverActivity})
+	env.RegisterActivityWithOptions(f.RequestSlot, activity.RegisterOptions{Name: RequestDataMoverSlotActivity})
 	env.RegisterWorkflowWithOptions(VolumeSnapshotWorkflow, workflow.RegisterOptions{Name: VolumeSnapshotWorkflowName})
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
@@ -21,12 +22,38 @@ type Activities struct {
 	Exposer   exposer.Exposer
 	Namespace string
 	Log       *zap.Logger
+	// Concurrency is how many data movers a node runs at once.
+	Concurrency Concurrency
+	// Temporal starts a node's slots workflow with the first request.
+	Temporal SignalStarter
+}
+
+// Concurrency is the data mover limit per node: Default, or the node's
+// override.
+type Concurrency struct {
+	Default int
+	ByNode  map[string]int
+}
+
+// For is the limit of node.
+func (c Concurrency) For(node string) int {
+	if n, ok := c.ByNode[node]; ok && n > 0 {
+		return n
+	}
+	return max(c.Default, 1)
+}
+
+// SignalStarter signals a workflow, starting it if needed; a Temporal
+// client is one.
+type SignalStarter interface {
+	SignalWithStartWorkflow(ctx context.Context, workflowID, signalName string, signalArg any,
+		options client.StartWorkflowOptions, workflow any, workflowArgs ...any) (client.WorkflowRun, error)
 }
 
 func (a *Activities) target(in workflows.ExposeInput) exposer.Target {
 	return exposer.Target{
 		Owner: in.Owner, Mode: exposer.Mode(in.Mode), Namespace: a.Namespace,
-		SourceNamespace: in.Volume.Namespace, Snapshot: in.Snapshot, Size: in.SnapshotSize,
+		SourceNamespace: in.Volume.Namespace, Snapshot: in.Snapshot, SourceClaim: in.Volume.Claim, Size: in.SnapshotSize,
 		StorageClass: in.Volume.StorageClass, TaskQueue: in.TaskQueue, Attempt: in.Attempt,
 	}
 }
@@ -87,5 +114,34 @@ func (a *Activities) CleanupExposure(ctx context.Context, in workflows.ExposeInp
 		return fmt.Errorf("clean up after the data mover of %s: %w", in.Volume.Key(), err)
 	}
 	run.Log.Info("Data mover cleaned up", zap.String("volume", in.Volume.Key()))
+	return nil
+}
+
+// anyNode is the slots of data movers not pinned to a node.
+const anyNode = "any-node"
+
+// PlaceDataMover says which node's slots the operation's data mover
+// takes, and that node's limit.
+func (a *Activities) PlaceDataMover(ctx context.Context, in workflows.ExposeInput) (*workflows.Placement, error) {
+	node, err := a.Exposer.Node(ctx, a.target(in))
+	if err != nil {
+		return nil, fmt.Errorf("place the data mover of %s: %w", in.Volume.Key(), err)
+	}
+	if node == "" {
+		node = anyNode
+	}
+	return &workflows.Placement{Node: node, Limit: a.Concurrency.For(node)}, nil
+}
+
+// RequestDataMoverSlot queues the operation for a slot on its node,
+// starting the node's slots workflow if it is not running.
+func (a *Activities) RequestDataMoverSlot(ctx context.Context, in workflows.SlotAsk) error {
+	id := workflows.DataMoverSlotsWorkflowID(in.Node)
+	_, err := a.Temporal.SignalWithStartWorkflow(ctx, id, workflows.SignalAcquireSlot, in.Request,
+		client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.DataMoverSlotsWorkflowName,
+		workflows.SlotsState{Node: in.Node, Limit: in.Request.Limit})
+	if err != nil {
+		return fmt.Errorf("ask for a data mover slot on %s: %w", in.Node, err)
+	}
 	return nil
 }

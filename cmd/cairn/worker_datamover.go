@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/rest"
 
+	"github.com/cairn-backup/cairn/activities/expose"
 	"github.com/cairn-backup/cairn/internal/exposer"
 	"github.com/cairn-backup/cairn/internal/kopiarepo"
 	"github.com/cairn-backup/cairn/worker"
@@ -30,6 +31,8 @@ type dataMoverFlags struct {
 	runAsUser      int64
 	stateDir       string
 	csiStateDir    string
+	concurrency    int
+	concurrencyBy  map[string]int
 	repo           repositoryFlags
 }
 
@@ -46,6 +49,8 @@ func (d *dataMoverFlags) register(f *pflag.FlagSet) {
 	f.Int64Var(&d.runAsUser, "datamover-run-as-user", -1, "UID data mover pods run as (-1: the image's); root may be needed to read every file of a volume")
 	f.StringVar(&d.stateDir, "datamover-state-dir", "", "process exposer: where data mover records and logs go (default <data-dir>/datamovers)")
 	f.StringVar(&d.csiStateDir, "csi-state-dir", "", "process exposer: the sandbox CSI driver's state directory")
+	f.IntVar(&d.concurrency, "datamover-concurrency", 1, "data movers one node runs at once, across all backups and restores (the rest wait in line)")
+	f.StringToIntVar(&d.concurrencyBy, "datamover-concurrency-node", nil, "per-node override of --datamover-concurrency, e.g. big-node-1=4")
 	d.repo.register(f, true)
 }
 
@@ -53,7 +58,11 @@ func (d *dataMoverFlags) register(f *pflag.FlagSet) {
 // handed to process data movers in their environment; pods read the
 // Secret themselves.
 func (d *dataMoverFlags) config(ctx context.Context, g *globals, kcfg *rest.Config, log *zap.Logger) (worker.DataMovement, error) {
-	m := worker.DataMovement{Exposer: d.exposer, Namespace: d.namespace}
+	if d.concurrency < 1 {
+		return worker.DataMovement{}, &usageError{fmt.Errorf("--datamover-concurrency %d: at least 1", d.concurrency)}
+	}
+	m := worker.DataMovement{Exposer: d.exposer, Namespace: d.namespace,
+		Concurrency: expose.Concurrency{Default: d.concurrency, ByNode: d.concurrencyBy}}
 	password, err := d.repo.password()
 	if err != nil {
 		return m, err

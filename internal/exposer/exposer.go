@@ -29,9 +29,9 @@ type Target struct {
 	Mode  Mode
 	// Namespace is where the claim, snapshot clone and pod are created.
 	Namespace string
-	// SourceNamespace and Snapshot name the backup's VolumeSnapshot
-	// (backup mode).
-	SourceNamespace, Snapshot string
+	// SourceNamespace and Snapshot name the backup's VolumeSnapshot, and
+	// SourceClaim the claim it was cut from (backup mode).
+	SourceNamespace, Snapshot, SourceClaim string
 	// Size is the claim's size in bytes; StorageClass its class.
 	Size         int64
 	StorageClass string
@@ -59,6 +59,9 @@ type Started struct {
 
 // Exposer exposes volumes to data movers.
 type Exposer interface {
+	// Node is where the target's data mover will run, for the per-node
+	// data mover limit; "" when any node may run it.
+	Node(ctx context.Context, t Target) (string, error)
 	// Expose creates what the target needs and starts its data mover, or
 	// keeps the one already running for the attempt. progress is told what
 	// it waits for.

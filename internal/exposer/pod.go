@@ -38,6 +38,40 @@ type Pod struct {
 	Config PodConfig
 }
 
+// Node is the node the backed-up volume is pinned to (its node affinity
+// on kubernetes.io/hostname), where a clone of it lands too; "" when the
+// volume is not pinned.
+func (p *Pod) Node(ctx context.Context, t Target) (string, error) {
+	if t.Mode != Backup {
+		return "", nil
+	}
+	claim, err := p.Kube.CoreV1().PersistentVolumeClaims(t.SourceNamespace).Get(ctx, t.SourceClaim, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) || (err == nil && claim.Spec.VolumeName == "") {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("claim %s/%s: %w", t.SourceNamespace, t.SourceClaim, err)
+	}
+	pv, err := p.Kube.CoreV1().PersistentVolumes().Get(ctx, claim.Spec.VolumeName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("volume %s: %w", claim.Spec.VolumeName, err)
+	}
+	if pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil {
+		return "", nil
+	}
+	for _, term := range pv.Spec.NodeAffinity.Required.NodeSelectorTerms {
+		for _, e := range term.MatchExpressions {
+			if e.Key == corev1.LabelHostname && e.Operator == corev1.NodeSelectorOpIn && len(e.Values) == 1 {
+				return e.Values[0], nil
+			}
+		}
+	}
+	return "", nil
+}
+
 // Expose creates the claim and the attempt's pod.
 func (p *Pod) Expose(ctx context.Context, t Target, _ func(string)) (*Started, error) {
 	if _, err := p.EnsureClaim(ctx, t); err != nil {

@@ -51,6 +51,9 @@ func (p *Process) logPath(t Target) string {
 	return filepath.Join(p.StateDir, t.moverName()+".log")
 }
 
+// Node is this machine: every process data mover runs here.
+func (p *Process) Node(context.Context, Target) (string, error) { return hostname(), nil }
+
 // Expose creates the claim, waits until it is bound, and starts the data
 // mover on the bound volume's directory.
 func (p *Process) Expose(ctx context.Context, t Target, progress func(string)) (*Started, error) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cairn-backup/cairn/internal/datatree"
+	"github.com/cairn-backup/cairn/internal/exposer"
 	"github.com/cairn-backup/cairn/internal/sandbox/csistate"
 	"github.com/cairn-backup/cairn/workflows"
 )
@@ -84,6 +86,39 @@ func TestDataMovement(t *testing.T) {
 		require.NoError(t, run.Get(ctx, &maint))
 		assert.True(t, maint.Ran)
 		assert.Empty(t, datatree.Diff(want, m.restoredDigest(t, up2.SnapshotID), 10))
+	})
+
+	t.Run("one data mover per node at a time: three volumes wait in line, all complete", func(t *testing.T) {
+		makeClaims(t, m.stack, "line", "a", "b", "c")
+		for i, claim := range []string{"a", "b", "c"} {
+			fillVolume(t, m.stack, "line", claim, datatree.Spec{LargeFiles: 1, LargeSize: 8 << 20, SmallFiles: 200, SmallSize: 4096, Seed: uint64(40 + i)})
+		}
+		req := moveRequest("line-1", "line")
+		req.Options.VolumeConcurrency = 4
+		_, err := m.starter.CreateBackup(ctx, req)
+		require.NoError(t, err)
+		most, queued := 0, false
+		for {
+			most = max(most, len(exposer.Running(m.stateDir)))
+			v, err := m.starter.GetBackup(ctx, "line-1")
+			require.NoError(t, err)
+			if v.Status != nil {
+				for _, op := range v.Status.Operations {
+					queued = queued || strings.Contains(op.Progress, "waiting for a data mover slot on node")
+				}
+			}
+			if v.Phase.Done() {
+				require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+				for _, claim := range []string{"a", "b", "c"} {
+					uploadOf(t, v.Status, "line", claim)
+				}
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		assert.Equal(t, 1, most, "never more than one data mover at a time on the node")
+		assert.True(t, queued, "the waiting operations showed their place in line")
+		m.assertNoDataMoverLeftovers(t)
 	})
 
 	t.Run("a data mover that cannot start hits the prepare timeout with the reason", func(t *testing.T) {

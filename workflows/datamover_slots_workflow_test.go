@@ -1,0 +1,52 @@
+package workflows
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+)
+
+// TestSlotsGrantInOrderUpToTheLimit: with a limit of one, the first asker
+// gets the slot, the others are told their place; each release moves the
+// line on; an empty node's workflow ends after a while.
+func TestSlotsGrantInOrderUpToTheLimit(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	var told []string
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", SignalSlotUpdate, mock.Anything).Return(
+		func(_, workflowID, _, _ string, arg any) error {
+			told = append(told, workflowID+"@"+string(rune('0'+arg.(SlotUpdate).Position)))
+			return nil
+		})
+	ask := func(at time.Duration, id string) {
+		env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalAcquireSlot, SlotRequest{WorkflowID: id, Limit: 1}) }, at)
+	}
+	release := func(at time.Duration, id string) {
+		env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalReleaseSlot, SlotRequest{WorkflowID: id}) }, at)
+	}
+	ask(time.Second, "a")
+	ask(2*time.Second, "b")
+	ask(3*time.Second, "c")
+	ask(4*time.Second, "b") // a retried request keeps its place
+	release(5*time.Second, "a")
+	release(6*time.Second, "b")
+	release(7*time.Second, "c")
+	var mid SlotsState
+	env.RegisterDelayedCallback(func() {
+		v, err := env.QueryWorkflow(QuerySlots)
+		require.NoError(t, err)
+		require.NoError(t, v.Get(&mid))
+	}, 4500*time.Millisecond)
+
+	env.ExecuteWorkflow(DataMoverSlotsWorkflow, SlotsState{Node: "n1", Limit: 1})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError(), "an empty node's slots workflow ends")
+	assert.Equal(t, []string{"a@0", "b@1", "c@2", "b@0", "c@1", "c@0"}, told)
+	require.Len(t, mid.Holders, 1)
+	assert.Equal(t, "a", mid.Holders[0].WorkflowID)
+	assert.Len(t, mid.Queue, 2, "the repeated request was not queued twice")
+}
