@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/cairn-backup/cairn/internal/devserver"
+	"github.com/cairn-backup/cairn/internal/exposer"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/sandbox"
 	"github.com/cairn-backup/cairn/workflows"
@@ -108,6 +109,9 @@ func runDev(ctx context.Context, g *globals, df *devFlags) error {
 	grp.Go(func() error { <-gctx.Done(); return nil })
 	err = grp.Wait()
 	log.Info("Stopping cairn dev")
+	if dm := df.worker.dataMover; dm.exposer == "process" {
+		exposer.StopAll(dm.stateDirOr(g))
+	}
 	return err
 }
 

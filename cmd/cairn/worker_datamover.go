@@ -91,10 +91,7 @@ func (d *dataMoverFlags) config(ctx context.Context, g *globals, kcfg *rest.Conf
 		}
 		m.Command = append([]string{exe, "datamover"}, g.connectionArgs()...)
 		m.Env = append(g.connectionEnv(), envRepositoryPassword+"="+password)
-		m.StateDir = d.stateDir
-		if m.StateDir == "" {
-			m.StateDir = filepath.Join(g.dataDir, "datamovers")
-		}
+		m.StateDir = d.stateDirOr(g)
 		if d.csiStateDir == "" {
 			return m, &usageError{fmt.Errorf("--datamover-exposer process needs --csi-state-dir (the sandbox CSI driver's state)")}
 		}
@@ -159,4 +156,12 @@ func (g *globals) connectionEnv() []string {
 		return nil
 	}
 	return []string{"CAIRN_API_KEY=" + g.apiKey}
+}
+
+// stateDirOr is --datamover-state-dir, or <data-dir>/datamovers.
+func (d *dataMoverFlags) stateDirOr(g *globals) string {
+	if d.stateDir != "" {
+		return d.stateDir
+	}
+	return filepath.Join(g.dataDir, "datamovers")
 }

@@ -195,19 +195,35 @@ func stop(rec processRecord) {
 	}
 }
 
-// Running lists the PIDs of live data movers started from stateDir, for
-// tests and for `cairn dev` to stop on exit.
+// Running lists the PIDs of live data movers started from stateDir.
 func Running(stateDir string) []int {
-	records, _ := filepath.Glob(filepath.Join(stateDir, "*.json"))
 	var pids []int
+	for _, rec := range liveRecords(stateDir) {
+		pids = append(pids, rec.PID)
+	}
+	return pids
+}
+
+// StopAll stops every live data mover started from stateDir: `cairn dev`
+// does on exit, since its data movers would otherwise poll a Temporal
+// that is gone until their idle timeout.
+func StopAll(stateDir string) {
+	for _, rec := range liveRecords(stateDir) {
+		stop(rec)
+	}
+}
+
+func liveRecords(stateDir string) []processRecord {
+	records, _ := filepath.Glob(filepath.Join(stateDir, "*.json"))
+	var live []processRecord
 	for _, path := range records {
 		var rec processRecord
 		data, err := os.ReadFile(path)
 		if err == nil && json.Unmarshal(data, &rec) == nil && alive(rec) {
-			pids = append(pids, rec.PID)
+			live = append(live, rec)
 		}
 	}
-	return pids
+	return live
 }
 
 func lastLines(path string, n int) string {

@@ -44,7 +44,10 @@ func (m *moverStack) startMoverWorker(env ...string) *proc {
 
 func (m *moverStack) startMoverWorkerWithPassword(password string, env ...string) *proc {
 	m.t.Helper()
+	// --data-dir keeps the worker's kopia connection files out of the
+	// source tree.
 	args := []string{"worker", "--temporal-address", m.temporalAddr, "--kubeconfig", m.cluster.KubeconfigPath(),
+		"--data-dir", filepath.Join(filepath.Dir(m.stateDir), "worker"),
 		"--datamover-exposer", "process", "--csi-state-dir", m.cluster.CSIStateDir(), "--datamover-state-dir", m.stateDir}
 	return startProcEnv(m.t, "worker", append([]string{"CAIRN_REPOSITORY_PASSWORD=" + password}, env...), args...)
 }
