@@ -73,13 +73,24 @@ func Open(ctx context.Context, cfg Config) (*Repository, error) {
 	if err := os.Chmod(cfg.ConfigDir, 0o700); err != nil {
 		return nil, fmt.Errorf("kopia config directory: %w", err)
 	}
+	configFile := connectionFile(cfg)
+	// A connection made before opens at once: connecting again would open
+	// the repository twice (kopia verifies a new connection by opening it).
+	if _, err := os.Stat(configFile); err == nil {
+		r, err := repo.Open(ctx, configFile, cfg.Password, &repo.Options{})
+		if err == nil {
+			return &Repository{Repository: r, location: display}, nil
+		}
+		if errors.Is(err, repo.ErrInvalidPassword) {
+			return nil, fmt.Errorf("open volume data repository in %s: %w", display, ErrWrongPassword)
+		}
+	}
 	st, err := openStorage(ctx, cfg.Location, true, throttling.Limits{UploadBytesPerSecond: cfg.UploadBytesPerSecond})
 	if err != nil {
 		return nil, err
 	}
 	defer st.Close(ctx) //nolint:errcheck // Connect and Open keep their own handles
 
-	configFile := connectionFile(cfg.ConfigDir, cfg.Location)
 	if err := connect(ctx, st, configFile, cfg); err != nil {
 		_ = os.Remove(configFile)
 		return nil, fmt.Errorf("volume data repository in %s: %w", display, err)
@@ -92,8 +103,7 @@ func Open(ctx context.Context, cfg Config) (*Repository, error) {
 }
 
 // connect writes the connection file, creating the repository first when
-// the storage holds none. The file is rewritten on every open: it is
-// cheap, and a stale one (from another password) must not linger.
+// the storage holds none.
 func connect(ctx context.Context, st blob.Storage, configFile string, cfg Config) error {
 	opts := &repo.ConnectOptions{
 		ClientOptions: repo.ClientOptions{Hostname: cfg.Hostname, Username: "cairn"},
@@ -128,11 +138,12 @@ func classify(err error) error {
 	return err
 }
 
-// connectionFile is a per-location file name, so one config directory
-// serves several locations.
-func connectionFile(dir, loc string) string {
-	sum := sha256.Sum256([]byte(loc))
-	return filepath.Join(dir, "repository-"+hex.EncodeToString(sum[:8])+".config")
+// connectionFile is named after what the connection holds (location,
+// upload limit, identity), so one config directory serves several
+// locations and a changed setting makes a new connection.
+func connectionFile(cfg Config) string {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%g\x00%s", cfg.Location, cfg.UploadBytesPerSecond, cfg.Hostname)))
+	return filepath.Join(cfg.ConfigDir, "repository-"+hex.EncodeToString(sum[:8])+".config")
 }
 
 // Location is the location the repository lives in, for messages.
