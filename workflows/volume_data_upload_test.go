@@ -101,3 +101,21 @@ func TestWrongPasswordIsNotRetried(t *testing.T) {
 	assert.Contains(t, res.Error, "RepositoryPassword: the repository password does not open")
 	env.AssertExpectations(t)
 }
+
+// TestSpentDataTimeoutFailsAsTheDataMoversTimeout: when the operation's
+// dataMoverTimeout is spent (here while it waited for a slot), no data
+// mover is started and the operation fails as the data mover's timeout,
+// not the snapshot's readiness.
+func TestSpentDataTimeoutFailsAsTheDataMoversTimeout(t *testing.T) {
+	env, req := moveDataEnv(t)
+	req.DataTimeout = time.Millisecond
+	env.OnActivity(ExposeVolumeActivity, mock.Anything, mock.Anything).Return(&ExposeResult{}, nil).Once()
+	env.OnActivity(RemoveVolumeSnapshotActivity, mock.Anything, mock.Anything).Return(nil).Once()
+
+	res := runVolume(t, env, req)
+	assert.Equal(t, OperationFailed, res.Phase)
+	assert.Contains(t, res.Error, "DataMoverTimeout: the data of snapshot")
+	assert.Contains(t, res.Error, "was not moved within dataMoverTimeout 1ms")
+	assert.NotContains(t, res.Error, "csiSnapshotTimeout")
+	env.AssertExpectations(t)
+}

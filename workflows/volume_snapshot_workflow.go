@@ -85,6 +85,11 @@ func (v *volumeRun) run(ctx workflow.Context) *VolumeSnapshotResult {
 	}
 
 	up, err := v.moveData(ctx, &info)
+	var timeoutErr *temporal.TimeoutError
+	if errors.As(err, &timeoutErr) && !temporal.IsCanceledError(err) {
+		// Not the snapshot's readiness, which fail reports timeouts as.
+		err = temporal.NewNonRetryableApplicationError("data mover "+reason(err), ErrTypeDataMoverTimeout, nil)
+	}
 	if err != nil {
 		return v.fail(ctx, err, "move the data of VolumeSnapshot "+created.Name)
 	}
