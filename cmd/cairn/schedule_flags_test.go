@@ -74,3 +74,24 @@ func TestScheduleFlagsRefuseTwoRetentionKinds(t *testing.T) {
 	cmd, sf = parsedScheduleCommand(t, "--every", "1h", "--cron", "@daily", "--keep-last", "3")
 	assert.ErrorAs(t, sf.apply(cmd.Flags().Changed), &usage)
 }
+
+func TestScheduleVolumeFlagsFillTheTemplate(t *testing.T) {
+	cmd, sf := parsedScheduleCommand(t, "--cron", "@daily", "--snapshot-move-data", "--native-snapshots", "delete",
+		"--datamover-prepare-timeout", "10m", "--datamover-timeout", "2h", "--csi-snapshot-timeout", "5m", "--volume-concurrency", "2")
+	require.NoError(t, sf.apply(cmd.Flags().Changed))
+	tpl := sf.spec.Template
+	assert.True(t, tpl.SnapshotMoveData)
+	assert.Equal(t, workflows.NativeSnapshotsDelete, tpl.NativeSnapshots)
+	assert.Equal(t, 10*time.Minute, tpl.DataMoverPrepareTimeout.Duration)
+	assert.Equal(t, 2*time.Hour, tpl.DataMoverTimeout.Duration)
+	assert.Equal(t, 5*time.Minute, tpl.CSISnapshotTimeout.Duration)
+	assert.Equal(t, 2, sf.spec.BackupOptions.VolumeConcurrency)
+	assert.Nil(t, tpl.SnapshotVolumes, "left to the default")
+	tpl.Name = "nightly-20261123020000" // runs get their name when they start
+	require.NoError(t, tpl.Validate(), "move-data with delete is a valid template")
+
+	cmd, sf = parsedScheduleCommand(t, "--cron", "@daily", "--snapshot-volumes=false")
+	require.NoError(t, sf.apply(cmd.Flags().Changed))
+	require.NotNil(t, sf.spec.Template.SnapshotVolumes)
+	assert.False(t, *sf.spec.Template.SnapshotVolumes)
+}
