@@ -50,10 +50,7 @@ type volumeRun struct {
 }
 
 func (v *volumeRun) run(ctx workflow.Context) *VolumeSnapshotResult {
-	hb := v.req.HeartbeatTimeout
-	if hb <= 0 {
-		hb = defaultHeartbeatTimeout
-	}
+	hb := v.heartbeat()
 	v.report(ctx, OperationInProgress, fmt.Sprintf("creating VolumeSnapshot %s", v.name))
 	actx := workflow.WithActivityOptions(ctx, activityOptions(10*time.Minute, hb))
 	var created CreateSnapshotResult
@@ -74,6 +71,10 @@ func (v *volumeRun) run(ctx workflow.Context) *VolumeSnapshotResult {
 	err = workflow.ExecuteActivity(wctx, WaitVolumeSnapshotActivity, WaitSnapshotInput{
 		Backup: v.req.Backup, Location: v.req.Location, Volume: v.req.Volume, Name: created.Name,
 	}).Get(ctx, &info)
+	var timeoutErr *temporal.TimeoutError
+	if errors.As(err, &timeoutErr) {
+		return v.failWith(ctx, err, v.notReady(timeoutErr))
+	}
 	if err != nil {
 		return v.fail(ctx, err, "wait for VolumeSnapshot "+created.Name)
 	}
@@ -85,11 +86,6 @@ func (v *volumeRun) run(ctx workflow.Context) *VolumeSnapshotResult {
 	}
 
 	up, err := v.moveData(ctx, &info)
-	var timeoutErr *temporal.TimeoutError
-	if errors.As(err, &timeoutErr) && !temporal.IsCanceledError(err) {
-		// Not the snapshot's readiness, which fail reports timeouts as.
-		err = temporal.NewNonRetryableApplicationError("data mover "+reason(err), ErrTypeDataMoverTimeout, nil)
-	}
 	if err != nil {
 		return v.fail(ctx, err, "move the data of VolumeSnapshot "+created.Name)
 	}
@@ -106,23 +102,29 @@ func (v *volumeRun) run(ctx workflow.Context) *VolumeSnapshotResult {
 	return &VolumeSnapshotResult{Phase: OperationCompleted, Snapshot: &info, Upload: up}
 }
 
-// fail removes the snapshot (on a disconnected context: a canceled
-// operation cleans up too) and says why the operation ended.
+// notReady says that the snapshot's wait ran out of csiSnapshotTimeout,
+// with what the wait saw last.
+func (v *volumeRun) notReady(timeoutErr *temporal.TimeoutError) string {
+	msg := fmt.Sprintf("VolumeSnapshot %s was not ready within csiSnapshotTimeout %s; canceled", v.name, v.req.Timeout)
+	var last string
+	if timeoutErr.HasLastHeartbeatDetails() && timeoutErr.LastHeartbeatDetails(&last) == nil && last != "" {
+		msg += " (last seen: " + last + ")"
+	}
+	return msg
+}
+
+// fail ends the operation because step failed with err.
 func (v *volumeRun) fail(ctx workflow.Context, err error, step string) *VolumeSnapshotResult {
-	canceled := temporal.IsCanceledError(err) || errors.Is(ctx.Err(), workflow.ErrCanceled)
-	res := &VolumeSnapshotResult{Phase: OperationFailed}
-	var timeoutErr *temporal.TimeoutError
-	switch {
-	case canceled:
+	return v.failWith(ctx, err, step+": "+reason(err))
+}
+
+// failWith removes the snapshot (on a disconnected context: a canceled
+// operation cleans up too) and ends the operation with why, or as
+// canceled.
+func (v *volumeRun) failWith(ctx workflow.Context, err error, why string) *VolumeSnapshotResult {
+	res := &VolumeSnapshotResult{Phase: OperationFailed, Error: why}
+	if temporal.IsCanceledError(err) || errors.Is(ctx.Err(), workflow.ErrCanceled) {
 		res.Phase, res.Error = OperationCanceled, "canceled by request"
-	case errors.As(err, &timeoutErr):
-		res.Error = fmt.Sprintf("VolumeSnapshot %s was not ready within csiSnapshotTimeout %s; canceled", v.name, v.req.Timeout)
-		var last string
-		if timeoutErr.HasLastHeartbeatDetails() && timeoutErr.LastHeartbeatDetails(&last) == nil && last != "" {
-			res.Error += " (last seen: " + last + ")"
-		}
-	default:
-		res.Error = step + ": " + reason(err)
 	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	v.report(dctx, res.Phase, "removing VolumeSnapshot "+v.name+": "+res.Error)
