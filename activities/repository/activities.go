@@ -40,6 +40,9 @@ func (a *Activities) DeleteVolumeData(ctx context.Context, in workflows.DeleteVo
 	if err != nil || !moved {
 		return &workflows.DeleteVolumeDataResult{}, err
 	}
+	// Opening a large repository reads its indexes: heartbeat meanwhile.
+	stop := heartbeatEvery(ctx, 10*time.Second)
+	defer stop()
 	cfg := a.Repository
 	cfg.Location, cfg.NoCreate = in.Location, true
 	repo, err := kopiarepo.Open(ctx, cfg)
