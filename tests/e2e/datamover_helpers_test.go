@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/converter"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -205,28 +206,9 @@ func (m *moverStack) killDataMover(t *testing.T) {
 	}
 }
 
-// completeSnapshots counts a backup's complete kopia snapshots.
-func (m *moverStack) completeSnapshots(t *testing.T, backup string) int {
-	t.Helper()
-	snaps, err := m.repository(t).BackupSnapshots(context.Background(), backup)
-	require.NoError(t, err)
-	n := 0
-	for _, s := range snaps {
-		if s.Complete {
-			n++
-		}
-	}
-	return n
-}
-
-// mediumData is enough data to catch a throttled upload in the middle;
-// each seed is new data, which the repository cannot deduplicate.
-func mediumData(seed uint64) datatree.Spec {
-	return datatree.Spec{LargeFiles: 100, LargeSize: 2 << 20, SmallFiles: 100, SmallSize: 8192, Seed: seed, NoSparse: true}
-}
-
-// checkpoints counts the kopia checkpoints a backup's uploads saved.
-func (m *moverStack) checkpoints(t *testing.T, backup string) int {
+// snapshotCounts counts a backup's complete kopia snapshots and its
+// checkpoints, with a connection of its own that it closes (it is polled).
+func (m *moverStack) snapshotCounts(t *testing.T, backup string) (complete, checkpoints int) {
 	t.Helper()
 	r, err := kopiarepo.Open(context.Background(), kopiarepo.Config{Location: m.location, Password: repoPassword,
 		ConfigDir: filepath.Join(t.TempDir(), "kopia")})
@@ -234,13 +216,30 @@ func (m *moverStack) checkpoints(t *testing.T, backup string) int {
 	defer r.Close(context.Background())
 	snaps, err := r.BackupSnapshots(context.Background(), backup)
 	require.NoError(t, err)
-	n := 0
 	for _, s := range snaps {
-		if !s.Complete {
-			n++
+		if s.Complete {
+			complete++
+		} else {
+			checkpoints++
 		}
 	}
+	return complete, checkpoints
+}
+
+func (m *moverStack) completeSnapshots(t *testing.T, backup string) int {
+	n, _ := m.snapshotCounts(t, backup)
 	return n
+}
+
+func (m *moverStack) checkpoints(t *testing.T, backup string) int {
+	_, n := m.snapshotCounts(t, backup)
+	return n
+}
+
+// mediumData is enough data to catch a throttled upload in the middle;
+// each seed is new data, which the repository cannot deduplicate.
+func mediumData(seed uint64) datatree.Spec {
+	return datatree.Spec{LargeFiles: 100, LargeSize: 2 << 20, SmallFiles: 100, SmallSize: 8192, Seed: seed, NoSparse: true}
 }
 
 // waitCheckpoint waits until the backup has saved more than n checkpoints.
@@ -265,4 +264,17 @@ func logActivityFailures(t *testing.T, s *stack, backup string, v workflows.Volu
 			t.Logf("activity timed out: %v", a.GetFailure())
 		}
 	}
+}
+
+// failedMove starts a data-moving backup whose one volume operation is
+// to fail, waits for it, and returns that operation.
+func (m *moverStack) failedMove(t *testing.T, req starter.CreateBackupRequest, namespace string) workflows.Operation {
+	t.Helper()
+	_, err := m.starter.CreateBackup(context.Background(), req)
+	require.NoError(t, err)
+	v := m.waitDone(req.Name, 3*time.Minute)
+	assert.Equal(t, workflows.PhasePartiallyFailed, v.Phase)
+	op := operation(t, v.Status, namespace, "data")
+	assert.Equal(t, workflows.OperationFailed, op.Phase)
+	return op
 }
