@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -70,15 +71,10 @@ type onceDone struct {
 	interceptor.WorkerInterceptorBase
 	done  chan struct{}
 	once  sync.Once
-	mu    sync.Mutex
-	began bool
+	began atomic.Bool
 }
 
-func (o *onceDone) started() bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.began
-}
+func (o *onceDone) started() bool { return o.began.Load() }
 
 func (o *onceDone) InterceptActivity(_ context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
 	i := &onceActivity{o: o}
@@ -92,9 +88,7 @@ type onceActivity struct {
 }
 
 func (a *onceActivity) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
-	a.o.mu.Lock()
-	a.o.began = true
-	a.o.mu.Unlock()
+	a.o.began.Store(true)
 	defer a.o.once.Do(func() { close(a.o.done) })
 	return a.Next.ExecuteActivity(ctx, in)
 }
