@@ -44,6 +44,7 @@ func RunDataMover(ctx context.Context, c client.Client, cfg DataMoverConfig) err
 		Interceptors:                 []interceptor.WorkerInterceptor{&errorSurfacer{}, once},
 	})
 	w.RegisterActivityWithOptions(cfg.Activities.UploadVolume, activity.RegisterOptions{Name: workflows.UploadVolumeActivity})
+	w.RegisterActivityWithOptions(cfg.Activities.RestoreVolumeData, activity.RegisterOptions{Name: workflows.RestoreVolumeDataActivity})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start data mover: %w", err)
 	}

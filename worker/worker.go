@@ -85,6 +85,8 @@ func Register(r sdkworker.Registry, acts Activities) {
 		r.RegisterActivityWithOptions(a.CleanupExposure, activity.RegisterOptions{Name: workflows.CleanupExposeActivity})
 		r.RegisterActivityWithOptions(a.PlaceDataMover, activity.RegisterOptions{Name: workflows.PlaceDataMoverActivity})
 		r.RegisterActivityWithOptions(a.RequestDataMoverSlot, activity.RegisterOptions{Name: workflows.RequestDataMoverSlotActivity})
+		r.RegisterActivityWithOptions(a.HandOverVolume, activity.RegisterOptions{Name: workflows.HandOverVolumeActivity})
+		r.RegisterActivityWithOptions(a.FinishVolumeRestores, activity.RegisterOptions{Name: workflows.FinishVolumeRestoresActivity})
 	}
 	if a := acts.Repo; a != nil {
 		r.RegisterActivityWithOptions(a.DeleteVolumeData, activity.RegisterOptions{Name: workflows.DeleteVolumeDataActivity})
@@ -109,6 +111,7 @@ func RegisterWorkflows(r sdkworker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(workflows.EtcdSnapshotWorkflow, workflow.RegisterOptions{Name: workflows.EtcdSnapshotWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.ScheduledBackupWorkflow, workflow.RegisterOptions{Name: workflows.ScheduledBackupWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.VolumeSnapshotWorkflow, workflow.RegisterOptions{Name: workflows.VolumeSnapshotWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.VolumeRestoreWorkflow, workflow.RegisterOptions{Name: workflows.VolumeRestoreWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.DataMoverSlotsWorkflow, workflow.RegisterOptions{Name: workflows.DataMoverSlotsWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.RepositoryMaintenanceWorkflow, workflow.RegisterOptions{Name: workflows.RepositoryMaintenanceWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.ValidateFiltersWorkflow, workflow.RegisterOptions{Name: workflows.ValidateFiltersWorkflowName})

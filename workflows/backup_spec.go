@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -91,6 +93,18 @@ func (s BackupSpec) DataTimeout() time.Duration {
 	return durationOr(s.DataMoverTimeout, DefaultDataMoverTimeout)
 }
 
+// nonPositive names the set durations that are zero or negative, in
+// field order.
+func nonPositive(fields map[string]*metav1.Duration) []string {
+	var problems []string
+	for _, field := range slices.Sorted(maps.Keys(fields)) {
+		if d := fields[field]; d != nil && d.Duration <= 0 {
+			problems = append(problems, fmt.Sprintf("%s %s must be positive", field, d.Duration))
+		}
+	}
+	return problems
+}
+
 func durationOr(d *metav1.Duration, def time.Duration) time.Duration {
 	if d == nil || d.Duration <= 0 {
 		return def
@@ -151,14 +165,8 @@ func (s BackupSpec) Validate() error {
 	if s.SnapshotMoveData && !s.SnapshotsVolumes() {
 		add("snapshotMoveData needs snapshotVolumes: the data is moved from the volumes' snapshots")
 	}
-	for _, d := range []struct {
-		field string
-		value *metav1.Duration
-	}{{"csiSnapshotTimeout", s.CSISnapshotTimeout}, {"dataMoverPrepareTimeout", s.DataMoverPrepareTimeout}, {"dataMoverTimeout", s.DataMoverTimeout}} {
-		if d.value != nil && d.value.Duration <= 0 {
-			add("%s %s must be positive", d.field, d.value.Duration)
-		}
-	}
+	problems = append(problems, nonPositive(map[string]*metav1.Duration{"csiSnapshotTimeout": s.CSISnapshotTimeout,
+		"dataMoverPrepareTimeout": s.DataMoverPrepareTimeout, "dataMoverTimeout": s.DataMoverTimeout})...)
 	if len(problems) > 0 {
 		return &InvalidSpecError{What: "backup", Problems: problems}
 	}

@@ -106,36 +106,24 @@ func (b *backupRun) runOperations(ctx workflow.Context) error {
 // listenForProgress applies the children's progress signals to the
 // operations, for the status query and the Temporal UI.
 func (b *backupRun) listenForProgress(ctx workflow.Context) {
-	ch := workflow.GetSignalChannel(ctx, SignalOperationProgress)
-	workflow.Go(ctx, func(gctx workflow.Context) {
-		for {
-			var p OperationProgress
-			if !ch.Receive(gctx, &p) {
-				return
-			}
-			for i := range b.status.Operations {
-				op := &b.status.Operations[i]
-				if op.ID != p.ID || op.Phase.Done() {
-					continue
-				}
+	onProgress(ctx, func(gctx workflow.Context, p OperationProgress) {
+		for i := range b.status.Operations {
+			op := &b.status.Operations[i]
+			if op.ID == p.ID && !op.Phase.Done() {
 				now := workflow.Now(gctx).UTC()
 				op.Progress, op.Updated = p.Progress, &now
 			}
-			b.updateDetails(gctx)
 		}
+		b.updateDetails(gctx)
 	})
 }
 
 func (b *backupRun) recordOperation(ctx workflow.Context, op *Operation, res VolumeSnapshotResult, err error) {
 	now := workflow.Now(ctx).UTC()
 	op.Updated = &now
-	switch {
-	case err != nil && temporal.IsCanceledError(err):
-		op.Phase, op.Error = OperationCanceled, "canceled by request"
-	case err != nil:
-		op.Phase, op.Error = OperationFailed, reason(err)
-	default:
-		op.Phase, op.Error, op.Snapshot, op.Upload = res.Phase, res.Error, res.Snapshot, res.Upload
+	op.Phase, op.Error = childOutcome(err, res.Phase, res.Error)
+	if err == nil {
+		op.Snapshot, op.Upload = res.Snapshot, res.Upload
 	}
 	switch op.Phase {
 	case OperationCompleted:
@@ -197,9 +185,41 @@ func (b *backupRun) collectSnapshots(ctx workflow.Context) error {
 
 // operationCounts is "2 Completed, 1 InProgress" in phase order.
 func operationCounts(ops []Operation) string {
+	return phaseCounts(len(ops), func(i int) OperationPhase { return ops[i].Phase })
+}
+
+// onProgress calls apply with every progress signal the operations
+// send (for the status query and the Temporal UI), in a coroutine.
+func onProgress(ctx workflow.Context, apply func(ctx workflow.Context, p OperationProgress)) {
+	ch := workflow.GetSignalChannel(ctx, SignalOperationProgress)
+	workflow.Go(ctx, func(gctx workflow.Context) {
+		for {
+			var p OperationProgress
+			if !ch.Receive(gctx, &p) {
+				return
+			}
+			apply(gctx, p)
+		}
+	})
+}
+
+// childOutcome is an operation's phase and error from its child
+// workflow's answer.
+func childOutcome(err error, phase OperationPhase, msg string) (OperationPhase, string) {
+	switch {
+	case err != nil && temporal.IsCanceledError(err):
+		return OperationCanceled, "canceled by request"
+	case err != nil:
+		return OperationFailed, reason(err)
+	}
+	return phase, msg
+}
+
+// phaseCounts counts the phases of n operations, in phase order.
+func phaseCounts(n int, phase func(i int) OperationPhase) string {
 	counts := map[OperationPhase]int{}
-	for _, op := range ops {
-		counts[op.Phase]++
+	for i := range n {
+		counts[phase(i)]++
 	}
 	var parts []string
 	for _, p := range []OperationPhase{OperationNew, OperationInProgress, OperationCompleted, OperationFailed, OperationCanceled} {

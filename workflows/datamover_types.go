@@ -34,6 +34,9 @@ const (
 	// ErrTypeDataMoverFailed: every data mover the operation may start
 	// failed; the message holds the last one's reason.
 	ErrTypeDataMoverFailed = "DataMoverFailed"
+	// ErrTypeVolumeDataMissing: the repository or the kopia snapshot a
+	// restore needs is not in the location.
+	ErrTypeVolumeDataMissing = "VolumeDataMissing"
 	// ErrTypeMaintenanceOwner: another kopia client owns the repository's
 	// maintenance.
 	ErrTypeMaintenanceOwner = "MaintenanceOwner"
@@ -64,7 +67,10 @@ type ExposeInput struct {
 	// volume's namespace, and its restore size in bytes.
 	Snapshot     string `json:"snapshot,omitempty"`
 	SnapshotSize int64  `json:"snapshotSize,omitempty"`
-	TaskQueue    string `json:"taskQueue"`
+	// AccessModes the new volume needs (restore mode): those of the
+	// backed-up claim, so the target claim can bind to it.
+	AccessModes []string `json:"accessModes,omitempty"`
+	TaskQueue   string   `json:"taskQueue"`
 	// Attempt numbers the data movers of one operation from 1: each
 	// attempt gets a fresh one.
 	Attempt int `json:"attempt"`

@@ -20,6 +20,9 @@ type RestoreOptions struct {
 	ClusterUnreachableTimeout *metav1.Duration `json:"clusterUnreachableTimeout,omitempty"`
 	// HeartbeatTimeout bounds how long a dead worker holds an activity.
 	HeartbeatTimeout *metav1.Duration `json:"heartbeatTimeout,omitempty"`
+	// VolumeConcurrency is how many volumes' data is restored at once
+	// (each still waits for a data mover slot on its node).
+	VolumeConcurrency int `json:"volumeConcurrency,omitempty"`
 }
 
 // WithDefaults fills unset options.
@@ -38,6 +41,9 @@ func (o RestoreOptions) WithDefaults() RestoreOptions {
 	}
 	if o.HeartbeatTimeout == nil {
 		o.HeartbeatTimeout = &metav1.Duration{Duration: defaultHeartbeatTimeout}
+	}
+	if o.VolumeConcurrency <= 0 {
+		o.VolumeConcurrency = 4
 	}
 	return o
 }
@@ -75,6 +81,8 @@ type RestorePlanResult struct {
 	// restored controller); they are in results.json.
 	ItemsSkipped int `json:"itemsSkipped"`
 	Warnings     int `json:"warnings"`
+	// Volumes are the claims whose data is restored from the repository.
+	Volumes []RestoreVolume `json:"volumes,omitempty"`
 }
 
 // ApplyInput asks to apply the batches of one resource type.
@@ -87,6 +95,16 @@ type ApplyInput struct {
 	// PreserveNodePorts: node ports count when comparing with an existing Service.
 	PreserveNodePorts bool           `json:"preserveNodePorts,omitempty"`
 	Options           RestoreOptions `json:"options"`
+	// ClaimVolumes maps claims ("namespace/name", as restored) whose data
+	// came from the repository to their volume, or why there is none.
+	ClaimVolumes map[string]ClaimVolume `json:"claimVolumes,omitempty"`
+}
+
+// ClaimVolume is the volume a restored claim binds to, or, when its data
+// could not be restored, why: the claim is then not created.
+type ClaimVolume struct {
+	PersistentVolume string `json:"persistentVolume,omitempty"`
+	Error            string `json:"error,omitempty"`
 }
 
 // ApplyResult counts the outcomes of one resource type.

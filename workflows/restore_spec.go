@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/cairn-backup/cairn/internal/filter"
@@ -61,6 +63,23 @@ type RestoreSpec struct {
 	// ResourcePriorities replaces the default restore order; types not
 	// listed follow in alphabetical order.
 	ResourcePriorities []string `json:"resourcePriorities,omitempty"`
+	// DataMoverPrepareTimeout bounds how long a volume's data mover may
+	// take to start, when the backup moved the volume's data into the
+	// repository (nil: DefaultDataMoverPrepareTimeout).
+	DataMoverPrepareTimeout *metav1.Duration `json:"dataMoverPrepareTimeout,omitempty"`
+	// DataMoverTimeout bounds the restore of one volume's data, retries
+	// included (nil: DefaultDataMoverTimeout).
+	DataMoverTimeout *metav1.Duration `json:"dataMoverTimeout,omitempty"`
+}
+
+// PrepareTimeout is DataMoverPrepareTimeout or its default.
+func (s RestoreSpec) PrepareTimeout() time.Duration {
+	return durationOr(s.DataMoverPrepareTimeout, DefaultDataMoverPrepareTimeout)
+}
+
+// DataTimeout is DataMoverTimeout or its default.
+func (s RestoreSpec) DataTimeout() time.Duration {
+	return durationOr(s.DataMoverTimeout, DefaultDataMoverTimeout)
 }
 
 // ResourceSelector selects resource types by include/exclude globs.
@@ -157,6 +176,8 @@ func (s RestoreSpec) Validate() error {
 			add("resourcePriorities entry %q must be a resource name such as configmaps or deployments.apps", p)
 		}
 	}
+	problems = append(problems, nonPositive(map[string]*metav1.Duration{
+		"dataMoverPrepareTimeout": s.DataMoverPrepareTimeout, "dataMoverTimeout": s.DataMoverTimeout})...)
 	if len(problems) > 0 {
 		return &InvalidSpecError{What: "restore", Problems: problems}
 	}

@@ -43,6 +43,8 @@ type RestoreStatus struct {
 	Current       string            `json:"current,omitempty"`
 	Skipped       []SkippedResource `json:"skipped,omitempty"`
 	FailureReason string            `json:"failureReason,omitempty"`
+	// Volumes are the claims whose data was restored from the repository.
+	Volumes []VolumeRestoreStatus `json:"volumes,omitempty"`
 }
 
 // ItemResult is what happened to one item of a restore.

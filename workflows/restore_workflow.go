@@ -11,7 +11,10 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-const crdGroupResource = "customresourcedefinitions.apiextensions.k8s.io"
+const (
+	crdGroupResource    = "customresourcedefinitions.apiextensions.k8s.io"
+	claimsGroupResource = "persistentvolumeclaims"
+)
 
 // RestoreWorkflow restores a backup into the cluster its worker serves:
 // plan (read the backup, choose versions, write prepared items in
@@ -37,6 +40,7 @@ type restoreRun struct {
 	logger    log.Logger
 	status    RestoreStatus
 	finalized bool
+	volumes   restoreVolumes
 }
 
 func (r *restoreRun) setup(ctx workflow.Context) error {
@@ -60,10 +64,16 @@ func (r *restoreRun) run(ctx workflow.Context) (*RestoreStatus, error) {
 	if err != nil {
 		return r.end(ctx, err)
 	}
+	r.startVolumes(ctx, plan.Volumes)
 	deferred := 0
 	for _, t := range plan.Types {
 		if ctx.Err() != nil {
 			return r.end(ctx, temporal.NewCanceledError())
+		}
+		if t.GroupResource() == claimsGroupResource {
+			if err := r.awaitVolumes(ctx); err != nil {
+				return r.end(ctx, err)
+			}
 		}
 		n, err := r.apply(ctx, t)
 		if err != nil {
@@ -81,6 +91,7 @@ func (r *restoreRun) run(ctx workflow.Context) (*RestoreStatus, error) {
 			return r.end(ctx, err)
 		}
 	}
+	r.finishVolumes(ctx, claimBindTimeout)
 	return r.end(ctx, nil)
 }
 
@@ -113,6 +124,9 @@ func (r *restoreRun) apply(ctx workflow.Context, t RestoreType) (int, error) {
 	r.updateDetails(ctx)
 	in := ApplyInput{Restore: r.spec.Name, Backup: r.spec.BackupName, Location: r.spec.StorageLocation, Type: t,
 		Policy: r.spec.ExistingResourcePolicy, PreserveNodePorts: r.spec.PreserveNodePorts, Options: r.opts}
+	if gr == claimsGroupResource {
+		in.ClaimVolumes = r.claimVolumes()
+	}
 	actx := workflow.WithActivityOptions(ctx, r.activityOptions(6*time.Hour))
 	var res ApplyResult
 	if err := workflow.ExecuteActivity(actx, ApplyActivity, in).Get(ctx, &res); err != nil {
@@ -151,6 +165,9 @@ func (r *restoreRun) step(ctx workflow.Context, activityName string, timeout tim
 func (r *restoreRun) end(ctx workflow.Context, runErr error) (*RestoreStatus, error) {
 	canceled := runErr != nil && (temporal.IsCanceledError(runErr) || errors.Is(ctx.Err(), workflow.ErrCanceled))
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	// Volumes still running are canceled; a volume handed over to a claim
+	// that was never created is deleted.
+	r.finishVolumes(dctx, 0)
 	final, failure := PhaseCompleted, ""
 	switch {
 	case canceled:
@@ -159,6 +176,11 @@ func (r *restoreRun) end(ctx workflow.Context, runErr error) (*RestoreStatus, er
 		final, failure = PhaseFailed, reason(runErr)
 	case r.status.ItemsFailed > 0:
 		final, failure = PhasePartiallyFailed, fmt.Sprintf("%d items could not be restored; see the results", r.status.ItemsFailed)
+		if vf := r.volumesFailure(); vf != "" {
+			failure += "; " + vf
+		}
+	case r.volumesFailure() != "":
+		final, failure = PhasePartiallyFailed, r.volumesFailure()
 	}
 	now := workflow.Now(dctx).UTC()
 	r.status.CompletionTime = &now
@@ -222,6 +244,14 @@ func (r *restoreRun) updateDetails(ctx workflow.Context) {
 	fmt.Fprintf(&sb, "- resource types: %d/%d\n", s.ResourceTypesDone, s.ResourceTypesTotal)
 	if s.Current != "" {
 		fmt.Fprintf(&sb, "- applying: %s (%d items)\n", s.Current, s.Resources[s.Current].Total)
+	}
+	if len(s.Volumes) > 0 {
+		fmt.Fprintf(&sb, "- volumes: %s\n", volumeCounts(s.Volumes))
+		for _, v := range s.Volumes {
+			if v.Phase == OperationInProgress && v.Progress != "" {
+				fmt.Fprintf(&sb, "  - %s: %s\n", v.Key(), v.Progress)
+			}
+		}
 	}
 	fmt.Fprintf(&sb, "- items: %d restored, %d skipped, %d failed of %d\n", s.ItemsRestored, s.ItemsSkipped, s.ItemsFailed, s.ItemsTotal)
 	if s.Warnings > 0 {

@@ -144,15 +144,7 @@ func (v *volumeRun) removeSnapshot(ctx workflow.Context) error {
 	return workflow.ExecuteActivity(actx, RemoveVolumeSnapshotActivity, in).Get(ctx, nil)
 }
 
-// report tells the parent backup where this operation is. A backup that
-// has ended no longer listens; that is not this operation's problem.
+// report tells the parent backup where this operation is.
 func (v *volumeRun) report(ctx workflow.Context, phase OperationPhase, progress string) {
-	parent := workflow.GetInfo(ctx).ParentWorkflowExecution
-	if parent == nil {
-		return
-	}
-	p := OperationProgress{ID: v.req.OperationID, Phase: phase, Progress: progress}
-	if err := workflow.SignalExternalWorkflow(ctx, parent.ID, parent.RunID, SignalOperationProgress, p).Get(ctx, nil); err != nil {
-		v.logger.Debug("Progress not delivered", "error", err)
-	}
+	reportProgress(ctx, v.logger, v.req.OperationID, phase, progress)
 }

@@ -49,7 +49,7 @@ func (a *Activities) UploadVolume(ctx context.Context, in workflows.UploadVolume
 	}
 	defer run.End()
 	log := run.Log.With(zap.String("volume", in.Volume.Key()), zap.String("path", a.Path))
-	repo, err := a.open(ctx, in.Location)
+	repo, err := a.open(ctx, in.Location, false)
 	if err != nil {
 		log.Error("Repository not opened", zap.Error(err))
 		return nil, err
@@ -83,15 +83,19 @@ func (a *Activities) UploadVolume(ctx context.Context, in workflows.UploadVolume
 	}, nil
 }
 
-// open opens the location's repository. A missing or wrong password is
-// for a human to fix, not for a retry.
-func (a *Activities) open(ctx context.Context, loc string) (*kopiarepo.Repository, error) {
+// open opens the location's repository (only an existing one when
+// existing is set: a restore needs the data to be there). A missing or
+// wrong password, or a missing repository, is for a human to fix, not
+// for a retry.
+func (a *Activities) open(ctx context.Context, loc string, existing bool) (*kopiarepo.Repository, error) {
 	cfg := a.Repository
-	cfg.Location = loc
+	cfg.Location, cfg.NoCreate = loc, existing
 	repo, err := kopiarepo.Open(ctx, cfg)
 	switch {
 	case errors.Is(err, kopiarepo.ErrWrongPassword), errors.Is(err, kopiarepo.ErrNoPassword):
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeRepositoryPassword, nil)
+	case errors.Is(err, kopiarepo.ErrNoRepository):
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeVolumeDataMissing, nil)
 	case err != nil:
 		return nil, err
 	}
@@ -101,24 +105,39 @@ func (a *Activities) open(ctx context.Context, loc string) (*kopiarepo.Repositor
 // reporter heartbeats every progress report and, every ProgressInterval,
 // tells the backup where its operation stands.
 func (a *Activities) reporter(ctx context.Context, in workflows.UploadVolumeInput) func(kopiarepo.UploadProgress) {
-	var mu sync.Mutex
-	var last time.Time
-	every := or(a.ProgressInterval, 10*time.Second)
+	due := throttle(or(a.ProgressInterval, 10*time.Second))
 	return func(p kopiarepo.UploadProgress) {
 		activity.RecordHeartbeat(ctx, p)
+		if due() {
+			a.signal(ctx, in.BackupWorkflowID, in.OperationID, uploadProgress(p))
+		}
+	}
+}
+
+// throttle reports true at most once per interval (and on its first
+// call).
+func throttle(interval time.Duration) func() bool {
+	var mu sync.Mutex
+	var last time.Time
+	return func() bool {
 		mu.Lock()
-		due := time.Since(last) >= every
-		if due {
-			last = time.Now()
+		defer mu.Unlock()
+		if time.Since(last) < interval {
+			return false
 		}
-		mu.Unlock()
-		if !due || a.Signaler == nil || in.BackupWorkflowID == "" {
-			return
-		}
-		msg := workflows.OperationProgress{ID: in.OperationID, Phase: workflows.OperationInProgress, Progress: uploadProgress(p)}
-		if err := a.Signaler.SignalWorkflow(ctx, in.BackupWorkflowID, "", workflows.SignalOperationProgress, msg); err != nil {
-			a.Log.Debug("Progress not delivered", zap.Error(err))
-		}
+		last = time.Now()
+		return true
+	}
+}
+
+// signal tells the owning workflow where its operation stands.
+func (a *Activities) signal(ctx context.Context, workflowID, operation, progress string) {
+	if a.Signaler == nil || workflowID == "" {
+		return
+	}
+	msg := workflows.OperationProgress{ID: operation, Phase: workflows.OperationInProgress, Progress: progress}
+	if err := a.Signaler.SignalWorkflow(ctx, workflowID, "", workflows.SignalOperationProgress, msg); err != nil {
+		a.Log.Debug("Progress not delivered", zap.Error(err))
 	}
 }
 

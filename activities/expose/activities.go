@@ -54,7 +54,7 @@ func (a *Activities) target(in workflows.ExposeInput) exposer.Target {
 	return exposer.Target{
 		Owner: in.Owner, Mode: exposer.Mode(in.Mode), Namespace: a.Namespace,
 		SourceNamespace: in.Volume.Namespace, Snapshot: in.Snapshot, SourceClaim: in.Volume.Claim, Size: in.SnapshotSize,
-		StorageClass: in.Volume.StorageClass, TaskQueue: in.TaskQueue, Attempt: in.Attempt,
+		StorageClass: in.Volume.StorageClass, AccessModes: in.AccessModes, TaskQueue: in.TaskQueue, Attempt: in.Attempt,
 	}
 }
 

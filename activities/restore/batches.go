@@ -32,6 +32,9 @@ func writeItems(ctx context.Context, loc *location.Location, key string, idx *ba
 		Backup: spec.BackupName, Restore: spec.Name, MapNamespace: spec.MapNamespace, PreserveNodePorts: spec.PreserveNodePorts,
 		RestoredPV: func(name string) bool { return pvRestored(name, idx, p, sel) },
 		ClaimSnapshot: func(ns, name string) string {
+			if _, moved := idx.moved[ns+"/"+name]; moved {
+				return "" // the moved data is restored instead
+			}
 			vs := idx.claimSnapshots[ns+"/"+name]
 			if vs == "" || !snapshotRestored(ns, vs, idx, p) {
 				return ""
@@ -65,6 +68,9 @@ func writeItems(ctx context.Context, loc *location.Location, key string, idx *ba
 			outcome.SourceNamespace = obj.GetNamespace()
 		}
 		reason := objects.SkipReason(e.GroupResource, obj, rules)
+		if reason == "" && e.GroupResource == "persistentvolumes" {
+			reason = movedVolumeReplaces(obj.GetName(), idx)
+		}
 		if reason == "" && e.GroupResource == "persistentvolumes" {
 			reason = snapshotReplacesVolume(obj.GetName(), idx, p)
 		}
@@ -148,7 +154,7 @@ func snapshotReplacesVolume(pv string, idx *backupIndex, p *restorePlan) string 
 // not the second pass has reached it yet.
 func pvRestored(name string, idx *backupIndex, p *restorePlan, sel *selection) bool {
 	claim, inBackup := idx.volumeClaims[name]
-	if _, planned := p.types["persistentvolumes"]; !planned || !inBackup {
+	if _, planned := p.types["persistentvolumes"]; !planned || !inBackup || movedVolumeReplaces(name, idx) != "" {
 		return false
 	}
 	return sel.allCluster || sel.spec.ClusterResources == workflows.ClusterResourcesInclude || idx.claims[claim]

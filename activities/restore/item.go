@@ -46,6 +46,15 @@ func (ap *applier) apply(ctx context.Context, item Item) (workflows.ItemOutcome,
 	// it there; one with the subresource ignores it and gets it below.
 	status, hasStatus, _ := unstructured.NestedFieldCopy(obj.Object, "status")
 
+	if cv, ok := ap.in.ClaimVolumes[obj.GetNamespace()+"/"+obj.GetName()]; ok && obj.GetKind() == "PersistentVolumeClaim" {
+		if cv.Error != "" {
+			out.Result, out.Reason = workflows.ItemFailed, cv.Error
+			return out, nil, nil
+		}
+		// The volume restored from the repository waits, pre-bound, for
+		// this claim.
+		_ = unstructured.SetNestedField(obj.Object, cv.PersistentVolume, "spec", "volumeName")
+	}
 	deferredRefs, err := ap.owners.resolve(ctx, obj, item.RestoredOwners)
 	if err != nil {
 		return out, nil, err

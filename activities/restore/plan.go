@@ -22,7 +22,10 @@ import (
 	"github.com/cairn-backup/cairn/workflows"
 )
 
-const crdResource = "customresourcedefinitions.apiextensions.k8s.io"
+const (
+	crdResource         = "customresourcedefinitions.apiextensions.k8s.io"
+	claimsGroupResource = "persistentvolumeclaims"
+)
 
 // PlanRestore reads the backup, decides which types and items to restore
 // and at which version the target cluster takes them, and writes the
@@ -68,7 +71,14 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 	if err := mappingCollisions(spec, idx); err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
 	}
+	if idx.moved, err = movedVolumes(ctx, run.Loc, spec.BackupName); err != nil {
+		return nil, err
+	}
 	p := decide(idx, target, sel)
+	vols, err := a.planVolumes(ctx, run, spec, idx, p)
+	if err != nil {
+		return nil, err
+	}
 	if err := run.Loc.DeletePrefix(ctx, run.Restore.Batches(), runlog.Heartbeat(ctx)); err != nil {
 		return nil, err
 	}
@@ -80,7 +90,7 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 		return nil, err
 	}
 
-	res := &workflows.RestorePlanResult{BackupFormat: meta.Format, Skipped: p.skipped, ItemsSkipped: w.ruleSkips}
+	res := &workflows.RestorePlanResult{BackupFormat: meta.Format, Skipped: p.skipped, ItemsSkipped: w.ruleSkips, Volumes: vols}
 	var grs []string
 	for gr := range w.counts {
 		grs = append(grs, gr)
@@ -96,7 +106,8 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 		res.ItemsTotal += t.Items
 	}
 	run.Log.Info("Planned restore", zap.String("backupFormat", meta.Format), zap.Int("resourceTypes", len(res.Types)),
-		zap.Int("items", res.ItemsTotal), zap.Int("itemsSkippedByRule", w.ruleSkips), zap.Int("typesSkipped", len(p.skipped)))
+		zap.Int("items", res.ItemsTotal), zap.Int("itemsSkippedByRule", w.ruleSkips), zap.Int("typesSkipped", len(p.skipped)),
+		zap.Int("volumesFromRepository", len(vols)))
 	return res, nil
 }
 

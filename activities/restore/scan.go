@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/objects"
 	"github.com/cairn-backup/cairn/internal/tarball"
+	"github.com/cairn-backup/cairn/workflows"
 )
 
 // backupIndex is what a first pass over the tarball learns: which version
@@ -36,6 +37,11 @@ type backupIndex struct {
 	claimSnapshots map[string]string
 	// snapshots are "ns/name" of selected VolumeSnapshots.
 	snapshots map[string]bool
+	// claimShapes are what a new volume needs to fit each selected claim.
+	claimShapes map[string]claimShape
+	// moved are the claims ("ns/claim") whose data the backup moved into
+	// the repository, from volumes.json.
+	moved map[string]workflows.VolumeRecord
 }
 
 // typeIndex describes one group-resource of the backup.
@@ -76,7 +82,7 @@ func (t *typeIndex) sourceVersion() string {
 func scanBackup(ctx context.Context, loc *location.Location, key string, sel *selection) (*backupIndex, error) {
 	idx := &backupIndex{types: map[string]*typeIndex{}, selected: map[string]string{},
 		selectorServices: map[string]bool{}, claims: map[string]bool{}, crds: map[string]bool{}, volumeClaims: map[string]string{}, namespaces: map[string]bool{},
-		claimSnapshots: map[string]string{}, snapshots: map[string]bool{}}
+		claimSnapshots: map[string]string{}, snapshots: map[string]bool{}, claimShapes: map[string]claimShape{}}
 	n := 0
 	err := walkTarball(ctx, loc, key, func(e tarball.Entry) error {
 		if n++; n%2000 == 0 {
@@ -123,8 +129,9 @@ func scanBackup(ctx context.Context, loc *location.Location, key string, sel *se
 			if gjson.GetBytes(e.Data, "spec.selector").IsObject() {
 				idx.selectorServices[key] = true
 			}
-		case "persistentvolumeclaims":
+		case claimsGroupResource:
 			idx.claims[key] = true
+			idx.claimShapes[key] = readClaimShape(e.Data)
 		case "persistentvolumes":
 			claim := gjson.GetManyBytes(e.Data, "spec.claimRef.namespace", "spec.claimRef.name")
 			idx.volumeClaims[e.Name] = claim[0].String() + "/" + claim[1].String()

@@ -21,6 +21,7 @@ type datamoverFlags struct {
 	progressInterval   time.Duration
 	idleTimeout        time.Duration
 	uploadLimit        float64
+	downloadLimit      float64
 	repo               repositoryFlags
 }
 
@@ -28,14 +29,18 @@ func newDatamoverCommand(g *globals) *cobra.Command {
 	f := &datamoverFlags{}
 	cmd := &cobra.Command{
 		Use:   "datamover",
-		Short: "Move one volume's data into the backup location's kopia repository (started by the worker)",
+		Short: "Move one volume's data into the backup location's kopia repository, or back (started by the worker)",
 		Long: `A data mover hosts only the data path. The worker's exposer starts one per
 volume operation where the volume's data is reachable: a pod that mounts a
 claim made from the snapshot, or in the sandbox a local process. It polls the
-operation's own --task-queue, uploads the data under --path with kopia
-(checkpointing every --checkpoint-interval, so a new data mover resumes where a
-dead one stopped), and exits after that one task, or after --idle-timeout
-without one.
+operation's own --task-queue and runs one task, then exits (or after
+--idle-timeout without one):
+
+  - a backup's upload of the data under --path, checkpointing every
+    --checkpoint-interval, so a new data mover resumes where a dead one
+    stopped;
+  - a restore's download of a kopia snapshot into the fresh volume under
+    --path; a new data mover skips the files a dead one already wrote.
 
 The repository password comes from $CAIRN_REPOSITORY_PASSWORD or
 --repository-password-file; it is never logged.`,
@@ -65,8 +70,9 @@ The repository password comes from $CAIRN_REPOSITORY_PASSWORD or
 			hostname, _ := os.Hostname()
 			log = log.Named("datamover")
 			acts := &datamover.Activities{
-				Path:               f.path,
-				Repository:         kopiarepo.Config{Password: password, ConfigDir: configDir, Hostname: hostname, UploadBytesPerSecond: f.uploadLimit},
+				Path: f.path,
+				Repository: kopiarepo.Config{Password: password, ConfigDir: configDir, Hostname: hostname, UploadBytesPerSecond: f.uploadLimit,
+					DownloadBytesPerSecond: f.downloadLimit},
 				Log:                log,
 				Signaler:           tc,
 				CheckpointInterval: f.checkpointInterval,
@@ -85,6 +91,7 @@ The repository password comes from $CAIRN_REPOSITORY_PASSWORD or
 	fl.DurationVar(&f.progressInterval, "progress-interval", 10*time.Second, "how often the upload reports progress to its backup")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", 30*time.Minute, "exit when no task came this long after start")
 	fl.Float64Var(&f.uploadLimit, "upload-bytes-per-second", 0, "cap on writes to the repository storage, to spare a shared link (0: none)")
+	fl.Float64Var(&f.downloadLimit, "download-bytes-per-second", 0, "cap on reads from the repository storage during a restore (0: none)")
 	f.repo.register(fl, false)
 	return cmd
 }

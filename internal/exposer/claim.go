@@ -53,7 +53,7 @@ func (v *Volumes) EnsureClaim(ctx context.Context, t Target) (*corev1.Persistent
 	claim := &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: t.Name(), Namespace: t.Namespace, Labels: labels(t)},
 		Spec: corev1.PersistentVolumeClaimSpec{
-			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			AccessModes: accessModes(t.AccessModes),
 			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
 				corev1.ResourceStorage: *resource.NewQuantity(max(t.Size, 1<<20), resource.BinarySI),
 			}},
@@ -77,6 +77,17 @@ func (v *Volumes) EnsureClaim(ctx context.Context, t Target) (*corev1.Persistent
 		return nil, fmt.Errorf("data mover claim %s/%s: %w", t.Namespace, t.Name(), err)
 	}
 	return got, nil
+}
+
+func accessModes(modes []string) []corev1.PersistentVolumeAccessMode {
+	if len(modes) == 0 {
+		return []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
+	}
+	out := make([]corev1.PersistentVolumeAccessMode, 0, len(modes))
+	for _, m := range modes {
+		out = append(out, corev1.PersistentVolumeAccessMode(m))
+	}
+	return out
 }
 
 func (v *Volumes) ensureNamespace(ctx context.Context, name string) error {
@@ -197,6 +208,11 @@ func (v *Volumes) DeleteAll(ctx context.Context, t Target, progress func(string)
 		}
 	case !apierrors.IsNotFound(err):
 		return fmt.Errorf("claim %s/%s: %w", t.Namespace, t.Name(), err)
+	}
+	if t.Mode == Restore {
+		if err := v.deleteUnfinishedHandOver(ctx, t); err != nil {
+			return err
+		}
 	}
 	if t.Mode == Backup {
 		err := v.Snapshots.SnapshotV1().VolumeSnapshots(t.Namespace).Delete(ctx, t.Name(), metav1.DeleteOptions{})

@@ -35,6 +35,9 @@ type Target struct {
 	// Size is the claim's size in bytes; StorageClass its class.
 	Size         int64
 	StorageClass string
+	// AccessModes of the claim (restore mode: those of the backed-up
+	// claim, so the target claim can bind the volume); RWO when empty.
+	AccessModes []string
 	// TaskQueue is unique to the operation; Attempt numbers its data
 	// movers from 1.
 	TaskQueue string
@@ -72,4 +75,12 @@ type Exposer interface {
 	// Cleanup stops the target's data movers and deletes what Expose
 	// created. Deleting what is gone is no error.
 	Cleanup(ctx context.Context, t Target, progress func(string)) error
+	// HandOver stops the target's data movers and gives the volume they
+	// restored into to the claim ref (restore mode); it returns the
+	// volume's name.
+	HandOver(ctx context.Context, t Target, ref ClaimRef, progress func(string)) (string, error)
+	// FinishHandOver checks a handed-over volume's claim (see Volumes).
+	FinishHandOver(ctx context.Context, namespace, claim, volume string) (HandOverState, error)
+	// DeleteVolume deletes a handed-over volume nothing will bind.
+	DeleteVolume(ctx context.Context, name string) error
 }

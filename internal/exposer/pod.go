@@ -148,6 +148,24 @@ func (p *Pod) Diagnose(ctx context.Context, t Target) string {
 
 // Cleanup deletes the target's pods, claim and snapshot clone.
 func (p *Pod) Cleanup(ctx context.Context, t Target, progress func(string)) error {
+	if err := p.deletePods(ctx, t, progress); err != nil {
+		return err
+	}
+	return p.DeleteAll(ctx, t, progress)
+}
+
+// HandOver deletes the target's pods (the claim cannot go while a pod
+// uses it) and hands its volume over.
+func (p *Pod) HandOver(ctx context.Context, t Target, ref ClaimRef, progress func(string)) (string, error) {
+	if err := p.deletePods(ctx, t, progress); err != nil {
+		return "", err
+	}
+	return p.Volumes.HandOver(ctx, t, ref, progress)
+}
+
+// deletePods deletes the target's data mover pods and waits until they
+// are gone.
+func (p *Pod) deletePods(ctx context.Context, t Target, progress func(string)) error {
 	pods := p.Kube.CoreV1().Pods(t.Namespace)
 	sel := metav1.ListOptions{LabelSelector: LabelDataMover + "=" + t.Name()}
 	if err := pods.DeleteCollection(ctx, metav1.DeleteOptions{}, sel); err != nil && !apierrors.IsNotFound(err) {
@@ -166,5 +184,5 @@ func (p *Pod) Cleanup(ctx context.Context, t Target, progress func(string)) erro
 	if err != nil {
 		return fmt.Errorf("data mover pods of %s: %w", t.Name(), err)
 	}
-	return p.DeleteAll(ctx, t, progress)
+	return nil
 }

@@ -169,6 +169,22 @@ func (p *Process) Diagnose(ctx context.Context, t Target) string {
 // Cleanup stops every data mover of the target and deletes its claim and
 // snapshot clone.
 func (p *Process) Cleanup(ctx context.Context, t Target, progress func(string)) error {
+	if err := p.stopMovers(t); err != nil {
+		return err
+	}
+	return p.DeleteAll(ctx, t, progress)
+}
+
+// HandOver stops the target's data movers and hands its volume over.
+func (p *Process) HandOver(ctx context.Context, t Target, ref ClaimRef, progress func(string)) (string, error) {
+	if err := p.stopMovers(t); err != nil {
+		return "", err
+	}
+	return p.Volumes.HandOver(ctx, t, ref, progress)
+}
+
+// stopMovers stops every data mover of the target and forgets it.
+func (p *Process) stopMovers(t Target) error {
 	records, _ := filepath.Glob(filepath.Join(p.StateDir, t.Name()+"-*.json"))
 	for _, path := range records {
 		var rec processRecord
@@ -180,7 +196,7 @@ func (p *Process) Cleanup(ctx context.Context, t Target, progress func(string)) 
 			return fmt.Errorf("remove data mover record: %w", err)
 		}
 	}
-	return p.DeleteAll(ctx, t, progress)
+	return nil
 }
 
 // stop asks the data mover's session to end, then kills it.

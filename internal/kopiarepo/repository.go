@@ -49,6 +49,8 @@ type Config struct {
 	// UploadBytesPerSecond caps writes to the repository storage (0: no
 	// cap), to spare a shared link.
 	UploadBytesPerSecond float64
+	// DownloadBytesPerSecond caps reads from it (0: no cap).
+	DownloadBytesPerSecond float64
 }
 
 // Repository is an open kopia repository.
@@ -85,7 +87,8 @@ func Open(ctx context.Context, cfg Config) (*Repository, error) {
 			return nil, fmt.Errorf("open volume data repository in %s: %w", display, ErrWrongPassword)
 		}
 	}
-	st, err := openStorage(ctx, cfg.Location, true, throttling.Limits{UploadBytesPerSecond: cfg.UploadBytesPerSecond})
+	st, err := openStorage(ctx, cfg.Location, true, throttling.Limits{UploadBytesPerSecond: cfg.UploadBytesPerSecond,
+		DownloadBytesPerSecond: cfg.DownloadBytesPerSecond})
 	if err != nil {
 		return nil, err
 	}
@@ -139,10 +142,10 @@ func classify(err error) error {
 }
 
 // connectionFile is named after what the connection holds (location,
-// upload limit, identity), so one config directory serves several
+// throttle limits, identity), so one config directory serves several
 // locations and a changed setting makes a new connection.
 func connectionFile(cfg Config) string {
-	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%g\x00%s", cfg.Location, cfg.UploadBytesPerSecond, cfg.Hostname)))
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%g\x00%g\x00%s", cfg.Location, cfg.UploadBytesPerSecond, cfg.DownloadBytesPerSecond, cfg.Hostname)))
 	return filepath.Join(cfg.ConfigDir, "repository-"+hex.EncodeToString(sum[:8])+".config")
 }
 

@@ -2,6 +2,7 @@ package kopiarepo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -18,6 +19,10 @@ type RestoreProgress struct {
 	TotalBytes    int64 `json:"totalBytes"`
 	Files         int64 `json:"files"`
 }
+
+// ErrSnapshotNotFound: the repository holds no snapshot of that ID (its
+// backup was deleted, or the location is another one).
+var ErrSnapshotNotFound = errors.New("the volume's kopia snapshot is not in the repository")
 
 // RestoreRequest writes one snapshot into a directory.
 type RestoreRequest struct {
@@ -45,6 +50,9 @@ type RestoreResult struct {
 func (r *Repository) Restore(ctx context.Context, req RestoreRequest) (*RestoreResult, error) {
 	start := time.Now()
 	man, err := snapshot.LoadSnapshot(ctx, r.Repository, manifestID(req.SnapshotID))
+	if errors.Is(err, snapshot.ErrSnapshotNotFound) {
+		return nil, fmt.Errorf("kopia snapshot %s in %s: %w", req.SnapshotID, r.location, ErrSnapshotNotFound)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("load snapshot %s: %w", req.SnapshotID, err)
 	}

@@ -1,0 +1,73 @@
+package datamover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dustin/go-humanize"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.uber.org/zap"
+
+	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/internal/kopiarepo"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// RestoreVolumeData writes the kopia snapshot into the fresh volume at
+// Path. A retry (on a new data mover, on the same volume) skips the files
+// an earlier one finished.
+func (a *Activities) RestoreVolumeData(ctx context.Context, in workflows.RestoreVolumeDataInput) (*workflows.RestoreVolumeDataResult, error) {
+	run, err := runlog.StartRestore(ctx, a.Log, in.Restore, "", in.Location)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+	}
+	defer run.End()
+	log := run.Log.With(zap.String("volume", in.Volume), zap.String("kopiaSnapshot", in.SnapshotID), zap.String("path", a.Path))
+	repo, err := a.open(ctx, in.Location, true)
+	if err != nil {
+		log.Error("Repository not opened", zap.Error(err))
+		return nil, err
+	}
+	defer repo.Close(context.WithoutCancel(ctx)) //nolint:errcheck // a restore writes nothing to the repository
+
+	log.Info("Restoring volume data", zap.String("repository", repo.Location()))
+	res, err := repo.Restore(ctx, kopiarepo.RestoreRequest{SnapshotID: in.SnapshotID, Path: a.Path, Progress: a.restoreReporter(ctx, in)})
+	switch {
+	case err != nil && ctx.Err() != nil:
+		log.Info("Restore canceled")
+		return nil, temporal.NewCanceledError("restore canceled")
+	case errors.Is(err, kopiarepo.ErrSnapshotNotFound):
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeVolumeDataMissing, err)
+	case err != nil:
+		log.Error("Restore failed", zap.Error(err))
+		return nil, fmt.Errorf("restore volume %s: %w", in.Volume, err)
+	}
+	log.Info("Volume data restored", zap.Int64("bytes", res.Bytes), zap.Int64("files", res.Files),
+		zap.Int64("skippedBytes", res.Skipped), zap.Duration("duration", res.Duration))
+	return &workflows.RestoreVolumeDataResult{Bytes: res.Bytes, Files: res.Files, SkippedBytes: res.Skipped, Duration: res.Duration}, nil
+}
+
+// restoreReporter heartbeats every progress report and, every
+// ProgressInterval, tells the restore where its volume stands.
+func (a *Activities) restoreReporter(ctx context.Context, in workflows.RestoreVolumeDataInput) func(kopiarepo.RestoreProgress) {
+	due := throttle(or(a.ProgressInterval, 10*time.Second))
+	return func(p kopiarepo.RestoreProgress) {
+		activity.RecordHeartbeat(ctx, p)
+		if due() {
+			a.signal(ctx, in.RestoreWorkflowID, in.OperationID, restoreProgress(p))
+		}
+	}
+}
+
+// restoreProgress reads "restoring: 1.2 GiB of 2.0 GiB (60%)".
+func restoreProgress(p kopiarepo.RestoreProgress) string {
+	done := p.RestoredBytes + p.SkippedBytes
+	if p.TotalBytes <= 0 {
+		return "restoring: " + humanize.IBytes(uint64(done)) + " written"
+	}
+	return fmt.Sprintf("restoring: %s of %s (%.0f%%)", humanize.IBytes(uint64(done)), humanize.IBytes(uint64(p.TotalBytes)),
+		100*min(1, float64(done)/float64(p.TotalBytes)))
+}

@@ -1,0 +1,120 @@
+package restore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/tidwall/gjson"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// claimShape is what a new volume needs to fit a backed-up claim.
+type claimShape struct {
+	storageClass string
+	accessModes  []string
+	sizeBytes    int64
+	block        bool
+}
+
+func readClaimShape(data []byte) claimShape {
+	f := gjson.GetManyBytes(data, "spec.storageClassName", "spec.accessModes", "spec.resources.requests.storage", "spec.volumeMode")
+	s := claimShape{storageClass: f[0].String(), block: f[3].String() == "Block"}
+	for _, m := range f[1].Array() {
+		s.accessModes = append(s.accessModes, m.String())
+	}
+	if q, err := resource.ParseQuantity(f[2].String()); err == nil {
+		s.sizeBytes = q.Value()
+	}
+	return s
+}
+
+// movedVolumes reads which claims of the backup had their data moved into
+// the repository ("namespace/claim" as backed up). A backup without
+// volumes.json moved none.
+func movedVolumes(ctx context.Context, loc *location.Location, backup string) (map[string]workflows.VolumeRecord, error) {
+	var vols workflows.VolumesFile
+	err := loc.ReadJSON(ctx, location.Backup(backup).Volumes(), &vols)
+	if errors.Is(err, location.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read volumes of backup %s: %w", backup, err)
+	}
+	moved := map[string]workflows.VolumeRecord{}
+	for _, v := range vols.Volumes {
+		if v.Phase == workflows.OperationCompleted && v.Upload != nil && v.Upload.SnapshotID != "" {
+			moved[v.Volume.Key()] = v
+		}
+	}
+	return moved, nil
+}
+
+var claimsGVR = schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}
+
+// planVolumes lists the selected claims whose data is written back from
+// the repository. A claim that already exists in the target namespace
+// keeps its volume: its data is not restored, with a warning.
+func (a *Activities) planVolumes(ctx context.Context, run *runlog.Run, spec workflows.RestoreSpec, idx *backupIndex,
+	p *restorePlan) ([]workflows.RestoreVolume, error) {
+	if _, planned := p.types[claimsGroupResource]; !planned || len(idx.moved) == 0 {
+		return nil, nil
+	}
+	var vols []workflows.RestoreVolume
+	var warnings []string
+	for _, key := range slices.Sorted(maps.Keys(idx.moved)) {
+		rec, shape := idx.moved[key], idx.claimShapes[key]
+		if !idx.claims[key] {
+			continue
+		}
+		ns := spec.MapNamespace(rec.Volume.Namespace)
+		if shape.block {
+			warnings = append(warnings, fmt.Sprintf("claim %s/%s is a block volume: its moved data cannot be restored", ns, rec.Volume.Claim))
+			continue
+		}
+		_, err := a.Clients.Dynamic.Resource(claimsGVR).Namespace(ns).Get(ctx, rec.Volume.Claim, metav1.GetOptions{})
+		switch {
+		case err == nil:
+			warnings = append(warnings, fmt.Sprintf("claim %s/%s exists in the cluster: it keeps its volume, and the backup's data of it is not restored (delete the claim first to restore it)", ns, rec.Volume.Claim))
+			continue
+		case !apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("claim %s/%s: %w", ns, rec.Volume.Claim, err)
+		}
+		v := workflows.RestoreVolume{
+			ID: workflows.VolumeRestoreID(ns, rec.Volume.Claim), Namespace: ns, Claim: rec.Volume.Claim,
+			SnapshotID: rec.Upload.SnapshotID, Bytes: rec.Upload.Bytes, Files: rec.Upload.Files,
+			StorageClass: shape.storageClass, AccessModes: shape.accessModes, SizeBytes: shape.sizeBytes,
+		}
+		if v.StorageClass == "" {
+			v.StorageClass = rec.Volume.StorageClass
+		}
+		if ns != rec.Volume.Namespace {
+			v.SourceNamespace = rec.Volume.Namespace
+		}
+		vols = append(vols, v)
+	}
+	if err := run.Loc.WriteAll(ctx, run.Restore.Warnings("volumes"), jsonLines(warnings)); err != nil {
+		return nil, err
+	}
+	return vols, nil
+}
+
+// movedVolumeReplaces is why a PersistentVolume is not restored: its
+// claim's data was moved into the repository, and a restore writes it
+// into a new volume.
+func movedVolumeReplaces(pv string, idx *backupIndex) string {
+	claim := idx.volumeClaims[pv]
+	if _, moved := idx.moved[claim]; !moved {
+		return ""
+	}
+	return "its claim " + claim + " is restored from the backup's moved data into a new volume"
+}
