@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cairn-backup/cairn/starter"
@@ -20,6 +21,8 @@ type restoreCreateFlags struct {
 	clusterResources  string
 	restoreStatus     []string
 	unreachable       time.Duration
+	prepareTimeout    time.Duration
+	dataTimeout       time.Duration
 	wait              bool
 	out               outputFlag
 }
@@ -59,6 +62,14 @@ Objects that already exist in the cluster (--existing-resource-policy):
            restored; a different one is left alone and skipped with a warning
   update   an existing object is patched to its backed-up state
 
+Volumes: a claim whose data the backup moved into the location's kopia
+repository (backup create --snapshot-move-data) gets a new volume of the
+claim's storage class, size and access modes; a data mover writes the data
+into it and the claim is created bound to it. Its data mover must start within
+--datamover-prepare-timeout and finish within --datamover-timeout. A claim
+that already exists keeps its volume (a warning says so). Other claims with a
+snapshot the backup kept are provisioned from that snapshot.
+
 Exit codes: 0 started (with --wait: Completed), 1 error, 2 invalid flags or
 spec (nothing started), 3 conflict (the backup is still running or did not
 complete, or NAME is taken by another spec), 4 backup not found in the
@@ -90,7 +101,7 @@ func newRestoreCreateCommand(g *globals) *cobra.Command {
 			if err := cf.out.validate(); err != nil {
 				return err
 			}
-			if err := cf.complete(args[0]); err != nil {
+			if err := cf.complete(args[0], cmd.Flags().Changed); err != nil {
 				return err
 			}
 			sc, tc, err := g.starterClient()
@@ -111,7 +122,13 @@ func newRestoreCreateCommand(g *globals) *cobra.Command {
 			return waitFor(cmd, sc, restores, res.Name, &cf.out)
 		},
 	}
-	f := cmd.Flags()
+	cf.register(cmd.Flags())
+	cf.out.register(cmd)
+	return cmd
+}
+
+// register adds the flags that make up the request.
+func (cf *restoreCreateFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&cf.req.BackupName, "from-backup", "", "the backup to restore (required)")
 	f.StringSliceVar(&cf.req.IncludedNamespaces, "include-namespaces", nil, "backed-up namespaces to restore, globs allowed (default: all)")
 	f.StringSliceVar(&cf.req.ExcludedNamespaces, "exclude-namespaces", nil, "backed-up namespaces to leave out, globs allowed")
@@ -129,14 +146,15 @@ func newRestoreCreateCommand(g *globals) *cobra.Command {
 	f.IntVar(&cf.req.Options.Concurrency, "concurrency", 0, "items of one resource type applied at once (default 16)")
 	f.IntVar(&cf.req.Options.BatchSize, "batch-size", 0, "items per batch, the unit a retried step resumes after (default 200)")
 	f.DurationVar(&cf.unreachable, "cluster-unreachable-timeout", 0, "fail when the API server stays unreachable this long (default 10m)")
+	f.DurationVar(&cf.prepareTimeout, "datamover-prepare-timeout", workflows.DefaultDataMoverPrepareTimeout, "how long a volume's data mover may take to start")
+	f.DurationVar(&cf.dataTimeout, "datamover-timeout", workflows.DefaultDataMoverTimeout, "how long one volume's data may take to restore, retries included")
+	f.IntVar(&cf.req.Options.VolumeConcurrency, "volume-concurrency", 0, "volumes whose data is restored at once (default 4; each also waits for a data mover slot on its node)")
 	f.BoolVar(&cf.wait, "wait", false, "show progress until the restore ends; the exit code tells how it ended")
-	cf.out.register(cmd)
-	return cmd
 }
 
 // complete turns the flags into the request, with flag mistakes as usage
 // errors. The spec's own checks are the starter's.
-func (cf *restoreCreateFlags) complete(name string) error {
+func (cf *restoreCreateFlags) complete(name string, changed func(flag string) bool) error {
 	if cf.req.BackupName == "" {
 		return &usageError{fmt.Errorf("--from-backup is required: name the backup to restore (list them with 'cairn backup list')")}
 	}
@@ -153,6 +171,12 @@ func (cf *restoreCreateFlags) complete(name string) error {
 	}
 	if cf.unreachable > 0 {
 		cf.req.Options.ClusterUnreachableTimeout = &metav1.Duration{Duration: cf.unreachable}
+	}
+	if changed("datamover-prepare-timeout") {
+		cf.req.DataMoverPrepareTimeout = &metav1.Duration{Duration: cf.prepareTimeout}
+	}
+	if changed("datamover-timeout") {
+		cf.req.DataMoverTimeout = &metav1.Duration{Duration: cf.dataTimeout}
 	}
 	return nil
 }

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
+	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-backup/cairn/starter"
@@ -98,7 +101,37 @@ func describeRestore(w io.Writer, v *starter.RestoreView) {
 			row(w, n, fmt.Sprint(o.Total), fmt.Sprint(o.Restored), fmt.Sprint(o.Skipped), fmt.Sprint(o.Failed), state)
 		}
 	}
+	volumeRestoresTable(w, s.Volumes)
 	skippedTable(w, s.Skipped)
+}
+
+// volumeRestoresTable lists the claims whose data a restore wrote back
+// from the repository: where each stands and what was written.
+func volumeRestoresTable(w io.Writer, vols []workflows.VolumeRestoreStatus) {
+	if len(vols) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	row(w, "VOLUME", "PHASE", "STARTED", "UPDATED", "KOPIA SNAPSHOT", "VOLUME NAME", "DETAIL")
+	for _, v := range vols {
+		detail, pv := v.Progress, v.PersistentVolume
+		if d := v.Download; d != nil {
+			detail = fmt.Sprintf("%s in %d files written in %s", humanize.IBytes(uint64(d.Bytes+d.SkippedBytes)), d.Files, d.Duration.Round(time.Second))
+			if d.Attempts > 1 {
+				detail += fmt.Sprintf(" (%d data movers)", d.Attempts)
+			}
+			if v.Bound {
+				detail += ", bound"
+			}
+		}
+		if v.SourceNamespace != "" {
+			detail += " (from namespace " + v.SourceNamespace + ")"
+		}
+		if v.Error != "" {
+			detail = v.Error
+		}
+		row(w, v.Key(), string(v.Phase), age(v.Started), age(v.Updated), v.SnapshotID, cmp.Or(pv, "-"), cmp.Or(detail, "-"))
+	}
 }
 
 // describeRestoreSpec summarizes what a restore asked for.
@@ -129,6 +162,9 @@ func describeRestoreSpec(w io.Writer, sp *workflows.RestoreSpec) {
 	}
 	if len(sp.ResourcePriorities) > 0 {
 		row(w, "Order:", strings.Join(sp.ResourcePriorities, ", ")+", then the rest alphabetically")
+	}
+	if sp.DataMoverPrepareTimeout != nil || sp.DataMoverTimeout != nil {
+		row(w, "Data movers:", fmt.Sprintf("start within %s, finish within %s", sp.PrepareTimeout(), sp.DataTimeout()))
 	}
 }
 

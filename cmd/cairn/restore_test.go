@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -21,7 +22,7 @@ func TestRestoreCreateFlagMistakesAreUsageErrors(t *testing.T) {
 		"bad mapping": {req: starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{BackupName: "b"}}, namespaceMappings: []string{"shop"}},
 	} {
 		var usage *usageError
-		assert.True(t, errors.As(cf.complete("r"), &usage), name)
+		assert.True(t, errors.As(cf.complete("r", noneChanged), &usage), name)
 	}
 }
 
@@ -33,12 +34,34 @@ func TestRestoreCreateFlagsFillTheRequest(t *testing.T) {
 		clusterResources:  "exclude",
 		restoreStatus:     []string{"*.example.com"},
 	}
-	require.NoError(t, cf.complete("r1"))
+	require.NoError(t, cf.complete("r1", noneChanged))
 	assert.Equal(t, "r1", cf.req.Name)
 	assert.Equal(t, map[string]string{"shop": "shop-copy"}, cf.req.NamespaceMapping)
 	assert.Equal(t, workflows.ExistingResourceUpdate, cf.req.ExistingResourcePolicy)
 	assert.Equal(t, workflows.ClusterResourcesExclude, cf.req.ClusterResources)
 	assert.Equal(t, []string{"*.example.com"}, cf.req.RestoreStatus.IncludedResources)
+}
+
+func noneChanged(string) bool { return false }
+
+func TestRestoreCreateDataMoverFlags(t *testing.T) {
+	cf := &restoreCreateFlags{}
+	fs := pflag.NewFlagSet("create", pflag.ContinueOnError)
+	cf.register(fs)
+	require.NoError(t, fs.Parse([]string{"--from-backup", "nightly", "--datamover-prepare-timeout", "10m",
+		"--datamover-timeout", "2h", "--volume-concurrency", "2"}))
+	require.NoError(t, cf.complete("r1", fs.Changed))
+	assert.Equal(t, 10*time.Minute, cf.req.DataMoverPrepareTimeout.Duration)
+	assert.Equal(t, 2*time.Hour, cf.req.DataMoverTimeout.Duration)
+	assert.Equal(t, 2, cf.req.Options.VolumeConcurrency)
+
+	cf = &restoreCreateFlags{}
+	fs = pflag.NewFlagSet("create", pflag.ContinueOnError)
+	cf.register(fs)
+	require.NoError(t, fs.Parse([]string{"--from-backup", "nightly"}))
+	require.NoError(t, cf.complete("r1", fs.Changed))
+	assert.Nil(t, cf.req.DataMoverPrepareTimeout, "left to the default")
+	assert.Nil(t, cf.req.DataMoverTimeout, "left to the default")
 }
 
 func TestDescribeRestoreListsTypesInRestoreOrder(t *testing.T) {
