@@ -13,13 +13,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
-// Marks a restored volume carries between its hand-over and its claim's
-// binding: the reclaim policy it had (it is Retain meanwhile, so
-// deleting the temporary claim keeps it), and, while the hand-over has
-// not finished, the data mover it came from, so a retry or the cleanup
-// finds it.
+// Marks on a restored volume: the reclaim policy it had, until its claim
+// binds (it is Retain meanwhile, so deleting the temporary claim keeps
+// it); the data mover target it came from, so a retried hand-over finds
+// it; and, while the hand-over has not finished, that target again, so
+// the cleanup of an abandoned one deletes it.
 const (
 	AnnotationReclaimPolicy = "cairn.io/reclaim-policy"
+	LabelRestoredFrom       = "cairn.io/restored-from"
 	labelHandOver           = "cairn.io/hand-over"
 )
 
@@ -41,6 +42,9 @@ func (v *Volumes) HandOver(ctx context.Context, t Target, ref ClaimRef, progress
 	if err != nil {
 		return "", err
 	}
+	if cur := pv.Spec.ClaimRef; cur != nil && cur.Namespace == ref.Namespace && cur.Name == ref.Name && pv.Labels[labelHandOver] == "" {
+		return pv.Name, nil // handed over already: a retry must not unbind it
+	}
 	if pv.Labels[labelHandOver] != t.Name() || pv.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimRetain {
 		policy := pv.Spec.PersistentVolumeReclaimPolicy
 		if prev := pv.Annotations[AnnotationReclaimPolicy]; prev != "" {
@@ -48,7 +52,7 @@ func (v *Volumes) HandOver(ctx context.Context, t Target, ref ClaimRef, progress
 		}
 		patch := map[string]any{
 			"metadata": map[string]any{
-				"labels":      map[string]any{labelHandOver: t.Name()},
+				"labels":      map[string]any{labelHandOver: t.Name(), LabelRestoredFrom: t.Name()},
 				"annotations": map[string]any{AnnotationReclaimPolicy: string(policy)},
 			},
 			"spec": map[string]any{"persistentVolumeReclaimPolicy": string(corev1.PersistentVolumeReclaimRetain)},
@@ -78,7 +82,7 @@ func (v *Volumes) HandOver(ctx context.Context, t Target, ref ClaimRef, progress
 }
 
 // handOverVolume is the volume of the target's claim, or, once the claim
-// is gone, the volume a cut-short hand-over labeled.
+// is gone, the volume an earlier hand-over labeled.
 func (v *Volumes) handOverVolume(ctx context.Context, t Target) (*corev1.PersistentVolume, error) {
 	claim, err := v.Kube.CoreV1().PersistentVolumeClaims(t.Namespace).Get(ctx, t.Name(), metav1.GetOptions{})
 	switch {
@@ -93,12 +97,12 @@ func (v *Volumes) handOverVolume(ctx context.Context, t Target) (*corev1.Persist
 	case !apierrors.IsNotFound(err):
 		return nil, fmt.Errorf("claim %s/%s: %w", t.Namespace, t.Name(), err)
 	}
-	list, err := v.Kube.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{LabelSelector: labelHandOver + "=" + t.Name()})
+	list, err := v.Kube.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{LabelSelector: LabelRestoredFrom + "=" + t.Name()})
 	if err != nil {
-		return nil, fmt.Errorf("volumes handed over from %s: %w", t.Name(), err)
+		return nil, fmt.Errorf("volumes restored from %s: %w", t.Name(), err)
 	}
 	if len(list.Items) != 1 {
-		return nil, fmt.Errorf("claim %s/%s is gone and %d volumes carry its hand-over label", t.Namespace, t.Name(), len(list.Items))
+		return nil, fmt.Errorf("claim %s/%s is gone and %d volumes were restored from it", t.Namespace, t.Name(), len(list.Items))
 	}
 	return &list.Items[0], nil
 }

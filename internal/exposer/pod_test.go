@@ -120,4 +120,79 @@ func TestPodExposerAgainstTheAPIServer(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, *s.Status.ReadyToUse, "the backup's snapshot is untouched")
 	require.NoError(t, exp.Cleanup(ctx, target, func(string) {}), "cleaning up twice is no error")
+
+	handOverRestoredVolume(t, kc, exp)
+}
+
+// handOverRestoredVolume exposes a fresh volume for a restore, hands it
+// over to a target claim that then binds it, and checks that the
+// reclaim policy comes back and that neither a retried hand-over nor the
+// cleanup undoes it.
+func handOverRestoredVolume(t *testing.T, kc kubernetes.Interface, exp *Pod) {
+	ctx := context.Background()
+	nop := func(string) {}
+	rt := Target{Owner: "r1", Mode: Restore, Namespace: "cairn", Size: 16 << 20, StorageClass: sandbox.CSIStorageClass,
+		AccessModes: []string{"ReadWriteOnce"}, TaskQueue: "cairn-datamover-fedcba9876543210", Attempt: 1}
+	_, err := exp.Expose(ctx, rt, nop)
+	require.NoError(t, err)
+	pod, err := kc.CoreV1().Pods("cairn").Get(ctx, rt.moverName(), metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.False(t, pod.Spec.Containers[0].VolumeMounts[0].ReadOnly, "a restore writes into its volume")
+	var volume string
+	require.Eventually(t, func() bool {
+		c, err := kc.CoreV1().PersistentVolumeClaims("cairn").Get(ctx, rt.Name(), metav1.GetOptions{})
+		volume = c.Spec.VolumeName
+		return err == nil && c.Status.Phase == corev1.ClaimBound && c.Spec.DataSource == nil
+	}, time.Minute, 200*time.Millisecond, "a fresh, empty volume is provisioned")
+
+	ref := ClaimRef{Namespace: "app", Name: "restored", Labels: map[string]string{"cairn.io/restore-name": "r1"}}
+	handed, err := exp.HandOver(ctx, rt, ref, nop)
+	require.NoError(t, err)
+	assert.Equal(t, volume, handed)
+	_, err = kc.CoreV1().Pods("cairn").Get(ctx, pod.Name, metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "the data mover pod is gone before its claim: %v", err)
+	_, err = kc.CoreV1().PersistentVolumeClaims("cairn").Get(ctx, rt.Name(), metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "the temporary claim is gone: %v", err)
+	pv, err := kc.CoreV1().PersistentVolumes().Get(ctx, volume, metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, corev1.PersistentVolumeReclaimRetain, pv.Spec.PersistentVolumeReclaimPolicy)
+	assert.Equal(t, "Delete", pv.Annotations[AnnotationReclaimPolicy])
+	assert.Equal(t, "app", pv.Spec.ClaimRef.Namespace)
+	assert.Equal(t, "restored", pv.Spec.ClaimRef.Name)
+	assert.Empty(t, pv.Spec.ClaimRef.UID, "pre-bound, for the claim still to come")
+	assert.Equal(t, "r1", pv.Labels["cairn.io/restore-name"])
+
+	state, err := exp.FinishHandOver(ctx, "app", "restored", volume)
+	require.NoError(t, err)
+	assert.True(t, state.ClaimMissing)
+	assert.False(t, state.Done)
+
+	class := sandbox.CSIStorageClass
+	_, err = kc.CoreV1().PersistentVolumeClaims("app").Create(ctx, &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "restored"},
+		Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: &class, VolumeName: volume,
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("16Mi")}}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		state, err = exp.FinishHandOver(ctx, "app", "restored", volume)
+		return err == nil && state.Done
+	}, time.Minute, 200*time.Millisecond, "the claim binds the handed-over volume")
+	assert.Empty(t, state.Why)
+	pv, err = kc.CoreV1().PersistentVolumes().Get(ctx, volume, metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, corev1.PersistentVolumeReclaimDelete, pv.Spec.PersistentVolumeReclaimPolicy, "the class's policy is given back")
+	assert.NotContains(t, pv.Annotations, AnnotationReclaimPolicy)
+
+	again, err := exp.HandOver(ctx, rt, ref, nop)
+	require.NoError(t, err, "a retried hand-over finds the volume it handed over")
+	assert.Equal(t, volume, again)
+	require.NoError(t, exp.Cleanup(ctx, rt, nop))
+	pv, err = kc.CoreV1().PersistentVolumes().Get(ctx, volume, metav1.GetOptions{})
+	require.NoError(t, err, "the cleanup leaves the handed-over volume alone")
+	assert.NotEmpty(t, pv.Spec.ClaimRef.UID, "and bound")
+	c, err := kc.CoreV1().PersistentVolumeClaims("app").Get(ctx, "restored", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, corev1.ClaimBound, c.Status.Phase)
 }
