@@ -85,6 +85,7 @@ func Register(r sdkworker.Registry, acts Activities) {
 		r.RegisterActivityWithOptions(a.CleanupExposure, activity.RegisterOptions{Name: workflows.CleanupExposeActivity})
 		r.RegisterActivityWithOptions(a.PlaceDataMover, activity.RegisterOptions{Name: workflows.PlaceDataMoverActivity})
 		r.RegisterActivityWithOptions(a.RequestDataMoverSlot, activity.RegisterOptions{Name: workflows.RequestDataMoverSlotActivity})
+		r.RegisterActivityWithOptions(a.ClosedSlotHolders, activity.RegisterOptions{Name: workflows.ClosedSlotHoldersActivity})
 		r.RegisterActivityWithOptions(a.HandOverVolume, activity.RegisterOptions{Name: workflows.HandOverVolumeActivity})
 		r.RegisterActivityWithOptions(a.FinishVolumeRestores, activity.RegisterOptions{Name: workflows.FinishVolumeRestoresActivity})
 	}

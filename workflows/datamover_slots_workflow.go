@@ -15,9 +15,12 @@ import (
 const (
 	DataMoverSlotsWorkflowName   = "DataMoverSlots"
 	RequestDataMoverSlotActivity = "RequestDataMoverSlot"
-	PlaceDataMoverActivity       = "PlaceDataMover"
-	SignalAcquireSlot            = "acquire-slot"
-	SignalReleaseSlot            = "release-slot"
+	// ClosedSlotHoldersActivity says which slot holders' workflows have
+	// closed.
+	ClosedSlotHoldersActivity = "ClosedSlotHolders"
+	PlaceDataMoverActivity    = "PlaceDataMover"
+	SignalAcquireSlot         = "acquire-slot"
+	SignalReleaseSlot         = "release-slot"
 	// SignalSlotUpdate tells a waiting operation its place in line, and 0
 	// once it holds a slot.
 	SignalSlotUpdate = "slot-update"
@@ -27,6 +30,13 @@ const (
 	// slotsIdleExit ends a node's slots workflow that has been empty this
 	// long; the next request starts it again.
 	slotsIdleExit = 5 * time.Minute
+	// slotsHolderCheck is how often a full node with operations waiting
+	// checks that its holders still run: one terminated (not canceled)
+	// never gives its slot back.
+	slotsHolderCheck = 2 * time.Minute
+	// versionSlotHolderCheck gates that check, which earlier runs never
+	// scheduled.
+	versionSlotHolderCheck = "slot-holder-check"
 	// slotsHistoryLimit continues the slots workflow as new past this many
 	// events, so its history stays bounded however long it runs.
 	slotsHistoryLimit = 5000
@@ -107,15 +117,21 @@ func DataMoverSlotsWorkflow(ctx workflow.Context, st SlotsState) error {
 			c.Receive(ctx, &r)
 			s.remove(r.WorkflowID)
 		})
-		timedOut := false
+		timedOut, checkDue := false, false
 		tctx, cancelTimer := workflow.WithCancel(ctx)
 		if idle {
 			sel.AddFuture(workflow.NewTimer(tctx, slotsIdleExit), func(workflow.Future) { timedOut = true })
+		}
+		if s.blocked() && workflow.GetVersion(ctx, versionSlotHolderCheck, workflow.DefaultVersion, 1) >= 1 {
+			sel.AddFuture(workflow.NewTimer(tctx, slotsHolderCheck), func(workflow.Future) { checkDue = true })
 		}
 		sel.Select(ctx)
 		cancelTimer()
 		if timedOut && !s.drain(acquire, release) {
 			return nil
+		}
+		if checkDue {
+			s.dropClosedHolders(ctx)
 		}
 	}
 }
@@ -126,6 +142,26 @@ type slots struct {
 	// place is not signalled again.
 	told   map[string]int
 	logger log.Logger
+}
+
+// blocked says the node's slots are all held and operations wait.
+func (s *slots) blocked() bool {
+	return len(s.Queue) > 0 && len(s.Holders) >= max(s.Limit, 1)
+}
+
+// dropClosedHolders frees the slots of holders whose workflow has closed
+// without giving theirs back.
+func (s *slots) dropClosedHolders(ctx workflow.Context) {
+	actx := workflow.WithActivityOptions(ctx, activityOptions(time.Minute, defaultHeartbeatTimeout))
+	var closed []string
+	if err := workflow.ExecuteActivity(actx, ClosedSlotHoldersActivity, s.Holders).Get(ctx, &closed); err != nil {
+		s.logger.Warn("Checking the slot holders failed; next time", "error", err)
+		return
+	}
+	for _, id := range closed {
+		s.logger.Warn("Slot holder closed without giving its slot back; freeing it", "workflowId", id)
+		s.remove(id)
+	}
 }
 
 // drain applies signals that are waiting, and says whether there were any.

@@ -1,12 +1,14 @@
 package workflows
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
 )
 
@@ -49,4 +51,38 @@ func TestSlotsGrantInOrderUpToTheLimit(t *testing.T) {
 	require.Len(t, mid.Holders, 1)
 	assert.Equal(t, "a", mid.Holders[0].WorkflowID)
 	assert.Len(t, mid.Queue, 2, "the repeated request was not queued twice")
+}
+
+// TestSlotOfAClosedHolderIsFreed: a holder whose workflow closed without
+// giving its slot back (terminated) loses it at the next check while
+// others wait; the next in line gets it.
+func TestSlotOfAClosedHolderIsFreed(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	env.RegisterActivityWithOptions(func(context.Context, []SlotRequest) ([]string, error) { return nil, nil },
+		activity.RegisterOptions{Name: ClosedSlotHoldersActivity})
+	var granted []string
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", SignalSlotUpdate, mock.Anything).Return(
+		func(_, workflowID, _, _ string, arg any) error {
+			if arg.(SlotUpdate).Position == 0 {
+				granted = append(granted, workflowID)
+			}
+			return nil
+		})
+	env.OnActivity(ClosedSlotHoldersActivity, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, holders []SlotRequest) ([]string, error) {
+			require.Len(t, holders, 1)
+			return []string{holders[0].WorkflowID}, nil
+		}).Once()
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalAcquireSlot, SlotRequest{WorkflowID: "terminated", Limit: 1}) }, time.Second)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalAcquireSlot, SlotRequest{WorkflowID: "waiting", Limit: 1}) }, 2*time.Second)
+	env.RegisterDelayedCallback(func() {
+		assert.Equal(t, []string{"terminated", "waiting"}, granted, "the waiting operation got the freed slot")
+		env.SignalWorkflow(SignalReleaseSlot, SlotRequest{WorkflowID: "waiting"})
+	}, 2*slotsHolderCheck)
+
+	env.ExecuteWorkflow(DataMoverSlotsWorkflow, SlotsState{Node: "n1", Limit: 1})
+	require.NoError(t, env.GetWorkflowError())
+	assert.Equal(t, []string{"terminated", "waiting"}, granted)
+	env.AssertExpectations(t)
 }

@@ -5,8 +5,12 @@ package expose
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -43,11 +47,12 @@ func (c Concurrency) For(node string) int {
 	return max(c.Default, 1)
 }
 
-// SignalStarter signals a workflow, starting it if needed; a Temporal
-// client is one.
+// SignalStarter signals a workflow, starting it if needed, and describes
+// one; a Temporal client is one.
 type SignalStarter interface {
 	SignalWithStartWorkflow(ctx context.Context, workflowID, signalName string, signalArg any,
 		options client.StartWorkflowOptions, workflow any, workflowArgs ...any) (client.WorkflowRun, error)
+	DescribeWorkflowExecution(ctx context.Context, workflowID, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error)
 }
 
 func (a *Activities) target(in workflows.ExposeInput) exposer.Target {
@@ -144,4 +149,23 @@ func (a *Activities) RequestDataMoverSlot(ctx context.Context, in workflows.Slot
 		return fmt.Errorf("ask for a data mover slot on %s: %w", in.Node, err)
 	}
 	return nil
+}
+
+// ClosedSlotHolders returns the slot holders whose workflow is no longer
+// running (terminated, timed out, or gone).
+func (a *Activities) ClosedSlotHolders(ctx context.Context, holders []workflows.SlotRequest) ([]string, error) {
+	var closed []string
+	for _, h := range holders {
+		desc, err := a.Temporal.DescribeWorkflowExecution(ctx, h.WorkflowID, "")
+		var notFound *serviceerror.NotFound
+		switch {
+		case errors.As(err, &notFound):
+			closed = append(closed, h.WorkflowID)
+		case err != nil:
+			return nil, fmt.Errorf("describe slot holder %s: %w", h.WorkflowID, err)
+		case desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+			closed = append(closed, h.WorkflowID)
+		}
+	}
+	return closed, nil
 }
