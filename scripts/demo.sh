@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # make demo: start `cairn dev --sandbox` (embedded Temporal + UI, a worker,
-# the starter API, a local Kubernetes control plane), seed a sample
-# application, back it up, restore it into a copy of its namespace, create
+# the starter API, a local Kubernetes control plane with a CSI driver), seed
+# a sample application with a volume of files, back it up with its volume
+# snapshotted and the data moved into the location's kopia repository,
+# restore it (data included) into a copy of its namespace, create
 # an hourly schedule and trigger it, snapshot the sandbox's etcd, print the
 # summaries, and keep the stack up for inspection until Ctrl-C.
 set -euo pipefail
@@ -20,7 +22,10 @@ done
 
 "$cairn" dev --sandbox --data-dir "$data_dir" --api-address "$api" >"$log" 2>&1 &
 dev=$!
-trap 'echo; echo "Stopping cairn dev (pid $dev)..."; kill -TERM $dev 2>/dev/null; wait $dev 2>/dev/null; exit 0' INT TERM
+stop_dev() { echo; echo "Stopping cairn dev (pid $dev)..."; kill -TERM $dev 2>/dev/null; wait $dev 2>/dev/null; }
+trap 'stop_dev; exit 0' INT TERM
+# A step that fails stops the stack too, instead of leaving it running.
+trap 'status=$?; if [ $status -ne 0 ]; then stop_dev; fi' EXIT
 
 echo "Starting cairn dev --sandbox (log: $log) ..."
 # The starter API listens last, once Temporal and the sandbox are up.
@@ -38,13 +43,20 @@ up || { echo "cairn dev did not come up; see $log" >&2; kill $dev; exit 1; }
 sed -n '/cairn dev is up/,/Press Ctrl-C/p' "$log"
 
 kubeconfig="$data_dir/sandbox/kubeconfig"
-go run ./tests/sample --kubeconfig "$kubeconfig" --namespace shop
+csi_dir="$data_dir/sandbox/csi"
+if [ -d "$csi_dir" ]; then
+	go run ./tests/sample --kubeconfig "$kubeconfig" --namespace shop --csi-state-dir "$csi_dir"
+	volume_flags=(--snapshot-move-data --native-snapshots delete)
+else
+	go run ./tests/sample --kubeconfig "$kubeconfig" --namespace shop
+	volume_flags=()
+fi
 
 name="shop-$(date -u +%Y%m%d-%H%M%S)"
 echo
-echo "\$ cairn backup create $name --include-namespaces shop --wait"
+echo "\$ cairn backup create $name --include-namespaces shop ${volume_flags[*]} --wait"
 set +e
-"$cairn" backup create "$name" --include-namespaces shop --wait --data-dir "$data_dir"
+"$cairn" backup create "$name" --include-namespaces shop "${volume_flags[@]}" --wait --data-dir "$data_dir"
 set -e
 echo
 echo "\$ cairn backup list"
@@ -58,8 +70,8 @@ set +e
 "$cairn" restore create "$restore" --from-backup "$name" --namespace-mappings "shop:$copy" --wait --data-dir "$data_dir"
 set -e
 echo
-echo "\$ cairn restore results $restore"
-"$cairn" restore results "$restore" --data-dir "$data_dir"
+echo "\$ cairn restore describe $restore"
+"$cairn" restore describe "$restore" --data-dir "$data_dir"
 
 echo
 echo "\$ cairn schedule create shop-hourly --cron @hourly --include-namespaces shop --keep-last 24 --max-run-duration 10m"

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"time"
 
 	"github.com/dustin/go-humanize"
 
@@ -123,7 +122,7 @@ func operationsTable(w io.Writer, ops []workflows.Operation) {
 		}
 		if up := op.Upload; up != nil {
 			detail = fmt.Sprintf("kopia %s: %s in %d files, %s uploaded in %s", up.SnapshotID,
-				humanize.IBytes(uint64(up.Bytes)), up.Files, humanize.IBytes(uint64(up.UploadedBytes)), up.Duration.Round(time.Second))
+				humanize.IBytes(uint64(up.Bytes)), up.Files, humanize.IBytes(uint64(up.UploadedBytes)), took(up.Duration))
 			if up.Attempts > 1 {
 				detail += fmt.Sprintf(" (%d data movers)", up.Attempts)
 			}

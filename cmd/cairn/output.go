@@ -125,3 +125,12 @@ func printCreated(w io.Writer, kind string, res *starter.CreateResult) {
 	}
 	fmt.Fprintf(w, "  Follow it:   cairn %s describe %s\n", kind, res.Name)
 }
+
+// took reads a data movement's duration: to the second, or to the
+// millisecond under one.
+func took(d time.Duration) string {
+	if d < time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
@@ -95,6 +94,8 @@ func describeRestore(w io.Writer, v *starter.RestoreView) {
 				state = "done"
 			case n == s.Current:
 				state = "restoring"
+			case o.Total == 0:
+				state = "nothing to apply" // every item left out by rule
 			case v.Phase.Done():
 				state = "not applied"
 			}
@@ -116,7 +117,7 @@ func volumeRestoresTable(w io.Writer, vols []workflows.VolumeRestoreStatus) {
 	for _, v := range vols {
 		detail, pv := v.Progress, v.PersistentVolume
 		if d := v.Download; d != nil {
-			detail = fmt.Sprintf("%s in %d files written in %s", humanize.IBytes(uint64(d.Bytes+d.SkippedBytes)), d.Files, d.Duration.Round(time.Second))
+			detail = fmt.Sprintf("%s in %d files written in %s", humanize.IBytes(uint64(d.Bytes+d.SkippedBytes)), d.Files, took(d.Duration))
 			if d.Attempts > 1 {
 				detail += fmt.Sprintf(" (%d data movers)", d.Attempts)
 			}

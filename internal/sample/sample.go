@@ -34,6 +34,12 @@ var WidgetResource = schema.GroupVersionResource{Group: "demo.cairn.io", Version
 // Seed creates the sample application in namespace ns and returns how
 // many objects it holds.
 func Seed(ctx context.Context, cfg *rest.Config, ns string) (int, error) {
+	return SeedWithClaimClass(ctx, cfg, ns, "")
+}
+
+// SeedWithClaimClass is Seed with the application's claim of storage
+// class class ("" for the cluster's default).
+func SeedWithClaimClass(ctx context.Context, cfg *rest.Config, ns, class string) (int, error) {
 	kc, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return 0, err
@@ -99,8 +105,13 @@ func Seed(ctx context.Context, cfg *rest.Config, ns string) (int, error) {
 	if err := step("service", err); err != nil {
 		return 0, err
 	}
+	var storageClass *string
+	if class != "" {
+		storageClass = &class
+	}
 	_, err = core.PersistentVolumeClaims(ns).Create(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: meta("shop-data"),
 		Spec: corev1.PersistentVolumeClaimSpec{
+			StorageClassName: storageClass,
 			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
 		}}, metav1.CreateOptions{})

@@ -1,6 +1,10 @@
 // Command sample seeds the sample application into a cluster:
 //
 //	go run ./tests/sample --kubeconfig .cairn/sandbox/kubeconfig --namespace shop
+//
+// With --csi-state-dir (the sandbox's CSI driver directory) its claim is of
+// the sandbox's CSI class and gets some files, so a backup has volume data
+// to snapshot and move.
 package main
 
 import (
@@ -10,25 +14,85 @@ import (
 	"os"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/cairn-backup/cairn/internal/datatree"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/sample"
+	"github.com/cairn-backup/cairn/internal/sandbox"
+	"github.com/cairn-backup/cairn/internal/sandbox/csistate"
 )
 
 func main() {
-	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the cluster")
-	ns := flag.String("namespace", "shop", "namespace to create the application in")
-	flag.Parse()
+	// A flag set of its own: client-go's packages register -kubeconfig on
+	// the global one.
+	fs := flag.NewFlagSet("sample", flag.ExitOnError)
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster")
+	ns := fs.String("namespace", "shop", "namespace to create the application in")
+	csiStateDir := fs.String("csi-state-dir", "", "the sandbox CSI driver's directory: the claim gets its class and sample files")
+	_ = fs.Parse(os.Args[1:])
 	cfg, err := kube.LoadConfig(*kubeconfig)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		fail(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	n, err := sample.Seed(ctx, cfg, *ns)
+	class := ""
+	if *csiStateDir != "" {
+		class = sandbox.CSIStorageClass
+	}
+	n, err := sample.SeedWithClaimClass(ctx, cfg, *ns, class)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "seed sample application:", err)
-		os.Exit(1)
+		fail(fmt.Errorf("seed sample application: %w", err))
 	}
 	fmt.Printf("Sample application in namespace %q: %d objects.\n", *ns, n)
+	if *csiStateDir == "" {
+		return
+	}
+	dir, err := claimDir(ctx, cfg, *ns, "shop-data", *csiStateDir)
+	if err != nil {
+		fail(err)
+	}
+	bytes, err := datatree.Write(dir, datatree.Spec{LargeFiles: 2, LargeSize: 4 << 20, SmallFiles: 200, SmallSize: 4096, Seed: 1})
+	if err != nil {
+		fail(fmt.Errorf("write sample files: %w", err))
+	}
+	fmt.Printf("Claim %s/shop-data holds %d bytes of sample files.\n", *ns, bytes)
+}
+
+// claimDir waits for the claim to bind and returns its volume's directory
+// in the sandbox driver's state.
+func claimDir(ctx context.Context, cfg *rest.Config, ns, claim, stateDir string) (string, error) {
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	var volume string
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		c, err := kc.CoreV1().PersistentVolumeClaims(ns).Get(ctx, claim, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		volume = c.Spec.VolumeName
+		return volume != "", nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("claim %s/%s not bound: %w", ns, claim, err)
+	}
+	pv, err := kc.CoreV1().PersistentVolumes().Get(ctx, volume, metav1.GetOptions{})
+	if err != nil {
+		return "", err
+	}
+	if pv.Spec.CSI == nil {
+		return "", fmt.Errorf("volume %s is not a CSI volume", volume)
+	}
+	return csistate.VolumeDirForHandle(stateDir, pv.Spec.CSI.VolumeHandle), nil
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, err)
+	os.Exit(1)
 }
