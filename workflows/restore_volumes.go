@@ -19,6 +19,9 @@ type restoreVolumes struct {
 	running  int
 	cancel   workflow.CancelFunc
 	finished bool
+	// claimsApplied: the claims were created, and their volumes are
+	// worth waiting for.
+	claimsApplied bool
 }
 
 // startVolumes starts one child workflow per volume whose data comes
@@ -147,13 +150,18 @@ func (r *restoreRun) claimVolumes() map[string]ClaimVolume {
 	return m
 }
 
-// finishVolumes waits up to timeout for the restored claims to bind to
-// their volumes; the worker gives each bound volume its reclaim policy
-// back and deletes a handed-over volume whose claim never came. A
-// restore that ends early cancels the volumes still running first.
-func (r *restoreRun) finishVolumes(ctx workflow.Context, timeout time.Duration) {
+// finishVolumes waits (once the claims are applied, up to
+// claimBindTimeout) for the restored claims to bind to their volumes; the
+// worker gives each bound volume its reclaim policy back and deletes a
+// handed-over volume whose claim never came. A restore that ends early
+// cancels the volumes still running first.
+func (r *restoreRun) finishVolumes(ctx workflow.Context) {
 	if len(r.status.Volumes) == 0 || r.volumes.finished {
 		return
+	}
+	var timeout time.Duration
+	if r.volumes.claimsApplied {
+		timeout = claimBindTimeout
 	}
 	if r.volumes.running > 0 {
 		r.volumes.cancel()

@@ -91,7 +91,6 @@ func (r *restoreRun) run(ctx workflow.Context) (*RestoreStatus, error) {
 			return r.end(ctx, err)
 		}
 	}
-	r.finishVolumes(ctx, claimBindTimeout)
 	return r.end(ctx, nil)
 }
 
@@ -132,6 +131,9 @@ func (r *restoreRun) apply(ctx workflow.Context, t RestoreType) (int, error) {
 	if err := workflow.ExecuteActivity(actx, ApplyActivity, in).Get(ctx, &res); err != nil {
 		return 0, fmt.Errorf("apply %s: %w", gr, err)
 	}
+	if gr == claimsGroupResource {
+		r.volumes.claimsApplied = true
+	}
 	o := r.status.Resources[gr].Add(res.Outcome)
 	o.Done = true
 	r.status.Resources[gr] = o
@@ -165,9 +167,10 @@ func (r *restoreRun) step(ctx workflow.Context, activityName string, timeout tim
 func (r *restoreRun) end(ctx workflow.Context, runErr error) (*RestoreStatus, error) {
 	canceled := runErr != nil && (temporal.IsCanceledError(runErr) || errors.Is(ctx.Err(), workflow.ErrCanceled))
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	// Volumes still running are canceled; a volume handed over to a claim
-	// that was never created is deleted.
-	r.finishVolumes(dctx, 0)
+	// Restored volumes are bound to their claims; volumes still running
+	// are canceled, and one handed over to a claim that never came is
+	// deleted.
+	r.finishVolumes(dctx)
 	final, failure := PhaseCompleted, ""
 	switch {
 	case canceled:
