@@ -112,8 +112,8 @@ func SeedWithClaimClass(ctx context.Context, cfg *rest.Config, ns, class string)
 	_, err = core.PersistentVolumeClaims(ns).Create(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: meta("shop-data"),
 		Spec: corev1.PersistentVolumeClaimSpec{
 			StorageClassName: storageClass,
-			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
 		}}, metav1.CreateOptions{})
 	if err := step("claim", err); err != nil {
 		return 0, err
