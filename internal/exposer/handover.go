@@ -35,8 +35,8 @@ type ClaimRef struct {
 // ref: the volume is set to Retain, its temporary claim deleted, and its
 // claimRef pointed at ref (without a UID, so the claim binds to it when
 // it is created with spec.volumeName). The data movers must be stopped
-// first. It is idempotent: a retry finds the volume by its hand-over
-// label.
+// first. It is idempotent: a retry finds the volume by its restored-from
+// label, and leaves one already handed over as it is.
 func (v *Volumes) HandOver(ctx context.Context, t Target, ref ClaimRef, progress func(string)) (string, error) {
 	pv, err := v.handOverVolume(ctx, t)
 	if err != nil {
