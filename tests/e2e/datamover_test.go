@@ -170,6 +170,54 @@ func TestDataMovement(t *testing.T) {
 	})
 }
 
+// TestSlotOfATerminatedHolderIsFreed: an operation that holds a node's
+// only data mover slot and is terminated (so it never gives the slot
+// back) loses it at the slots workflow's next check, on the real server,
+// and the operation waiting in line gets it.
+func TestSlotOfATerminatedHolderIsFreed(t *testing.T) {
+	m := newMoverStack(t)
+	m.startMoverWorker()
+	ctx := context.Background()
+	// The holder: any workflow, terminated. The slots workflow of another
+	// node will do.
+	holder := "e2e-slot-holder"
+	_, err := m.temporalC.SignalWithStartWorkflow(ctx, holder, workflows.SignalAcquireSlot, workflows.SlotRequest{WorkflowID: "nobody"},
+		client.StartWorkflowOptions{ID: holder, TaskQueue: workflows.TaskQueue}, workflows.DataMoverSlotsWorkflowName,
+		workflows.SlotsState{Node: "elsewhere", Limit: 1})
+	require.NoError(t, err)
+	require.NoError(t, m.temporalC.TerminateWorkflow(ctx, holder, "", "the e2e test stands in for a terminated operation"))
+
+	slotsID := workflows.DataMoverSlotsWorkflowID("e2e-node")
+	for _, id := range []string{holder, "e2e-slot-waiter"} {
+		_, err := m.temporalC.SignalWithStartWorkflow(ctx, slotsID, workflows.SignalAcquireSlot, workflows.SlotRequest{WorkflowID: id, Limit: 1},
+			client.StartWorkflowOptions{ID: slotsID, TaskQueue: workflows.TaskQueue}, workflows.DataMoverSlotsWorkflowName,
+			workflows.SlotsState{Node: "e2e-node", Limit: 1})
+		require.NoError(t, err)
+	}
+	defer func() { _ = m.temporalC.TerminateWorkflow(ctx, slotsID, "", "e2e test done") }()
+	holders := func() []string {
+		v, err := m.temporalC.QueryWorkflow(ctx, slotsID, "", workflows.QuerySlots)
+		require.NoError(t, err)
+		var st workflows.SlotsState
+		require.NoError(t, v.Get(&st))
+		var ids []string
+		for _, h := range st.Holders {
+			ids = append(ids, h.WorkflowID)
+		}
+		return ids
+	}
+	require.Equal(t, []string{holder}, holders(), "the terminated holder took the slot first")
+	deadline := time.Now().Add(4 * time.Minute)
+	for {
+		got := holders()
+		if len(got) == 1 && got[0] == "e2e-slot-waiter" {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "the terminated holder kept the slot: holders %v", got)
+		time.Sleep(2 * time.Second)
+	}
+}
+
 // TestDataMoverDurability kills data movers and workers mid-upload and
 // cancels an upload.
 func TestDataMoverDurability(t *testing.T) {
