@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/dustin/go-humanize"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
@@ -49,6 +48,8 @@ func (a *Activities) UploadVolume(ctx context.Context, in workflows.UploadVolume
 	}
 	defer run.End()
 	log := run.Log.With(zap.String("volume", in.Volume.Key()), zap.String("path", a.Path))
+	hb := startHeartbeat(ctx, kopiarepo.UploadProgress{})
+	defer hb.stop()
 	repo, err := a.open(ctx, in.Location, false)
 	if err != nil {
 		log.Error("Repository not opened", zap.Error(err))
@@ -57,7 +58,7 @@ func (a *Activities) UploadVolume(ctx context.Context, in workflows.UploadVolume
 	defer repo.Close(context.WithoutCancel(ctx)) //nolint:errcheck // nothing left to flush after the upload's session
 
 	log.Info("Uploading volume data", zap.String("repository", repo.Location()))
-	report := a.reporter(ctx, in)
+	report := a.reporter(ctx, in, hb)
 	res, err := repo.Upload(ctx, kopiarepo.UploadRequest{
 		Path: a.Path, Namespace: in.Volume.Namespace, Claim: in.Volume.Claim, Backup: in.Backup,
 		CheckpointInterval: or(a.CheckpointInterval, 30*time.Second),
@@ -104,10 +105,10 @@ func (a *Activities) open(ctx context.Context, loc string, existing bool) (*kopi
 
 // reporter heartbeats every progress report and, every ProgressInterval,
 // tells the backup where its operation stands.
-func (a *Activities) reporter(ctx context.Context, in workflows.UploadVolumeInput) func(kopiarepo.UploadProgress) {
+func (a *Activities) reporter(ctx context.Context, in workflows.UploadVolumeInput, hb *heartbeat) func(kopiarepo.UploadProgress) {
 	due := throttle(or(a.ProgressInterval, 10*time.Second))
 	return func(p kopiarepo.UploadProgress) {
-		activity.RecordHeartbeat(ctx, p)
+		hb.record(p)
 		if due() {
 			a.signal(ctx, in.BackupWorkflowID, in.OperationID, uploadProgress(p))
 		}

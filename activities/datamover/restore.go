@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/dustin/go-humanize"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
@@ -26,6 +25,8 @@ func (a *Activities) RestoreVolumeData(ctx context.Context, in workflows.Restore
 	}
 	defer run.End()
 	log := run.Log.With(zap.String("volume", in.Volume), zap.String("kopiaSnapshot", in.SnapshotID), zap.String("path", a.Path))
+	hb := startHeartbeat(ctx, kopiarepo.RestoreProgress{})
+	defer hb.stop()
 	repo, err := a.open(ctx, in.Location, true)
 	if err != nil {
 		log.Error("Repository not opened", zap.Error(err))
@@ -34,7 +35,7 @@ func (a *Activities) RestoreVolumeData(ctx context.Context, in workflows.Restore
 	defer repo.Close(context.WithoutCancel(ctx)) //nolint:errcheck // a restore writes nothing to the repository
 
 	log.Info("Restoring volume data", zap.String("repository", repo.Location()))
-	res, err := repo.Restore(ctx, kopiarepo.RestoreRequest{SnapshotID: in.SnapshotID, Path: a.Path, Progress: a.restoreReporter(ctx, in)})
+	res, err := repo.Restore(ctx, kopiarepo.RestoreRequest{SnapshotID: in.SnapshotID, Path: a.Path, Progress: a.restoreReporter(ctx, in, hb)})
 	switch {
 	case err != nil && ctx.Err() != nil:
 		log.Info("Restore canceled")
@@ -52,10 +53,10 @@ func (a *Activities) RestoreVolumeData(ctx context.Context, in workflows.Restore
 
 // restoreReporter heartbeats every progress report and, every
 // ProgressInterval, tells the restore where its volume stands.
-func (a *Activities) restoreReporter(ctx context.Context, in workflows.RestoreVolumeDataInput) func(kopiarepo.RestoreProgress) {
+func (a *Activities) restoreReporter(ctx context.Context, in workflows.RestoreVolumeDataInput, hb *heartbeat) func(kopiarepo.RestoreProgress) {
 	due := throttle(or(a.ProgressInterval, 10*time.Second))
 	return func(p kopiarepo.RestoreProgress) {
-		activity.RecordHeartbeat(ctx, p)
+		hb.record(p)
 		if due() {
 			a.signal(ctx, in.RestoreWorkflowID, in.OperationID, restoreProgress(p))
 		}

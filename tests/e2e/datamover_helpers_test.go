@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"net/url"
+	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -32,7 +33,29 @@ type moverStack struct {
 
 func newMoverStack(t *testing.T) *moverStack {
 	s := newCSIStack(t)
-	return &moverStack{stack: s, stateDir: filepath.Join(t.TempDir(), "datamovers")}
+	m := &moverStack{stack: s, stateDir: filepath.Join(t.TempDir(), "datamovers")}
+	t.Cleanup(func() {
+		if t.Failed() {
+			m.logDataMovers(t)
+		}
+	})
+	return m
+}
+
+// logDataMovers prints the end of every data mover's log, to explain a
+// failure.
+func (m *moverStack) logDataMovers(t *testing.T) {
+	logs, _ := filepath.Glob(filepath.Join(m.stateDir, "*.log"))
+	for _, path := range logs {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		if len(data) > 4096 {
+			data = data[len(data)-4096:]
+		}
+		t.Logf("--- data mover log %s (last 4 KiB) ---\n%s", filepath.Base(path), data)
+	}
 }
 
 // startMoverWorker starts a worker with the process exposer; env reaches

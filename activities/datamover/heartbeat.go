@@ -1,0 +1,62 @@
+package datamover
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+)
+
+// liveInterval is how often a data mover heartbeats whatever kopia
+// reported last: heartbeats say the data mover lives, also while kopia
+// opens the repository or has nothing new to report.
+var liveInterval = 2 * time.Second
+
+// heartbeat sends an activity's progress as its heartbeat details, and
+// repeats the latest every liveInterval until stopped.
+type heartbeat struct {
+	send    func(details any)
+	mu      sync.Mutex
+	details any
+	stop    func()
+}
+
+// startHeartbeat heartbeats initial at once, then the latest details
+// every liveInterval.
+func startHeartbeat(ctx context.Context, initial any) *heartbeat {
+	return beat(ctx, func(d any) { activity.RecordHeartbeat(ctx, d) }, initial)
+}
+
+func beat(ctx context.Context, send func(any), initial any) *heartbeat {
+	h := &heartbeat{send: send, details: initial}
+	send(initial)
+	tctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(liveInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-tctx.Done():
+				return
+			case <-t.C:
+				h.mu.Lock()
+				d := h.details
+				h.mu.Unlock()
+				send(d)
+			}
+		}
+	}()
+	h.stop = func() { cancel(); <-done }
+	return h
+}
+
+// record makes details the heartbeat's, now and from now on.
+func (h *heartbeat) record(details any) {
+	h.mu.Lock()
+	h.details = details
+	h.mu.Unlock()
+	h.send(details)
+}
