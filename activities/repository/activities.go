@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/internal/backupmeta"
 	"github.com/cairn-backup/cairn/internal/kopiarepo"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/workflows"
@@ -65,15 +66,11 @@ func (a *Activities) DeleteVolumeData(ctx context.Context, in workflows.DeleteVo
 
 // movedData says whether the backup's volumes.json records any upload.
 func movedData(ctx context.Context, loc *location.Location, backup string) (bool, error) {
-	var vols workflows.VolumesFile
-	err := loc.ReadJSON(ctx, location.Backup(backup).Volumes(), &vols)
-	if errors.Is(err, location.ErrNotFound) {
-		return false, nil
-	}
+	vols, err := backupmeta.Volumes(ctx, loc, backup)
 	if err != nil {
-		return false, fmt.Errorf("read volumes of backup %s: %w", backup, err)
+		return false, err
 	}
-	for _, v := range vols.Volumes {
+	for _, v := range vols {
 		if v.Upload != nil {
 			return true, nil
 		}

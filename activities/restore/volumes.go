@@ -2,7 +2,6 @@ package restore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/internal/backupmeta"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/workflows"
 )
@@ -42,16 +42,12 @@ func readClaimShape(data []byte) claimShape {
 // the repository ("namespace/claim" as backed up). A backup without
 // volumes.json moved none.
 func movedVolumes(ctx context.Context, loc *location.Location, backup string) (map[string]workflows.VolumeRecord, error) {
-	var vols workflows.VolumesFile
-	err := loc.ReadJSON(ctx, location.Backup(backup).Volumes(), &vols)
-	if errors.Is(err, location.ErrNotFound) {
-		return nil, nil
-	}
+	vols, err := backupmeta.Volumes(ctx, loc, backup)
 	if err != nil {
-		return nil, fmt.Errorf("read volumes of backup %s: %w", backup, err)
+		return nil, err
 	}
 	moved := map[string]workflows.VolumeRecord{}
-	for _, v := range vols.Volumes {
+	for _, v := range vols {
 		if v.Phase == workflows.OperationCompleted && v.Upload != nil && v.Upload.SnapshotID != "" {
 			moved[v.Volume.Key()] = v
 		}
