@@ -1,5 +1,6 @@
-// Package clock holds the one way cairn's activities and servers wait: a
-// sleep that ends early when its context does.
+// Package clock holds how cairn's activities and servers wait: a sleep
+// that ends early when its context does, and a ticker that stops when
+// told.
 package clock
 
 import (
