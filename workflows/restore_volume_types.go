@@ -84,7 +84,8 @@ type VolumeRestoreResult struct {
 	Download         *DataDownloadInfo `json:"download,omitempty"`
 }
 
-// DataDownloadInfo is what writing a volume's data back recorded.
+// DataDownloadInfo is what writing a volume's data back recorded: the
+// data mover's answer, with the attempts and where it ran added.
 type DataDownloadInfo struct {
 	Bytes int64 `json:"bytes"`
 	Files int64 `json:"files"`

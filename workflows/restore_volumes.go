@@ -16,12 +16,21 @@ const claimBindTimeout = 5 * time.Minute
 
 // restoreVolumes is the restore's side of its volumes' child workflows.
 type restoreVolumes struct {
-	running  int
-	cancel   workflow.CancelFunc
-	finished bool
+	cancel workflow.CancelFunc
 	// claimsApplied: the claims were created, and their volumes are
 	// worth waiting for.
 	claimsApplied bool
+}
+
+// volumesRunning says whether a volume has not ended yet (waiting to
+// start, or running).
+func (r *restoreRun) volumesRunning() bool {
+	for _, vs := range r.status.Volumes {
+		if !vs.Phase.Done() {
+			return true
+		}
+	}
+	return false
 }
 
 // startVolumes starts one child workflow per volume whose data comes
@@ -40,7 +49,6 @@ func (r *restoreRun) startVolumes(ctx workflow.Context, vols []RestoreVolume) {
 	r.listenForVolumeProgress(ctx)
 	vctx, cancel := workflow.WithCancel(ctx)
 	r.volumes.cancel = cancel
-	r.volumes.running = len(vols)
 	workflow.Go(vctx, func(gctx workflow.Context) {
 		sel := workflow.NewSelector(gctx)
 		inFlight := 0
@@ -52,7 +60,6 @@ func (r *restoreRun) startVolumes(ctx workflow.Context, vols []RestoreVolume) {
 			vs := &r.status.Volumes[i]
 			if gctx.Err() != nil {
 				vs.Phase, vs.Error = OperationCanceled, "canceled before it started"
-				r.volumes.running--
 				continue
 			}
 			f := r.startVolume(gctx, vs)
@@ -60,7 +67,6 @@ func (r *restoreRun) startVolumes(ctx workflow.Context, vols []RestoreVolume) {
 			sel.AddFuture(f, func(f workflow.Future) {
 				var res VolumeRestoreResult
 				r.recordVolume(gctx, vs, res, f.Get(gctx, &res))
-				r.volumes.running--
 			})
 		}
 		for inFlight > 0 {
@@ -121,12 +127,12 @@ func (r *restoreRun) listenForVolumeProgress(ctx workflow.Context) {
 // awaitVolumes waits until every volume's data is restored (or has
 // failed), before the claims are applied.
 func (r *restoreRun) awaitVolumes(ctx workflow.Context) error {
-	if r.volumes.running == 0 {
+	if !r.volumesRunning() {
 		return nil
 	}
 	r.status.Current = "volume data"
 	r.updateDetails(ctx)
-	if err := workflow.Await(ctx, func() bool { return r.volumes.running == 0 }); err != nil {
+	if err := workflow.Await(ctx, func() bool { return !r.volumesRunning() }); err != nil {
 		return temporal.NewCanceledError()
 	}
 	r.status.Current = ""
@@ -156,18 +162,17 @@ func (r *restoreRun) claimVolumes() map[string]ClaimVolume {
 // handed-over volume whose claim never came. A restore that ends early
 // cancels the volumes still running first.
 func (r *restoreRun) finishVolumes(ctx workflow.Context) {
-	if len(r.status.Volumes) == 0 || r.volumes.finished {
+	if len(r.status.Volumes) == 0 {
 		return
 	}
 	var timeout time.Duration
 	if r.volumes.claimsApplied {
 		timeout = claimBindTimeout
 	}
-	if r.volumes.running > 0 {
+	if r.volumesRunning() {
 		r.volumes.cancel()
-		_ = workflow.Await(ctx, func() bool { return r.volumes.running == 0 })
+		_ = workflow.Await(ctx, func() bool { return !r.volumesRunning() })
 	}
-	r.volumes.finished = true
 	in := FinishVolumeRestoresInput{Restore: r.spec.Name, Location: r.spec.StorageLocation, Timeout: timeout}
 	for _, vs := range r.status.Volumes {
 		if vs.PersistentVolume != "" {

@@ -40,8 +40,8 @@ func VolumeRestoreWorkflow(ctx workflow.Context, req VolumeRestoreRequest) (*Vol
 		SnapshotSize: req.Volume.SizeBytes, AccessModes: req.Volume.AccessModes,
 		TaskQueue: DataMoverTaskQueue(restoreOwner(req.Restore), target),
 	}
-	var res RestoreVolumeDataResult
-	task := moverTask{activity: RestoreVolumeDataActivity, result: &res, input: RestoreVolumeDataInput{
+	var written DataDownloadInfo
+	task := moverTask{activity: RestoreVolumeDataActivity, result: &written, input: RestoreVolumeDataInput{
 		Restore: req.Restore, Location: req.Location, SnapshotID: req.Volume.SnapshotID, Volume: req.Volume.Key(),
 		OperationID: req.Volume.ID, RestoreWorkflowID: parentID(ctx),
 	}}
@@ -66,24 +66,16 @@ func VolumeRestoreWorkflow(ctx workflow.Context, req VolumeRestoreRequest) (*Vol
 		logger.Warn("Volume restore failed", "reason", out.Error)
 	default:
 		out.PersistentVolume = handed.PersistentVolume
-		out.Download = &DataDownloadInfo{Bytes: res.Bytes, Files: res.Files, SkippedBytes: res.SkippedBytes, Duration: res.Duration,
-			Attempts: attempts, DataMover: exposed.DataMover, Node: exposed.Node}
-		logger.Info("Volume data restored", "persistentVolume", out.PersistentVolume, "bytes", res.Bytes,
-			"skippedBytes", res.SkippedBytes, "attempts", attempts)
+		written.Attempts, written.DataMover, written.Node = attempts, exposed.DataMover, exposed.Node
+		out.Download = &written
+		logger.Info("Volume data restored", "persistentVolume", out.PersistentVolume, "bytes", written.Bytes,
+			"skippedBytes", written.SkippedBytes, "attempts", attempts)
 	}
 	publishPhase(dctx, logger, Phase(out.Phase))
 	if out.Phase == OperationCanceled {
 		return out, temporal.NewCanceledError("volume restore canceled")
 	}
 	return out, nil
-}
-
-// RestoreVolumeDataResult is what the data mover wrote.
-type RestoreVolumeDataResult struct {
-	Bytes        int64         `json:"bytes"`
-	Files        int64         `json:"files"`
-	SkippedBytes int64         `json:"skippedBytes"`
-	Duration     time.Duration `json:"duration"`
 }
 
 // reportProgress tells the parent (a backup or a restore) where the

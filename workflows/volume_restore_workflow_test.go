@@ -35,8 +35,8 @@ func volumeRestoreEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 
 type fakeVolumeRestoreActivities struct{}
 
-func (fakeVolumeRestoreActivities) RestoreData(context.Context, RestoreVolumeDataInput) (*RestoreVolumeDataResult, error) {
-	return &RestoreVolumeDataResult{}, nil
+func (fakeVolumeRestoreActivities) RestoreData(context.Context, RestoreVolumeDataInput) (*DataDownloadInfo, error) {
+	return &DataDownloadInfo{}, nil
 }
 func (fakeVolumeRestoreActivities) HandOver(context.Context, ExposeInput) (*HandOverResult, error) {
 	return &HandOverResult{}, nil
@@ -70,10 +70,10 @@ func TestVolumeRestoreWritesThenHandsOver(t *testing.T) {
 	}).Twice()
 	env.OnActivity(RestoreVolumeDataActivity, mock.Anything, mock.Anything).
 		Return(nil, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil)).Once()
-	env.OnActivity(RestoreVolumeDataActivity, mock.Anything, mock.Anything).Return(func(_ context.Context, in RestoreVolumeDataInput) (*RestoreVolumeDataResult, error) {
+	env.OnActivity(RestoreVolumeDataActivity, mock.Anything, mock.Anything).Return(func(_ context.Context, in RestoreVolumeDataInput) (*DataDownloadInfo, error) {
 		steps = append(steps, "restore")
 		assert.Equal(t, "k1", in.SnapshotID)
-		return &RestoreVolumeDataResult{Bytes: 100, Files: 3, SkippedBytes: 40}, nil
+		return &DataDownloadInfo{Bytes: 100, Files: 3, SkippedBytes: 40}, nil
 	}).Once()
 	env.OnActivity(HandOverVolumeActivity, mock.Anything, mock.Anything).Return(func(context.Context, ExposeInput) (*HandOverResult, error) {
 		steps = append(steps, "hand over")

@@ -18,7 +18,7 @@ import (
 // RestoreVolumeData writes the kopia snapshot into the fresh volume at
 // Path. A retry (on a new data mover, on the same volume) skips the files
 // an earlier one finished.
-func (a *Activities) RestoreVolumeData(ctx context.Context, in workflows.RestoreVolumeDataInput) (*workflows.RestoreVolumeDataResult, error) {
+func (a *Activities) RestoreVolumeData(ctx context.Context, in workflows.RestoreVolumeDataInput) (*workflows.DataDownloadInfo, error) {
 	run, err := runlog.StartRestore(ctx, a.Log, in.Restore, "", in.Location)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
@@ -48,7 +48,7 @@ func (a *Activities) RestoreVolumeData(ctx context.Context, in workflows.Restore
 	}
 	log.Info("Volume data restored", zap.Int64("bytes", res.Bytes), zap.Int64("files", res.Files),
 		zap.Int64("skippedBytes", res.Skipped), zap.Duration("duration", res.Duration))
-	return &workflows.RestoreVolumeDataResult{Bytes: res.Bytes, Files: res.Files, SkippedBytes: res.Skipped, Duration: res.Duration}, nil
+	return &workflows.DataDownloadInfo{Bytes: res.Bytes, Files: res.Files, SkippedBytes: res.Skipped, Duration: res.Duration}, nil
 }
 
 // restoreReporter heartbeats every progress report and, every
