@@ -3,7 +3,6 @@ package exposer
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -166,7 +165,7 @@ func (v *Volumes) DeleteVolume(ctx context.Context, name string) error {
 		spec["claimRef"] = map[string]any{"apiVersion": "v1", "kind": "PersistentVolumeClaim",
 			"namespace": "cairn-abandoned", "name": name, "uid": "cairn-abandoned-" + name}
 	}
-	if _, err := patchVolume(ctx, v, name, map[string]any{"spec": spec}); err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) {
+	if _, err := patchVolume(ctx, v, name, map[string]any{"spec": spec}); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
 	return nil
