@@ -16,11 +16,7 @@ type createFlags struct {
 	clusterResources   string
 	ttl                time.Duration
 	unreachableTimeout time.Duration
-	snapshotVolumes    bool
-	nativeSnapshots    string
-	snapshotTimeout    time.Duration
-	prepareTimeout     time.Duration
-	dataTimeout        time.Duration
+	volumes            volumeFlags
 	wait               bool
 	out                outputFlag
 }
@@ -73,19 +69,7 @@ data mover started next to the volume does the copy; it must start within
 			if cmd.Flags().Changed("ttl") {
 				cf.req.TTL = &metav1.Duration{Duration: cf.ttl}
 			}
-			if cmd.Flags().Changed("snapshot-volumes") {
-				cf.req.SnapshotVolumes = &cf.snapshotVolumes
-			}
-			cf.req.NativeSnapshots = workflows.NativeSnapshots(cf.nativeSnapshots)
-			if cmd.Flags().Changed("csi-snapshot-timeout") {
-				cf.req.CSISnapshotTimeout = &metav1.Duration{Duration: cf.snapshotTimeout}
-			}
-			if cmd.Flags().Changed("datamover-prepare-timeout") {
-				cf.req.DataMoverPrepareTimeout = &metav1.Duration{Duration: cf.prepareTimeout}
-			}
-			if cmd.Flags().Changed("datamover-timeout") {
-				cf.req.DataMoverTimeout = &metav1.Duration{Duration: cf.dataTimeout}
-			}
+			cf.volumes.apply(cmd.Flags().Changed, &cf.req.BackupSpec)
 			if cf.unreachableTimeout > 0 {
 				cf.req.Options.ClusterUnreachableTimeout = &metav1.Duration{Duration: cf.unreachableTimeout}
 			}
@@ -120,13 +104,7 @@ data mover started next to the volume does the copy; it must start within
 	f.IntVar(&cf.req.Options.PageSize, "page-size", 0, "objects per LIST page (default 500)")
 	f.IntVar(&cf.req.Options.Concurrency, "concurrency", 0, "resource types collected at once (default 4)")
 	f.DurationVar(&cf.unreachableTimeout, "cluster-unreachable-timeout", 0, "fail when the API server stays unreachable this long (default 10m)")
-	f.BoolVar(&cf.snapshotVolumes, "snapshot-volumes", true, "take a CSI snapshot of every bound claim backed up")
-	f.StringVar(&cf.nativeSnapshots, "native-snapshots", "", "what becomes of the snapshots: keep, keep-newest or delete (default keep)")
-	f.BoolVar(&cf.req.SnapshotMoveData, "snapshot-move-data", false, "copy each snapshot's data into the location's kopia repository")
-	f.DurationVar(&cf.prepareTimeout, "datamover-prepare-timeout", workflows.DefaultDataMoverPrepareTimeout, "how long a volume's data mover may take to start")
-	f.DurationVar(&cf.dataTimeout, "datamover-timeout", workflows.DefaultDataMoverTimeout, "how long moving one volume's data may take, retries included")
-	f.DurationVar(&cf.snapshotTimeout, "csi-snapshot-timeout", workflows.DefaultCSISnapshotTimeout, "how long a snapshot may take to be ready before its operation fails")
-	f.IntVar(&cf.req.Options.VolumeConcurrency, "volume-concurrency", 0, "volumes snapshotted at once (default 4)")
+	cf.volumes.register(f, &cf.req.BackupSpec, &cf.req.Options)
 	f.BoolVar(&cf.wait, "wait", false, "show progress until the backup ends; the exit code tells how it ended")
 	cf.out.register(cmd)
 	return cmd

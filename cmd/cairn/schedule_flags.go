@@ -26,10 +26,7 @@ type scheduleFlags struct {
 	keepFailed       int
 	pageSize         int
 	concurrency      int
-	snapshotVolumes  bool
-	snapshotTimeout  time.Duration
-	prepareTimeout   time.Duration
-	dataTimeout      time.Duration
+	volumes          volumeFlags
 }
 
 func (sf *scheduleFlags) register(f *pflag.FlagSet) {
@@ -60,13 +57,7 @@ func (sf *scheduleFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&t.StorageLocation, "storage-location", "", "backup location URL (default: --location)")
 	f.IntVar(&sf.pageSize, "page-size", 0, "objects per LIST page (default 500)")
 	f.IntVar(&sf.concurrency, "concurrency", 0, "resource types collected at once (default 4)")
-	f.BoolVar(&sf.snapshotVolumes, "snapshot-volumes", true, "take a CSI snapshot of every bound claim backed up")
-	f.StringVar((*string)(&t.NativeSnapshots), "native-snapshots", "", "what becomes of the snapshots: keep, keep-newest or delete (default keep)")
-	f.DurationVar(&sf.snapshotTimeout, "csi-snapshot-timeout", workflows.DefaultCSISnapshotTimeout, "how long a snapshot may take to be ready")
-	f.BoolVar(&t.SnapshotMoveData, "snapshot-move-data", false, "copy each snapshot's data into the location's kopia repository")
-	f.DurationVar(&sf.prepareTimeout, "datamover-prepare-timeout", workflows.DefaultDataMoverPrepareTimeout, "how long a volume's data mover may take to start")
-	f.DurationVar(&sf.dataTimeout, "datamover-timeout", workflows.DefaultDataMoverTimeout, "how long moving one volume's data may take, retries included")
-	f.IntVar(&s.BackupOptions.VolumeConcurrency, "volume-concurrency", 0, "volumes snapshotted at once (default 4)")
+	sf.volumes.register(f, t, &s.BackupOptions)
 }
 
 // apply moves the given optional flags into spec. Giving one retention
@@ -134,19 +125,7 @@ func (sf *scheduleFlags) apply(changed func(string) bool) error {
 	if changed("concurrency") {
 		s.BackupOptions.Concurrency = sf.concurrency
 	}
-	if changed("snapshot-volumes") {
-		v := sf.snapshotVolumes
-		s.Template.SnapshotVolumes = &v
-	}
-	if changed("csi-snapshot-timeout") {
-		s.Template.CSISnapshotTimeout = d(sf.snapshotTimeout)
-	}
-	if changed("datamover-prepare-timeout") {
-		s.Template.DataMoverPrepareTimeout = d(sf.prepareTimeout)
-	}
-	if changed("datamover-timeout") {
-		s.Template.DataMoverTimeout = d(sf.dataTimeout)
-	}
+	sf.volumes.apply(changed, &s.Template)
 	return nil
 }
 

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"time"
+
+	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// volumeFlags are a backup's volume flags, the same for backup create and
+// schedule create/update. Plain fields are bound into the spec; the
+// optional ones (pointers in the spec) go through apply.
+type volumeFlags struct {
+	snapshotVolumes bool
+	snapshotTimeout time.Duration
+	prepareTimeout  time.Duration
+	dataTimeout     time.Duration
+}
+
+func (v *volumeFlags) register(f *pflag.FlagSet, spec *workflows.BackupSpec, opts *workflows.BackupOptions) {
+	f.BoolVar(&v.snapshotVolumes, "snapshot-volumes", true, "take a CSI snapshot of every bound claim backed up")
+	f.StringVar((*string)(&spec.NativeSnapshots), "native-snapshots", "", "what becomes of the snapshots: keep, keep-newest or delete (default keep)")
+	f.BoolVar(&spec.SnapshotMoveData, "snapshot-move-data", false, "copy each snapshot's data into the location's kopia repository")
+	f.DurationVar(&v.prepareTimeout, "datamover-prepare-timeout", workflows.DefaultDataMoverPrepareTimeout, "how long a volume's data mover may take to start")
+	f.DurationVar(&v.dataTimeout, "datamover-timeout", workflows.DefaultDataMoverTimeout, "how long moving one volume's data may take, retries included")
+	f.DurationVar(&v.snapshotTimeout, "csi-snapshot-timeout", workflows.DefaultCSISnapshotTimeout, "how long a snapshot may take to be ready before its operation fails")
+	f.IntVar(&opts.VolumeConcurrency, "volume-concurrency", 0, "volumes snapshotted at once (default 4)")
+}
+
+// apply sets the optional volume fields of spec whose flags were given.
+func (v *volumeFlags) apply(changed func(string) bool, spec *workflows.BackupSpec) {
+	if changed("snapshot-volumes") {
+		on := v.snapshotVolumes
+		spec.SnapshotVolumes = &on
+	}
+	for _, d := range []struct {
+		flag  string
+		value time.Duration
+		field **metav1.Duration
+	}{
+		{"csi-snapshot-timeout", v.snapshotTimeout, &spec.CSISnapshotTimeout},
+		{"datamover-prepare-timeout", v.prepareTimeout, &spec.DataMoverPrepareTimeout},
+		{"datamover-timeout", v.dataTimeout, &spec.DataMoverTimeout},
+	} {
+		if changed(d.flag) {
+			*d.field = &metav1.Duration{Duration: d.value}
+		}
+	}
+}
