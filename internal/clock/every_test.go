@@ -6,17 +6,17 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // TestEveryTicksUntilStopped: fn runs on every tick, and never once stop
 // has returned.
 func TestEveryTicksUntilStopped(t *testing.T) {
 	var n atomic.Int32
-	stop := Every(time.Millisecond, func() { n.Add(1) })
-	require.Eventually(t, func() bool { return n.Load() >= 3 }, 10*time.Second, time.Millisecond, "it ticks")
+	stop := Every(10*time.Millisecond, func() { n.Add(1) })
+	time.Sleep(100 * time.Millisecond)
 	stop()
 	at := n.Load()
-	time.Sleep(20 * time.Millisecond) // twenty ticks' worth
+	time.Sleep(50 * time.Millisecond)
+	assert.Greater(t, at, int32(2))
 	assert.Equal(t, at, n.Load(), "no call after stop")
 }
