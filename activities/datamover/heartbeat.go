@@ -15,22 +15,23 @@ import (
 // opens the repository or has nothing new to report.
 var liveInterval = 2 * time.Second
 
-// heartbeat sends an activity's latest progress as its heartbeat
-// details every liveInterval until stopped.
+// heartbeat sends an activity's progress as its heartbeat details, and
+// repeats the latest every liveInterval until stopped.
 type heartbeat struct {
+	send    func(details any)
 	mu      sync.Mutex
 	details any
 	stop    func()
 }
 
-// startHeartbeat heartbeats initial at once, then the latest recorded
-// details every liveInterval.
+// startHeartbeat heartbeats initial at once, then the latest details
+// every liveInterval.
 func startHeartbeat(ctx context.Context, initial any) *heartbeat {
 	return beat(func(d any) { activity.RecordHeartbeat(ctx, d) }, initial)
 }
 
 func beat(send func(any), initial any) *heartbeat {
-	h := &heartbeat{details: initial}
+	h := &heartbeat{send: send, details: initial}
 	send(initial)
 	h.stop = clock.Every(liveInterval, func() {
 		h.mu.Lock()
@@ -41,11 +42,10 @@ func beat(send func(any), initial any) *heartbeat {
 	return h
 }
 
-// record makes details the heartbeat's from the next tick on. It only
-// stores them: a restore reports per chunk written, and encoding a
-// heartbeat each time would put work on that path for nothing.
+// record makes details the heartbeat's, now and from now on.
 func (h *heartbeat) record(details any) {
 	h.mu.Lock()
 	h.details = details
 	h.mu.Unlock()
+	h.send(details)
 }
