@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
-
-	"github.com/cairn-backup/cairn/internal/clock"
 )
 
 // liveInterval is how often a data mover heartbeats whatever kopia
@@ -27,18 +25,31 @@ type heartbeat struct {
 // startHeartbeat heartbeats initial at once, then the latest details
 // every liveInterval.
 func startHeartbeat(ctx context.Context, initial any) *heartbeat {
-	return beat(func(d any) { activity.RecordHeartbeat(ctx, d) }, initial)
+	return beat(ctx, func(d any) { activity.RecordHeartbeat(ctx, d) }, initial)
 }
 
-func beat(send func(any), initial any) *heartbeat {
+func beat(ctx context.Context, send func(any), initial any) *heartbeat {
 	h := &heartbeat{send: send, details: initial}
 	send(initial)
-	h.stop = clock.Every(liveInterval, func() {
-		h.mu.Lock()
-		d := h.details
-		h.mu.Unlock()
-		send(d)
-	})
+	tctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(liveInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-tctx.Done():
+				return
+			case <-t.C:
+				h.mu.Lock()
+				d := h.details
+				h.mu.Unlock()
+				send(d)
+			}
+		}
+	}()
+	h.stop = func() { cancel(); <-done }
 	return h
 }
 

@@ -1,6 +1,7 @@
 package datamover
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -16,7 +17,7 @@ func TestHeartbeatRepeatsTheLatestDetails(t *testing.T) {
 	defer func() { liveInterval = 2 * time.Second }()
 	var mu sync.Mutex
 	count := map[any]int{}
-	h := beat(func(d any) { mu.Lock(); count[d]++; mu.Unlock() }, "opening")
+	h := beat(context.Background(), func(d any) { mu.Lock(); count[d]++; mu.Unlock() }, "opening")
 	time.Sleep(200 * time.Millisecond) // nothing reported meanwhile
 	h.record("1 MiB of 2 MiB")
 	time.Sleep(200 * time.Millisecond)

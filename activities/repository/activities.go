@@ -15,7 +15,6 @@ import (
 
 	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/internal/backupmeta"
-	"github.com/cairn-backup/cairn/internal/clock"
 	"github.com/cairn-backup/cairn/internal/kopiarepo"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/workflows"
@@ -110,5 +109,18 @@ func (a *Activities) MaintainRepository(ctx context.Context, in workflows.Mainte
 // heartbeatEvery heartbeats until stopped: kopia's maintenance reports no
 // progress of its own.
 func heartbeatEvery(ctx context.Context, every time.Duration) (stop func()) {
-	return clock.Every(every, func() { activity.RecordHeartbeat(ctx) })
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return func() { close(done) }
 }

@@ -1,6 +1,5 @@
-// Package clock holds how cairn's activities and servers wait: a sleep
-// that ends early when its context does, and a ticker that stops when
-// told.
+// Package clock holds the one way cairn's activities and servers wait: a
+// sleep that ends early when its context does.
 package clock
 
 import (

@@ -13,8 +13,6 @@ import (
 	"github.com/kopia/kopia/snapshot"
 	"github.com/kopia/kopia/snapshot/policy"
 	"github.com/kopia/kopia/snapshot/upload"
-
-	"github.com/cairn-backup/cairn/internal/clock"
 )
 
 // Tag keys on cairn's snapshots. Kopia's own retention never runs on
@@ -163,10 +161,22 @@ func reportProgress(prog *counter, req UploadRequest) (stop func()) {
 	if every <= 0 {
 		every = 5 * time.Second
 	}
-	if req.Progress == nil {
-		return func() {}
-	}
-	return clock.Every(every, func() { req.Progress(prog.snapshot()) })
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if req.Progress != nil {
+					req.Progress(prog.snapshot())
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 // backupSnapshot is the complete snapshot of the volume that the backup
