@@ -40,17 +40,14 @@ func (a *Activities) deleteSnapshot(ctx context.Context, namespace, name string,
 			return fmt.Errorf("get volumesnapshot %s/%s: %w", namespace, name, err)
 		}
 	}
-	if content != "" {
-		patch := `{"spec":{"deletionPolicy":"Delete"}}`
-		if !vsExists {
-			patch = fmt.Sprintf(`{"metadata":{"annotations":{%q:"yes"}},"spec":{"deletionPolicy":"Delete"}}`, objects.AnnotationSnapshotBeingDeleted)
+	switch {
+	case vsExists:
+		if content != "" {
+			_, err := snaps.VolumeSnapshotContents().Patch(ctx, content, mergePatch, []byte(`{"spec":{"deletionPolicy":"Delete"}}`), metav1.PatchOptions{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("set volumesnapshotcontent %s to Delete: %w", content, err)
+			}
 		}
-		_, err := snaps.VolumeSnapshotContents().Patch(ctx, content, mergePatch, []byte(patch), metav1.PatchOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("set volumesnapshotcontent %s to Delete: %w", content, err)
-		}
-	}
-	if vsExists {
 		pre := metav1.Preconditions{UID: &uid}
 		if uid == "" {
 			pre.UID = nil
@@ -58,28 +55,59 @@ func (a *Activities) deleteSnapshot(ctx context.Context, namespace, name string,
 		if err := snaps.VolumeSnapshots(namespace).Delete(ctx, name, metav1.DeleteOptions{Preconditions: &pre}); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("delete volumesnapshot %s/%s: %w", namespace, name, err)
 		}
-	} else if content != "" {
-		if err := snaps.VolumeSnapshotContents().Delete(ctx, content, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("delete volumesnapshotcontent %s: %w", content, err)
+	case content != "":
+		if err := a.deleteContent(ctx, content); err != nil {
+			return err
 		}
 	}
 	return a.waitGone(ctx, namespace, name, content)
 }
 
+// deleteContent deletes a content whose VolumeSnapshot is gone. The
+// annotation tells the sidecar to delete the driver's snapshot too, as the
+// snapshot controller does when it deletes a content itself.
+func (a *Activities) deleteContent(ctx context.Context, content string) error {
+	contents := a.Snapshots.SnapshotV1().VolumeSnapshotContents()
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"yes"}},"spec":{"deletionPolicy":"Delete"}}`, objects.AnnotationSnapshotBeingDeleted)
+	if _, err := contents.Patch(ctx, content, mergePatch, []byte(patch), metav1.PatchOptions{}); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("set volumesnapshotcontent %s to Delete: %w", content, err)
+	}
+	if err := contents.Delete(ctx, content, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete volumesnapshotcontent %s: %w", content, err)
+	}
+	return nil
+}
+
 // waitGone polls until the VolumeSnapshot and the content are deleted.
+//
+// Once the VolumeSnapshot is gone, a content still there and not being
+// deleted is deleted here: the snapshot controller decides whether to
+// delete the content from its cached copy, and a cache that had not yet
+// seen the switch to Delete leaves the content for good (the controller
+// never deletes a content whose VolumeSnapshot is missing).
 func (a *Activities) waitGone(ctx context.Context, namespace, name, content string) error {
 	snaps := a.Snapshots.SnapshotV1()
 	for {
-		gone := true
+		vsGone := true
 		if name != "" {
 			_, err := snaps.VolumeSnapshots(namespace).Get(ctx, name, metav1.GetOptions{})
-			gone = gone && apierrors.IsNotFound(err)
+			vsGone = apierrors.IsNotFound(err)
 		}
+		contentGone := true
 		if content != "" {
-			_, err := snaps.VolumeSnapshotContents().Get(ctx, content, metav1.GetOptions{})
-			gone = gone && apierrors.IsNotFound(err)
+			c, err := snaps.VolumeSnapshotContents().Get(ctx, content, metav1.GetOptions{})
+			contentGone = apierrors.IsNotFound(err)
+			if err == nil && vsGone && c.DeletionTimestamp == nil {
+				if err := a.deleteContent(ctx, content); err != nil {
+					return err
+				}
+				continue
+			}
 		}
-		if gone {
+		if vsGone && contentGone {
 			return nil
 		}
 		activity.RecordHeartbeat(ctx, fmt.Sprintf("waiting for volumesnapshot %s/%s and content %s to be deleted", namespace, name, content))
