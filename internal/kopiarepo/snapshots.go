@@ -31,9 +31,18 @@ func (r *Repository) BackupSnapshots(ctx context.Context, backup string) ([]Snap
 	out := make([]SnapshotInfo, 0, len(mans))
 	for _, m := range mans {
 		out = append(out, SnapshotInfo{ID: string(m.ID), Backup: backup, Volume: m.Tags[tagVolume],
-			Complete: m.IncompleteReason == "", Bytes: m.Stats.TotalFileSize})
+			Complete: m.IncompleteReason == "", Bytes: snapshotBytes(m)})
 	}
 	return out, nil
+}
+
+// snapshotBytes is the size of the files a snapshot holds. A checkpoint
+// has no upload stats; its root's summary counts the files it covers.
+func snapshotBytes(m *snapshot.Manifest) int64 {
+	if m.RootEntry != nil && m.RootEntry.DirSummary != nil {
+		return m.RootEntry.DirSummary.TotalFileSize
+	}
+	return m.Stats.TotalFileSize
 }
 
 // DeleteBackupSnapshots deletes every snapshot the backup wrote. Their
