@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
@@ -93,10 +94,14 @@ func runViewOf[S any, T phased](c *Client, info *workflowpb.WorkflowExecutionInf
 	return v
 }
 
-// addLiveStatus fills a view's status from its run's status query. A
-// closed run needs a worker to replay it; when none answers the view
-// keeps what the search attributes said.
+// addLiveStatus fills a view's status from its run's status query, and
+// its spec, when none was committed, from the request the run started
+// with. A closed run needs a worker to replay the query; when none
+// answers the view keeps what the search attributes said.
 func addLiveStatus[S any, T phased](ctx context.Context, c *Client, v *RunView[S, T]) {
+	if v.Spec == nil {
+		v.Spec = startSpec[S](ctx, c, v.WorkflowID, v.RunID)
+	}
 	resp, err := c.temporal.QueryWorkflow(ctx, v.WorkflowID, v.RunID, workflows.QueryStatus)
 	if err != nil {
 		return
@@ -182,4 +187,29 @@ func (c *Client) sameSpecRun(info *workflowpb.WorkflowExecutionInfo, what, name,
 	}
 	id, runID := info.GetExecution().GetWorkflowId(), info.GetExecution().GetRunId()
 	return &CreateResult{Name: name, WorkflowID: id, RunID: runID, UIURL: c.RunURL(id, runID)}, nil
+}
+
+// startSpec reads the spec a run was started with from the first event of
+// its history (every cairn request carries it as "spec"); nil when the
+// history cannot be read. It needs no worker, unlike a query.
+func startSpec[S any](ctx context.Context, c *Client, workflowID, runID string) *S {
+	resp, err := c.temporal.WorkflowService().GetWorkflowExecutionHistory(ctx, &workflowservice.GetWorkflowExecutionHistoryRequest{
+		Namespace:       c.opts.Namespace,
+		Execution:       &commonpb.WorkflowExecution{WorkflowId: workflowID, RunId: runID},
+		MaximumPageSize: 1,
+	})
+	if err != nil {
+		return nil
+	}
+	events := resp.GetHistory().GetEvents()
+	if len(events) == 0 {
+		return nil
+	}
+	var req struct {
+		Spec *S `json:"spec"`
+	}
+	if converter.GetDefaultDataConverter().FromPayloads(events[0].GetWorkflowExecutionStartedEventAttributes().GetInput(), &req) != nil {
+		return nil
+	}
+	return req.Spec
 }

@@ -1,0 +1,77 @@
+package starter_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/cairn-backup/cairn/internal/devserver"
+	"github.com/cairn-backup/cairn/starter"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// TestViewOfAnUncommittedRunHasItsSpec: a backup that is still running (no
+// worker here picks it up) and one that ended without committing
+// (terminated) show the spec they were started with, read from Temporal;
+// before, only a committed backup.json gave a view its spec.
+func TestViewOfAnUncommittedRunHasItsSpec(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real Temporal server")
+	}
+	ctx := context.Background()
+	attrs := map[string]enumspb.IndexedValueType{}
+	for _, name := range workflows.SearchAttributeNames() {
+		attrs[name] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
+	}
+	srv, err := devserver.Start(ctx, devserver.Options{DataDir: t.TempDir(), FrontendAddr: "127.0.0.1:0",
+		Namespace: "default", SearchAttributes: attrs, Log: zaptest.NewLogger(t)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = srv.Stop() })
+	tc, err := client.Dial(client.Options{HostPort: srv.FrontendAddress(), Namespace: "default"})
+	require.NoError(t, err)
+	t.Cleanup(tc.Close)
+	c := starter.New(tc, starter.Options{Namespace: "default", DefaultLocation: "file://" + t.TempDir(),
+		ValidationTimeout: 200 * time.Millisecond})
+
+	for _, name := range []string{"running", "terminated"} {
+		_, err := c.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: workflows.BackupSpec{
+			Name: name, IncludedNamespaces: []string{"shop"}, ExcludedResources: []string{"secrets"}}})
+		require.NoError(t, err)
+	}
+	require.NoError(t, tc.TerminateWorkflow(ctx, workflows.BackupWorkflowID("terminated"), "", "test"))
+
+	// With no worker a status query waits until its deadline; the spec
+	// does not depend on it.
+	short := func() context.Context {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		t.Cleanup(cancel)
+		return ctx
+	}
+	for name, phase := range map[string]workflows.Phase{"running": workflows.PhaseNew, "terminated": workflows.PhaseFailed} {
+		v, err := c.GetBackup(short(), name)
+		require.NoError(t, err)
+		assert.Equal(t, phase, v.Phase, name)
+		require.NotNil(t, v.Spec, "%s: the view has the spec the run started with", name)
+		assert.Equal(t, name, v.Spec.Name)
+		assert.Equal(t, []string{"shop"}, v.Spec.IncludedNamespaces)
+		assert.Equal(t, []string{"secrets"}, v.Spec.ExcludedResources)
+	}
+
+	list, err := c.ListBackups(short())
+	require.NoError(t, err)
+	found := false
+	for _, v := range list.Items {
+		if v.Name == "running" {
+			found = true
+			require.NotNil(t, v.Spec, "the listed running backup has its spec")
+			assert.Equal(t, []string{"shop"}, v.Spec.IncludedNamespaces)
+		}
+	}
+	assert.True(t, found, "the running backup is listed")
+}
