@@ -45,7 +45,9 @@ func RepositoryMaintenanceWorkflow(ctx workflow.Context, req MaintenanceRequest)
 	if req.Mode == "" {
 		req.Mode = "auto"
 	}
-	actx := workflow.WithActivityOptions(ctx, activityOptions(6*time.Hour, 5*time.Minute))
+	// The activity heartbeats on a timer, so a short heartbeat timeout
+	// costs nothing and a killed worker's maintenance resumes within it.
+	actx := workflow.WithActivityOptions(ctx, activityOptions(6*time.Hour, time.Minute))
 	var res MaintenanceResult
 	if err := workflow.ExecuteActivity(actx, MaintainRepositoryActivity, req).Get(ctx, &res); err != nil {
 		publishPhase(ctx, logger, PhaseFailed)

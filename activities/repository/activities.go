@@ -42,7 +42,7 @@ func (a *Activities) DeleteVolumeData(ctx context.Context, in workflows.DeleteVo
 		return &workflows.DeleteVolumeDataResult{}, err
 	}
 	// Opening a large repository reads its indexes: heartbeat meanwhile.
-	stop := heartbeatEvery(ctx, 10*time.Second)
+	stop := heartbeatWhileRunning(ctx)
 	defer stop()
 	cfg := a.Repository
 	cfg.Location, cfg.NoCreate = in.Location, true
@@ -82,6 +82,8 @@ func movedData(ctx context.Context, loc *location.Location, backup string) (bool
 // under cairn's one maintenance identity, heartbeating while it runs. A
 // location without a repository is left alone.
 func (a *Activities) MaintainRepository(ctx context.Context, in workflows.MaintenanceRequest) (*workflows.MaintenanceResult, error) {
+	stop := heartbeatWhileRunning(ctx)
+	defer stop()
 	cfg := a.Repository
 	cfg.Location, cfg.NoCreate, cfg.Hostname = in.Location, true, kopiarepo.MaintenanceHostname
 	repo, err := kopiarepo.Open(ctx, cfg)
@@ -94,8 +96,6 @@ func (a *Activities) MaintainRepository(ctx context.Context, in workflows.Mainte
 		return nil, err
 	}
 	defer repo.Close(context.WithoutCancel(ctx)) //nolint:errcheck // maintenance flushed its session
-	stop := heartbeatEvery(ctx, 30*time.Second)
-	defer stop()
 	a.Log.Info("Maintaining the volume data repository", zap.String("location", repo.Location()), zap.String("mode", in.Mode))
 	if err := repo.Maintain(ctx, in.Mode); err != nil {
 		if errors.Is(err, kopiarepo.ErrMaintenanceOwner) {
@@ -106,12 +106,17 @@ func (a *Activities) MaintainRepository(ctx context.Context, in workflows.Mainte
 	return &workflows.MaintenanceResult{Ran: true, Mode: in.Mode}, nil
 }
 
-// heartbeatEvery heartbeats until stopped: kopia's maintenance reports no
-// progress of its own.
-func heartbeatEvery(ctx context.Context, every time.Duration) (stop func()) {
+// heartbeatWhileRunning heartbeats until stopped, three times per
+// heartbeat timeout: opening a repository and kopia's maintenance report
+// no progress of their own.
+func heartbeatWhileRunning(ctx context.Context) (stop func()) {
+	every := activity.GetInfo(ctx).HeartbeatTimeout / 3
+	if every <= 0 {
+		every = 10 * time.Second
+	}
 	done := make(chan struct{})
 	go func() {
-		t := time.NewTicker(every)
+		t := time.NewTicker(max(every, time.Second))
 		defer t.Stop()
 		for {
 			select {
