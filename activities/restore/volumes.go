@@ -106,11 +106,11 @@ func (a *Activities) planVolumes(ctx context.Context, run *runlog.Run, spec work
 
 // movedVolumeReplaces is why a PersistentVolume is not restored: its
 // claim's data was moved into the repository, and a restore writes it
-// into a new volume.
+// into a new volume (or, for a claim that exists, leaves its volume).
 func movedVolumeReplaces(pv string, idx *backupIndex) string {
 	claim := idx.volumeClaims[pv]
 	if _, moved := idx.moved[claim]; !moved {
 		return ""
 	}
-	return "its claim " + claim + " is restored from the backup's moved data into a new volume"
+	return "the data of its claim " + claim + " was moved into the repository: the claim gets a new volume with that data, or keeps its volume if it exists"
 }

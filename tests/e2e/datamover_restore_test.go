@@ -52,7 +52,7 @@ func TestRestoreFromMovedData(t *testing.T) {
 
 		out := m.outcomes("rs-r1")
 		assert.Equal(t, workflows.ItemRestored, out["persistentvolumeclaims rs/data"].Result)
-		assert.Contains(t, out["persistentvolumes /"+original.Name].Reason, "restored from the backup's moved data",
+		assert.Contains(t, out["persistentvolumes /"+original.Name].Reason, "was moved into the repository: the claim gets a new volume",
 			"the backed-up volume gives way to the restored one")
 		m.assertNoDataMoverLeftovers(t)
 	})
