@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"net/url"
 	"os"
@@ -51,11 +52,29 @@ func (m *moverStack) logDataMovers(t *testing.T) {
 		if err != nil {
 			continue
 		}
+		if crash := goCrash(data); crash != "" {
+			t.Logf("--- data mover log %s: the process crashed ---\n%s", filepath.Base(path), crash)
+		}
 		if len(data) > 4096 {
 			data = data[len(data)-4096:]
 		}
 		t.Logf("--- data mover log %s (last 4 KiB) ---\n%s", filepath.Base(path), data)
 	}
+}
+
+// goCrash is the head of a Go crash in a log (the panic or fatal error and
+// the first goroutine), which the log's tail does not show; "" if none.
+func goCrash(log []byte) string {
+	for _, marker := range []string{"\npanic: ", "\nfatal error: ", "\nSIGQUIT", "\nSIGABRT", "\nruntime: "} {
+		if i := bytes.Index(log, []byte(marker)); i >= 0 {
+			head := log[i+1:]
+			if len(head) > 6000 {
+				head = head[:6000]
+			}
+			return string(head)
+		}
+	}
+	return ""
 }
 
 // startMoverWorker starts a worker with the process exposer; env reaches
