@@ -64,6 +64,7 @@ func (a *Activities) UploadVolume(ctx context.Context, in workflows.UploadVolume
 		CheckpointInterval: or(a.CheckpointInterval, 30*time.Second),
 		ProgressInterval:   2 * time.Second,
 		Progress:           report,
+		OnCheckpoint:       func(p kopiarepo.UploadProgress) { hb.record(p) },
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -142,14 +143,21 @@ func (a *Activities) signal(ctx context.Context, workflowID, operation, progress
 	}
 }
 
-// uploadProgress reads "uploading: 1.2 GiB of 2.0 GiB (60%), 310 MiB sent".
+// uploadProgress reads "uploading: 1.2 GiB of 2.0 GiB (60%), 310 MiB
+// sent, checkpoint at 1.0 GiB".
 func uploadProgress(p kopiarepo.UploadProgress) string {
 	done := uint64(p.HashedBytes + p.CachedBytes)
+	var s string
 	if p.TotalBytes <= 0 {
-		return fmt.Sprintf("uploading: %s read, %s sent", humanize.IBytes(done), humanize.IBytes(uint64(p.UploadedBytes)))
+		s = fmt.Sprintf("uploading: %s read, %s sent", humanize.IBytes(done), humanize.IBytes(uint64(p.UploadedBytes)))
+	} else {
+		s = fmt.Sprintf("uploading: %s of %s (%.0f%%), %s sent", humanize.IBytes(done), humanize.IBytes(uint64(p.TotalBytes)),
+			100*p.Done(), humanize.IBytes(uint64(p.UploadedBytes)))
 	}
-	return fmt.Sprintf("uploading: %s of %s (%.0f%%), %s sent", humanize.IBytes(done), humanize.IBytes(uint64(p.TotalBytes)),
-		100*p.Done(), humanize.IBytes(uint64(p.UploadedBytes)))
+	if p.Checkpoints > 0 {
+		s += ", checkpoint at " + humanize.IBytes(uint64(p.CheckpointedBytes))
+	}
+	return s
 }
 
 func or(d, def time.Duration) time.Duration {

@@ -22,6 +22,11 @@ type UploadProgress struct {
 	TotalFiles int64 `json:"totalFiles"`
 	// Files were finished, hashed or cached.
 	Files int64 `json:"files"`
+	// Checkpoints were saved by this attempt; the newest covers
+	// CheckpointedBytes of the source, which a retry neither reads nor
+	// sends again.
+	Checkpoints       int64 `json:"checkpoints,omitempty"`
+	CheckpointedBytes int64 `json:"checkpointedBytes,omitempty"`
 }
 
 // Done is the share of the estimated bytes finished, 0 when unknown.
@@ -37,6 +42,9 @@ func (p UploadProgress) Done() float64 {
 type counter struct {
 	upload.NullUploadProgress
 	hashed, cached, uploaded, totalBytes, totalFiles, files atomic.Int64
+	checkpoints, covered                                    atomic.Int64
+	// onCheckpoint, when set, learns of each checkpoint once it is durable.
+	onCheckpoint func(UploadProgress)
 }
 
 func (c *counter) Enabled() bool                   { return true }
@@ -49,9 +57,18 @@ func (c *counter) EstimatedDataSize(files, bytes int64) {
 	c.totalBytes.Store(bytes)
 }
 
+func (c *counter) checkpointed(covered int64) {
+	c.covered.Store(covered)
+	c.checkpoints.Add(1)
+	if c.onCheckpoint != nil {
+		c.onCheckpoint(c.snapshot())
+	}
+}
+
 func (c *counter) snapshot() UploadProgress {
 	return UploadProgress{
 		HashedBytes: c.hashed.Load(), CachedBytes: c.cached.Load(), UploadedBytes: c.uploaded.Load(),
 		TotalBytes: c.totalBytes.Load(), TotalFiles: c.totalFiles.Load(), Files: c.files.Load(),
+		Checkpoints: c.checkpoints.Load(), CheckpointedBytes: c.covered.Load(),
 	}
 }

@@ -5,8 +5,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/kopia/kopia/fs/localfs"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -86,40 +89,56 @@ func TestUploadRestoreIsByteIdenticalAndIncremental(t *testing.T) {
 
 func TestCanceledUploadResumesFromCheckpoint(t *testing.T) {
 	loc := t.TempDir()
-	src := writeTree(t, datatree.Spec{LargeFiles: 1, LargeSize: 2 << 20, SmallFiles: 3000, SmallSize: 32 << 10, Seed: 2})
+	// Small files only: a checkpoint counts a file it caught mid-read at
+	// its full size, though a retry reads it again, and the slack below
+	// allows for a few such files, not for a large (or sparse) one.
+	src := writeTree(t, datatree.Spec{SmallFiles: 2000, SmallSize: 32 << 10, Seed: 2, NoSparse: true})
 	total, err := datatree.Bytes(src)
 	require.NoError(t, err)
 	r, err := openTest(t, loc, testPassword)
 	require.NoError(t, err)
+	dir, err := localfs.Directory(src)
+	require.NoError(t, err)
 
-	// Cancel once well over half the data is hashed: checkpoints every
-	// 100ms have been written by then.
+	// The upload reads half the data, then stands still at the gate. The
+	// first checkpoint that began after the gate was reached covers every
+	// file read before it; the upload is canceled once that checkpoint is
+	// durable, whatever the machine's speed.
+	gate := newReadGate(total / 2)
+	t.Cleanup(gate.release)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	_, err = r.Upload(ctx, UploadRequest{Path: src, Namespace: "app", Claim: "data", Backup: "b1",
-		CheckpointInterval: 100 * time.Millisecond, ProgressInterval: 20 * time.Millisecond,
-		Progress: func(p UploadProgress) {
-			if p.HashedBytes > total*3/5 {
+	var atCancel UploadProgress
+	var reachedAtPrevious atomic.Bool
+	req := UploadRequest{Namespace: "app", Claim: "data", Backup: "b1", CheckpointInterval: 50 * time.Millisecond,
+		OnCheckpoint: func(p UploadProgress) {
+			if reachedAtPrevious.Load() && ctx.Err() == nil {
+				atCancel = p
 				cancel()
 			}
-		}})
+			reachedAtPrevious.Store(gate.reached())
+		}}
+	_, err = r.upload(ctx, req, Source("app", "data"), gatedDir{dir, gate}, time.Now())
 	require.Error(t, err, "a canceled upload saves no snapshot")
+	gate.release()
+
+	// slack: a few 32 KiB files that were mid-read at the gate, and
+	// kopia's own writes (indexes, manifests).
+	const slack = 1 << 20
+	require.GreaterOrEqual(t, atCancel.Checkpoints, int64(2), "the upload was canceled after a checkpoint")
+	assert.GreaterOrEqual(t, atCancel.CheckpointedBytes, total/2-slack, "the checkpoint covers what was read before the gate")
 	snaps, err := r.BackupSnapshots(context.Background(), "b1")
 	require.NoError(t, err)
-	require.NotEmpty(t, snaps, "the canceled upload left a checkpoint")
+	require.NotEmpty(t, snaps, "the canceled upload left its checkpoints")
 	var covered int64
 	for _, s := range snaps {
 		assert.False(t, s.Complete)
 		covered = max(covered, s.Bytes)
 	}
-	require.Positive(t, covered, "the checkpoint covers some of the files")
+	assert.GreaterOrEqual(t, covered, atCancel.CheckpointedBytes, "the progress report counts what the stored checkpoint covers")
 	t.Logf("total %d bytes, the newest checkpoint covers %d", total, covered)
 
-	// What the checkpoint covers is neither read nor sent again; how much
-	// that is depends on when the last checkpoint before the cancel ran.
-	// The slack (1 MiB, a few of the 32 KiB files) is for the odd file
-	// kopia reads again and for its own writes (indexes, manifests).
-	const slack = 1 << 20
+	// What the checkpoint covers is neither read nor sent again.
 	res, err := r.Upload(context.Background(), UploadRequest{Path: src, Namespace: "app", Claim: "data", Backup: "b1"})
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, res.Checkpoints, 1, "the retry started from the checkpoint")

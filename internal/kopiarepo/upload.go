@@ -43,6 +43,9 @@ type UploadRequest struct {
 	// Progress, when set, is called every ProgressInterval and at the end.
 	Progress         func(UploadProgress)
 	ProgressInterval time.Duration
+	// OnCheckpoint, when set, is called once each checkpoint is durable,
+	// on kopia's checkpoint goroutine; the upload goes on meanwhile.
+	OnCheckpoint func(UploadProgress)
 }
 
 // UploadResult is what a finished upload recorded.
@@ -81,14 +84,18 @@ func (r *Repository) Upload(ctx context.Context, req UploadRequest) (*UploadResu
 	if err != nil {
 		return nil, fmt.Errorf("volume data at %s: %w", req.Path, err)
 	}
+	return r.upload(ctx, req, src, dir, start)
+}
+
+func (r *Repository) upload(ctx context.Context, req UploadRequest, src snapshot.SourceInfo, dir fs.Directory, start time.Time) (*UploadResult, error) {
 	var res *UploadResult
-	prog := &counter{}
+	prog := &counter{onCheckpoint: req.OnCheckpoint}
 	// Kopia reports bytes written to storage through the write session,
 	// not the uploader.
 	opts := repo.WriteSessionOptions{Purpose: "cairn volume upload", OnUpload: prog.UploadedBytes}
 	stop := reportProgress(prog, req)
 	defer stop()
-	err = repo.WriteSession(ctx, r.Repository, opts, func(ctx context.Context, w repo.RepositoryWriter) error {
+	err := repo.WriteSession(ctx, r.Repository, opts, func(ctx context.Context, w repo.RepositoryWriter) error {
 		var werr error
 		res, werr = upload1(ctx, w, dir, src, req, prog)
 		return werr
@@ -113,7 +120,7 @@ func upload1(ctx context.Context, w repo.RepositoryWriter, dir fs.Directory, src
 	if err != nil {
 		return nil, fmt.Errorf("policy for %s: %w", src, err)
 	}
-	u := upload.NewUploader(w)
+	u := upload.NewUploader(watchCheckpoints(w, prog))
 	u.Progress = prog
 	u.FailFast = true
 	if req.CheckpointInterval > 0 {

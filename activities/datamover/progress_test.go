@@ -1,0 +1,18 @@
+package datamover
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/cairn-backup/cairn/internal/kopiarepo"
+)
+
+func TestUploadProgressNamesTheCheckpoint(t *testing.T) {
+	p := kopiarepo.UploadProgress{HashedBytes: 1 << 30, CachedBytes: 1 << 29, UploadedBytes: 300 << 20, TotalBytes: 3 << 30}
+	assert.Equal(t, "uploading: 1.5 GiB of 3.0 GiB (50%), 300 MiB sent", uploadProgress(p))
+	p.Checkpoints, p.CheckpointedBytes = 2, 1<<30
+	assert.Equal(t, "uploading: 1.5 GiB of 3.0 GiB (50%), 300 MiB sent, checkpoint at 1.0 GiB", uploadProgress(p))
+	p.TotalBytes = 0
+	assert.Equal(t, "uploading: 1.5 GiB read, 300 MiB sent, checkpoint at 1.0 GiB", uploadProgress(p))
+}
