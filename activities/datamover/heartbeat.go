@@ -11,7 +11,7 @@ import (
 // liveInterval is how often a data mover heartbeats whatever kopia
 // reported last: heartbeats say the data mover lives, also while kopia
 // opens the repository or has nothing new to report.
-var liveInterval = 2 * time.Second
+const liveInterval = 2 * time.Second
 
 // heartbeat sends an activity's progress as its heartbeat details, and
 // repeats the latest every liveInterval until stopped.
@@ -25,23 +25,26 @@ type heartbeat struct {
 // startHeartbeat heartbeats initial at once, then the latest details
 // every liveInterval.
 func startHeartbeat(ctx context.Context, initial any) *heartbeat {
-	return beat(ctx, func(d any) { activity.RecordHeartbeat(ctx, d) }, initial)
+	t := time.NewTicker(liveInterval)
+	h := beat(ctx, func(d any) { activity.RecordHeartbeat(ctx, d) }, initial, t.C)
+	stop := h.stop
+	h.stop = func() { stop(); t.Stop() }
+	return h
 }
 
-func beat(ctx context.Context, send func(any), initial any) *heartbeat {
+// beat sends initial, then the latest details on every tick.
+func beat(ctx context.Context, send func(any), initial any, ticks <-chan time.Time) *heartbeat {
 	h := &heartbeat{send: send, details: initial}
 	send(initial)
 	tctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(liveInterval)
-		defer t.Stop()
 		for {
 			select {
 			case <-tctx.Done():
 				return
-			case <-t.C:
+			case <-ticks:
 				h.mu.Lock()
 				d := h.details
 				h.mu.Unlock()

@@ -2,34 +2,38 @@ package datamover
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestHeartbeatRepeatsTheLatestDetails: a data mover heartbeats while
 // kopia reports nothing (opening the repository, say), with the last
-// progress it had, and stops when told.
+// progress it had, and stops when told. The test drives the ticks itself.
 func TestHeartbeatRepeatsTheLatestDetails(t *testing.T) {
-	liveInterval = 20 * time.Millisecond
-	defer func() { liveInterval = 2 * time.Second }()
-	var mu sync.Mutex
-	count := map[any]int{}
-	h := beat(context.Background(), func(d any) { mu.Lock(); count[d]++; mu.Unlock() }, "opening")
-	time.Sleep(200 * time.Millisecond) // nothing reported meanwhile
-	h.record("1 MiB of 2 MiB")
-	time.Sleep(200 * time.Millisecond)
-	h.stop()
-	mu.Lock()
-	after := count["1 MiB of 2 MiB"]
-	mu.Unlock()
-	time.Sleep(100 * time.Millisecond)
+	sent := make(chan any, 1)
+	ticks := make(chan time.Time)
+	h := beat(context.Background(), func(d any) { sent <- d }, "opening", ticks)
+	assert.Equal(t, "opening", <-sent, "the first heartbeat goes at once")
 
-	mu.Lock()
-	defer mu.Unlock()
-	assert.Greater(t, count["opening"], 2, "heartbeats while nothing is reported: %v", count)
-	assert.Greater(t, count["1 MiB of 2 MiB"], 2, "then the latest progress, repeated: %v", count)
-	assert.Equal(t, after, count["1 MiB of 2 MiB"], "no heartbeat after stop")
+	tick := func() any {
+		ticks <- time.Now()
+		return <-sent
+	}
+	assert.Equal(t, "opening", tick(), "heartbeats while nothing is reported")
+	assert.Equal(t, "opening", tick())
+	h.record("1 MiB of 2 MiB")
+	assert.Equal(t, "1 MiB of 2 MiB", <-sent, "a report is sent at once")
+	assert.Equal(t, "1 MiB of 2 MiB", tick(), "then repeated on every tick")
+	assert.Equal(t, "1 MiB of 2 MiB", tick())
+
+	h.stop()
+	select {
+	case ticks <- time.Now():
+		require.Fail(t, "a tick was taken after stop")
+	default:
+	}
+	assert.Empty(t, sent, "no heartbeat after stop")
 }
