@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,12 +34,19 @@ type client struct {
 // short.
 func startTest(t *testing.T) *client {
 	t.Helper()
+	return startTestWith(t, config{nodeID: "node-1"})
+}
+
+// startTestWith starts a driver of cfg on a state directory of its own.
+func startTestWith(t *testing.T, cfg config) *client {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "csi")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = removeTree(dir) })
-	d, err := startDriver(config{stateDir: dir, nodeID: "node-1"}, log.New(testWriter{t}, "", 0))
+	cfg.stateDir = dir
+	d, err := startDriver(cfg, log.New(testWriter{t}, "", 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,8 +307,27 @@ func TestIdempotence(t *testing.T) {
 	wantCode(t, err, codes.InvalidArgument, "CreateVolume without a name")
 }
 
+// testClock is a driver's clock that moves only when the test says.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
 func TestSnapshotDelay(t *testing.T) {
-	c := startTest(t)
+	clock := &testClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	c := startTestWith(t, config{nodeID: "node-1", now: clock.Now})
 	ctx := t.Context()
 	vol := c.createVolume(t, "pvc-a", nil)
 	if err := csistate.WriteControl(c.layout.Dir, csistate.Control{SnapshotDelay: csistate.Duration(300 * time.Millisecond)}); err != nil {
@@ -316,19 +343,21 @@ func TestSnapshotDelay(t *testing.T) {
 	_, err := c.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "pvc-b", VolumeCapabilities: mountCaps, VolumeContentSource: fromSnapshot(snap.GetSnapshotId())})
 	wantCode(t, err, codes.Unavailable, "CreateVolume from an unready snapshot")
 
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	listedReady := func() bool {
+		t.Helper()
 		resp, err := c.ListSnapshots(ctx, &csi.ListSnapshotsRequest{SnapshotId: snap.GetSnapshotId()})
 		if err != nil || len(resp.GetEntries()) != 1 {
 			t.Fatalf("ListSnapshots = %v, %v", resp, err)
 		}
-		if resp.GetEntries()[0].GetSnapshot().GetReadyToUse() {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("snapshot never became ready")
-		}
-		time.Sleep(20 * time.Millisecond)
+		return resp.GetEntries()[0].GetSnapshot().GetReadyToUse()
+	}
+	clock.advance(299 * time.Millisecond)
+	if listedReady() {
+		t.Fatal("snapshot is ready before its delay has passed")
+	}
+	clock.advance(time.Millisecond)
+	if !listedReady() {
+		t.Fatal("snapshot is not ready once its delay has passed")
 	}
 	if again := c.createSnapshot(t, "snapshot-1", vol.GetVolumeId()); !again.GetReadyToUse() {
 		t.Error("CreateSnapshot reports a snapshot ListSnapshots saw ready as unready")

@@ -25,6 +25,7 @@ type config struct {
 	endpoint string // a socket path or unix:///path; "" for the layout's SocketPath
 	stateDir string
 	nodeID   string
+	now      func() time.Time // the driver's clock; nil for time.Now
 }
 
 // driver is the CSI gRPC server on its unix socket.
@@ -58,9 +59,13 @@ func startDriver(cfg config, logger *log.Logger) (*driver, error) {
 	if err != nil {
 		return nil, err
 	}
+	now := cfg.now
+	if now == nil {
+		now = time.Now
+	}
 	srv := grpc.NewServer(grpc.UnaryInterceptor(logCalls(logger)))
 	csi.RegisterIdentityServer(srv, identityServer{})
-	csi.RegisterControllerServer(srv, &controllerServer{store: st, now: time.Now})
+	csi.RegisterControllerServer(srv, &controllerServer{store: st, now: now})
 	csi.RegisterNodeServer(srv, nodeServer{nodeID: cfg.nodeID})
 	d := &driver{srv: srv, socket: socket, served: make(chan struct{})}
 	go func() {
