@@ -30,7 +30,7 @@ Errors are JSON with a type; statuses are 400 (invalid), 404, 409 (conflict),
 		Example: `  cairn api --listen 127.0.0.1:8080
   curl -X POST localhost:8080/v1/backups -d '{"name":"shop-1","includedNamespaces":["shop"]}'
   curl -X POST localhost:8080/v1/restores -d '{"name":"shop-r1","backupName":"shop-1","namespaceMapping":{"shop":"shop-copy"}}'`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := g.logger()
 			if err != nil {

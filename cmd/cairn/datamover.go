@@ -45,7 +45,7 @@ operation's own --task-queue and runs one task, then exits (or after
 The repository password comes from $CAIRN_REPOSITORY_PASSWORD or
 --repository-password-file; it is never logged.`,
 		Example: `  CAIRN_REPOSITORY_PASSWORD=... cairn datamover --task-queue cairn-datamover-1a2b --path /data`,
-		Args:    cobra.NoArgs,
+		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.taskQueue == "" || f.path == "" {
 				return &usageError{fmt.Errorf("--task-queue and --path are required")}

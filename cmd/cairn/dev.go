@@ -46,7 +46,7 @@ it up; its kubeconfig is written to <data-dir>/sandbox/kubeconfig. Without it,
 the worker backs up the cluster of --kubeconfig / $KUBECONFIG.`,
 		Example: `  cairn dev --sandbox
   cairn dev --data-dir /tmp/cairn --kubeconfig ~/.kube/kind.yaml`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runDev(cmd.Context(), g, df) },
 	}
 	f := cmd.Flags()

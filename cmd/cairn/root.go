@@ -68,7 +68,24 @@ Watch runs in the Temporal UI:     http://127.0.0.1:8233`,
 	f.StringVar(&g.logFormat, "log-format", "console", "console or json")
 
 	root.AddCommand(newDevCommand(g), newWorkerCommand(g), newAPICommand(g), newBackupCommand(g), newRestoreCommand(g), newScheduleCommand(g), newEtcdSnapshotCommand(g), newDatamoverCommand(g), newVersionCommand())
+	root.InitDefaultCompletionCmd() // cobra adds it on Execute; now, so refuseUnknownCommands sees it
+	refuseUnknownCommands(root)
 	return root
+}
+
+// refuseUnknownCommands makes every group (a command with subcommands and no
+// Run of its own) fail on an unknown subcommand, and print its help when
+// called alone. cobra checks for unknown subcommands only at the root: a
+// group below it printed its help and exited 0 for `cairn backup lsit`.
+func refuseUnknownCommands(cmd *cobra.Command) {
+	if cmd.HasSubCommands() && !cmd.Runnable() {
+		cmd.Args = noArgs
+		cmd.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+		cmd.SuggestionsMinimumDistance = 2 // cobra's default, which SuggestionsFor does not apply
+	}
+	for _, c := range cmd.Commands() {
+		refuseUnknownCommands(c)
+	}
 }
 
 // defaultLocation is --location, or a file location under the data dir.

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -61,7 +63,7 @@ func newListCommand[L any](g *globals, short string, list func(*starter.Client, 
 		Use:     "list",
 		Aliases: []string{"ls"},
 		Short:   short,
-		Args:    cobra.NoArgs,
+		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := out.validate(); err != nil {
 				return err
@@ -121,4 +123,17 @@ func exactName(_ *cobra.Command, args []string) error {
 		return &usageError{fmt.Errorf("expected one NAME argument, got %d", len(args))}
 	}
 	return nil
+}
+
+// noArgs refuses any argument, as a usage error: an unknown subcommand of a
+// group, or an extra word after a command that takes none.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
+	}
+	return &usageError{errors.New(msg)}
 }

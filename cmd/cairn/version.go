@@ -14,7 +14,7 @@ func newVersionCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print cairn's version and the Temporal SDK it was built with",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		Run: func(cmd *cobra.Command, _ []string) {
 			sdk := "unknown"
 			if info, ok := debug.ReadBuildInfo(); ok {

@@ -75,7 +75,7 @@ The worker also keeps a Temporal Schedule (cairn-expire-backups) that deletes
 the expired backups of --location every --expire-interval.`,
 		Example: `  cairn worker --temporal-address temporal.example:7233 --namespace backups
   cairn worker --temporal-address my-ns.a1b2c.tmprl.cloud:7233 --namespace my-ns.a1b2c --api-key $KEY`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := g.logger()
 			if err != nil {
