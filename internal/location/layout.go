@@ -5,9 +5,9 @@ import (
 	"strings"
 )
 
-// Keys of one backup inside a location, as laid out in DESIGN.md. The
-// ".work/" and ".logs/" prefixes hold a running backup's intermediate state;
-// they are removed when the backup ends.
+// Keys of one backup inside a location, as the README's "Backup locations"
+// lays them out. The ".work/" and ".logs/" prefixes hold a running backup's
+// intermediate state; they are removed when the backup ends.
 const backupsRoot = "backups/"
 
 // BackupsPrefix is the prefix under which every backup lives.
