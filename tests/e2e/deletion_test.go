@@ -86,7 +86,9 @@ func TestBackupDeletionAndExpiry(t *testing.T) {
 			BackupSpec: workflows.BackupSpec{Name: "busy", IncludedNamespaces: []string{"del-*"}},
 			Options:    workflows.BackupOptions{PageSize: 5}})
 		require.NoError(t, err)
+		worker.freeze() // the backup cannot end while the plain delete is refused
 		_, stderr, code := s.cli("backup", "delete", "busy")
+		worker.thaw()
 		assert.Equal(t, starter.ExitConflict, code, stderr)
 		assert.Contains(t, stderr, "still running")
 		_, stderr, code = s.cli("backup", "delete", "busy", "--cancel", "--wait")

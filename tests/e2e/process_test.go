@@ -67,6 +67,24 @@ func (p *proc) kill() {
 	<-p.done
 }
 
+// freeze stops the process (SIGSTOP): its work stands still, mid-step,
+// until thaw, however long the test takes meanwhile. A test acts on a
+// frozen process's run knowing the run cannot end first. Heartbeats stop
+// too, so a freeze longer than a heartbeat timeout makes Temporal retry
+// the step; a test that freezes must accept that.
+func (p *proc) freeze() {
+	p.t.Helper()
+	p.t.Logf("SIGSTOP %s (pid %d)", p.name, p.cmd.Process.Pid)
+	require.NoError(p.t, syscall.Kill(p.cmd.Process.Pid, syscall.SIGSTOP))
+}
+
+// thaw lets a frozen process go on (SIGCONT).
+func (p *proc) thaw() {
+	p.t.Helper()
+	p.t.Logf("SIGCONT %s (pid %d)", p.name, p.cmd.Process.Pid)
+	require.NoError(p.t, syscall.Kill(p.cmd.Process.Pid, syscall.SIGCONT))
+}
+
 // stop ends the process gracefully, or kills it after a grace period.
 func (p *proc) stop() {
 	select {
@@ -74,6 +92,7 @@ func (p *proc) stop() {
 		return
 	default:
 	}
+	_ = syscall.Kill(p.cmd.Process.Pid, syscall.SIGCONT) // a frozen process handles no SIGTERM
 	_ = syscall.Kill(p.cmd.Process.Pid, syscall.SIGTERM)
 	select {
 	case <-p.done:

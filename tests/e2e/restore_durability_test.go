@@ -39,7 +39,7 @@ func TestRestoreResumesAfterWorkerKill(t *testing.T) {
 	require.NoError(t, err)
 	waitApplying(t, s, "rk-r", "configmaps", 5)
 	first.kill()
-	s.startWorker("--batch-interval", "150ms")
+	worker := s.startWorker("--batch-interval", "150ms")
 
 	v := s.waitRestore("rk-r", 4*time.Minute)
 	outcomes := s.outcomes("rk-r") // fails on any item listed twice
@@ -88,7 +88,11 @@ func TestRestoreResumesAfterWorkerKill(t *testing.T) {
 	t.Run("cancel mid-apply", func(t *testing.T) {
 		restoreAgain(t, s, req, "rk-cancel", "-c")
 		waitApplying(t, s, "rk-cancel", "configmaps", 2)
+		// The restore stands still while the cancel is asked for, so the
+		// cancel lands mid-apply whatever the machine's speed.
+		worker.freeze()
 		_, stderr, code := s.cli("restore", "cancel", "rk-cancel")
+		worker.thaw()
 		require.Equal(t, 0, code, stderr)
 		v := s.waitRestore("rk-cancel", time.Minute)
 		assert.Equal(t, workflows.PhaseCanceled, v.Phase)
