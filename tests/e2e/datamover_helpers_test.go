@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/converter"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -249,8 +250,9 @@ func (m *moverStack) killDataMover(t *testing.T) {
 }
 
 // snapshotCounts counts a backup's complete kopia snapshots and its
-// checkpoints, with a connection of its own that it closes (it is polled).
-func (m *moverStack) snapshotCounts(t *testing.T, backup string) (complete, checkpoints int) {
+// checkpoints, and says how much the best checkpoint covers, with a
+// connection of its own that it closes (it is polled).
+func (m *moverStack) snapshotCounts(t *testing.T, backup string) (complete, checkpoints int, covered int64) {
 	t.Helper()
 	r, err := kopiarepo.Open(context.Background(), kopiarepo.Config{Location: m.location, Password: repoPassword,
 		ConfigDir: filepath.Join(t.TempDir(), "kopia")})
@@ -263,18 +265,14 @@ func (m *moverStack) snapshotCounts(t *testing.T, backup string) (complete, chec
 			complete++
 		} else {
 			checkpoints++
+			covered = max(covered, s.Bytes)
 		}
 	}
-	return complete, checkpoints
+	return complete, checkpoints, covered
 }
 
 func (m *moverStack) completeSnapshots(t *testing.T, backup string) int {
-	n, _ := m.snapshotCounts(t, backup)
-	return n
-}
-
-func (m *moverStack) checkpoints(t *testing.T, backup string) int {
-	_, n := m.snapshotCounts(t, backup)
+	n, _, _ := m.snapshotCounts(t, backup)
 	return n
 }
 
@@ -284,14 +282,51 @@ func mediumData(seed uint64) datatree.Spec {
 	return datatree.Spec{LargeFiles: 100, LargeSize: 2 << 20, SmallFiles: 100, SmallSize: 8192, Seed: seed, NoSparse: true}
 }
 
-// waitCheckpoint waits until the backup has saved more than n checkpoints.
-func (m *moverStack) waitCheckpoint(t *testing.T, backup string, n int) {
+// freezeDataMover stops the one running data mover (SIGSTOP): its upload
+// or restore stands still until thawed, so what the test does meanwhile
+// lands mid-transfer whatever the machine's speed.
+func (m *moverStack) freezeDataMover(t *testing.T) (thaw func()) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for m.checkpoints(t, backup) <= n {
-		require.True(t, time.Now().Before(deadline), "backup %s saved no checkpoint past %d", backup, n)
-		time.Sleep(300 * time.Millisecond)
+	pids := exposer.Running(m.stateDir)
+	require.Len(t, pids, 1, "one data mover runs")
+	require.NoError(t, syscall.Kill(pids[0], syscall.SIGSTOP))
+	return func() { _ = syscall.Kill(pids[0], syscall.SIGCONT) }
+}
+
+// freezeAtCheckpoint steps the data mover uploading the backup's volume
+// (a moment running, then frozen while the test reads the repository)
+// until a checkpoint covers at least bytes, and leaves it frozen there,
+// before its upload can end. Each step lets it run for a fifth of a
+// second, far less than a checkpoint interval's throttled upload.
+func (m *moverStack) freezeAtCheckpoint(t *testing.T, backup string, bytes int64) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		thaw := m.freezeDataMover(t)
+		complete, _, covered := m.snapshotCounts(t, backup)
+		require.Zero(t, complete, "backup %s finished its upload before a checkpoint covered %d bytes", backup, bytes)
+		if covered >= bytes {
+			t.Logf("data mover frozen with a checkpoint of %d bytes", covered)
+			return
+		}
+		thaw()
+		require.True(t, time.Now().Before(deadline), "backup %s saved no checkpoint of %d bytes (best %d)", backup, bytes, covered)
+		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// waitActivityCancelRequested waits until the workflow's history records
+// that it asked its activity to stop.
+func waitActivityCancelRequested(t *testing.T, s *stack, workflowID string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		for _, ev := range runHistory(t, s, workflowID) {
+			if ev.GetEventType() == enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED {
+				return true
+			}
+		}
+		return false
+	}, 2*time.Minute, 100*time.Millisecond, "%s never asked its activity to stop", workflowID)
 }
 
 // logActivityFailures logs why the volume's activities failed or timed

@@ -149,8 +149,11 @@ func TestVolumeRestoreDurability(t *testing.T) {
 		_, err := m.starter.CreateRestore(ctx, restoreReq("krs-r3", "krs-c"))
 		require.NoError(t, err)
 		waitRestored(t, m.stack, "krs-r3", "krs-c", "data", total/5)
+		thaw := m.freezeDataMover(t) // the restore cannot end before the cancel reaches it
 		_, err = m.starter.CancelRestore(ctx, "krs-r3")
 		require.NoError(t, err)
+		waitActivityCancelRequested(t, m.stack, workflows.VolumeRestoreWorkflowID("krs-r3", "krs-c", "data"))
+		thaw()
 		v := m.waitRestore("krs-r3", 2*time.Minute)
 		assert.Equal(t, workflows.PhaseCanceled, v.Phase)
 		vol := restoredVolume(t, v.Status, "krs-c", "data")

@@ -232,8 +232,8 @@ func TestDataMoverDurability(t *testing.T) {
 		require.NoError(t, err)
 		_, err = m.starter.CreateBackup(ctx, moveRequest("kill-dm-1", "kill-dm"))
 		require.NoError(t, err)
-		at := waitUploaded(t, m.stack, "kill-dm-1", "kill-dm", "data", total*3/5)
-		m.waitCheckpoint(t, "kill-dm-1", m.checkpoints(t, "kill-dm-1")) // one saved past 60%
+		at := waitUploaded(t, m.stack, "kill-dm-1", "kill-dm", "data", total/2)
+		m.freezeAtCheckpoint(t, "kill-dm-1", total*3/5)
 		m.killDataMover(t)
 
 		v := m.waitDone("kill-dm-1", 3*time.Minute)
@@ -275,8 +275,11 @@ func TestDataMoverDurability(t *testing.T) {
 		_, err := m.starter.CreateBackup(ctx, moveRequest("cancel-dm-1", "cancel-dm"))
 		require.NoError(t, err)
 		waitUploaded(t, m.stack, "cancel-dm-1", "cancel-dm", "data", 80<<20)
+		thaw := m.freezeDataMover(t) // the upload cannot end before the cancel reaches it
 		_, err = m.starter.CancelBackup(ctx, "cancel-dm-1")
 		require.NoError(t, err)
+		waitActivityCancelRequested(t, m.stack, workflows.VolumeWorkflowID("cancel-dm-1", workflows.Volume{Namespace: "cancel-dm", Claim: "data"}))
+		thaw()
 		v := m.waitDone("cancel-dm-1", 2*time.Minute)
 		assert.Equal(t, workflows.PhaseCanceled, v.Phase)
 		assert.Zero(t, m.completeSnapshots(t, "cancel-dm-1"), "a canceled upload saves no snapshot")
