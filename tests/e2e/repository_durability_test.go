@@ -21,9 +21,10 @@ import (
 // deleted backup's kopia snapshots are gone, the other backups' data still
 // restores byte for byte, and maintenance runs again under the same owner.
 //
-// Both steps take well under a second on this small repository, so a
-// kill can come too late (the step already done); the test then tries the
-// next deletion or maintenance run, and requires one kill mid-step.
+// Both steps take well under a second on this small repository, so the
+// test steps the worker and kills it while it holds the step, and the
+// run's history must show the step's retried attempt. Should a workflow
+// close between two steps, the next deletion or maintenance run is tried.
 func TestRepositoryStepsSurviveAWorkerKill(t *testing.T) {
 	m := newMoverStack(t)
 	w := m.startMoverWorker()
@@ -44,13 +45,17 @@ func TestRepositoryStepsSurviveAWorkerKill(t *testing.T) {
 		for _, name := range names[:3] {
 			res, err := m.starter.DeleteBackup(ctx, name, false)
 			require.NoError(t, err)
-			if activityStarted(t, m.stack, res.WorkflowID, workflows.DeleteVolumeDataActivity) {
+			if catchActivity(t, m.stack, w, res.WorkflowID, workflows.DeleteVolumeDataActivity) {
 				w.kill()
 				w = m.startMoverWorker()
 				killed = name
 			}
 			require.NoError(t, m.starter.WaitRun(ctx, res.WorkflowID, res.RunID))
-			complete, checkpoints := m.snapshotCounts(t, name)
+			if killed != "" {
+				assert.Greater(t, activityAttempt(t, m.stack, res.WorkflowID, workflows.DeleteVolumeDataActivity), int32(1),
+					"the kill landed mid-step: the kopia step was retried")
+			}
+			complete, checkpoints, _ := m.snapshotCounts(t, name)
 			assert.Zero(t, complete+checkpoints, "the kopia snapshots of deleted backup %s are gone", name)
 			if killed != "" {
 				break
@@ -71,7 +76,7 @@ func TestRepositoryStepsSurviveAWorkerKill(t *testing.T) {
 		killed := false
 		for i := 1; i <= 3 && !killed; i++ {
 			run := maintain(fmt.Sprintf("maintenance-kill-%d", i))
-			if activityStarted(t, m.stack, run.GetID(), workflows.MaintainRepositoryActivity) {
+			if catchActivity(t, m.stack, w, run.GetID(), workflows.MaintainRepositoryActivity) {
 				w.kill()
 				w = m.startMoverWorker()
 				killed = true
@@ -79,6 +84,10 @@ func TestRepositoryStepsSurviveAWorkerKill(t *testing.T) {
 			var res workflows.MaintenanceResult
 			require.NoError(t, run.Get(ctx, &res), "the maintenance finishes")
 			assert.True(t, res.Ran)
+			if killed {
+				assert.Greater(t, activityAttempt(t, m.stack, run.GetID(), workflows.MaintainRepositoryActivity), int32(1),
+					"the kill landed mid-step: maintenance was retried")
+			}
 		}
 		require.True(t, killed, "the worker was killed while maintenance ran")
 
@@ -90,13 +99,16 @@ func TestRepositoryStepsSurviveAWorkerKill(t *testing.T) {
 	})
 }
 
-// activityStarted polls a workflow until a worker has started the named
-// activity (true) or the workflow has closed without that being seen
-// (false).
-func activityStarted(t *testing.T, s *stack, workflowID, activity string) bool {
+// catchActivity steps the worker (a moment running, then frozen while
+// the test describes the workflow) until the workflow's activity was
+// handed to it, and leaves the worker frozen there (true): a kill then
+// lands before the worker reports the activity's end, however short the
+// step. False when the workflow closed without that being seen.
+func catchActivity(t *testing.T, s *stack, w *proc, workflowID, activity string) bool {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
+		w.freeze()
 		desc, err := s.temporalC.DescribeWorkflowExecution(context.Background(), workflowID, "")
 		require.NoError(t, err)
 		for _, pa := range desc.GetPendingActivities() {
@@ -104,6 +116,7 @@ func activityStarted(t *testing.T, s *stack, workflowID, activity string) bool {
 				return true
 			}
 		}
+		w.thaw()
 		if desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 			return false
 		}
@@ -111,4 +124,21 @@ func activityStarted(t *testing.T, s *stack, workflowID, activity string) bool {
 	}
 	t.Fatalf("%s: activity %s neither started nor was the workflow done within a minute", workflowID, activity)
 	return false
+}
+
+// activityAttempt is the attempt of the named activity's last start in
+// the workflow's history: above 1 when a retry ran it again.
+func activityAttempt(t *testing.T, s *stack, workflowID, activity string) int32 {
+	t.Helper()
+	scheduled := map[int64]string{}
+	var attempt int32
+	for _, ev := range runHistory(t, s, workflowID) {
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
+			scheduled[ev.GetEventId()] = a.GetActivityType().GetName()
+		}
+		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil && scheduled[a.GetScheduledEventId()] == activity {
+			attempt = max(attempt, a.GetAttempt())
+		}
+	}
+	return attempt
 }
