@@ -27,6 +27,10 @@ type Options struct {
 	// filters against the cluster (default 15s). When no worker answers in
 	// time the backup starts anyway and its plan checks the same thing.
 	ValidationTimeout time.Duration
+	// StatusQueryTimeout bounds the wait for a worker to answer a run's
+	// status query (default 5s). With no live worker a view keeps what
+	// the search attributes say instead of waiting for the RPC deadline.
+	StatusQueryTimeout time.Duration
 }
 
 // Client starts and inspects cairn workflows.
@@ -39,6 +43,9 @@ type Client struct {
 func New(tc client.Client, opts Options) *Client {
 	if opts.ValidationTimeout <= 0 {
 		opts.ValidationTimeout = 15 * time.Second
+	}
+	if opts.StatusQueryTimeout <= 0 {
+		opts.StatusQueryTimeout = 5 * time.Second
 	}
 	if opts.Namespace == "" {
 		opts.Namespace = client.DefaultNamespace

@@ -97,12 +97,15 @@ func runViewOf[S any, T phased](c *Client, info *workflowpb.WorkflowExecutionInf
 // addLiveStatus fills a view's status from its run's status query, and
 // its spec, when none was committed, from the request the run started
 // with. A closed run needs a worker to replay the query; when none
-// answers the view keeps what the search attributes said.
+// answers within StatusQueryTimeout the view keeps what the search
+// attributes said.
 func addLiveStatus[S any, T phased](ctx context.Context, c *Client, v *RunView[S, T]) {
 	if v.Spec == nil {
 		v.Spec = startSpec[S](ctx, c, v.WorkflowID, v.RunID)
 	}
-	resp, err := c.temporal.QueryWorkflow(ctx, v.WorkflowID, v.RunID, workflows.QueryStatus)
+	qctx, cancel := context.WithTimeout(ctx, c.opts.StatusQueryTimeout)
+	defer cancel()
+	resp, err := c.temporal.QueryWorkflow(qctx, v.WorkflowID, v.RunID, workflows.QueryStatus)
 	if err != nil {
 		return
 	}
