@@ -107,6 +107,9 @@ func TestPersistsAcrossRestart(t *testing.T) {
 	srv = start(t, opts, "warm")
 	assert.Empty(t, srv.UIAddress())
 	c = dial(t, srv, opts.Namespace)
+	// A deadline of its own: the first one covered the run and the restart.
+	ctx, cancel = context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	desc, err = c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: opts.Namespace})
 	require.NoError(t, err)
 	assert.Equal(t, opts.Retention, desc.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration())
