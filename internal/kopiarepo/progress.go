@@ -24,7 +24,8 @@ type UploadProgress struct {
 	Files int64 `json:"files"`
 	// Checkpoints were saved by this attempt; the newest covers
 	// CheckpointedBytes of the source, which a retry neither reads nor
-	// sends again.
+	// sends again (as kopia counts it: a file caught mid-read counts
+	// whole, though a retry reads it again).
 	Checkpoints       int64 `json:"checkpoints,omitempty"`
 	CheckpointedBytes int64 `json:"checkpointedBytes,omitempty"`
 }

@@ -87,6 +87,8 @@ func (r *Repository) Upload(ctx context.Context, req UploadRequest) (*UploadResu
 	return r.upload(ctx, req, src, dir, start)
 }
 
+// upload is Upload of a source kopia already opened (a test serves one
+// through a gate).
 func (r *Repository) upload(ctx context.Context, req UploadRequest, src snapshot.SourceInfo, dir fs.Directory, start time.Time) (*UploadResult, error) {
 	var res *UploadResult
 	prog := &counter{onCheckpoint: req.OnCheckpoint}
