@@ -19,73 +19,36 @@ import (
 // maxRequestBytes bounds a request body; a spec is a few KiB at most.
 const maxRequestBytes = 1 << 20
 
-// Handler serves the HTTP starter API:
-//
-//	POST /v1/backups                 create (201; 200 when it already exists)
-//	GET  /v1/backups                 list
-//	GET  /v1/backups/{name}          status
-//	POST /v1/backups/{name}/cancel   cancel a running backup
-//	GET  /v1/backups/{name}/logs     the backup's log, JSON lines
-//	DELETE /v1/backups/{name}        delete its data (202); ?cancel=true cancels a running one first
-//	POST /v1/restores                create (201; 200 when it already exists)
-//	GET  /v1/restores                list
-//	GET  /v1/restores/{name}         status
-//	POST /v1/restores/{name}/cancel  cancel a running restore
-//	GET  /v1/restores/{name}/logs    the restore's log, JSON lines
-//	GET  /v1/restores/{name}/results every item's outcome of a finished restore
-//	POST /v1/schedules               create a backup schedule (201; 409 when the name is taken)
-//	GET  /v1/schedules               list, with each schedule's health
-//	GET  /v1/schedules/{name}        spec, next runs, running and finished runs, health
-//	PUT  /v1/schedules/{name}        replace the spec
-//	DELETE /v1/schedules/{name}      delete the schedule (its backups stay)
-//	POST /v1/schedules/{name}/pause    ?note=why
-//	POST /v1/schedules/{name}/unpause  ?note=why
-//	POST /v1/schedules/{name}/trigger  run now (202; 409 when overlap skip drops it)
-//	POST /v1/etcd-snapshots          take an etcd snapshot (201; 200 when it already exists)
-//	GET  /v1/etcd-snapshots          list
-//	GET  /v1/etcd-snapshots/{name}   status: size, revision, sha256, verified
-//	DELETE /v1/etcd-snapshots/{name} delete it (202)
-//	GET  /metrics                    Prometheus: runs by phase, durations, items, bytes, schedules' health
-//	GET  /healthz                    Temporal reachable
-//
-// Errors are JSON: {"error": "...", "type": "Invalid|Conflict|NotFound|...", "problems": [...]}.
+// Handler serves the HTTP starter API. GET /openapi.json describes every
+// route (routes.go holds the table); errors are JSON:
+// {"error": "...", "type": "Invalid|Conflict|NotFound|...", "problems": [...]}.
 func Handler(c *Client, log *zap.Logger) http.Handler {
-	h := &handler{c: c, log: log}
+	h := newHandler(c, log)
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/backups", create(h, "backup", c.CreateBackup))
-	mux.HandleFunc("GET /v1/backups", listing(h, c.ListBackups))
-	mux.HandleFunc("GET /v1/backups/{name}", byName(h, http.StatusOK, c.GetBackup))
-	mux.HandleFunc("POST /v1/backups/{name}/cancel", byName(h, http.StatusAccepted, announced(h, "Backup cancel requested", c.CancelBackup)))
-	mux.HandleFunc("GET /v1/backups/{name}/logs", logs(h, c.BackupLogs))
-	mux.HandleFunc("DELETE /v1/backups/{name}", h.deleteBackup)
-	mux.HandleFunc("POST /v1/restores", create(h, "restore", c.CreateRestore))
-	mux.HandleFunc("GET /v1/restores", listing(h, c.ListRestores))
-	mux.HandleFunc("GET /v1/restores/{name}", byName(h, http.StatusOK, c.GetRestore))
-	mux.HandleFunc("POST /v1/restores/{name}/cancel", byName(h, http.StatusAccepted, announced(h, "Restore cancel requested", c.CancelRestore)))
-	mux.HandleFunc("GET /v1/restores/{name}/logs", logs(h, c.RestoreLogs))
-	mux.HandleFunc("GET /v1/restores/{name}/results", byName(h, http.StatusOK, c.RestoreResults))
-	mux.HandleFunc("POST /v1/schedules", create(h, "schedule", c.CreateSchedule))
-	mux.HandleFunc("GET /v1/schedules", listing(h, c.ListSchedules))
-	mux.HandleFunc("GET /v1/schedules/{name}", byName(h, http.StatusOK, c.GetSchedule))
-	mux.HandleFunc("PUT /v1/schedules/{name}", h.updateSchedule)
-	mux.HandleFunc("DELETE /v1/schedules/{name}", byName(h, http.StatusOK, announced(h, "Schedule deleted", c.DeleteSchedule)))
-	mux.HandleFunc("POST /v1/schedules/{name}/pause", h.withNote("Schedule paused", c.PauseSchedule))
-	mux.HandleFunc("POST /v1/schedules/{name}/unpause", h.withNote("Schedule unpaused", c.UnpauseSchedule))
-	mux.HandleFunc("POST /v1/schedules/{name}/trigger", byName(h, http.StatusAccepted, announced(h, "Schedule triggered", c.TriggerSchedule)))
-	mux.HandleFunc("POST /v1/etcd-snapshots", create(h, "etcd snapshot", c.CreateEtcdSnapshot))
-	mux.HandleFunc("GET /v1/etcd-snapshots", listing(h, c.ListEtcdSnapshots))
-	mux.HandleFunc("GET /v1/etcd-snapshots/{name}", byName(h, http.StatusOK, c.GetEtcdSnapshot))
-	mux.HandleFunc("DELETE /v1/etcd-snapshots/{name}", byName(h, http.StatusAccepted, announced(h, "etcd snapshot deletion started", c.DeleteEtcdSnapshot)))
-	schedules := prometheus.NewRegistry()
-	schedules.MustRegister(newScheduleCollector(c, log))
-	mux.Handle("GET /metrics", metrics.Handler(schedules))
-	mux.HandleFunc("GET /healthz", h.healthz)
+	for _, r := range h.routes() {
+		mux.HandleFunc(r.pattern, r.serve)
+	}
 	return mux
 }
 
 type handler struct {
-	c   *Client
-	log *zap.Logger
+	c       *Client
+	log     *zap.Logger
+	metrics http.Handler
+	// doc is the OpenAPI document of the routes, made once.
+	doc    []byte
+	docErr error
+}
+
+func newHandler(c *Client, log *zap.Logger) *handler {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	schedules := prometheus.NewRegistry()
+	schedules.MustRegister(newScheduleCollector(c, log))
+	h := &handler{c: c, log: log, metrics: metrics.Handler(schedules)}
+	h.doc, h.docErr = openAPIDocument(h.routes())
+	return h
 }
 
 type errorBody struct {

@@ -1,0 +1,124 @@
+package starter_test
+
+import (
+	"context"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/cairn-backup/cairn/internal/devserver"
+	"github.com/cairn-backup/cairn/starter"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+func loadOpenAPI(t *testing.T, body []byte) *openapi3.T {
+	t.Helper()
+	doc, err := openapi3.NewLoader().LoadFromData(body)
+	require.NoError(t, err)
+	require.NoError(t, doc.Validate(context.Background()), "a valid OpenAPI 3 document")
+	return doc
+}
+
+// TestOpenAPIDocumentIsValid: the document validates, every operation has
+// a unique ID and a summary, and every body and JSON reply has a schema.
+func TestOpenAPIDocumentIsValid(t *testing.T) {
+	body, err := starter.OpenAPI()
+	require.NoError(t, err)
+	doc := loadOpenAPI(t, body)
+	ids := map[string]bool{}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			assert.NotEmpty(t, op.Summary, "%s %s", method, path)
+			assert.False(t, ids[op.OperationID], "operation ID %s is unique", op.OperationID)
+			ids[op.OperationID] = true
+			if op.RequestBody != nil {
+				assert.NotNil(t, op.RequestBody.Value.Content.Get("application/json").Schema, "%s %s body", method, path)
+			}
+		}
+	}
+	create := doc.Paths.Find("/v1/backups").Post
+	require.NotNil(t, create)
+	props := create.RequestBody.Value.Content.Get("application/json").Schema.Value.Properties
+	assert.Contains(t, props, "includedNamespaces", "the spec's fields are at the top level of the body")
+	assert.Equal(t, &openapi3.Types{"string"}, props["ttl"].Value.Type, "a duration is written as text")
+}
+
+// TestOpenAPIMatchesTheServedRoutes asks the server, over a real Temporal,
+// every operation the document names: each is routed to a handler (not the
+// mux's 404 or 405) and answers a status the document lists for it; every
+// other method on a documented path is refused with 405. The document the
+// server serves is the same one.
+func TestOpenAPIMatchesTheServedRoutes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real Temporal server")
+	}
+	ctx := context.Background()
+	attrs := map[string]enumspb.IndexedValueType{}
+	for _, name := range workflows.SearchAttributeNames() {
+		attrs[name] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
+	}
+	srv, err := devserver.Start(ctx, devserver.Options{DataDir: t.TempDir(), FrontendAddr: "127.0.0.1:0",
+		Namespace: "default", SearchAttributes: attrs, Log: zaptest.NewLogger(t)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = srv.Stop() })
+	tc, err := client.Dial(client.Options{HostPort: srv.FrontendAddress(), Namespace: "default"})
+	require.NoError(t, err)
+	t.Cleanup(tc.Close)
+	c := starter.New(tc, starter.Options{Namespace: "default", DefaultLocation: "file://" + t.TempDir(),
+		ValidationTimeout: 200 * time.Millisecond, StatusQueryTimeout: 200 * time.Millisecond})
+	api := httptest.NewServer(starter.Handler(c, zap.NewNop()))
+	defer api.Close()
+
+	served := get(t, api.URL+"/openapi.json")
+	want, err := starter.OpenAPI()
+	require.NoError(t, err)
+	assert.JSONEq(t, string(want), served, "GET /openapi.json serves the document")
+	doc := loadOpenAPI(t, []byte(served))
+
+	for path, item := range doc.Paths.Map() {
+		url := api.URL + strings.ReplaceAll(path, "{name}", "openapi-probe")
+		ops := item.Operations()
+		for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
+			req, err := http.NewRequest(method, url, strings.NewReader("{}"))
+			require.NoError(t, err)
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			op, documented := ops[method]
+			if !documented {
+				assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, "%s %s is not documented, so not served", method, path)
+				continue
+			}
+			assert.NotEqual(t, "404 page not found\n", string(body), "%s %s is routed", method, path)
+			assert.NotEqual(t, http.StatusMethodNotAllowed, resp.StatusCode, "%s %s is routed", method, path)
+			listed := slices.Collect(maps.Keys(op.Responses.Map()))
+			assert.Contains(t, listed, strconv.Itoa(resp.StatusCode), "%s %s answered a status its document lists: %s", method, path, body)
+		}
+	}
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(b)
+}

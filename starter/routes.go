@@ -1,0 +1,143 @@
+package starter
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"reflect"
+)
+
+// route is one operation of the starter API: how the server serves it and
+// what the OpenAPI document says of it. The table in routes is the one
+// place where the API is written down.
+type route struct {
+	pattern string // method and path, as http.ServeMux takes them
+	summary string
+	// body is the request body's type, nil for none; reply is the
+	// success answer's type, nil when it is not JSON (media says what).
+	body, reply reflect.Type
+	media       string
+	success     map[int]string
+	// failures are the error statuses a client can act on; every
+	// operation may also answer 500 and 503 (Temporal unreachable).
+	failures map[int]string
+	query    map[string]string // query parameter: what it does
+	serve    http.HandlerFunc
+}
+
+const (
+	mediaNDJSON     = "application/x-ndjson"
+	mediaPrometheus = "text/plain"
+)
+
+var (
+	started   = map[int]string{http.StatusCreated: "started", http.StatusOK: "the same request again: it exists already"}
+	accepted  = map[int]string{http.StatusAccepted: "accepted; the run goes on in the background"}
+	ok        = map[int]string{http.StatusOK: "ok"}
+	notFound  = map[int]string{http.StatusNotFound: "no such name"}
+	invalid   = map[int]string{http.StatusBadRequest: "invalid request: every problem is listed"}
+	notActive = map[int]string{http.StatusNotFound: "no such name", http.StatusConflict: "it is not running"}
+)
+
+// routes is the starter API. Replies and bodies take their types from the
+// client methods that serve them, so the document cannot drift from the
+// code.
+func (h *handler) routes() []route {
+	c := h.c
+	return []route{
+		createRoute(h, "POST /v1/backups", "Start a backup", "backup", c.CreateBackup,
+			map[int]string{http.StatusBadRequest: "invalid spec: every problem is listed", http.StatusConflict: "the name is taken by another spec"}),
+		listRoute(h, "GET /v1/backups", "List backups, newest first", c.ListBackups),
+		nameRoute(h, "GET /v1/backups/{name}", "A backup with its status", http.StatusOK, c.GetBackup, notFound),
+		nameRoute(h, "POST /v1/backups/{name}/cancel", "Cancel a running backup", http.StatusAccepted,
+			announced(h, "Backup cancel requested", c.CancelBackup), notActive),
+		logsRoute(h, "GET /v1/backups/{name}/logs", "A backup's log, JSON lines", c.BackupLogs),
+		{pattern: "DELETE /v1/backups/{name}", summary: "Delete a backup's data", reply: typeOf(c.DeleteBackup), success: accepted,
+			failures: map[int]string{http.StatusNotFound: "no such backup", http.StatusConflict: "the backup runs (delete with cancel=true) or Velero wrote it"},
+			query:    map[string]string{"cancel": "true cancels a running backup first"}, serve: h.deleteBackup},
+
+		createRoute(h, "POST /v1/restores", "Start a restore", "restore", c.CreateRestore,
+			map[int]string{http.StatusBadRequest: "invalid spec: every problem is listed", http.StatusNotFound: "the backup is not in the location",
+				http.StatusConflict: "the backup runs or cannot be restored, or the name is taken"}),
+		listRoute(h, "GET /v1/restores", "List restores, newest first", c.ListRestores),
+		nameRoute(h, "GET /v1/restores/{name}", "A restore with its status", http.StatusOK, c.GetRestore, notFound),
+		nameRoute(h, "POST /v1/restores/{name}/cancel", "Cancel a running restore", http.StatusAccepted,
+			announced(h, "Restore cancel requested", c.CancelRestore), notActive),
+		logsRoute(h, "GET /v1/restores/{name}/logs", "A restore's log, JSON lines", c.RestoreLogs),
+		nameRoute(h, "GET /v1/restores/{name}/results", "Every item's outcome of a finished restore", http.StatusOK, c.RestoreResults, notFound),
+
+		createRoute(h, "POST /v1/schedules", "Create a backup schedule", "schedule", c.CreateSchedule,
+			map[int]string{http.StatusBadRequest: "invalid spec: every problem is listed", http.StatusConflict: "the name is taken"}),
+		listRoute(h, "GET /v1/schedules", "List schedules with their health", c.ListSchedules),
+		nameRoute(h, "GET /v1/schedules/{name}", "A schedule: spec, health, next runs, running and kept runs", http.StatusOK, c.GetSchedule, notFound),
+		{pattern: "PUT /v1/schedules/{name}", summary: "Replace a schedule's spec", body: typeOf(c.CreateSchedule, 1),
+			reply: typeOf(c.UpdateSchedule), success: ok, failures: merge(invalid, notFound), serve: h.updateSchedule},
+		nameRoute(h, "DELETE /v1/schedules/{name}", "Delete a schedule; its backups stay", http.StatusOK,
+			announced(h, "Schedule deleted", c.DeleteSchedule), notFound),
+		noteRoute(h, "POST /v1/schedules/{name}/pause", "Pause a schedule", "Schedule paused", c.PauseSchedule),
+		noteRoute(h, "POST /v1/schedules/{name}/unpause", "Unpause a schedule", "Schedule unpaused", c.UnpauseSchedule),
+		nameRoute(h, "POST /v1/schedules/{name}/trigger", "Run a schedule now", http.StatusAccepted,
+			announced(h, "Schedule triggered", c.TriggerSchedule),
+			map[int]string{http.StatusNotFound: "no such schedule", http.StatusConflict: "overlap skip dropped the run"}),
+
+		createRoute(h, "POST /v1/etcd-snapshots", "Take an etcd snapshot", "etcd snapshot", c.CreateEtcdSnapshot,
+			map[int]string{http.StatusBadRequest: "invalid spec: every problem is listed", http.StatusConflict: "the name is taken"}),
+		listRoute(h, "GET /v1/etcd-snapshots", "List etcd snapshots", c.ListEtcdSnapshots),
+		nameRoute(h, "GET /v1/etcd-snapshots/{name}", "An etcd snapshot: size, revision, sha256, verified", http.StatusOK, c.GetEtcdSnapshot, notFound),
+		nameRoute(h, "DELETE /v1/etcd-snapshots/{name}", "Delete an etcd snapshot", http.StatusAccepted,
+			announced(h, "etcd snapshot deletion started", c.DeleteEtcdSnapshot),
+			map[int]string{http.StatusNotFound: "no such snapshot", http.StatusConflict: "it is still being taken"}),
+
+		{pattern: "GET /metrics", summary: "Prometheus metrics: runs, durations, items, bytes, schedules' health",
+			media: mediaPrometheus, success: ok, serve: h.metrics.ServeHTTP},
+		{pattern: "GET /healthz", summary: "Whether Temporal answers", reply: reflect.TypeFor[map[string]string](),
+			success: ok, serve: h.healthz},
+		{pattern: "GET /openapi.json", summary: "This document", media: "application/json", success: ok, serve: h.openAPI},
+	}
+}
+
+// createRoute starts what its body asks for.
+func createRoute[R any](h *handler, pattern, summary, kind string, start func(context.Context, R) (*CreateResult, error), failures map[int]string) route {
+	return route{pattern: pattern, summary: summary, body: reflect.TypeFor[R](), reply: reflect.TypeFor[*CreateResult](),
+		success: started, failures: failures, serve: create(h, kind, start)}
+}
+
+// listRoute answers with what list returns.
+func listRoute[T any](h *handler, pattern, summary string, list func(context.Context) (T, error)) route {
+	return route{pattern: pattern, summary: summary, reply: reflect.TypeFor[T](), success: ok, serve: listing(h, list)}
+}
+
+// nameRoute answers with what call returns for the {name} of the path.
+func nameRoute[T any](h *handler, pattern, summary string, status int, call func(context.Context, string) (T, error), failures map[int]string) route {
+	return route{pattern: pattern, summary: summary, reply: reflect.TypeFor[T](), success: map[int]string{status: http.StatusText(status)},
+		failures: failures, serve: byName(h, status, call)}
+}
+
+func logsRoute(h *handler, pattern, summary string, write func(context.Context, string, io.Writer) error) route {
+	return route{pattern: pattern, summary: summary, media: mediaNDJSON, success: ok, failures: notFound, serve: logs(h, write)}
+}
+
+func noteRoute(h *handler, pattern, summary, msg string, call func(context.Context, string, string) (*ScheduleView, error)) route {
+	return route{pattern: pattern, summary: summary, reply: reflect.TypeFor[*ScheduleView](), success: ok, failures: notFound,
+		query: map[string]string{"note": "why, shown next to the schedule in Temporal"}, serve: h.withNote(msg, call)}
+}
+
+// typeOf is the type of f's first result, or with one index given, of
+// that parameter of f.
+func typeOf(f any, param ...int) reflect.Type {
+	t := reflect.TypeOf(f)
+	if len(param) > 0 {
+		return t.In(param[0])
+	}
+	return t.Out(0)
+}
+
+func merge(maps ...map[int]string) map[int]string {
+	out := map[int]string{}
+	for _, m := range maps {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
