@@ -16,22 +16,32 @@ import (
 
 func newAPICommand(g *globals) *cobra.Command {
 	var listen string
+	var printOpenAPI bool
 	cmd := &cobra.Command{
 		Use:   "api",
 		Short: "Serve the HTTP starter API against an existing Temporal cluster",
-		Long: `Serves the starter API:
-  POST /v1/backups, GET /v1/backups[/{name}], POST /v1/backups/{name}/cancel,
-  GET /v1/backups/{name}/logs
-  POST /v1/restores, GET /v1/restores[/{name}], POST /v1/restores/{name}/cancel,
-  GET /v1/restores/{name}/logs, GET /v1/restores/{name}/results
-  GET /healthz
-Errors are JSON with a type; statuses are 400 (invalid), 404, 409 (conflict),
-503 (Temporal unreachable).`,
+		Long: `Serves the HTTP starter API: start, inspect, cancel and delete backups,
+restores, schedules and etcd snapshots, plus /metrics and /healthz.
+
+GET /openapi.json describes every route, its body and its answers as an
+OpenAPI 3 document; --print-openapi prints it without a server, e.g. to
+generate a client. Errors are JSON with a type; statuses are 400 (invalid),
+404, 409 (conflict), 503 (Temporal unreachable).`,
 		Example: `  cairn api --listen 127.0.0.1:8080
   curl -X POST localhost:8080/v1/backups -d '{"name":"shop-1","includedNamespaces":["shop"]}'
-  curl -X POST localhost:8080/v1/restores -d '{"name":"shop-r1","backupName":"shop-1","namespaceMapping":{"shop":"shop-copy"}}'`,
+  curl -X POST localhost:8080/v1/restores -d '{"name":"shop-r1","backupName":"shop-1","namespaceMapping":{"shop":"shop-copy"}}'
+  curl localhost:8080/openapi.json
+  cairn api --print-openapi > cairn-openapi.json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if printOpenAPI {
+				doc, err := starter.OpenAPI()
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintln(cmd.OutOrStdout(), string(doc))
+				return err
+			}
 			log, err := g.logger()
 			if err != nil {
 				return err
@@ -45,6 +55,7 @@ Errors are JSON with a type; statuses are 400 (invalid), 404, 409 (conflict),
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8080", "address of the HTTP starter API")
+	cmd.Flags().BoolVar(&printOpenAPI, "print-openapi", false, "print the API's OpenAPI 3 document and exit")
 	return cmd
 }
 
