@@ -16,7 +16,7 @@ DATA_MB ?= 2048
 
 export CAIRN_KUBE_BIN_DIR := $(KUBE_BIN)
 
-.PHONY: all build sandbox-bins tools kopia-cli lint test test-unit test-e2e demo bench bench-restore bench-datapath clean
+.PHONY: all build sandbox-bins tools kopia-cli lint test test-unit test-e2e record-histories demo bench bench-restore bench-datapath clean
 
 all: build
 
@@ -47,6 +47,12 @@ test: lint sandbox-bins
 ## test-unit: only the fast tests (no sandbox, no processes)
 test-unit:
 	$(GO) test -count=1 -short ./...
+
+## record-histories: re-record workflows/testdata, one real history per workflow type (after a release)
+RECORD_TESTS := TestBadInput|TestRestoreRoundTrip|TestSchedules|TestEtcdSnapshots|TestBackupDeletionAndExpiry|TestVolumeSnapshots$$|TestDataMovement|TestRestoreFromMovedData|TestRepositoryStepsSurviveAWorkerKill
+record-histories: sandbox-bins
+	CAIRN_RECORD_HISTORY=1 $(GO) test -count=1 -timeout 45m -p 1 -run '$(RECORD_TESTS)' ./tests/e2e
+	$(GO) test -count=1 -run TestReplayRecordedHistories ./workflows
 
 ## demo: cairn dev --sandbox, a sample app, a backup; stays up until Ctrl-C
 demo: build sandbox-bins

@@ -10,10 +10,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// versionVolumeSnapshots gates the volume steps, which backups recorded
-// before them never ran.
-const versionVolumeSnapshots = "csi-volume-snapshots"
-
 // planVolumes asks which claims to snapshot. It runs right after the plan,
 // so a cluster without the snapshot API fails the backup before anything
 // is collected.

@@ -61,11 +61,8 @@ func (b *backupRun) run(ctx workflow.Context) (*BackupStatus, error) {
 	if err != nil {
 		return b.end(ctx, err)
 	}
-	volumes := workflow.GetVersion(ctx, versionVolumeSnapshots, workflow.DefaultVersion, 1) == 1
-	if volumes {
-		if err := b.planVolumes(ctx); err != nil {
-			return b.end(ctx, err)
-		}
+	if err := b.planVolumes(ctx); err != nil {
+		return b.end(ctx, err)
 	}
 	if err := b.collectAll(ctx, plan.Types); err != nil {
 		return b.end(ctx, err)
@@ -75,17 +72,13 @@ func (b *backupRun) run(ctx workflow.Context) (*BackupStatus, error) {
 			return b.end(ctx, err)
 		}
 	}
-	if volumes {
-		if err := b.runOperations(ctx); err != nil {
-			return b.end(ctx, err)
-		}
+	if err := b.runOperations(ctx); err != nil {
+		return b.end(ctx, err)
 	}
 
 	b.setPhase(ctx, PhaseFinalizing)
-	if volumes {
-		if err := b.collectSnapshots(ctx); err != nil {
-			return b.end(ctx, err)
-		}
+	if err := b.collectSnapshots(ctx); err != nil {
+		return b.end(ctx, err)
 	}
 	final := PhaseCompleted
 	if b.status.Errors > 0 {

@@ -34,9 +34,6 @@ const (
 	// checks that its holders still run: one terminated (not canceled)
 	// never gives its slot back.
 	slotsHolderCheck = 2 * time.Minute
-	// versionSlotHolderCheck gates that check, which earlier runs never
-	// scheduled.
-	versionSlotHolderCheck = "slot-holder-check"
 	// slotsHistoryLimit continues the slots workflow as new past this many
 	// events, so its history stays bounded however long it runs.
 	slotsHistoryLimit = 5000
@@ -122,7 +119,7 @@ func DataMoverSlotsWorkflow(ctx workflow.Context, st SlotsState) error {
 		if idle {
 			sel.AddFuture(workflow.NewTimer(tctx, slotsIdleExit), func(workflow.Future) { timedOut = true })
 		}
-		if s.blocked() && workflow.GetVersion(ctx, versionSlotHolderCheck, workflow.DefaultVersion, 1) >= 1 {
+		if s.blocked() {
 			sel.AddFuture(workflow.NewTimer(tctx, slotsHolderCheck), func(workflow.Future) { checkDue = true })
 		}
 		sel.Select(ctx)

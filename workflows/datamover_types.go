@@ -147,10 +147,6 @@ type DeleteVolumeDataResult struct {
 	Snapshots int `json:"snapshots"`
 }
 
-// versionVolumeData gates the deletion of kopia snapshots, which
-// deletions recorded before it never ran.
-const versionVolumeData = "kopia-volume-data"
-
 // DeleteVolumeDataActivity is the worker's deletion of a backup's volume
 // data.
 const DeleteVolumeDataActivity = "DeleteVolumeData"

@@ -41,7 +41,7 @@ func DeleteBackupWorkflow(ctx workflow.Context, req DeleteBackupRequest) (*Delet
 	// error, instead of holding up the expiry run that started it.
 	opts.ScheduleToCloseTimeout = 24 * time.Hour
 	actx := workflow.WithActivityOptions(ctx, opts)
-	if (req.Kind == "" || req.Kind == KindBackup) && workflow.GetVersion(ctx, versionVolumeSnapshots, workflow.DefaultVersion, 1) == 1 {
+	if req.Kind == "" || req.Kind == KindBackup {
 		// The native snapshots go first: once backup.json is gone, nothing
 		// would tell a later run that they belonged to this backup.
 		var snaps DeleteSnapshotsResult
@@ -54,7 +54,7 @@ func DeleteBackupWorkflow(ctx workflow.Context, req DeleteBackupRequest) (*Delet
 			logger.Info("Backup's native snapshots deleted", "snapshots", snaps.Deleted)
 		}
 	}
-	if (req.Kind == "" || req.Kind == KindBackup) && workflow.GetVersion(ctx, versionVolumeData, workflow.DefaultVersion, 1) == 1 {
+	if req.Kind == "" || req.Kind == KindBackup {
 		// Before the backup's files: volumes.json says whether any data
 		// was moved.
 		var data DeleteVolumeDataResult
@@ -102,17 +102,15 @@ func ExpireBackupsWorkflow(ctx workflow.Context, req ExpireBackupsRequest) (*Exp
 	}
 	res := &ExpireBackupsResult{}
 	res.Deleted, res.Failed = deleteBackups(ctx, KindBackup, expired, req.Location, "expired")
-	if workflow.GetVersion(ctx, "expire-etcd-snapshots", workflow.DefaultVersion, 1) == 1 {
-		var etcd []string
-		if err := workflow.ExecuteActivity(actx, ListExpiredEtcdActivity, req).Get(ctx, &etcd); err != nil {
-			return res, fmt.Errorf("list expired etcd snapshots: %w", err)
-		}
-		deleted, failed := deleteBackups(ctx, KindEtcdSnapshot, etcd, req.Location, "expired")
-		for _, name := range deleted {
-			res.Deleted = append(res.Deleted, "etcd/"+name)
-		}
-		res.Failed = append(res.Failed, failed...)
+	var etcd []string
+	if err := workflow.ExecuteActivity(actx, ListExpiredEtcdActivity, req).Get(ctx, &etcd); err != nil {
+		return res, fmt.Errorf("list expired etcd snapshots: %w", err)
 	}
+	deleted, failed := deleteBackups(ctx, KindEtcdSnapshot, etcd, req.Location, "expired")
+	for _, name := range deleted {
+		res.Deleted = append(res.Deleted, "etcd/"+name)
+	}
+	res.Failed = append(res.Failed, failed...)
 	return res, nil
 }
 

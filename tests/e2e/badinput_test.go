@@ -108,6 +108,7 @@ func TestBadInputIsRejectedBeforeAnythingStarts(t *testing.T) {
 	v := s.waitDone("same", 2*time.Minute)
 	require.Equal(t, workflows.PhaseCompleted, v.Phase)
 	recordHistory(t, s, workflows.BackupWorkflowID("same"), "backup_completed.json")
+	recordLatest(t, s, workflows.ValidateFiltersWorkflowName, "validate_filters_completed.json")
 	code, _ = post(t, api.URL+"/v1/backups", good)
 	assert.Equal(t, http.StatusOK, code)
 

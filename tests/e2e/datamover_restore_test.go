@@ -38,6 +38,8 @@ func TestRestoreFromMovedData(t *testing.T) {
 	t.Run("namespace deleted, restored: byte-identical, bound, reclaim policy given back", func(t *testing.T) {
 		v := m.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "rs-r1", BackupName: "rs-1"}}, 3*time.Minute)
 		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+		recordHistory(t, m.stack, workflows.VolumeRestoreWorkflowID("rs-r1", "rs", "data"), "volume_restore_completed.json")
+		recordLatest(t, m.stack, workflows.DataMoverSlotsWorkflowName, "datamover_slots.json")
 		vol := restoredVolume(t, v.Status, "rs", "data")
 		assert.NotEqual(t, original.Name, vol.PersistentVolume, "a new volume")
 		require.NotNil(t, vol.Download)

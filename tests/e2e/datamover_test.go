@@ -34,6 +34,7 @@ func TestDataMovement(t *testing.T) {
 
 		m.backup(workflows.BackupSpec{Name: "dm-1", IncludedNamespaces: []string{"dm"}, SnapshotMoveData: true,
 			NativeSnapshots: workflows.NativeSnapshotsDelete})
+		recordHistory(t, m.stack, workflows.VolumeWorkflowID("dm-1", workflows.Volume{Namespace: "dm", Claim: "data"}), "volume_data_upload_completed.json")
 		v, err := m.starter.GetBackup(ctx, "dm-1")
 		require.NoError(t, err)
 		assert.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)

@@ -66,11 +66,13 @@ func TestBackupDeletionAndExpiry(t *testing.T) {
 		names := listedBackups(t, s)
 		assert.False(t, names["expiring"], "a deleted backup is not listed")
 		assert.True(t, names["kept"] && names["to-delete"], "backups that have not expired stay: %v", names)
+		recordLatest(t, s, workflows.ExpireBackupsWorkflowName, "expire_completed.json")
 	})
 
 	t.Run("delete on request", func(t *testing.T) {
 		_, stderr, code := s.cli("backup", "delete", "to-delete", "--wait")
 		require.Equal(t, 0, code, stderr)
+		recordHistory(t, s, workflows.DeleteWorkflowID("to-delete"), "delete_completed.json")
 		assert.Empty(t, backupObjects(t, s, "to-delete"))
 		stdout, _, code := s.cli("backup", "get", "to-delete", "-o", "json")
 		require.Equal(t, 0, code)

@@ -1,20 +1,25 @@
 package e2e
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
 // recordHistory writes a run's history to workflows/testdata/<file> when
 // CAIRN_RECORD_HISTORY=1, for the replay test that guards workflow
-// determinism across releases. Run it after a release with:
+// determinism across releases: every workflow type has one. Run it after
+// a release with (the README's "Changing a workflow" says when):
 //
-//	CAIRN_RECORD_HISTORY=1 go test ./tests/e2e -run 'TestBadInput|TestRestoreRoundTrip|TestSchedules|TestEtcdSnapshots'
+//	make record-histories
 func recordHistory(t *testing.T, s *stack, workflowID, file string) {
 	t.Helper()
 	if os.Getenv("CAIRN_RECORD_HISTORY") != "1" {
@@ -26,4 +31,25 @@ func recordHistory(t *testing.T, s *stack, workflowID, file string) {
 	path := filepath.Join("..", "..", "workflows", "testdata", file)
 	require.NoError(t, os.WriteFile(path, append(data, '\n'), 0o644))
 	t.Logf("recorded %d events of %s into %s", len(events), workflowID, path)
+}
+
+// recordLatest records the newest run of a workflow type, for runs the
+// test does not name (a schedule's, a validation's, a node's slots).
+func recordLatest(t *testing.T, s *stack, workflowType, file string) {
+	t.Helper()
+	if os.Getenv("CAIRN_RECORD_HISTORY") != "1" {
+		return
+	}
+	var id string
+	require.Eventually(t, func() bool {
+		resp, err := s.temporalC.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
+			Namespace: "default", Query: fmt.Sprintf("WorkflowType = %q", workflowType), PageSize: 1})
+		require.NoError(t, err)
+		if len(resp.GetExecutions()) == 0 {
+			return false
+		}
+		id = resp.GetExecutions()[0].GetExecution().GetWorkflowId()
+		return true
+	}, time.Minute, 200*time.Millisecond, "no run of %s is listed", workflowType)
+	recordHistory(t, s, id, file)
 }

@@ -93,6 +93,7 @@ func TestRepositoryStepsSurviveAWorkerKill(t *testing.T) {
 
 		var again workflows.MaintenanceResult
 		require.NoError(t, maintain("maintenance-after-kill").Get(ctx, &again), "the maintenance owner is still cairn's")
+		recordHistory(t, m.stack, "maintenance-after-kill", "maintenance_completed.json")
 		assert.True(t, again.Ran)
 		assert.Equal(t, 1, m.completeSnapshots(t, "rk-4"))
 		assert.Empty(t, datatree.Diff(want, m.restoredDigest(t, keptUpload.SnapshotID), 10), "maintenance kept the remaining data whole")

@@ -38,6 +38,7 @@ func TestVolumeSnapshots(t *testing.T) {
 		foreignClaim(t, s, "vol", "foreign")
 
 		s.backup(workflows.BackupSpec{Name: "vol-1", IncludedNamespaces: []string{"vol"}})
+		recordHistory(t, s, workflows.VolumeWorkflowID("vol-1", workflows.Volume{Namespace: "vol", Claim: "data"}), "volume_snapshot_completed.json")
 		v, err := s.starter.GetBackup(ctx, "vol-1")
 		require.NoError(t, err)
 		st := v.Status
