@@ -1,0 +1,152 @@
+package store
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// observed returns activities whose log the test can read.
+func observed() (*Activities, *observer.ObservedLogs) {
+	core, logs := observer.New(zap.InfoLevel)
+	return &Activities{Log: zap.New(core)}, logs
+}
+
+func (f *fixture) listExpired(t *testing.T, fn any) []string {
+	t.Helper()
+	val, err := f.env.ExecuteActivity(fn, workflows.ExpireBackupsRequest{Location: f.url})
+	require.NoError(t, err)
+	var names []string
+	require.NoError(t, val.Get(&names))
+	return names
+}
+
+// TestListExpiredBackupsOnlyCommittedCairnBackupsPastExpiry: a committed
+// cairn backup past its expiry is listed; one not yet expired, one without
+// expiry, one still running, Velero's, and one whose backup.json does not
+// decode (with a warning naming it) are not.
+func TestListExpiredBackupsOnlyCommittedCairnBackupsPastExpiry(t *testing.T) {
+	acts, logs := observed()
+	f := newFixture(t, acts)
+	past, future := time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
+	commit := func(name string, exp *time.Time) {
+		f.writeJSON(t, location.Backup(name).Metadata(), workflows.BackupMetadata{Name: name,
+			Status: workflows.BackupStatus{Phase: workflows.PhaseCompleted, Expiration: exp}})
+	}
+	commit("old", &past)
+	commit("fresh", &future)
+	commit("forever", nil)
+	f.write(t, location.Backup("running").Work()+"plan.json", `{}`)
+	f.write(t, location.Backup("velero").VeleroMetadata(),
+		`{"apiVersion":"velero.io/v1","kind":"Backup","metadata":{"name":"velero"},"status":{"phase":"Completed","expiration":"2020-01-01T00:00:00Z"}}`)
+	f.write(t, location.Backup("broken").Metadata(), `{"status":`)
+
+	assert.Equal(t, []string{"old"}, f.listExpired(t, acts.ListExpiredBackups))
+	warned := logs.FilterMessage("Unreadable backup metadata; not expiring it").All()
+	require.Len(t, warned, 1)
+	assert.Equal(t, "broken", warned[0].ContextMap()["backup"])
+}
+
+// TestListExpiredEtcdSnapshotsOnlyCompletePastExpiry: a complete snapshot
+// past its expiry is listed; one not yet expired, one without expiry, one
+// without snapshot.json, an unreadable one (with a warning) and an expired
+// backup are not.
+func TestListExpiredEtcdSnapshotsOnlyCompletePastExpiry(t *testing.T) {
+	acts, logs := observed()
+	f := newFixture(t, acts)
+	past, future := time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
+	commit := func(name string, exp *time.Time) {
+		f.writeJSON(t, location.EtcdSnapshot(name).Metadata(), workflows.EtcdSnapshotMetadata{Name: name,
+			Status: workflows.EtcdSnapshotStatus{Phase: workflows.PhaseCompleted, Expiration: exp}})
+	}
+	commit("old", &past)
+	commit("fresh", &future)
+	commit("forever", nil)
+	f.write(t, location.EtcdSnapshot("partial").Snapshot(), "bolt")
+	f.write(t, location.EtcdSnapshot("broken").Metadata(), `[`)
+	f.writeJSON(t, location.Backup("expired-backup").Metadata(), workflows.BackupMetadata{Name: "expired-backup",
+		Status: workflows.BackupStatus{Expiration: &past}})
+
+	assert.Equal(t, []string{"old"}, f.listExpired(t, acts.ListExpiredEtcdSnapshots))
+	warned := logs.FilterMessage("Unreadable etcd snapshot metadata; not expiring it").All()
+	require.Len(t, warned, 1)
+	assert.Equal(t, "broken", warned[0].ContextMap()["etcdSnapshot"])
+}
+
+// TestListExpiredOfAnEmptyLocation: nothing to expire is an empty list.
+func TestListExpiredOfAnEmptyLocation(t *testing.T) {
+	f := newFixture(t, nil)
+	assert.Empty(t, f.listExpired(t, f.acts.ListExpiredBackups))
+	assert.Empty(t, f.listExpired(t, f.acts.ListExpiredEtcdSnapshots))
+}
+
+func (f *fixture) scheduleRuns(t *testing.T, spec workflows.ScheduleSpec) *workflows.ScheduleRunsResult {
+	t.Helper()
+	val, err := f.env.ExecuteActivity(f.acts.ListScheduleRuns, workflows.ScheduleRunsInput{Schedule: spec})
+	require.NoError(t, err)
+	var res workflows.ScheduleRunsResult
+	require.NoError(t, val.Get(&res))
+	return &res
+}
+
+// TestListScheduleRunsOfABackupSchedule: the schedule's finished backups
+// in its template's location, committed and failed, with the interval its
+// spec gives.
+func TestListScheduleRunsOfABackupSchedule(t *testing.T) {
+	f := newFixture(t, nil)
+	done := time.Date(2026, 11, 22, 2, 3, 0, 0, time.UTC)
+	f.writeJSON(t, location.Backup("nightly-20261122020000").Metadata(), workflows.BackupMetadata{
+		Spec:   workflows.BackupSpec{Name: "nightly-20261122020000", Schedule: "nightly"},
+		Status: workflows.BackupStatus{Phase: workflows.PhaseCompleted, CompletionTime: &done, TarballBytes: 42}})
+	f.write(t, location.Backup("nightly-20261121020000").Logs(), "log")
+	f.writeJSON(t, location.EtcdSnapshot("nightly-20261120020000").Metadata(), workflows.EtcdSnapshotMetadata{
+		Name: "nightly-20261120020000", Spec: workflows.EtcdSnapshotSpec{Schedule: "nightly"}})
+
+	spec := workflows.ScheduleSpec{Name: "nightly", Every: &metav1.Duration{Duration: 6 * time.Hour},
+		Template: workflows.BackupSpec{StorageLocation: f.url}}
+	res := f.scheduleRuns(t, spec)
+	assert.ElementsMatch(t, []workflows.ScheduleRun{
+		{Name: "nightly-20261122020000", Phase: workflows.PhaseCompleted, Time: done, Bytes: 42},
+		{Name: "nightly-20261121020000", Phase: workflows.PhaseFailed, Time: time.Date(2026, 11, 21, 2, 0, 0, 0, time.UTC)},
+	}, res.Runs)
+	assert.Equal(t, 6*time.Hour, res.Interval)
+}
+
+// TestListScheduleRunsOfAnEtcdSchedule: an etcd-snapshot schedule's runs
+// are its complete snapshots, not backups of the same names.
+func TestListScheduleRunsOfAnEtcdSchedule(t *testing.T) {
+	f := newFixture(t, nil)
+	done := time.Date(2026, 11, 22, 2, 3, 0, 0, time.UTC)
+	f.writeJSON(t, location.EtcdSnapshot("etcd-20261122020000").Metadata(), workflows.EtcdSnapshotMetadata{
+		Name: "etcd-20261122020000", Spec: workflows.EtcdSnapshotSpec{Schedule: "etcd"},
+		Status: workflows.EtcdSnapshotStatus{Phase: workflows.PhaseCompleted, CompletionTime: &done, Bytes: 7}})
+	f.write(t, location.Backup("etcd-20261121020000").Logs(), "log")
+
+	spec := workflows.ScheduleSpec{Name: "etcd", Kind: workflows.KindEtcdSnapshot, Cron: "0 2 * * *",
+		Template: workflows.BackupSpec{StorageLocation: f.url}}
+	res := f.scheduleRuns(t, spec)
+	assert.Equal(t, []workflows.ScheduleRun{{Name: "etcd-20261122020000", Phase: workflows.PhaseCompleted, Time: done, Bytes: 7}}, res.Runs)
+	assert.Equal(t, 24*time.Hour, res.Interval)
+}
+
+// TestListingsWithABadLocationAreNonRetryable: a location URL that cannot
+// be opened fails each listing for good, typed as a location error.
+func TestListingsWithABadLocationAreNonRetryable(t *testing.T) {
+	f := newFixture(t, nil)
+	bad := workflows.ExpireBackupsRequest{Location: "ftp://host/x"}
+	_, err := f.env.ExecuteActivity(f.acts.ListExpiredBackups, bad)
+	requireNonRetryable(t, err, workflows.ErrTypeLocation)
+	_, err = f.env.ExecuteActivity(f.acts.ListExpiredEtcdSnapshots, bad)
+	requireNonRetryable(t, err, workflows.ErrTypeLocation)
+	_, err = f.env.ExecuteActivity(f.acts.ListScheduleRuns, workflows.ScheduleRunsInput{
+		Schedule: workflows.ScheduleSpec{Name: "nightly", Template: workflows.BackupSpec{StorageLocation: "ftp://host/x"}}})
+	requireNonRetryable(t, err, workflows.ErrTypeLocation)
+}

@@ -1,0 +1,346 @@
+package store
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-backup/cairn/activities/cluster"
+	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/internal/tarball"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+var b1 = location.Backup("b1")
+
+const (
+	cmA   = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"shop"},"data":{"k":"1"}}`
+	cmB   = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b","namespace":"shop"}}`
+	web   = `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop"}}`
+	nsObj = `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"shop"}}`
+)
+
+// seedCollected writes what collection leaves for backup b1: parts of
+// three types, one type's result, and an earlier activity's log chunk.
+func seedCollected(t *testing.T, f *fixture) {
+	t.Helper()
+	f.write(t, b1.Part("configmaps", 1, 0), cmA+"\n"+cmB+"\n")
+	f.write(t, b1.Part("deployments.apps", 1, 0), web+"\n")
+	f.write(t, b1.Part("namespaces", 0, 0), nsObj+"\n")
+	f.writeJSON(t, b1.TypeResult("configmaps"), cluster.TypeResult{Resource: "configmaps", Items: 2,
+		Errors: []string{"cm broken"}, Warnings: []string{"w1", "w2"}})
+	f.write(t, b1.LogsPrefix()+"00000000000000000001-PlanBackup-1-1.jsonl", `{"level":"info","msg":"planned"}`+"\n")
+}
+
+var (
+	startTime = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	failedOp  = workflows.Operation{ID: "op1", Kind: workflows.OperationKindCSISnapshot, Phase: workflows.OperationFailed,
+		Volume: workflows.Volume{Namespace: "shop", Claim: "data", PersistentVolume: "pv-1"}, Error: "snapshot timed out"}
+	doneOp = workflows.Operation{ID: "op2", Kind: workflows.OperationKindCSISnapshot, Phase: workflows.OperationCompleted,
+		Volume:   workflows.Volume{Namespace: "shop", Claim: "logs", PersistentVolume: "pv-2"},
+		Snapshot: &workflows.SnapshotInfo{Name: "snap-2", Content: "content-2", Handle: "h-2"}}
+)
+
+func finalizeInput(f *fixture, ops ...workflows.Operation) workflows.FinalizeInput {
+	start := startTime
+	began := startTime.Add(time.Minute) // when finalizing began, per the workflow
+	return workflows.FinalizeInput{
+		Spec: workflows.BackupSpec{Name: "b1", StorageLocation: f.url, IncludedNamespaces: []string{"shop"}},
+		Status: workflows.BackupStatus{Name: "b1", Phase: workflows.PhaseCompleted, StartTime: &start, CompletionTime: &began,
+			ItemsDone: 4, Warnings: 99, Skipped: []workflows.SkippedResource{{Resource: "secrets", Reason: "excluded"}}, Operations: ops},
+		WorkRef: "backup-b1", RunID: "run-1",
+	}
+}
+
+func (f *fixture) finalize(t *testing.T, in workflows.FinalizeInput) (*workflows.FinalizeResult, error) {
+	t.Helper()
+	val, err := f.env.ExecuteActivity(f.acts.FinalizeBackup, in)
+	if err != nil {
+		return nil, err
+	}
+	var res workflows.FinalizeResult
+	require.NoError(t, val.Get(&res))
+	return &res, nil
+}
+
+// TestFinalizeStreamsEveryPartIntoTheTarball: each item lands at its
+// version-less and preferred-version path (version from apiVersion,
+// cluster-scoped under cluster/), and the result counts the items and the
+// stored tarball's bytes.
+func TestFinalizeStreamsEveryPartIntoTheTarball(t *testing.T) {
+	f := newFixture(t, nil)
+	seedCollected(t, f)
+	res, err := f.finalize(t, finalizeInput(f))
+	require.NoError(t, err)
+
+	r, err := f.loc.NewReader(context.Background(), b1.Resources())
+	require.NoError(t, err)
+	defer r.Close()
+	got := map[string]string{}
+	format, err := tarball.Walk(r, func(e tarball.Entry) error {
+		got[e.Path] = string(e.Data)
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, "1.1.0", format)
+	assert.Equal(t, map[string]string{
+		"resources/configmaps/namespaces/shop/a.json":                             cmA,
+		"resources/configmaps/v1-preferredversion/namespaces/shop/a.json":         cmA,
+		"resources/configmaps/namespaces/shop/b.json":                             cmB,
+		"resources/configmaps/v1-preferredversion/namespaces/shop/b.json":         cmB,
+		"resources/deployments.apps/namespaces/shop/web.json":                     web,
+		"resources/deployments.apps/v1-preferredversion/namespaces/shop/web.json": web,
+		"resources/namespaces/cluster/shop.json":                                  nsObj,
+		"resources/namespaces/v1-preferredversion/cluster/shop.json":              nsObj,
+	}, got)
+
+	assert.Equal(t, 4, res.Items)
+	st, err := os.Stat(filepath.Join(f.dir, "backups", "b1", "resources.tar.gz"))
+	require.NoError(t, err)
+	assert.Equal(t, st.Size(), res.TarballBytes)
+}
+
+// tarMTimes returns the modification time of every entry of b1's tarball.
+func tarMTimes(t *testing.T, f *fixture) map[time.Time]int {
+	t.Helper()
+	r, err := f.loc.NewReader(context.Background(), b1.Resources())
+	require.NoError(t, err)
+	defer r.Close()
+	zr, err := gzip.NewReader(r)
+	require.NoError(t, err)
+	tr := tar.NewReader(zr)
+	out := map[time.Time]int{}
+	for {
+		hdr, err := tr.Next()
+		if err != nil {
+			break
+		}
+		out[hdr.ModTime.UTC()]++
+	}
+	return out
+}
+
+// TestFinalizeStampsEntriesWithTheStartTime: every entry carries the
+// backup's start time (the epoch when there is none), not the time of
+// writing, so the same backup always gives the same bytes.
+func TestFinalizeStampsEntriesWithTheStartTime(t *testing.T) {
+	f := newFixture(t, nil)
+	seedCollected(t, f)
+	_, err := f.finalize(t, finalizeInput(f))
+	require.NoError(t, err)
+	assert.Equal(t, map[time.Time]int{startTime: 9}, tarMTimes(t, f), "metadata/version and 8 item files")
+
+	f = newFixture(t, nil)
+	seedCollected(t, f)
+	in := finalizeInput(f)
+	in.Status.StartTime = nil
+	_, err = f.finalize(t, in)
+	require.NoError(t, err)
+	assert.Equal(t, map[time.Time]int{time.Unix(0, 0).UTC(): 9}, tarMTimes(t, f))
+}
+
+// TestFinalizeWritesResultsFromTypesAndFailedVolumes: results.json holds
+// every type's errors and warnings, one error per failed volume naming its
+// claim, and the plan's skipped types.
+func TestFinalizeWritesResultsFromTypesAndFailedVolumes(t *testing.T) {
+	f := newFixture(t, nil)
+	seedCollected(t, f)
+	res, err := f.finalize(t, finalizeInput(f, failedOp, doneOp))
+	require.NoError(t, err)
+
+	var results workflows.BackupResults
+	f.readJSON(t, b1.Results(), &results)
+	assert.Equal(t, []workflows.ResultEntry{
+		{Resource: "configmaps", Message: "cm broken"},
+		{Resource: "persistentvolumeclaims", Namespace: "shop", Name: "data", Message: "snapshot timed out"},
+	}, results.Errors)
+	assert.Equal(t, []workflows.ResultEntry{{Resource: "configmaps", Message: "w1"}, {Resource: "configmaps", Message: "w2"}}, results.Warnings)
+	assert.Equal(t, []workflows.SkippedResource{{Resource: "secrets", Reason: "excluded"}}, results.Skipped)
+	assert.Equal(t, 2, res.Errors)
+	assert.Equal(t, 2, res.Warnings)
+}
+
+// TestFinalizeRecordsOperationsAndVolumes: a backup with volumes gets
+// operations.json (the operations as they ended) and volumes.json (one
+// record per volume).
+func TestFinalizeRecordsOperationsAndVolumes(t *testing.T) {
+	f := newFixture(t, nil)
+	seedCollected(t, f)
+	_, err := f.finalize(t, finalizeInput(f, failedOp, doneOp))
+	require.NoError(t, err)
+
+	var ops workflows.OperationsFile
+	f.readJSON(t, b1.Operations(), &ops)
+	assert.Equal(t, []workflows.Operation{failedOp, doneOp}, ops.Operations)
+	var vols workflows.VolumesFile
+	f.readJSON(t, b1.Volumes(), &vols)
+	assert.Equal(t, []workflows.VolumeRecord{
+		{Volume: failedOp.Volume, Phase: workflows.OperationFailed, Error: "snapshot timed out"},
+		{Volume: doneOp.Volume, Phase: workflows.OperationCompleted, Snapshot: doneOp.Snapshot},
+	}, vols.Volumes)
+}
+
+// TestFinalizeWithoutVolumesWritesNoVolumeFiles: a backup without volumes
+// has neither operations.json nor volumes.json.
+func TestFinalizeWithoutVolumesWritesNoVolumeFiles(t *testing.T) {
+	f := newFixture(t, nil)
+	seedCollected(t, f)
+	_, err := f.finalize(t, finalizeInput(f))
+	require.NoError(t, err)
+	assert.False(t, f.exists(t, b1.Operations()))
+	assert.False(t, f.exists(t, b1.Volumes()))
+}
+
+// TestFinalizeCommitsBackupJSON: backup.json records the spec, the final
+// status with the stored tarball's size and the results' warning count,
+// the workflow run, and as completion time the moment of commit, not
+// when finalizing began.
+func TestFinalizeCommitsBackupJSON(t *testing.T) {
+	f := newFixture(t, nil)
+	seedCollected(t, f)
+	in := finalizeInput(f)
+	before := time.Now()
+	res, err := f.finalize(t, in)
+	require.NoError(t, err)
+
+	var meta workflows.BackupMetadata
+	f.readJSON(t, b1.Metadata(), &meta)
+	assert.Equal(t, workflows.MetadataAPIVersion, meta.APIVersion)
+	assert.Equal(t, workflows.MetadataKindBackup, meta.Kind)
+	assert.Equal(t, "b1", meta.Name)
+	assert.Equal(t, tarball.FormatVersion, meta.FormatVersion)
+	assert.Equal(t, in.Spec, meta.Spec)
+	assert.Equal(t, "backup-b1", meta.WorkflowID)
+	assert.Equal(t, "run-1", meta.RunID)
+	assert.Equal(t, workflows.PhaseCompleted, meta.Status.Phase)
+	assert.Equal(t, 4, meta.Status.ItemsDone)
+	assert.Equal(t, 2, meta.Status.Warnings, "the results' warnings, not the input's count")
+	assert.Equal(t, res.TarballBytes, meta.Status.TarballBytes)
+	assert.NotZero(t, meta.Status.TarballBytes)
+
+	require.NotNil(t, meta.Status.CompletionTime)
+	assert.False(t, meta.Status.CompletionTime.Before(before), "completion is the commit, not %v", in.Status.CompletionTime)
+	require.NotNil(t, res.CompletionTime)
+	assert.True(t, meta.Status.CompletionTime.Equal(*res.CompletionTime))
+}
+
+// TestFinalizeJoinsTheLogBeforeCommitting: logs.jsonl.gz holds the earlier
+// activities' chunks first, then this attempt's lines up to the commit.
+func TestFinalizeJoinsTheLogBeforeCommitting(t *testing.T) {
+	f := newFixture(t, nil)
+	seedCollected(t, f)
+	_, err := f.finalize(t, finalizeInput(f))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"planned", "Committing backup"}, f.logMessages(t, b1.Logs()))
+}
+
+// TestFinalizeAfterCommitOnlyReports: run again once backup.json exists
+// (a retry after success), finalize reports what was committed and
+// neither rewrites anything nor counts the run again.
+func TestFinalizeAfterCommitOnlyReports(t *testing.T) {
+	f := newFixture(t, nil)
+	seedCollected(t, f)
+	in := finalizeInput(f, failedOp)
+	first, err := f.finalize(t, in)
+	require.NoError(t, err)
+	meta, err := f.loc.ReadAll(context.Background(), b1.Metadata())
+	require.NoError(t, err)
+	runs := counter(t, "cairn_runs_total", map[string]string{"kind": "backup", "phase": "Completed"})
+	bytes := counter(t, "cairn_backup_bytes_total", nil)
+
+	// Collection's state changed since: a rerun must not rebuild from it.
+	f.write(t, b1.Part("configmaps", 2, 0), `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"late","namespace":"shop"}}`+"\n")
+	require.NoError(t, f.loc.Delete(context.Background(), b1.Results()))
+
+	again, err := f.finalize(t, in)
+	require.NoError(t, err)
+	assert.Equal(t, first.Items, again.Items)
+	assert.Equal(t, first.TarballBytes, again.TarballBytes)
+	require.NotNil(t, again.CompletionTime)
+	assert.True(t, first.CompletionTime.Equal(*again.CompletionTime), "the committed completion time, not a new one")
+
+	after, err := f.loc.ReadAll(context.Background(), b1.Metadata())
+	require.NoError(t, err)
+	assert.Equal(t, string(meta), string(after), "backup.json is not rewritten")
+	assert.False(t, f.exists(t, b1.Results()), "nothing is rewritten")
+	assert.Equal(t, runs, counter(t, "cairn_runs_total", map[string]string{"kind": "backup", "phase": "Completed"}))
+	assert.Equal(t, bytes, counter(t, "cairn_backup_bytes_total", nil))
+}
+
+// TestFinalizeCountsTheCommittedRun: committing counts one run of its
+// phase and the tarball's bytes.
+func TestFinalizeCountsTheCommittedRun(t *testing.T) {
+	f := newFixture(t, nil)
+	seedCollected(t, f)
+	in := finalizeInput(f)
+	in.Status.Phase = workflows.PhasePartiallyFailed
+	labels := map[string]string{"kind": "backup", "phase": "PartiallyFailed"}
+	runs, bytes := counter(t, "cairn_runs_total", labels), counter(t, "cairn_backup_bytes_total", nil)
+	res, err := f.finalize(t, in)
+	require.NoError(t, err)
+	assert.Equal(t, runs+1, counter(t, "cairn_runs_total", labels))
+	assert.Equal(t, bytes+float64(res.TarballBytes), counter(t, "cairn_backup_bytes_total", nil))
+}
+
+// TestFinalizeCommitsOnlyWhenEverythingElseIsStored: backup.json is the
+// commit marker, written last: when any earlier object cannot be stored,
+// finalize fails (for a retry) and the backup stays uncommitted.
+func TestFinalizeCommitsOnlyWhenEverythingElseIsStored(t *testing.T) {
+	for _, blocked := range []string{b1.Resources(), b1.Results(), b1.Operations(), b1.Volumes(), b1.Logs()} {
+		t.Run(filepath.Base(blocked), func(t *testing.T) {
+			f := newFixture(t, nil)
+			seedCollected(t, f)
+			f.blockKey(t, blocked)
+			_, err := f.finalize(t, finalizeInput(f, failedOp))
+			requireRetryable(t, err)
+			assert.ErrorContains(t, err, `key "`+blocked+`"`, "it failed where it was made to")
+			assert.False(t, f.exists(t, b1.Metadata()), "no backup.json when %s failed", blocked)
+		})
+	}
+}
+
+// TestFinalizeRejectsAnItemWithoutName: a part line without apiVersion or
+// name fails the finalize and leaves no tarball and no commit.
+func TestFinalizeRejectsAnItemWithoutName(t *testing.T) {
+	f := newFixture(t, nil)
+	seedCollected(t, f)
+	bad := b1.Part("secrets", 1, 0)
+	f.write(t, bad, `{"apiVersion":"v1","kind":"Secret","metadata":{"namespace":"shop"}}`+"\n")
+	_, err := f.finalize(t, finalizeInput(f))
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "item in "+bad+" has no apiVersion or name")
+	assert.False(t, f.exists(t, b1.Resources()), "the half-written tarball is discarded")
+	assert.False(t, f.exists(t, b1.Metadata()))
+}
+
+// TestFinalizeLeavesAnUnreadableBackupJSONAlone: a backup.json that exists
+// but does not decode is an error, never overwritten by a new commit.
+func TestFinalizeLeavesAnUnreadableBackupJSONAlone(t *testing.T) {
+	f := newFixture(t, nil)
+	seedCollected(t, f)
+	f.write(t, b1.Metadata(), `{"name":`)
+	_, err := f.finalize(t, finalizeInput(f))
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "decode "+b1.Metadata())
+	data, err := f.loc.ReadAll(context.Background(), b1.Metadata())
+	require.NoError(t, err)
+	assert.Equal(t, `{"name":`, string(data))
+	assert.False(t, f.exists(t, b1.Resources()))
+}
+
+// TestFinalizeWithABadLocationIsNonRetryable: a location URL that cannot
+// be opened fails for good, typed as a location error.
+func TestFinalizeWithABadLocationIsNonRetryable(t *testing.T) {
+	f := newFixture(t, nil)
+	in := finalizeInput(f)
+	in.Spec.StorageLocation = "ftp://host/x"
+	_, err := f.finalize(t, in)
+	requireNonRetryable(t, err, workflows.ErrTypeLocation)
+}
