@@ -39,7 +39,7 @@ func (c *Client) CreateBackup(ctx context.Context, req CreateBackupRequest) (*Cr
 		// Retention trusts this field: only a schedule's runs carry it.
 		return nil, &InvalidError{Problems: []string{"schedule is set by cairn on the backups a schedule starts; leave it out"}}
 	}
-	spec, err := c.prepareSpec(ctx, req.BackupSpec)
+	spec, err := c.prepareSpec(ctx, req.BackupSpec, req.Options.Problems())
 	if err != nil {
 		return nil, err
 	}
@@ -78,9 +78,9 @@ func (c *Client) CreateBackup(ctx context.Context, req CreateBackupRequest) (*Cr
 // prepareSpec fills defaults and checks everything that can be checked
 // before a workflow starts: the spec itself, the resource filters against
 // the cluster, and that the location can be written.
-func (c *Client) prepareSpec(ctx context.Context, spec workflows.BackupSpec) (workflows.BackupSpec, error) {
+func (c *Client) prepareSpec(ctx context.Context, spec workflows.BackupSpec, optionProblems []string) (workflows.BackupSpec, error) {
 	spec = spec.WithDefaults(c.opts.DefaultLocation)
-	var problems []string
+	problems := optionProblems
 	if err := spec.Validate(); err != nil {
 		var invalid *workflows.InvalidSpecError
 		if !errors.As(err, &invalid) {

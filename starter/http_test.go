@@ -50,6 +50,7 @@ func TestCreateRejectsInvalidSpecWithoutCallingTemporal(t *testing.T) {
 		`{"name":"ok","storageLocation":"ftp://x/y"}`:                            {"unsupported scheme"},
 		`{"name":"ok","selector":"a=b"}`:                                         {"unknown field"},
 		`{"name":"ok","schedule":"nightly"}`:                                     {"schedule is set by cairn"},
+		`{"name":"ok","options":{"heartbeatTimeout":"0s","pageSize":-1}}`:        {"options.heartbeatTimeout 0s", "options.pageSize -1"},
 	} {
 		resp, err := http.Post(srv.URL+"/v1/backups", "application/json", strings.NewReader(body))
 		require.NoError(t, err)
@@ -75,8 +76,9 @@ func TestCreateScheduleAndEtcdSnapshotRejectInvalidSpecs(t *testing.T) {
 		"/v1/schedules": {
 			`{"name":"n","cron":"61 * * * *","timeZone":"Mars/Olympus","retention":{"keepLast":3,"maxAge":"1h"}}`: {
 				`cron "61 * * * *" is invalid`, `timeZone "Mars/Olympus"`, "found 2"},
-			`{"name":"n","every":"1h","retention":{"keepLast":-1,"keepFailed":-1}}`:        {"keepLast -1", "keepFailed -1"},
-			`{"name":"n","every":"1h","retention":{"keepLast":1},"template":{"name":"x"}}`: {"template.name must be empty"},
+			`{"name":"n","every":"1h","retention":{"keepLast":-1,"keepFailed":-1}}`:                   {"keepLast -1", "keepFailed -1"},
+			`{"name":"n","every":"1h","retention":{"keepLast":1},"template":{"name":"x"}}`:            {"template.name must be empty"},
+			`{"name":"n","every":"1h","retention":{"keepLast":1},"backupOptions":{"concurrency":-1}}`: {"backupOptions.concurrency -1"},
 		},
 		"/v1/etcd-snapshots": {
 			`{"name":"Bad_Name"}`:       {"DNS-1123"},
@@ -113,6 +115,7 @@ func TestCreateRestoreRejectsInvalidSpecWithoutCallingTemporal(t *testing.T) {
 		`{"name":"ok","backupName":"b","storageLocation":"ftp://x/y"}`:               {"unsupported scheme"},
 		`{"name":"ok","fromBackup":"b"}`:                                             {"unknown field"},
 		`{"name":"ok","backupName":"b","options":{"workers":2}}`:                     {"unknown field"},
+		`{"name":"ok","backupName":"b","options":{"batchSize":100000}}`:              {"options.batchSize 100000"},
 		`{"name":`: {"not a valid restore spec"},
 	} {
 		resp, err := http.Post(srv.URL+"/v1/restores", "application/json", strings.NewReader(body))

@@ -27,7 +27,7 @@ type CreateRestoreRequest struct {
 // backup is ErrNotFound; one still running or failed is a ConflictError.
 func (c *Client) CreateRestore(ctx context.Context, req CreateRestoreRequest) (*CreateResult, error) {
 	spec := req.RestoreSpec.WithDefaults(c.opts.DefaultLocation)
-	if err := c.validateRestore(&spec); err != nil {
+	if err := c.validateRestore(&spec, req.Options.Problems()); err != nil {
 		return nil, err
 	}
 	if existing, err := c.existingRestore(ctx, spec); existing != nil || err != nil {
@@ -65,8 +65,8 @@ func (c *Client) CreateRestore(ctx context.Context, req CreateRestoreRequest) (*
 }
 
 // validateRestore checks the spec and normalizes its location.
-func (c *Client) validateRestore(spec *workflows.RestoreSpec) error {
-	var problems []string
+func (c *Client) validateRestore(spec *workflows.RestoreSpec, optionProblems []string) error {
+	problems := optionProblems
 	if err := spec.Validate(); err != nil {
 		var invalid *workflows.InvalidSpecError
 		if !errors.As(err, &invalid) {

@@ -59,7 +59,7 @@ func (c *Client) prepareSchedule(ctx context.Context, spec workflows.ScheduleSpe
 	}
 	template := spec.Template
 	template.Name = workflows.ScheduledBackupName(spec.Name, time.Now())
-	template, err := c.prepareSpec(ctx, template)
+	template, err := c.prepareSpec(ctx, template, nil)
 	if err != nil {
 		return spec, templateProblems(err)
 	}

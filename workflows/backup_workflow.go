@@ -16,6 +16,9 @@ import (
 // cluster-scoped objects, finalize. Its history grows with resource types,
 // never with items.
 func BackupWorkflow(ctx workflow.Context, req BackupRequest) (*BackupStatus, error) {
+	if err := invalidOptions(req.Options.Problems()); err != nil {
+		return nil, err
+	}
 	b := &backupRun{
 		spec:   req.Spec,
 		opts:   req.Options.WithDefaults(),

@@ -22,6 +22,9 @@ const (
 // to serve), relink owner references, record the results. Its history
 // grows with resource types, never with items.
 func RestoreWorkflow(ctx workflow.Context, req RestoreRequest) (*RestoreStatus, error) {
+	if err := invalidOptions(req.Options.Problems()); err != nil {
+		return nil, err
+	}
 	r := &restoreRun{
 		spec:   req.Spec,
 		opts:   req.Options.WithDefaults(),

@@ -147,6 +147,9 @@ func (s ScheduleSpec) Validate() error {
 		add("maxRunDuration %s must be positive", s.MaxRunDuration.Duration)
 	}
 	problems = append(problems, s.Retention.problems()...)
+	for _, p := range s.BackupOptions.Problems() {
+		add("backupOptions.%s", strings.TrimPrefix(p, "options."))
+	}
 	if s.Template.Name != "" {
 		add("template.name must be empty: each run is named <schedule>-<time>")
 	}
