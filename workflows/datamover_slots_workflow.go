@@ -34,9 +34,6 @@ const (
 	// checks that its holders still run: one terminated (not canceled)
 	// never gives its slot back.
 	slotsHolderCheck = 2 * time.Minute
-	// slotsHistoryLimit continues the slots workflow as new past this many
-	// events, so its history stays bounded however long it runs.
-	slotsHistoryLimit = 5000
 )
 
 // DataMoverSlotsWorkflowID is the slots workflow of a node.
@@ -94,7 +91,10 @@ func DataMoverSlotsWorkflow(ctx workflow.Context, st SlotsState) error {
 	for {
 		s.grant(ctx)
 		idle := len(s.Holders) == 0 && len(s.Queue) == 0
-		if workflow.GetInfo(ctx).GetCurrentHistoryLength() > slotsHistoryLimit || idle {
+		// Continue as new when Temporal suggests it, so the history stays
+		// bounded however long the node is busy; the state carries the
+		// holders and the queue in order.
+		if workflow.GetInfo(ctx).GetContinueAsNewSuggested() || idle {
 			// Take what arrived meanwhile before ending this run.
 			if s.drain(acquire, release) {
 				continue

@@ -9,7 +9,9 @@ import (
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 )
 
 // TestSlotsGrantInOrderUpToTheLimit: with a limit of one, the first asker
@@ -85,4 +87,35 @@ func TestSlotOfAClosedHolderIsFreed(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	assert.Equal(t, []string{"terminated", "waiting"}, granted)
 	env.AssertExpectations(t)
+}
+
+// TestSlotsContinueAsNewKeepsTheLine: when Temporal suggests it, a busy
+// node's slots workflow continues as new with its holder and its queue in
+// the order they asked.
+func TestSlotsContinueAsNewKeepsTheLine(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", SignalSlotUpdate, mock.Anything).Return(nil)
+	for i, id := range []string{"a", "b", "c"} {
+		env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalAcquireSlot, SlotRequest{WorkflowID: id, Limit: 1}) },
+			time.Duration(i+1)*time.Second)
+	}
+	env.RegisterDelayedCallback(func() {
+		env.SetContinueAsNewSuggested(true)
+		env.SignalWorkflow(SignalAcquireSlot, SlotRequest{WorkflowID: "d", Limit: 1})
+	}, 4*time.Second)
+
+	env.ExecuteWorkflow(DataMoverSlotsWorkflow, SlotsState{Node: "n1", Limit: 1})
+	require.True(t, env.IsWorkflowCompleted())
+	var can *workflow.ContinueAsNewError
+	require.ErrorAs(t, env.GetWorkflowError(), &can, "a busy node continues as new when suggested")
+	var next SlotsState
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	require.Len(t, next.Holders, 1)
+	assert.Equal(t, "a", next.Holders[0].WorkflowID)
+	var queued []string
+	for _, r := range next.Queue {
+		queued = append(queued, r.WorkflowID)
+	}
+	assert.Equal(t, []string{"b", "c", "d"}, queued, "the line keeps its order")
 }
