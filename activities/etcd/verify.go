@@ -19,8 +19,8 @@ import (
 // the hash of the database bytes before it.
 const trailerSize = sha256.Size
 
-// VerifyEtcdSnapshot reads the stored snapshot back from the location and
-// checks its size, its hash against the one taken while streaming, and
+// VerifyEtcdSnapshot reads the stored snapshot back from the location,
+// heartbeating the bytes read, and checks its size, its hash against the one taken while streaming, and
 // etcd's own trailer against the data, so what is called Completed is
 // what etcd sent and what a restore will read.
 func (a *Activities) VerifyEtcdSnapshot(ctx context.Context, in workflows.VerifyEtcdSnapshotInput) error {
@@ -34,7 +34,8 @@ func (a *Activities) VerifyEtcdSnapshot(ctx context.Context, in workflows.Verify
 		return err
 	}
 	defer r.Close()
-	if err := Verify(r, in.Bytes, in.SHA256); err != nil {
+	// A real snapshot is gigabytes: the bytes read go in the heartbeat.
+	if err := Verify(io.TeeReader(r, &heartbeatCounter{ctx: ctx}), in.Bytes, in.SHA256); err != nil {
 		return temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("stored etcd snapshot %s is not what etcd sent: %v", in.Spec.Name, err), workflows.ErrTypeCorruptBackup, err)
 	}

@@ -2,11 +2,20 @@ package etcd
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/testsuite"
+	"go.uber.org/zap"
+
+	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/workflows"
 )
 
 // fakeSnapshot is data followed by its SHA-256, as etcd streams it.
@@ -35,4 +44,36 @@ func TestVerify(t *testing.T) {
 	assert.ErrorContains(t, Verify(bytes.NewReader(snap[:len(snap)-1]), int64(len(snap)), sum), "trailer")
 	assert.ErrorContains(t, Verify(bytes.NewReader(append(snap, 'x')), int64(len(snap)), sum), "1 bytes more")
 	assert.ErrorContains(t, Verify(bytes.NewReader(nil), 10, sum), "too short")
+}
+
+// TestVerifyEtcdSnapshotHeartbeatsTheBytesRead: reading a stored snapshot
+// back heartbeats the bytes read as it goes (the SDK passes on at most one
+// per throttle interval), so a large one outlives the heartbeat timeout
+// and a stalled read does not.
+func TestVerifyEtcdSnapshotHeartbeatsTheBytesRead(t *testing.T) {
+	ctx := context.Background()
+	url := "file://" + t.TempDir()
+	snap, sum := fakeSnapshot(bytes.Repeat([]byte("bolt"), 1<<18))
+	loc, err := location.Open(ctx, url)
+	require.NoError(t, err)
+	require.NoError(t, loc.WriteAll(ctx, location.EtcdSnapshot("s1").Snapshot(), snap))
+	require.NoError(t, loc.Close())
+
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	a := &Activities{Log: zap.NewNop()}
+	env.RegisterActivity(a.VerifyEtcdSnapshot)
+	var beats []int64
+	env.SetOnActivityHeartbeatListener(func(_ *activity.Info, details converter.EncodedValues) {
+		var n int64
+		require.NoError(t, details.Get(&n))
+		beats = append(beats, n)
+	})
+	_, err = env.ExecuteActivity(a.VerifyEtcdSnapshot, workflows.VerifyEtcdSnapshotInput{
+		Spec: workflows.EtcdSnapshotSpec{Name: "s1", StorageLocation: url}, Bytes: int64(len(snap)), SHA256: sum})
+	require.NoError(t, err)
+	require.NotEmpty(t, beats, "verifying heartbeats")
+	for _, n := range beats {
+		assert.True(t, n > 0 && n <= int64(len(snap)), "a heartbeat counts the bytes read so far: %d", n)
+	}
 }
