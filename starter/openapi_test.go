@@ -10,19 +10,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
-	"go.uber.org/zap/zaptest"
 
-	"github.com/cairn-backup/cairn/internal/devserver"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 func loadOpenAPI(t *testing.T, body []byte) *openapi3.T {
@@ -63,23 +57,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 // other method on a documented path is refused with 405. The document the
 // server serves is the same one.
 func TestOpenAPIMatchesTheServedRoutes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a real Temporal server")
-	}
-	ctx := context.Background()
-	attrs := map[string]enumspb.IndexedValueType{}
-	for _, name := range workflows.SearchAttributeNames() {
-		attrs[name] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
-	}
-	srv, err := devserver.Start(ctx, devserver.Options{DataDir: t.TempDir(), FrontendAddr: "127.0.0.1:0",
-		Namespace: "default", SearchAttributes: attrs, Log: zaptest.NewLogger(t)})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = srv.Stop() })
-	tc, err := client.Dial(client.Options{HostPort: srv.FrontendAddress(), Namespace: "default"})
-	require.NoError(t, err)
-	t.Cleanup(tc.Close)
-	c := starter.New(tc, starter.Options{Namespace: "default", DefaultLocation: "file://" + t.TempDir(),
-		ValidationTimeout: 200 * time.Millisecond, StatusQueryTimeout: 200 * time.Millisecond})
+	c, _ := realTemporal(t)
 	api := httptest.NewServer(starter.Handler(c, zap.NewNop()))
 	defer api.Close()
 

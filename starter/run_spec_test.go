@@ -3,15 +3,10 @@ package starter_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
-	"go.uber.org/zap/zaptest"
 
-	"github.com/cairn-backup/cairn/internal/devserver"
 	"github.com/cairn-backup/cairn/starter"
 	"github.com/cairn-backup/cairn/workflows"
 )
@@ -21,23 +16,8 @@ import (
 // (terminated) show the spec they were started with, read from Temporal;
 // before, only a committed backup.json gave a view its spec.
 func TestViewOfAnUncommittedRunHasItsSpec(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a real Temporal server")
-	}
+	c, tc := realTemporal(t)
 	ctx := context.Background()
-	attrs := map[string]enumspb.IndexedValueType{}
-	for _, name := range workflows.SearchAttributeNames() {
-		attrs[name] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
-	}
-	srv, err := devserver.Start(ctx, devserver.Options{DataDir: t.TempDir(), FrontendAddr: "127.0.0.1:0",
-		Namespace: "default", SearchAttributes: attrs, Log: zaptest.NewLogger(t)})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = srv.Stop() })
-	tc, err := client.Dial(client.Options{HostPort: srv.FrontendAddress(), Namespace: "default"})
-	require.NoError(t, err)
-	t.Cleanup(tc.Close)
-	c := starter.New(tc, starter.Options{Namespace: "default", DefaultLocation: "file://" + t.TempDir(),
-		ValidationTimeout: 200 * time.Millisecond, StatusQueryTimeout: 200 * time.Millisecond})
 
 	for _, name := range []string{"running", "terminated"} {
 		_, err := c.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: workflows.BackupSpec{
