@@ -110,22 +110,34 @@ func (a *Activities) MaintainRepository(ctx context.Context, in workflows.Mainte
 // heartbeat timeout: opening a repository and kopia's maintenance report
 // no progress of their own.
 func heartbeatWhileRunning(ctx context.Context) (stop func()) {
-	every := activity.GetInfo(ctx).HeartbeatTimeout / 3
-	if every <= 0 {
-		every = 10 * time.Second
+	t := time.NewTicker(beatInterval(activity.GetInfo(ctx).HeartbeatTimeout))
+	stopBeats := beatOn(t.C, func() { activity.RecordHeartbeat(ctx) })
+	return func() { stopBeats(); t.Stop() }
+}
+
+// beatInterval is three beats per heartbeat timeout, at most one a
+// second; every 10 s when the activity has no heartbeat timeout.
+func beatInterval(heartbeatTimeout time.Duration) time.Duration {
+	if heartbeatTimeout <= 0 {
+		return 10 * time.Second
 	}
-	done := make(chan struct{})
+	return max(heartbeatTimeout/3, time.Second)
+}
+
+// beatOn calls beat on every tick until stopped; once stop returns, beat
+// is not called again.
+func beatOn(ticks <-chan time.Time, beat func()) (stop func()) {
+	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
-		t := time.NewTicker(max(every, time.Second))
-		defer t.Stop()
+		defer close(exited)
 		for {
 			select {
 			case <-done:
 				return
-			case <-t.C:
-				activity.RecordHeartbeat(ctx)
+			case <-ticks:
+				beat()
 			}
 		}
 	}()
-	return func() { close(done) }
+	return func() { close(done); <-exited }
 }
