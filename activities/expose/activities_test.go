@@ -3,6 +3,7 @@ package expose
 import (
 	"context"
 	"testing"
+	"time"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v6/apis/volumesnapshot/v1"
 	"github.com/stretchr/testify/assert"
@@ -206,6 +207,37 @@ func TestCleanupExposureDeletesWhatExposingCreated(t *testing.T) {
 	assert.NoError(t, err, "the backup's snapshot stays")
 	_, err = f.snaps.SnapshotV1().VolumeSnapshotContents().Get(ctx, "snapcontent-1", metav1.GetOptions{})
 	assert.NoError(t, err, "and so does its content")
+}
+
+// TestCleanupExposureOfARetainClassVolumeFinishes: the clone's volume
+// takes the class's reclaim policy; one of a Retain class is set to Delete
+// before its claim goes, so it is deleted and the cleanup ends instead of
+// waiting for a Released volume forever.
+func TestCleanupExposureOfARetainClassVolumeFinishes(t *testing.T) {
+	f := newFixture(t)
+	f.emulateReclaim()
+	snapshotFixture(t, f)
+	in := backupInput(f.url)
+	f.expose(t, in)
+	f.bindDataMoverClaim(t, in, "pv-clone")
+	pv := f.volume(t, "pv-clone")
+	pv.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimRetain
+	_, err := f.kube.CoreV1().PersistentVolumes().Update(context.Background(), pv, metav1.UpdateOptions{})
+	require.NoError(t, err)
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.env.ExecuteActivity(f.acts.CleanupExposure, in)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(time.Minute): // only bounds how long a broken cleanup takes to fail
+		require.Fail(t, "the cleanup waits for a Released volume that is never deleted")
+	}
+	_, err = f.kube.CoreV1().PersistentVolumes().Get(context.Background(), "pv-clone", metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "the clone's volume is deleted: %v", err)
 }
 
 // TestCleanupExposureOfNothingIsNoError: a retried cleanup, or one of an

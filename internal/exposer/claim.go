@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
@@ -194,8 +195,9 @@ func (v *Volumes) ClaimState(ctx context.Context, t Target) string {
 }
 
 // DeleteAll deletes the target's claim and snapshot clone, and waits until
-// the claim's volume is gone too (its reclaim policy is the class's,
-// Delete for a dynamically provisioned clone).
+// the claim's volume is gone too. The volume takes its reclaim policy from
+// the class; one of a Retain class is set to Delete first, or it would
+// stay Released and the wait would never end.
 func (v *Volumes) DeleteAll(ctx context.Context, t Target, progress func(string)) error {
 	claims := v.Kube.CoreV1().PersistentVolumeClaims(t.Namespace)
 	c, err := claims.Get(ctx, t.Name(), metav1.GetOptions{})
@@ -203,6 +205,9 @@ func (v *Volumes) DeleteAll(ctx context.Context, t Target, progress func(string)
 	switch {
 	case err == nil:
 		volume = c.Spec.VolumeName
+		if err := v.reclaimOnRelease(ctx, volume); err != nil {
+			return err
+		}
 		if err := claims.Delete(ctx, t.Name(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("delete claim %s/%s: %w", t.Namespace, t.Name(), err)
 		}
@@ -234,6 +239,30 @@ func (v *Volumes) DeleteAll(ctx context.Context, t Target, progress func(string)
 		}
 		return gone, err
 	})
+}
+
+// reclaimOnRelease sets the reclaim policy of a volume only a data mover
+// claim used (a snapshot clone's, or a restore's not handed over) to
+// Delete.
+func (v *Volumes) reclaimOnRelease(ctx context.Context, volume string) error {
+	if volume == "" {
+		return nil
+	}
+	pvs := v.Kube.CoreV1().PersistentVolumes()
+	pv, err := pvs.Get(ctx, volume, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("volume %s: %w", volume, err)
+	case pv.Spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimDelete:
+		return nil
+	}
+	patch := []byte(`{"spec":{"persistentVolumeReclaimPolicy":"Delete"}}`)
+	if _, err := pvs.Patch(ctx, volume, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("set volume %s to be deleted with its claim: %w", volume, err)
+	}
+	return nil
 }
 
 // provisionerSourceFinalizer is the external-provisioner's protection of
