@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/cairn-backup/cairn/internal/activitytest"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/workflows"
 )
@@ -120,7 +121,7 @@ func TestExposeVolumeBackupReadsACloneOfTheBackupsSnapshot(t *testing.T) {
 func TestExposeVolumeFailureIsRetryableAndNamesTheVolume(t *testing.T) {
 	f := newFixture(t)
 	_, err := f.env.ExecuteActivity(f.acts.ExposeVolume, backupInput(f.url))
-	requireRetryable(t, err)
+	activitytest.RequireRetryable(t, err)
 	assert.Contains(t, err.Error(), "shop/data")
 	assert.Empty(t, f.pods(t), "no data mover starts without its volume")
 }
@@ -133,14 +134,14 @@ func TestABadLocationFailsNonRetryableBeforeTouchingTheCluster(t *testing.T) {
 	f := newFixture(t)
 	in := restoreInput("ftp://host/x")
 	_, err := f.env.ExecuteActivity(f.acts.ExposeVolume, in)
-	requireNonRetryable(t, err, workflows.ErrTypeLocation)
+	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeLocation)
 	_, err = f.env.ExecuteActivity(f.acts.CleanupExposure, in)
-	requireNonRetryable(t, err, workflows.ErrTypeLocation)
+	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeLocation)
 	_, err = f.env.ExecuteActivity(f.acts.HandOverVolume, in)
-	requireNonRetryable(t, err, workflows.ErrTypeLocation)
+	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeLocation)
 	_, err = f.env.ExecuteActivity(f.acts.FinishVolumeRestores, workflows.FinishVolumeRestoresInput{Restore: "r1",
 		Location: "ftp://host/x", Bindings: []workflows.ClaimBinding{{Namespace: "shop", Claim: "data", PersistentVolume: "pv-1"}}})
-	requireNonRetryable(t, err, workflows.ErrTypeLocation)
+	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeLocation)
 	assert.Empty(t, f.kube.Actions(), "the cluster was not touched")
 }
 
@@ -317,7 +318,7 @@ func TestPlaceDataMoverFailureIsRetryableAndNamesTheVolume(t *testing.T) {
 		return true, nil, apierrors.NewServiceUnavailable("etcd is down")
 	})
 	_, err := f.env.ExecuteActivity(f.acts.PlaceDataMover, backupInput(f.url))
-	requireRetryable(t, err)
+	activitytest.RequireRetryable(t, err)
 	assert.Contains(t, err.Error(), "shop/data")
 }
 
@@ -392,7 +393,7 @@ func TestRequestDataMoverSlotFailureIsRetryable(t *testing.T) {
 	f.acts.Temporal = &fakeTemporal{signalErr: serviceerror.NewUnavailable("frontend restarting")}
 	_, err := f.env.ExecuteActivity(f.acts.RequestDataMoverSlot, workflows.SlotAsk{Node: "node-a",
 		Request: workflows.SlotRequest{WorkflowID: "w"}})
-	requireRetryable(t, err)
+	activitytest.RequireRetryable(t, err)
 	assert.Contains(t, err.Error(), "node-a")
 }
 
@@ -438,7 +439,7 @@ func TestClosedSlotHoldersFailsWhenAHolderCannotBeDescribed(t *testing.T) {
 		errs:     map[string]error{"unknown": serviceerror.NewUnavailable("frontend restarting")},
 	}
 	closed, err := f.closedHolders("terminated", "unknown")
-	requireRetryable(t, err)
+	activitytest.RequireRetryable(t, err)
 	assert.Contains(t, err.Error(), "unknown")
 	assert.Nil(t, closed)
 }

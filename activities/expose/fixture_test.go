@@ -2,18 +2,15 @@ package expose
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	snapfake "github.com/kubernetes-csi/external-snapshotter/client/v6/clientset/versioned/fake"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
@@ -244,24 +241,4 @@ func (f *fixture) logKeys(t *testing.T, prefix string) []string {
 	keys, err := f.loc.Keys(context.Background(), prefix)
 	require.NoError(t, err)
 	return keys
-}
-
-// requireNonRetryable asserts err is a non-retryable application error of
-// type errType.
-func requireNonRetryable(t *testing.T, err error, errType string) {
-	t.Helper()
-	var appErr *temporal.ApplicationError
-	require.True(t, errors.As(err, &appErr), "want an application error, got %v", err)
-	assert.True(t, appErr.NonRetryable(), "non-retryable: %v", err)
-	assert.Equal(t, errType, appErr.Type())
-}
-
-// requireRetryable asserts err is an error Temporal retries.
-func requireRetryable(t *testing.T, err error) {
-	t.Helper()
-	require.Error(t, err)
-	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) {
-		assert.False(t, appErr.NonRetryable(), "retryable: %v", err)
-	}
 }

@@ -16,6 +16,7 @@ import (
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/cairn-backup/cairn/internal/activitytest"
 	"github.com/cairn-backup/cairn/internal/exposer"
 	"github.com/cairn-backup/cairn/internal/objects"
 	"github.com/cairn-backup/cairn/workflows"
@@ -130,7 +131,7 @@ func TestHandOverVolumeRetryAfterAPartialHandOverKeepsTheVolumesPolicy(t *testin
 	in := exposedRestore(t, f)
 	f.failClaimDeletes(1)
 	_, err := f.handOver(in)
-	requireRetryable(t, err)
+	activitytest.RequireRetryable(t, err)
 	assert.Contains(t, err.Error(), "shop/data")
 	require.Equal(t, corev1.PersistentVolumeReclaimRetain, f.volume(t, "pv-1").Spec.PersistentVolumeReclaimPolicy,
 		"the first attempt got as far as keeping the volume")
@@ -315,7 +316,7 @@ func TestFinishVolumeRestoresFailsOnAClusterError(t *testing.T) {
 		return true, nil, apierrors.NewServiceUnavailable("etcd is down")
 	})
 	_, err := f.env.ExecuteActivity(f.acts.FinishVolumeRestores, finishInput(f.url, 0, shopDataOnPV1))
-	requireRetryable(t, err)
+	activitytest.RequireRetryable(t, err)
 	assert.True(t, strings.Contains(err.Error(), "shop/data"), err.Error())
 	assert.Equal(t, corev1.PersistentVolumeReclaimRetain, f.volume(t, "pv-1").Spec.PersistentVolumeReclaimPolicy)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairn-backup/cairn/internal/activitytest"
 	"github.com/cairn-backup/cairn/internal/kopiarepo"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/workflows"
@@ -99,7 +100,7 @@ func TestDeleteVolumeDataWithAWrongPasswordIsNonRetryable(t *testing.T) {
 	wrong := f.worker(t, "worker-a", "not the password")
 
 	_, err := deleteVolumeData(f.newEnv(wrong), wrong, workflows.DeleteVolumeDataInput{Backup: "b1", Location: f.url})
-	requireNonRetryable(t, err, workflows.ErrTypeRepositoryPassword)
+	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeRepositoryPassword)
 	assert.NotContains(t, err.Error(), "not the password")
 	assert.Len(t, f.snapshotsOf(t, "b1"), 1)
 }
@@ -112,7 +113,7 @@ func TestDeleteVolumeDataWithoutAPasswordIsNonRetryable(t *testing.T) {
 	none := f.worker(t, "worker-a", "")
 
 	_, err := deleteVolumeData(f.newEnv(none), none, workflows.DeleteVolumeDataInput{Backup: "b1", Location: f.url})
-	requireNonRetryable(t, err, workflows.ErrTypeRepositoryPassword)
+	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeRepositoryPassword)
 	assert.Len(t, f.snapshotsOf(t, "b1"), 1)
 }
 
@@ -121,7 +122,7 @@ func TestDeleteVolumeDataWithoutAPasswordIsNonRetryable(t *testing.T) {
 func TestDeleteVolumeDataWithABadLocationIsNonRetryable(t *testing.T) {
 	f := newFixture(t)
 	_, err := deleteVolumeData(f.env, f.acts, workflows.DeleteVolumeDataInput{Backup: "b1", Location: "ftp://host/x"})
-	requireNonRetryable(t, err, workflows.ErrTypeLocation)
+	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeLocation)
 }
 
 // TestDeleteVolumeDataOfAnUnreadableVolumesFileIsRetryable: volumes.json
@@ -178,7 +179,7 @@ func TestMaintainRepositoryOwnedByAnotherClientIsNonRetryable(t *testing.T) {
 	require.NoError(t, r.Maintain(context.Background(), "quick"), "someone's kopia takes ownership")
 
 	_, err = maintain(f.env, f.acts, workflows.MaintenanceRequest{Location: f.url, Mode: "quick"})
-	requireNonRetryable(t, err, workflows.ErrTypeMaintenanceOwner)
+	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeMaintenanceOwner)
 	assert.Contains(t, err.Error(), "laptop", "the message names the owner")
 }
 
@@ -191,7 +192,7 @@ func TestMaintainRepositoryWithAWrongOrMissingPasswordIsNonRetryable(t *testing.
 	for _, pw := range []string{"not the password", ""} {
 		acts := f.worker(t, "worker-a", pw)
 		_, err := maintain(f.newEnv(acts), acts, workflows.MaintenanceRequest{Location: f.url, Mode: "quick"})
-		requireNonRetryable(t, err, workflows.ErrTypeRepositoryPassword)
+		activitytest.RequireNonRetryable(t, err, workflows.ErrTypeRepositoryPassword)
 		if pw != "" {
 			assert.NotContains(t, err.Error(), pw)
 		}

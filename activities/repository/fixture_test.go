@@ -2,13 +2,10 @@ package repository
 
 import (
 	"context"
-	"errors"
 	"path/filepath"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.uber.org/zap"
 
@@ -134,14 +131,4 @@ func maintain(env *testsuite.TestActivityEnvironment, acts *Activities, in workf
 	}
 	var res workflows.MaintenanceResult
 	return &res, val.Get(&res)
-}
-
-// requireNonRetryable asserts err is a non-retryable application error of
-// type errType.
-func requireNonRetryable(t *testing.T, err error, errType string) {
-	t.Helper()
-	var appErr *temporal.ApplicationError
-	require.True(t, errors.As(err, &appErr), "want an application error, got %v", err)
-	assert.True(t, appErr.NonRetryable(), "non-retryable: %v", err)
-	assert.Equal(t, errType, appErr.Type())
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairn-backup/cairn/internal/activitytest"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/workflows"
 )
@@ -75,7 +76,7 @@ func TestCleanupDiscardAfterAFailedCommitKeepsOnlyTheLog(t *testing.T) {
 	seedCollected(t, f)
 	f.blockKey(t, b1.Metadata())
 	_, err := f.finalize(t, finalizeInput(f, failedOp))
-	requireRetryable(t, err)
+	activitytest.RequireRetryable(t, err)
 	require.True(t, f.exists(t, b1.Volumes()), "finalize got as far as the volume files")
 	f.unblockKey(t, b1.Metadata())
 	require.NoError(t, f.cleanup(t, workflows.CleanupInput{Discard: true, Phase: workflows.PhaseFailed}))
@@ -133,5 +134,5 @@ func TestCleanupDiscardCountsTheEndedRun(t *testing.T) {
 func TestCleanupWithABadLocationIsNonRetryable(t *testing.T) {
 	f := newFixture(t, nil)
 	_, err := f.env.ExecuteActivity(f.acts.CleanupBackupWork, workflows.CleanupInput{Backup: "b1", Location: "ftp://host/x"})
-	requireNonRetryable(t, err, workflows.ErrTypeLocation)
+	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeLocation)
 }

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.uber.org/zap"
 
+	"github.com/cairn-backup/cairn/internal/activitytest"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/workflows"
 )
@@ -85,7 +86,7 @@ func TestDeleteRefusesAVeleroBackup(t *testing.T) {
 	f.write(t, b1.VeleroMetadata(), veleroBackupJSON)
 	f.write(t, b1.VeleroResources(), "tarball")
 	_, err := f.deleteData(t, workflows.DeleteBackupRequest{Backup: "b1", Reason: "requested"})
-	requireNonRetryable(t, err, workflows.ErrTypeInvalidSpec)
+	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeInvalidSpec)
 	assert.ErrorContains(t, err, "written by Velero")
 	assert.Equal(t, []string{b1.VeleroResources(), b1.VeleroMetadata()}, f.keys(t, b1.Prefix()))
 }
@@ -195,5 +196,5 @@ func TestDeleteCountsTheDeletionByReason(t *testing.T) {
 func TestDeleteWithABadLocationIsNonRetryable(t *testing.T) {
 	f := newFixture(t, nil)
 	_, err := f.env.ExecuteActivity(f.acts.DeleteBackupData, workflows.DeleteBackupRequest{Backup: "b1", Location: "ftp://host/x"})
-	requireNonRetryable(t, err, workflows.ErrTypeLocation)
+	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeLocation)
 }

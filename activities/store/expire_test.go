@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/cairn-backup/cairn/internal/activitytest"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/workflows"
 )
@@ -143,10 +144,10 @@ func TestListingsWithABadLocationAreNonRetryable(t *testing.T) {
 	f := newFixture(t, nil)
 	bad := workflows.ExpireBackupsRequest{Location: "ftp://host/x"}
 	_, err := f.env.ExecuteActivity(f.acts.ListExpiredBackups, bad)
-	requireNonRetryable(t, err, workflows.ErrTypeLocation)
+	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeLocation)
 	_, err = f.env.ExecuteActivity(f.acts.ListExpiredEtcdSnapshots, bad)
-	requireNonRetryable(t, err, workflows.ErrTypeLocation)
+	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeLocation)
 	_, err = f.env.ExecuteActivity(f.acts.ListScheduleRuns, workflows.ScheduleRunsInput{
 		Schedule: workflows.ScheduleSpec{Name: "nightly", Template: workflows.BackupSpec{StorageLocation: "ftp://host/x"}}})
-	requireNonRetryable(t, err, workflows.ErrTypeLocation)
+	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeLocation)
 }

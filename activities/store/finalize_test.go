@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-backup/cairn/activities/cluster"
+	"github.com/cairn-backup/cairn/internal/activitytest"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/tarball"
 	"github.com/cairn-backup/cairn/workflows"
@@ -299,7 +300,7 @@ func TestFinalizeCommitsOnlyWhenEverythingElseIsStored(t *testing.T) {
 			seedCollected(t, f)
 			f.blockKey(t, blocked)
 			_, err := f.finalize(t, finalizeInput(f, failedOp))
-			requireRetryable(t, err)
+			activitytest.RequireRetryable(t, err)
 			assert.ErrorContains(t, err, `key "`+blocked+`"`, "it failed where it was made to")
 			assert.False(t, f.exists(t, b1.Metadata()), "no backup.json when %s failed", blocked)
 		})
@@ -342,5 +343,5 @@ func TestFinalizeWithABadLocationIsNonRetryable(t *testing.T) {
 	in := finalizeInput(f)
 	in.Spec.StorageLocation = "ftp://host/x"
 	_, err := f.finalize(t, in)
-	requireNonRetryable(t, err, workflows.ErrTypeLocation)
+	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeLocation)
 }

@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,9 +12,7 @@ import (
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.uber.org/zap"
 
@@ -109,27 +106,6 @@ func (f *fixture) logMessages(t *testing.T, key string) []string {
 		msgs = append(msgs, m.Msg)
 	}
 	return msgs
-}
-
-// requireNonRetryable asserts err is a non-retryable application error of
-// type errType.
-func requireNonRetryable(t *testing.T, err error, errType string) {
-	t.Helper()
-	var appErr *temporal.ApplicationError
-	require.True(t, errors.As(err, &appErr), "want an application error, got %v", err)
-	assert.True(t, appErr.NonRetryable(), "non-retryable: %v", err)
-	assert.Equal(t, errType, appErr.Type())
-}
-
-// requireRetryable asserts err is not a non-retryable application error,
-// so Temporal retries it.
-func requireRetryable(t *testing.T, err error) {
-	t.Helper()
-	require.Error(t, err)
-	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) {
-		assert.False(t, appErr.NonRetryable(), "retryable: %v", err)
-	}
 }
 
 // counter is the value of the counter name with labels in cairn's
