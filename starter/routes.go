@@ -3,8 +3,11 @@ package starter
 import (
 	"context"
 	"io"
+	"maps"
 	"net/http"
 	"reflect"
+
+	"github.com/cairn-backup/cairn/workflows"
 )
 
 // route is one operation of the starter API: how the server serves it and
@@ -70,7 +73,7 @@ func (h *handler) routes() []route {
 			map[int]string{http.StatusBadRequest: "invalid spec: every problem is listed", http.StatusConflict: "the name is taken"}),
 		listRoute(h, "GET /v1/schedules", "List schedules with their health", c.ListSchedules),
 		nameRoute(h, "GET /v1/schedules/{name}", "A schedule: spec, health, next runs, running and kept runs", http.StatusOK, c.GetSchedule, notFound),
-		{pattern: "PUT /v1/schedules/{name}", summary: "Replace a schedule's spec", body: typeOf(c.CreateSchedule, 1),
+		{pattern: "PUT /v1/schedules/{name}", summary: "Replace a schedule's spec", body: reflect.TypeFor[workflows.ScheduleSpec](),
 			reply: typeOf(c.UpdateSchedule), success: ok, failures: merge(invalid, notFound), serve: h.updateSchedule},
 		nameRoute(h, "DELETE /v1/schedules/{name}", "Delete a schedule; its backups stay", http.StatusOK,
 			announced(h, "Schedule deleted", c.DeleteSchedule), notFound),
@@ -122,22 +125,13 @@ func noteRoute(h *handler, pattern, summary, msg string, call func(context.Conte
 		query: map[string]string{"note": "why, shown next to the schedule in Temporal"}, serve: h.withNote(msg, call)}
 }
 
-// typeOf is the type of f's first result, or with one index given, of
-// that parameter of f.
-func typeOf(f any, param ...int) reflect.Type {
-	t := reflect.TypeOf(f)
-	if len(param) > 0 {
-		return t.In(param[0])
-	}
-	return t.Out(0)
-}
+// typeOf is the type of f's first result.
+func typeOf(f any) reflect.Type { return reflect.TypeOf(f).Out(0) }
 
-func merge(maps ...map[int]string) map[int]string {
+func merge(all ...map[int]string) map[int]string {
 	out := map[int]string{}
-	for _, m := range maps {
-		for k, v := range m {
-			out[k] = v
-		}
+	for _, m := range all {
+		maps.Copy(out, m)
 	}
 	return out
 }
