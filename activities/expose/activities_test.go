@@ -3,7 +3,6 @@ package expose
 import (
 	"context"
 	"testing"
-	"time"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v6/apis/volumesnapshot/v1"
 	"github.com/stretchr/testify/assert"
@@ -213,7 +212,9 @@ func TestCleanupExposureDeletesWhatExposingCreated(t *testing.T) {
 // TestCleanupExposureOfARetainClassVolumeFinishes: the clone's volume
 // takes the class's reclaim policy; one of a Retain class is set to Delete
 // before its claim goes, so it is deleted and the cleanup ends instead of
-// waiting for a Released volume forever.
+// waiting for a Released volume forever. The test records the policy when
+// the claim is deleted; should it still be Retain, it deletes the volume
+// itself, so a broken cleanup ends too and the assertion reports it.
 func TestCleanupExposureOfARetainClassVolumeFinishes(t *testing.T) {
 	f := newFixture(t)
 	f.emulateReclaim()
@@ -226,17 +227,21 @@ func TestCleanupExposureOfARetainClassVolumeFinishes(t *testing.T) {
 	_, err := f.kube.CoreV1().PersistentVolumes().Update(context.Background(), pv, metav1.UpdateOptions{})
 	require.NoError(t, err)
 
-	done := make(chan error, 1)
-	go func() {
-		_, err := f.env.ExecuteActivity(f.acts.CleanupExposure, in)
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(time.Minute): // only bounds how long a broken cleanup takes to fail
-		require.Fail(t, "the cleanup waits for a Released volume that is never deleted")
-	}
+	pvGVR := corev1.SchemeGroupVersion.WithResource("persistentvolumes")
+	var atClaimDeletion corev1.PersistentVolumeReclaimPolicy
+	f.kube.PrependReactor("delete", "persistentvolumeclaims", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if obj, err := f.kube.Tracker().Get(pvGVR, "", "pv-clone"); err == nil {
+			atClaimDeletion = obj.(*corev1.PersistentVolume).Spec.PersistentVolumeReclaimPolicy
+			if atClaimDeletion != corev1.PersistentVolumeReclaimDelete {
+				_ = f.kube.Tracker().Delete(pvGVR, "", "pv-clone")
+			}
+		}
+		return false, nil, nil
+	})
+
+	_, err = f.env.ExecuteActivity(f.acts.CleanupExposure, in)
+	require.NoError(t, err)
+	assert.Equal(t, corev1.PersistentVolumeReclaimDelete, atClaimDeletion, "the volume is set to Delete before its claim goes")
 	_, err = f.kube.CoreV1().PersistentVolumes().Get(context.Background(), "pv-clone", metav1.GetOptions{})
 	assert.True(t, apierrors.IsNotFound(err), "the clone's volume is deleted: %v", err)
 }
