@@ -20,6 +20,7 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/cairn-backup/cairn/internal/activitytest"
 	"github.com/cairn-backup/cairn/internal/exposer"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/workflows"
@@ -171,11 +172,9 @@ func claimName(in workflows.ExposeInput) string {
 
 func (f *fixture) expose(t *testing.T, in workflows.ExposeInput) *workflows.ExposeResult {
 	t.Helper()
-	val, err := f.env.ExecuteActivity(f.acts.ExposeVolume, in)
+	res, err := activitytest.Run[workflows.ExposeResult](t, f.env, f.acts.ExposeVolume, in)
 	require.NoError(t, err)
-	var res workflows.ExposeResult
-	require.NoError(t, val.Get(&res))
-	return &res
+	return res
 }
 
 func (f *fixture) handOver(in workflows.ExposeInput) (string, error) {
@@ -192,11 +191,9 @@ func (f *fixture) handOver(in workflows.ExposeInput) (string, error) {
 
 func (f *fixture) finish(t *testing.T, in workflows.FinishVolumeRestoresInput) *workflows.FinishVolumeRestoresResult {
 	t.Helper()
-	val, err := f.env.ExecuteActivity(f.acts.FinishVolumeRestores, in)
+	res, err := activitytest.Run[workflows.FinishVolumeRestoresResult](t, f.env, f.acts.FinishVolumeRestores, in)
 	require.NoError(t, err)
-	var res workflows.FinishVolumeRestoresResult
-	require.NoError(t, val.Get(&res))
-	return &res
+	return res
 }
 
 // bindDataMoverClaim plays the provisioner: it creates volume pv (reclaim

@@ -34,13 +34,7 @@ func seedEtcd(t *testing.T, f *fixture) {
 func (f *fixture) deleteData(t *testing.T, req workflows.DeleteBackupRequest) (*workflows.DeleteBackupResult, error) {
 	t.Helper()
 	req.Location = f.url
-	val, err := f.env.ExecuteActivity(f.acts.DeleteBackupData, req)
-	if err != nil {
-		return nil, err
-	}
-	var res workflows.DeleteBackupResult
-	require.NoError(t, val.Get(&res))
-	return &res, nil
+	return activitytest.Run[workflows.DeleteBackupResult](t, f.env, f.acts.DeleteBackupData, req)
 }
 
 // TestDeleteRemovesEveryObjectOfTheBackup: every object under the backup's

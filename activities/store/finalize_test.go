@@ -62,13 +62,7 @@ func finalizeInput(f *fixture, ops ...workflows.Operation) workflows.FinalizeInp
 
 func (f *fixture) finalize(t *testing.T, in workflows.FinalizeInput) (*workflows.FinalizeResult, error) {
 	t.Helper()
-	val, err := f.env.ExecuteActivity(f.acts.FinalizeBackup, in)
-	if err != nil {
-		return nil, err
-	}
-	var res workflows.FinalizeResult
-	require.NoError(t, val.Get(&res))
-	return &res, nil
+	return activitytest.Run[workflows.FinalizeResult](t, f.env, f.acts.FinalizeBackup, in)
 }
 
 // TestFinalizeStreamsEveryPartIntoTheTarball: each item lands at its
