@@ -7,14 +7,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 
 	"github.com/cairn-backup/cairn/activities/datamover"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // DataMoverConfig is what a data mover process needs.
@@ -43,8 +41,7 @@ func RunDataMover(ctx context.Context, c client.Client, cfg DataMoverConfig) err
 		MaxHeartbeatThrottleInterval: 2 * time.Second,
 		Interceptors:                 []interceptor.WorkerInterceptor{&errorSurfacer{}, once},
 	})
-	w.RegisterActivityWithOptions(cfg.Activities.UploadVolume, activity.RegisterOptions{Name: workflows.UploadVolumeActivity})
-	w.RegisterActivityWithOptions(cfg.Activities.RestoreVolumeData, activity.RegisterOptions{Name: workflows.RestoreVolumeDataActivity})
+	registerDataMover(w, cfg.Activities)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start data mover: %w", err)
 	}

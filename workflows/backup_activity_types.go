@@ -38,7 +38,7 @@ func (o BackupOptions) WithDefaults() BackupOptions {
 		o.VolumeConcurrency = 4
 	}
 	if o.HeartbeatTimeout == nil {
-		o.HeartbeatTimeout = &metav1.Duration{Duration: defaultHeartbeatTimeout}
+		o.HeartbeatTimeout = &metav1.Duration{Duration: DefaultHeartbeatTimeout}
 	}
 	return o
 }

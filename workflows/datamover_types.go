@@ -127,15 +127,6 @@ func DataMoverTaskQueue(owner string, v Volume) string {
 	return "cairn-datamover-" + hex.EncodeToString(sum[:10])
 }
 
-// Data mover activity names: the worker exposes and cleans up, the data
-// mover moves the data.
-const (
-	ExposeVolumeActivity   = "ExposeVolume"
-	DiagnoseExposeActivity = "DiagnoseExposure"
-	CleanupExposeActivity  = "CleanupExposure"
-	UploadVolumeActivity   = "UploadVolume"
-)
-
 // DeleteVolumeDataInput deletes the kopia snapshots of a backup's volumes.
 type DeleteVolumeDataInput struct {
 	Backup   string `json:"backup"`
@@ -146,7 +137,3 @@ type DeleteVolumeDataInput struct {
 type DeleteVolumeDataResult struct {
 	Snapshots int `json:"snapshots"`
 }
-
-// DeleteVolumeDataActivity is the worker's deletion of a backup's volume
-// data.
-const DeleteVolumeDataActivity = "DeleteVolumeData"

@@ -1,6 +1,9 @@
-// Package workflows holds cairn's deterministic workflow code and the types
-// that cross the workflow boundary. Activities are called by name, so this
-// package does not import their implementations.
+// Package workflows is the contract every cairn process shares: workflow
+// names and IDs, the types that cross a process or storage boundary (specs,
+// statuses, activity inputs and results, backup.json and the other files
+// of a location) and the typed errors. It imports no workflow code; the
+// workflows live in one sub-package per domain (backup, restore, volume,
+// schedule, deletion, etcdsnapshot), and a domain imports no other.
 package workflows
 
 import (
@@ -27,40 +30,6 @@ const (
 
 // QueryStatus is the query every cairn workflow answers with its status.
 const QueryStatus = "status"
-
-// Activity names.
-const (
-	PlanBackupActivity       = "PlanBackup"
-	CollectActivity          = "CollectResources"
-	CollectRelatedActivity   = "CollectRelated"
-	FinalizeBackupActivity   = "FinalizeBackup"
-	CleanupBackupActivity    = "CleanupBackupWork"
-	UnknownResourcesActivity = "UnknownResources"
-
-	PlanRestoreActivity     = "PlanRestore"
-	ApplyActivity           = "ApplyResources"
-	WaitCRDsActivity        = "WaitCRDsEstablished"
-	RelinkOwnersActivity    = "RelinkOwners"
-	FinalizeRestoreActivity = "FinalizeRestore"
-	CleanupRestoreActivity  = "CleanupRestoreWork"
-
-	DeleteBackupDataActivity   = "DeleteBackupData"
-	ListExpiredBackupsActivity = "ListExpiredBackups"
-	ListScheduleRunsActivity   = "ListScheduleRuns"
-
-	TakeEtcdSnapshotActivity    = "TakeEtcdSnapshot"
-	VerifyEtcdSnapshotActivity  = "VerifyEtcdSnapshot"
-	CommitEtcdSnapshotActivity  = "CommitEtcdSnapshot"
-	DiscardEtcdSnapshotActivity = "DiscardEtcdSnapshot"
-	ListExpiredEtcdActivity     = "ListExpiredEtcdSnapshots"
-
-	PlanVolumesActivity            = "PlanVolumes"
-	CreateVolumeSnapshotActivity   = "CreateVolumeSnapshot"
-	WaitVolumeSnapshotActivity     = "WaitVolumeSnapshot"
-	RemoveVolumeSnapshotActivity   = "RemoveVolumeSnapshot"
-	CollectVolumeSnapshotsActivity = "CollectVolumeSnapshots"
-	DeleteBackupSnapshotsActivity  = "DeleteBackupSnapshots"
-)
 
 // Kinds of cairn workflow, as stored in the CairnKind search attribute.
 const (
@@ -156,6 +125,6 @@ const (
 	MemoBackup = "backup"
 )
 
-// defaultHeartbeatTimeout is how long a silent activity is presumed alive;
+// DefaultHeartbeatTimeout is how long a silent activity is presumed alive;
 // after it, Temporal retries it on another worker.
-const defaultHeartbeatTimeout = 30 * time.Second
+const DefaultHeartbeatTimeout = 30 * time.Second

@@ -2,10 +2,8 @@ package workflows
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
-	"go.temporal.io/sdk/temporal"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -63,15 +61,4 @@ func (p *optionProblems) duration(field string, d *metav1.Duration, least, most 
 	if d != nil && (d.Duration < least || d.Duration > most) {
 		*p = append(*p, fmt.Sprintf("options.%s %s must be between %s and %s", field, d.Duration, least, most))
 	}
-}
-
-// invalidOptions fails a run started with options out of bounds (the
-// starter refuses them first; this guards a run started another way) for
-// good: no retry makes them valid.
-func invalidOptions(problems []string) error {
-	if len(problems) == 0 {
-		return nil
-	}
-	msg := "invalid options: " + strings.Join(problems, "; ")
-	return temporal.NewNonRetryableApplicationError(msg, ErrTypeInvalidSpec, nil)
 }

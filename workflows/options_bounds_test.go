@@ -5,9 +5,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/testsuite"
 )
 
 func TestOptionsOutOfBoundsNameTheirField(t *testing.T) {
@@ -33,28 +30,4 @@ func TestOptionsOutOfBoundsNameTheirField(t *testing.T) {
 		"options.crdEstablishTimeout 2h0m0s must be between 1s and 1h0m0s",
 		"options.heartbeatTimeout -1m0s must be between 1s and 10m0s",
 	}, got)
-}
-
-// A run started with options out of bounds, past the starter, fails for
-// good before it does anything.
-func TestRunsRefuseOptionsOutOfBounds(t *testing.T) {
-	env := newBackupEnv(t)
-	env.ExecuteWorkflow(BackupWorkflow, BackupRequest{Spec: BackupSpec{Name: "b"}, Options: BackupOptions{HeartbeatTimeout: dur(0)}})
-	require.True(t, env.IsWorkflowCompleted())
-	assertInvalidOptions(t, env.GetWorkflowError(), "options.heartbeatTimeout 0s")
-
-	var suite testsuite.WorkflowTestSuite
-	renv := suite.NewTestWorkflowEnvironment()
-	renv.ExecuteWorkflow(RestoreWorkflow, RestoreRequest{Spec: RestoreSpec{Name: "r", BackupName: "b"}, Options: RestoreOptions{BatchSize: -5}})
-	require.True(t, renv.IsWorkflowCompleted())
-	assertInvalidOptions(t, renv.GetWorkflowError(), "options.batchSize -5")
-}
-
-func assertInvalidOptions(t *testing.T, err error, want string) {
-	t.Helper()
-	var app *temporal.ApplicationError
-	require.ErrorAs(t, err, &app)
-	assert.Equal(t, ErrTypeInvalidSpec, app.Type())
-	assert.True(t, app.NonRetryable())
-	assert.Contains(t, app.Error(), want)
 }

@@ -40,7 +40,7 @@ func (o RestoreOptions) WithDefaults() RestoreOptions {
 		o.ClusterUnreachableTimeout = &metav1.Duration{Duration: 10 * time.Minute}
 	}
 	if o.HeartbeatTimeout == nil {
-		o.HeartbeatTimeout = &metav1.Duration{Duration: defaultHeartbeatTimeout}
+		o.HeartbeatTimeout = &metav1.Duration{Duration: DefaultHeartbeatTimeout}
 	}
 	if o.VolumeConcurrency <= 0 {
 		o.VolumeConcurrency = 4

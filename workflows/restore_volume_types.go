@@ -11,15 +11,6 @@ const VolumeRestoreWorkflowName = "VolumeRestore"
 // KindVolumeRestore is the child workflow of one volume's restore.
 const KindVolumeRestore = "volume-restore"
 
-// Activities of a volume restore: the data mover writes the data, the
-// worker hands the volume to its claim and, once the claim is applied,
-// checks the binding and gives the volume back its reclaim policy.
-const (
-	RestoreVolumeDataActivity    = "RestoreVolumeData"
-	HandOverVolumeActivity       = "HandOverVolume"
-	FinishVolumeRestoresActivity = "FinishVolumeRestores"
-)
-
 // RestoreVolume is one claim of the backup whose data is restored from
 // the kopia repository: the plan lists them, one entry per volume.
 type RestoreVolume struct {
@@ -60,9 +51,9 @@ func VolumeRestoreWorkflowID(restore, namespace, claim string) string {
 	return fmt.Sprintf("restore/%s/volume/%s/%s", restore, namespace, claim)
 }
 
-// restoreOwner is a restore as the owner of data movers and their task
+// RestoreOwner is a restore as the owner of data movers and their task
 // queues, apart from a backup of the same name.
-func restoreOwner(restore string) string { return "restore:" + restore }
+func RestoreOwner(restore string) string { return "restore:" + restore }
 
 // VolumeRestoreRequest is the input of the per-volume child workflow.
 type VolumeRestoreRequest struct {

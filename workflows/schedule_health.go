@@ -83,3 +83,16 @@ func LongestGap(times []time.Time) time.Duration {
 	}
 	return longest
 }
+
+// LastCompleted is when the newest Completed run of runs ended; nil when
+// none completed.
+func LastCompleted(runs []ScheduleRun) *time.Time {
+	var last *time.Time
+	for _, r := range runs {
+		if r.Phase == PhaseCompleted && (last == nil || r.Time.After(*last)) {
+			t := r.Time
+			last = &t
+		}
+	}
+	return last
+}

@@ -211,7 +211,7 @@ func uploadHeartbeat(t *testing.T, s *stack, backup string, v workflows.Volume) 
 		return p, false
 	}
 	for _, pa := range desc.GetPendingActivities() {
-		if pa.GetActivityType().GetName() != workflows.UploadVolumeActivity || pa.GetHeartbeatDetails() == nil {
+		if pa.GetActivityType().GetName() != uploadVolumeActivity || pa.GetHeartbeatDetails() == nil {
 			continue
 		}
 		if converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p) == nil {

@@ -217,7 +217,7 @@ func waitRestored(t *testing.T, s *stack, restore, namespace, claim string, byte
 		desc, err := s.temporalC.DescribeWorkflowExecution(context.Background(), id, "")
 		if err == nil {
 			for _, pa := range desc.GetPendingActivities() {
-				if pa.GetActivityType().GetName() == workflows.RestoreVolumeDataActivity && pa.GetHeartbeatDetails() != nil &&
+				if pa.GetActivityType().GetName() == restoreVolumeDataActivity && pa.GetHeartbeatDetails() != nil &&
 					converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p) == nil && p.RestoredBytes > bytes {
 					return p
 				}

@@ -64,7 +64,7 @@ func pendingProgress(t *testing.T, s *stack, backup, resource string) (cluster.C
 	require.NoError(t, err)
 	var ids map[string]string
 	for _, pa := range desc.GetPendingActivities() {
-		if pa.GetActivityType().GetName() != workflows.CollectActivity || pa.GetHeartbeatDetails() == nil {
+		if pa.GetActivityType().GetName() != collectActivity || pa.GetHeartbeatDetails() == nil {
 			continue
 		}
 		if ids == nil {
@@ -110,7 +110,7 @@ func runHistory(t *testing.T, s *stack, workflowID string) []*historypb.HistoryE
 func collectedResource(t *testing.T, ev *historypb.HistoryEvent) string {
 	t.Helper()
 	attrs := ev.GetActivityTaskScheduledEventAttributes()
-	if attrs.GetActivityType().GetName() != workflows.CollectActivity {
+	if attrs.GetActivityType().GetName() != collectActivity {
 		return ""
 	}
 	var in workflows.CollectInput

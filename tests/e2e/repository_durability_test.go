@@ -45,14 +45,14 @@ func TestRepositoryStepsSurviveAWorkerKill(t *testing.T) {
 		for _, name := range names[:3] {
 			res, err := m.starter.DeleteBackup(ctx, name, false)
 			require.NoError(t, err)
-			if catchActivity(t, m.stack, w, res.WorkflowID, workflows.DeleteVolumeDataActivity) {
+			if catchActivity(t, m.stack, w, res.WorkflowID, deleteVolumeDataActivity) {
 				w.kill()
 				w = m.startMoverWorker()
 				killed = name
 			}
 			require.NoError(t, m.starter.WaitRun(ctx, res.WorkflowID, res.RunID))
 			if killed != "" {
-				assert.Greater(t, activityAttempt(t, m.stack, res.WorkflowID, workflows.DeleteVolumeDataActivity), int32(1),
+				assert.Greater(t, activityAttempt(t, m.stack, res.WorkflowID, deleteVolumeDataActivity), int32(1),
 					"the kill landed mid-step: the kopia step was retried")
 			}
 			complete, checkpoints, _ := m.snapshotCounts(t, name)
@@ -76,7 +76,7 @@ func TestRepositoryStepsSurviveAWorkerKill(t *testing.T) {
 		killed := false
 		for i := 1; i <= 3 && !killed; i++ {
 			run := maintain(fmt.Sprintf("maintenance-kill-%d", i))
-			if catchActivity(t, m.stack, w, run.GetID(), workflows.MaintainRepositoryActivity) {
+			if catchActivity(t, m.stack, w, run.GetID(), maintainRepoActivity) {
 				w.kill()
 				w = m.startMoverWorker()
 				killed = true
@@ -85,7 +85,7 @@ func TestRepositoryStepsSurviveAWorkerKill(t *testing.T) {
 			require.NoError(t, run.Get(ctx, &res), "the maintenance finishes")
 			assert.True(t, res.Ran)
 			if killed {
-				assert.Greater(t, activityAttempt(t, m.stack, run.GetID(), workflows.MaintainRepositoryActivity), int32(1),
+				assert.Greater(t, activityAttempt(t, m.stack, run.GetID(), maintainRepoActivity), int32(1),
 					"the kill landed mid-step: maintenance was retried")
 			}
 		}

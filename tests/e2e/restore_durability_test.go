@@ -133,7 +133,7 @@ func waitApplying(t *testing.T, s *stack, restoreName, resource string, batches 
 		require.NoError(t, err)
 		for _, pa := range desc.GetPendingActivities() {
 			var p restore.ApplyProgress
-			if pa.GetActivityType().GetName() == workflows.ApplyActivity && pa.GetHeartbeatDetails() != nil &&
+			if pa.GetActivityType().GetName() == applyActivity && pa.GetHeartbeatDetails() != nil &&
 				converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p) == nil && p.NextBatch >= batches {
 				t.Logf("%s: %d batches applied (%d restored)", resource, p.NextBatch, p.Outcome.Restored)
 				return

@@ -1,0 +1,20 @@
+package e2e
+
+import (
+	"github.com/cairn-backup/cairn/activities/cluster"
+	"github.com/cairn-backup/cairn/activities/datamover"
+	"github.com/cairn-backup/cairn/activities/repository"
+	"github.com/cairn-backup/cairn/activities/restore"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// The activities the tests look for in run histories, named from their
+// methods as the workflows call them.
+var (
+	collectActivity           = workflows.ActivityName((*cluster.Activities)(nil).CollectResources)
+	applyActivity             = workflows.ActivityName((*restore.Activities)(nil).ApplyResources)
+	uploadVolumeActivity      = workflows.ActivityName((*datamover.Activities)(nil).UploadVolume)
+	restoreVolumeDataActivity = workflows.ActivityName((*datamover.Activities)(nil).RestoreVolumeData)
+	deleteVolumeDataActivity  = workflows.ActivityName((*repository.Activities)(nil).DeleteVolumeData)
+	maintainRepoActivity      = workflows.ActivityName((*repository.Activities)(nil).MaintainRepository)
+)

@@ -1,0 +1,98 @@
+package worker
+
+import (
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/cairn-backup/cairn/activities/datamover"
+	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/workflows/backup"
+	"github.com/cairn-backup/cairn/workflows/deletion"
+	"github.com/cairn-backup/cairn/workflows/etcdsnapshot"
+	"github.com/cairn-backup/cairn/workflows/restore"
+	"github.com/cairn-backup/cairn/workflows/schedule"
+	"github.com/cairn-backup/cairn/workflows/volume"
+)
+
+// The registration lists of cairn's two process kinds. Workflows are
+// registered under their names in package workflows, which the starter and
+// parent workflows use; activities under their method names, which is how
+// the workflows reference them. TestEveryCalledActivityIsRegistered checks
+// these lists against what the workflow packages call.
+
+// workerWorkflows are the workflows the worker runs, by name.
+var workerWorkflows = map[string]any{
+	workflows.BackupWorkflowName:                backup.BackupWorkflow,
+	workflows.ValidateFiltersWorkflowName:       backup.ValidateFiltersWorkflow,
+	workflows.RestoreWorkflowName:               restore.RestoreWorkflow,
+	workflows.VolumeSnapshotWorkflowName:        volume.VolumeSnapshotWorkflow,
+	workflows.VolumeRestoreWorkflowName:         volume.VolumeRestoreWorkflow,
+	workflows.DataMoverSlotsWorkflowName:        volume.DataMoverSlotsWorkflow,
+	workflows.ScheduledBackupWorkflowName:       schedule.ScheduledBackupWorkflow,
+	workflows.DeleteBackupWorkflowName:          deletion.DeleteBackupWorkflow,
+	workflows.ExpireBackupsWorkflowName:         deletion.ExpireBackupsWorkflow,
+	workflows.RepositoryMaintenanceWorkflowName: deletion.RepositoryMaintenanceWorkflow,
+	workflows.EtcdSnapshotWorkflowName:          etcdsnapshot.EtcdSnapshotWorkflow,
+}
+
+// workerActivities are the activities the worker runs: all but the data
+// movers'. A nil group is left out (tests host only some).
+func workerActivities(a Activities) []any {
+	var list []any
+	if c := a.Cluster; c != nil {
+		list = append(list, c.PlanBackup, c.CollectResources, c.CollectRelated, c.UnknownResources)
+	}
+	if s := a.Store; s != nil {
+		list = append(list, s.FinalizeBackup, s.CleanupBackupWork, s.DeleteBackupData,
+			s.ListExpiredBackups, s.ListScheduleRuns, s.ListExpiredEtcdSnapshots)
+	}
+	if e := a.Etcd; e != nil {
+		list = append(list, e.TakeEtcdSnapshot, e.VerifyEtcdSnapshot, e.CommitEtcdSnapshot, e.DiscardEtcdSnapshot)
+	}
+	if c := a.CSI; c != nil {
+		list = append(list, c.PlanVolumes, c.CreateVolumeSnapshot, c.WaitVolumeSnapshot,
+			c.RemoveVolumeSnapshot, c.CollectVolumeSnapshots, c.DeleteBackupSnapshots)
+	}
+	if e := a.Expose; e != nil {
+		list = append(list, e.ExposeVolume, e.DiagnoseExposure, e.CleanupExposure, e.PlaceDataMover,
+			e.RequestDataMoverSlot, e.ClosedSlotHolders, e.HandOverVolume, e.FinishVolumeRestores)
+	}
+	if r := a.Repo; r != nil {
+		list = append(list, r.DeleteVolumeData, r.MaintainRepository)
+	}
+	if r := a.Restore; r != nil {
+		list = append(list, r.PlanRestore, r.ApplyResources, r.WaitCRDsEstablished, r.RelinkOwners,
+			r.FinalizeRestore, r.CleanupRestoreWork)
+	}
+	return list
+}
+
+// dataMoverActivities are the activities a data mover process runs, on
+// its one operation's task queue.
+func dataMoverActivities(a *datamover.Activities) []any {
+	return []any{a.UploadVolume, a.RestoreVolumeData}
+}
+
+// Register puts the worker's workflows and activities on a registry (a
+// worker, a replayer or a test environment).
+func Register(r sdkworker.Registry, acts Activities) {
+	RegisterWorkflows(r)
+	registerActivities(r, workerActivities(acts))
+}
+
+// RegisterWorkflows registers the worker's workflows only.
+func RegisterWorkflows(r sdkworker.WorkflowRegistry) {
+	for name, fn := range workerWorkflows {
+		r.RegisterWorkflowWithOptions(fn, workflow.RegisterOptions{Name: name})
+	}
+}
+
+func registerDataMover(r sdkworker.ActivityRegistry, a *datamover.Activities) {
+	registerActivities(r, dataMoverActivities(a))
+}
+
+func registerActivities(r sdkworker.ActivityRegistry, list []any) {
+	for _, fn := range list {
+		r.RegisterActivity(fn)
+	}
+}

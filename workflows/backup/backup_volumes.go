@@ -1,0 +1,202 @@
+package backup
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/workflows/internal/flow"
+)
+
+// planVolumes asks which claims to snapshot. It runs right after the plan,
+// so a cluster without the snapshot API fails the backup before anything
+// is collected.
+func (b *backupRun) planVolumes(ctx workflow.Context) error {
+	if !b.spec.SnapshotsVolumes() {
+		return nil
+	}
+	actx := workflow.WithActivityOptions(ctx, b.activityOptions(10*time.Minute))
+	var res workflows.PlanVolumesResult
+	in := workflows.PlanVolumesInput{Backup: b.spec.Name, Location: b.spec.StorageLocation}
+	if err := workflow.ExecuteActivity(actx, csiActs.PlanVolumes, in).Get(ctx, &res); err != nil {
+		return fmt.Errorf("plan volumes: %w", err)
+	}
+	b.status.Warnings += res.Warnings
+	timeout := b.spec.SnapshotTimeout()
+	kind := workflows.OperationKindCSISnapshot
+	if b.spec.SnapshotMoveData {
+		kind = workflows.OperationKindDataUpload
+	}
+	for _, v := range res.Volumes {
+		b.status.Operations = append(b.status.Operations, workflows.Operation{
+			ID: workflows.VolumeOperationID(v), Kind: kind, Volume: v, Phase: workflows.OperationNew,
+			Timeout: timeout, WorkflowID: workflows.VolumeWorkflowID(b.spec.Name, v),
+		})
+	}
+	if len(res.Volumes) > 0 {
+		b.logger.Info("Planned volume snapshots", "volumes", len(res.Volumes), "skipped", res.Warnings)
+	}
+	return nil
+}
+
+// runOperations runs one child workflow per volume, at most
+// VolumeConcurrency at once, while the backup waits in
+// WaitingForOperations. An operation that fails or times out makes the
+// backup PartiallyFailed; a canceled backup cancels its operations and
+// waits for them to clean up.
+func (b *backupRun) runOperations(ctx workflow.Context) error {
+	if len(b.status.Operations) == 0 {
+		return nil
+	}
+	b.setPhase(ctx, workflows.PhaseWaitingForOperations)
+	b.listenForProgress(ctx)
+
+	sel := workflow.NewSelector(ctx)
+	running := 0
+	for i := range b.status.Operations {
+		for running >= b.opts.VolumeConcurrency {
+			sel.Select(ctx)
+			running--
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		op := &b.status.Operations[i]
+		req := workflows.VolumeSnapshotRequest{
+			Backup: b.spec.Name, Location: b.spec.StorageLocation, OperationID: op.ID, Volume: op.Volume,
+			Timeout: op.Timeout, NativeSnapshots: b.spec.NativeSnapshots, HeartbeatTimeout: b.opts.HeartbeatTimeout.Duration,
+		}
+		if b.spec.SnapshotMoveData {
+			req.MoveData, req.PrepareTimeout, req.DataTimeout = true, b.spec.PrepareTimeout(), b.spec.DataTimeout()
+		}
+		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+			WorkflowID:          op.WorkflowID,
+			WaitForCancellation: true,
+			// A backup that is terminated still asks its operations to
+			// clean up.
+			ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
+		})
+		now := workflow.Now(ctx).UTC()
+		op.Phase, op.Started, op.Updated = workflows.OperationInProgress, &now, &now
+		b.updateDetails(ctx)
+		f := workflow.ExecuteChildWorkflow(cctx, workflows.VolumeSnapshotWorkflowName, req)
+		running++
+		sel.AddFuture(f, func(f workflow.Future) {
+			var res workflows.VolumeSnapshotResult
+			err := f.Get(ctx, &res)
+			b.recordOperation(ctx, op, res, err)
+		})
+	}
+	for running > 0 {
+		sel.Select(ctx)
+		running--
+	}
+	if ctx.Err() != nil {
+		return temporal.NewCanceledError()
+	}
+	return nil
+}
+
+// listenForProgress applies the children's progress signals to the
+// operations, for the status query and the Temporal UI.
+func (b *backupRun) listenForProgress(ctx workflow.Context) {
+	flow.OnProgress(ctx, func(gctx workflow.Context, p workflows.OperationProgress) {
+		for i := range b.status.Operations {
+			op := &b.status.Operations[i]
+			if op.ID == p.ID && !op.Phase.Done() {
+				now := workflow.Now(gctx).UTC()
+				op.Progress, op.Updated = p.Progress, &now
+			}
+		}
+		b.updateDetails(gctx)
+	})
+}
+
+func (b *backupRun) recordOperation(ctx workflow.Context, op *workflows.Operation, res workflows.VolumeSnapshotResult, err error) {
+	now := workflow.Now(ctx).UTC()
+	op.Updated = &now
+	op.Phase, op.Error = flow.ChildOutcome(err, res.Phase, res.Error)
+	if err == nil {
+		op.Snapshot, op.Upload = res.Snapshot, res.Upload
+	}
+	switch op.Phase {
+	case workflows.OperationCompleted:
+		op.Progress = "ready"
+		if op.Upload != nil {
+			op.Progress = "data moved"
+		}
+	case workflows.OperationFailed:
+		op.Progress = ""
+		b.status.Errors++
+		b.logger.Warn("Volume operation failed", "operation", op.ID, "reason", op.Error)
+	}
+	b.updateDetails(ctx)
+}
+
+// operationsFailure summarizes failed operations for a PartiallyFailed
+// backup's reason.
+func (b *backupRun) operationsFailure() string {
+	var failed []string
+	for _, op := range b.status.Operations {
+		if op.Phase == workflows.OperationFailed {
+			failed = append(failed, op.ID+": "+op.Error)
+		}
+	}
+	if len(failed) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d volume operations failed: %s", len(failed), len(b.status.Operations), strings.Join(failed, "; "))
+}
+
+// completedOperations are the operations whose snapshot is ready and
+// still exists.
+func (b *backupRun) completedOperations() []workflows.Operation {
+	var done []workflows.Operation
+	for _, op := range b.status.Operations {
+		if op.Phase == workflows.OperationCompleted && op.Snapshot != nil && !op.Snapshot.Deleted {
+			done = append(done, op)
+		}
+	}
+	return done
+}
+
+// collectSnapshots stores the final state of the ready snapshots and
+// their contents as backup items, so a restore sees them ready.
+func (b *backupRun) collectSnapshots(ctx workflow.Context) error {
+	ops := b.completedOperations()
+	if len(ops) == 0 {
+		return nil
+	}
+	actx := workflow.WithActivityOptions(ctx, b.activityOptions(time.Hour))
+	in := workflows.CollectSnapshotsInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, Operations: ops}
+	var res workflows.CollectSnapshotsResult
+	if err := workflow.ExecuteActivity(actx, csiActs.CollectVolumeSnapshots, in).Get(ctx, &res); err != nil {
+		return fmt.Errorf("collect volume snapshots: %w", err)
+	}
+	b.addItems(res.Resources)
+	return nil
+}
+
+// operationCounts is "2 Completed, 1 InProgress" in phase order.
+func operationCounts(ops []workflows.Operation) string {
+	return flow.PhaseCounts(len(ops), func(i int) workflows.OperationPhase { return ops[i].Phase })
+}
+
+// discardSnapshots deletes the snapshots a failed or canceled backup had
+// already kept: without the backup, nothing would ever restore or delete
+// them.
+func (b *backupRun) discardSnapshots(ctx workflow.Context) {
+	if len(b.completedOperations()) == 0 {
+		return
+	}
+	actx := workflow.WithActivityOptions(ctx, b.activityOptions(time.Hour))
+	in := workflows.DeleteSnapshotsInput{Backup: b.spec.Name, Location: b.spec.StorageLocation}
+	if err := workflow.ExecuteActivity(actx, csiActs.DeleteBackupSnapshots, in).Get(ctx, nil); err != nil {
+		b.logger.Warn("Deleting the snapshots of the failed backup failed", "error", err)
+	}
+}

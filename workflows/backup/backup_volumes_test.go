@@ -1,0 +1,106 @@
+package backup
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/workflows/internal/flowtest"
+)
+
+// volumeBackupEnv is a backup of three types and two volumes, up to the
+// snapshots being created; each test says how the waits end.
+func volumeBackupEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
+	env := newBackupEnv(t)
+	env.OnActivity(clusterActs.PlanBackup, mock.Anything, mock.Anything).Return(threeTypes(), nil).Once()
+	env.OnActivity(csiActs.PlanVolumes, mock.Anything, mock.Anything).Return(flowtest.TwoVolumes(), nil).Once()
+	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(collected(1)).Times(3)
+	env.OnActivity(clusterActs.CollectRelated, mock.Anything, mock.Anything).Return(&workflows.CollectRelatedResult{}, nil).Once()
+	env.OnActivity(csiActs.CreateVolumeSnapshot, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in workflows.CreateSnapshotInput) (*workflows.CreateSnapshotResult, error) {
+			return &workflows.CreateSnapshotResult{Name: workflows.SnapshotName(in.Backup, in.Volume)}, nil
+		}).Twice()
+	return env
+}
+
+// TestBackupSnapshotsVolumesAsOperations: each planned volume is one
+// operation, run as a child workflow; the backup records the snapshots,
+// collects them for the tarball and passes them to finalize.
+func TestBackupSnapshotsVolumesAsOperations(t *testing.T) {
+	env := volumeBackupEnv(t)
+	env.OnActivity(csiActs.WaitVolumeSnapshot, mock.Anything, mock.Anything).Return(flowtest.ReadyInfo).Twice()
+	env.OnActivity(csiActs.CollectVolumeSnapshots, mock.Anything, mock.MatchedBy(func(in workflows.CollectSnapshotsInput) bool {
+		return len(in.Operations) == 2 && in.Operations[0].Volume.Namespace == "shop"
+	})).Return(&workflows.CollectSnapshotsResult{Resources: map[string]int{"volumesnapshots.snapshot.storage.k8s.io": 2}}, nil).Once()
+	var finalized workflows.FinalizeInput
+	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in workflows.FinalizeInput) (*workflows.FinalizeResult, error) {
+			finalized = in
+			return &workflows.FinalizeResult{}, nil
+		}).Once()
+	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil).Once()
+
+	env.ExecuteWorkflow(BackupWorkflow, testRequest())
+	require.NoError(t, env.GetWorkflowError())
+	var st workflows.BackupStatus
+	require.NoError(t, env.GetWorkflowResult(&st))
+	assert.Equal(t, workflows.PhaseCompleted, st.Phase)
+	assert.Equal(t, 1, st.Warnings)
+	require.Len(t, st.Operations, 2)
+	for _, op := range st.Operations {
+		assert.Equal(t, workflows.OperationCompleted, op.Phase, op.ID)
+		require.NotNil(t, op.Snapshot)
+		assert.Equal(t, "snap-"+op.Volume.Claim, op.Snapshot.Handle)
+		assert.Equal(t, workflows.DefaultCSISnapshotTimeout, op.Timeout)
+		assert.NotNil(t, op.Started)
+	}
+	assert.Equal(t, 2, st.Resources["volumesnapshots.snapshot.storage.k8s.io"].Items)
+	assert.Len(t, finalized.Status.Operations, 2, "finalize writes operations.json and volumes.json from them")
+}
+
+// TestVolumeTimeoutFailsItsOperationOnly: a snapshot not ready in time is
+// removed, its operation Failed with the reason, and the backup ends
+// PartiallyFailed instead of Failed.
+func TestVolumeTimeoutFailsItsOperationOnly(t *testing.T) {
+	env := volumeBackupEnv(t)
+	env.OnActivity(csiActs.WaitVolumeSnapshot, mock.Anything, mock.MatchedBy(func(in workflows.WaitSnapshotInput) bool { return in.Volume.Claim == "data" })).
+		Return(flowtest.ReadyInfo).Once()
+	env.OnActivity(csiActs.WaitVolumeSnapshot, mock.Anything, mock.MatchedBy(func(in workflows.WaitSnapshotInput) bool { return in.Volume.Claim == "logs" })).
+		Return(nil, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_CLOSE, nil)).Once()
+	removed := ""
+	env.OnActivity(csiActs.RemoveVolumeSnapshot, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in workflows.RemoveSnapshotInput) error { removed = in.Volume.Claim; return nil }).Once()
+	env.OnActivity(csiActs.CollectVolumeSnapshots, mock.Anything, mock.MatchedBy(func(in workflows.CollectSnapshotsInput) bool {
+		return len(in.Operations) == 1
+	})).Return(&workflows.CollectSnapshotsResult{}, nil).Once()
+	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(&workflows.FinalizeResult{}, nil).Once()
+	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil).Once()
+
+	env.ExecuteWorkflow(BackupWorkflow, testRequest())
+	require.NoError(t, env.GetWorkflowError())
+	var st workflows.BackupStatus
+	require.NoError(t, env.GetWorkflowResult(&st))
+	assert.Equal(t, workflows.PhasePartiallyFailed, st.Phase)
+	assert.Equal(t, "logs", removed)
+	assert.Equal(t, workflows.OperationCompleted, st.Operations[0].Phase)
+	assert.Equal(t, workflows.OperationFailed, st.Operations[1].Phase)
+	assert.Contains(t, st.Operations[1].Error, "was not ready within csiSnapshotTimeout 10m0s")
+	assert.Contains(t, st.FailureReason, "1 of 2 volume operations failed: snapshot/shop/logs")
+}
+
+func TestSnapshotNameIsStableShortAndDistinct(t *testing.T) {
+	v := workflows.Volume{Namespace: "shop", Claim: "a-very-long-claim-name-that-goes-on-and-on-and-on-forever"}
+	a := workflows.SnapshotName("nightly-20261122020000", v)
+	assert.Equal(t, a, workflows.SnapshotName("nightly-20261122020000", v))
+	assert.LessOrEqual(t, len(a), 63)
+	v2 := v
+	v2.Namespace = "other"
+	assert.NotEqual(t, a, workflows.SnapshotName("nightly-20261122020000", v2))
+}

@@ -1,0 +1,312 @@
+package backup
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/workflows/internal/flow"
+)
+
+// BackupWorkflow backs up the Kubernetes objects a spec selects into a
+// backup location: plan, collect each resource type, collect related
+// cluster-scoped objects, finalize. Its history grows with resource types,
+// never with items.
+func BackupWorkflow(ctx workflow.Context, req workflows.BackupRequest) (*workflows.BackupStatus, error) {
+	if err := flow.InvalidOptions(req.Options.Problems()); err != nil {
+		return nil, err
+	}
+	b := &backupRun{
+		spec:   req.Spec,
+		opts:   req.Options.WithDefaults(),
+		logger: log.With(workflow.GetLogger(ctx), "backup", req.Spec.Name),
+		status: workflows.BackupStatus{Name: req.Spec.Name, Phase: workflows.PhaseNew, Resources: map[string]workflows.ResourceProgress{}},
+	}
+	if err := b.setup(ctx); err != nil {
+		return nil, err
+	}
+	return b.run(ctx)
+}
+
+type backupRun struct {
+	spec   workflows.BackupSpec
+	opts   workflows.BackupOptions
+	logger log.Logger
+	status workflows.BackupStatus
+}
+
+func (b *backupRun) setup(ctx workflow.Context) error {
+	if err := workflow.SetQueryHandler(ctx, workflows.QueryStatus, func() (*workflows.BackupStatus, error) {
+		return &b.status, nil
+	}); err != nil {
+		return fmt.Errorf("register status query: %w", err)
+	}
+	start := workflow.Now(ctx).UTC()
+	b.status.StartTime = &start
+	if b.spec.TTL != nil {
+		exp := start.Add(b.spec.TTL.Duration)
+		b.status.Expiration = &exp
+	}
+	return workflow.UpsertTypedSearchAttributes(ctx,
+		workflows.SearchAttrKind.ValueSet(workflows.KindBackup),
+		workflows.SearchAttrName.ValueSet(b.spec.Name),
+		workflows.SearchAttrPhase.ValueSet(string(workflows.PhaseNew)),
+	)
+}
+
+func (b *backupRun) run(ctx workflow.Context) (*workflows.BackupStatus, error) {
+	b.setPhase(ctx, workflows.PhaseInProgress)
+
+	plan, err := b.plan(ctx)
+	if err != nil {
+		return b.end(ctx, err)
+	}
+	if err := b.planVolumes(ctx); err != nil {
+		return b.end(ctx, err)
+	}
+	if err := b.collectAll(ctx, plan.Types); err != nil {
+		return b.end(ctx, err)
+	}
+	if plan.CollectRelated {
+		if err := b.collectRelated(ctx, plan.Types); err != nil {
+			return b.end(ctx, err)
+		}
+	}
+	if err := b.runOperations(ctx); err != nil {
+		return b.end(ctx, err)
+	}
+
+	b.setPhase(ctx, workflows.PhaseFinalizing)
+	if err := b.collectSnapshots(ctx); err != nil {
+		return b.end(ctx, err)
+	}
+	final := workflows.PhaseCompleted
+	if b.status.Errors > 0 {
+		final = workflows.PhasePartiallyFailed
+		if r := b.operationsFailure(); r != "" {
+			b.status.FailureReason = r
+		}
+	}
+	if err := b.finalize(ctx, final); err != nil {
+		return b.end(ctx, err)
+	}
+	return b.end(ctx, nil)
+}
+
+func (b *backupRun) plan(ctx workflow.Context) (*workflows.PlanResult, error) {
+	var plan workflows.PlanResult
+	actx := workflow.WithActivityOptions(ctx, b.activityOptions(10*time.Minute))
+	if err := workflow.ExecuteActivity(actx, clusterActs.PlanBackup, workflows.PlanInput{Spec: b.spec, Options: b.opts}).Get(ctx, &plan); err != nil {
+		return nil, err
+	}
+	b.status.KubernetesVersion = plan.KubernetesVersion
+	b.status.Namespaces = plan.Namespaces
+	b.status.Skipped = plan.Skipped
+	b.status.ResourceTypesTotal = len(plan.Types)
+	for _, t := range plan.Types {
+		b.status.Resources[t.GroupResource()] = workflows.ResourceProgress{Estimate: t.Estimate}
+		b.status.ItemsEstimate += t.Estimate
+	}
+	b.logger.Info("Planned backup", "resourceTypes", len(plan.Types), "namespaces", plan.Namespaces, "skipped", len(plan.Skipped))
+	b.updateDetails(ctx)
+	return &plan, nil
+}
+
+// collectAll runs one collect activity per resource type, at most
+// Concurrency at once. The first activity that fails for good stops new
+// ones from starting; those running are waited for.
+func (b *backupRun) collectAll(ctx workflow.Context, types []workflows.ResourceType) error {
+	actx := workflow.WithActivityOptions(ctx, b.activityOptions(6*time.Hour))
+	sel := workflow.NewSelector(ctx)
+	var firstErr error
+	running := 0
+	for _, t := range types {
+		if firstErr != nil || ctx.Err() != nil {
+			break
+		}
+		for running >= b.opts.Concurrency {
+			sel.Select(ctx)
+			running--
+		}
+		if firstErr != nil || ctx.Err() != nil {
+			break
+		}
+		t := t
+		in := workflows.CollectInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, Type: t, Options: b.opts}
+		f := workflow.ExecuteActivity(actx, clusterActs.CollectResources, in)
+		running++
+		sel.AddFuture(f, func(f workflow.Future) {
+			var res workflows.CollectResult
+			if err := f.Get(ctx, &res); err != nil {
+				if firstErr == nil {
+					firstErr = fmt.Errorf("collect %s: %w", t.GroupResource(), err)
+				}
+				return
+			}
+			b.recordCollect(ctx, t.GroupResource(), res)
+		})
+	}
+	for running > 0 {
+		sel.Select(ctx)
+		running--
+	}
+	if firstErr == nil && ctx.Err() != nil {
+		return temporal.NewCanceledError()
+	}
+	return firstErr
+}
+
+func (b *backupRun) recordCollect(ctx workflow.Context, gr string, res workflows.CollectResult) {
+	p := b.status.Resources[gr]
+	p.Items, p.Done, p.Error = res.Items, true, res.Error
+	b.status.Resources[gr] = p
+	b.status.ResourceTypesDone++
+	b.status.ItemsDone += res.Items
+	if res.Error != "" {
+		b.status.Errors++
+		b.logger.Warn("Resource type not backed up", "resource", gr, "error", res.Error)
+	}
+	b.updateDetails(ctx)
+}
+
+func (b *backupRun) collectRelated(ctx workflow.Context, types []workflows.ResourceType) error {
+	var custom []string
+	for _, t := range types {
+		if t.Group != "" && !isBuiltinGroup(t.Group) && b.status.Resources[t.GroupResource()].Items > 0 {
+			custom = append(custom, t.GroupResource())
+		}
+	}
+	actx := workflow.WithActivityOptions(ctx, b.activityOptions(time.Hour))
+	in := workflows.CollectRelatedInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, Options: b.opts, CustomResources: custom}
+	var res workflows.CollectRelatedResult
+	if err := workflow.ExecuteActivity(actx, clusterActs.CollectRelated, in).Get(ctx, &res); err != nil {
+		return fmt.Errorf("collect related cluster-scoped objects: %w", err)
+	}
+	b.addItems(res.Resources)
+	b.status.Warnings += res.Warnings
+	b.updateDetails(ctx)
+	return nil
+}
+
+// addItems counts items a step stored per type on top of what collection
+// stored, and marks those types done.
+func (b *backupRun) addItems(resources map[string]int) {
+	for _, gr := range workflow.DeterministicKeys(resources) {
+		p := b.status.Resources[gr]
+		p.Items += resources[gr]
+		p.Done = true
+		b.status.Resources[gr] = p
+		b.status.ItemsDone += resources[gr]
+	}
+}
+
+func (b *backupRun) finalize(ctx workflow.Context, final workflows.Phase) error {
+	status := b.status
+	status.Phase = final
+	now := workflow.Now(ctx).UTC()
+	status.CompletionTime = &now
+	info := workflow.GetInfo(ctx)
+	in := workflows.FinalizeInput{Spec: b.spec, Status: status, WorkRef: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID}
+	actx := workflow.WithActivityOptions(ctx, b.activityOptions(6*time.Hour))
+	var res workflows.FinalizeResult
+	if err := workflow.ExecuteActivity(actx, storeActs.FinalizeBackup, in).Get(ctx, &res); err != nil {
+		return fmt.Errorf("finalize: %w", err)
+	}
+	b.status.TarballBytes = res.TarballBytes
+	b.status.Warnings += res.Warnings
+	b.status.CompletionTime = &now
+	if res.CompletionTime != nil {
+		b.status.CompletionTime = res.CompletionTime
+	}
+	b.status.Phase = final
+	return nil
+}
+
+// end cleans up the intermediate state and records the final phase. It
+// runs on a disconnected context so a canceled backup still cleans up.
+func (b *backupRun) end(ctx workflow.Context, runErr error) (*workflows.BackupStatus, error) {
+	canceled := runErr != nil && (temporal.IsCanceledError(runErr) || errors.Is(ctx.Err(), workflow.ErrCanceled))
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	cleanup := workflows.CleanupInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, Discard: runErr != nil}
+	if runErr != nil {
+		cleanup.Phase, cleanup.StartTime = workflows.PhaseFailed, b.status.StartTime
+		if canceled {
+			cleanup.Phase = workflows.PhaseCanceled
+		}
+	}
+	actx := workflow.WithActivityOptions(dctx, b.activityOptions(time.Hour))
+	if runErr != nil {
+		b.discardSnapshots(dctx)
+	}
+	if err := workflow.ExecuteActivity(actx, storeActs.CleanupBackupWork, cleanup).Get(dctx, nil); err != nil {
+		b.logger.Warn("Cleanup of intermediate state failed", "error", err)
+	}
+
+	if b.status.CompletionTime == nil {
+		now := workflow.Now(dctx).UTC()
+		b.status.CompletionTime = &now
+	}
+	switch {
+	case canceled:
+		b.status.FailureReason = "canceled by request"
+		b.setPhase(dctx, workflows.PhaseCanceled)
+		return &b.status, temporal.NewCanceledError("backup canceled")
+	case runErr != nil:
+		b.status.FailureReason = flow.Reason(runErr)
+		b.setPhase(dctx, workflows.PhaseFailed)
+		b.logger.Error("Backup failed", "error", runErr)
+		return &b.status, runErr
+	}
+	b.setPhase(dctx, b.status.Phase)
+	b.logger.Info("Backup ended", "phase", b.status.Phase, "items", b.status.ItemsDone, "errors", b.status.Errors)
+	return &b.status, nil
+}
+
+func (b *backupRun) setPhase(ctx workflow.Context, p workflows.Phase) {
+	b.status.Phase = p
+	flow.PublishPhase(ctx, b.logger, p)
+	b.updateDetails(ctx)
+}
+
+// updateDetails keeps the Temporal UI's "current details" a one-glance
+// summary of where the backup is.
+func (b *backupRun) updateDetails(ctx workflow.Context) {
+	s := b.status
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "**%s** backup `%s`\n\n", s.Phase, s.Name)
+	fmt.Fprintf(&sb, "- resource types: %d/%d\n", s.ResourceTypesDone, s.ResourceTypesTotal)
+	if s.ItemsEstimate > 0 {
+		fmt.Fprintf(&sb, "- items: %d of about %d\n", s.ItemsDone, s.ItemsEstimate)
+	} else {
+		fmt.Fprintf(&sb, "- items: %d\n", s.ItemsDone)
+	}
+	if len(s.Operations) > 0 {
+		fmt.Fprintf(&sb, "- volume operations: %s\n", operationCounts(s.Operations))
+		for _, op := range s.Operations {
+			if !op.Phase.Done() && op.Progress != "" {
+				fmt.Fprintf(&sb, "  - `%s`: %s\n", op.ID, op.Progress)
+			}
+		}
+	}
+	fmt.Fprintf(&sb, "- errors: %d, warnings: %d\n", s.Errors, s.Warnings)
+	if s.FailureReason != "" {
+		fmt.Fprintf(&sb, "- reason: %s\n", s.FailureReason)
+	}
+	workflow.SetCurrentDetails(ctx, sb.String())
+}
+
+func (b *backupRun) activityOptions(startToClose time.Duration) workflow.ActivityOptions {
+	return flow.ActivityOptions(startToClose, b.opts.HeartbeatTimeout.Duration)
+}
+
+// isBuiltinGroup reports API groups served by Kubernetes itself, whose
+// types have no CustomResourceDefinition.
+func isBuiltinGroup(group string) bool {
+	return !strings.Contains(group, ".") || strings.HasSuffix(group, ".k8s.io")
+}

@@ -1,0 +1,217 @@
+package backup
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/workflows/internal/flowtest"
+	"github.com/cairn-backup/cairn/workflows/volume"
+)
+
+// fakeActivities stand in for the real ones, registered under their names.
+type fakeActivities struct{}
+
+func (fakeActivities) Plan(context.Context, workflows.PlanInput) (*workflows.PlanResult, error) {
+	return nil, nil
+}
+
+func (fakeActivities) Collect(context.Context, workflows.CollectInput) (*workflows.CollectResult, error) {
+	return nil, nil
+}
+
+func (fakeActivities) Related(context.Context, workflows.CollectRelatedInput) (*workflows.CollectRelatedResult, error) {
+	return nil, nil
+}
+
+func (fakeActivities) Finalize(context.Context, workflows.FinalizeInput) (*workflows.FinalizeResult, error) {
+	return nil, nil
+}
+
+func (fakeActivities) Cleanup(context.Context, workflows.CleanupInput) error { return nil }
+
+func newBackupEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	f := fakeActivities{}
+	flowtest.Fake(env, clusterActs.PlanBackup, f.Plan)
+	flowtest.Fake(env, clusterActs.CollectResources, f.Collect)
+	flowtest.Fake(env, clusterActs.CollectRelated, f.Related)
+	flowtest.Fake(env, storeActs.FinalizeBackup, f.Finalize)
+	flowtest.Fake(env, storeActs.CleanupBackupWork, f.Cleanup)
+	flowtest.RegisterVolumeFakes(env)
+	env.RegisterWorkflowWithOptions(volume.VolumeSnapshotWorkflow, workflow.RegisterOptions{Name: workflows.VolumeSnapshotWorkflowName})
+	t.Cleanup(func() { env.AssertExpectations(t) })
+	return env
+}
+
+func testRequest() workflows.BackupRequest {
+	return workflows.BackupRequest{Spec: workflows.BackupSpec{Name: "shop-1", IncludedNamespaces: []string{"shop"}, StorageLocation: "mem://"}.WithDefaults("")}
+}
+
+func threeTypes() *workflows.PlanResult {
+	return &workflows.PlanResult{KubernetesVersion: "v1.35.4", Namespaces: 1, Types: []workflows.ResourceType{
+		{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true},
+		{Group: "apps", Version: "v1", Resource: "deployments", Kind: "Deployment", Namespaced: true},
+		{Group: "example.com", Version: "v1", Resource: "widgets", Kind: "Widget", Namespaced: true},
+	}, CollectRelated: true}
+}
+
+func collected(items int) func(context.Context, workflows.CollectInput) (*workflows.CollectResult, error) {
+	return func(_ context.Context, in workflows.CollectInput) (*workflows.CollectResult, error) {
+		return &workflows.CollectResult{Resource: in.Type.GroupResource(), Items: items, Parts: 1}, nil
+	}
+}
+
+func queryStatus(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows.BackupStatus {
+	t.Helper()
+	v, err := env.QueryWorkflow(workflows.QueryStatus)
+	require.NoError(t, err)
+	var s workflows.BackupStatus
+	require.NoError(t, v.Get(&s))
+	return s
+}
+
+func TestBackupCompletes(t *testing.T) {
+	env := newBackupEnv(t)
+	env.OnActivity(clusterActs.PlanBackup, mock.Anything, mock.Anything).Return(threeTypes(), nil).Once()
+	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(collected(10)).Times(3)
+	env.OnActivity(clusterActs.CollectRelated, mock.Anything, mock.MatchedBy(func(in workflows.CollectRelatedInput) bool {
+		// Only custom resources with items ask for their CRD.
+		return assert.Equal(t, []string{"widgets.example.com"}, in.CustomResources)
+	})).Return(&workflows.CollectRelatedResult{Resources: map[string]int{"customresourcedefinitions.apiextensions.k8s.io": 1}}, nil).Once()
+	committed := time.Date(2026, 11, 22, 3, 4, 5, 0, time.UTC)
+	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.MatchedBy(func(in workflows.FinalizeInput) bool {
+		return in.Status.Phase == workflows.PhaseCompleted && in.Status.ItemsDone == 31
+	})).Return(&workflows.FinalizeResult{Items: 31, TarballBytes: 4096, CompletionTime: &committed}, nil).Once()
+	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, workflows.CleanupInput{Backup: "shop-1", Location: "mem://"}).Return(nil).Once()
+
+	env.ExecuteWorkflow(BackupWorkflow, testRequest())
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var res workflows.BackupStatus
+	require.NoError(t, env.GetWorkflowResult(&res))
+	assert.Equal(t, workflows.PhaseCompleted, res.Phase)
+	assert.Equal(t, 31, res.ItemsDone)
+	assert.Equal(t, 3, res.ResourceTypesDone)
+	assert.Equal(t, int64(4096), res.TarballBytes)
+	assert.Equal(t, "v1.35.4", res.KubernetesVersion)
+	assert.NotNil(t, res.Expiration)
+	require.NotNil(t, res.CompletionTime)
+	assert.Equal(t, committed, *res.CompletionTime, "the backup ends when finalize commits it")
+
+	s := queryStatus(t, env)
+	assert.Equal(t, workflows.PhaseCompleted, s.Phase)
+	assert.Equal(t, 10, s.Resources["deployments.apps"].Items)
+	assert.True(t, s.Resources["deployments.apps"].Done)
+}
+
+func TestBackupWithTypeErrorIsPartiallyFailed(t *testing.T) {
+	env := newBackupEnv(t)
+	plan := threeTypes()
+	plan.CollectRelated = false
+	env.OnActivity(clusterActs.PlanBackup, mock.Anything, mock.Anything).Return(plan, nil)
+	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.CollectInput) (*workflows.CollectResult, error) {
+		if in.Type.Resource == "widgets" {
+			return &workflows.CollectResult{Resource: in.Type.GroupResource(), Error: "widgets.example.com is forbidden"}, nil
+		}
+		return &workflows.CollectResult{Resource: in.Type.GroupResource(), Items: 2}, nil
+	})
+	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.MatchedBy(func(in workflows.FinalizeInput) bool {
+		return in.Status.Phase == workflows.PhasePartiallyFailed
+	})).Return(&workflows.FinalizeResult{Items: 4}, nil).Once()
+	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil)
+
+	env.ExecuteWorkflow(BackupWorkflow, testRequest())
+	require.NoError(t, env.GetWorkflowError())
+	s := queryStatus(t, env)
+	assert.Equal(t, workflows.PhasePartiallyFailed, s.Phase)
+	assert.Equal(t, 1, s.Errors)
+	assert.Equal(t, "widgets.example.com is forbidden", s.Resources["widgets.example.com"].Error)
+}
+
+func TestBackupFailsWithReadableReasonAndDiscards(t *testing.T) {
+	env := newBackupEnv(t)
+	env.OnActivity(clusterActs.PlanBackup, mock.Anything, mock.Anything).Return(nil,
+		temporal.NewNonRetryableApplicationError("the Kubernetes API server has been unreachable for 10m0s", workflows.ErrTypeClusterUnreachable, nil)).Once()
+	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, discardAs(workflows.PhaseFailed)).Return(nil).Once()
+
+	env.ExecuteWorkflow(BackupWorkflow, testRequest())
+	require.Error(t, env.GetWorkflowError())
+	s := queryStatus(t, env)
+	assert.Equal(t, workflows.PhaseFailed, s.Phase)
+	assert.Contains(t, s.FailureReason, "ClusterUnreachable")
+	assert.Contains(t, s.FailureReason, "unreachable for 10m0s")
+}
+
+func TestBackupCanceledDuringCollectionCleansUp(t *testing.T) {
+	env := newBackupEnv(t)
+	env.OnActivity(clusterActs.PlanBackup, mock.Anything, mock.Anything).Return(threeTypes(), nil)
+	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(func(ctx context.Context, in workflows.CollectInput) (*workflows.CollectResult, error) {
+		for {
+			activity.RecordHeartbeat(ctx, nil)
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	})
+	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, discardAs(workflows.PhaseCanceled)).Return(nil).Once()
+	// Collections heartbeat in real time, so the workflow clock does too.
+	env.SetTestTimeout(30 * time.Second)
+	env.RegisterDelayedCallback(env.CancelWorkflow, 200*time.Millisecond)
+
+	env.ExecuteWorkflow(BackupWorkflow, testRequest())
+	err := env.GetWorkflowError()
+	require.Error(t, err)
+	var canceled *temporal.CanceledError
+	assert.True(t, errors.As(err, &canceled), "want a canceled error, got %v", err)
+	assert.Equal(t, workflows.PhaseCanceled, queryStatus(t, env).Phase)
+}
+
+func TestBackupBoundsConcurrentCollections(t *testing.T) {
+	env := newBackupEnv(t)
+	plan := &workflows.PlanResult{}
+	for _, r := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
+		plan.Types = append(plan.Types, workflows.ResourceType{Version: "v1", Resource: r, Kind: r, Namespaced: true})
+	}
+	env.OnActivity(clusterActs.PlanBackup, mock.Anything, mock.Anything).Return(plan, nil)
+	var running, peak atomic.Int32
+	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.CollectInput) (*workflows.CollectResult, error) {
+		n := running.Add(1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		time.Sleep(20 * time.Millisecond)
+		running.Add(-1)
+		return &workflows.CollectResult{Resource: in.Type.GroupResource(), Items: 1}, nil
+	})
+	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(&workflows.FinalizeResult{Items: 8}, nil)
+	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil)
+
+	req := testRequest()
+	req.Options.Concurrency = 2
+	env.ExecuteWorkflow(BackupWorkflow, req)
+	require.NoError(t, env.GetWorkflowError())
+	assert.Equal(t, 8, queryStatus(t, env).ItemsDone)
+	assert.LessOrEqual(t, peak.Load(), int32(2), "never more collections at once than the bound")
+}
+
+// discardAs matches the cleanup of a backup that ended in phase without
+// committing: everything but the log goes, and the phase is recorded.
+func discardAs(phase workflows.Phase) any {
+	return mock.MatchedBy(func(in workflows.CleanupInput) bool {
+		return in.Backup == "shop-1" && in.Location == "mem://" && in.Discard && in.Phase == phase && in.StartTime != nil
+	})
+}

@@ -1,0 +1,87 @@
+package deletion
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/workflows/internal/flow"
+)
+
+// DeleteBackupWorkflow deletes a backup's objects in its location,
+// backup.json first so a half-deleted backup is never listed as complete.
+// Deleting what is already gone succeeds, so it is safe to run again and
+// resumes wherever a killed worker left it.
+func DeleteBackupWorkflow(ctx workflow.Context, req workflows.DeleteBackupRequest) (*workflows.DeleteBackupResult, error) {
+	logger := log.With(workflow.GetLogger(ctx), "backup", req.Backup)
+	if err := workflow.UpsertTypedSearchAttributes(ctx,
+		workflows.SearchAttrKind.ValueSet(workflows.KindDeletion), workflows.SearchAttrName.ValueSet(req.Backup), workflows.SearchAttrPhase.ValueSet(string(workflows.PhaseInProgress)),
+	); err != nil {
+		return nil, fmt.Errorf("set search attributes: %w", err)
+	}
+	opts := flow.ActivityOptions(time.Hour, workflows.DefaultHeartbeatTimeout)
+	// A location that keeps refusing gives up after a day, with its
+	// error, instead of holding up the expiry run that started it.
+	opts.ScheduleToCloseTimeout = 24 * time.Hour
+	actx := workflow.WithActivityOptions(ctx, opts)
+	if req.Kind == "" || req.Kind == workflows.KindBackup {
+		// The native snapshots go first: once backup.json is gone, nothing
+		// would tell a later run that they belonged to this backup.
+		var snaps workflows.DeleteSnapshotsResult
+		in := workflows.DeleteSnapshotsInput{Backup: req.Backup, Location: req.Location}
+		if err := workflow.ExecuteActivity(actx, csiActs.DeleteBackupSnapshots, in).Get(ctx, &snaps); err != nil {
+			flow.PublishPhase(ctx, logger, workflows.PhaseFailed)
+			return nil, fmt.Errorf("delete the snapshots of backup %s: %w", req.Backup, err)
+		}
+		if snaps.Deleted > 0 {
+			logger.Info("Backup's native snapshots deleted", "snapshots", snaps.Deleted)
+		}
+	}
+	if req.Kind == "" || req.Kind == workflows.KindBackup {
+		// Before the backup's files: volumes.json says whether any data
+		// was moved.
+		var data workflows.DeleteVolumeDataResult
+		in := workflows.DeleteVolumeDataInput{Backup: req.Backup, Location: req.Location}
+		if err := workflow.ExecuteActivity(actx, repositoryActs.DeleteVolumeData, in).Get(ctx, &data); err != nil {
+			flow.PublishPhase(ctx, logger, workflows.PhaseFailed)
+			return nil, fmt.Errorf("delete the volume data of backup %s: %w", req.Backup, err)
+		}
+		if data.Snapshots > 0 {
+			logger.Info("Backup's volume data deleted", "kopiaSnapshots", data.Snapshots)
+		}
+	}
+	var res workflows.DeleteBackupResult
+	if err := workflow.ExecuteActivity(actx, storeActs.DeleteBackupData, req).Get(ctx, &res); err != nil {
+		flow.PublishPhase(ctx, logger, workflows.PhaseFailed)
+		return nil, fmt.Errorf("delete backup %s: %w", req.Backup, err)
+	}
+	flow.PublishPhase(ctx, logger, workflows.PhaseCompleted)
+	logger.Info("Backup deleted", "reason", req.Reason, "objects", res.ObjectsDeleted)
+	return &res, nil
+}
+
+// ExpireBackupsWorkflow deletes every backup of a location whose expiry
+// has passed, each through its own DeleteBackupWorkflow. It runs on a
+// Temporal Schedule; a run that finds nothing expired does nothing.
+func ExpireBackupsWorkflow(ctx workflow.Context, req workflows.ExpireBackupsRequest) (*workflows.ExpireBackupsResult, error) {
+	actx := workflow.WithActivityOptions(ctx, flow.ActivityOptions(10*time.Minute, workflows.DefaultHeartbeatTimeout))
+	var expired []string
+	if err := workflow.ExecuteActivity(actx, storeActs.ListExpiredBackups, req).Get(ctx, &expired); err != nil {
+		return nil, fmt.Errorf("list expired backups: %w", err)
+	}
+	res := &workflows.ExpireBackupsResult{}
+	res.Deleted, res.Failed = flow.DeleteBackups(ctx, workflows.KindBackup, expired, req.Location, "expired")
+	var etcd []string
+	if err := workflow.ExecuteActivity(actx, storeActs.ListExpiredEtcdSnapshots, req).Get(ctx, &etcd); err != nil {
+		return res, fmt.Errorf("list expired etcd snapshots: %w", err)
+	}
+	deleted, failed := flow.DeleteBackups(ctx, workflows.KindEtcdSnapshot, etcd, req.Location, "expired")
+	for _, name := range deleted {
+		res.Deleted = append(res.Deleted, "etcd/"+name)
+	}
+	res.Failed = append(res.Failed, failed...)
+	return res, nil
+}

@@ -1,0 +1,58 @@
+package deletion
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/workflows/internal/flowtest"
+)
+
+func newDeleteEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	flowtest.RegisterDeletionFakes(env)
+	env.RegisterWorkflowWithOptions(DeleteBackupWorkflow, workflow.RegisterOptions{Name: workflows.DeleteBackupWorkflowName})
+	flowtest.RegisterVolumeFakes(env)
+	t.Cleanup(func() { env.AssertExpectations(t) })
+	return env
+}
+
+// TestExpireDeletesEachExpiredBackupOnce: every expired backup gets its
+// own deletion; one that fails is reported, the others still go.
+func TestExpireDeletesEachExpiredBackupOnce(t *testing.T) {
+	env := newDeleteEnv(t)
+	expired := []string{"a", "b", "c", "d", "e", "f"}
+	env.OnActivity(storeActs.ListExpiredBackups, mock.Anything, workflows.ExpireBackupsRequest{Location: "mem://"}).Return(expired, nil).Once()
+	env.OnActivity(storeActs.ListExpiredEtcdSnapshots, mock.Anything, workflows.ExpireBackupsRequest{Location: "mem://"}).Return([]string{"etcd-1"}, nil).Once()
+	deleted := map[string]int{}
+	env.OnActivity(storeActs.DeleteBackupData, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, req workflows.DeleteBackupRequest) (*workflows.DeleteBackupResult, error) {
+			deleted[req.Kind+":"+req.Backup]++
+			assert.Equal(t, "expired", req.Reason)
+			if req.Backup == "c" {
+				return nil, errors.New("disk on fire")
+			}
+			return &workflows.DeleteBackupResult{Backup: req.Backup, ObjectsDeleted: 4}, nil
+		})
+
+	env.ExecuteWorkflow(ExpireBackupsWorkflow, workflows.ExpireBackupsRequest{Location: "mem://"})
+	require.NoError(t, env.GetWorkflowError())
+	var res workflows.ExpireBackupsResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	assert.ElementsMatch(t, []string{"a", "b", "d", "e", "f", "etcd/etcd-1"}, res.Deleted)
+	require.Len(t, res.Failed, 1)
+	assert.Contains(t, res.Failed[0], "c: ")
+	for _, name := range []string{"a", "b", "d", "e", "f"} {
+		assert.Equal(t, 1, deleted[":"+name], name)
+	}
+	assert.Equal(t, 1, deleted["etcd-snapshot:etcd-1"], "an expired etcd snapshot is deleted as one")
+	assert.GreaterOrEqual(t, deleted[":c"], 1)
+}

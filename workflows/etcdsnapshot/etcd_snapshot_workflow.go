@@ -1,0 +1,97 @@
+package etcdsnapshot
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/workflows/internal/flow"
+)
+
+// EtcdSnapshotWorkflow takes a snapshot of the etcd the worker is pointed
+// at, through etcd's maintenance API: stream it into etcd/<name>/ of the
+// location, read the stored copy back to verify it, and only then write
+// snapshot.json, which marks it Completed. A stream cut by a dead worker
+// starts over: an etcd snapshot cannot be resumed, and a retry is a fresh,
+// consistent snapshot.
+func EtcdSnapshotWorkflow(ctx workflow.Context, req workflows.EtcdSnapshotRequest) (*workflows.EtcdSnapshotStatus, error) {
+	spec := req.Spec
+	logger := log.With(workflow.GetLogger(ctx), "etcdSnapshot", spec.Name)
+	status := &workflows.EtcdSnapshotStatus{Name: spec.Name, Phase: workflows.PhaseNew}
+	if err := workflow.SetQueryHandler(ctx, workflows.QueryStatus, func() (*workflows.EtcdSnapshotStatus, error) { return status, nil }); err != nil {
+		return nil, fmt.Errorf("register status query: %w", err)
+	}
+	start := workflow.Now(ctx).UTC()
+	status.StartTime = &start
+	if spec.TTL != nil {
+		exp := start.Add(spec.TTL.Duration)
+		status.Expiration = &exp
+	}
+	attrs := []temporal.SearchAttributeUpdate{workflows.SearchAttrKind.ValueSet(workflows.KindEtcdSnapshot), workflows.SearchAttrName.ValueSet(spec.Name),
+		workflows.SearchAttrPhase.ValueSet(string(workflows.PhaseInProgress))}
+	if spec.Schedule != "" {
+		attrs = append(attrs, workflows.SearchAttrSchedule.ValueSet(spec.Schedule))
+	}
+	if err := workflow.UpsertTypedSearchAttributes(ctx, attrs...); err != nil {
+		return nil, fmt.Errorf("set search attributes: %w", err)
+	}
+	status.Phase = workflows.PhaseInProgress
+
+	err := takeEtcdSnapshot(ctx, spec, status)
+	if err == nil {
+		logger.Info("etcd snapshot completed", "bytes", status.Bytes, "revision", status.Revision, "sha256", status.SHA256)
+		flow.PublishPhase(ctx, logger, workflows.PhaseCompleted)
+		return status, nil
+	}
+
+	// Whatever was stored is not a verified snapshot: remove it, even
+	// when canceled.
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	actx := workflow.WithActivityOptions(dctx, flow.ActivityOptions(10*time.Minute, workflows.DefaultHeartbeatTimeout))
+	if derr := workflow.ExecuteActivity(actx, etcdActs.DiscardEtcdSnapshot, spec).Get(dctx, nil); derr != nil {
+		logger.Warn("Discarding the unverified snapshot failed", "error", derr)
+	}
+	now := workflow.Now(dctx).UTC()
+	status.CompletionTime = &now
+	if temporal.IsCanceledError(err) || errors.Is(ctx.Err(), workflow.ErrCanceled) {
+		status.Phase, status.FailureReason = workflows.PhaseCanceled, "canceled by request"
+		flow.PublishPhase(dctx, logger, workflows.PhaseCanceled)
+		return status, temporal.NewCanceledError("etcd snapshot canceled")
+	}
+	status.Phase, status.FailureReason = workflows.PhaseFailed, flow.Reason(err)
+	flow.PublishPhase(dctx, logger, workflows.PhaseFailed)
+	logger.Error("etcd snapshot failed", "error", err)
+	return status, err
+}
+
+// takeEtcdSnapshot streams, verifies and commits; status follows along.
+func takeEtcdSnapshot(ctx workflow.Context, spec workflows.EtcdSnapshotSpec, status *workflows.EtcdSnapshotStatus) error {
+	actx := workflow.WithActivityOptions(ctx, flow.ActivityOptions(time.Hour, workflows.DefaultHeartbeatTimeout))
+	var taken workflows.TakeEtcdSnapshotResult
+	if err := workflow.ExecuteActivity(actx, etcdActs.TakeEtcdSnapshot, spec).Get(ctx, &taken); err != nil {
+		return fmt.Errorf("take etcd snapshot: %w", err)
+	}
+	status.Endpoint, status.EtcdVersion, status.Revision = taken.Endpoint, taken.EtcdVersion, taken.Revision
+	status.Bytes, status.SHA256 = taken.Bytes, taken.SHA256
+
+	verify := workflows.VerifyEtcdSnapshotInput{Spec: spec, Bytes: taken.Bytes, SHA256: taken.SHA256}
+	if err := workflow.ExecuteActivity(actx, etcdActs.VerifyEtcdSnapshot, verify).Get(ctx, nil); err != nil {
+		return fmt.Errorf("verify stored etcd snapshot: %w", err)
+	}
+	status.Verified = true
+
+	final := *status
+	final.Phase = workflows.PhaseCompleted
+	now := workflow.Now(ctx).UTC()
+	final.CompletionTime = &now
+	if err := workflow.ExecuteActivity(actx, etcdActs.CommitEtcdSnapshot, workflows.CommitEtcdSnapshotInput{Spec: spec, Status: final}).Get(ctx, nil); err != nil {
+		return fmt.Errorf("commit etcd snapshot: %w", err)
+	}
+	*status = final
+	return nil
+}

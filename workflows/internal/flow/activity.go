@@ -1,0 +1,58 @@
+package flow
+
+import (
+	"errors"
+	"time"
+
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// PublishPhase records a run's phase in its search attribute, for the
+// Temporal UI's filters and for listing without a query.
+func PublishPhase(ctx workflow.Context, logger log.Logger, p workflows.Phase) {
+	if err := workflow.UpsertTypedSearchAttributes(ctx, workflows.SearchAttrPhase.ValueSet(string(p))); err != nil {
+		logger.Warn("Upsert search attributes failed", "error", err)
+	}
+}
+
+// ActivityOptions are those of every cairn activity. On cancel, the
+// workflow waits until the activity has stopped writing (to the location
+// or the cluster), so what runs after it sees all it did. The typed errors
+// are those no retry can fix.
+func ActivityOptions(startToClose, heartbeat time.Duration) workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: startToClose,
+		HeartbeatTimeout:    heartbeat,
+		WaitForCancellation: true,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    30 * time.Second,
+			NonRetryableErrorTypes: []string{workflows.ErrTypeInvalidSpec, workflows.ErrTypeClusterUnreachable, workflows.ErrTypeLocation,
+				workflows.ErrTypeBackupNotFound, workflows.ErrTypeBackupNotReady, workflows.ErrTypeCorruptBackup, workflows.ErrTypeEtcdNotConfigured,
+				workflows.ErrTypeSnapshotAPIMissing, workflows.ErrTypeSnapshotFailed},
+		},
+	}
+}
+
+// Reason turns an activity failure chain into the message a user reads.
+func Reason(err error) string {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		// "wrapError" is the SDK's type for any wrapped Go error: it tells
+		// a user nothing.
+		if appErr.Type() != "" && appErr.Type() != "wrapError" {
+			return appErr.Type() + ": " + appErr.Message()
+		}
+		return appErr.Message()
+	}
+	var timeoutErr *temporal.TimeoutError
+	if errors.As(err, &timeoutErr) {
+		return "timed out: " + timeoutErr.Error()
+	}
+	return err.Error()
+}

@@ -1,0 +1,53 @@
+package flow
+
+import (
+	"fmt"
+	"strings"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// OnProgress calls apply with every progress signal the operations
+// send (for the status query and the Temporal UI), in a coroutine.
+func OnProgress(ctx workflow.Context, apply func(ctx workflow.Context, p workflows.OperationProgress)) {
+	ch := workflow.GetSignalChannel(ctx, workflows.SignalOperationProgress)
+	workflow.Go(ctx, func(gctx workflow.Context) {
+		for {
+			var p workflows.OperationProgress
+			if !ch.Receive(gctx, &p) {
+				return
+			}
+			apply(gctx, p)
+		}
+	})
+}
+
+// ChildOutcome is an operation's phase and error from its child
+// workflow's answer.
+func ChildOutcome(err error, phase workflows.OperationPhase, msg string) (workflows.OperationPhase, string) {
+	switch {
+	case err != nil && temporal.IsCanceledError(err):
+		return workflows.OperationCanceled, "canceled by request"
+	case err != nil:
+		return workflows.OperationFailed, Reason(err)
+	}
+	return phase, msg
+}
+
+// PhaseCounts counts the phases of n operations, in phase order.
+func PhaseCounts(n int, phase func(i int) workflows.OperationPhase) string {
+	counts := map[workflows.OperationPhase]int{}
+	for i := range n {
+		counts[phase(i)]++
+	}
+	var parts []string
+	for _, p := range []workflows.OperationPhase{workflows.OperationNew, workflows.OperationInProgress, workflows.OperationCompleted, workflows.OperationFailed, workflows.OperationCanceled} {
+		if counts[p] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[p], p))
+		}
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,29 @@
+package flowtest
+
+import (
+	"context"
+
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// fakeDeleteActivities stand in for the store's deletion activities.
+type fakeDeleteActivities struct{}
+
+func (fakeDeleteActivities) Delete(context.Context, workflows.DeleteBackupRequest) (*workflows.DeleteBackupResult, error) {
+	return nil, nil
+}
+
+func (fakeDeleteActivities) ListExpired(context.Context, workflows.ExpireBackupsRequest) ([]string, error) {
+	return nil, nil
+}
+
+// RegisterDeletionFakes registers fakes of the activities a deletion and
+// an expiry run, but for the volumes' (RegisterVolumeFakes).
+func RegisterDeletionFakes(env *testsuite.TestWorkflowEnvironment) {
+	f := fakeDeleteActivities{}
+	Fake(env, storeActs.DeleteBackupData, f.Delete)
+	Fake(env, storeActs.ListExpiredBackups, f.ListExpired)
+	Fake(env, storeActs.ListExpiredEtcdSnapshots, f.ListExpired)
+}

@@ -1,0 +1,49 @@
+package volume
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// moveData moves the ready snapshot's data into the location's kopia
+// repository on data movers polling the operation's own task queue.
+func (v *volumeRun) moveData(ctx workflow.Context, info *workflows.SnapshotInfo) (*workflows.DataUploadInfo, error) {
+	in := workflows.ExposeInput{
+		Owner: v.req.Backup, Location: v.req.Location, Mode: workflows.ExposeBackup, Volume: v.req.Volume,
+		Snapshot: info.Name, SnapshotSize: info.RestoreBytes, TaskQueue: workflows.DataMoverTaskQueue(v.req.Backup, v.req.Volume),
+	}
+	m := &dataMove{
+		operationID: v.req.OperationID, prepareTimeout: v.req.PrepareTimeout, dataTimeout: v.req.DataTimeout,
+		heartbeat: v.heartbeat(), what: "the data of snapshot " + v.name, logger: v.logger, report: v.report,
+	}
+	var up workflows.DataUploadInfo
+	task := moverTask{activity: datamoverActs.UploadVolume, result: &up, input: workflows.UploadVolumeInput{
+		Backup: v.req.Backup, Location: v.req.Location, Volume: v.req.Volume,
+		OperationID: v.req.OperationID, BackupWorkflowID: parentID(ctx),
+	}}
+	exposed, attempts, err := m.run(ctx, in, task, nil)
+	if err != nil {
+		return nil, err
+	}
+	up.Attempts, up.DataMover, up.Node = attempts, exposed.DataMover, exposed.Node
+	return &up, nil
+}
+
+func (v *volumeRun) heartbeat() time.Duration {
+	if v.req.HeartbeatTimeout > 0 {
+		return v.req.HeartbeatTimeout
+	}
+	return workflows.DefaultHeartbeatTimeout
+}
+
+// parentID is the parent's workflow ID (the backup or restore the data
+// mover reports its progress to).
+func parentID(ctx workflow.Context) string {
+	if p := workflow.GetInfo(ctx).ParentWorkflowExecution; p != nil {
+		return p.ID
+	}
+	return ""
+}

@@ -1,0 +1,96 @@
+package volume
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/workflows/internal/flow"
+)
+
+// VolumeRestoreWorkflow restores one claim's data from the kopia
+// repository: wait for a data mover slot, expose a new volume shaped
+// like the backed-up claim, let a data mover write the snapshot into it
+// (a fresh one per attempt; a retry skips the files already written),
+// then hand the volume over: it is kept (Retain), freed of its temporary
+// claim and pre-bound to the target claim, which the restore creates
+// next with spec.volumeName set. Anything cut short is cleaned up.
+func VolumeRestoreWorkflow(ctx workflow.Context, req workflows.VolumeRestoreRequest) (*workflows.VolumeRestoreResult, error) {
+	logger := log.With(workflow.GetLogger(ctx), "restore", req.Restore, "volume", req.Volume.Key())
+	if err := workflow.UpsertTypedSearchAttributes(ctx, workflows.SearchAttrKind.ValueSet(workflows.KindVolumeRestore),
+		workflows.SearchAttrName.ValueSet(req.Restore), workflows.SearchAttrPhase.ValueSet(string(workflows.OperationInProgress))); err != nil {
+		return nil, fmt.Errorf("set search attributes: %w", err)
+	}
+	heartbeat := req.HeartbeatTimeout
+	if heartbeat <= 0 {
+		heartbeat = workflows.DefaultHeartbeatTimeout
+	}
+	report := func(ctx workflow.Context, phase workflows.OperationPhase, progress string) {
+		reportProgress(ctx, logger, req.Volume.ID, phase, progress)
+	}
+	m := &dataMove{
+		operationID: req.Volume.ID, prepareTimeout: req.PrepareTimeout, dataTimeout: req.DataTimeout, heartbeat: heartbeat,
+		what: "the data of kopia snapshot " + req.Volume.SnapshotID, logger: logger, report: report,
+	}
+	target := req.Volume.Target()
+	in := workflows.ExposeInput{
+		Owner: req.Restore, Location: req.Location, Mode: workflows.ExposeRestore, Volume: target,
+		SnapshotSize: req.Volume.SizeBytes, AccessModes: req.Volume.AccessModes,
+		TaskQueue: workflows.DataMoverTaskQueue(workflows.RestoreOwner(req.Restore), target),
+	}
+	var written workflows.DataDownloadInfo
+	task := moverTask{activity: datamoverActs.RestoreVolumeData, result: &written, input: workflows.RestoreVolumeDataInput{
+		Restore: req.Restore, Location: req.Location, SnapshotID: req.Volume.SnapshotID, Volume: req.Volume.Key(),
+		OperationID: req.Volume.ID, RestoreWorkflowID: parentID(ctx),
+	}}
+	var handed workflows.HandOverResult
+	handOver := func(ctx workflow.Context) error {
+		report(ctx, workflows.OperationInProgress, "data written; handing the volume over to claim "+req.Volume.Key())
+		actx := workflow.WithActivityOptions(ctx, flow.ActivityOptions(10*time.Minute, heartbeat))
+		if err := workflow.ExecuteActivity(actx, exposeActs.HandOverVolume, in).Get(ctx, &handed); err != nil {
+			return fmt.Errorf("hand the volume over to claim %s: %w", req.Volume.Key(), err)
+		}
+		return nil
+	}
+	exposed, attempts, err := m.run(ctx, in, task, handOver)
+
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	out := &workflows.VolumeRestoreResult{Phase: workflows.OperationCompleted}
+	switch {
+	case err != nil && (temporal.IsCanceledError(err) || errors.Is(ctx.Err(), workflow.ErrCanceled)):
+		out.Phase, out.Error = workflows.OperationCanceled, "canceled by request"
+	case err != nil:
+		out.Phase, out.Error = workflows.OperationFailed, flow.Reason(err)
+		logger.Warn("Volume restore failed", "reason", out.Error)
+	default:
+		out.PersistentVolume = handed.PersistentVolume
+		written.Attempts, written.DataMover, written.Node = attempts, exposed.DataMover, exposed.Node
+		out.Download = &written
+		logger.Info("Volume data restored", "persistentVolume", out.PersistentVolume, "bytes", written.Bytes,
+			"skippedBytes", written.SkippedBytes, "attempts", attempts)
+	}
+	flow.PublishPhase(dctx, logger, workflows.Phase(out.Phase))
+	if out.Phase == workflows.OperationCanceled {
+		return out, temporal.NewCanceledError("volume restore canceled")
+	}
+	return out, nil
+}
+
+// reportProgress tells the parent (a backup or a restore) where the
+// operation id is. A parent that has ended no longer listens; that is
+// not the operation's problem.
+func reportProgress(ctx workflow.Context, logger log.Logger, id string, phase workflows.OperationPhase, progress string) {
+	parent := workflow.GetInfo(ctx).ParentWorkflowExecution
+	if parent == nil {
+		return
+	}
+	p := workflows.OperationProgress{ID: id, Phase: phase, Progress: progress}
+	if err := workflow.SignalExternalWorkflow(ctx, parent.ID, parent.RunID, workflows.SignalOperationProgress, p).Get(ctx, nil); err != nil {
+		logger.Debug("Progress not delivered", "error", err)
+	}
+}
