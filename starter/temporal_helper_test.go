@@ -1,18 +1,13 @@
 package starter_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
-	"go.uber.org/zap/zaptest"
 
-	"github.com/cairn-backup/cairn/internal/devserver"
+	"github.com/cairn-backup/cairn/internal/devserver/devservertest"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // realTemporal starts an embedded Temporal server with cairn's search
@@ -21,20 +16,7 @@ import (
 // and the Temporal client under it.
 func realTemporal(t *testing.T) (*starter.Client, client.Client) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("starts a real Temporal server")
-	}
-	attrs := map[string]enumspb.IndexedValueType{}
-	for _, name := range workflows.SearchAttributeNames() {
-		attrs[name] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
-	}
-	srv, err := devserver.Start(context.Background(), devserver.Options{DataDir: t.TempDir(), FrontendAddr: "127.0.0.1:0",
-		Namespace: "default", SearchAttributes: attrs, Log: zaptest.NewLogger(t)})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = srv.Stop() })
-	tc, err := client.Dial(client.Options{HostPort: srv.FrontendAddress(), Namespace: "default"})
-	require.NoError(t, err)
-	t.Cleanup(tc.Close)
+	tc := devservertest.Start(t)
 	c := starter.New(tc, starter.Options{Namespace: "default", DefaultLocation: "file://" + t.TempDir(),
 		ValidationTimeout: 200 * time.Millisecond, StatusQueryTimeout: 200 * time.Millisecond})
 	return c, tc

@@ -1,0 +1,37 @@
+// Package devservertest starts an embedded Temporal server for a test.
+package devservertest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/cairn-backup/cairn/internal/devserver"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// Start starts an embedded Temporal server on 127.0.0.1 with cairn's
+// search attributes on namespace "default", stopped when the test ends,
+// and returns a client on it. It skips the test under -short.
+func Start(t *testing.T) client.Client {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a real Temporal server")
+	}
+	attrs := map[string]enumspb.IndexedValueType{}
+	for _, name := range workflows.SearchAttributeNames() {
+		attrs[name] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
+	}
+	srv, err := devserver.Start(context.Background(), devserver.Options{DataDir: t.TempDir(), FrontendAddr: "127.0.0.1:0",
+		Namespace: "default", SearchAttributes: attrs, Log: zaptest.NewLogger(t)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = srv.Stop() })
+	tc, err := client.Dial(client.Options{HostPort: srv.FrontendAddress(), Namespace: "default"})
+	require.NoError(t, err)
+	t.Cleanup(tc.Close)
+	return tc
+}
