@@ -106,6 +106,7 @@ func (m *dataMove) acquireSlot(ctx workflow.Context, in workflows.ExposeInput) (
 		return nil, fmt.Errorf("ask for a data mover slot on %s: %w", place.Node, err)
 	}
 	updates := workflow.GetSignalChannel(ctx, workflows.SignalSlotUpdate)
+	reported := 0 // the place in line last reported to the parent
 	for {
 		var u workflows.SlotUpdate
 		sel := workflow.NewSelector(ctx)
@@ -120,8 +121,11 @@ func (m *dataMove) acquireSlot(ctx workflow.Context, in workflows.ExposeInput) (
 			m.logger.Info("Data mover slot granted", "node", place.Node)
 			return release, nil
 		}
-		m.report(ctx, workflows.OperationInProgress, fmt.Sprintf("waiting for a data mover slot on node %s (%d in line, %d at once)",
-			place.Node, u.Position, place.Limit))
+		if slotReportDue(reported, u.Position) {
+			reported = u.Position
+			m.report(ctx, workflows.OperationInProgress, fmt.Sprintf("waiting for a data mover slot on node %s (%d in line, %d at once)",
+				place.Node, u.Position, place.Limit))
+		}
 	}
 }
 
@@ -217,4 +221,13 @@ func retryUpload(ctx workflow.Context, err error) bool {
 		return false
 	}
 	return true
+}
+
+// slotReportDue says whether a place in line is worth reporting, after
+// the place last reported (0: none yet). Every report is an event in the
+// parent's history: the first place is reported, then only each time
+// the place halves, so a volume waiting behind n others adds about
+// log2(n) events, not n.
+func slotReportDue(reported, position int) bool {
+	return reported == 0 || position <= reported/2
 }

@@ -128,3 +128,17 @@ func TestSlotsContinueAsNewKeepsTheLine(t *testing.T) {
 	}
 	assert.Equal(t, []string{"b", "c", "d"}, queued, "the line keeps its order")
 }
+
+// TestSlotPlaceIsReportedEachTimeItHalves: a volume that moves up a line
+// of 100 one place at a time reports its place 7 times, not 100.
+func TestSlotPlaceIsReportedEachTimeItHalves(t *testing.T) {
+	var reports []int
+	reported := 0
+	for position := 100; position > 0; position-- {
+		if slotReportDue(reported, position) {
+			reported = position
+			reports = append(reports, position)
+		}
+	}
+	assert.Equal(t, []int{100, 50, 25, 12, 6, 3, 1}, reports)
+}
