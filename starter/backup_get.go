@@ -45,6 +45,9 @@ func (c *Client) GetBackup(ctx context.Context, name string) (*BackupView, error
 	// Running, or closed without a commit (failed, canceled): the
 	// workflow's own status.
 	addLiveStatus(ctx, c, v)
+	if v.Status != nil && !v.Phase.Done() {
+		addMoverProgress(ctx, c, movingOperations(v.Status))
+	}
 	return v, nil
 }
 

@@ -95,10 +95,8 @@ type UploadVolumeInput struct {
 	Backup   string `json:"backup"`
 	Location string `json:"location"`
 	Volume   Volume `json:"volume"`
-	// OperationID and BackupWorkflowID let the data mover report progress
-	// to the backup directly.
-	OperationID      string `json:"operationId"`
-	BackupWorkflowID string `json:"backupWorkflowId"`
+	// OperationID names the operation in the data mover's log.
+	OperationID string `json:"operationId"`
 }
 
 // DataUploadInfo is what moving a volume's data recorded.
@@ -136,4 +134,12 @@ type DeleteVolumeDataInput struct {
 // DeleteVolumeDataResult counts them.
 type DeleteVolumeDataResult struct {
 	Snapshots int `json:"snapshots"`
+}
+
+// MoverProgress is the part of a data mover's heartbeat details that a
+// view of its backup or restore shows. Data movers report progress only
+// in their heartbeat, never by signal, so a move of any length adds no
+// event to a history; the starter reads it from the pending activity.
+type MoverProgress struct {
+	Progress string `json:"progress"`
 }

@@ -113,10 +113,8 @@ type RestoreVolumeDataInput struct {
 	SnapshotID string `json:"snapshotId"`
 	// Volume is the target claim, "namespace/claim", for the logs.
 	Volume string `json:"volume"`
-	// OperationID and RestoreWorkflowID let the data mover report
-	// progress to the restore directly.
-	OperationID       string `json:"operationId"`
-	RestoreWorkflowID string `json:"restoreWorkflowId"`
+	// OperationID names the operation in the data mover's log.
+	OperationID string `json:"operationId"`
 }
 
 // HandOverResult names the volume handed to the target claim.

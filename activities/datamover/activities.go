@@ -8,10 +8,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
-	"github.com/dustin/go-humanize"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
@@ -20,11 +18,6 @@ import (
 	"github.com/cairn-backup/cairn/workflows"
 )
 
-// Signaler reports progress to a workflow; a Temporal client is one.
-type Signaler interface {
-	SignalWorkflow(ctx context.Context, workflowID, runID, signalName string, arg any) error
-}
-
 // Activities move the data under Path.
 type Activities struct {
 	// Path is where the data mover's volume is mounted.
@@ -32,11 +25,9 @@ type Activities struct {
 	// Repository is how to open repositories; Location comes per call.
 	Repository kopiarepo.Config
 	Log        *zap.Logger
-	Signaler   Signaler
 	// CheckpointInterval is how often an upload saves a checkpoint (0:
-	// 30s); ProgressInterval how often it reports (0: 10s).
+	// 30s).
 	CheckpointInterval time.Duration
-	ProgressInterval   time.Duration
 }
 
 // UploadVolume uploads the volume at Path as the backup's snapshot of it.
@@ -47,8 +38,8 @@ func (a *Activities) UploadVolume(ctx context.Context, in workflows.UploadVolume
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}
 	defer run.End()
-	log := run.Log.With(zap.String("volume", in.Volume.Key()), zap.String("path", a.Path))
-	hb := startHeartbeat(ctx, kopiarepo.UploadProgress{})
+	log := run.Log.With(zap.String("volume", in.Volume.Key()), zap.String("operation", in.OperationID), zap.String("path", a.Path))
+	hb := startHeartbeat(ctx, beatOfUpload(kopiarepo.UploadProgress{}))
 	defer hb.stop()
 	repo, err := a.open(ctx, in.Location, false)
 	if err != nil {
@@ -58,13 +49,14 @@ func (a *Activities) UploadVolume(ctx context.Context, in workflows.UploadVolume
 	defer repo.Close(context.WithoutCancel(ctx)) //nolint:errcheck // nothing left to flush after the upload's session
 
 	log.Info("Uploading volume data", zap.String("repository", repo.Location()))
-	report := a.reporter(ctx, in, hb)
 	res, err := repo.Upload(ctx, kopiarepo.UploadRequest{
 		Path: a.Path, Namespace: in.Volume.Namespace, Claim: in.Volume.Claim, Backup: in.Backup,
 		CheckpointInterval: or(a.CheckpointInterval, 30*time.Second),
 		ProgressInterval:   2 * time.Second,
-		Progress:           report,
-		OnCheckpoint:       func(p kopiarepo.UploadProgress) { hb.record(p) },
+		// Progress goes into the heartbeat only: describe reads it from
+		// there, so a long upload adds no event to any history.
+		Progress:     func(p kopiarepo.UploadProgress) { hb.record(beatOfUpload(p)) },
+		OnCheckpoint: func(p kopiarepo.UploadProgress) { hb.record(beatOfUpload(p)) },
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -102,62 +94,6 @@ func (a *Activities) open(ctx context.Context, loc string, existing bool) (*kopi
 		return nil, err
 	}
 	return repo, nil
-}
-
-// reporter heartbeats every progress report and, every ProgressInterval,
-// tells the backup where its operation stands.
-func (a *Activities) reporter(ctx context.Context, in workflows.UploadVolumeInput, hb *heartbeat) func(kopiarepo.UploadProgress) {
-	due := throttle(or(a.ProgressInterval, 10*time.Second))
-	return func(p kopiarepo.UploadProgress) {
-		hb.record(p)
-		if due() {
-			a.signal(ctx, in.BackupWorkflowID, in.OperationID, uploadProgress(p))
-		}
-	}
-}
-
-// throttle reports true at most once per interval (and on its first
-// call).
-func throttle(interval time.Duration) func() bool {
-	var mu sync.Mutex
-	var last time.Time
-	return func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if time.Since(last) < interval {
-			return false
-		}
-		last = time.Now()
-		return true
-	}
-}
-
-// signal tells the owning workflow where its operation stands.
-func (a *Activities) signal(ctx context.Context, workflowID, operation, progress string) {
-	if a.Signaler == nil || workflowID == "" {
-		return
-	}
-	msg := workflows.OperationProgress{ID: operation, Phase: workflows.OperationInProgress, Progress: progress}
-	if err := a.Signaler.SignalWorkflow(ctx, workflowID, "", workflows.SignalOperationProgress, msg); err != nil {
-		a.Log.Debug("Progress not delivered", zap.Error(err))
-	}
-}
-
-// uploadProgress reads "uploading: 1.2 GiB of 2.0 GiB (60%), 310 MiB
-// sent, checkpoint at 1.0 GiB".
-func uploadProgress(p kopiarepo.UploadProgress) string {
-	done := uint64(p.HashedBytes + p.CachedBytes)
-	var s string
-	if p.TotalBytes <= 0 {
-		s = fmt.Sprintf("uploading: %s read, %s sent", humanize.IBytes(done), humanize.IBytes(uint64(p.UploadedBytes)))
-	} else {
-		s = fmt.Sprintf("uploading: %s of %s (%.0f%%), %s sent", humanize.IBytes(done), humanize.IBytes(uint64(p.TotalBytes)),
-			100*p.Done(), humanize.IBytes(uint64(p.UploadedBytes)))
-	}
-	if p.Checkpoints > 0 {
-		s += ", checkpoint at " + humanize.IBytes(uint64(p.CheckpointedBytes))
-	}
-	return s
 }
 
 func or(d, def time.Duration) time.Duration {

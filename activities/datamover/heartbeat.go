@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+
+	"github.com/cairn-backup/cairn/internal/kopiarepo"
+	"github.com/cairn-backup/cairn/workflows"
 )
 
 // liveInterval is how often a data mover heartbeats whatever kopia
@@ -62,4 +65,24 @@ func (h *heartbeat) record(details any) {
 	h.details = details
 	h.mu.Unlock()
 	h.send(details)
+}
+
+// uploadBeat and restoreBeat are the heartbeat details of a data move:
+// kopia's counters and, for a view, the sentence they read as.
+type uploadBeat struct {
+	kopiarepo.UploadProgress
+	workflows.MoverProgress
+}
+
+type restoreBeat struct {
+	kopiarepo.RestoreProgress
+	workflows.MoverProgress
+}
+
+func beatOfUpload(p kopiarepo.UploadProgress) uploadBeat {
+	return uploadBeat{p, workflows.MoverProgress{Progress: p.String()}}
+}
+
+func beatOfRestore(p kopiarepo.RestoreProgress) restoreBeat {
+	return restoreBeat{p, workflows.MoverProgress{Progress: p.String()}}
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
-	"github.com/dustin/go-humanize"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
@@ -24,8 +22,8 @@ func (a *Activities) RestoreVolumeData(ctx context.Context, in workflows.Restore
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}
 	defer run.End()
-	log := run.Log.With(zap.String("volume", in.Volume), zap.String("kopiaSnapshot", in.SnapshotID), zap.String("path", a.Path))
-	hb := startHeartbeat(ctx, kopiarepo.RestoreProgress{})
+	log := run.Log.With(zap.String("volume", in.Volume), zap.String("kopiaSnapshot", in.SnapshotID), zap.String("operation", in.OperationID), zap.String("path", a.Path))
+	hb := startHeartbeat(ctx, beatOfRestore(kopiarepo.RestoreProgress{}))
 	defer hb.stop()
 	repo, err := a.open(ctx, in.Location, true)
 	if err != nil {
@@ -35,7 +33,7 @@ func (a *Activities) RestoreVolumeData(ctx context.Context, in workflows.Restore
 	defer repo.Close(context.WithoutCancel(ctx)) //nolint:errcheck // a restore writes nothing to the repository
 
 	log.Info("Restoring volume data", zap.String("repository", repo.Location()))
-	res, err := repo.Restore(ctx, kopiarepo.RestoreRequest{SnapshotID: in.SnapshotID, Path: a.Path, Progress: a.restoreReporter(ctx, in, hb)})
+	res, err := repo.Restore(ctx, kopiarepo.RestoreRequest{SnapshotID: in.SnapshotID, Path: a.Path, Progress: func(p kopiarepo.RestoreProgress) { hb.record(beatOfRestore(p)) }})
 	switch {
 	case err != nil && ctx.Err() != nil:
 		log.Info("Restore canceled")
@@ -49,26 +47,4 @@ func (a *Activities) RestoreVolumeData(ctx context.Context, in workflows.Restore
 	log.Info("Volume data restored", zap.Int64("bytes", res.Bytes), zap.Int64("files", res.Files),
 		zap.Int64("skippedBytes", res.Skipped), zap.Duration("duration", res.Duration))
 	return &workflows.DataDownloadInfo{Bytes: res.Bytes, Files: res.Files, SkippedBytes: res.Skipped, Duration: res.Duration}, nil
-}
-
-// restoreReporter heartbeats every progress report and, every
-// ProgressInterval, tells the restore where its volume stands.
-func (a *Activities) restoreReporter(ctx context.Context, in workflows.RestoreVolumeDataInput, hb *heartbeat) func(kopiarepo.RestoreProgress) {
-	due := throttle(or(a.ProgressInterval, 10*time.Second))
-	return func(p kopiarepo.RestoreProgress) {
-		hb.record(p)
-		if due() {
-			a.signal(ctx, in.RestoreWorkflowID, in.OperationID, restoreProgress(p))
-		}
-	}
-}
-
-// restoreProgress reads "restoring: 1.2 GiB of 2.0 GiB (60%)".
-func restoreProgress(p kopiarepo.RestoreProgress) string {
-	done := p.RestoredBytes + p.SkippedBytes
-	if p.TotalBytes <= 0 {
-		return "restoring: " + humanize.IBytes(uint64(done)) + " written"
-	}
-	return fmt.Sprintf("restoring: %s of %s (%.0f%%)", humanize.IBytes(uint64(done)), humanize.IBytes(uint64(p.TotalBytes)),
-		100*min(1, float64(done)/float64(p.TotalBytes)))
 }

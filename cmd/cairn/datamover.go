@@ -18,7 +18,6 @@ type datamoverFlags struct {
 	path               string
 	configDir          string
 	checkpointInterval time.Duration
-	progressInterval   time.Duration
 	idleTimeout        time.Duration
 	uploadLimit        float64
 	downloadLimit      float64
@@ -74,9 +73,7 @@ The repository password comes from $CAIRN_REPOSITORY_PASSWORD or
 				Repository: kopiarepo.Config{Password: password, ConfigDir: configDir, Hostname: hostname, UploadBytesPerSecond: f.uploadLimit,
 					DownloadBytesPerSecond: f.downloadLimit},
 				Log:                log,
-				Signaler:           tc,
 				CheckpointInterval: f.checkpointInterval,
-				ProgressInterval:   f.progressInterval,
 			}
 			return worker.RunDataMover(cmd.Context(), tc, worker.DataMoverConfig{
 				TaskQueue: f.taskQueue, Activities: acts, IdleTimeout: f.idleTimeout, Log: log,
@@ -88,7 +85,6 @@ The repository password comes from $CAIRN_REPOSITORY_PASSWORD or
 	fl.StringVar(&f.path, "path", "", "where the volume's data is mounted (required)")
 	fl.StringVar(&f.configDir, "kopia-config-dir", "", "private directory for kopia's connection file and cache (default: a directory under $TMPDIR)")
 	fl.DurationVar(&f.checkpointInterval, "checkpoint-interval", 30*time.Second, "how often an upload saves a checkpoint a retry resumes from")
-	fl.DurationVar(&f.progressInterval, "progress-interval", 10*time.Second, "how often the upload reports progress to its backup")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", 30*time.Minute, "exit when no task came this long after start")
 	fl.Float64Var(&f.uploadLimit, "upload-bytes-per-second", 0, "cap on writes to the repository storage, to spare a shared link (0: none)")
 	fl.Float64Var(&f.downloadLimit, "download-bytes-per-second", 0, "cap on reads from the repository storage during a restore (0: none)")

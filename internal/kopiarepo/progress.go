@@ -1,7 +1,10 @@
 package kopiarepo
 
 import (
+	"fmt"
 	"sync/atomic"
+
+	"github.com/dustin/go-humanize"
 
 	"github.com/kopia/kopia/snapshot/upload"
 )
@@ -72,4 +75,21 @@ func (c *counter) snapshot() UploadProgress {
 		TotalBytes: c.totalBytes.Load(), TotalFiles: c.totalFiles.Load(), Files: c.files.Load(),
 		Checkpoints: c.checkpoints.Load(), CheckpointedBytes: c.covered.Load(),
 	}
+}
+
+// String reads "uploading: 1.2 GiB of 2.0 GiB (60%), 310 MiB sent,
+// checkpoint at 1.0 GiB".
+func (p UploadProgress) String() string {
+	done := uint64(p.HashedBytes + p.CachedBytes)
+	var s string
+	if p.TotalBytes <= 0 {
+		s = fmt.Sprintf("uploading: %s read, %s sent", humanize.IBytes(done), humanize.IBytes(uint64(p.UploadedBytes)))
+	} else {
+		s = fmt.Sprintf("uploading: %s of %s (%.0f%%), %s sent", humanize.IBytes(done), humanize.IBytes(uint64(p.TotalBytes)),
+			100*p.Done(), humanize.IBytes(uint64(p.UploadedBytes)))
+	}
+	if p.Checkpoints > 0 {
+		s += ", checkpoint at " + humanize.IBytes(uint64(p.CheckpointedBytes))
+	}
+	return s
 }

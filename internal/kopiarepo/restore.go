@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/kopia/kopia/snapshot"
 	"github.com/kopia/kopia/snapshot/restore"
 	"github.com/kopia/kopia/snapshot/snapshotfs"
@@ -18,6 +19,16 @@ type RestoreProgress struct {
 	SkippedBytes  int64 `json:"skippedBytes"`
 	TotalBytes    int64 `json:"totalBytes"`
 	Files         int64 `json:"files"`
+}
+
+// String reads "restoring: 1.2 GiB of 2.0 GiB (60%)".
+func (p RestoreProgress) String() string {
+	done := p.RestoredBytes + p.SkippedBytes
+	if p.TotalBytes <= 0 {
+		return "restoring: " + humanize.IBytes(uint64(done)) + " written"
+	}
+	return fmt.Sprintf("restoring: %s of %s (%.0f%%)", humanize.IBytes(uint64(done)), humanize.IBytes(uint64(p.TotalBytes)),
+		100*min(1, float64(done)/float64(p.TotalBytes)))
 }
 
 // ErrSnapshotNotFound: the repository holds no snapshot of that ID (its

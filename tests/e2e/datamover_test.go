@@ -235,6 +235,10 @@ func TestDataMoverDurability(t *testing.T) {
 		require.NoError(t, err)
 		at := waitUploaded(t, m.stack, "kill-dm-1", "kill-dm", "data", total/2)
 		m.freezeAtCheckpoint(t, "kill-dm-1", total*3/5)
+		live, err := m.starter.GetBackup(ctx, "kill-dm-1")
+		require.NoError(t, err)
+		assert.Contains(t, operation(t, live.Status, "kill-dm", "data").Progress, "uploading: ",
+			"describe shows the progress of the data mover's heartbeat")
 		m.killDataMover(t)
 
 		v := m.waitDone("kill-dm-1", 3*time.Minute)

@@ -22,7 +22,7 @@ func (v *volumeRun) moveData(ctx workflow.Context, info *workflows.SnapshotInfo)
 	var up workflows.DataUploadInfo
 	task := moverTask{activity: datamoverActs.UploadVolume, result: &up, input: workflows.UploadVolumeInput{
 		Backup: v.req.Backup, Location: v.req.Location, Volume: v.req.Volume,
-		OperationID: v.req.OperationID, BackupWorkflowID: parentID(ctx),
+		OperationID: v.req.OperationID,
 	}}
 	exposed, attempts, err := m.run(ctx, in, task, nil)
 	if err != nil {
@@ -37,13 +37,4 @@ func (v *volumeRun) heartbeat() time.Duration {
 		return v.req.HeartbeatTimeout
 	}
 	return workflows.DefaultHeartbeatTimeout
-}
-
-// parentID is the parent's workflow ID (the backup or restore the data
-// mover reports its progress to).
-func parentID(ctx workflow.Context) string {
-	if p := workflow.GetInfo(ctx).ParentWorkflowExecution; p != nil {
-		return p.ID
-	}
-	return ""
 }

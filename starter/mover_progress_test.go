@@ -1,0 +1,53 @@
+package starter
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+func heartbeatOf(t *testing.T, details any) *commonpb.Payloads {
+	t.Helper()
+	p, err := converter.GetDefaultDataConverter().ToPayloads(details)
+	require.NoError(t, err)
+	return p
+}
+
+// A volume's progress comes from its pending activity's heartbeat: the
+// data mover's counters with the sentence they read as.
+func TestMoverProgressIsReadFromTheHeartbeat(t *testing.T) {
+	beat := map[string]any{"hashedBytes": 1 << 30, "progress": "uploading: 1.0 GiB of 2.0 GiB (50%), 1.0 GiB sent"}
+	desc := &workflowservice.DescribeWorkflowExecutionResponse{PendingActivities: []*workflowpb.PendingActivityInfo{
+		{}, // an activity that has not heartbeated yet
+		{HeartbeatDetails: heartbeatOf(t, beat)},
+	}}
+	p, ok := moverProgressOf(desc)
+	require.True(t, ok)
+	assert.Equal(t, "uploading: 1.0 GiB of 2.0 GiB (50%), 1.0 GiB sent", p)
+
+	_, ok = moverProgressOf(&workflowservice.DescribeWorkflowExecutionResponse{PendingActivities: []*workflowpb.PendingActivityInfo{
+		{HeartbeatDetails: heartbeatOf(t, map[string]any{"page": 3})}, // another activity's details
+	}})
+	assert.False(t, ok)
+}
+
+// Only the operations whose data is still moving are read.
+func TestMovingOperationsAreTheUploadsInProgress(t *testing.T) {
+	s := &workflows.BackupStatus{Operations: []workflows.Operation{
+		{ID: "a", Kind: workflows.OperationKindDataUpload, Phase: workflows.OperationInProgress, WorkflowID: "volume/a"},
+		{ID: "b", Kind: workflows.OperationKindDataUpload, Phase: workflows.OperationCompleted, WorkflowID: "volume/b"},
+		{ID: "c", Kind: workflows.OperationKindCSISnapshot, Phase: workflows.OperationInProgress, WorkflowID: "volume/c"},
+	}}
+	moving := movingOperations(s)
+	require.Len(t, moving, 1)
+	assert.Equal(t, "volume/a", moving[0].workflowID)
+	*moving[0].progress = "uploading"
+	assert.Equal(t, "uploading", s.Operations[0].Progress, "the progress lands in the status")
+}
