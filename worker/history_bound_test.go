@@ -1,0 +1,264 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/cairn-backup/cairn/activities/cluster"
+	"github.com/cairn-backup/cairn/activities/csi"
+	"github.com/cairn-backup/cairn/activities/datamover"
+	"github.com/cairn-backup/cairn/activities/expose"
+	"github.com/cairn-backup/cairn/activities/restore"
+	"github.com/cairn-backup/cairn/activities/store"
+	"github.com/cairn-backup/cairn/internal/devserver/devservertest"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// boundVolumes is how many volumes the history bound is shown for.
+const boundVolumes = 20
+
+// The bound this test states, however long the data moves: a backup's
+// own history holds at most historyFixed events plus backupPerVolume per
+// volume, a restore's historyFixed plus restorePerVolume, and each
+// volume's workflow at most volumeEvents. A volume adds its child's start
+// and end and, on the way, its progress signals (a backup's: snapshot
+// created, snapshot ready, exposing, data mover started, data moved; a
+// restore's: exposing, data mover started, data written), each with the
+// workflow task that reads it at worst: how many share a task depends on
+// timing.
+const (
+	historyFixed     = 60
+	backupPerVolume  = 6 + 5*4
+	restorePerVolume = 6 + 3*4
+	volumeEvents     = 100
+)
+
+// TestHistoryIsBoundedByVolumesNotTime: a backup and a restore of 20
+// volumes whose data movers report their progress a few times, and ones
+// whose data movers report it as often as in 8 hours (every 10 s), all
+// stay under the stated bound, which does not depend on how long the data
+// moves: data movers report in their heartbeats, which add no events.
+// (Before, each report was a signal to the backup or restore: 2,880 per
+// volume here, past Temporal's limit of 51,200 events per history.)
+func TestHistoryIsBoundedByVolumesNotTime(t *testing.T) {
+	tc := devservertest.Start(t)
+	h := &historyHarness{t: t, tc: tc}
+	h.startWorker()
+	const eightHours = 8 * 60 * 60 / 10
+
+	t.Run("backup", func(t *testing.T) {
+		short, long := h.backup("short", 6), h.backup("long", eightHours)
+		t.Logf("events: backup %d, volumes %v (6 reports each); backup %d, volumes %v (%d reports each)",
+			short.parent, short.volumes, long.parent, long.volumes, eightHours)
+		for _, c := range []historyCounts{short, long} {
+			assert.LessOrEqual(t, c.parent, historyFixed+backupPerVolume*boundVolumes, "the backup's history")
+			assertVolumesBounded(t, c.volumes)
+		}
+	})
+	t.Run("restore", func(t *testing.T) {
+		short, long := h.restore("short-r", 6), h.restore("long-r", eightHours)
+		t.Logf("events: restore %d, volumes %v (6 reports each); restore %d, volumes %v (%d reports each)",
+			short.parent, short.volumes, long.parent, long.volumes, eightHours)
+		for _, c := range []historyCounts{short, long} {
+			assert.LessOrEqual(t, c.parent, historyFixed+restorePerVolume*boundVolumes, "the restore's history")
+			assertVolumesBounded(t, c.volumes)
+		}
+	})
+}
+
+func assertVolumesBounded(t *testing.T, counts []int) {
+	t.Helper()
+	for _, n := range counts {
+		assert.LessOrEqual(t, n, volumeEvents, "a volume's history")
+	}
+}
+
+// historyHarness runs the real backup and volume workflows on a real
+// Temporal server, with fake activities under the real names and one fake
+// data mover per volume on the volume's own task queue.
+type historyHarness struct {
+	t       *testing.T
+	tc      client.Client
+	reports int // progress reports each data mover makes
+	mu      sync.Mutex
+	movers  []sdkworker.Worker
+}
+
+type historyCounts struct {
+	parent  int
+	volumes []int
+}
+
+func fake(r sdkworker.ActivityRegistry, real, fn any) {
+	r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: workflows.ActivityName(real)})
+}
+
+func (h *historyHarness) startWorker() {
+	w := sdkworker.New(h.tc, workflows.TaskQueue, sdkworker.Options{})
+	RegisterWorkflows(w)
+	var (
+		cl *cluster.Activities
+		st *store.Activities
+		cs *csi.Activities
+		ex *expose.Activities
+		rs *restore.Activities
+	)
+	fake(w, cl.PlanBackup, func(context.Context, workflows.PlanInput) (*workflows.PlanResult, error) {
+		return &workflows.PlanResult{}, nil
+	})
+	fake(w, cs.PlanVolumes, func(context.Context, workflows.PlanVolumesInput) (*workflows.PlanVolumesResult, error) {
+		res := &workflows.PlanVolumesResult{}
+		for i := range boundVolumes {
+			res.Volumes = append(res.Volumes, workflows.Volume{Namespace: "app", Claim: fmt.Sprintf("data-%d", i),
+				PersistentVolume: fmt.Sprintf("pv-%d", i), Driver: "d", VolumeHandle: fmt.Sprintf("h%d", i), SnapshotClass: "c"})
+		}
+		return res, nil
+	})
+	fake(w, cs.CreateVolumeSnapshot, func(_ context.Context, in workflows.CreateSnapshotInput) (*workflows.CreateSnapshotResult, error) {
+		return &workflows.CreateSnapshotResult{Name: workflows.SnapshotName(in.Backup, in.Volume)}, nil
+	})
+	fake(w, cs.WaitVolumeSnapshot, func(_ context.Context, in workflows.WaitSnapshotInput) (*workflows.SnapshotInfo, error) {
+		return &workflows.SnapshotInfo{Name: in.Name, Content: "content", Handle: "snap", RestoreBytes: 1 << 30}, nil
+	})
+	fake(w, cs.RemoveVolumeSnapshot, func(context.Context, workflows.RemoveSnapshotInput) error { return nil })
+	fake(w, cs.CollectVolumeSnapshots, func(context.Context, workflows.CollectSnapshotsInput) (*workflows.CollectSnapshotsResult, error) {
+		return &workflows.CollectSnapshotsResult{}, nil
+	})
+	fake(w, ex.PlaceDataMover, func(context.Context, workflows.ExposeInput) (*workflows.Placement, error) {
+		return &workflows.Placement{Node: "n1", Limit: boundVolumes}, nil
+	})
+	fake(w, ex.RequestDataMoverSlot, func(ctx context.Context, in workflows.SlotAsk) error {
+		return h.tc.SignalWorkflow(ctx, in.Request.WorkflowID, "", workflows.SignalSlotUpdate, workflows.SlotUpdate{Node: in.Node})
+	})
+	fake(w, ex.ExposeVolume, func(_ context.Context, in workflows.ExposeInput) (*workflows.ExposeResult, error) {
+		h.startMover(in.TaskQueue)
+		return &workflows.ExposeResult{DataMover: "fake", Node: "n1"}, nil
+	})
+	fake(w, ex.CleanupExposure, func(context.Context, workflows.ExposeInput) error { return nil })
+	fake(w, st.FinalizeBackup, func(context.Context, workflows.FinalizeInput) (*workflows.FinalizeResult, error) {
+		return &workflows.FinalizeResult{}, nil
+	})
+	fake(w, st.CleanupBackupWork, func(context.Context, workflows.CleanupInput) error { return nil })
+	fake(w, rs.PlanRestore, func(context.Context, workflows.RestorePlanInput) (*workflows.RestorePlanResult, error) {
+		plan := &workflows.RestorePlanResult{BackupFormat: workflows.BackupFormatCairn, ItemsTotal: boundVolumes,
+			Types: []workflows.RestoreType{{ResourceType: workflows.ResourceType{Version: "v1", Resource: "persistentvolumeclaims", Namespaced: true},
+				Items: boundVolumes, Batches: 1}}}
+		for i := range boundVolumes {
+			claim := fmt.Sprintf("data-%d", i)
+			plan.Volumes = append(plan.Volumes, workflows.RestoreVolume{ID: workflows.VolumeRestoreID("app", claim), Namespace: "app",
+				Claim: claim, SnapshotID: "k-" + claim, StorageClass: "fast", AccessModes: []string{"ReadWriteOnce"}, SizeBytes: 1 << 30})
+		}
+		return plan, nil
+	})
+	fake(w, rs.ApplyResources, func(_ context.Context, in workflows.ApplyInput) (*workflows.ApplyResult, error) {
+		return &workflows.ApplyResult{Outcome: workflows.TypeOutcome{Restored: len(in.ClaimVolumes)}}, nil
+	})
+	step := func(context.Context, workflows.RestoreStepInput) (*workflows.StepResult, error) {
+		return &workflows.StepResult{}, nil
+	}
+	fake(w, rs.WaitCRDsEstablished, step)
+	fake(w, rs.RelinkOwners, step)
+	fake(w, rs.FinalizeRestore, func(context.Context, workflows.FinalizeRestoreInput) (*workflows.FinalizeRestoreResult, error) {
+		return &workflows.FinalizeRestoreResult{}, nil
+	})
+	fake(w, rs.CleanupRestoreWork, func(context.Context, workflows.RestoreStepInput) error { return nil })
+	fake(w, ex.HandOverVolume, func(_ context.Context, in workflows.ExposeInput) (*workflows.HandOverResult, error) {
+		return &workflows.HandOverResult{PersistentVolume: "pv-" + in.Volume.Claim}, nil
+	})
+	fake(w, ex.FinishVolumeRestores, func(_ context.Context, in workflows.FinishVolumeRestoresInput) (*workflows.FinishVolumeRestoresResult, error) {
+		return &workflows.FinishVolumeRestoresResult{}, nil
+	})
+	require.NoError(h.t, w.Start())
+	h.t.Cleanup(w.Stop)
+}
+
+// startMover starts a data mover on queue whose upload heartbeats its
+// progress h.reports times, as a real one does every few seconds.
+func (h *historyHarness) startMover(queue string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	reports := h.reports
+	m := sdkworker.New(h.tc, queue, sdkworker.Options{})
+	var dm *datamover.Activities
+	fake(m, dm.UploadVolume, func(ctx context.Context, in workflows.UploadVolumeInput) (*workflows.DataUploadInfo, error) {
+		for i := range reports {
+			activity.RecordHeartbeat(ctx, workflows.MoverProgress{Progress: fmt.Sprintf("uploading: report %d of %d", i+1, reports)})
+		}
+		return &workflows.DataUploadInfo{SnapshotID: "k-" + in.Volume.Claim, Bytes: 1 << 30}, nil
+	})
+	fake(m, dm.RestoreVolumeData, func(ctx context.Context, in workflows.RestoreVolumeDataInput) (*workflows.DataDownloadInfo, error) {
+		for i := range reports {
+			activity.RecordHeartbeat(ctx, workflows.MoverProgress{Progress: fmt.Sprintf("restoring: report %d of %d", i+1, reports)})
+		}
+		return &workflows.DataDownloadInfo{Bytes: 1 << 30}, nil
+	})
+	require.NoError(h.t, m.Start())
+	h.movers = append(h.movers, m)
+	h.t.Cleanup(m.Stop)
+}
+
+// backup runs one data-moving backup to its end and counts the events of
+// its history and of each volume's.
+func (h *historyHarness) backup(name string, reports int) historyCounts {
+	h.mu.Lock()
+	h.reports = reports
+	h.mu.Unlock()
+	spec := workflows.BackupSpec{Name: name, SnapshotMoveData: true}.WithDefaults("file://" + h.t.TempDir())
+	ctx := context.Background()
+	run, err := h.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.BackupWorkflowID(name), TaskQueue: workflows.TaskQueue},
+		workflows.BackupWorkflowName, workflows.BackupRequest{Spec: spec})
+	require.NoError(h.t, err)
+	var status workflows.BackupStatus
+	require.NoError(h.t, run.Get(ctx, &status))
+	require.Equal(h.t, workflows.PhaseCompleted, status.Phase, "reason: %s", status.FailureReason)
+	require.Len(h.t, status.Operations, boundVolumes)
+	counts := historyCounts{parent: h.events(run.GetID())}
+	for _, op := range status.Operations {
+		require.Equal(h.t, workflows.OperationCompleted, op.Phase)
+		counts.volumes = append(counts.volumes, h.events(op.WorkflowID))
+	}
+	return counts
+}
+
+// restore runs one restore of 20 volumes from the repository to its end
+// and counts the events of its history and of each volume's.
+func (h *historyHarness) restore(name string, reports int) historyCounts {
+	h.mu.Lock()
+	h.reports = reports
+	h.mu.Unlock()
+	spec := workflows.RestoreSpec{Name: name, BackupName: "long"}.WithDefaults("file://" + h.t.TempDir())
+	ctx := context.Background()
+	run, err := h.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.RestoreWorkflowID(name), TaskQueue: workflows.TaskQueue},
+		workflows.RestoreWorkflowName, workflows.RestoreRequest{Spec: spec})
+	require.NoError(h.t, err)
+	var status workflows.RestoreStatus
+	require.NoError(h.t, run.Get(ctx, &status))
+	require.Equal(h.t, workflows.PhaseCompleted, status.Phase, "reason: %s", status.FailureReason)
+	require.Len(h.t, status.Volumes, boundVolumes)
+	counts := historyCounts{parent: h.events(run.GetID())}
+	for _, v := range status.Volumes {
+		require.Equal(h.t, workflows.OperationCompleted, v.Phase, "volume %s: %s", v.Key(), v.Error)
+		counts.volumes = append(counts.volumes, h.events(v.WorkflowID))
+	}
+	return counts
+}
+
+func (h *historyHarness) events(workflowID string) int {
+	it := h.tc.GetWorkflowHistory(context.Background(), workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	n := 0
+	for it.HasNext() {
+		_, err := it.Next()
+		require.NoError(h.t, err)
+		n++
+	}
+	return n
+}
