@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,6 +18,7 @@ import (
 	"github.com/cairn-backup/cairn/activities/csi"
 	"github.com/cairn-backup/cairn/activities/datamover"
 	"github.com/cairn-backup/cairn/activities/expose"
+	"github.com/cairn-backup/cairn/activities/repository"
 	"github.com/cairn-backup/cairn/activities/restore"
 	"github.com/cairn-backup/cairn/activities/store"
 	"github.com/cairn-backup/cairn/internal/devserver/devservertest"
@@ -25,6 +27,10 @@ import (
 
 // boundVolumes is how many volumes the history bound is shown for.
 const boundVolumes = 20
+
+// hangGuard ends a run that cannot finish (a fake missing) instead of
+// letting the test hang; a run takes seconds.
+const hangGuard = 5 * time.Minute
 
 // The bound this test states, however long the data moves: a backup's
 // own history holds at most historyFixed events plus backupPerVolume per
@@ -111,6 +117,7 @@ func (h *historyHarness) startWorker() {
 		cs *csi.Activities
 		ex *expose.Activities
 		rs *restore.Activities
+		rp *repository.Activities
 	)
 	fake(w, cl.PlanBackup, func(context.Context, workflows.PlanInput) (*workflows.PlanResult, error) {
 		return &workflows.PlanResult{}, nil
@@ -133,6 +140,7 @@ func (h *historyHarness) startWorker() {
 	fake(w, cs.CollectVolumeSnapshots, func(context.Context, workflows.CollectSnapshotsInput) (*workflows.CollectSnapshotsResult, error) {
 		return &workflows.CollectSnapshotsResult{}, nil
 	})
+	fake(w, rp.EnsureRepository, func(context.Context, workflows.EnsureRepositoryInput) error { return nil })
 	fake(w, ex.PlaceDataMover, func(context.Context, workflows.ExposeInput) (*workflows.Placement, error) {
 		return &workflows.Placement{Node: "n1", Limit: boundVolumes}, nil
 	})
@@ -214,7 +222,7 @@ func (h *historyHarness) backup(name string, reports int) historyCounts {
 	h.mu.Unlock()
 	spec := workflows.BackupSpec{Name: name, SnapshotMoveData: true}.WithDefaults("file://" + h.t.TempDir())
 	ctx := context.Background()
-	run, err := h.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.BackupWorkflowID(name), TaskQueue: workflows.TaskQueue},
+	run, err := h.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.BackupWorkflowID(name), TaskQueue: workflows.TaskQueue, WorkflowExecutionTimeout: hangGuard},
 		workflows.BackupWorkflowName, workflows.BackupRequest{Spec: spec})
 	require.NoError(h.t, err)
 	var status workflows.BackupStatus
@@ -237,7 +245,7 @@ func (h *historyHarness) restore(name string, reports int) historyCounts {
 	h.mu.Unlock()
 	spec := workflows.RestoreSpec{Name: name, BackupName: "long"}.WithDefaults("file://" + h.t.TempDir())
 	ctx := context.Background()
-	run, err := h.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.RestoreWorkflowID(name), TaskQueue: workflows.TaskQueue},
+	run, err := h.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.RestoreWorkflowID(name), TaskQueue: workflows.TaskQueue, WorkflowExecutionTimeout: hangGuard},
 		workflows.RestoreWorkflowName, workflows.RestoreRequest{Spec: spec})
 	require.NoError(h.t, err)
 	var status workflows.RestoreStatus

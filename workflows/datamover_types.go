@@ -125,6 +125,13 @@ func DataMoverTaskQueue(owner string, v Volume) string {
 	return "cairn-datamover-" + hex.EncodeToString(sum[:10])
 }
 
+// EnsureRepositoryInput makes sure the location holds a kopia repository
+// before the backup's data movers connect to it.
+type EnsureRepositoryInput struct {
+	Backup   string `json:"backup"`
+	Location string `json:"location"`
+}
+
 // DeleteVolumeDataInput deletes the kopia snapshots of a backup's volumes.
 type DeleteVolumeDataInput struct {
 	Backup   string `json:"backup"`

@@ -41,7 +41,7 @@ func (a *Activities) UploadVolume(ctx context.Context, in workflows.UploadVolume
 	log := run.Log.With(zap.String("volume", in.Volume.Key()), zap.String("operation", in.OperationID), zap.String("path", a.Path))
 	hb := startHeartbeat(ctx, beatOfUpload(kopiarepo.UploadProgress{}))
 	defer hb.stop()
-	repo, err := a.open(ctx, in.Location, false)
+	repo, err := a.open(ctx, in.Location)
 	if err != nil {
 		log.Error("Repository not opened", zap.Error(err))
 		return nil, err
@@ -77,13 +77,14 @@ func (a *Activities) UploadVolume(ctx context.Context, in workflows.UploadVolume
 	}, nil
 }
 
-// open opens the location's repository (only an existing one when
-// existing is set: a restore needs the data to be there). A missing or
-// wrong password, or a missing repository, is for a human to fix, not
+// open connects to the location's repository. A data mover never creates
+// one: the worker does before a backup's first data mover
+// (EnsureRepository), and a restore needs the data to be there. A missing
+// or wrong password, or a missing repository, is for a human to fix, not
 // for a retry.
-func (a *Activities) open(ctx context.Context, loc string, existing bool) (*kopiarepo.Repository, error) {
+func (a *Activities) open(ctx context.Context, loc string) (*kopiarepo.Repository, error) {
 	cfg := a.Repository
-	cfg.Location, cfg.NoCreate = loc, existing
+	cfg.Location, cfg.NoCreate = loc, true
 	repo, err := kopiarepo.Open(ctx, cfg)
 	switch {
 	case errors.Is(err, kopiarepo.ErrWrongPassword), errors.Is(err, kopiarepo.ErrNoPassword):

@@ -1,12 +1,13 @@
 // Package repository holds the worker's activities on a location's kopia
-// repository: deleting a backup's volume data with the backup, and kopia
-// maintenance.
+// repository: creating it before a backup's first data mover, deleting a
+// backup's volume data with the backup, and kopia maintenance.
 package repository
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -24,6 +25,9 @@ import (
 type Activities struct {
 	Repository kopiarepo.Config
 	Log        *zap.Logger
+
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex // per location, for EnsureRepository
 }
 
 // DeleteVolumeData deletes the kopia snapshots a backup's volumes were

@@ -3,6 +3,7 @@ package backup
 import (
 	"github.com/cairn-backup/cairn/activities/cluster"
 	"github.com/cairn-backup/cairn/activities/csi"
+	"github.com/cairn-backup/cairn/activities/repository"
 	"github.com/cairn-backup/cairn/activities/store"
 )
 
@@ -11,7 +12,8 @@ import (
 // checks every name, and the SDK checks the arguments against the
 // method's signature when the workflow calls it.
 var (
-	clusterActs *cluster.Activities
-	csiActs     *csi.Activities
-	storeActs   *store.Activities
+	clusterActs    *cluster.Activities
+	csiActs        *csi.Activities
+	repositoryActs *repository.Activities
+	storeActs      *store.Activities
 )

@@ -41,6 +41,21 @@ func (b *backupRun) planVolumes(ctx workflow.Context) error {
 	if len(res.Volumes) > 0 {
 		b.logger.Info("Planned volume snapshots", "volumes", len(res.Volumes), "skipped", res.Warnings)
 	}
+	if b.spec.SnapshotMoveData && len(res.Volumes) > 0 {
+		return b.ensureRepository(ctx)
+	}
+	return nil
+}
+
+// ensureRepository creates the location's kopia repository, if it has
+// none, before any data mover starts: data movers only connect. It also
+// fails the backup early on a wrong repository password.
+func (b *backupRun) ensureRepository(ctx workflow.Context) error {
+	actx := workflow.WithActivityOptions(ctx, b.activityOptions(10*time.Minute))
+	in := workflows.EnsureRepositoryInput{Backup: b.spec.Name, Location: b.spec.StorageLocation}
+	if err := workflow.ExecuteActivity(actx, repositoryActs.EnsureRepository, in).Get(ctx, nil); err != nil {
+		return fmt.Errorf("volume data repository: %w", err)
+	}
 	return nil
 }
 

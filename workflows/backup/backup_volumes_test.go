@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
@@ -103,4 +105,47 @@ func TestSnapshotNameIsStableShortAndDistinct(t *testing.T) {
 	v2 := v
 	v2.Namespace = "other"
 	assert.NotEqual(t, a, workflows.SnapshotName("nightly-20261122020000", v2))
+}
+
+// TestDataMovingBackupCreatesTheRepositoryBeforeAnySnapshot: a backup that
+// moves data makes sure of the location's repository right after planning
+// its volumes, once; a wrong repository password fails it there, before
+// any snapshot is taken or data mover started.
+func TestDataMovingBackupCreatesTheRepositoryBeforeAnySnapshot(t *testing.T) {
+	env := newBackupEnv(t)
+	env.OnActivity(clusterActs.PlanBackup, mock.Anything, mock.Anything).Return(threeTypes(), nil).Once()
+	env.OnActivity(csiActs.PlanVolumes, mock.Anything, mock.Anything).Return(flowtest.TwoVolumes(), nil).Once()
+	env.OnActivity(repositoryActs.EnsureRepository, mock.Anything, workflows.EnsureRepositoryInput{Backup: "shop-1", Location: "mem://"}).
+		Return(temporal.NewNonRetryableApplicationError("wrong password", workflows.ErrTypeRepositoryPassword, nil)).Once()
+	var started []string
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		started = append(started, info.ActivityType.Name)
+	})
+	req := testRequest()
+	req.Spec.SnapshotMoveData = true
+
+	env.ExecuteWorkflow(BackupWorkflow, req)
+	require.Error(t, env.GetWorkflowError())
+	assert.Contains(t, env.GetWorkflowError().Error(), "wrong password (type: RepositoryPassword")
+	assert.Equal(t, []string{"PlanBackup", "PlanVolumes", "EnsureRepository"}, started[:3])
+	assert.NotContains(t, started, workflows.ActivityName(csiActs.CreateVolumeSnapshot))
+	assert.NotContains(t, started, workflows.ActivityName(clusterActs.CollectResources))
+}
+
+// TestBackupThatMovesNoDataLeavesTheRepositoryAlone: snapshots without
+// data movement open no repository.
+func TestBackupThatMovesNoDataLeavesTheRepositoryAlone(t *testing.T) {
+	env := volumeBackupEnv(t)
+	env.OnActivity(csiActs.WaitVolumeSnapshot, mock.Anything, mock.Anything).Return(flowtest.ReadyInfo).Twice()
+	env.OnActivity(csiActs.CollectVolumeSnapshots, mock.Anything, mock.Anything).Return(&workflows.CollectSnapshotsResult{}, nil).Once()
+	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(&workflows.FinalizeResult{}, nil).Once()
+	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil).Once()
+	var started []string
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		started = append(started, info.ActivityType.Name)
+	})
+	env.ExecuteWorkflow(BackupWorkflow, testRequest())
+	require.NoError(t, env.GetWorkflowError())
+	assert.Contains(t, started, workflows.ActivityName(csiActs.CreateVolumeSnapshot))
+	assert.NotContains(t, started, workflows.ActivityName(repositoryActs.EnsureRepository))
 }

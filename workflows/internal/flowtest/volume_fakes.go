@@ -48,6 +48,10 @@ func (fakeVolumeActivities) Upload(context.Context, workflows.UploadVolumeInput)
 	return &workflows.DataUploadInfo{}, nil
 }
 
+func (fakeVolumeActivities) EnsureRepository(context.Context, workflows.EnsureRepositoryInput) error {
+	return nil
+}
+
 func (fakeVolumeActivities) DeleteData(context.Context, workflows.DeleteVolumeDataInput) (*workflows.DeleteVolumeDataResult, error) {
 	return &workflows.DeleteVolumeDataResult{}, nil
 }
@@ -70,6 +74,7 @@ func RegisterVolumeFakes(env *testsuite.TestWorkflowEnvironment) {
 	Fake(env, exposeActs.DiagnoseExposure, f.Diagnose)
 	Fake(env, exposeActs.CleanupExposure, f.Cleanup)
 	Fake(env, datamoverActs.UploadVolume, f.Upload)
+	Fake(env, repositoryActs.EnsureRepository, f.EnsureRepository)
 	Fake(env, repositoryActs.DeleteVolumeData, f.DeleteData)
 	Fake(env, exposeActs.PlaceDataMover, f.Place)
 	Fake(env, exposeActs.RequestDataMoverSlot, f.RequestSlot)

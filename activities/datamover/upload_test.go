@@ -1,0 +1,33 @@
+package datamover
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+	"go.uber.org/zap"
+
+	"github.com/cairn-backup/cairn/internal/activitytest"
+	"github.com/cairn-backup/cairn/internal/kopiarepo"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// TestUploadIntoALocationWithoutARepositoryCreatesNone: a data mover only
+// connects; a location the worker did not prepare is a non-retryable
+// error, and still holds no repository after it.
+func TestUploadIntoALocationWithoutARepositoryCreatesNone(t *testing.T) {
+	dir := t.TempDir()
+	cfg := kopiarepo.Config{Password: "pw", ConfigDir: filepath.Join(t.TempDir(), "kopia"), Hostname: "datamover"}
+	a := &Activities{Path: t.TempDir(), Repository: cfg, Log: zap.NewNop()}
+	env := (&testsuite.WorkflowTestSuite{}).NewTestActivityEnvironment()
+	env.RegisterActivity(a.UploadVolume)
+	_, err := env.ExecuteActivity(a.UploadVolume, workflows.UploadVolumeInput{Backup: "b1", Location: "file://" + dir,
+		Volume: workflows.Volume{Namespace: "shop", Claim: "data"}})
+	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeVolumeDataMissing)
+
+	cfg.Location, cfg.NoCreate, cfg.ConfigDir = "file://"+dir, true, filepath.Join(t.TempDir(), "inspector")
+	_, err = kopiarepo.Open(context.Background(), cfg)
+	require.ErrorIs(t, err, kopiarepo.ErrNoRepository)
+}
