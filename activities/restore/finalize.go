@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
@@ -28,31 +27,8 @@ func (a *Activities) FinalizeRestore(ctx context.Context, in workflows.FinalizeR
 	defer run.End()
 	keys := run.Restore
 
-	results := workflows.RestoreResults{Items: []workflows.ItemOutcome{}, Skipped: in.Status.Skipped}
-	add := func(line []byte) error {
-		var o workflows.ItemOutcome
-		if err := json.Unmarshal(line, &o); err != nil {
-			return fmt.Errorf("decode outcome: %w", err)
-		}
-		results.Items = append(results.Items, o)
-		return nil
-	}
-	if err := readIfExists(ctx, run, keys.PlanSkips(), add); err != nil {
-		return nil, err
-	}
-	// In apply order: type by type as planned, batches in key order.
-	for _, gr := range in.Status.Order {
-		batchKeys, err := run.Loc.Keys(ctx, keys.BatchResultsOf(gr))
-		if err != nil {
-			return nil, err
-		}
-		for i, key := range batchKeys {
-			if err := run.Loc.ReadLines(ctx, key, add); err != nil {
-				return nil, err
-			}
-			activity.RecordHeartbeat(ctx, i)
-		}
-	}
+	// Warnings first: the stored ones, then those the items give.
+	var warnings []string
 	warningKeys, err := run.Loc.Keys(ctx, keys.AllWarnings())
 	if err != nil {
 		return nil, err
@@ -63,25 +39,45 @@ func (a *Activities) FinalizeRestore(ctx context.Context, in workflows.FinalizeR
 			if err := json.Unmarshal(line, &w); err != nil {
 				return fmt.Errorf("decode warning: %w", err)
 			}
-			results.Warnings = append(results.Warnings, w)
+			warnings = append(warnings, w)
 			return nil
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
-	for _, o := range results.Items {
-		if o.Result == workflows.ItemSkipped && o.Reason != "" && isConflictSkip(o) {
-			results.Warnings = append(results.Warnings, fmt.Sprintf("%s %s/%s: %s", o.Resource, o.Namespace, o.Name, o.Reason))
-		}
-	}
-	if err := run.Loc.WriteJSON(ctx, keys.Results(), results); err != nil {
+	out, err := newResultsWriter(ctx, run.Loc, keys.Results())
+	if err != nil {
 		return nil, err
 	}
+	t := newTally(in.Status.Resources)
+	beat := runlog.Heartbeat(ctx)
+	add := func(line []byte) error {
+		var o workflows.ItemOutcome
+		if err := json.Unmarshal(line, &o); err != nil {
+			return fmt.Errorf("decode outcome: %w", err)
+		}
+		t.add(o)
+		if o.Result == workflows.ItemSkipped && o.Reason != "" && isConflictSkip(o) {
+			warnings = append(warnings, fmt.Sprintf("%s %s/%s: %s", o.Resource, o.Namespace, o.Name, o.Reason))
+		}
+		if t.items%200 == 0 {
+			beat(t.items)
+		}
+		return out.add(o)
+	}
+	if err := writeOutcomes(ctx, run, keys, in.Status.Order, add); err != nil {
+		out.abort()
+		return nil, err
+	}
+	if err := out.close(in.Status.Skipped, warnings); err != nil {
+		return nil, err
+	}
+	beat(t.items)
 
 	status := in.Status
-	status.Warnings = len(results.Warnings)
-	countOutcomes(&status, results.Items)
+	status.Warnings = len(warnings)
+	t.set(&status)
 	done := time.Now().UTC()
 	status.CompletionTime = &done
 	info := run.Info()
@@ -100,30 +96,63 @@ func (a *Activities) FinalizeRestore(ctx context.Context, in workflows.FinalizeR
 		ItemsRestored: status.ItemsRestored, ItemsSkipped: status.ItemsSkipped, ItemsFailed: status.ItemsFailed}, nil
 }
 
-// countOutcomes sets the status's counts from the stored outcomes, which
-// also hold what an apply cut short by a cancel or a failure did.
-func countOutcomes(status *workflows.RestoreStatus, items []workflows.ItemOutcome) {
-	resources := map[string]workflows.TypeOutcome{}
-	for gr, t := range status.Resources {
-		resources[gr] = workflows.TypeOutcome{Total: t.Total, Done: t.Done}
+// writeOutcomes passes every stored item outcome to add, in apply order:
+// the plan's skips, then type by type as planned, batches in key order.
+func writeOutcomes(ctx context.Context, run *runlog.Run, keys location.RestoreKeys, order []string, add func([]byte) error) error {
+	if err := readIfExists(ctx, run, keys.PlanSkips(), add); err != nil {
+		return err
 	}
-	status.ItemsRestored, status.ItemsSkipped, status.ItemsFailed = 0, 0, 0
-	for _, o := range items {
-		t := resources[o.Resource]
-		switch o.Result {
-		case workflows.ItemRestored:
-			t.Restored++
-			status.ItemsRestored++
-		case workflows.ItemSkipped:
-			t.Skipped++
-			status.ItemsSkipped++
-		case workflows.ItemFailed:
-			t.Failed++
-			status.ItemsFailed++
+	for _, gr := range order {
+		batchKeys, err := run.Loc.Keys(ctx, keys.BatchResultsOf(gr))
+		if err != nil {
+			return err
 		}
-		resources[o.Resource] = t
+		for _, key := range batchKeys {
+			if err := run.Loc.ReadLines(ctx, key, add); err != nil {
+				return err
+			}
+		}
 	}
-	status.Resources = resources
+	return nil
+}
+
+// tally counts the stored outcomes, which also hold what an apply cut
+// short by a cancel or a failure did.
+type tally struct {
+	resources                 map[string]workflows.TypeOutcome
+	items                     int
+	restored, skipped, failed int
+}
+
+func newTally(planned map[string]workflows.TypeOutcome) *tally {
+	t := &tally{resources: map[string]workflows.TypeOutcome{}}
+	for gr, o := range planned {
+		t.resources[gr] = workflows.TypeOutcome{Total: o.Total, Done: o.Done}
+	}
+	return t
+}
+
+func (t *tally) add(o workflows.ItemOutcome) {
+	t.items++
+	r := t.resources[o.Resource]
+	switch o.Result {
+	case workflows.ItemRestored:
+		r.Restored++
+		t.restored++
+	case workflows.ItemSkipped:
+		r.Skipped++
+		t.skipped++
+	case workflows.ItemFailed:
+		r.Failed++
+		t.failed++
+	}
+	t.resources[o.Resource] = r
+}
+
+// set puts the counts into a restore's status.
+func (t *tally) set(status *workflows.RestoreStatus) {
+	status.Resources = t.resources
+	status.ItemsRestored, status.ItemsSkipped, status.ItemsFailed = t.restored, t.skipped, t.failed
 }
 
 // isConflictSkip reports an item skipped because it exists and differs,

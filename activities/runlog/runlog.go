@@ -112,11 +112,13 @@ func (r *Run) JoinLogs(ctx context.Context, chunksPrefix, key string) error {
 		return err
 	}
 	gz := gzip.NewWriter(w)
-	for _, k := range keys {
+	beat := Heartbeat(ctx)
+	for i, k := range keys {
 		if err := r.Loc.CopyTo(ctx, k, gz); err != nil {
 			w.Abort()
 			return err
 		}
+		beat(i)
 	}
 	if _, err := gz.Write(r.Captured()); err != nil {
 		w.Abort()

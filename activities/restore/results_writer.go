@@ -1,0 +1,82 @@
+package restore
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// resultsWriter streams results.json one item at a time, in the shape
+// workflows.RestoreResults decodes from, so finalizing a restore of a
+// million objects holds none of their outcomes in memory. Nothing is
+// visible at the key until close succeeds.
+type resultsWriter struct {
+	w     *location.Writer
+	buf   *bufio.Writer
+	items int
+}
+
+func newResultsWriter(ctx context.Context, loc *location.Location, key string) (*resultsWriter, error) {
+	w, err := loc.NewWriter(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	r := &resultsWriter{w: w, buf: bufio.NewWriterSize(w, 1<<16)}
+	if _, err := r.buf.WriteString(`{"items": [`); err != nil {
+		w.Abort()
+		return nil, err
+	}
+	return r, nil
+}
+
+// add writes one item's outcome, one per line.
+func (r *resultsWriter) add(o workflows.ItemOutcome) error {
+	line, err := json.Marshal(o)
+	if err != nil {
+		return fmt.Errorf("encode outcome: %w", err)
+	}
+	sep := ",\n"
+	if r.items == 0 {
+		sep = "\n"
+	}
+	r.items++
+	if _, err := r.buf.WriteString(sep); err != nil {
+		return err
+	}
+	_, err = r.buf.Write(line)
+	return err
+}
+
+// close ends the item list, writes the rest and makes the file visible.
+func (r *resultsWriter) close(skipped []workflows.SkippedResource, warnings []string) error {
+	tail := struct {
+		Skipped  []workflows.SkippedResource `json:"skippedResources,omitempty"`
+		Warnings []string                    `json:"warnings,omitempty"`
+	}{skipped, warnings}
+	rest, err := json.Marshal(tail)
+	if err != nil {
+		r.abort()
+		return fmt.Errorf("encode results: %w", err)
+	}
+	// rest is an object: splice its fields after the item list.
+	end := "\n]}\n"
+	if len(rest) > 2 {
+		end = "\n], " + string(rest[1:]) + "\n"
+	}
+	if _, err := r.buf.WriteString(end); err != nil {
+		r.abort()
+		return err
+	}
+	if err := r.buf.Flush(); err != nil {
+		r.abort()
+		return err
+	}
+	return r.w.Close()
+}
+
+// abort discards what was written.
+func (r *resultsWriter) abort() { r.w.Abort() }
