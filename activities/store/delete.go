@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -96,8 +98,8 @@ func (a *Activities) deleteAll(ctx context.Context, loc *location.Location, pref
 	return nil
 }
 
-// ListExpiredEtcdSnapshots names the etcd snapshots of a location whose
-// expiry has passed.
+// ListExpiredEtcdSnapshots names, in name order, the etcd snapshots of a
+// location whose expiry has passed: at most req.Limit, after req.After.
 func (a *Activities) ListExpiredEtcdSnapshots(ctx context.Context, req workflows.ExpireBackupsRequest) ([]string, error) {
 	loc, err := location.Open(ctx, req.Location)
 	if err != nil {
@@ -113,18 +115,23 @@ func (a *Activities) ListExpiredEtcdSnapshots(ctx context.Context, req workflows
 	if err != nil {
 		return nil, err
 	}
+	slices.SortFunc(snaps, func(a, b *workflows.EtcdSnapshotMetadata) int { return strings.Compare(a.Name, b.Name) })
 	now := time.Now()
 	expired := []string{}
 	for _, m := range snaps {
-		if m.Status.Expiration != nil && m.Status.Expiration.Before(now) {
+		if m.Name > req.After && m.Status.Expiration != nil && m.Status.Expiration.Before(now) {
 			expired = append(expired, m.Name)
+		}
+		if req.Limit > 0 && len(expired) >= req.Limit {
+			break
 		}
 	}
 	return expired, nil
 }
 
-// ListExpiredBackups names the cairn backups of a location whose expiry
-// has passed. Velero's backups are Velero's to expire.
+// ListExpiredBackups names, in name order, the cairn backups of a location
+// whose expiry has passed: at most req.Limit of them, after req.After.
+// Velero's backups are Velero's to expire.
 func (a *Activities) ListExpiredBackups(ctx context.Context, req workflows.ExpireBackupsRequest) ([]string, error) {
 	loc, err := location.Open(ctx, req.Location)
 	if err != nil {
@@ -135,9 +142,16 @@ func (a *Activities) ListExpiredBackups(ctx context.Context, req workflows.Expir
 	if err != nil {
 		return nil, err
 	}
+	slices.Sort(names)
 	now := time.Now()
 	expired := []string{}
 	for _, name := range names {
+		if name <= req.After {
+			continue
+		}
+		if req.Limit > 0 && len(expired) >= req.Limit {
+			break
+		}
 		meta, _, err := backupmeta.Read(ctx, loc, name)
 		switch {
 		case errors.Is(err, location.ErrNotFound):

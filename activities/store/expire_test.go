@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -23,7 +24,12 @@ func observed() (*Activities, *observer.ObservedLogs) {
 
 func (f *fixture) listExpired(t *testing.T, fn any) []string {
 	t.Helper()
-	val, err := f.env.ExecuteActivity(fn, workflows.ExpireBackupsRequest{Location: f.url})
+	return f.listExpiredPage(t, fn, workflows.ExpireBackupsRequest{Location: f.url})
+}
+
+func (f *fixture) listExpiredPage(t *testing.T, fn any, req workflows.ExpireBackupsRequest) []string {
+	t.Helper()
+	val, err := f.env.ExecuteActivity(fn, req)
 	require.NoError(t, err)
 	var names []string
 	require.NoError(t, val.Get(&names))
@@ -80,6 +86,38 @@ func TestListExpiredEtcdSnapshotsOnlyCompletePastExpiry(t *testing.T) {
 	warned := logs.FilterMessage("Unreadable etcd snapshot metadata; not expiring it").All()
 	require.Len(t, warned, 1)
 	assert.Equal(t, "broken", warned[0].ContextMap()["etcdSnapshot"])
+}
+
+// TestListExpiredGoesPageByPageInNameOrder: a listing returns at most
+// Limit names, in name order, after After; paging through finds each
+// expired backup and etcd snapshot once.
+func TestListExpiredGoesPageByPageInNameOrder(t *testing.T) {
+	f := newFixture(t, nil)
+	past := time.Now().Add(-time.Hour)
+	var want []string
+	for i := range 7 {
+		name := fmt.Sprintf("b-%02d", 6-i) // written out of order
+		want = append([]string{name}, want...)
+		f.writeJSON(t, location.Backup(name).Metadata(), workflows.BackupMetadata{Name: name,
+			Status: workflows.BackupStatus{Phase: workflows.PhaseCompleted, Expiration: &past}})
+		f.writeJSON(t, location.EtcdSnapshot(name).Metadata(), workflows.EtcdSnapshotMetadata{Name: name,
+			Status: workflows.EtcdSnapshotStatus{Phase: workflows.PhaseCompleted, Expiration: &past}})
+	}
+	for _, fn := range []any{f.acts.ListExpiredBackups, f.acts.ListExpiredEtcdSnapshots} {
+		var got []string
+		req := workflows.ExpireBackupsRequest{Location: f.url, Limit: 3}
+		for pages := 0; ; pages++ {
+			require.Less(t, pages, 4, "paging does not end")
+			page := f.listExpiredPage(t, fn, req)
+			require.LessOrEqual(t, len(page), 3)
+			got = append(got, page...)
+			if len(page) < req.Limit {
+				break
+			}
+			req.After = page[len(page)-1]
+		}
+		assert.Equal(t, want, got)
+	}
 }
 
 // TestListExpiredOfAnEmptyLocation: nothing to expire is an empty list.

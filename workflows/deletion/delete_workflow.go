@@ -1,6 +1,7 @@
 package deletion
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -64,24 +65,50 @@ func DeleteBackupWorkflow(ctx workflow.Context, req workflows.DeleteBackupReques
 }
 
 // ExpireBackupsWorkflow deletes every backup of a location whose expiry
-// has passed, each through its own DeleteBackupWorkflow. It runs on a
-// Temporal Schedule; a run that finds nothing expired does nothing.
+// has passed, each through its own DeleteBackupWorkflow, then every
+// expired etcd snapshot. It runs on a Temporal Schedule; a run that finds
+// nothing expired does nothing. One run deletes at most a page of each
+// and, after a full page, continues as new with the names after it, so
+// history and payloads stay bounded however many expired.
 func ExpireBackupsWorkflow(ctx workflow.Context, req workflows.ExpireBackupsRequest) (*workflows.ExpireBackupsResult, error) {
+	if req.Limit <= 0 {
+		req.Limit = workflows.DefaultExpirePage
+	}
+	res := &workflows.ExpireBackupsResult{Deleted: []string{}}
+	if !req.EtcdSnapshots {
+		more, err := expirePage(ctx, &req, res, storeActs.ListExpiredBackups, workflows.KindBackup, "")
+		if err != nil || more {
+			return res, err
+		}
+		req.EtcdSnapshots, req.After = true, ""
+	}
+	if _, err := expirePage(ctx, &req, res, storeActs.ListExpiredEtcdSnapshots, workflows.KindEtcdSnapshot, "etcd/"); err != nil {
+		return res, err
+	}
+	res.DeletedTotal, res.FailedTotal = req.Deleted, req.Failed
+	return res, nil
+}
+
+// expirePage deletes one page of the expired backups (or etcd snapshots)
+// that list names. When there may be more, it returns the
+// continue-as-new error that goes on with them.
+func expirePage(ctx workflow.Context, req *workflows.ExpireBackupsRequest, res *workflows.ExpireBackupsResult,
+	list func(context.Context, workflows.ExpireBackupsRequest) ([]string, error), kind, prefix string) (more bool, err error) {
 	actx := workflow.WithActivityOptions(ctx, flow.ActivityOptions(10*time.Minute, workflows.DefaultHeartbeatTimeout))
 	var expired []string
-	if err := workflow.ExecuteActivity(actx, storeActs.ListExpiredBackups, req).Get(ctx, &expired); err != nil {
-		return nil, fmt.Errorf("list expired backups: %w", err)
+	if err := workflow.ExecuteActivity(actx, list, *req).Get(ctx, &expired); err != nil {
+		return false, fmt.Errorf("list expired %ss: %w", kind, err)
 	}
-	res := &workflows.ExpireBackupsResult{}
-	res.Deleted, res.Failed = flow.DeleteBackups(ctx, workflows.KindBackup, expired, req.Location, "expired")
-	var etcd []string
-	if err := workflow.ExecuteActivity(actx, storeActs.ListExpiredEtcdSnapshots, req).Get(ctx, &etcd); err != nil {
-		return res, fmt.Errorf("list expired etcd snapshots: %w", err)
-	}
-	deleted, failed := flow.DeleteBackups(ctx, workflows.KindEtcdSnapshot, etcd, req.Location, "expired")
+	deleted, failed := flow.DeleteBackups(ctx, kind, expired, req.Location, "expired")
 	for _, name := range deleted {
-		res.Deleted = append(res.Deleted, "etcd/"+name)
+		res.Deleted = append(res.Deleted, prefix+name)
 	}
 	res.Failed = append(res.Failed, failed...)
-	return res, nil
+	req.Deleted += len(deleted)
+	req.Failed += len(failed)
+	if len(expired) >= req.Limit {
+		req.After = expired[len(expired)-1]
+		return true, workflow.NewContinueAsNewError(ctx, ExpireBackupsWorkflow, *req)
+	}
+	return false, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
@@ -30,8 +31,12 @@ func newDeleteEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 func TestExpireDeletesEachExpiredBackupOnce(t *testing.T) {
 	env := newDeleteEnv(t)
 	expired := []string{"a", "b", "c", "d", "e", "f"}
-	env.OnActivity(storeActs.ListExpiredBackups, mock.Anything, workflows.ExpireBackupsRequest{Location: "mem://"}).Return(expired, nil).Once()
-	env.OnActivity(storeActs.ListExpiredEtcdSnapshots, mock.Anything, workflows.ExpireBackupsRequest{Location: "mem://"}).Return([]string{"etcd-1"}, nil).Once()
+	page := workflows.ExpireBackupsRequest{Location: "mem://", Limit: workflows.DefaultExpirePage}
+	env.OnActivity(storeActs.ListExpiredBackups, mock.Anything, page).Return(expired, nil).Once()
+	etcdPage := page
+	etcdPage.EtcdSnapshots = true
+	etcdPage.Deleted, etcdPage.Failed = 5, 1
+	env.OnActivity(storeActs.ListExpiredEtcdSnapshots, mock.Anything, etcdPage).Return([]string{"etcd-1"}, nil).Once()
 	deleted := map[string]int{}
 	env.OnActivity(storeActs.DeleteBackupData, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, req workflows.DeleteBackupRequest) (*workflows.DeleteBackupResult, error) {
@@ -48,6 +53,8 @@ func TestExpireDeletesEachExpiredBackupOnce(t *testing.T) {
 	var res workflows.ExpireBackupsResult
 	require.NoError(t, env.GetWorkflowResult(&res))
 	assert.ElementsMatch(t, []string{"a", "b", "d", "e", "f", "etcd/etcd-1"}, res.Deleted)
+	assert.Equal(t, 6, res.DeletedTotal)
+	assert.Equal(t, 1, res.FailedTotal)
 	require.Len(t, res.Failed, 1)
 	assert.Contains(t, res.Failed[0], "c: ")
 	for _, name := range []string{"a", "b", "d", "e", "f"} {
@@ -55,4 +62,36 @@ func TestExpireDeletesEachExpiredBackupOnce(t *testing.T) {
 	}
 	assert.Equal(t, 1, deleted["etcd-snapshot:etcd-1"], "an expired etcd snapshot is deleted as one")
 	assert.GreaterOrEqual(t, deleted[":c"], 1)
+}
+
+// TestExpireGoesOnWithTheNextPageAsNew: a full page of expired backups is
+// deleted, then the run continues as new with the counts so far, to list
+// the next page; its history holds one page, not every expired backup.
+func TestExpireGoesOnWithTheNextPageAsNew(t *testing.T) {
+	env := newDeleteEnv(t)
+	env.OnActivity(storeActs.ListExpiredBackups, mock.Anything, mock.Anything).Return([]string{"a", "b"}, nil).Once()
+	env.OnActivity(storeActs.DeleteBackupData, mock.Anything, mock.Anything).Return(&workflows.DeleteBackupResult{}, nil).Twice()
+
+	env.ExecuteWorkflow(ExpireBackupsWorkflow, workflows.ExpireBackupsRequest{Location: "mem://", Limit: 2, Deleted: 3})
+	var can *workflow.ContinueAsNewError
+	require.ErrorAs(t, env.GetWorkflowError(), &can)
+	var next workflows.ExpireBackupsRequest
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	assert.Equal(t, workflows.ExpireBackupsRequest{Location: "mem://", Limit: 2, After: "b", Deleted: 5}, next)
+}
+
+// TestExpireDoesNotComeBackToFailedDeletions: a full page whose deletions
+// all fail is counted, and the next run lists the names after it, not
+// the same page again.
+func TestExpireDoesNotComeBackToFailedDeletions(t *testing.T) {
+	env := newDeleteEnv(t)
+	env.OnActivity(storeActs.ListExpiredBackups, mock.Anything, mock.Anything).Return([]string{"a", "b"}, nil).Once()
+	env.OnActivity(storeActs.DeleteBackupData, mock.Anything, mock.Anything).Return(nil, errors.New("read-only location"))
+
+	env.ExecuteWorkflow(ExpireBackupsWorkflow, workflows.ExpireBackupsRequest{Location: "mem://", Limit: 2})
+	var can *workflow.ContinueAsNewError
+	require.ErrorAs(t, env.GetWorkflowError(), &can)
+	var next workflows.ExpireBackupsRequest
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	assert.Equal(t, workflows.ExpireBackupsRequest{Location: "mem://", Limit: 2, After: "b", Failed: 2}, next)
 }
