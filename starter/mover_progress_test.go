@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
+	failurepb "go.temporal.io/api/failure/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
@@ -50,4 +51,16 @@ func TestMovingOperationsAreTheUploadsInProgress(t *testing.T) {
 	assert.Equal(t, "volume/a", moving[0].workflowID)
 	*moving[0].progress = "uploading"
 	assert.Equal(t, "uploading", s.Operations[0].Progress, "the progress lands in the status")
+}
+
+// A describe lists the steps that failed and wait for another attempt,
+// with their last error; a first attempt still running is not one.
+func TestRetryingStepsAreThePendingActivitiesThatFailed(t *testing.T) {
+	desc := &workflowservice.DescribeWorkflowExecutionResponse{PendingActivities: []*workflowpb.PendingActivityInfo{
+		{ActivityType: &commonpb.ActivityType{Name: "CollectResources"}, Attempt: 1},
+		{ActivityType: &commonpb.ActivityType{Name: "FinalizeBackup"}, Attempt: 3, MaximumAttempts: 25,
+			LastFailure: &failurepb.Failure{Message: "write backups/b1/backup.json: permission denied"}},
+	}}
+	assert.Equal(t, []RetryingStep{{Step: "FinalizeBackup", Attempt: 3, MaxAttempts: 25,
+		LastError: "write backups/b1/backup.json: permission denied"}}, retryingSteps(desc))
 }

@@ -35,6 +35,17 @@ type RunView[S any, T phased] struct {
 	// Format is the tool that wrote a backup: workflows.BackupFormatCairn
 	// or workflows.BackupFormatVelero.
 	Format string `json:"format,omitempty"`
+	// Retrying are the run's steps that failed and wait for another
+	// attempt, with their last error.
+	Retrying []RetryingStep `json:"retrying,omitempty"`
+}
+
+// RetryingStep is a step of a running workflow that failed and is retried.
+type RetryingStep struct {
+	Step        string `json:"step"`
+	Attempt     int32  `json:"attempt"`
+	MaxAttempts int32  `json:"maxAttempts,omitempty"`
+	LastError   string `json:"lastError"`
 }
 
 // phased is a status that knows its phase.
@@ -54,7 +65,22 @@ func describeRun[S any, T phased](ctx context.Context, c *Client, id string) (*R
 	case err != nil:
 		return nil, fmt.Errorf("describe %s: %w", id, err)
 	}
-	return runViewOf[S, T](c, desc.GetWorkflowExecutionInfo()), nil
+	v := runViewOf[S, T](c, desc.GetWorkflowExecutionInfo())
+	v.Retrying = retryingSteps(desc)
+	return v, nil
+}
+
+// retryingSteps are the pending activities that failed at least once.
+func retryingSteps(desc *workflowservice.DescribeWorkflowExecutionResponse) []RetryingStep {
+	var out []RetryingStep
+	for _, pa := range desc.GetPendingActivities() {
+		if pa.GetAttempt() < 2 || pa.GetLastFailure() == nil {
+			continue
+		}
+		out = append(out, RetryingStep{Step: pa.GetActivityType().GetName(), Attempt: pa.GetAttempt(),
+			MaxAttempts: pa.GetMaximumAttempts(), LastError: pa.GetLastFailure().GetMessage()})
+	}
+	return out
 }
 
 // runViewOf turns a workflow's execution info into a view without any call.

@@ -55,6 +55,7 @@ func describeBackup(w io.Writer, v *starter.BackupView) {
 	if s := v.Status; s != nil && s.FailureReason != "" {
 		row(w, "Reason:", s.FailureReason)
 	}
+	retryingRows(w, v.Retrying)
 	describeTimes(w, v.StartTime, v.EndTime, v.Location, v.UIURL)
 	if sp := v.Spec; sp != nil {
 		row(w, "Namespaces:", fmt.Sprintf("include %v, exclude %v", sp.IncludedNamespaces, sp.ExcludedNamespaces))

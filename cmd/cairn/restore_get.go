@@ -68,6 +68,7 @@ func describeRestore(w io.Writer, v *starter.RestoreView) {
 	if s := v.Status; s != nil && s.FailureReason != "" {
 		row(w, "Reason:", s.FailureReason)
 	}
+	retryingRows(w, v.Retrying)
 	describeTimes(w, v.StartTime, v.EndTime, v.Location, v.UIURL)
 	if sp := v.Spec; sp != nil {
 		describeRestoreSpec(w, sp)

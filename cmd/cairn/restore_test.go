@@ -113,3 +113,9 @@ func TestResultsOnlyKeepsOneResult(t *testing.T) {
 	require.NoError(t, out.print(&buf, res, func(w io.Writer) { resultsTable(w, res, "") }))
 	assert.Contains(t, buf.String(), "shop-copy (from shop)")
 }
+
+func TestDescribeShowsTheStepsBeingRetried(t *testing.T) {
+	var b strings.Builder
+	retryingRows(&b, []starter.RetryingStep{{Step: "FinalizeRestore", Attempt: 4, MaxAttempts: 25, LastError: "disk full"}})
+	assert.Contains(t, b.String(), "FinalizeRestore, attempt 4 of 25, last error: disk full")
+}

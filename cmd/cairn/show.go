@@ -137,3 +137,15 @@ func noArgs(cmd *cobra.Command, args []string) error {
 	}
 	return &usageError{errors.New(msg)}
 }
+
+// retryingRows shows the steps of a running workflow that failed and are
+// retried, with their last error.
+func retryingRows(w io.Writer, steps []starter.RetryingStep) {
+	for _, st := range steps {
+		of := ""
+		if st.MaxAttempts > 0 {
+			of = fmt.Sprintf(" of %d", st.MaxAttempts)
+		}
+		row(w, "Retrying:", fmt.Sprintf("%s, attempt %d%s, last error: %s", st.Step, st.Attempt, of, st.LastError))
+	}
+}

@@ -19,6 +19,12 @@ func PublishPhase(ctx workflow.Context, logger log.Logger, p workflows.Phase) {
 	}
 }
 
+// MaxAttempts bounds the attempts of one step: with the backoff below,
+// about ten minutes of an error that does not go away (a worker killed
+// mid-step also costs an attempt). Then the run fails, with the last
+// error, which describe shows while the step is retried.
+const MaxAttempts = 25
+
 // ActivityOptions are those of every cairn activity. On cancel, the
 // workflow waits until the activity has stopped writing (to the location
 // or the cluster), so what runs after it sees all it did. The typed errors
@@ -32,6 +38,7 @@ func ActivityOptions(startToClose, heartbeat time.Duration) workflow.ActivityOpt
 			InitialInterval:    time.Second,
 			BackoffCoefficient: 2,
 			MaximumInterval:    30 * time.Second,
+			MaximumAttempts:    MaxAttempts,
 			NonRetryableErrorTypes: []string{workflows.ErrTypeInvalidSpec, workflows.ErrTypeClusterUnreachable, workflows.ErrTypeLocation,
 				workflows.ErrTypeBackupNotFound, workflows.ErrTypeBackupNotReady, workflows.ErrTypeCorruptBackup, workflows.ErrTypeEtcdNotConfigured,
 				workflows.ErrTypeSnapshotAPIMissing, workflows.ErrTypeSnapshotFailed},
