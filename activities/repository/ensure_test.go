@@ -2,6 +2,7 @@ package repository
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -16,8 +17,8 @@ import (
 
 // TestTwoFirstUploadsAtOnceBothRestore: the worker makes sure of an empty
 // location's repository (twice at once, as two backups starting together
-// would), then two data movers, which only connect, upload at once; both
-// snapshots restore byte for byte.
+// would), then the data movers of a backup's two volumes, which only
+// connect, upload at once; both snapshots restore byte for byte.
 func TestTwoFirstUploadsAtOnceBothRestore(t *testing.T) {
 	f := newFixture(t)
 	f.requireNoRepository(t)
@@ -56,7 +57,7 @@ func TestTwoFirstUploadsAtOnceBothRestore(t *testing.T) {
 				uploads[i].err = err
 				return
 			}
-			res, err := r.Upload(context.Background(), kopiarepo.UploadRequest{Path: src, Namespace: "shop", Claim: "data", Backup: "b1"})
+			res, err := r.Upload(context.Background(), kopiarepo.UploadRequest{Path: src, Namespace: "shop", Claim: fmt.Sprintf("data-%d", i), Backup: "b1"})
 			if err == nil {
 				uploads[i].snapshot = res.SnapshotID
 			}
