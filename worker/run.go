@@ -19,6 +19,7 @@ import (
 	"github.com/cairn-backup/cairn/internal/exposer"
 	"github.com/cairn-backup/cairn/internal/kopiarepo"
 	"github.com/cairn-backup/cairn/internal/kube"
+	"github.com/cairn-backup/cairn/internal/tarball"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -31,6 +32,8 @@ type Config struct {
 	PageInterval time.Duration
 	// BatchInterval pauses after every restored batch (see restore.Activities).
 	BatchInterval time.Duration
+	// TarballLimits bound what a restore reads of a backup's tarball.
+	TarballLimits tarball.Limits
 	// KubeQPS and KubeBurst limit requests to the API server on the client
 	// side; 0 sets no limit: requests in flight are already bounded by each
 	// activity's concurrency, and the API server's priority and fairness
@@ -114,7 +117,7 @@ func Run(ctx context.Context, c client.Client, cfg Config) error {
 		return err
 	}
 	clusterActs.PageInterval = cfg.PageInterval
-	restoreActs := &restore.Activities{Clients: clients, Log: cfg.Log, BatchInterval: cfg.BatchInterval}
+	restoreActs := &restore.Activities{Clients: clients, Log: cfg.Log, BatchInterval: cfg.BatchInterval, TarballLimits: cfg.TarballLimits}
 	storeActs := &store.Activities{Log: cfg.Log, DeleteInterval: cfg.DeleteInterval}
 	etcdActs := &etcd.Activities{Etcd: cfg.Etcd, Log: cfg.Log}
 	csiActs, err := csi.New(clients, cfg.Log, cfg.SnapshotRetention)

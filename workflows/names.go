@@ -103,8 +103,12 @@ const (
 	ErrTypeBackupNotFound = "BackupNotFound"
 	// ErrTypeBackupNotReady: the backup is still running, or ended Failed.
 	ErrTypeBackupNotReady = "BackupNotReady"
-	// ErrTypeCorruptBackup: the backup's files cannot be read.
+	// ErrTypeCorruptBackup: the backup's files cannot be read, or are past
+	// the limits they are read under.
 	ErrTypeCorruptBackup = "CorruptBackup"
+	// ErrTypeUnsupportedFormat: the backup is of a format version this
+	// cairn does not know.
+	ErrTypeUnsupportedFormat = "UnsupportedFormat"
 	// ErrTypeEtcdNotConfigured: the worker was given no etcd endpoints.
 	ErrTypeEtcdNotConfigured = "EtcdNotConfigured"
 	// ErrTypeSnapshotAPIMissing: the backup has CSI volumes to snapshot

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/cairn-backup/cairn/internal/kube"
+	"github.com/cairn-backup/cairn/internal/tarball"
 )
 
 // Activities holds what the restore activities share.
@@ -19,6 +20,9 @@ type Activities struct {
 	// BatchInterval is a pause after every applied batch, to spare a busy
 	// API server at the cost of a longer restore (0: no pause).
 	BatchInterval time.Duration
+	// TarballLimits bound what a restore reads of a backup's tarball (zero:
+	// the defaults).
+	TarballLimits tarball.Limits
 }
 
 // Item is one line of a batch: an object prepared for the target cluster

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/cairn-backup/cairn/activities/runlog"
-	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/objects"
 	"github.com/cairn-backup/cairn/internal/tarball"
 	"github.com/cairn-backup/cairn/workflows"
@@ -21,7 +20,7 @@ import (
 
 // writeItems is the second pass over the tarball: every selected object of
 // a chosen type, at the chosen version, prepared and written to a batch.
-func writeItems(ctx context.Context, loc *location.Location, key string, idx *backupIndex, p *restorePlan,
+func writeItems(ctx context.Context, src tarballSource, idx *backupIndex, p *restorePlan,
 	sel *selection, w *batchWriter) error {
 	spec := sel.spec
 	rules := objects.Index{
@@ -43,7 +42,7 @@ func writeItems(ctx context.Context, loc *location.Location, key string, idx *ba
 		},
 	}
 	n := 0
-	err := walkTarball(ctx, loc, key, func(e tarball.Entry) error {
+	err := walkTarball(ctx, src, func(e tarball.Entry) error {
 		if n++; n%2000 == 0 {
 			activity.RecordHeartbeat(ctx, n)
 		}

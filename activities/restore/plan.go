@@ -44,6 +44,8 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 	case errors.Is(err, location.ErrNotFound):
 		msg := fmt.Sprintf("backup %q is not in %s", spec.BackupName, spec.StorageLocation)
 		return nil, temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeBackupNotFound, err)
+	case errors.Is(err, backupmeta.ErrCorrupt):
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeCorruptBackup, err)
 	case err != nil:
 		return nil, fmt.Errorf("read backup %s: %w", spec.BackupName, err)
 	}
@@ -64,7 +66,8 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 	if err != nil {
 		return nil, err
 	}
-	idx, err := scanBackup(ctx, run.Loc, tarKey, sel)
+	src := tarballSource{loc: run.Loc, key: tarKey, limits: a.TarballLimits}
+	idx, err := scanBackup(ctx, src, sel)
 	if err != nil {
 		return nil, corruptOr(err)
 	}
@@ -83,7 +86,7 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 		return nil, err
 	}
 	w := newBatchWriter(run, opts.BatchSize)
-	if err := writeItems(ctx, run.Loc, tarKey, idx, p, sel, w); err != nil {
+	if err := writeItems(ctx, src, idx, p, sel, w); err != nil {
 		return nil, corruptOr(err)
 	}
 	if err := w.finish(ctx); err != nil {
@@ -111,12 +114,16 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 	return res, nil
 }
 
-// corruptOr turns a tarball that does not decode into a non-retryable
-// error; anything else is retried.
+// corruptOr turns a tarball that does not decode, or of an unknown
+// format, into a non-retryable error; anything else is retried.
 func corruptOr(err error) error {
 	var ce *corruptError
 	if errors.As(err, &ce) {
 		return temporal.NewNonRetryableApplicationError("the backup's tarball is corrupt: "+ce.Error(), workflows.ErrTypeCorruptBackup, err)
+	}
+	var ue *unsupportedError
+	if errors.As(err, &ue) {
+		return temporal.NewNonRetryableApplicationError(ue.Error(), workflows.ErrTypeUnsupportedFormat, err)
 	}
 	return err
 }

@@ -79,12 +79,12 @@ func (t *typeIndex) sourceVersion() string {
 }
 
 // scanBackup reads the tarball once without keeping objects.
-func scanBackup(ctx context.Context, loc *location.Location, key string, sel *selection) (*backupIndex, error) {
+func scanBackup(ctx context.Context, src tarballSource, sel *selection) (*backupIndex, error) {
 	idx := &backupIndex{types: map[string]*typeIndex{}, selected: map[string]string{},
 		selectorServices: map[string]bool{}, claims: map[string]bool{}, crds: map[string]bool{}, volumeClaims: map[string]string{}, namespaces: map[string]bool{},
 		claimSnapshots: map[string]string{}, snapshots: map[string]bool{}, claimShapes: map[string]claimShape{}}
 	n := 0
-	err := walkTarball(ctx, loc, key, func(e tarball.Entry) error {
+	err := walkTarball(ctx, src, func(e tarball.Entry) error {
 		if n++; n%2000 == 0 {
 			activity.RecordHeartbeat(ctx, n)
 		}
@@ -153,23 +153,42 @@ type corruptError struct{ err error }
 func (e *corruptError) Error() string { return e.err.Error() }
 func (e *corruptError) Unwrap() error { return e.err }
 
-// walkTarball streams the tarball at key through fn. A failure to read
-// the location is returned as is (worth a retry); a tarball that does not
-// decode is a *corruptError.
-func walkTarball(ctx context.Context, loc *location.Location, key string, fn func(tarball.Entry) error) error {
-	r, err := loc.NewReader(ctx, key)
+// unsupportedError is a tarball of a format version this cairn does not
+// know: reading it anyway could restore nothing and call that a success.
+type unsupportedError struct{ format, key string }
+
+func (e *unsupportedError) Error() string {
+	return fmt.Sprintf("%s is of format version %q; this cairn reads %s", e.key, e.format, tarball.FormatVersion)
+}
+
+// tarballSource is a backup's tarball in a location, and the limits it is
+// read under.
+type tarballSource struct {
+	loc    *location.Location
+	key    string
+	limits tarball.Limits
+}
+
+// walkTarball streams the tarball through fn. A failure to read the
+// location is returned as is (worth a retry); a tarball that does not
+// decode, or is past the limits, is a *corruptError, and one of an
+// unknown format version an *unsupportedError.
+func walkTarball(ctx context.Context, src tarballSource, fn func(tarball.Entry) error) error {
+	r, err := src.loc.NewReader(ctx, src.key)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	format, err := tarball.Walk(r, fn)
+	format, err := tarball.Walk(r, src.limits, fn)
 	switch {
 	case errors.Is(err, tarball.ErrCorrupt):
-		return &corruptError{fmt.Errorf("%s: %w", key, err)}
+		return &corruptError{fmt.Errorf("%s: %w", src.key, err)}
 	case err != nil:
 		return err
 	case format == "":
-		return &corruptError{fmt.Errorf("%s has no metadata/version: not a backup tarball", key)}
+		return &corruptError{fmt.Errorf("%s has no metadata/version: not a backup tarball", src.key)}
+	case format != tarball.FormatVersion:
+		return &unsupportedError{format: format, key: src.key}
 	}
 	return nil
 }

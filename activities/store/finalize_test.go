@@ -79,7 +79,7 @@ func TestFinalizeStreamsEveryPartIntoTheTarball(t *testing.T) {
 	require.NoError(t, err)
 	defer r.Close()
 	got := map[string]string{}
-	format, err := tarball.Walk(r, func(e tarball.Entry) error {
+	format, err := tarball.Walk(r, tarball.Limits{}, func(e tarball.Entry) error {
 		got[e.Path] = string(e.Data)
 		return nil
 	})

@@ -16,12 +16,14 @@ import (
 	"github.com/cairn-backup/cairn/activities/csi"
 	"github.com/cairn-backup/cairn/activities/etcd"
 	"github.com/cairn-backup/cairn/internal/kube"
+	"github.com/cairn-backup/cairn/internal/tarball"
 	"github.com/cairn-backup/cairn/worker"
 )
 
 type workerFlags struct {
 	pageInterval            time.Duration
 	batchInterval           time.Duration
+	tarballLimits           tarball.Limits
 	maxConcurrentActivities int
 	kubeQPS                 float32
 	kubeBurst               int
@@ -40,6 +42,10 @@ type workerFlags struct {
 func (w *workerFlags) register(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&w.pageInterval, "page-interval", 0, "pause after every LIST page, to spare a busy API server")
 	cmd.Flags().DurationVar(&w.batchInterval, "batch-interval", 0, "pause after every restored batch of objects, to spare a busy API server")
+	cmd.Flags().Int64Var(&w.tarballLimits.EntryBytes, "max-object-bytes", tarball.DefaultEntryBytes,
+		"a restore refuses a backup holding a larger object file (CorruptBackup): it reads each whole")
+	cmd.Flags().Int64Var(&w.tarballLimits.TotalBytes, "max-tarball-bytes", tarball.DefaultTotalBytes,
+		"a restore refuses a backup whose tarball decompresses to more (CorruptBackup)")
 	cmd.Flags().Float32Var(&w.kubeQPS, "kube-qps", 0, "requests per second to the API server (0: no client-side limit; concurrency is bounded per activity)")
 	cmd.Flags().IntVar(&w.kubeBurst, "kube-burst", 0, "burst above --kube-qps (default: --kube-qps)")
 	cmd.Flags().DurationVar(&w.deleteInterval, "delete-interval", 0, "pause after every object a backup deletion removes, to spare an object store that throttles deletes")
@@ -127,6 +133,7 @@ func runWorker(ctx context.Context, g *globals, tc client.Client, kcfg *rest.Con
 		Options:             worker.Options{MaxConcurrentActivities: wf.maxConcurrentActivities},
 		PageInterval:        wf.pageInterval,
 		BatchInterval:       wf.batchInterval,
+		TarballLimits:       wf.tarballLimits,
 		KubeQPS:             wf.kubeQPS,
 		KubeBurst:           wf.kubeBurst,
 		DeleteInterval:      wf.deleteInterval,

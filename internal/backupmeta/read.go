@@ -13,6 +13,14 @@ import (
 	"github.com/cairn-backup/cairn/workflows"
 )
 
+// MaxMetadataBytes bounds a backup's metadata file: a real one is a few
+// KiB.
+const MaxMetadataBytes = 4 << 20
+
+// ErrCorrupt marks metadata that exists but does not decode, or is past
+// MaxMetadataBytes: no retry reads it better.
+var ErrCorrupt = errors.New("corrupt backup metadata")
+
 // Read returns the committed metadata of the backup called name and the
 // key of its resources tarball. cairn's backup.json wins when both tools
 // wrote into the same folder. A folder with neither file is an error
@@ -20,12 +28,14 @@ import (
 // is another error, so callers can tell "absent" from "unreadable".
 func Read(ctx context.Context, loc *location.Location, name string) (*workflows.BackupMetadata, string, error) {
 	keys := location.Backup(name)
-	data, err := loc.ReadAll(ctx, keys.Metadata())
+	data, err := loc.ReadAtMost(ctx, keys.Metadata(), MaxMetadataBytes)
 	switch {
+	case errors.Is(err, location.ErrTooLarge):
+		return nil, "", fmt.Errorf("%w: %w", ErrCorrupt, err)
 	case err == nil:
 		var meta workflows.BackupMetadata
 		if err := json.Unmarshal(data, &meta); err != nil {
-			return nil, "", fmt.Errorf("decode %s: %w", keys.Metadata(), err)
+			return nil, "", fmt.Errorf("%w: decode %s: %w", ErrCorrupt, keys.Metadata(), err)
 		}
 		if meta.Format == "" {
 			meta.Format = workflows.BackupFormatCairn
@@ -35,8 +45,10 @@ func Read(ctx context.Context, loc *location.Location, name string) (*workflows.
 		return nil, "", err
 	}
 
-	data, err = loc.ReadAll(ctx, keys.VeleroMetadata())
+	data, err = loc.ReadAtMost(ctx, keys.VeleroMetadata(), MaxMetadataBytes)
 	switch {
+	case errors.Is(err, location.ErrTooLarge):
+		return nil, "", fmt.Errorf("%w: %w", ErrCorrupt, err)
 	case errors.Is(err, location.ErrNotFound):
 		return nil, "", fmt.Errorf("backup %q: %w", name, location.ErrNotFound)
 	case err != nil:
@@ -44,12 +56,12 @@ func Read(ctx context.Context, loc *location.Location, name string) (*workflows.
 	}
 	b, err := velero.Parse(data)
 	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", keys.VeleroMetadata(), err)
+		return nil, "", fmt.Errorf("%w: %s: %w", ErrCorrupt, keys.VeleroMetadata(), err)
 	}
 	// The tarball is named after the folder, so a metadata file that names
 	// another backup would send a restore to the wrong objects.
 	if b.Name != name {
-		return nil, "", fmt.Errorf("%s: names backup %q, not %q", keys.VeleroMetadata(), b.Name, name)
+		return nil, "", fmt.Errorf("%w: %s names backup %q, not %q", ErrCorrupt, keys.VeleroMetadata(), b.Name, name)
 	}
 	meta := b.Metadata()
 	return &meta, keys.VeleroResources(), nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,6 +35,8 @@ func TestRead(t *testing.T) {
 	// An unreadable backup.json is reported, not papered over by Velero's.
 	write(location.Backup("bad-cairn").Metadata(), `{`)
 	write(location.Backup("bad-cairn").VeleroMetadata(), veleroStr("bad-cairn"))
+	// A metadata file past the limit is not read whole.
+	write(location.Backup("huge").Metadata(), `{"name":"huge","padding":"`+strings.Repeat("x", MaxMetadataBytes)+`"}`)
 
 	meta, key, err := Read(ctx, loc, "old-cairn")
 	require.NoError(t, err)
@@ -64,10 +67,12 @@ func TestRead(t *testing.T) {
 		"bad-velero": `backups/bad-velero/velero-backup.json: not a Velero backup`,
 		"renamed":    `names backup "other", not "renamed"`,
 		"bad-cairn":  `decode backups/bad-cairn/backup.json`,
+		"huge":       `backups/huge/backup.json: larger than the limit of 4194304 bytes`,
 	} {
 		_, _, err = Read(ctx, loc, name)
 		assert.ErrorContains(t, err, want, name)
 		assert.False(t, errors.Is(err, location.ErrNotFound), name)
+		assert.ErrorIs(t, err, ErrCorrupt, "%s: no retry reads it better", name)
 	}
 }
 

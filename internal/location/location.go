@@ -185,6 +185,28 @@ func (l *Location) ReadAll(ctx context.Context, key string) ([]byte, error) {
 	return data, nil
 }
 
+// ErrTooLarge is an object larger than its reader accepts.
+var ErrTooLarge = errors.New("larger than the limit")
+
+// ReadAtMost reads key, which must hold at most max bytes (an object from
+// a location may be hostile); ErrNotFound when it does not exist, an error
+// wrapping ErrTooLarge when it is larger.
+func (l *Location) ReadAtMost(ctx context.Context, key string, max int64) ([]byte, error) {
+	r, err := l.NewReader(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", key, err)
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s: %w of %d bytes", key, ErrTooLarge, max)
+	}
+	return data, nil
+}
+
 // WriteJSON writes v as indented JSON to key atomically.
 func (l *Location) WriteJSON(ctx context.Context, key string, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")

@@ -30,9 +30,38 @@ type Entry struct {
 // marked: a retry may cure the first, and the second are the caller's.
 var ErrCorrupt = errors.New("corrupt tarball")
 
+// Limits bound what Walk reads of a tarball, which may be hostile: one
+// object file is held in memory whole, and a small stream can decompress
+// to a great deal.
+type Limits struct {
+	// EntryBytes is the largest file read (0: DefaultEntryBytes).
+	EntryBytes int64
+	// TotalBytes bounds the decompressed stream (0: DefaultTotalBytes).
+	TotalBytes int64
+}
+
+// Kubernetes stores no object above about 1.5 MiB (etcd's request
+// limit); the defaults leave ample room above what a real backup holds.
+const (
+	DefaultEntryBytes int64 = 16 << 20
+	DefaultTotalBytes int64 = 256 << 30
+)
+
+func (l Limits) entry() int64 { return orDefault(l.EntryBytes, DefaultEntryBytes) }
+func (l Limits) total() int64 { return orDefault(l.TotalBytes, DefaultTotalBytes) }
+
+func orDefault(n, def int64) int64 {
+	if n > 0 {
+		return n
+	}
+	return def
+}
+
 // Walk calls fn for every object file in the tarball read from r and
-// returns the format version found in metadata/version.
-func Walk(r io.Reader, fn func(Entry) error) (format string, err error) {
+// returns the format version found in metadata/version. A file or a
+// stream past limits is ErrCorrupt; files that are neither objects nor
+// the version are skipped unread.
+func Walk(r io.Reader, limits Limits, fn func(Entry) error) (format string, err error) {
 	src := &sourceReader{r: r}
 	fail := func(corrupt error) error {
 		if src.err != nil {
@@ -45,7 +74,8 @@ func Walk(r io.Reader, fn func(Entry) error) (format string, err error) {
 		return "", fail(fmt.Errorf("%w: not a gzip stream: %w", ErrCorrupt, err))
 	}
 	defer gz.Close()
-	tr := tar.NewReader(gz)
+	total := &boundedReader{r: gz, left: limits.total()}
+	tr := tar.NewReader(total)
 	for {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -62,16 +92,20 @@ func Walk(r io.Reader, fn func(Entry) error) (format string, err error) {
 		if hdr.Typeflag != tar.TypeReg {
 			continue
 		}
+		e, isObject := parsePath(hdr.Name)
+		isVersion := hdr.Name == "metadata/version"
+		if !isObject && !isVersion {
+			continue
+		}
+		if hdr.Size > limits.entry() {
+			return format, fmt.Errorf("%w: %s holds %d bytes, more than the limit of %d", ErrCorrupt, hdr.Name, hdr.Size, limits.entry())
+		}
 		data, err := io.ReadAll(tr)
 		if err != nil {
 			return format, fail(fmt.Errorf("%w at %s: %w", ErrCorrupt, hdr.Name, err))
 		}
-		if hdr.Name == "metadata/version" {
+		if isVersion {
 			format = strings.TrimSpace(string(data))
-			continue
-		}
-		e, ok := parsePath(hdr.Name)
-		if !ok {
 			continue
 		}
 		e.Data = data
@@ -79,6 +113,27 @@ func Walk(r io.Reader, fn func(Entry) error) (format string, err error) {
 			return format, err
 		}
 	}
+}
+
+// errTooLarge is a stream that decompresses past Limits.TotalBytes.
+var errTooLarge = errors.New("it decompresses to more than the limit")
+
+// boundedReader fails once more than left bytes were read through it.
+type boundedReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
 }
 
 // sourceReader remembers the first error of the underlying reader, to tell

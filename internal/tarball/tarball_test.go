@@ -26,7 +26,7 @@ func TestRoundTripVeleroLayout(t *testing.T) {
 	var paths []string
 	var versions []string
 	var preferred []bool
-	format, err := Walk(bytes.NewReader(buf.Bytes()), func(e Entry) error {
+	format, err := Walk(bytes.NewReader(buf.Bytes()), Limits{}, func(e Entry) error {
 		paths = append(paths, e.Path)
 		versions = append(versions, e.Version)
 		preferred = append(preferred, e.Preferred)
@@ -47,7 +47,7 @@ func TestRoundTripVeleroLayout(t *testing.T) {
 }
 
 func TestWalkCorrupt(t *testing.T) {
-	_, err := Walk(bytes.NewReader([]byte("not gzip")), func(Entry) error { return nil })
+	_, err := Walk(bytes.NewReader([]byte("not gzip")), Limits{}, func(Entry) error { return nil })
 	assert.ErrorContains(t, err, "not a gzip stream")
 	assert.ErrorIs(t, err, ErrCorrupt)
 
@@ -60,19 +60,19 @@ func TestWalkCorrupt(t *testing.T) {
 	// Cut in the middle, and cut only the gzip trailer after tar's end
 	// marker: both are incomplete.
 	for _, n := range []int{len(whole) / 2, len(whole) - 4} {
-		_, err = Walk(bytes.NewReader(whole[:n]), func(Entry) error { return nil })
+		_, err = Walk(bytes.NewReader(whole[:n]), Limits{}, func(Entry) error { return nil })
 		assert.ErrorIs(t, err, ErrCorrupt, "cut at %d of %d", n, len(whole))
 	}
 
 	// An error of the source is an I/O failure, not corruption.
 	down := errors.New("connection reset")
-	_, err = Walk(io.MultiReader(bytes.NewReader(whole[:len(whole)/2]), iotest.ErrReader(down)), func(Entry) error { return nil })
+	_, err = Walk(io.MultiReader(bytes.NewReader(whole[:len(whole)/2]), iotest.ErrReader(down)), Limits{}, func(Entry) error { return nil })
 	assert.ErrorIs(t, err, down)
 	assert.NotErrorIs(t, err, ErrCorrupt)
 
 	// fn's error comes back as is.
 	stop := errors.New("stop")
-	_, err = Walk(bytes.NewReader(whole), func(Entry) error { return stop })
+	_, err = Walk(bytes.NewReader(whole), Limits{}, func(Entry) error { return stop })
 	assert.Equal(t, stop, err)
 }
 
@@ -118,4 +118,39 @@ func TestParsePath(t *testing.T) {
 			assert.Equal(t, c.want, got, c.path)
 		}
 	}
+}
+
+// bigObjectTarball is a tarball of one 1 MiB object (zeros: it compresses
+// to almost nothing, as a gzip bomb does).
+func bigObjectTarball(t *testing.T) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, time.Unix(0, 0))
+	require.NoError(t, err)
+	require.NoError(t, w.Add("configmaps", "v1", "app", "huge", make([]byte, 1<<20)))
+	require.NoError(t, w.Close())
+	return buf.Bytes()
+}
+
+// An object file past the entry limit is refused before it is read.
+func TestWalkRefusesAnEntryPastTheLimit(t *testing.T) {
+	data := bigObjectTarball(t)
+	read := 0
+	_, err := Walk(bytes.NewReader(data), Limits{EntryBytes: 64 << 10}, func(Entry) error { read++; return nil })
+	require.ErrorIs(t, err, ErrCorrupt)
+	assert.ErrorContains(t, err, "more than the limit of 65536")
+	assert.Zero(t, read)
+
+	_, err = Walk(bytes.NewReader(data), Limits{}, func(Entry) error { return nil })
+	assert.NoError(t, err, "the same tarball is read under the default limits")
+}
+
+// A stream that decompresses past the total limit is refused, whatever
+// its files: here 2 MiB of objects from a few KiB of gzip.
+func TestWalkRefusesAStreamPastTheTotalLimit(t *testing.T) {
+	data := bigObjectTarball(t)
+	require.Less(t, len(data), 64<<10)
+	_, err := Walk(bytes.NewReader(data), Limits{TotalBytes: 512 << 10}, func(Entry) error { return nil })
+	require.ErrorIs(t, err, ErrCorrupt)
+	assert.ErrorContains(t, err, "decompresses to more than the limit")
 }

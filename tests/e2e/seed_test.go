@@ -84,7 +84,7 @@ func tarballCounts(t *testing.T, locationURL, backup string) map[string]map[stri
 	require.NoError(t, err)
 	defer r.Close()
 	counts := map[string]map[string]int{}
-	format, err := tarball.Walk(r, func(e tarball.Entry) error {
+	format, err := tarball.Walk(r, tarball.Limits{}, func(e tarball.Entry) error {
 		if e.Version != "" {
 			return nil
 		}
