@@ -22,13 +22,14 @@ const maxRequestBytes = 1 << 20
 // Handler serves the HTTP starter API. GET /openapi.json describes every
 // route (routes.go holds the table); errors are JSON:
 // {"error": "...", "type": "Invalid|Conflict|NotFound|...", "problems": [...]}.
+// Bodies must be JSON, and cross-site requests from browsers are refused.
 func Handler(c *Client, log *zap.Logger) http.Handler {
 	h := newHandler(c, log)
 	mux := http.NewServeMux()
 	for _, r := range h.routes() {
 		mux.HandleFunc(r.pattern, r.serve)
 	}
-	return mux
+	return browserGuard(mux)
 }
 
 type handler struct {

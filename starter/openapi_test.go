@@ -73,6 +73,7 @@ func TestOpenAPIMatchesTheServedRoutes(t *testing.T) {
 		for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
 			req, err := http.NewRequest(method, url, strings.NewReader("{}"))
 			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/json")
 			resp, err := http.DefaultClient.Do(req)
 			require.NoError(t, err)
 			body, _ := io.ReadAll(resp.Body)

@@ -65,7 +65,11 @@ func serveAPI(ctx context.Context, addr string, sc *starter.Client, log *zap.Log
 	if err != nil {
 		return fmt.Errorf("starter API: %w", err)
 	}
-	srv := &http.Server{Handler: starter.Handler(sc, log), ReadHeaderTimeout: 10 * time.Second}
+	handler := starter.Handler(sc, log)
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && tcp.IP.IsLoopback() {
+		handler = starter.LoopbackHostsOnly(handler)
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	log.Info("Starter API listening", zap.String("address", "http://"+ln.Addr().String()))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
