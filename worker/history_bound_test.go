@@ -217,19 +217,12 @@ func (h *historyHarness) startMover(queue string) {
 // backup runs one data-moving backup to its end and counts the events of
 // its history and of each volume's.
 func (h *historyHarness) backup(name string, reports int) historyCounts {
-	h.mu.Lock()
-	h.reports = reports
-	h.mu.Unlock()
 	spec := workflows.BackupSpec{Name: name, SnapshotMoveData: true}.WithDefaults("file://" + h.t.TempDir())
-	ctx := context.Background()
-	run, err := h.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.BackupWorkflowID(name), TaskQueue: workflows.TaskQueue, WorkflowExecutionTimeout: hangGuard},
-		workflows.BackupWorkflowName, workflows.BackupRequest{Spec: spec})
-	require.NoError(h.t, err)
 	var status workflows.BackupStatus
-	require.NoError(h.t, run.Get(ctx, &status))
+	id := h.runToEnd(workflows.BackupWorkflowID(name), workflows.BackupWorkflowName, workflows.BackupRequest{Spec: spec}, reports, &status)
 	require.Equal(h.t, workflows.PhaseCompleted, status.Phase, "reason: %s", status.FailureReason)
 	require.Len(h.t, status.Operations, boundVolumes)
-	counts := historyCounts{parent: h.events(run.GetID())}
+	counts := historyCounts{parent: h.events(id)}
 	for _, op := range status.Operations {
 		require.Equal(h.t, workflows.OperationCompleted, op.Phase)
 		counts.volumes = append(counts.volumes, h.events(op.WorkflowID))
@@ -240,24 +233,31 @@ func (h *historyHarness) backup(name string, reports int) historyCounts {
 // restore runs one restore of 20 volumes from the repository to its end
 // and counts the events of its history and of each volume's.
 func (h *historyHarness) restore(name string, reports int) historyCounts {
-	h.mu.Lock()
-	h.reports = reports
-	h.mu.Unlock()
 	spec := workflows.RestoreSpec{Name: name, BackupName: "long"}.WithDefaults("file://" + h.t.TempDir())
-	ctx := context.Background()
-	run, err := h.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.RestoreWorkflowID(name), TaskQueue: workflows.TaskQueue, WorkflowExecutionTimeout: hangGuard},
-		workflows.RestoreWorkflowName, workflows.RestoreRequest{Spec: spec})
-	require.NoError(h.t, err)
 	var status workflows.RestoreStatus
-	require.NoError(h.t, run.Get(ctx, &status))
+	id := h.runToEnd(workflows.RestoreWorkflowID(name), workflows.RestoreWorkflowName, workflows.RestoreRequest{Spec: spec}, reports, &status)
 	require.Equal(h.t, workflows.PhaseCompleted, status.Phase, "reason: %s", status.FailureReason)
 	require.Len(h.t, status.Volumes, boundVolumes)
-	counts := historyCounts{parent: h.events(run.GetID())}
+	counts := historyCounts{parent: h.events(id)}
 	for _, v := range status.Volumes {
 		require.Equal(h.t, workflows.OperationCompleted, v.Phase, "volume %s: %s", v.Key(), v.Error)
 		counts.volumes = append(counts.volumes, h.events(v.WorkflowID))
 	}
 	return counts
+}
+
+// runToEnd runs a workflow whose data movers report reports times, and
+// decodes its result into status.
+func (h *historyHarness) runToEnd(id, workflowName string, req any, reports int, status any) string {
+	h.mu.Lock()
+	h.reports = reports
+	h.mu.Unlock()
+	ctx := context.Background()
+	run, err := h.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue, WorkflowExecutionTimeout: hangGuard},
+		workflowName, req)
+	require.NoError(h.t, err)
+	require.NoError(h.t, run.Get(ctx, status))
+	return run.GetID()
 }
 
 func (h *historyHarness) events(workflowID string) int {

@@ -50,12 +50,10 @@ func (a *Activities) DeleteVolumeData(ctx context.Context, in workflows.DeleteVo
 	defer stop()
 	cfg := a.Repository
 	cfg.Location, cfg.NoCreate = in.Location, true
-	repo, err := kopiarepo.Open(ctx, cfg)
+	repo, err := open(ctx, cfg)
 	switch {
 	case errors.Is(err, kopiarepo.ErrNoRepository):
 		return &workflows.DeleteVolumeDataResult{}, nil
-	case errors.Is(err, kopiarepo.ErrWrongPassword), errors.Is(err, kopiarepo.ErrNoPassword):
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeRepositoryPassword, nil)
 	case err != nil:
 		return nil, err
 	}
@@ -90,12 +88,10 @@ func (a *Activities) MaintainRepository(ctx context.Context, in workflows.Mainte
 	defer stop()
 	cfg := a.Repository
 	cfg.Location, cfg.NoCreate, cfg.Hostname = in.Location, true, kopiarepo.MaintenanceHostname
-	repo, err := kopiarepo.Open(ctx, cfg)
+	repo, err := open(ctx, cfg)
 	switch {
 	case errors.Is(err, kopiarepo.ErrNoRepository):
 		return &workflows.MaintenanceResult{Mode: in.Mode}, nil
-	case errors.Is(err, kopiarepo.ErrWrongPassword), errors.Is(err, kopiarepo.ErrNoPassword):
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeRepositoryPassword, nil)
 	case err != nil:
 		return nil, err
 	}
@@ -108,6 +104,16 @@ func (a *Activities) MaintainRepository(ctx context.Context, in workflows.Mainte
 		return nil, err
 	}
 	return &workflows.MaintenanceResult{Ran: true, Mode: in.Mode}, nil
+}
+
+// open opens a repository with cfg. A missing or wrong password is for a
+// human to fix, not for a retry.
+func open(ctx context.Context, cfg kopiarepo.Config) (*kopiarepo.Repository, error) {
+	repo, err := kopiarepo.Open(ctx, cfg)
+	if errors.Is(err, kopiarepo.ErrWrongPassword) || errors.Is(err, kopiarepo.ErrNoPassword) {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeRepositoryPassword, nil)
+	}
+	return repo, err
 }
 
 // heartbeatWhileRunning heartbeats until stopped, three times per

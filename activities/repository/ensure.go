@@ -2,13 +2,10 @@ package repository
 
 import (
 	"context"
-	"errors"
 	"sync"
 
-	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
-	"github.com/cairn-backup/cairn/internal/kopiarepo"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -24,11 +21,8 @@ func (a *Activities) EnsureRepository(ctx context.Context, in workflows.EnsureRe
 	defer stop()
 	cfg := a.Repository
 	cfg.Location, cfg.NoCreate = in.Location, false
-	repo, err := kopiarepo.Open(ctx, cfg)
-	switch {
-	case errors.Is(err, kopiarepo.ErrWrongPassword), errors.Is(err, kopiarepo.ErrNoPassword):
-		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeRepositoryPassword, nil)
-	case err != nil:
+	repo, err := open(ctx, cfg)
+	if err != nil {
 		return err
 	}
 	a.Log.Info("Volume data repository ready", zap.String("backup", in.Backup), zap.String("location", repo.Location()))

@@ -4,9 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/temporal"
 
+	"github.com/cairn-backup/cairn/internal/activitytest"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -14,9 +13,6 @@ import (
 // for good, naming want.
 func RequireInvalidOptions(t *testing.T, err error, want string) {
 	t.Helper()
-	var app *temporal.ApplicationError
-	require.ErrorAs(t, err, &app)
-	assert.Equal(t, workflows.ErrTypeInvalidSpec, app.Type())
-	assert.True(t, app.NonRetryable())
-	assert.Contains(t, app.Error(), want)
+	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeInvalidSpec)
+	assert.ErrorContains(t, err, want)
 }
