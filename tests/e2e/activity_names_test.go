@@ -17,4 +17,5 @@ var (
 	restoreVolumeDataActivity = workflows.ActivityName((*datamover.Activities)(nil).RestoreVolumeData)
 	deleteVolumeDataActivity  = workflows.ActivityName((*repository.Activities)(nil).DeleteVolumeData)
 	maintainRepoActivity      = workflows.ActivityName((*repository.Activities)(nil).MaintainRepository)
+	ensureRepositoryActivity  = workflows.ActivityName((*repository.Activities)(nil).EnsureRepository)
 )

@@ -343,6 +343,18 @@ func logActivityFailures(t *testing.T, s *stack, backup string, v workflows.Volu
 	}
 }
 
+// failedBackup starts a data-moving backup that is to fail before its
+// volumes move, waits for it, and returns its reason.
+func (m *moverStack) failedBackup(t *testing.T, req starter.CreateBackupRequest) string {
+	t.Helper()
+	_, err := m.starter.CreateBackup(context.Background(), req)
+	require.NoError(t, err)
+	v := m.waitDone(req.Name, 3*time.Minute)
+	require.Equal(t, workflows.PhaseFailed, v.Phase)
+	require.NotNil(t, v.Status)
+	return v.Status.FailureReason
+}
+
 // failedMove starts a data-moving backup whose one volume operation is
 // to fail, waits for it, and returns that operation.
 func (m *moverStack) failedMove(t *testing.T, req starter.CreateBackupRequest, namespace string) workflows.Operation {

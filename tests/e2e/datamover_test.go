@@ -146,27 +146,31 @@ func TestDataMovement(t *testing.T) {
 		defer func() { w.stop(); w = m.startMoverWorker() }()
 		makeClaims(t, m.stack, "badpw", "data")
 		fillVolume(t, m.stack, "badpw", "data", datatree.Spec{SmallFiles: 10, SmallSize: 100, Seed: 32})
-		op := m.failedMove(t, moveRequest("badpw-1", "badpw"), "badpw")
-		assert.Contains(t, op.Error, workflows.ErrTypeRepositoryPassword)
-		assert.Contains(t, op.Error, "the repository password does not open the volume data repository")
-		assert.NotContains(t, op.Error, "not the password", "the password never appears in errors")
-		assert.NotContains(t, op.Error, "failed 5 times", "a wrong password is not retried")
+		reason := m.failedBackup(t, moveRequest("badpw-1", "badpw"))
+		assert.Contains(t, reason, workflows.ErrTypeRepositoryPassword)
+		assert.Contains(t, reason, "the repository password does not open the volume data repository")
+		assert.NotContains(t, reason, "not the password", "the password never appears in errors")
+		assert.Equal(t, int32(1), activityAttempt(t, m.stack, workflows.BackupWorkflowID("badpw-1"), ensureRepositoryActivity),
+			"a wrong password is not retried")
+		snaps, _ := backupSnapshots(t, m.stack, "badpw-1")
+		assert.Empty(t, snaps, "the backup failed before any snapshot was taken")
 		after, err := datatree.Digest(m.repositoryDir(t))
 		require.NoError(t, err)
 		assert.Equal(t, before, after, "the repository is untouched")
 		m.assertNoDataMoverLeftovers(t)
 	})
 
-	t.Run("repository storage that fails is retried, then the operation fails with the reason", func(t *testing.T) {
+	t.Run("repository storage that fails is retried, then the backup fails with the reason", func(t *testing.T) {
 		broken := t.TempDir()
 		require.NoError(t, os.WriteFile(filepath.Join(broken, "kopia"), []byte("not a directory"), 0o600))
 		makeClaims(t, m.stack, "broken", "data")
 		fillVolume(t, m.stack, "broken", "data", datatree.Spec{SmallFiles: 10, SmallSize: 100, Seed: 33})
 		req := moveRequest("broken-1", "broken")
 		req.StorageLocation = "file://" + broken
-		op := m.failedMove(t, req, "broken")
-		assert.Contains(t, op.Error, "moving the data failed 5 times")
-		assert.Contains(t, op.Error, "not a directory")
+		reason := m.failedBackup(t, req)
+		assert.Contains(t, reason, "not a directory")
+		assert.Equal(t, int32(5), activityAttempt(t, m.stack, workflows.BackupWorkflowID("broken-1"), ensureRepositoryActivity),
+			"the repository step was tried 5 times")
 		m.assertNoDataMoverLeftovers(t)
 	})
 }

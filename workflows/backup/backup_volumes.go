@@ -47,11 +47,19 @@ func (b *backupRun) planVolumes(ctx workflow.Context) error {
 	return nil
 }
 
+// ensureRepositoryAttempts bounds the tries of a repository whose storage
+// fails, as a volume's data move is bounded: what does not open after
+// these would fail every volume after it.
+const ensureRepositoryAttempts = 5
+
 // ensureRepository creates the location's kopia repository, if it has
 // none, before any data mover starts: data movers only connect. It also
-// fails the backup early on a wrong repository password.
+// fails the backup early on a wrong repository password, or on storage
+// that still fails after a few tries.
 func (b *backupRun) ensureRepository(ctx workflow.Context) error {
-	actx := workflow.WithActivityOptions(ctx, b.activityOptions(10*time.Minute))
+	opts := b.activityOptions(10 * time.Minute)
+	opts.RetryPolicy.MaximumAttempts = ensureRepositoryAttempts
+	actx := workflow.WithActivityOptions(ctx, opts)
 	in := workflows.EnsureRepositoryInput{Backup: b.spec.Name, Location: b.spec.StorageLocation}
 	if err := workflow.ExecuteActivity(actx, repositoryActs.EnsureRepository, in).Get(ctx, nil); err != nil {
 		return fmt.Errorf("volume data repository: %w", err)
