@@ -15,6 +15,11 @@ import (
 )
 
 func main() {
+	// Everything cairn writes is private to its user: backups hold
+	// Secrets, and a file location or the kopia cache would otherwise get
+	// 0644 files (the blob library creates them 0666, and under /tmp
+	// while they are written).
+	syscall.Umask(0o077)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := newRootCommand().ExecuteContext(ctx)
 	stop()

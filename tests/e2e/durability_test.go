@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"io/fs"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/starter"
 	"github.com/cairn-backup/cairn/workflows"
 )
@@ -81,6 +84,7 @@ func TestBackupResumesAfterWorkerKill(t *testing.T) {
 	v := s.waitDone("worker-kill", 4*time.Minute)
 	require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %+v", v.Status)
 	assertExactlySeeded(t, s, "worker-kill", "wk", want)
+	assertPrivateFiles(t, strings.TrimPrefix(location.Display(s.location), "file://")+"/backups/worker-kill")
 
 	// Types that finished before the kill ran once, on the first worker;
 	// ConfigMaps was cut off and retried, and the retry resumed from its
@@ -144,4 +148,27 @@ func TestCancelDuringCollectionCleansUp(t *testing.T) {
 
 	_, stderr, code = s.cli("backup", "cancel", "canceled")
 	assert.Equal(t, starter.ExitConflict, code, "canceling a finished backup is a conflict: %s", stderr)
+}
+
+// assertPrivateFiles requires every file under dir to be readable by its
+// owner only, and every directory to be open to its owner only: a backup
+// holds Secrets.
+func assertPrivateFiles(t *testing.T, dir string) {
+	t.Helper()
+	files := 0
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		assert.Zero(t, info.Mode().Perm()&0o077, "%s is %v: open to others than its owner", p, info.Mode().Perm())
+		if !d.IsDir() {
+			files++
+		}
+		return nil
+	}))
+	require.NotZero(t, files, "no file under %s", dir)
 }
