@@ -1,9 +1,12 @@
 package tarball
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"io"
+	"runtime"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -153,4 +156,40 @@ func TestWalkRefusesAStreamPastTheTotalLimit(t *testing.T) {
 	_, err := Walk(bytes.NewReader(data), Limits{TotalBytes: 512 << 10}, func(Entry) error { return nil })
 	require.ErrorIs(t, err, ErrCorrupt)
 	assert.ErrorContains(t, err, "decompresses to more than the limit")
+}
+
+// TestGzipBombIsRefusedWithoutReadingIt: a 256 MiB object of zeros, a few
+// hundred KiB once gzipped, is refused from its header: Walk allocates
+// less than 32 MiB in all while refusing it (the bound this test states),
+// instead of reading the object whole.
+func TestGzipBombIsRefusedWithoutReadingIt(t *testing.T) {
+	const size = 256 << 20
+	var buf bytes.Buffer
+	gz, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	require.NoError(t, err)
+	tw := tar.NewWriter(gz)
+	require.NoError(t, tw.WriteHeader(&tar.Header{Name: "metadata/version", Mode: 0o600, Size: 5, Typeflag: tar.TypeReg}))
+	_, err = tw.Write([]byte(FormatVersion))
+	require.NoError(t, err)
+	require.NoError(t, tw.WriteHeader(&tar.Header{Name: "resources/configmaps/namespaces/app/bomb.json", Mode: 0o600, Size: size, Typeflag: tar.TypeReg}))
+	_, err = io.CopyN(tw, zeros{}, size)
+	require.NoError(t, err)
+	require.NoError(t, tw.Close())
+	require.NoError(t, gz.Close())
+	require.Less(t, buf.Len(), 2<<20, "the bomb is small")
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err = Walk(bytes.NewReader(buf.Bytes()), Limits{}, func(Entry) error { return nil })
+	runtime.ReadMemStats(&after)
+	require.ErrorIs(t, err, ErrCorrupt)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(32<<20), "bytes allocated while refusing the bomb")
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }
