@@ -122,7 +122,8 @@ func upload1(ctx context.Context, w repo.RepositoryWriter, dir fs.Directory, src
 	if err != nil {
 		return nil, fmt.Errorf("policy for %s: %w", src, err)
 	}
-	u := upload.NewUploader(watchCheckpoints(w, prog))
+	gate := newUploaderGate(w)
+	u := upload.NewUploader(watchCheckpoints(gate, prog))
 	u.Progress = prog
 	u.FailFast = true
 	if req.CheckpointInterval > 0 {
@@ -134,6 +135,9 @@ func upload1(ctx context.Context, w repo.RepositoryWriter, dir fs.Directory, src
 	stopCancel := context.AfterFunc(ctx, u.Cancel)
 	man, err := u.Upload(ctx, dir, policyTree, src, previous...)
 	stopCancel()
+	// A checkpoint under way when Upload returned ends before the session
+	// does, and none starts after: it would race the final snapshot.
+	<-gate.end()
 	if err != nil {
 		return nil, fmt.Errorf("upload %s: %w", req.Path, err)
 	}
