@@ -51,6 +51,12 @@ func (p *Process) logPath(t Target) string {
 	return filepath.Join(p.StateDir, t.moverName()+".log")
 }
 
+// kopiaDir is the data mover's kopia connection file and cache: a pod's
+// live and die with it, a process's with its record.
+func (p *Process) kopiaDir(t Target) string {
+	return filepath.Join(p.StateDir, t.moverName()+".kopia")
+}
+
 // Node is this machine: every process data mover runs here.
 func (p *Process) Node(context.Context, Target) (string, error) { return hostname(), nil }
 
@@ -96,7 +102,7 @@ func (p *Process) start(t Target, dir string) (int, error) {
 		return 0, fmt.Errorf("data mover log: %w", err)
 	}
 	defer logFile.Close()
-	args := append(append([]string{}, p.Command[1:]...), "--task-queue", t.TaskQueue, "--path", dir)
+	args := append(append([]string{}, p.Command[1:]...), "--task-queue", t.TaskQueue, "--path", dir, "--kopia-config-dir", p.kopiaDir(t))
 	cmd := exec.Command(p.Command[0], args...)
 	cmd.Env = append(os.Environ(), p.Env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
@@ -183,8 +189,15 @@ func (p *Process) HandOver(ctx context.Context, t Target, ref ClaimRef, progress
 	return p.Volumes.HandOver(ctx, t, ref, progress)
 }
 
-// stopMovers stops every data mover of the target and forgets it.
+// stopMovers stops every data mover of the target and forgets it, with
+// its kopia cache.
 func (p *Process) stopMovers(t Target) error {
+	caches, _ := filepath.Glob(filepath.Join(p.StateDir, t.Name()+"-*.kopia"))
+	defer func() {
+		for _, dir := range caches {
+			_ = os.RemoveAll(dir)
+		}
+	}()
 	records, _ := filepath.Glob(filepath.Join(p.StateDir, t.Name()+"-*.json"))
 	for _, path := range records {
 		var rec processRecord

@@ -138,8 +138,8 @@ func (m *moverStack) repositoryDir(t *testing.T) string {
 	return filepath.Join(u.Path, "kopia")
 }
 
-// assertNoDataMoverLeftovers checks that no data mover process, claim,
-// snapshot clone or cloned volume is left.
+// assertNoDataMoverLeftovers checks that no data mover process, kopia
+// cache, claim, snapshot clone or cloned volume is left.
 func (m *moverStack) assertNoDataMoverLeftovers(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
@@ -151,6 +151,9 @@ func (m *moverStack) assertNoDataMoverLeftovers(t *testing.T) {
 		var left []string
 		if pids := exposer.Running(m.stateDir); len(pids) > 0 {
 			left = append(left, "data mover processes")
+		}
+		if caches, _ := filepath.Glob(filepath.Join(m.stateDir, "*.kopia")); len(caches) > 0 {
+			left = append(left, "data mover kopia caches")
 		}
 		sel := metav1.ListOptions{LabelSelector: exposer.LabelDataMover}
 		if l, err := kc.CoreV1().PersistentVolumeClaims(ns).List(ctx, sel); err != nil || len(l.Items) > 0 {
