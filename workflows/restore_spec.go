@@ -57,6 +57,11 @@ type RestoreSpec struct {
 	// every namespace is restored), include (all selected), exclude (none
 	// but the Namespace objects the restore needs).
 	ClusterResources ClusterResources `json:"clusterResources,omitempty"`
+	// ClusterScopedDenied, set by the starter API, says why the requester
+	// may not restore cluster-scoped objects: the restore then skips every
+	// cluster-scoped type with this reason (the Namespaces it restores
+	// into excepted).
+	ClusterScopedDenied string `json:"clusterScopedDenied,omitempty"`
 	// PreserveNodePorts keeps the nodePorts of Services instead of letting
 	// the cluster assign new ones.
 	PreserveNodePorts bool `json:"preserveNodePorts,omitempty"`

@@ -169,6 +169,9 @@ func decide(idx *backupIndex, target *targetAPI, sel *selection) *restorePlan {
 		case ti.selected == 0 || !sel.resource(names...):
 			continue
 		case !ti.namespaced && gr != "namespaces" && !sel.clusterType(gr):
+			if sel.spec.ClusterScopedDenied != "" {
+				skip(gr, sel.spec.ClusterScopedDenied)
+			}
 			continue
 		}
 		version, ok := target.chooseVersion(gr, ti)

@@ -36,7 +36,10 @@ func newSelection(spec workflows.RestoreSpec) (*selection, error) {
 		}
 		s.status = &g
 	}
-	switch spec.ClusterResources {
+	if spec.ClusterScopedDenied != "" {
+		s.spec.ClusterResources = workflows.ClusterResourcesExclude
+	}
+	switch s.spec.ClusterResources {
 	case workflows.ClusterResourcesInclude:
 		s.allCluster = true
 	case workflows.ClusterResourcesAuto, "":
