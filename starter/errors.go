@@ -33,6 +33,21 @@ type ConflictError struct {
 
 func (e *ConflictError) Error() string { return e.Message }
 
+// UnauthenticatedError is a request without a valid bearer token.
+type UnauthenticatedError struct {
+	Message string
+}
+
+func (e *UnauthenticatedError) Error() string { return e.Message }
+
+// ForbiddenError is a request the caller is not allowed to make; Message
+// names the permission it lacks.
+type ForbiddenError struct {
+	Message string
+}
+
+func (e *ForbiddenError) Error() string { return e.Message }
+
 // Exit codes of the CLI, so scripts can act on the kind of failure.
 const (
 	ExitOK              = 0
@@ -49,7 +64,13 @@ func HTTPStatus(err error) int {
 	var invalid *InvalidError
 	var conflict *ConflictError
 	var unavailable *serviceerror.Unavailable
+	var unauthenticated *UnauthenticatedError
+	var forbidden *ForbiddenError
 	switch {
+	case errors.As(err, &unauthenticated):
+		return http.StatusUnauthorized
+	case errors.As(err, &forbidden):
+		return http.StatusForbidden
 	case errors.As(err, &invalid):
 		return http.StatusBadRequest
 	case errors.As(err, &conflict):
@@ -84,6 +105,10 @@ func ErrorType(err error) string {
 		return "Conflict"
 	case http.StatusNotFound:
 		return "NotFound"
+	case http.StatusUnauthorized:
+		return "Unauthorized"
+	case http.StatusForbidden:
+		return "Forbidden"
 	case http.StatusServiceUnavailable:
 		return "Unavailable"
 	}

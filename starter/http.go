@@ -22,12 +22,15 @@ const maxRequestBytes = 1 << 20
 // Handler serves the HTTP starter API. GET /openapi.json describes every
 // route (routes.go holds the table); errors are JSON:
 // {"error": "...", "type": "Invalid|Conflict|NotFound|...", "problems": [...]}.
-// Bodies must be JSON, and cross-site requests from browsers are refused.
-func Handler(c *Client, log *zap.Logger) http.Handler {
+// Every route but auth's anonymous paths needs a bearer token whose user
+// auth allows the route's access. Bodies must be JSON, and cross-site
+// requests from browsers are refused.
+func Handler(c *Client, log *zap.Logger, auth Auth) http.Handler {
 	h := newHandler(c, log)
+	h.auth = auth
 	mux := http.NewServeMux()
 	for _, r := range h.routes() {
-		mux.HandleFunc(r.pattern, r.serve)
+		mux.HandleFunc(r.pattern, h.guarded(r))
 	}
 	return browserGuard(mux)
 }
@@ -35,6 +38,7 @@ func Handler(c *Client, log *zap.Logger) http.Handler {
 type handler struct {
 	c       *Client
 	log     *zap.Logger
+	auth    Auth
 	metrics http.Handler
 	// doc is the OpenAPI document of the routes, made once.
 	doc    []byte
@@ -70,13 +74,20 @@ func decodeStrict(r *http.Request, kind string, v any) error {
 }
 
 // create decodes a request body strictly (an unknown field is a typo, not
-// something to ignore) and starts what it asks for.
-func create[R any](h *handler, kind string, start func(context.Context, R) (*CreateResult, error)) http.HandlerFunc {
+// something to ignore), authorizes it when authorize is set, and starts
+// what it asks for.
+func create[R any](h *handler, kind string, start func(context.Context, R) (*CreateResult, error), authorize func(context.Context, *R) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var req R
 		if err := decodeStrict(r, kind, &req); err != nil {
 			h.fail(w, r, err)
 			return
+		}
+		if authorize != nil {
+			if err := authorize(r.Context(), &req); err != nil {
+				h.fail(w, r, err)
+				return
+			}
 		}
 		res, err := start(r.Context(), req)
 		if err != nil {
@@ -86,7 +97,7 @@ func create[R any](h *handler, kind string, start func(context.Context, R) (*Cre
 		status := http.StatusOK
 		if res.Created {
 			status = http.StatusCreated
-			h.log.Info("Started", zap.String(kind, res.Name), zap.String("runId", res.RunID))
+			h.log.Info("Started", zap.String(kind, res.Name), zap.String("runId", res.RunID), zap.String("user", userName(r.Context())))
 		}
 		h.reply(w, status, res)
 	}

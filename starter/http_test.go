@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/mocks"
-	"go.uber.org/zap"
 )
 
 func TestErrorMapping(t *testing.T) {
@@ -41,7 +40,7 @@ func TestErrorMapping(t *testing.T) {
 // Temporal is never called: the mock fails the test on any call.
 func TestCreateRejectsInvalidSpecWithoutCallingTemporal(t *testing.T) {
 	tc := mocks.NewClient(t)
-	srv := httptest.NewServer(Handler(New(tc, Options{DefaultLocation: "mem://"}), zap.NewNop()))
+	srv := httptest.NewServer(authedHandler(New(tc, Options{DefaultLocation: "mem://"})))
 	defer srv.Close()
 
 	for body, want := range map[string][]string{
@@ -69,7 +68,7 @@ func TestCreateRejectsInvalidSpecWithoutCallingTemporal(t *testing.T) {
 // problem, and no call to Temporal (the mock fails on any).
 func TestCreateScheduleAndEtcdSnapshotRejectInvalidSpecs(t *testing.T) {
 	tc := mocks.NewClient(t)
-	srv := httptest.NewServer(Handler(New(tc, Options{DefaultLocation: "mem://"}), zap.NewNop()))
+	srv := httptest.NewServer(authedHandler(New(tc, Options{DefaultLocation: "mem://"})))
 	defer srv.Close()
 
 	for path, cases := range map[string]map[string][]string{
@@ -103,7 +102,7 @@ func TestCreateScheduleAndEtcdSnapshotRejectInvalidSpecs(t *testing.T) {
 // no call to Temporal.
 func TestCreateRestoreRejectsInvalidSpecWithoutCallingTemporal(t *testing.T) {
 	tc := mocks.NewClient(t)
-	srv := httptest.NewServer(Handler(New(tc, Options{DefaultLocation: "mem://"}), zap.NewNop()))
+	srv := httptest.NewServer(authedHandler(New(tc, Options{DefaultLocation: "mem://"})))
 	defer srv.Close()
 
 	for body, want := range map[string][]string{
@@ -137,7 +136,7 @@ func TestCreateRestoreRejectsInvalidSpecWithoutCallingTemporal(t *testing.T) {
 func TestUnknownRestoreIsNotFound(t *testing.T) {
 	tc := mocks.NewClient(t)
 	tc.On("DescribeWorkflowExecution", mock.Anything, "restore/nope", "").Return(nil, serviceerror.NewNotFound("no such workflow"))
-	srv := httptest.NewServer(Handler(New(tc, Options{DefaultLocation: "file://" + t.TempDir()}), zap.NewNop()))
+	srv := httptest.NewServer(authedHandler(New(tc, Options{DefaultLocation: "file://" + t.TempDir()})))
 	defer srv.Close()
 
 	for _, route := range []struct{ method, path string }{
@@ -163,7 +162,7 @@ func TestHealthz(t *testing.T) {
 	tc := mocks.NewClient(t)
 	tc.On("CheckHealth", mock.Anything, mock.Anything).Return(nil, nil).Once()
 	tc.On("CheckHealth", mock.Anything, mock.Anything).Return(nil, serviceerror.NewUnavailable("connection refused")).Once()
-	srv := httptest.NewServer(Handler(New(tc, Options{}), zap.NewNop()))
+	srv := httptest.NewServer(authedHandler(New(tc, Options{})))
 	defer srv.Close()
 
 	resp, err := http.Get(srv.URL + "/healthz")

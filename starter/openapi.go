@@ -32,8 +32,12 @@ func openAPIDocument(routes []route) ([]byte, error) {
 		Info: &openapi3.Info{Title: "cairn starter API", Version: "v1",
 			Description: "Start, inspect and cancel cairn's backups, restores, schedules and etcd snapshots. " +
 				"Errors are JSON with a type; unknown fields in a body are refused."},
-		Paths:      openapi3.NewPaths(),
-		Components: &openapi3.Components{Schemas: openapi3.Schemas{}},
+		Paths: openapi3.NewPaths(),
+		Components: &openapi3.Components{Schemas: openapi3.Schemas{}, SecuritySchemes: openapi3.SecuritySchemes{
+			"bearer": &openapi3.SecuritySchemeRef{Value: openapi3.NewJWTSecurityScheme().WithBearerFormat("").
+				WithDescription("a token the cluster accepts (TokenReview), e.g. from `kubectl create token`; cairn dev's is in <data-dir>/api-token")},
+		}},
+		Security: openapi3.SecurityRequirements{openapi3.NewSecurityRequirement().Authenticate("bearer")},
 	}
 	text := map[string]bool{}
 	gen := openapi3gen.NewGenerator(openapi3gen.SchemaCustomizer(textSchemas(text)),
@@ -83,6 +87,8 @@ func openAPIDocument(routes []route) ([]byte, error) {
 			op.AddResponse(status, resp)
 		}
 		failures := merge(r.failures, map[int]string{
+			http.StatusUnauthorized:        "no bearer token, or one the cluster does not accept",
+			http.StatusForbidden:           "the token's user may not do this (RBAC on " + APIGroup + "), or a cross-site request",
 			http.StatusInternalServerError: "an error a retry may fix",
 			http.StatusServiceUnavailable:  "Temporal is not reachable",
 		})

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
+	"github.com/cairn-backup/cairn/internal/apiauth"
 	"github.com/cairn-backup/cairn/starter"
 )
 
@@ -58,7 +59,11 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 // server serves is the same one.
 func TestOpenAPIMatchesTheServedRoutes(t *testing.T) {
 	c, _ := realTemporal(t)
-	api := httptest.NewServer(starter.Handler(c, zap.NewNop()))
+	h := starter.Handler(c, zap.NewNop(), apiauth.StaticToken("probe", nil))
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Set("Authorization", "Bearer probe")
+		h.ServeHTTP(w, r)
+	}))
 	defer api.Close()
 
 	served := get(t, api.URL+"/openapi.json")

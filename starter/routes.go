@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"reflect"
+	"strings"
 
 	"github.com/cairn-backup/cairn/workflows"
 )
@@ -25,8 +26,27 @@ type route struct {
 	// operation may also answer 500 and 503 (Temporal unreachable).
 	failures map[int]string
 	query    map[string]string // query parameter: what it does
-	serve    http.HandlerFunc
+	// access is what a caller must be allowed; nil when the handler
+	// authorizes from the request body (creates of backups and restores).
+	access *Access
+	serve  http.HandlerFunc
 }
+
+// path is the route's path without its method.
+func (r route) path() string {
+	_, p, _ := strings.Cut(r.pattern, " ")
+	return p
+}
+
+// on is the access of a verb on one of cairn's resources, cluster-wide.
+func on(verb, resource string) *Access { return &Access{Verb: verb, Resource: resource} }
+
+// logOf is the access to a run's log, like pods/log.
+func logOf(resource string) *Access {
+	return &Access{Verb: "get", Resource: resource, Subresource: "log"}
+}
+
+func onPath(path string) *Access { return &Access{Verb: "get", Path: path} }
 
 const (
 	mediaNDJSON     = "application/x-ndjson"
@@ -48,81 +68,87 @@ var (
 func (h *handler) routes() []route {
 	c := h.c
 	return []route{
-		createRoute(h, "POST /v1/backups", "Start a backup", "backup", c.CreateBackup,
+		createRoute(h, "POST /v1/backups", "Start a backup", "backup", c.CreateBackup, h.authorizeBackup, nil,
 			map[int]string{http.StatusBadRequest: "invalid spec: every problem is listed", http.StatusConflict: "the name is taken by another spec"}),
-		listRoute(h, "GET /v1/backups", "List backups, newest first", c.ListBackups),
-		nameRoute(h, "GET /v1/backups/{name}", "A backup with its status", http.StatusOK, c.GetBackup, notFound),
-		nameRoute(h, "POST /v1/backups/{name}/cancel", "Cancel a running backup", http.StatusAccepted,
+		listRoute(h, "GET /v1/backups", "List backups, newest first", on("list", ResourceBackups), c.ListBackups),
+		nameRoute(h, "GET /v1/backups/{name}", "A backup with its status", on("get", ResourceBackups), http.StatusOK, c.GetBackup, notFound),
+		nameRoute(h, "POST /v1/backups/{name}/cancel", "Cancel a running backup", on("update", ResourceBackups), http.StatusAccepted,
 			announced(h, "Backup cancel requested", c.CancelBackup), notActive),
-		logsRoute(h, "GET /v1/backups/{name}/logs", "A backup's log, JSON lines", c.BackupLogs),
+		logsRoute(h, "GET /v1/backups/{name}/logs", "A backup's log, JSON lines", logOf(ResourceBackups), c.BackupLogs),
 		{pattern: "DELETE /v1/backups/{name}", summary: "Delete a backup's data", reply: typeOf(c.DeleteBackup), success: accepted,
 			failures: map[int]string{http.StatusNotFound: "no such backup", http.StatusConflict: "the backup runs (delete with cancel=true) or Velero wrote it"},
-			query:    map[string]string{"cancel": "true cancels a running backup first"}, serve: h.deleteBackup},
+			query:    map[string]string{"cancel": "true cancels a running backup first"}, access: on("delete", ResourceBackups), serve: h.deleteBackup},
 
-		createRoute(h, "POST /v1/restores", "Start a restore", "restore", c.CreateRestore,
+		createRoute(h, "POST /v1/restores", "Start a restore", "restore", c.CreateRestore, h.authorizeRestore, nil,
 			map[int]string{http.StatusBadRequest: "invalid spec: every problem is listed", http.StatusNotFound: "the backup is not in the location",
 				http.StatusConflict: "the backup runs or cannot be restored, or the name is taken"}),
-		listRoute(h, "GET /v1/restores", "List restores, newest first", c.ListRestores),
-		nameRoute(h, "GET /v1/restores/{name}", "A restore with its status", http.StatusOK, c.GetRestore, notFound),
-		nameRoute(h, "POST /v1/restores/{name}/cancel", "Cancel a running restore", http.StatusAccepted,
+		listRoute(h, "GET /v1/restores", "List restores, newest first", on("list", ResourceRestores), c.ListRestores),
+		nameRoute(h, "GET /v1/restores/{name}", "A restore with its status", on("get", ResourceRestores), http.StatusOK, c.GetRestore, notFound),
+		nameRoute(h, "POST /v1/restores/{name}/cancel", "Cancel a running restore", on("update", ResourceRestores), http.StatusAccepted,
 			announced(h, "Restore cancel requested", c.CancelRestore), notActive),
-		logsRoute(h, "GET /v1/restores/{name}/logs", "A restore's log, JSON lines", c.RestoreLogs),
-		nameRoute(h, "GET /v1/restores/{name}/results", "Every item's outcome of a finished restore", http.StatusOK, c.RestoreResults, notFound),
+		logsRoute(h, "GET /v1/restores/{name}/logs", "A restore's log, JSON lines", logOf(ResourceRestores), c.RestoreLogs),
+		nameRoute(h, "GET /v1/restores/{name}/results", "Every item's outcome of a finished restore", on("get", ResourceRestores),
+			http.StatusOK, c.RestoreResults, notFound),
 
-		createRoute(h, "POST /v1/schedules", "Create a backup schedule", "schedule", c.CreateSchedule,
+		createRoute(h, "POST /v1/schedules", "Create a backup schedule", "schedule", c.CreateSchedule, nil, on("create", ResourceSchedules),
 			map[int]string{http.StatusBadRequest: "invalid spec: every problem is listed", http.StatusConflict: "the name is taken"}),
-		listRoute(h, "GET /v1/schedules", "List schedules with their health", c.ListSchedules),
-		nameRoute(h, "GET /v1/schedules/{name}", "A schedule: spec, health, next runs, running and kept runs", http.StatusOK, c.GetSchedule, notFound),
+		listRoute(h, "GET /v1/schedules", "List schedules with their health", on("list", ResourceSchedules), c.ListSchedules),
+		nameRoute(h, "GET /v1/schedules/{name}", "A schedule: spec, health, next runs, running and kept runs", on("get", ResourceSchedules),
+			http.StatusOK, c.GetSchedule, notFound),
 		{pattern: "PUT /v1/schedules/{name}", summary: "Replace a schedule's spec", body: reflect.TypeFor[workflows.ScheduleSpec](),
-			reply: typeOf(c.UpdateSchedule), success: ok, failures: merge(invalid, notFound), serve: h.updateSchedule},
-		nameRoute(h, "DELETE /v1/schedules/{name}", "Delete a schedule; its backups stay", http.StatusOK,
+			reply: typeOf(c.UpdateSchedule), success: ok, failures: merge(invalid, notFound), access: on("update", ResourceSchedules), serve: h.updateSchedule},
+		nameRoute(h, "DELETE /v1/schedules/{name}", "Delete a schedule; its backups stay", on("delete", ResourceSchedules), http.StatusOK,
 			announced(h, "Schedule deleted", c.DeleteSchedule), notFound),
 		noteRoute(h, "POST /v1/schedules/{name}/pause", "Pause a schedule", "Schedule paused", c.PauseSchedule),
 		noteRoute(h, "POST /v1/schedules/{name}/unpause", "Unpause a schedule", "Schedule unpaused", c.UnpauseSchedule),
-		nameRoute(h, "POST /v1/schedules/{name}/trigger", "Run a schedule now", http.StatusAccepted,
+		nameRoute(h, "POST /v1/schedules/{name}/trigger", "Run a schedule now", on("update", ResourceSchedules), http.StatusAccepted,
 			announced(h, "Schedule triggered", c.TriggerSchedule),
 			map[int]string{http.StatusNotFound: "no such schedule", http.StatusConflict: "overlap skip dropped the run"}),
 
-		createRoute(h, "POST /v1/etcd-snapshots", "Take an etcd snapshot", "etcd snapshot", c.CreateEtcdSnapshot,
+		createRoute(h, "POST /v1/etcd-snapshots", "Take an etcd snapshot", "etcd snapshot", c.CreateEtcdSnapshot, nil, on("create", ResourceEtcdSnapshots),
 			map[int]string{http.StatusBadRequest: "invalid spec: every problem is listed", http.StatusConflict: "the name is taken"}),
-		listRoute(h, "GET /v1/etcd-snapshots", "List etcd snapshots", c.ListEtcdSnapshots),
-		nameRoute(h, "GET /v1/etcd-snapshots/{name}", "An etcd snapshot: size, revision, sha256, verified", http.StatusOK, c.GetEtcdSnapshot, notFound),
-		nameRoute(h, "DELETE /v1/etcd-snapshots/{name}", "Delete an etcd snapshot", http.StatusAccepted,
+		listRoute(h, "GET /v1/etcd-snapshots", "List etcd snapshots", on("list", ResourceEtcdSnapshots), c.ListEtcdSnapshots),
+		nameRoute(h, "GET /v1/etcd-snapshots/{name}", "An etcd snapshot: size, revision, sha256, verified", on("get", ResourceEtcdSnapshots),
+			http.StatusOK, c.GetEtcdSnapshot, notFound),
+		nameRoute(h, "DELETE /v1/etcd-snapshots/{name}", "Delete an etcd snapshot", on("delete", ResourceEtcdSnapshots), http.StatusAccepted,
 			announced(h, "etcd snapshot deletion started", c.DeleteEtcdSnapshot),
 			map[int]string{http.StatusNotFound: "no such snapshot", http.StatusConflict: "it is still being taken"}),
 
 		{pattern: "GET /metrics", summary: "Prometheus metrics: runs, durations, items, bytes, schedules' health",
-			media: mediaPrometheus, success: ok, serve: h.metrics.ServeHTTP},
+			media: mediaPrometheus, success: ok, access: onPath("/metrics"), serve: h.metrics.ServeHTTP},
 		{pattern: "GET /healthz", summary: "Whether Temporal answers", reply: reflect.TypeFor[map[string]string](),
-			success: ok, serve: h.healthz},
-		{pattern: "GET /openapi.json", summary: "This document", media: "application/json", success: ok, serve: h.openAPI},
+			success: ok, access: onPath("/healthz"), serve: h.healthz},
+		{pattern: "GET /openapi.json", summary: "This document", media: "application/json", success: ok, access: onPath("/openapi.json"), serve: h.openAPI},
 	}
 }
 
-// createRoute starts what its body asks for.
-func createRoute[R any](h *handler, pattern, summary, kind string, start func(context.Context, R) (*CreateResult, error), failures map[int]string) route {
+// createRoute starts what its body asks for. Its caller must be allowed
+// access, or, when access is nil, what authorize says of the body.
+func createRoute[R any](h *handler, pattern, summary, kind string, start func(context.Context, R) (*CreateResult, error),
+	authorize func(context.Context, *R) error, access *Access, failures map[int]string) route {
 	return route{pattern: pattern, summary: summary, body: reflect.TypeFor[R](), reply: reflect.TypeFor[*CreateResult](),
-		success: started, failures: failures, serve: create(h, kind, start)}
+		success: started, failures: failures, access: access, serve: create(h, kind, start, authorize)}
 }
 
 // listRoute answers with what list returns.
-func listRoute[T any](h *handler, pattern, summary string, list func(context.Context) (T, error)) route {
-	return route{pattern: pattern, summary: summary, reply: reflect.TypeFor[T](), success: ok, serve: listing(h, list)}
+func listRoute[T any](h *handler, pattern, summary string, access *Access, list func(context.Context) (T, error)) route {
+	return route{pattern: pattern, summary: summary, reply: reflect.TypeFor[T](), success: ok, access: access, serve: listing(h, list)}
 }
 
 // nameRoute answers with what call returns for the {name} of the path.
-func nameRoute[T any](h *handler, pattern, summary string, status int, call func(context.Context, string) (T, error), failures map[int]string) route {
+func nameRoute[T any](h *handler, pattern, summary string, access *Access, status int, call func(context.Context, string) (T, error), failures map[int]string) route {
 	return route{pattern: pattern, summary: summary, reply: reflect.TypeFor[T](), success: map[int]string{status: http.StatusText(status)},
-		failures: failures, serve: byName(h, status, call)}
+		failures: failures, access: access, serve: byName(h, status, call)}
 }
 
-func logsRoute(h *handler, pattern, summary string, write func(context.Context, string, io.Writer) error) route {
-	return route{pattern: pattern, summary: summary, media: mediaNDJSON, success: ok, failures: notFound, serve: logs(h, write)}
+func logsRoute(h *handler, pattern, summary string, access *Access, write func(context.Context, string, io.Writer) error) route {
+	return route{pattern: pattern, summary: summary, media: mediaNDJSON, success: ok, failures: notFound, access: access, serve: logs(h, write)}
 }
 
 func noteRoute(h *handler, pattern, summary, msg string, call func(context.Context, string, string) (*ScheduleView, error)) route {
 	return route{pattern: pattern, summary: summary, reply: reflect.TypeFor[*ScheduleView](), success: ok, failures: notFound,
-		query: map[string]string{"note": "why, shown next to the schedule in Temporal"}, serve: h.withNote(msg, call)}
+		query:  map[string]string{"note": "why, shown next to the schedule in Temporal"},
+		access: on("update", ResourceSchedules), serve: h.withNote(msg, call)}
 }
 
 // typeOf is the type of f's first result.
