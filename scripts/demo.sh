@@ -94,8 +94,8 @@ echo
 echo "Inspect the runs in the Temporal UI: http://127.0.0.1:8233"
 echo "Try: $cairn backup describe $name --data-dir $data_dir"
 echo "     $cairn restore describe $restore --data-dir $data_dir"
-echo "     curl -s http://$api/v1/backups | head"
-echo "     curl -s http://$api/metrics | grep ^cairn_"
+echo "     curl -s -H \"Authorization: Bearer \$(cat $data_dir/api-token)\" http://$api/v1/backups | head"
+echo "     curl -s -H \"Authorization: Bearer \$(cat $data_dir/api-token)\" http://$api/metrics | grep ^cairn_"
 echo "     KUBECONFIG=$kubeconfig kubectl get all -n shop   (if you have kubectl)"
 echo "The stack stays up; press Ctrl-C to stop it."
 wait $dev

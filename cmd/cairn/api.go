@@ -6,31 +6,77 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"go.uber.org/zap"
+	"k8s.io/client-go/kubernetes"
 
+	"github.com/cairn-backup/cairn/internal/apiauth"
+	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/starter"
 )
+
+// apiServeFlags are how the starter API is served: cairn api's and cairn
+// dev's.
+type apiServeFlags struct {
+	anonymousPaths []string
+	tlsCertFile    string
+	tlsKeyFile     string
+	allowPlainHTTP bool
+}
+
+func (a *apiServeFlags) register(fl *pflag.FlagSet, prefix string) {
+	fl.StringSliceVar(&a.anonymousPaths, prefix+"anonymous-paths", []string{"/healthz"},
+		"paths served without a token, among /healthz, /metrics, /openapi.json (empty: none)")
+}
+
+func (a *apiServeFlags) validate() error {
+	for _, p := range a.anonymousPaths {
+		if !slices.Contains(starter.AnonymousPathChoices, p) {
+			return &usageError{fmt.Errorf("anonymous path %q: only %v may be served without a token", p, starter.AnonymousPathChoices)}
+		}
+	}
+	if (a.tlsCertFile == "") != (a.tlsKeyFile == "") {
+		return &usageError{errors.New("--tls-cert-file and --tls-private-key-file go together")}
+	}
+	return nil
+}
 
 func newAPICommand(g *globals) *cobra.Command {
 	var listen string
 	var printOpenAPI bool
+	af := &apiServeFlags{}
 	cmd := &cobra.Command{
 		Use:   "api",
 		Short: "Serve the HTTP starter API against an existing Temporal cluster",
 		Long: `Serves the HTTP starter API: start, inspect, cancel and delete backups,
 restores, schedules and etcd snapshots, plus /metrics and /healthz.
 
+Every request needs a bearer token the cluster of --kubeconfig accepts
+(TokenReview: 'kubectl create token', OIDC tokens), and its user must be
+allowed what it asks by the cluster's RBAC (SubjectAccessReview) on
+resources backups, restores, schedules and etcdsnapshots of API group
+cairn.io. A backup or restore is authorized per namespace it names; see
+the README's Security section for a Role that lets a team restore into
+its own namespace only. The API's own identity needs the ClusterRole
+system:auth-delegator.
+
+--tls-cert-file and --tls-private-key-file serve HTTPS; plain HTTP is
+refused off loopback unless --allow-plain-http says a proxy in front
+terminates TLS.
+
 GET /openapi.json describes every route, its body and its answers as an
 OpenAPI 3 document; --print-openapi prints it without a server, e.g. to
 generate a client. Errors are JSON with a type; statuses are 400 (invalid),
-404, 409 (conflict), 503 (Temporal unreachable).`,
-		Example: `  cairn api --listen 127.0.0.1:8080
-  curl -X POST localhost:8080/v1/backups -d '{"name":"shop-1","includedNamespaces":["shop"]}'
-  curl -X POST localhost:8080/v1/restores -d '{"name":"shop-r1","backupName":"shop-1","namespaceMapping":{"shop":"shop-copy"}}'
-  curl localhost:8080/openapi.json
+401 (no or bad token), 403 (not allowed), 404, 409 (conflict), 503
+(Temporal unreachable).`,
+		Example: `  cairn api --listen 0.0.0.0:8443 --tls-cert-file tls.crt --tls-private-key-file tls.key
+  TOKEN=$(kubectl create token ci -n shop)
+  curl -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+    -d '{"name":"shop-1","includedNamespaces":["shop"]}' https://cairn.example:8443/v1/backups
   cairn api --print-openapi > cairn-openapi.json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -42,37 +88,70 @@ generate a client. Errors are JSON with a type; statuses are 400 (invalid),
 				_, err = fmt.Fprintln(cmd.OutOrStdout(), string(doc))
 				return err
 			}
+			if err := af.validate(); err != nil {
+				return err
+			}
 			log, err := g.logger()
 			if err != nil {
 				return err
+			}
+			kcfg, err := kube.LoadConfig(g.kubeconfig)
+			if err != nil {
+				return fmt.Errorf("the API authenticates callers with the cluster: %w", err)
+			}
+			kc, err := kubernetes.NewForConfig(kcfg)
+			if err != nil {
+				return fmt.Errorf("kubernetes client: %w", err)
 			}
 			sc, tc, err := g.starterClient()
 			if err != nil {
 				return err
 			}
 			defer tc.Close()
-			return serveAPI(cmd.Context(), listen, sc, log)
+			return serveAPI(cmd.Context(), listen, sc, log, apiauth.Kubernetes(kc, af.anonymousPaths), af)
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8080", "address of the HTTP starter API")
 	cmd.Flags().BoolVar(&printOpenAPI, "print-openapi", false, "print the API's OpenAPI 3 document and exit")
+	cmd.Flags().StringVar(&af.tlsCertFile, "tls-cert-file", "", "serve HTTPS with this certificate (PEM, chain included)")
+	cmd.Flags().StringVar(&af.tlsKeyFile, "tls-private-key-file", "", "private key of --tls-cert-file")
+	cmd.Flags().BoolVar(&af.allowPlainHTTP, "allow-plain-http", false, "serve plain HTTP off loopback (TLS ends at a proxy in front)")
+	af.register(cmd.Flags(), "")
 	return cmd
 }
 
 // serveAPI serves the starter API on addr until ctx ends.
-func serveAPI(ctx context.Context, addr string, sc *starter.Client, log *zap.Logger) error {
+func serveAPI(ctx context.Context, addr string, sc *starter.Client, log *zap.Logger, auth starter.Auth, af *apiServeFlags) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("starter API: %w", err)
 	}
-	handler := starter.Handler(sc, log)
-	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && tcp.IP.IsLoopback() {
+	handler := starter.Handler(sc, log, auth)
+	tcp, _ := ln.Addr().(*net.TCPAddr)
+	loopback := tcp != nil && tcp.IP.IsLoopback()
+	if loopback {
 		handler = starter.LoopbackHostsOnly(handler)
 	}
+	tls := af.tlsCertFile != ""
+	if !tls && !loopback && !af.allowPlainHTTP {
+		ln.Close()
+		return &usageError{fmt.Errorf("starter API on %s: bearer tokens would cross the network in the clear; "+
+			"give --tls-cert-file and --tls-private-key-file, or --allow-plain-http when a proxy terminates TLS", addr)}
+	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
-	log.Info("Starter API listening", zap.String("address", "http://"+ln.Addr().String()))
+	scheme := "http"
+	if tls {
+		scheme = "https"
+	}
+	log.Info("Starter API listening", zap.String("address", scheme+"://"+ln.Addr().String()), zap.Strings("anonymousPaths", auth.AnonymousPaths))
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() {
+		if tls {
+			errc <- srv.ServeTLS(ln, af.tlsCertFile, af.tlsKeyFile)
+			return
+		}
+		errc <- srv.Serve(ln)
+	}()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("starter API: %w", err)

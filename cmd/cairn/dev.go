@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -12,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/rest"
 
+	"github.com/cairn-backup/cairn/internal/apiauth"
 	"github.com/cairn-backup/cairn/internal/devserver"
 	"github.com/cairn-backup/cairn/internal/exposer"
 	"github.com/cairn-backup/cairn/internal/kube"
@@ -26,6 +28,7 @@ type devFlags struct {
 	apiAddress string
 	noWorker   bool
 	noAPI      bool
+	api        apiServeFlags
 	worker     workerFlags
 }
 
@@ -53,7 +56,8 @@ the worker backs up the cluster of --kubeconfig / $KUBECONFIG.`,
 	f.BoolVar(&df.sandbox, "sandbox", false, "start a local Kubernetes control plane and back it up")
 	f.StringVar(&df.kubeBinDir, "kube-bin-dir", "", "where the sandbox binaries are (default: .cache/kube/bin of the source tree, or $CAIRN_KUBE_BIN_DIR)")
 	f.StringVar(&df.uiAddress, "ui-address", "127.0.0.1:8233", "address of the Temporal Web UI (empty: no UI)")
-	f.StringVar(&df.apiAddress, "api-address", "127.0.0.1:8080", "address of the starter API")
+	f.StringVar(&df.apiAddress, "api-address", "127.0.0.1:8080", "address of the starter API (plain HTTP: keep it on loopback)")
+	df.api.register(f, "api-")
 	f.BoolVar(&df.noWorker, "no-worker", false, "do not run a worker in this process (run `cairn worker` separately)")
 	f.BoolVar(&df.noAPI, "no-api", false, "do not serve the starter API")
 	df.worker.register(cmd)
@@ -61,6 +65,9 @@ the worker backs up the cluster of --kubeconfig / $KUBECONFIG.`,
 }
 
 func runDev(ctx context.Context, g *globals, df *devFlags) error {
+	if err := df.api.validate(); err != nil {
+		return err
+	}
 	log, err := g.logger()
 	if err != nil {
 		return err
@@ -96,6 +103,12 @@ func runDev(ctx context.Context, g *globals, df *devFlags) error {
 		return err
 	}
 	defer tc.Close()
+	var apiToken string
+	if !df.noAPI {
+		if apiToken, err = devAPIToken(g); err != nil {
+			return err
+		}
+	}
 	loc, _ := g.defaultLocation()
 	printDevBanner(g, df, loc, kubeDesc)
 
@@ -104,7 +117,8 @@ func runDev(ctx context.Context, g *globals, df *devFlags) error {
 		grp.Go(func() error { return runWorker(gctx, g, tc, kcfg, &df.worker, loc, log) })
 	}
 	if !df.noAPI {
-		grp.Go(func() error { return serveAPI(gctx, df.apiAddress, sc, log) })
+		auth := apiauth.StaticToken(apiToken, df.api.anonymousPaths)
+		grp.Go(func() error { return serveAPI(gctx, df.apiAddress, sc, log, auth, &df.api) })
 	}
 	grp.Go(func() error { <-gctx.Done(); return nil })
 	err = grp.Wait()
@@ -152,7 +166,7 @@ func devCluster(ctx context.Context, g *globals, df *devFlags, log *zap.Logger) 
 		dm.exposer, dm.csiStateDir = "process", cluster.CSIStateDir()
 		if dm.repo.passwordFile == "" && os.Getenv(envRepositoryPassword) == "" {
 			dm.repo.passwordFile = filepath.Join(g.dataDir, "repository-password")
-			if err := ensurePasswordFile(dm.repo.passwordFile); err != nil {
+			if err := ensureSecretFile(dm.repo.passwordFile); err != nil {
 				return nil, "", nil, fmt.Errorf("repository password: %w", err)
 			}
 			desc += "\n                volume data encrypted with the password in " + dm.repo.passwordFile + " (keep it: without it nothing restores)"
@@ -173,6 +187,8 @@ func printDevBanner(g *globals, df *devFlags, loc, kubeDesc string) {
 	}
 	if !df.noAPI {
 		fmt.Printf("  Starter API:  http://%s\n", df.apiAddress)
+		fmt.Printf("                token in %s: curl -H \"Authorization: Bearer $(cat %s)\" http://%s/v1/backups\n",
+			devAPITokenPath(g), devAPITokenPath(g), df.apiAddress)
 	}
 	fmt.Printf("  Location:     %s\n", loc)
 	fmt.Printf("  Kubernetes:   %s\n", kubeDesc)
@@ -180,4 +196,24 @@ func printDevBanner(g *globals, df *devFlags, loc, kubeDesc string) {
 		fmt.Printf("  Worker:       none in this process; start `cairn worker`\n")
 	}
 	fmt.Printf("Press Ctrl-C to stop.\n\n")
+}
+
+func devAPITokenPath(g *globals) string { return filepath.Join(g.dataDir, "api-token") }
+
+// devAPIToken is the bearer token of cairn dev's API, made on the first
+// start and kept in the data dir, so scripts that read it keep working.
+func devAPIToken(g *globals) (string, error) {
+	path := devAPITokenPath(g)
+	if err := ensureSecretFile(path); err != nil {
+		return "", fmt.Errorf("API token: %w", err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("API token: %w", err)
+	}
+	token := strings.TrimSpace(string(data))
+	if token == "" {
+		return "", fmt.Errorf("API token file %s is empty: remove it to get a new token", path)
+	}
+	return token, nil
 }

@@ -71,9 +71,9 @@ func (r *repositoryFlags) secretPassword(ctx context.Context, kcfg *rest.Config,
 	return p, nil
 }
 
-// ensurePasswordFile creates a random password at path unless one is
-// there: `cairn dev` encrypts its repository out of the box.
-func ensurePasswordFile(path string) error {
+// ensureSecretFile creates a random secret at path (mode 0600) unless one
+// is there: `cairn dev`'s repository password and API token.
+func ensureSecretFile(path string) error {
 	if _, err := os.Stat(path); err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}

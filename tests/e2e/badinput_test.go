@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/zap"
 
 	"github.com/cairn-backup/cairn/starter"
 	"github.com/cairn-backup/cairn/workflows"
@@ -41,8 +39,7 @@ func post(t *testing.T, url, body string) (int, []byte) {
 func TestBadInputIsRejectedBeforeAnythingStarts(t *testing.T) {
 	s := newStack(t)
 	s.startWorker()
-	api := httptest.NewServer(starter.Handler(s.starter, zap.NewNop()))
-	defer api.Close()
+	api := devAPI(t, s)
 
 	readOnly := filepath.Join(t.TempDir(), "not-a-dir")
 	require.NoError(t, os.WriteFile(readOnly, []byte("x"), 0o444))

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"sort"
 	"strconv"
@@ -15,7 +14,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
-	"go.uber.org/zap"
 
 	"github.com/cairn-backup/cairn/starter"
 	"github.com/cairn-backup/cairn/workflows"
@@ -31,8 +29,7 @@ func TestSchedules(t *testing.T) {
 	seedConfigMaps(t, s.cluster.Config(), "slow", 1, 300)
 	metricsAddr := freePort(t)
 	worker := s.startWorker("--location", s.location, "--page-interval", "100ms", "--metrics-address", metricsAddr)
-	api := httptest.NewServer(starter.Handler(s.starter, zap.NewNop()))
-	defer api.Close()
+	api := devAPI(t, s)
 	sch := &schedules{s: s}
 
 	t.Run("bad input creates nothing", func(t *testing.T) {

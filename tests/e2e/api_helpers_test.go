@@ -1,0 +1,25 @@
+package e2e
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"go.uber.org/zap"
+
+	"github.com/cairn-backup/cairn/internal/apiauth"
+	"github.com/cairn-backup/cairn/starter"
+)
+
+// devAPI serves the starter API over s with cairn dev's auth, for tests
+// of everything but auth: every request reaches it with the token.
+func devAPI(t *testing.T, s *stack) *httptest.Server {
+	t.Helper()
+	h := starter.Handler(s.starter, zap.NewNop(), apiauth.StaticToken("e2e", nil))
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Set("Authorization", "Bearer e2e")
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(api.Close)
+	return api
+}
