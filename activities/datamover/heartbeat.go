@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/cairn-backup/cairn/internal/kopiarepo"
+	"github.com/cairn-backup/cairn/internal/tick"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -29,33 +30,22 @@ type heartbeat struct {
 // every liveInterval.
 func startHeartbeat(ctx context.Context, initial any) *heartbeat {
 	t := time.NewTicker(liveInterval)
-	h := beat(ctx, func(d any) { activity.RecordHeartbeat(ctx, d) }, initial, t.C)
+	h := beat(func(d any) { activity.RecordHeartbeat(ctx, d) }, initial, t.C)
 	stop := h.stop
 	h.stop = func() { stop(); t.Stop() }
 	return h
 }
 
 // beat sends initial, then the latest details on every tick.
-func beat(ctx context.Context, send func(any), initial any, ticks <-chan time.Time) *heartbeat {
+func beat(send func(any), initial any, ticks <-chan time.Time) *heartbeat {
 	h := &heartbeat{send: send, details: initial}
 	send(initial)
-	tctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-tctx.Done():
-				return
-			case <-ticks:
-				h.mu.Lock()
-				d := h.details
-				h.mu.Unlock()
-				send(d)
-			}
-		}
-	}()
-	h.stop = func() { cancel(); <-done }
+	h.stop = tick.On(ticks, func() {
+		h.mu.Lock()
+		d := h.details
+		h.mu.Unlock()
+		send(d)
+	})
 	return h
 }
 

@@ -1,7 +1,6 @@
 package datamover
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -15,7 +14,7 @@ import (
 func TestHeartbeatRepeatsTheLatestDetails(t *testing.T) {
 	sent := make(chan any, 1)
 	ticks := make(chan time.Time)
-	h := beat(context.Background(), func(d any) { sent <- d }, "opening", ticks)
+	h := beat(func(d any) { sent <- d }, "opening", ticks)
 	assert.Equal(t, "opening", <-sent, "the first heartbeat goes at once")
 
 	tick := func() any {

@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-backup/cairn/internal/backupmeta"
 	"github.com/cairn-backup/cairn/internal/kopiarepo"
 	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/internal/tick"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -120,9 +121,7 @@ func open(ctx context.Context, cfg kopiarepo.Config) (*kopiarepo.Repository, err
 // heartbeat timeout: opening a repository and kopia's maintenance report
 // no progress of their own.
 func heartbeatWhileRunning(ctx context.Context) (stop func()) {
-	t := time.NewTicker(beatInterval(activity.GetInfo(ctx).HeartbeatTimeout))
-	stopBeats := beatOn(t.C, func() { activity.RecordHeartbeat(ctx) })
-	return func() { stopBeats(); t.Stop() }
+	return tick.Every(beatInterval(activity.GetInfo(ctx).HeartbeatTimeout), func() { activity.RecordHeartbeat(ctx) })
 }
 
 // beatInterval is three beats per heartbeat timeout, at most one a
@@ -132,22 +131,4 @@ func beatInterval(heartbeatTimeout time.Duration) time.Duration {
 		return 10 * time.Second
 	}
 	return max(heartbeatTimeout/3, time.Second)
-}
-
-// beatOn calls beat on every tick until stopped; once stop returns, beat
-// is not called again.
-func beatOn(ticks <-chan time.Time, beat func()) (stop func()) {
-	done, exited := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(exited)
-		for {
-			select {
-			case <-done:
-				return
-			case <-ticks:
-				beat()
-			}
-		}
-	}()
-	return func() { close(done); <-exited }
 }

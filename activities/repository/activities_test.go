@@ -207,22 +207,3 @@ func TestBeatIntervalIsAThirdOfTheTimeout(t *testing.T) {
 	assert.Equal(t, time.Second, beatInterval(300*time.Millisecond), "at most once a second")
 	assert.Equal(t, 10*time.Second, beatInterval(0))
 }
-
-// TestBeatOnBeatsOnEveryTickUntilStopped: the test drives the ticks; each
-// gives one beat, and after stop no tick is taken.
-func TestBeatOnBeatsOnEveryTickUntilStopped(t *testing.T) {
-	ticks := make(chan time.Time)
-	beats := make(chan struct{}, 1)
-	stop := beatOn(ticks, func() { beats <- struct{}{} })
-	for range 3 {
-		ticks <- time.Now()
-		<-beats
-	}
-	stop()
-	select {
-	case ticks <- time.Now():
-		require.Fail(t, "a tick was taken after stop")
-	default:
-	}
-	assert.Empty(t, beats, "no beat after stop")
-}

@@ -13,6 +13,8 @@ import (
 	"github.com/kopia/kopia/snapshot"
 	"github.com/kopia/kopia/snapshot/policy"
 	"github.com/kopia/kopia/snapshot/upload"
+
+	"github.com/cairn-backup/cairn/internal/tick"
 )
 
 // Tag keys on cairn's snapshots. Kopia's own retention never runs on
@@ -174,22 +176,11 @@ func reportProgress(prog *counter, req UploadRequest) (stop func()) {
 	if every <= 0 {
 		every = 5 * time.Second
 	}
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				if req.Progress != nil {
-					req.Progress(prog.snapshot())
-				}
-			}
+	return tick.Every(every, func() {
+		if req.Progress != nil {
+			req.Progress(prog.snapshot())
 		}
-	}()
-	return func() { close(done) }
+	})
 }
 
 // backupSnapshot is the complete snapshot of the volume that the backup
