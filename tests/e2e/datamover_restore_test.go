@@ -135,7 +135,7 @@ func TestVolumeRestoreDurability(t *testing.T) {
 		require.NoError(t, err)
 		waitRestored(t, m.stack, "krs-r2", "krs-b", "data", total*2/5)
 		w.kill()
-		time.Sleep(2 * time.Second)
+		killedAt := time.Now()
 		w = m.startMoverWorker(env...)
 
 		v := m.waitRestore("krs-r2", 3*time.Minute)
@@ -143,6 +143,8 @@ func TestVolumeRestoreDurability(t *testing.T) {
 		vol := restoredVolume(t, v.Status, "krs-b", "data")
 		require.NotNil(t, vol.Download)
 		assert.Equal(t, 1, vol.Download.Attempts, "the data mover outlived the worker")
+		assert.True(t, activityCompletedAt(t, m.stack, workflows.VolumeRestoreWorkflowID("krs-r2", "krs-b", "data"), restoreVolumeDataActivity).After(killedAt),
+			"the kill landed mid-restore: the data mover's restore completed after it")
 		assert.Empty(t, datatree.Diff(want, digestVolume(t, m.stack, "krs-b", "data"), 10))
 		m.assertNoDataMoverLeftovers(t)
 	})

@@ -264,7 +264,7 @@ func TestDataMoverDurability(t *testing.T) {
 		require.NoError(t, err)
 		waitUploaded(t, m.stack, "kill-w-1", "kill-w", "data", 80<<20)
 		w.kill()
-		time.Sleep(2 * time.Second)
+		killedAt := time.Now()
 		w = m.startMoverWorker(throttled...)
 
 		v := m.waitDone("kill-w-1", 3*time.Minute)
@@ -273,6 +273,9 @@ func TestDataMoverDurability(t *testing.T) {
 		if !assert.Equal(t, 1, up.Attempts, "the data mover outlived the worker and finished") {
 			logActivityFailures(t, m.stack, "kill-w-1", workflows.Volume{Namespace: "kill-w", Claim: "data"})
 		}
+		volumeID := workflows.VolumeWorkflowID("kill-w-1", workflows.Volume{Namespace: "kill-w", Claim: "data"})
+		assert.True(t, activityCompletedAt(t, m.stack, volumeID, uploadVolumeActivity).After(killedAt),
+			"the kill landed mid-upload: the upload completed after it")
 		assert.Equal(t, 1, m.completeSnapshots(t, "kill-w-1"))
 		assert.Empty(t, datatree.Diff(want, m.restoredDigest(t, up.SnapshotID), 10))
 		m.assertNoDataMoverLeftovers(t)

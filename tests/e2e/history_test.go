@@ -139,3 +139,22 @@ func linesWithMsg(buf *bytes.Buffer, msg string) []map[string]any {
 	}
 	return out
 }
+
+// activityCompletedAt is when the run of workflowID recorded the
+// completion of its activity named activity; it fails the test when none
+// completed.
+func activityCompletedAt(t *testing.T, s *stack, workflowID, activity string) time.Time {
+	t.Helper()
+	events := runHistory(t, s, workflowID)
+	scheduled := map[int64]string{}
+	for _, ev := range events {
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
+			scheduled[ev.GetEventId()] = a.GetActivityType().GetName()
+		}
+		if a := ev.GetActivityTaskCompletedEventAttributes(); a != nil && scheduled[a.GetScheduledEventId()] == activity {
+			return ev.GetEventTime().AsTime()
+		}
+	}
+	require.Failf(t, "activity did not complete", "%s of %s", activity, workflowID)
+	return time.Time{}
+}
