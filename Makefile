@@ -16,7 +16,7 @@ DATA_MB ?= 2048
 
 export CAIRN_KUBE_BIN_DIR := $(KUBE_BIN)
 
-.PHONY: all build sandbox-bins tools kopia-cli lint test test-unit test-e2e record-histories demo bench bench-restore bench-datapath clean
+.PHONY: all build sandbox-bins node-deps tools kopia-cli lint test test-unit test-e2e record-histories demo bench bench-restore bench-datapath clean
 
 all: build
 
@@ -24,9 +24,14 @@ all: build
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN)/cairn ./cmd/cairn
 
-## sandbox-bins: etcd, kube-apiserver, kube-controller-manager v1.35.4, CSI sidecars and test driver (cached)
-sandbox-bins:
+## sandbox-bins: etcd, kube-apiserver, kube-controller-manager, kubelet, kube-scheduler, kube-proxy v1.35.4,
+## CSI sidecars and test driver (cached), and the node's Debian packages (containerd, runc, CNI plugins)
+sandbox-bins: node-deps
 	bash tests/kube/build.sh $(KUBE_BIN)
+
+## node-deps: apt-get install containerd, runc, CNI plugins, busybox-static, iptables (once; needs root)
+node-deps:
+	bash tests/kube/node-deps.sh
 
 $(TOOLS)/workflowcheck:
 	GOBIN=$(TOOLS) $(GO) install go.temporal.io/sdk/contrib/tools/workflowcheck@$(WORKFLOWCHECK_VERSION)

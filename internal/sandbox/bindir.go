@@ -21,6 +21,13 @@ const (
 	controllerManagerBin = "kube-controller-manager"
 )
 
+// Names of the binaries a BinDir must hold for Options.Node.
+const (
+	kubeletBin   = "kubelet"
+	schedulerBin = "kube-scheduler"
+	proxyBin     = "kube-proxy"
+)
+
 // Names of the files a BinDir must hold for Options.CSI.
 const (
 	csiDriverBin          = "cairn-csi-driver"

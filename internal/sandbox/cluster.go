@@ -32,6 +32,7 @@ type Cluster struct {
 	cp         *controlPlane
 	cm         *process
 	csi        *csiStack // nil without Options.CSI
+	node       *node     // nil without Options.Node
 	cfg        *rest.Config
 	cs         kubernetes.Interface
 	kubeconfig string
@@ -66,6 +67,11 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err := checkBinDir(opts.BinDir, opts.CSI); err != nil {
 		return nil, err
 	}
+	if opts.Node {
+		if err := checkNodeTools(opts.BinDir); err != nil {
+			return nil, err
+		}
+	}
 	if err := opts.makeDataDir(); err != nil {
 		return nil, err
 	}
@@ -75,9 +81,10 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if c.unlock, err = lockDataDir(opts.path(lockFile)); err != nil {
 		return nil, err
 	}
+	started := c // c is nil once a failure returns
 	defer func() {
 		if err != nil {
-			err = errors.Join(err, c.Stop())
+			err = errors.Join(err, started.Stop())
 		}
 	}()
 	useControllerRuntimeLogger(c.envtestLog)
@@ -106,6 +113,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		kubeconfig: c.kubeconfig,
 		logPath:    opts.path(controllerLog),
 		certDir:    c.cp.certDir(),
+		node:       opts.Node,
 	}, opts.Log)
 	if err != nil {
 		return nil, err
@@ -126,10 +134,16 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 			return nil, err
 		}
 	}
+	if opts.Node {
+		if c.node, err = startNode(ctx, c, nodeConfig{binDir: opts.BinDir, dataDir: opts.DataDir, kubeconfig: c.kubeconfig}); err != nil {
+			return nil, err
+		}
+	}
 	log.Info("sandbox cluster ready",
 		zap.String("host", cfg.Host),
 		zap.String("kubeconfig", c.kubeconfig),
 		zap.Bool("csi", opts.CSI),
+		zap.Bool("node", opts.Node),
 		zap.Duration("apiserverReady", apiReady),
 		zap.Duration("took", time.Since(start)))
 	return c, nil
@@ -156,6 +170,9 @@ func (c *Cluster) Stop() error {
 	c.stopOnce.Do(func() {
 		start := time.Now()
 		var errs []error
+		if c.node != nil {
+			errs = append(errs, c.node.stop())
+		}
 		if c.csi != nil {
 			errs = append(errs, c.csi.stop())
 		}

@@ -17,6 +17,10 @@ type controllerManagerConfig struct {
 	kubeconfig string
 	logPath    string
 	certDir    string // the API server's: SA signing key and serving CA
+	// node adds the controllers a cluster with a node needs: node
+	// lifecycle (lifts the not-ready taint), service accounts, endpoint
+	// slices (for kube-proxy), deployments and replica sets.
+	node bool
 }
 
 func controllerManagerArgs(c controllerManagerConfig, log *zap.Logger) []string {
@@ -39,6 +43,10 @@ func controllerManagerArgs(c controllerManagerConfig, log *zap.Logger) []string 
 			"--root-ca-file="+filepath.Join(c.certDir, servingCA))
 	} else {
 		log.Warn("no service account signing key: legacy service account tokens stay empty", zap.Error(err))
+	}
+	if c.node {
+		controllers += ",node-lifecycle-controller,serviceaccount-controller,endpointslice-controller," +
+			"replicaset-controller,deployment-controller"
 	}
 	return append(args, "--controllers="+controllers)
 }

@@ -92,6 +92,10 @@ func startControlPlane(opts Options) (cp *controlPlane, err error) {
 	// Without it the API server advertises the host's first address (for the
 	// "kubernetes" Service's endpoints); keep even that on loopback.
 	cp.env.ControlPlane.APIServer.Configure().Set("advertise-address", "127.0.0.1")
+	// The node's name resolves nowhere; its InternalIP is where the API
+	// server reaches the kubelet for logs and exec.
+	cp.env.ControlPlane.APIServer.Configure().Set("kubelet-preferred-address-types", "InternalIP")
+	cp.env.ControlPlane.APIServer.Configure().Set("service-cluster-ip-range", ServiceSubnet)
 	if _, err := cp.env.Start(); err != nil {
 		stopErr := cp.env.Stop()
 		return nil, fmt.Errorf("sandbox: start etcd and kube-apiserver (logs in %s): %w",

@@ -30,6 +30,12 @@ type Options struct {
 	// holds the first create of a VolumeSnapshot for 2 s, as it does for
 	// any custom resource created within 2 s of its CRD being established.
 	CSI bool
+	// Node also runs one node, NodeName, where pods run: containerd with
+	// the sandbox's own images (PauseImage, BusyboxImage), the kubelet,
+	// kube-scheduler and kube-proxy, pods on bridge NodeBridge in
+	// PodSubnet. One sandbox per machine may have a node; it needs root,
+	// and the node's binaries (see checkNodeTools).
+	Node bool
 }
 
 // Files under Options.DataDir.

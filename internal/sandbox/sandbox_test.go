@@ -253,10 +253,12 @@ func TestRestartKeepsData(t *testing.T) {
 
 // helperEnv makes the test binary, re-executed by
 // TestNoProcessesLeftWhenParentDies, start a cluster and wait to be killed.
-// helperCSIEnv makes it start the cluster with Options.CSI.
+// helperCSIEnv makes it start the cluster with Options.CSI, helperNodeEnv
+// with Options.Node and a running pod.
 const (
-	helperEnv    = "CAIRN_SANDBOX_TEST_HELPER_DATA_DIR"
-	helperCSIEnv = "CAIRN_SANDBOX_TEST_HELPER_CSI"
+	helperEnv     = "CAIRN_SANDBOX_TEST_HELPER_DATA_DIR"
+	helperCSIEnv  = "CAIRN_SANDBOX_TEST_HELPER_CSI"
+	helperNodeEnv = "CAIRN_SANDBOX_TEST_HELPER_NODE"
 )
 
 func TestHelperProcess(t *testing.T) {
@@ -264,7 +266,11 @@ func TestHelperProcess(t *testing.T) {
 	if dataDir == "" {
 		t.Skip("helper for TestNoProcessesLeftWhenParentDies")
 	}
-	c, err := Start(context.Background(), Options{BinDir: os.Getenv(BinDirEnv), DataDir: dataDir, CSI: os.Getenv(helperCSIEnv) != ""})
+	node := os.Getenv(helperNodeEnv) != ""
+	c, err := Start(context.Background(), Options{BinDir: os.Getenv(BinDirEnv), DataDir: dataDir, CSI: os.Getenv(helperCSIEnv) != "", Node: node})
+	if err == nil && node {
+		err = runSleeper(c)
+	}
 	if err != nil {
 		os.Stdout.WriteString("ERROR " + err.Error() + "\n")
 		os.Exit(1)
@@ -288,11 +294,25 @@ func TestNoProcessesLeftWhenParentDies(t *testing.T) {
 
 func testNoProcessesLeftWhenParentDies(t *testing.T, binDir string, csi bool, want int) {
 	dataDir := t.TempDir()
-	helper := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
-	helper.Env = append(os.Environ(), helperEnv+"="+dataDir, BinDirEnv+"="+binDir)
+	env := []string{}
 	if csi {
-		helper.Env = append(helper.Env, helperCSIEnv+"=1")
+		env = append(env, helperCSIEnv+"=1")
 	}
+	helper := startHelper(t, binDir, dataDir, env...)
+	require.Len(t, processesUsing(t, dataDir), want, "the sandbox's components: %v", processesUsing(t, dataDir))
+
+	require.NoError(t, helper.Process.Signal(syscall.SIGKILL))
+	_ = helper.Wait()
+	require.Eventually(t, func() bool { return len(processesUsing(t, dataDir)) == 0 },
+		10*time.Second, 100*time.Millisecond, "components outlived their parent: %v", processesUsing(t, dataDir))
+}
+
+// startHelper re-executes the test binary as TestHelperProcess with env,
+// and returns once its cluster is up.
+func startHelper(t *testing.T, binDir, dataDir string, env ...string) *exec.Cmd {
+	t.Helper()
+	helper := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
+	helper.Env = append(append(os.Environ(), helperEnv+"="+dataDir, BinDirEnv+"="+binDir), env...)
 	stdout, err := helper.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, helper.Start())
@@ -315,12 +335,7 @@ func testNoProcessesLeftWhenParentDies(t *testing.T, binDir string, csi bool, wa
 	case <-time.After(3 * time.Minute):
 		t.Fatal("helper did not start a cluster")
 	}
-	require.Len(t, processesUsing(t, dataDir), want, "the sandbox's components: %v", processesUsing(t, dataDir))
-
-	require.NoError(t, helper.Process.Signal(syscall.SIGKILL))
-	_ = helper.Wait()
-	require.Eventually(t, func() bool { return len(processesUsing(t, dataDir)) == 0 },
-		10*time.Second, 100*time.Millisecond, "components outlived their parent: %v", processesUsing(t, dataDir))
+	return helper
 }
 
 // processesUsing returns the live processes whose command line mentions dir.

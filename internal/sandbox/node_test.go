@@ -1,0 +1,251 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/remotecommand"
+)
+
+// nodeBinDir is the bin dir of a test that starts a node: the node's
+// parts are required, not skipped over (`make sandbox-bins` makes them).
+func nodeBinDir(t *testing.T) string {
+	t.Helper()
+	dir := testBinDir(t)
+	require.NoError(t, checkNodeTools(dir))
+	return dir
+}
+
+// TestNodeRunsPods starts a sandbox with its node: a pod runs with an
+// address on the bridge, its log and exec work through the API server,
+// a Service's ClusterIP reaches it, and the kubelet restarts its killed
+// container. Stop leaves nothing of the node behind.
+func TestNodeRunsPods(t *testing.T) {
+	binDir := nodeBinDir(t)
+	dataDir := t.TempDir()
+	ctx := context.Background()
+	hostState := hostStateOfNodes(t)
+	c := startClusterWith(t, Options{BinDir: binDir, DataDir: dataDir, Node: true})
+	cs := clientset(t, c)
+
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", Labels: map[string]string{"app": "web"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "web", Image: BusyboxImage, ImagePullPolicy: corev1.PullNever,
+			Command: []string{"sh", "-c", "echo served-by-web > /tmp/index.html && echo web-started && " +
+				"while true; do printf 'HTTP/1.0 200 OK\\r\\n\\r\\nserved-by-web\\n' | nc -l -p 8080; done"},
+		}}},
+	}
+	_, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
+	require.NoError(t, err)
+	running := waitPod(t, cs, "web", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	ip, err := netip.ParseAddr(running.Status.PodIP)
+	require.NoError(t, err)
+	assert.True(t, netip.MustParsePrefix(PodSubnet).Contains(ip), "pod address %s is on the bridge", ip)
+	assert.Equal(t, NodeName, running.Spec.NodeName)
+
+	logs, err := cs.CoreV1().Pods("default").GetLogs("web", &corev1.PodLogOptions{}).DoRaw(ctx)
+	require.NoError(t, err, "kubectl logs")
+	assert.Contains(t, string(logs), "web-started")
+
+	out := execInPod(t, c, "default", "web", "cat", "/tmp/index.html")
+	assert.Equal(t, "served-by-web\n", out, "kubectl exec")
+
+	svc, err := cs.CoreV1().Services("default").Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "web"},
+			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	body := waitHTTP(t, fmt.Sprintf("http://%s:80/index.html", svc.Spec.ClusterIP))
+	assert.Equal(t, "served-by-web\n", body, "the Service's ClusterIP reaches the pod (kube-proxy)")
+
+	killContainer(t, "echo web-started")
+	waitPod(t, cs, "web", func(p *corev1.Pod) bool {
+		s := p.Status.ContainerStatuses
+		return len(s) == 1 && s[0].RestartCount >= 1 && s[0].State.Running != nil
+	})
+
+	require.NoError(t, c.Stop())
+	assertNoNodeLeftovers(t, dataDir)
+	assert.Equal(t, hostState, hostStateOfNodes(t), "shim sockets, CNI results and pod logs outside the data dir")
+}
+
+// hostStateOfNodes lists the files nodes keep outside their directory.
+func hostStateOfNodes(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	for _, dir := range []string{shimSocketDir, cniResultsDir, "/var/log/pods", devicePluginDir, "/run/containerd/runc"} {
+		entries, err := os.ReadDir(dir)
+		if err != nil && !os.IsNotExist(err) {
+			require.NoError(t, err)
+		}
+		for _, e := range entries {
+			files = append(files, filepath.Join(dir, e.Name()))
+		}
+	}
+	return files
+}
+
+// TestNodeStartCleansUpAfterACrash: a sandbox with a running pod dies
+// by SIGKILL, leaving the pod's shim, mounts, network namespace and
+// cgroups behind. The next Start on its data dir cleans them up and runs
+// pods again, and its Stop leaves nothing.
+func TestNodeStartCleansUpAfterACrash(t *testing.T) {
+	binDir := nodeBinDir(t)
+	dataDir := t.TempDir()
+	hostState := hostStateOfNodes(t)
+	helper := startHelper(t, binDir, dataDir, helperNodeEnv+"=1")
+	require.NoError(t, helper.Process.Signal(syscall.SIGKILL))
+	_ = helper.Wait()
+	mounts, err := mountsUnder(dataDir)
+	require.NoError(t, err)
+	require.NotEmpty(t, mounts, "the dead sandbox left its pod's mounts")
+	require.NotEmpty(t, nodeCgroups(), "and its cgroups")
+
+	c := startClusterWith(t, Options{BinDir: binDir, DataDir: dataDir, Node: true})
+	require.NoError(t, runSleeper(c), "the node runs pods again")
+	require.NoError(t, c.Stop())
+	assertNoNodeLeftovers(t, dataDir)
+	assert.Equal(t, hostState, hostStateOfNodes(t), "shim sockets, CNI results and pod logs outside the data dir")
+}
+
+// runSleeper runs a pod that sleeps, and waits until it is Running.
+func runSleeper(c *Cluster) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "sleeper", Namespace: "default"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "sleep", Image: BusyboxImage, ImagePullPolicy: corev1.PullNever,
+			Command: []string{"sleep", "3600"}}}}}
+	if _, err := c.cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	for {
+		p, err := c.cs.CoreV1().Pods("default").Get(ctx, "sleeper", metav1.GetOptions{})
+		if err == nil && p.Status.Phase == corev1.PodRunning {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("pod sleeper not running: %v", ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func waitPod(t *testing.T, cs kubernetes.Interface, name string, cond func(*corev1.Pod) bool) *corev1.Pod {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		p, err := cs.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{})
+		if err == nil && cond(p) {
+			return p
+		}
+		require.True(t, time.Now().Before(deadline), "pod %s: %+v (%v)", name, p.Status, err)
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func execInPod(t *testing.T, c *Cluster, ns, pod string, command ...string) string {
+	t.Helper()
+	req := clientset(t, c).CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name(pod).SubResource("exec").
+		VersionedParams(&corev1.PodExecOptions{Command: command, Stdout: true, Stderr: true}, scheme.ParameterCodec)
+	exe, err := remotecommand.NewSPDYExecutor(c.Config(), "POST", req.URL())
+	require.NoError(t, err)
+	var stdout, stderr bytes.Buffer
+	require.NoError(t, exe.StreamWithContext(context.Background(), remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr}), "stderr: %s", stderr.String())
+	return stdout.String()
+}
+
+// waitHTTP gets url until it answers 200 (kube-proxy writes its rules a
+// moment after the Service's endpoints appear).
+func waitHTTP(t *testing.T, url string) string {
+	t.Helper()
+	// A new connection each time: one made before kube-proxy's rules
+	// would stay where it went.
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		resp, err := client.Get(url)
+		if err == nil {
+			data, rerr := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if rerr == nil && resp.StatusCode == http.StatusOK {
+				return string(data)
+			}
+			err = fmt.Errorf("status %d", resp.StatusCode)
+		}
+		require.True(t, time.Now().Before(deadline), "GET %s: %v", url, err)
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// killContainer SIGKILLs, from the host, the container process whose
+// command line has marker.
+func killContainer(t *testing.T, marker string) {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !strings.Contains(strings.ReplaceAll(string(data), "\x00", " "), marker) {
+			continue
+		}
+		var pid int
+		_, err = fmt.Sscan(e.Name(), &pid)
+		require.NoError(t, err)
+		require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+		return
+	}
+	t.Fatalf("no process runs %q", marker)
+}
+
+// assertNoNodeLeftovers: no live shim of the node's containerd, no mount
+// under the data dir, no bridge, no iptables chain, no cgroup.
+func assertNoNodeLeftovers(t *testing.T, dataDir string) {
+	t.Helper()
+	socket := filepath.Join(dataDir, nodeDir, "containerd")
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		zombie := bytes.Contains(stat, []byte(") Z "))
+		if !zombie && bytes.Contains(cmdline, []byte("containerd-shim")) && bytes.Contains(cmdline, []byte(socket)) {
+			t.Errorf("containerd shim %s is left: %s", e.Name(), bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
+		}
+	}
+	mounts, err := mountsUnder(dataDir)
+	require.NoError(t, err)
+	assert.Empty(t, mounts, "mounts under the data dir")
+	_, err = os.Stat("/sys/class/net/" + NodeBridge)
+	assert.True(t, os.IsNotExist(err), "bridge %s is left", NodeBridge)
+	for _, table := range []string{"filter", "nat", "mangle"} {
+		out, err := exec.Command("iptables", "-w", "-t", table, "-S").Output()
+		require.NoError(t, err)
+		for _, line := range strings.Split(string(out), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "-N" {
+				assert.False(t, nodeOwnsChain(f[1]), "iptables chain %s (%s) is left", f[1], table)
+			}
+		}
+	}
+	assert.Empty(t, nodeCgroups(), "cgroups of the node")
+}
