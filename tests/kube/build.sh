@@ -3,7 +3,7 @@
 # (default .cache/kube/bin at the repository root):
 #
 #   etcd, kube-apiserver, kube-controller-manager   this module (k8s.io/kubernetes)
-#   kubelet, kube-scheduler, kube-proxy              this module, for the sandbox's node
+#   kubelet, kube-scheduler, kube-proxy, kubectl     this module, for the sandbox's node
 #   snapshot-controller, csi-snapshotter, crds/      ./snapshotter (external-snapshotter/v8)
 #   csi-provisioner                                  ./provisioner (external-provisioner/v6)
 #   cairn-csi-driver                                 ../csidriver in the root module
@@ -60,16 +60,16 @@ fi
 # The node's Kubernetes parts, a group of their own so that adding them
 # did not rebuild the control plane.
 stamp=$(hash_of "$here/go.mod" "$here/go.sum" "$here/build.sh")
-if ! up_to_date STAMP.node "$stamp" kubelet kube-scheduler kube-proxy; then
+if ! up_to_date STAMP.node "$stamp" kubelet kube-scheduler kube-proxy kubectl; then
 	kube_version=$(version_of "$here" k8s.io/kubernetes)
 	major=$(echo "${kube_version#v}" | cut -d. -f1)
 	minor=$(echo "${kube_version#v}" | cut -d. -f2)
 	pkg=k8s.io/component-base/version
 	ldflags="-s -w -X $pkg.gitVersion=$kube_version -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
-	echo "building the sandbox node's kubelet, kube-scheduler and kube-proxy ($kube_version) into $out" >&2
+	echo "building the sandbox node's kubelet, kube-scheduler, kube-proxy and kubectl ($kube_version) into $out" >&2
 	(
 		cd "$here"
-		for cmd in kubelet kube-scheduler kube-proxy; do
+		for cmd in kubelet kube-scheduler kube-proxy kubectl; do
 			go build -ldflags "$ldflags" -o "$out/$cmd" "k8s.io/kubernetes/cmd/$cmd"
 		done
 	)
