@@ -52,6 +52,19 @@ else
 	volume_flags=()
 fi
 
+# With the sandbox's node the shop's pods really run.
+kubectl="${CAIRN_KUBE_BIN_DIR:-.cache/kube/bin}/kubectl"
+if [ -x "$kubectl" ] && grep -q "node cairn-node" "$log"; then
+	for _ in $(seq 1 90); do
+		phases=$("$kubectl" --kubeconfig "$kubeconfig" get pods -n shop -l app=shop -o jsonpath='{.items[*].status.phase}')
+		[ "$phases" = "Running Running" ] && break
+		sleep 1
+	done
+	echo
+	echo "\$ kubectl get pods -n shop -o wide"
+	"$kubectl" --kubeconfig "$kubeconfig" get pods -n shop -o wide
+fi
+
 name="shop-$(date -u +%Y%m%d-%H%M%S)"
 echo
 echo "\$ cairn backup create $name --include-namespaces shop ${volume_flags[*]} --wait"
@@ -96,6 +109,6 @@ echo "Try: $cairn backup describe $name --data-dir $data_dir"
 echo "     $cairn restore describe $restore --data-dir $data_dir"
 echo "     curl -s -H \"Authorization: Bearer \$(cat $data_dir/api-token)\" http://$api/v1/backups | head"
 echo "     curl -s -H \"Authorization: Bearer \$(cat $data_dir/api-token)\" http://$api/metrics | grep ^cairn_"
-echo "     KUBECONFIG=$kubeconfig kubectl get all -n shop   (if you have kubectl)"
+echo "     KUBECONFIG=$kubeconfig $kubectl get all -n shop"
 echo "The stack stays up; press Ctrl-C to stop it."
 wait $dev

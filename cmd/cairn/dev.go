@@ -23,6 +23,7 @@ import (
 
 type devFlags struct {
 	sandbox    bool
+	node       bool
 	kubeBinDir string
 	uiAddress  string
 	apiAddress string
@@ -44,8 +45,10 @@ func newDevCommand(g *globals) *cobra.Command {
   - a cairn worker and the starter API on --api-address.
 
 With --sandbox it also starts a local Kubernetes control plane (etcd,
-kube-apiserver, kube-controller-manager built by 'make sandbox-bins') and backs
-it up; its kubeconfig is written to <data-dir>/sandbox/kubeconfig. Without it,
+kube-apiserver, kube-controller-manager built by 'make sandbox-bins') and one
+node where pods run (containerd, kubelet, kube-scheduler, kube-proxy; root
+only, one per machine; --sandbox-node=false leaves it out), and backs it up;
+its kubeconfig is written to <data-dir>/sandbox/kubeconfig. Without it,
 the worker backs up the cluster of --kubeconfig / $KUBECONFIG.`,
 		Example: `  cairn dev --sandbox
   cairn dev --data-dir /tmp/cairn --kubeconfig ~/.kube/kind.yaml`,
@@ -54,6 +57,7 @@ the worker backs up the cluster of --kubeconfig / $KUBECONFIG.`,
 	}
 	f := cmd.Flags()
 	f.BoolVar(&df.sandbox, "sandbox", false, "start a local Kubernetes control plane and back it up")
+	f.BoolVar(&df.node, "sandbox-node", true, "with --sandbox, also run a node where pods run (containerd, kubelet; needs root); =false leaves it out")
 	f.StringVar(&df.kubeBinDir, "kube-bin-dir", "", "where the sandbox binaries are (default: .cache/kube/bin of the source tree, or $CAIRN_KUBE_BIN_DIR)")
 	f.StringVar(&df.uiAddress, "ui-address", "127.0.0.1:8233", "address of the Temporal Web UI (empty: no UI)")
 	f.StringVar(&df.apiAddress, "api-address", "127.0.0.1:8080", "address of the starter API (plain HTTP: keep it on loopback)")
@@ -153,15 +157,21 @@ func devCluster(ctx context.Context, g *globals, df *devFlags, log *zap.Logger) 
 	// The CSI stack (test driver, provisioner, snapshotter) comes along
 	// when its binaries are there, so volume snapshots work out of the box.
 	csi := sandbox.CheckCSIBinDir(binDir) == nil
-	cluster, err := sandbox.Start(ctx, sandbox.Options{BinDir: binDir, DataDir: filepath.Join(g.dataDir, "sandbox"), Log: log.Named("sandbox"), CSI: csi})
+	cluster, err := sandbox.Start(ctx, sandbox.Options{BinDir: binDir, DataDir: filepath.Join(g.dataDir, "sandbox"), Log: log.Named("sandbox"),
+		CSI: csi, Node: df.node})
 	if err != nil {
 		return nil, "", nil, err
 	}
 	desc := fmt.Sprintf("sandbox at %s\n                export KUBECONFIG=%s", cluster.Config().Host, cluster.KubeconfigPath())
+	if df.node {
+		desc += fmt.Sprintf("\n                node %s: pods on %s (images %s, %s)", sandbox.NodeName, sandbox.PodSubnet,
+			sandbox.BusyboxImage, sandbox.PauseImage)
+	}
 	if csi {
 		desc += fmt.Sprintf("\n                CSI volumes: StorageClass %s, VolumeSnapshotClass %s", sandbox.CSIStorageClass, sandbox.CSISnapshotClass)
-		// Pods never run in the sandbox: data movers are local processes
-		// reading the test driver's directories.
+		// Data movers are local processes reading the test driver's
+		// directories: the driver has no node service yet for a data
+		// mover pod to mount a claim with.
 		dm := &df.worker.dataMover
 		dm.exposer, dm.csiStateDir = "process", cluster.CSIStateDir()
 		if dm.repo.passwordFile == "" && os.Getenv(envRepositoryPassword) == "" {

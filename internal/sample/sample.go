@@ -26,6 +26,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/cairn-backup/cairn/internal/sandbox"
 )
 
 // WidgetResource is the custom resource type the sample defines.
@@ -92,7 +94,10 @@ func SeedWithClaimClass(ctx context.Context, cfg *rest.Config, ns, class string)
 		Selector: &metav1.LabelSelector{MatchLabels: labels},
 		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
 			ServiceAccountName: "shop",
-			Containers:         []corev1.Container{{Name: "web", Image: "nginx:1.27", Ports: []corev1.ContainerPort{{ContainerPort: 80}}}},
+			// The sandbox node has this image without a registry: a
+			// busybox answering HTTP on port 80.
+			Containers: []corev1.Container{{Name: "web", Image: sandbox.BusyboxImage, Ports: []corev1.ContainerPort{{ContainerPort: 80}},
+				Command: []string{"sh", "-c", "while true; do printf 'HTTP/1.0 200 OK\\r\\n\\r\\nshop\\n' | nc -l -p 80; done"}}},
 		}},
 	}}, metav1.CreateOptions{})
 	if err := step("deployment", err); err != nil {
