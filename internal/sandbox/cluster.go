@@ -124,18 +124,22 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err := waitWorking(ctx, c.cs, c.cm, opts.Log); err != nil {
 		return nil, err
 	}
+	// The node first: the CSI driver registers with its kubelet.
+	registrationDir := ""
+	if opts.Node {
+		if c.node, err = startNode(ctx, c, nodeConfig{binDir: opts.BinDir, dataDir: opts.DataDir, kubeconfig: c.kubeconfig}); err != nil {
+			return nil, err
+		}
+		registrationDir = c.node.registrationDir()
+	}
 	if opts.CSI {
 		c.csi = &csiStack{stateDir: opts.path(csiStateDir), log: opts.Log.Named("csi")}
 		if err := c.csi.start(ctx, c, csiConfig{
-			binDir:     opts.BinDir,
-			dataDir:    opts.DataDir,
-			kubeconfig: c.kubeconfig,
+			binDir:          opts.BinDir,
+			dataDir:         opts.DataDir,
+			kubeconfig:      c.kubeconfig,
+			registrationDir: registrationDir,
 		}); err != nil {
-			return nil, err
-		}
-	}
-	if opts.Node {
-		if c.node, err = startNode(ctx, c, nodeConfig{binDir: opts.BinDir, dataDir: opts.DataDir, kubeconfig: c.kubeconfig}); err != nil {
 			return nil, err
 		}
 	}

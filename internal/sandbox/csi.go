@@ -131,6 +131,9 @@ type csiConfig struct {
 	binDir     string
 	dataDir    string
 	kubeconfig string
+	// registrationDir is the node's kubelet's plugin registration
+	// directory, "" without a node.
+	registrationDir string
 }
 
 // start installs the VolumeSnapshot CRDs, starts the driver and, while it
@@ -157,7 +160,8 @@ func (s *csiStack) start(ctx context.Context, c *Cluster, cfg csiConfig) error {
 	s.driver, err = startProcess(processConfig{
 		name:    csiDriverBin,
 		path:    filepath.Join(cfg.binDir, csiDriverBin),
-		args:    []string{"--endpoint", "unix://" + s.socket, "--state-dir", s.stateDir, "--node-id", csiNodeID},
+		args: append([]string{"--endpoint", "unix://" + s.socket, "--state-dir", s.stateDir, "--node-id", csiNodeID},
+			registrationArgs(cfg.registrationDir)...),
 		logPath: filepath.Join(cfg.dataDir, csiDriverBin+".log"),
 		grace:   csiStopGrace,
 	}, s.log)
@@ -368,3 +372,10 @@ func (c *Cluster) SetCSIControl(ctl csistate.Control) error {
 }
 
 var errNoCSI = errors.New("sandbox: cluster started without Options.CSI")
+
+func registrationArgs(dir string) []string {
+	if dir == "" {
+		return nil
+	}
+	return []string{"--kubelet-registration-dir", dir}
+}

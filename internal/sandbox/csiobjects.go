@@ -137,6 +137,15 @@ func ensureCSIClasses(ctx context.Context, cfg *rest.Config) error {
 		return fmt.Errorf("sandbox: apply StorageClass %s: %w", CSIStorageClass, err)
 	}
 
+	// The driver's CSIDriver: no attach step (its volumes are local
+	// directories), so the node's kubelet mounts them at once.
+	driver := storagev1ac.CSIDriver(csistate.DriverName).WithLabels(labels).
+		WithSpec(storagev1ac.CSIDriverSpec().WithAttachRequired(false).WithPodInfoOnMount(false).
+			WithVolumeLifecycleModes(storagev1.VolumeLifecyclePersistent))
+	if _, err := cs.StorageV1().CSIDrivers().Apply(ctx, driver, opts); err != nil {
+		return fmt.Errorf("sandbox: apply CSIDriver %s: %w", csistate.DriverName, err)
+	}
+
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("sandbox: dynamic client: %w", err)

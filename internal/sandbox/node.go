@@ -72,6 +72,10 @@ func (n *node) path(name string) string { return filepath.Join(n.dir, name) }
 
 func (n *node) socket() string { return n.path("containerd/containerd.sock") }
 
+// registrationDir is where the kubelet finds plugins (CSI drivers) that
+// register with it.
+func (n *node) registrationDir() string { return n.path("kubelet/plugins_registry") }
+
 // checkNodeTools says which of the node's programs are missing.
 func checkNodeTools(binDir string) error {
 	var missing []string

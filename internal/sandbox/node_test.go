@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
@@ -248,4 +249,56 @@ func assertNoNodeLeftovers(t *testing.T, dataDir string) {
 		}
 	}
 	assert.Empty(t, nodeCgroups(), "cgroups of the node")
+}
+
+// TestNodeMountsCSIVolumes: with the CSI stack, the driver registers with
+// the node's kubelet; a pod's cairn-csi claim is the volume's directory,
+// so what the pod writes lands in the driver's state, and a read-only
+// mount refuses writes.
+func TestNodeMountsCSIVolumes(t *testing.T) {
+	binDir := nodeBinDir(t)
+	require.NoError(t, CheckCSIBinDir(binDir))
+	dataDir := t.TempDir()
+	ctx := context.Background()
+	c := startClusterWith(t, Options{BinDir: binDir, DataDir: dataDir, Node: true, CSI: true})
+	cs := clientset(t, c)
+	class := CSIStorageClass
+	_, err := cs.CoreV1().PersistentVolumeClaims("default").Create(ctx, &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "default"},
+		Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: &class, AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")}}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	mounting := func(name string, readOnly bool, script string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: "c", Image: BusyboxImage, ImagePullPolicy: corev1.PullNever,
+				Command: []string{"sh", "-c", script}, VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
+			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
+				ClaimName: "data", ReadOnly: readOnly}}}},
+		}}
+	}
+	_, err = cs.CoreV1().Pods("default").Create(ctx, mounting("writer", false, "echo written-by-a-pod > /data/hello.txt"), metav1.CreateOptions{})
+	require.NoError(t, err)
+	waitPod(t, cs, "writer", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
+	dir, err := c.VolumePath(ctx, "default", "data")
+	require.NoError(t, err)
+	data, err := os.ReadFile(filepath.Join(dir, "hello.txt"))
+	require.NoError(t, err, "the pod's file is in the driver's volume directory")
+	assert.Equal(t, "written-by-a-pod\n", string(data))
+
+	_, err = cs.CoreV1().Pods("default").Create(ctx, mounting("reader", true,
+		"cat /data/hello.txt && if touch /data/other; then exit 3; fi"), metav1.CreateOptions{})
+	require.NoError(t, err)
+	reader := waitPod(t, cs, "reader", func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	})
+	assert.Equal(t, corev1.PodSucceeded, reader.Status.Phase, "a read-only mount reads and refuses a write")
+	logs, err := cs.CoreV1().Pods("default").GetLogs("reader", &corev1.PodLogOptions{}).DoRaw(ctx)
+	require.NoError(t, err)
+	assert.Contains(t, string(logs), "written-by-a-pod")
+
+	require.NoError(t, c.Stop())
+	assertNoNodeLeftovers(t, dataDir)
 }

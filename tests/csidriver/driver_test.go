@@ -485,7 +485,42 @@ func TestIdentityAndNode(t *testing.T) {
 	_, err = c.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{VolumeId: "v", NodeId: "node-1"})
 	wantCode(t, err, codes.Unimplemented, "ControllerPublishVolume")
 	_, err = c.NodePublishVolume(ctx, &csi.NodePublishVolumeRequest{VolumeId: "v"})
-	wantCode(t, err, codes.Unimplemented, "NodePublishVolume")
+	wantCode(t, err, codes.InvalidArgument, "NodePublishVolume of no volume at no target")
+}
+
+// TestNodePublishBindsTheVolume: publishing bind-mounts the volume's
+// directory at the target (read-only when asked), publishing again is a
+// no-op, and unpublishing unmounts and removes the target.
+func TestNodePublishBindsTheVolume(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("bind mounts need root")
+	}
+	c := startTest(t)
+	ctx := t.Context()
+	vol := c.createVolume(t, "pvc-pub", nil)
+	writeFile(t, filepath.Join(c.layout.VolumeDir(vol.GetVolumeId()), "hello.txt"), "hi", 0o644)
+	for _, readOnly := range []bool{false, true} {
+		target := filepath.Join(t.TempDir(), "mnt")
+		req := &csi.NodePublishVolumeRequest{VolumeId: vol.GetVolumeId(), TargetPath: target, Readonly: readOnly, VolumeCapability: mountCaps[0]}
+		for range 2 {
+			if _, err := c.NodePublishVolume(ctx, req); err != nil {
+				t.Fatalf("NodePublishVolume (read-only %t): %v", readOnly, err)
+			}
+		}
+		if data, err := os.ReadFile(filepath.Join(target, "hello.txt")); err != nil || string(data) != "hi" {
+			t.Errorf("the volume's file at the target: %q, %v", data, err)
+		}
+		err := os.WriteFile(filepath.Join(target, "new.txt"), []byte("x"), 0o644)
+		if readOnly != (err != nil) {
+			t.Errorf("write to a target published read-only %t: %v", readOnly, err)
+		}
+		if _, err := c.NodeUnpublishVolume(ctx, &csi.NodeUnpublishVolumeRequest{VolumeId: vol.GetVolumeId(), TargetPath: target}); err != nil {
+			t.Fatalf("NodeUnpublishVolume: %v", err)
+		}
+		if _, err := os.Stat(target); !os.IsNotExist(err) {
+			t.Errorf("the target is left after unpublish: %v", err)
+		}
+	}
 }
 
 func TestStaleSocket(t *testing.T) {

@@ -25,6 +25,7 @@ func main() {
 	flag.StringVar(&cfg.endpoint, "endpoint", "", "unix socket to serve on, a path or unix:///path (default: csi.sock in the state dir, see csistate.Layout.SocketPath)")
 	flag.StringVar(&cfg.stateDir, "state-dir", "", "directory holding the volumes, snapshots and control.json (required)")
 	flag.StringVar(&cfg.nodeID, "node-id", "sandbox", "node ID that NodeGetInfo reports")
+	flag.StringVar(&cfg.registrationDir, "kubelet-registration-dir", "", "the kubelet's plugins_registry directory: register the driver with that kubelet")
 	flag.Parse()
 	logger := log.New(os.Stderr, "csidriver: ", log.LstdFlags|log.Lmicroseconds)
 

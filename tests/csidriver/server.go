@@ -25,7 +25,10 @@ type config struct {
 	endpoint string // a socket path or unix:///path; "" for the layout's SocketPath
 	stateDir string
 	nodeID   string
-	now      func() time.Time // the driver's clock; nil for time.Now
+	// registrationDir is the kubelet's plugin registration directory; ""
+	// when there is no kubelet to register with.
+	registrationDir string
+	now             func() time.Time // the driver's clock; nil for time.Now
 }
 
 // driver is the CSI gRPC server on its unix socket.
@@ -34,6 +37,8 @@ type driver struct {
 	socket   string
 	served   chan struct{} // closed when Serve returns
 	serveErr error         // what Serve returned
+	// stopRegistration stops serving the kubelet's registration socket.
+	stopRegistration func()
 }
 
 // startDriver opens the state directory, listens on the socket (replacing a
@@ -66,8 +71,14 @@ func startDriver(cfg config, logger *log.Logger) (*driver, error) {
 	srv := grpc.NewServer(grpc.UnaryInterceptor(logCalls(logger)))
 	csi.RegisterIdentityServer(srv, identityServer{})
 	csi.RegisterControllerServer(srv, &controllerServer{store: st, now: now})
-	csi.RegisterNodeServer(srv, nodeServer{nodeID: cfg.nodeID})
-	d := &driver{srv: srv, socket: socket, served: make(chan struct{})}
+	csi.RegisterNodeServer(srv, nodeServer{nodeID: cfg.nodeID, stateDir: stateDir})
+	d := &driver{srv: srv, socket: socket, served: make(chan struct{}), stopRegistration: func() {}}
+	if cfg.registrationDir != "" {
+		if d.stopRegistration, err = serveRegistration(cfg.registrationDir, socket, logger); err != nil {
+			lis.Close()
+			return nil, fmt.Errorf("kubelet registration: %w", err)
+		}
+	}
 	go func() {
 		d.serveErr = srv.Serve(lis)
 		close(d.served)
@@ -79,6 +90,7 @@ func startDriver(cfg config, logger *log.Logger) (*driver, error) {
 // stop lets calls in flight finish for up to stopGrace, then closes the
 // server and removes the socket.
 func (d *driver) stop() {
+	d.stopRegistration()
 	done := make(chan struct{})
 	go func() {
 		d.srv.GracefulStop()
