@@ -127,7 +127,8 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	// The node first: the CSI driver registers with its kubelet.
 	registrationDir := ""
 	if opts.Node {
-		if c.node, err = startNode(ctx, c, nodeConfig{binDir: opts.BinDir, dataDir: opts.DataDir, kubeconfig: c.kubeconfig}); err != nil {
+		if c.node, err = startNode(ctx, c, nodeConfig{binDir: opts.BinDir, dataDir: opts.DataDir, kubeconfig: c.kubeconfig,
+			cairnBinary: opts.CairnBinary}); err != nil {
 			return nil, err
 		}
 		registrationDir = c.node.registrationDir()

@@ -158,8 +158,8 @@ func (s *csiStack) start(ctx context.Context, c *Cluster, cfg csiConfig) error {
 		return err
 	}
 	s.driver, err = startProcess(processConfig{
-		name:    csiDriverBin,
-		path:    filepath.Join(cfg.binDir, csiDriverBin),
+		name: csiDriverBin,
+		path: filepath.Join(cfg.binDir, csiDriverBin),
 		args: append([]string{"--endpoint", "unix://" + s.socket, "--state-dir", s.stateDir, "--node-id", csiNodeID},
 			registrationArgs(cfg.registrationDir)...),
 		logPath: filepath.Join(cfg.dataDir, csiDriverBin+".log"),

@@ -23,6 +23,9 @@ const (
 	PauseImage = "cairn.local/pause:v1"
 	// BusyboxImage runs test pods: a static busybox with its applets.
 	BusyboxImage = "cairn.local/busybox:v1"
+	// CairnImage holds Options.CairnBinary as /cairn: data mover pods
+	// run it.
+	CairnImage = "cairn.local/cairn:sandbox"
 )
 
 // busyboxApplets get a link to /bin/busybox in BusyboxImage.
@@ -46,17 +49,22 @@ type imageSpec struct {
 }
 
 // nodeImageSpecs are the sandbox node's images; busybox is a static
-// busybox binary on the host.
-func nodeImageSpecs(busybox string) []imageSpec {
+// busybox binary on the host, cairn a static cairn binary ("" for no
+// CairnImage).
+func nodeImageSpecs(busybox, cairn string) []imageSpec {
 	bb := imageFile{path: "bin/busybox", src: busybox, mode: 0o755}
 	links := map[string]string{}
 	for _, a := range busyboxApplets {
 		links["bin/"+a] = "busybox"
 	}
-	return []imageSpec{
+	specs := []imageSpec{
 		{ref: PauseImage, files: []imageFile{bb}, entrypoint: []string{"/bin/busybox", "sleep", "2147483647"}},
 		{ref: BusyboxImage, files: []imageFile{bb}, links: links, cmd: []string{"sh"}},
 	}
+	if cairn != "" {
+		specs = append(specs, imageSpec{ref: CairnImage, files: []imageFile{{path: "cairn", src: cairn, mode: 0o755}}, entrypoint: []string{"/cairn"}})
+	}
+	return specs
 }
 
 // writeImageArchive writes specs as one docker-archive tarball at dst,

@@ -33,7 +33,10 @@ const (
 	// stays on this machine too.
 	ServiceSubnet = "10.0.0.0/24"
 
-	nodeDir        = "node"
+	nodeDir = "node"
+	// nodeKubeletDir is the kubelet's root directory: short and fixed, as
+	// unix socket paths under it (plugin registration) allow 107 bytes.
+	nodeKubeletDir = "/var/lib/cairn-sandbox/kubelet"
 	nodeCgroupRoot = "cairn-sandbox"
 	nodeChain      = "CAIRN-SANDBOX"
 	nodeLockPath   = "/run/cairn-sandbox-node.lock"
@@ -63,9 +66,10 @@ type node struct {
 }
 
 type nodeConfig struct {
-	binDir     string
-	dataDir    string
-	kubeconfig string
+	binDir      string
+	cairnBinary string // "" for no CairnImage
+	dataDir     string
+	kubeconfig  string
 }
 
 func (n *node) path(name string) string { return filepath.Join(n.dir, name) }
@@ -74,7 +78,7 @@ func (n *node) socket() string { return n.path("containerd/containerd.sock") }
 
 // registrationDir is where the kubelet finds plugins (CSI drivers) that
 // register with it.
-func (n *node) registrationDir() string { return n.path("kubelet/plugins_registry") }
+func (n *node) registrationDir() string { return filepath.Join(nodeKubeletDir, "plugins_registry") }
 
 // checkNodeTools says which of the node's programs are missing.
 func checkNodeTools(binDir string) error {
@@ -142,13 +146,13 @@ func startNode(ctx context.Context, c *Cluster, cfg nodeConfig) (_ *node, err er
 	if err := n.startContainerd(ctx); err != nil {
 		return nil, err
 	}
-	if err := n.importImages(ctx); err != nil {
+	if err := n.importImages(ctx, cfg.cairnBinary); err != nil {
 		return nil, err
 	}
 	if n.kubelet, err = startProcess(processConfig{name: "kubelet", path: filepath.Join(cfg.binDir, kubeletBin), logPath: filepath.Join(n.logDir, "kubelet.log"),
 		grace: nodeStopGrace, args: []string{
 			"--config=" + n.path("kubelet.yaml"), "--kubeconfig=" + cfg.kubeconfig, "--hostname-override=" + NodeName,
-			"--node-ip=" + NodeIP, "--root-dir=" + n.path("kubelet"), "--cert-dir=" + n.path("kubelet/pki"), "--v=2",
+			"--node-ip=" + NodeIP, "--root-dir=" + nodeKubeletDir, "--cert-dir=" + n.path("kubelet-pki"), "--v=2",
 		}}, n.log); err != nil {
 		return nil, err
 	}
@@ -215,10 +219,10 @@ func (n *node) startContainerd(ctx context.Context) (err error) {
 
 // importImages makes the sandbox's images and imports them, so no pod
 // ever pulls one.
-func (n *node) importImages(ctx context.Context) error {
+func (n *node) importImages(ctx context.Context, cairn string) error {
 	busybox, _ := busyboxPath()
 	archive := n.path("images.tar")
-	if err := writeImageArchive(archive, nodeImageSpecs(busybox)); err != nil {
+	if err := writeImageArchive(archive, nodeImageSpecs(busybox, cairn)); err != nil {
 		return fmt.Errorf("sandbox node: %w", err)
 	}
 	if out, err := n.ctr(ctx, "-n", "k8s.io", "images", "import", archive); err != nil {

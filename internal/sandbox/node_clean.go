@@ -20,7 +20,8 @@ import (
 
 // clean removes whatever a node of this data dir left, running or dead:
 // containerd's shims and every process in the node's cgroups, the mounts
-// under its directory (container roots, volumes, network namespaces),
+// under its directory and the kubelet's (container roots, volumes,
+// network namespaces),
 // its cgroups, the bridge, its iptables rules and kube-proxy's, and the
 // directory itself.
 func (n *node) clean() error {
@@ -29,7 +30,7 @@ func (n *node) clean() error {
 		return strings.Contains(cmdline, "containerd-shim") && strings.Contains(cmdline, n.socket())
 	})
 	errs = append(errs, killCgroupProcs())
-	errs = append(errs, unmountUnder(n.dir))
+	errs = append(errs, unmountUnder(n.dir), unmountUnder(nodeKubeletDir))
 	errs = append(errs, removeCgroups())
 	if _, err := os.Stat("/sys/class/net/" + NodeBridge); err == nil {
 		if out, err := exec.Command("ip", "link", "del", NodeBridge).CombinedOutput(); err != nil {
@@ -38,8 +39,10 @@ func (n *node) clean() error {
 	}
 	errs = append(errs, removeNodeChains())
 	errs = append(errs, n.removeHostState())
-	if err := os.RemoveAll(n.dir); err != nil {
-		errs = append(errs, err)
+	for _, dir := range []string{n.dir, filepath.Dir(nodeKubeletDir)} {
+		if err := os.RemoveAll(dir); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("sandbox node: clean up: %w", err)

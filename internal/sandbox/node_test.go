@@ -120,7 +120,9 @@ func TestNodeStartCleansUpAfterACrash(t *testing.T) {
 	_ = helper.Wait()
 	mounts, err := mountsUnder(dataDir)
 	require.NoError(t, err)
-	require.NotEmpty(t, mounts, "the dead sandbox left its pod's mounts")
+	kubeletMounts, err := mountsUnder(nodeKubeletDir)
+	require.NoError(t, err)
+	require.NotEmpty(t, append(mounts, kubeletMounts...), "the dead sandbox left its pod's mounts")
 	require.NotEmpty(t, nodeCgroups(), "and its cgroups")
 
 	c := startClusterWith(t, Options{BinDir: binDir, DataDir: dataDir, Node: true})
@@ -234,10 +236,13 @@ func assertNoNodeLeftovers(t *testing.T, dataDir string) {
 			t.Errorf("containerd shim %s is left: %s", e.Name(), bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
 		}
 	}
-	mounts, err := mountsUnder(dataDir)
-	require.NoError(t, err)
-	assert.Empty(t, mounts, "mounts under the data dir")
-	_, err = os.Stat("/sys/class/net/" + NodeBridge)
+	for _, dir := range []string{dataDir, nodeKubeletDir} {
+		mounts, err := mountsUnder(dir)
+		require.NoError(t, err)
+		assert.Empty(t, mounts, "mounts under %s", dir)
+	}
+	assert.NoDirExists(t, nodeKubeletDir)
+	_, err := os.Stat("/sys/class/net/" + NodeBridge)
 	assert.True(t, os.IsNotExist(err), "bridge %s is left", NodeBridge)
 	for _, table := range []string{"filter", "nat", "mangle"} {
 		out, err := exec.Command("iptables", "-w", "-t", table, "-S").Output()

@@ -36,6 +36,9 @@ type Options struct {
 	// PodSubnet. One sandbox per machine may have a node; it needs root,
 	// and the node's binaries (see checkNodeTools).
 	Node bool
+	// CairnBinary, with Node, is a static cairn binary the node has as
+	// image CairnImage, for data mover pods.
+	CairnBinary string
 }
 
 // Files under Options.DataDir.
