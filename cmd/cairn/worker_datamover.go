@@ -29,6 +29,8 @@ type dataMoverFlags struct {
 	requests       map[string]string
 	limits         map[string]string
 	runAsUser      int64
+	hostNetwork    bool
+	hostPaths      []string
 	stateDir       string
 	csiStateDir    string
 	concurrency    int
@@ -47,6 +49,8 @@ func (d *dataMoverFlags) register(f *pflag.FlagSet) {
 	f.StringToStringVar(&d.requests, "datamover-requests", nil, "resource requests of data mover pods, e.g. cpu=500m,memory=512Mi")
 	f.StringToStringVar(&d.limits, "datamover-limits", nil, "resource limits of data mover pods, e.g. memory=2Gi")
 	f.Int64Var(&d.runAsUser, "datamover-run-as-user", -1, "UID data mover pods run as (-1: the image's); root may be needed to read every file of a volume")
+	f.BoolVar(&d.hostNetwork, "datamover-host-network", false, "data mover pods use the node's network, to reach a Temporal that listens on the node's loopback (the sandbox)")
+	f.StringSliceVar(&d.hostPaths, "datamover-host-path", nil, "node directory mounted at the same path in data mover pods: a file:// location every node shares (NFS)")
 	f.StringVar(&d.stateDir, "datamover-state-dir", "", "process exposer: where data mover records and logs go (default <data-dir>/datamovers)")
 	f.StringVar(&d.csiStateDir, "csi-state-dir", "", "process exposer: the sandbox CSI driver's state directory")
 	f.IntVar(&d.concurrency, "datamover-concurrency", 1, "data movers one node runs at once, across all backups and restores (the rest wait in line)")
@@ -105,8 +109,13 @@ func (d *dataMoverFlags) config(ctx context.Context, g *globals, kcfg *rest.Conf
 func (d *dataMoverFlags) podConfig(g *globals) (exposer.PodConfig, error) {
 	c := exposer.PodConfig{
 		Image: d.image, ImagePullPolicy: corev1.PullPolicy(d.pullPolicy), ServiceAccount: d.serviceAccount,
-		NodeSelector: d.nodeSelector, Args: g.connectionArgs(),
+		NodeSelector: d.nodeSelector, Args: g.connectionArgs(), HostNetwork: d.hostNetwork, HostPaths: d.hostPaths,
 		PasswordSecret: d.repo.passwordSecret, PasswordKey: secretPasswordKey,
+	}
+	for _, p := range d.hostPaths {
+		if !filepath.IsAbs(p) {
+			return c, &usageError{fmt.Errorf("--datamover-host-path %q: an absolute path", p)}
+		}
 	}
 	var err error
 	if c.Resources.Requests, err = resourceList("--datamover-requests", d.requests); err != nil {

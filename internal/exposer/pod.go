@@ -28,6 +28,12 @@ type PodConfig struct {
 	// PasswordSecret holds the repository password under PasswordKey, in
 	// the data mover namespace.
 	PasswordSecret, PasswordKey string
+	// HostNetwork runs data movers in the node's network namespace, where
+	// a Temporal on the node's loopback is reachable (the sandbox).
+	HostNetwork bool
+	// HostPaths are node directories mounted at the same path: a file://
+	// location every node has.
+	HostPaths []string
 }
 
 // Pod starts each data mover as a pod that mounts the exposed claim. It
@@ -98,7 +104,17 @@ func (p *Pod) PodFor(t Target) *corev1.Pod {
 			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: c.PasswordSecret}, Key: c.PasswordKey},
 		}})
 	}
-	return &corev1.Pod{
+	mounts := []corev1.VolumeMount{{Name: "data", MountPath: MountPath, ReadOnly: t.Mode == Backup}}
+	volumes := []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: t.Name(), ReadOnly: t.Mode == Backup},
+	}}}
+	dir := corev1.HostPathDirectory
+	for i, p := range c.HostPaths {
+		name := fmt.Sprintf("host-%d", i)
+		mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: p})
+		volumes = append(volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: p, Type: &dir}}})
+	}
+	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: t.moverName(), Namespace: t.Namespace, Labels: labels(t)},
 		Spec: corev1.PodSpec{
 			RestartPolicy:      corev1.RestartPolicyNever,
@@ -106,16 +122,18 @@ func (p *Pod) PodFor(t Target) *corev1.Pod {
 			NodeSelector:       c.NodeSelector,
 			Tolerations:        c.Tolerations,
 			SecurityContext:    c.SecurityContext,
+			HostNetwork:        c.HostNetwork,
 			Containers: []corev1.Container{{
 				Name: "datamover", Image: c.Image, ImagePullPolicy: c.ImagePullPolicy,
-				Command: []string{"/cairn"}, Args: args, Env: env, Resources: c.Resources,
-				VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: MountPath, ReadOnly: t.Mode == Backup}},
+				Command: []string{"/cairn"}, Args: args, Env: env, Resources: c.Resources, VolumeMounts: mounts,
 			}},
-			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
-				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: t.Name(), ReadOnly: t.Mode == Backup},
-			}}},
+			Volumes: volumes,
 		},
 	}
+	if c.HostNetwork {
+		pod.Spec.DNSPolicy = corev1.DNSClusterFirstWithHostNet
+	}
+	return pod
 }
 
 // Diagnose reads the claim and the pod's status: unschedulable, image
