@@ -48,7 +48,19 @@ func newCSIStack(t *testing.T) *stack {
 	return newStackWith(t, "", true)
 }
 
+// newNodeStack is newCSIStack with the sandbox's node, whose containerd
+// has the e2e cairn binary as image sandbox.CairnImage.
+func newNodeStack(t *testing.T) *stack {
+	t.Helper()
+	return newStackOpts(t, "", sandbox.Options{CSI: true, Node: true, CairnBinary: cairnBin})
+}
+
 func newStackWith(t *testing.T, locationURL string, csi bool) *stack {
+	t.Helper()
+	return newStackOpts(t, locationURL, sandbox.Options{CSI: csi})
+}
+
+func newStackOpts(t *testing.T, locationURL string, opts sandbox.Options) *stack {
 	t.Helper()
 	binDir, err := sandbox.DefaultBinDir()
 	require.NoError(t, err, "sandbox binaries missing: run `make sandbox-bins`")
@@ -57,7 +69,8 @@ func newStackWith(t *testing.T, locationURL string, csi bool) *stack {
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cluster, err := sandbox.Start(ctx, sandbox.Options{BinDir: binDir, DataDir: filepath.Join(dir, "sandbox"), Log: log, CSI: csi})
+	opts.BinDir, opts.DataDir, opts.Log = binDir, filepath.Join(dir, "sandbox"), log
+	cluster, err := sandbox.Start(ctx, opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cluster.Stop() })
 	s := &stack{

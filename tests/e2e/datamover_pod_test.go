@@ -1,0 +1,75 @@
+package e2e
+
+import (
+	"context"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/cairn-backup/cairn/internal/datatree"
+	"github.com/cairn-backup/cairn/internal/exposer"
+	"github.com/cairn-backup/cairn/internal/sandbox"
+	"github.com/cairn-backup/cairn/starter"
+	"github.com/cairn-backup/cairn/worker"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// TestDataMoverPodsOnTheNode runs the production data mover path on the
+// sandbox's node: a backup's data mover is a pod of cairn's image that
+// mounts the snapshot's clone read-only, a restore's one writes the new
+// volume, the data comes back byte-identical, and no pod, claim or clone
+// is left.
+func TestDataMoverPodsOnTheNode(t *testing.T) {
+	s := newNodeStack(t)
+	ctx := context.Background()
+	kc := fastClient(t, s.cluster.Config())
+	ns := worker.DefaultDataMoverNamespace
+	_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = kc.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cairn-repository"},
+		StringData: map[string]string{"repository-password": repoPassword}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	loc, err := url.Parse(s.location)
+	require.NoError(t, err)
+	// Temporal listens on the host's loopback and the location is a host
+	// directory: data mover pods use the node's network and mount it.
+	s.startWorker("--data-dir", t.TempDir(), "--datamover-exposer", "pod", "--datamover-image", sandbox.CairnImage,
+		"--datamover-pull-policy", "Never", "--datamover-host-network", "--datamover-host-path", loc.Path,
+		"--repository-password-secret", "cairn-repository")
+
+	makeClaims(t, s, "podmv", "data")
+	want := fillVolume(t, s, "podmv", "data", datatree.Spec{LargeFiles: 4, LargeSize: 1 << 20, SmallFiles: 50, SmallSize: 4096, Seed: 31})
+	_, err = s.starter.CreateBackup(ctx, moveRequest("podmv-1", "podmv"))
+	require.NoError(t, err)
+	v := s.waitDone("podmv-1", 3*time.Minute)
+	require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+	up := uploadOf(t, v.Status, "podmv", "data")
+	assert.Contains(t, up.DataMover, "pod "+ns+"/", "the data mover was a pod")
+	assert.Equal(t, 1, up.Attempts)
+
+	_, err = s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "podmv-r1", BackupName: "podmv-1",
+		NamespaceMapping: map[string]string{"podmv": "podmv-copy"}}})
+	require.NoError(t, err)
+	r := s.waitRestore("podmv-r1", 3*time.Minute)
+	require.Equal(t, workflows.PhaseCompleted, r.Phase, "reason: %s", r.Status.FailureReason)
+	assert.Empty(t, datatree.Diff(want, digestVolume(t, s, "podmv-copy", "data"), 10), "byte-identical after a pod restored it")
+
+	deadline := time.Now().Add(time.Minute)
+	for {
+		sel := metav1.ListOptions{LabelSelector: exposer.LabelDataMover}
+		pods, err := kc.CoreV1().Pods(ns).List(ctx, sel)
+		require.NoError(t, err)
+		claims, err := kc.CoreV1().PersistentVolumeClaims(ns).List(ctx, sel)
+		require.NoError(t, err)
+		if len(pods.Items)+len(claims.Items) == 0 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "left behind: %d pods, %d claims", len(pods.Items), len(claims.Items))
+		time.Sleep(200 * time.Millisecond)
+	}
+}
