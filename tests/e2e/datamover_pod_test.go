@@ -38,9 +38,12 @@ func TestDataMoverPodsOnTheNode(t *testing.T) {
 	require.NoError(t, err)
 	// Temporal listens on the host's loopback and the location is a host
 	// directory: data mover pods use the node's network and mount it.
-	s.startWorker("--data-dir", t.TempDir(), "--datamover-exposer", "pod", "--datamover-image", sandbox.CairnImage,
-		"--datamover-pull-policy", "Never", "--datamover-host-network", "--datamover-host-path", loc.Path,
-		"--repository-password-secret", "cairn-repository")
+	podWorker := func(image string) *proc {
+		return s.startWorker("--data-dir", t.TempDir(), "--datamover-exposer", "pod", "--datamover-image", image,
+			"--datamover-pull-policy", "Never", "--datamover-host-network", "--datamover-host-path", loc.Path,
+			"--repository-password-secret", "cairn-repository")
+	}
+	w := podWorker(sandbox.CairnImage)
 
 	makeClaims(t, s, "podmv", "data")
 	want := fillVolume(t, s, "podmv", "data", datatree.Spec{LargeFiles: 4, LargeSize: 1 << 20, SmallFiles: 50, SmallSize: 4096, Seed: 31})
@@ -59,6 +62,32 @@ func TestDataMoverPodsOnTheNode(t *testing.T) {
 	require.Equal(t, workflows.PhaseCompleted, r.Phase, "reason: %s", r.Status.FailureReason)
 	assert.Empty(t, datatree.Diff(want, digestVolume(t, s, "podmv-copy", "data"), 10), "byte-identical after a pod restored it")
 
+	assertNoDataMoverPods(t, s)
+
+	// A data mover pod whose image the node does not have never starts:
+	// the operation fails at its prepare timeout, naming why.
+	w.stop()
+	podWorker("cairn.local/not-there:v1")
+	req := moveRequest("podmv-2", "podmv")
+	req.DataMoverPrepareTimeout = &metav1.Duration{Duration: 15 * time.Second}
+	_, err = s.starter.CreateBackup(ctx, req)
+	require.NoError(t, err)
+	v = s.waitDone("podmv-2", 3*time.Minute)
+	assert.Equal(t, workflows.PhasePartiallyFailed, v.Phase)
+	failed := operation(t, v.Status, "podmv", "data")
+	assert.Equal(t, workflows.OperationFailed, failed.Phase)
+	assert.Contains(t, failed.Error, workflows.ErrTypeDataMoverNotStarted, "%+v", failed)
+	assert.Contains(t, failed.Error, "no data mover started within dataMoverPrepareTimeout 15s")
+	assert.Contains(t, failed.Error, "ErrImageNeverPull", "the reason names the image error")
+	assertNoDataMoverPods(t, s)
+}
+
+// assertNoDataMoverPods waits until no data mover pod or claim is left.
+func assertNoDataMoverPods(t *testing.T, s *stack) {
+	t.Helper()
+	ctx := context.Background()
+	kc := fastClient(t, s.cluster.Config())
+	ns := worker.DefaultDataMoverNamespace
 	deadline := time.Now().Add(time.Minute)
 	for {
 		sel := metav1.ListOptions{LabelSelector: exposer.LabelDataMover}
