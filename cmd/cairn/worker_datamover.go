@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"time"
 
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
@@ -31,6 +33,9 @@ type dataMoverFlags struct {
 	runAsUser      int64
 	hostNetwork    bool
 	hostPaths      []string
+	uploadLimit    float64
+	downloadLimit  float64
+	checkpoint     time.Duration
 	stateDir       string
 	csiStateDir    string
 	concurrency    int
@@ -49,6 +54,9 @@ func (d *dataMoverFlags) register(f *pflag.FlagSet) {
 	f.StringToStringVar(&d.requests, "datamover-requests", nil, "resource requests of data mover pods, e.g. cpu=500m,memory=512Mi")
 	f.StringToStringVar(&d.limits, "datamover-limits", nil, "resource limits of data mover pods, e.g. memory=2Gi")
 	f.Int64Var(&d.runAsUser, "datamover-run-as-user", -1, "UID data mover pods run as (-1: the image's); root may be needed to read every file of a volume")
+	f.Float64Var(&d.uploadLimit, "datamover-upload-bytes-per-second", 0, "data movers' cap on writes to the repository storage (0: none)")
+	f.Float64Var(&d.downloadLimit, "datamover-download-bytes-per-second", 0, "data movers' cap on reads from the repository storage during restores (0: none)")
+	f.DurationVar(&d.checkpoint, "datamover-checkpoint-interval", 0, "how often data movers save a checkpoint a retry resumes from (0: the data mover's default, 30s)")
 	f.BoolVar(&d.hostNetwork, "datamover-host-network", false, "data mover pods use the node's network, to reach a Temporal that listens on the node's loopback (the sandbox)")
 	f.StringSliceVar(&d.hostPaths, "datamover-host-path", nil, "node directory mounted at the same path in data mover pods: a file:// location every node shares (NFS)")
 	f.StringVar(&d.stateDir, "datamover-state-dir", "", "process exposer: where data mover records and logs go (default <data-dir>/datamovers)")
@@ -93,7 +101,7 @@ func (d *dataMoverFlags) config(ctx context.Context, g *globals, kcfg *rest.Conf
 		if err != nil {
 			return m, fmt.Errorf("find the cairn binary for data movers: %w", err)
 		}
-		m.Command = append([]string{exe, "datamover"}, g.connectionArgs()...)
+		m.Command = append(append([]string{exe, "datamover"}, g.connectionArgs()...), d.tuningArgs()...)
 		m.Env = append(g.connectionEnv(), envRepositoryPassword+"="+password)
 		m.StateDir = d.stateDirOr(g)
 		if d.csiStateDir == "" {
@@ -109,7 +117,7 @@ func (d *dataMoverFlags) config(ctx context.Context, g *globals, kcfg *rest.Conf
 func (d *dataMoverFlags) podConfig(g *globals) (exposer.PodConfig, error) {
 	c := exposer.PodConfig{
 		Image: d.image, ImagePullPolicy: corev1.PullPolicy(d.pullPolicy), ServiceAccount: d.serviceAccount,
-		NodeSelector: d.nodeSelector, Args: g.connectionArgs(), HostNetwork: d.hostNetwork, HostPaths: d.hostPaths,
+		NodeSelector: d.nodeSelector, Args: append(g.connectionArgs(), d.tuningArgs()...), HostNetwork: d.hostNetwork, HostPaths: d.hostPaths,
 		PasswordSecret: d.repo.passwordSecret, PasswordKey: secretPasswordKey,
 	}
 	for _, p := range d.hostPaths {
@@ -165,6 +173,21 @@ func (g *globals) connectionEnv() []string {
 		return nil
 	}
 	return []string{"CAIRN_API_KEY=" + g.apiKey}
+}
+
+// tuningArgs are the data mover flags the worker's --datamover-* flags set.
+func (d *dataMoverFlags) tuningArgs() []string {
+	var args []string
+	if d.uploadLimit > 0 {
+		args = append(args, "--upload-bytes-per-second", strconv.FormatFloat(d.uploadLimit, 'f', -1, 64))
+	}
+	if d.downloadLimit > 0 {
+		args = append(args, "--download-bytes-per-second", strconv.FormatFloat(d.downloadLimit, 'f', -1, 64))
+	}
+	if d.checkpoint > 0 {
+		args = append(args, "--checkpoint-interval", d.checkpoint.String())
+	}
+	return args
 }
 
 // stateDirOr is --datamover-state-dir, or <data-dir>/datamovers.
