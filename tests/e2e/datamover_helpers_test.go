@@ -110,7 +110,7 @@ func fillVolume(t *testing.T, s *stack, namespace, claim string, spec datatree.S
 }
 
 // repository opens the stack's kopia repository as a user would.
-func (m *moverStack) repository(t *testing.T) *kopiarepo.Repository {
+func (m *stack) repository(t *testing.T) *kopiarepo.Repository {
 	t.Helper()
 	r, err := kopiarepo.Open(context.Background(), kopiarepo.Config{Location: m.location, Password: repoPassword,
 		ConfigDir: filepath.Join(t.TempDir(), "kopia")})
@@ -121,7 +121,7 @@ func (m *moverStack) repository(t *testing.T) *kopiarepo.Repository {
 
 // restoredDigest restores a kopia snapshot into a fresh directory and
 // digests it.
-func (m *moverStack) restoredDigest(t *testing.T, snapshotID string) map[string]string {
+func (m *stack) restoredDigest(t *testing.T, snapshotID string) map[string]string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), "restored")
 	_, err := m.repository(t).Restore(context.Background(), kopiarepo.RestoreRequest{SnapshotID: snapshotID, Path: dst})
@@ -132,7 +132,7 @@ func (m *moverStack) restoredDigest(t *testing.T, snapshotID string) map[string]
 }
 
 // repositoryDir is the kopia repository's directory in the file location.
-func (m *moverStack) repositoryDir(t *testing.T) string {
+func (m *stack) repositoryDir(t *testing.T) string {
 	u, err := url.Parse(m.location)
 	require.NoError(t, err)
 	return filepath.Join(u.Path, "kopia")
@@ -255,7 +255,7 @@ func (m *moverStack) killDataMover(t *testing.T) {
 // snapshotCounts counts a backup's complete kopia snapshots and its
 // checkpoints, and says how much the best checkpoint covers, with a
 // connection of its own that it closes (it is polled).
-func (m *moverStack) snapshotCounts(t *testing.T, backup string) (complete, checkpoints int, covered int64) {
+func (m *stack) snapshotCounts(t *testing.T, backup string) (complete, checkpoints int, covered int64) {
 	t.Helper()
 	r, err := kopiarepo.Open(context.Background(), kopiarepo.Config{Location: m.location, Password: repoPassword,
 		ConfigDir: filepath.Join(t.TempDir(), "kopia")})
@@ -274,7 +274,7 @@ func (m *moverStack) snapshotCounts(t *testing.T, backup string) (complete, chec
 	return complete, checkpoints, covered
 }
 
-func (m *moverStack) completeSnapshots(t *testing.T, backup string) int {
+func (m *stack) completeSnapshots(t *testing.T, backup string) int {
 	n, _, _ := m.snapshotCounts(t, backup)
 	return n
 }
@@ -303,9 +303,16 @@ func (m *moverStack) freezeDataMover(t *testing.T) (thaw func()) {
 // second, far less than a checkpoint interval's throttled upload.
 func (m *moverStack) freezeAtCheckpoint(t *testing.T, backup string, bytes int64) {
 	t.Helper()
+	m.stack.freezeAtCheckpoint(t, backup, bytes, m.freezeDataMover)
+}
+
+// freezeAtCheckpoint is moverStack.freezeAtCheckpoint for a data mover
+// that freeze stops until thawed.
+func (m *stack) freezeAtCheckpoint(t *testing.T, backup string, bytes int64, freeze func(*testing.T) (thaw func())) {
+	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		thaw := m.freezeDataMover(t)
+		thaw := freeze(t)
 		complete, _, covered := m.snapshotCounts(t, backup)
 		require.Zero(t, complete, "backup %s finished its upload before a checkpoint covered %d bytes", backup, bytes)
 		if covered >= bytes {

@@ -1,8 +1,13 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -41,7 +46,8 @@ func TestDataMoverPodsOnTheNode(t *testing.T) {
 	podWorker := func(image string) *proc {
 		return s.startWorker("--data-dir", t.TempDir(), "--datamover-exposer", "pod", "--datamover-image", image,
 			"--datamover-pull-policy", "Never", "--datamover-host-network", "--datamover-host-path", loc.Path,
-			"--repository-password-secret", "cairn-repository")
+			"--repository-password-secret", "cairn-repository",
+			"--datamover-upload-bytes-per-second", "10000000", "--datamover-checkpoint-interval", "1s")
 	}
 	w := podWorker(sandbox.CairnImage)
 
@@ -64,6 +70,28 @@ func TestDataMoverPodsOnTheNode(t *testing.T) {
 
 	assertNoDataMoverPods(t, s)
 
+	// SIGKILL of the data mover pod's process mid-upload, from the node:
+	// the pod fails, and a new pod resumes from the checkpoint.
+	makeClaims(t, s, "podkill", "data")
+	wantKill := fillVolume(t, s, "podkill", "data", mediumData(33))
+	total, err := datatree.Bytes(mustVolumePath(t, s, "podkill", "data"))
+	require.NoError(t, err)
+	_, err = s.starter.CreateBackup(ctx, moveRequest("podkill-1", "podkill"))
+	require.NoError(t, err)
+	waitUploaded(t, s, "podkill-1", "podkill", "data", total/2)
+	s.freezeAtCheckpoint(t, "podkill-1", total*3/5, freezePodDataMover)
+	pid := podDataMoverPID(t)
+	t.Logf("SIGKILL data mover pod process %d", pid)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	v = s.waitDone("podkill-1", 3*time.Minute)
+	require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+	upKill := uploadOf(t, v.Status, "podkill", "data")
+	assert.Equal(t, 2, upKill.Attempts, "a second data mover pod finished the upload")
+	assert.Less(t, upKill.UploadedBytes, total/2, "the second pod uploaded less than half again")
+	assert.Equal(t, 1, s.completeSnapshots(t, "podkill-1"))
+	assert.Empty(t, datatree.Diff(wantKill, s.restoredDigest(t, upKill.SnapshotID), 10))
+	assertNoDataMoverPods(t, s)
+
 	// A data mover pod whose image the node does not have never starts:
 	// the operation fails at its prepare timeout, naming why.
 	w.stop()
@@ -80,6 +108,34 @@ func TestDataMoverPodsOnTheNode(t *testing.T) {
 	assert.Contains(t, failed.Error, "no data mover started within dataMoverPrepareTimeout 15s")
 	assert.Contains(t, failed.Error, "ErrImageNeverPull", "the reason names the image error")
 	assertNoDataMoverPods(t, s)
+}
+
+// podDataMoverPID is the process of the one running data mover pod, as
+// the node's host sees it.
+func podDataMoverPID(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	var pids []int
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !bytes.HasPrefix(cmdline, []byte("/cairn\x00datamover\x00")) {
+			continue
+		}
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	require.Len(t, pids, 1, "one data mover pod runs")
+	return pids[0]
+}
+
+// freezePodDataMover stops the data mover pod's process until thawed.
+func freezePodDataMover(t *testing.T) (thaw func()) {
+	t.Helper()
+	pid := podDataMoverPID(t)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
+	return func() { _ = syscall.Kill(pid, syscall.SIGCONT) }
 }
 
 // assertNoDataMoverPods waits until no data mover pod or claim is left.
