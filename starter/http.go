@@ -1,7 +1,6 @@
 package starter
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -137,18 +136,49 @@ func announced[T any](h *handler, msg string, call func(context.Context, string)
 	}
 }
 
-// logs streams a run's log as JSON lines, buffered so a failure can still
-// become a JSON error with its status.
+// logs streams a run's log as JSON lines, however long it is: nothing is
+// held in memory. A failure before the first byte is a JSON error with
+// its status; one after it cuts the response short, so the client sees
+// an error rather than a log that merely looks complete.
 func logs(h *handler, write func(context.Context, string, io.Writer) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		var buf bytes.Buffer
-		if err := write(r.Context(), r.PathValue("name"), &buf); err != nil {
+		sw := &streamStart{w: w, rc: http.NewResponseController(w)}
+		err := write(r.Context(), r.PathValue("name"), sw)
+		switch {
+		case err != nil && !sw.started:
 			h.fail(w, r, err)
-			return
+		case err != nil:
+			h.log.Warn("Log download cut short", zap.String("path", r.URL.Path), zap.Error(err))
+			panic(http.ErrAbortHandler)
+		case !sw.started:
+			sw.start()
 		}
-		w.Header().Set("Content-Type", "application/x-ndjson")
-		_, _ = buf.WriteTo(w)
 	}
+}
+
+// streamStart sends the success header with the first byte, and each
+// write at once.
+type streamStart struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	started bool
+}
+
+func (s *streamStart) start() {
+	s.w.Header().Set("Content-Type", mediaNDJSON)
+	s.w.WriteHeader(http.StatusOK)
+	s.started = true
+}
+
+func (s *streamStart) Write(p []byte) (int, error) {
+	if !s.started {
+		s.start()
+	}
+	n, err := s.w.Write(p)
+	if err == nil {
+		err = s.rc.Flush()
+	}
+	return n, err
 }
 
 func (h *handler) deleteBackup(w http.ResponseWriter, r *http.Request) {
