@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -33,8 +34,18 @@ type Location struct {
 	bucket *blob.Bucket
 }
 
+// fileOptions are the fileblob options a file location gets unless its
+// URL sets them: create the directory, private directories, no sidecar
+// metadata files, and no staging in $TMPDIR (a killed writer leaves no
+// copy of a backup where other users may look, and the final rename
+// stays on one file system).
+var fileOptions = []struct{ key, value string }{
+	{"create_dir", "true"}, {"dir_file_mode", "0700"}, {"metadata", "skip"}, {"no_tmp_dir", "true"},
+}
+
 // Normalize turns a bare directory path into a file:// URL and adds the
-// fileblob options cairn relies on (create the directory, no sidecar files).
+// fileblob options cairn relies on (create the directory, private
+// directories, no sidecar files, no staging in $TMPDIR).
 func Normalize(raw string) (string, error) {
 	if raw == "" {
 		return "", errors.New("backup location URL is empty")
@@ -58,11 +69,10 @@ func Normalize(raw string) (string, error) {
 			return "", fmt.Errorf("backup location %q: a file:// URL needs an absolute path, such as file:///var/lib/cairn/location", raw)
 		}
 		q := u.Query()
-		if !q.Has("create_dir") {
-			q.Set("create_dir", "true")
-		}
-		if !q.Has("metadata") {
-			q.Set("metadata", "skip")
+		for _, o := range fileOptions {
+			if !q.Has(o.key) {
+				q.Set(o.key, o.value)
+			}
 		}
 		u.RawQuery = q.Encode()
 	case "s3", "gs", "azblob", "mem":
@@ -80,11 +90,10 @@ func Display(normalized string) string {
 		return normalized
 	}
 	q := u.Query()
-	if q.Get("create_dir") == "true" {
-		q.Del("create_dir")
-	}
-	if q.Get("metadata") == "skip" {
-		q.Del("metadata")
+	for _, o := range fileOptions {
+		if q.Get(o.key) == o.value {
+			q.Del(o.key)
+		}
 	}
 	u.RawQuery = q.Encode()
 	return u.String()
@@ -246,11 +255,20 @@ func (l *Location) Size(ctx context.Context, key string) (int64, error) {
 	return attrs.Size, nil
 }
 
-// Keys lists every key under prefix, in lexical order.
+// Keys lists every key under prefix, in lexical order. A file location's
+// writes under way (or cut short by a kill) are not keys.
 func (l *Location) Keys(ctx context.Context, prefix string) ([]string, error) {
 	return l.list(ctx, &blob.ListOptions{Prefix: prefix}, func(obj *blob.ListObject) (string, bool) {
-		return obj.Key, true
+		return obj.Key, !l.staging(obj.Key)
 	})
+}
+
+// stagingFile is how fileblob names a write under way beside its key
+// (no_tmp_dir): <key>.<nanoseconds in hex>.tmp.
+var stagingFile = regexp.MustCompile(`\.[0-9a-f]+\.tmp$`)
+
+func (l *Location) staging(key string) bool {
+	return strings.HasPrefix(l.URL, "file:") && stagingFile.MatchString(key)
 }
 
 // Dirs lists the immediate "sub-directories" of prefix (which must end in
@@ -299,12 +317,14 @@ func (l *Location) list(ctx context.Context, opts *blob.ListOptions, keep func(*
 	}
 }
 
-// DeletePrefix deletes every object under prefix. Deleting what is already
+// DeletePrefix deletes every object under prefix, with the staging files
+// of writes cut short there. Deleting what is already
 // gone is not an error, so a retried cleanup succeeds. progress, when not
 // nil, is called after each object (an activity heartbeats there: a
 // prefix may hold thousands of objects).
 func (l *Location) DeletePrefix(ctx context.Context, prefix string, progress func(deleted int)) error {
-	keys, err := l.Keys(ctx, prefix)
+	// Staging files too: a writer killed mid-write left them.
+	keys, err := l.list(ctx, &blob.ListOptions{Prefix: prefix}, func(obj *blob.ListObject) (string, bool) { return obj.Key, true })
 	if err != nil {
 		return err
 	}

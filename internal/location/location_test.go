@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -22,7 +24,7 @@ func openTemp(t *testing.T) *Location {
 func TestNormalize(t *testing.T) {
 	u, err := Normalize("file:///var/lib/cairn")
 	require.NoError(t, err)
-	assert.Equal(t, "file:///var/lib/cairn?create_dir=true&metadata=skip", u)
+	assert.Equal(t, "file:///var/lib/cairn?create_dir=true&dir_file_mode=0700&metadata=skip&no_tmp_dir=true", u)
 	_, err = Normalize("file://relative/path")
 	assert.ErrorContains(t, err, "absolute path")
 	_, err = Normalize("ftp://host/x")
@@ -32,6 +34,48 @@ func TestNormalize(t *testing.T) {
 	u, err = Normalize("s3://bucket/prefix?region=eu-west-1")
 	require.NoError(t, err)
 	assert.Equal(t, "s3://bucket/prefix?region=eu-west-1", u, "cloud URLs pass through unchanged")
+}
+
+// A file location stages a write beside its key, in a private directory,
+// never in $TMPDIR.
+func TestFileLocationStagesBesideTheKey(t *testing.T) {
+	ctx := context.Background()
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	dir := filepath.Join(t.TempDir(), "loc")
+	loc, err := Open(ctx, dir)
+	require.NoError(t, err)
+	defer loc.Close()
+	w, err := loc.NewWriter(ctx, "backups/b/resources.tar.gz")
+	require.NoError(t, err)
+	_, err = w.Write([]byte("secret data"))
+	require.NoError(t, err)
+	staged, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	assert.Empty(t, staged, "nothing staged in $TMPDIR")
+	require.NoError(t, w.Close())
+	info, err := os.Stat(filepath.Join(dir, "backups", "b"))
+	require.NoError(t, err)
+	assert.Zero(t, info.Mode().Perm()&0o077, "the key's directory is private")
+}
+
+// A write cut short by a kill leaves its staging file beside the key: it
+// is not a key, and deleting the prefix removes it.
+func TestStagingFilesAreNotKeys(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "loc")
+	loc, err := Open(ctx, dir)
+	require.NoError(t, err)
+	defer loc.Close()
+	require.NoError(t, loc.WriteAll(ctx, "backups/b/backup.json", []byte("{}")))
+	left := filepath.Join(dir, "backups", "b", "resources.tar.gz.18eaf6cf59904310.tmp")
+	require.NoError(t, os.WriteFile(left, []byte("half a tarball"), 0o600))
+	keys, err := loc.Keys(ctx, "backups/b/")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"backups/b/backup.json"}, keys)
+	require.NoError(t, loc.DeletePrefix(ctx, "backups/b/", nil))
+	_, err = os.Stat(left)
+	assert.True(t, os.IsNotExist(err), "the staging file is deleted with its prefix")
 }
 
 func TestAbortedWriterLeavesNothing(t *testing.T) {
