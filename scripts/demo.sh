@@ -44,8 +44,10 @@ sed -n '/cairn dev is up/,/Press Ctrl-C/p' "$log"
 
 kubeconfig="$data_dir/sandbox/kubeconfig"
 csi_dir="$data_dir/sandbox/csi"
+writer=()
+grep -q "node cairn-node" "$log" && writer=(--writer-pod) # a pod on the node writes the claim's files
 if [ -d "$csi_dir" ]; then
-	go run ./tests/sample --kubeconfig "$kubeconfig" --namespace shop --csi-state-dir "$csi_dir"
+	go run ./tests/sample --kubeconfig "$kubeconfig" --namespace shop --csi-state-dir "$csi_dir" "${writer[@]}"
 	volume_flags=(--snapshot-move-data --native-snapshots delete)
 else
 	go run ./tests/sample --kubeconfig "$kubeconfig" --namespace shop
