@@ -26,9 +26,9 @@ import (
 // directory itself.
 func (n *node) clean() error {
 	var errs []error
-	killMatching(func(cmdline string) bool {
-		return strings.Contains(cmdline, "containerd-shim") && strings.Contains(cmdline, n.socket())
-	})
+	for _, pid := range pidsMatching(shimOf(n.socket())) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
 	errs = append(errs, killCgroupProcs())
 	errs = append(errs, unmountUnder(n.dir), unmountUnder(nodeKubeletDir))
 	errs = append(errs, removeCgroups())
@@ -145,18 +145,28 @@ func removeChainsOf(bin, table string) error {
 	return errors.Join(errs...)
 }
 
-// killMatching SIGKILLs every process whose command line matches.
-func killMatching(match func(cmdline string) bool) {
+// pidsMatching lists the processes but this one whose command line, its
+// arguments joined by spaces, match accepts. A zombie's is empty.
+func pidsMatching(match func(cmdline string) bool) []int {
 	entries, _ := os.ReadDir("/proc")
+	var pids []int
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid == os.Getpid() {
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && match(strings.ReplaceAll(string(data), "\x00", " ")) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+		if err == nil && len(data) > 0 && match(strings.ReplaceAll(string(data), "\x00", " ")) {
+			pids = append(pids, pid)
 		}
+	}
+	return pids
+}
+
+// shimOf matches the shims of the containerd that listens on socket.
+func shimOf(socket string) func(cmdline string) bool {
+	return func(cmdline string) bool {
+		return strings.Contains(cmdline, "containerd-shim") && strings.Contains(cmdline, socket)
 	}
 }
 

@@ -22,9 +22,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/remotecommand"
+	watchtools "k8s.io/client-go/tools/watch"
 )
 
 // nodeBinDir is the bin dir of a test that starts a node: the node's
@@ -142,30 +145,32 @@ func runSleeper(c *Cluster) error {
 	if _, err := c.cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
-	for {
-		p, err := c.cs.CoreV1().Pods("default").Get(ctx, "sleeper", metav1.GetOptions{})
-		if err == nil && p.Status.Phase == corev1.PodRunning {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("pod sleeper not running: %v", ctx.Err())
-		case <-time.After(200 * time.Millisecond):
-		}
+	_, err := podWhen(ctx, c.cs, "sleeper", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	return err
+}
+
+// podWhen watches pod name in namespace default until cond holds for it.
+func podWhen(ctx context.Context, cs kubernetes.Interface, name string, cond func(*corev1.Pod) bool) (*corev1.Pod, error) {
+	lw := cache.NewFilteredListWatchFromClient(cs.CoreV1().RESTClient(), "pods", "default", func(o *metav1.ListOptions) {
+		o.FieldSelector = "metadata.name=" + name
+	})
+	ev, err := watchtools.UntilWithSync(ctx, lw, &corev1.Pod{}, nil, func(ev watch.Event) (bool, error) {
+		p, ok := ev.Object.(*corev1.Pod)
+		return ok && cond(p), nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pod %s: %w", name, err)
 	}
+	return ev.Object.(*corev1.Pod), nil
 }
 
 func waitPod(t *testing.T, cs kubernetes.Interface, name string, cond func(*corev1.Pod) bool) *corev1.Pod {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		p, err := cs.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{})
-		if err == nil && cond(p) {
-			return p
-		}
-		require.True(t, time.Now().Before(deadline), "pod %s: %+v (%v)", name, p.Status, err)
-		time.Sleep(200 * time.Millisecond)
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a bound for a broken node, not a verdict
+	defer cancel()
+	p, err := podWhen(ctx, cs, name, cond)
+	require.NoError(t, err)
+	return p
 }
 
 func execInPod(t *testing.T, c *Cluster, ns, pod string, command ...string) string {
@@ -206,36 +211,17 @@ func waitHTTP(t *testing.T, url string) string {
 // command line has marker.
 func killContainer(t *testing.T, marker string) {
 	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	require.NoError(t, err)
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !strings.Contains(strings.ReplaceAll(string(data), "\x00", " "), marker) {
-			continue
-		}
-		var pid int
-		_, err = fmt.Sscan(e.Name(), &pid)
-		require.NoError(t, err)
-		require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
-		return
-	}
-	t.Fatalf("no process runs %q", marker)
+	pids := pidsMatching(func(cmdline string) bool { return strings.Contains(cmdline, marker) })
+	require.Len(t, pids, 1, "one process runs %q", marker)
+	require.NoError(t, syscall.Kill(pids[0], syscall.SIGKILL))
 }
 
 // assertNoNodeLeftovers: no live shim of the node's containerd, no mount
 // under the data dir, no bridge, no iptables chain, no cgroup.
 func assertNoNodeLeftovers(t *testing.T, dataDir string) {
 	t.Helper()
-	socket := filepath.Join(dataDir, nodeDir, "containerd")
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		zombie := bytes.Contains(stat, []byte(") Z "))
-		if !zombie && bytes.Contains(cmdline, []byte("containerd-shim")) && bytes.Contains(cmdline, []byte(socket)) {
-			t.Errorf("containerd shim %s is left: %s", e.Name(), bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
-		}
-	}
+	socket := (&node{dir: filepath.Join(dataDir, nodeDir)}).socket()
+	assert.Empty(t, pidsMatching(shimOf(socket)), "containerd shims left")
 	for _, dir := range []string{dataDir, nodeKubeletDir} {
 		mounts, err := mountsUnder(dir)
 		require.NoError(t, err)
