@@ -32,6 +32,8 @@ var ErrNotFound = errors.New("not found in backup location")
 type Location struct {
 	URL    string
 	bucket *blob.Bucket
+	// stages: a file location, whose writes stage beside their keys.
+	stages bool
 }
 
 // fileOptions are the fileblob options a file location gets unless its
@@ -105,9 +107,10 @@ func Open(ctx context.Context, rawURL string) (*Location, error) {
 	if err != nil {
 		return nil, err
 	}
-	if strings.HasPrefix(normalized, "file://") {
+	file := strings.HasPrefix(normalized, "file://")
+	if file {
 		u, _ := url.Parse(normalized)
-		if err := os.MkdirAll(u.Path, 0o755); err != nil {
+		if err := os.MkdirAll(u.Path, 0o700); err != nil {
 			return nil, fmt.Errorf("backup location %s: %w", rawURL, err)
 		}
 	}
@@ -115,7 +118,7 @@ func Open(ctx context.Context, rawURL string) (*Location, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open backup location %s: %w", rawURL, err)
 	}
-	return &Location{URL: normalized, bucket: b}, nil
+	return &Location{URL: normalized, bucket: b, stages: file}, nil
 }
 
 // Close releases the location's resources.
@@ -258,8 +261,12 @@ func (l *Location) Size(ctx context.Context, key string) (int64, error) {
 // Keys lists every key under prefix, in lexical order. A file location's
 // writes under way (or cut short by a kill) are not keys.
 func (l *Location) Keys(ctx context.Context, prefix string) ([]string, error) {
+	return l.keys(ctx, prefix, false)
+}
+
+func (l *Location) keys(ctx context.Context, prefix string, withStaging bool) ([]string, error) {
 	return l.list(ctx, &blob.ListOptions{Prefix: prefix}, func(obj *blob.ListObject) (string, bool) {
-		return obj.Key, !l.staging(obj.Key)
+		return obj.Key, withStaging || !l.staging(obj.Key)
 	})
 }
 
@@ -268,7 +275,7 @@ func (l *Location) Keys(ctx context.Context, prefix string) ([]string, error) {
 var stagingFile = regexp.MustCompile(`\.[0-9a-f]+\.tmp$`)
 
 func (l *Location) staging(key string) bool {
-	return strings.HasPrefix(l.URL, "file:") && stagingFile.MatchString(key)
+	return l.stages && strings.HasSuffix(key, ".tmp") && stagingFile.MatchString(key)
 }
 
 // Dirs lists the immediate "sub-directories" of prefix (which must end in
@@ -323,8 +330,7 @@ func (l *Location) list(ctx context.Context, opts *blob.ListOptions, keep func(*
 // nil, is called after each object (an activity heartbeats there: a
 // prefix may hold thousands of objects).
 func (l *Location) DeletePrefix(ctx context.Context, prefix string, progress func(deleted int)) error {
-	// Staging files too: a writer killed mid-write left them.
-	keys, err := l.list(ctx, &blob.ListOptions{Prefix: prefix}, func(obj *blob.ListObject) (string, bool) { return obj.Key, true })
+	keys, err := l.keys(ctx, prefix, true)
 	if err != nil {
 		return err
 	}
