@@ -84,14 +84,14 @@ func withUser(ctx context.Context, u *User) context.Context {
 	return context.WithValue(ctx, userKey{}, u)
 }
 
-// UserFrom is the authenticated user of a request's context, or nil.
-func UserFrom(ctx context.Context) *User {
+// userFrom is the authenticated user of a request's context, or nil.
+func userFrom(ctx context.Context) *User {
 	u, _ := ctx.Value(userKey{}).(*User)
 	return u
 }
 
 func userName(ctx context.Context) string {
-	if u := UserFrom(ctx); u != nil {
+	if u := userFrom(ctx); u != nil {
 		return u.Name
 	}
 	return ""
@@ -144,7 +144,7 @@ func (h *handler) guarded(rt route) http.HandlerFunc {
 // authorize returns a ForbiddenError unless the context's user may do
 // what access names.
 func (h *handler) authorize(ctx context.Context, access Access) error {
-	user := UserFrom(ctx)
+	user := userFrom(ctx)
 	if user == nil {
 		return &UnauthenticatedError{Message: "no authenticated user"}
 	}

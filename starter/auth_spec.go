@@ -2,6 +2,7 @@ package starter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -77,7 +78,8 @@ func (h *handler) authorizeRestore(ctx context.Context, req *CreateRestoreReques
 	}
 	clusterWide := Access{Verb: "create", Resource: ResourceRestores}
 	err := h.authorize(ctx, clusterWide)
-	if _, forbidden := err.(*ForbiddenError); forbidden && req.ClusterResources != workflows.ClusterResourcesInclude {
+	var forbidden *ForbiddenError
+	if errors.As(err, &forbidden) && req.ClusterResources != workflows.ClusterResourcesInclude {
 		req.ClusterScopedDenied = fmt.Sprintf("%s may not restore cluster-scoped objects (needs %s)", userName(ctx), clusterWide)
 		return nil
 	}

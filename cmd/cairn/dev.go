@@ -170,8 +170,8 @@ func devCluster(ctx context.Context, g *globals, df *devFlags, log *zap.Logger) 
 	if csi {
 		desc += fmt.Sprintf("\n                CSI volumes: StorageClass %s, VolumeSnapshotClass %s", sandbox.CSIStorageClass, sandbox.CSISnapshotClass)
 		// Data movers are local processes reading the test driver's
-		// directories: the driver has no node service yet for a data
-		// mover pod to mount a claim with.
+		// directories: a data mover pod would need a cairn image on the
+		// node, which `cairn dev` has no static build of.
 		dm := &df.worker.dataMover
 		dm.exposer, dm.csiStateDir = "process", cluster.CSIStateDir()
 		if dm.repo.passwordFile == "" && os.Getenv(envRepositoryPassword) == "" {

@@ -192,12 +192,6 @@ func (p *Process) HandOver(ctx context.Context, t Target, ref ClaimRef, progress
 // stopMovers stops every data mover of the target and forgets it, with
 // its kopia cache.
 func (p *Process) stopMovers(t Target) error {
-	caches, _ := filepath.Glob(filepath.Join(p.StateDir, t.Name()+"-*.kopia"))
-	defer func() {
-		for _, dir := range caches {
-			_ = os.RemoveAll(dir)
-		}
-	}()
 	records, _ := filepath.Glob(filepath.Join(p.StateDir, t.Name()+"-*.json"))
 	for _, path := range records {
 		var rec processRecord
@@ -207,6 +201,12 @@ func (p *Process) stopMovers(t Target) error {
 		}
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("remove data mover record: %w", err)
+		}
+	}
+	caches, _ := filepath.Glob(filepath.Join(p.StateDir, t.Name()+"-*.kopia"))
+	for _, dir := range caches {
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("remove data mover kopia cache: %w", err)
 		}
 	}
 	return nil
