@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"sync"
 	"time"
 
@@ -127,8 +128,12 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	// The node first: the CSI driver registers with its kubelet.
 	registrationDir := ""
 	if opts.Node {
+		apiURL, err := url.Parse(cfg.Host)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: API server address: %w", err)
+		}
 		if c.node, err = startNode(ctx, c, nodeConfig{binDir: opts.BinDir, dataDir: opts.DataDir, kubeconfig: c.kubeconfig,
-			cairnBinary: opts.CairnBinary}); err != nil {
+			cairnBinary: opts.CairnBinary, apiServer: apiURL.Host}); err != nil {
 			return nil, err
 		}
 		registrationDir = c.node.registrationDir()

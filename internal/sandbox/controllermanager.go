@@ -18,8 +18,9 @@ type controllerManagerConfig struct {
 	logPath    string
 	certDir    string // the API server's: SA signing key and serving CA
 	// node adds the controllers a cluster with a node needs: node
-	// lifecycle (lifts the not-ready taint), service accounts, endpoint
-	// slices (for kube-proxy), deployments and replica sets.
+	// lifecycle (lifts the not-ready taint), service accounts and the
+	// kube-root-ca.crt ConfigMap (for the pods' tokens), endpoint slices
+	// (for kube-proxy), deployments and replica sets.
 	node bool
 }
 
@@ -45,8 +46,8 @@ func controllerManagerArgs(c controllerManagerConfig, log *zap.Logger) []string 
 		log.Warn("no service account signing key: legacy service account tokens stay empty", zap.Error(err))
 	}
 	if c.node {
-		controllers += ",node-lifecycle-controller,serviceaccount-controller,endpointslice-controller," +
-			"replicaset-controller,deployment-controller"
+		controllers += ",node-lifecycle-controller,serviceaccount-controller,root-ca-certificate-publisher-controller," +
+			"endpointslice-controller,replicaset-controller,deployment-controller"
 	}
 	return append(args, "--controllers="+controllers)
 }

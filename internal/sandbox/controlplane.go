@@ -4,14 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"go.uber.org/zap"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-
-	"github.com/cairn-backup/cairn/internal/atomicfile"
 )
 
 const (
@@ -21,11 +18,6 @@ const (
 	componentStartTimeout = 60 * time.Second
 	// componentStopTimeout bounds each one's stop before envtest kills it.
 	componentStopTimeout = 20 * time.Second
-	// saSigningKey is the file envtest writes the API server's service
-	// account signing key to, in the API server's cert dir.
-	saSigningKey = "sa-signer.key"
-	// servingCA is where we write the API server's serving CA.
-	servingCA = "ca.crt"
 )
 
 // controlPlane is etcd and kube-apiserver run by envtest.
@@ -48,6 +40,10 @@ func startControlPlane(opts Options) (cp *controlPlane, err error) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("sandbox: create %s: %w", dir, err)
 		}
+	}
+	ca, err := writeAPIServerCerts(certDir)
+	if err != nil {
+		return nil, err
 	}
 	cp = &controlPlane{}
 	defer func() {
@@ -89,20 +85,28 @@ func startControlPlane(opts Options) (cp *controlPlane, err error) {
 			},
 		},
 	}
-	// Without it the API server advertises the host's first address (for the
-	// "kubernetes" Service's endpoints); keep even that on loopback.
-	cp.env.ControlPlane.APIServer.Configure().Set("advertise-address", "127.0.0.1")
+	cp.env.ControlPlane.APIServer.SecureServing.CA = ca
+	apiserver := cp.env.ControlPlane.APIServer.Configure()
+	// The "kubernetes" Service's endpoint. Without a node, keep it on
+	// loopback (else the API server advertises the host's first address);
+	// with one, it is the node's bridge address, where apiForwarder
+	// brings the pods' connections to the API server on 127.0.0.1.
+	advertise := "127.0.0.1"
+	if opts.Node {
+		advertise = NodeIP
+		// envtest turns it off; pods need it for their service account
+		// tokens (in-cluster config), as in any real cluster.
+		apiserver.Disable("disable-admission-plugins")
+	}
+	apiserver.Set("advertise-address", advertise)
 	// The node's name resolves nowhere; its InternalIP is where the API
 	// server reaches the kubelet for logs and exec.
-	cp.env.ControlPlane.APIServer.Configure().Set("kubelet-preferred-address-types", "InternalIP")
-	cp.env.ControlPlane.APIServer.Configure().Set("service-cluster-ip-range", ServiceSubnet)
+	apiserver.Set("kubelet-preferred-address-types", "InternalIP")
+	apiserver.Set("service-cluster-ip-range", ServiceSubnet)
 	if _, err := cp.env.Start(); err != nil {
 		stopErr := cp.env.Stop()
 		return nil, fmt.Errorf("sandbox: start etcd and kube-apiserver (logs in %s): %w",
 			opts.DataDir, errors.Join(err, stopErr))
-	}
-	if err := atomicfile.Write(filepath.Join(certDir, servingCA), cp.env.ControlPlane.APIServer.SecureServing.CA, 0o600); err != nil {
-		return nil, errors.Join(fmt.Errorf("sandbox: %w", err), cp.stop())
 	}
 	opts.Log.Info("sandbox control plane up",
 		zap.String("apiserver", cp.env.Config.Host),

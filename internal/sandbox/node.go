@@ -63,6 +63,7 @@ type node struct {
 	kubelet    *process
 	scheduler  *process
 	proxy      *process
+	forwarder  *apiForwarder
 }
 
 type nodeConfig struct {
@@ -70,6 +71,7 @@ type nodeConfig struct {
 	cairnBinary string // "" for no CairnImage
 	dataDir     string
 	kubeconfig  string
+	apiServer   string // host:port on loopback
 }
 
 func (n *node) path(name string) string { return filepath.Join(n.dir, name) }
@@ -141,6 +143,9 @@ func startNode(ctx context.Context, c *Cluster, cfg nodeConfig) (_ *node, err er
 		return nil, err
 	}
 	if err := n.network(); err != nil {
+		return nil, err
+	}
+	if n.forwarder, err = startAPIForwarder(cfg.apiServer, n.log); err != nil {
 		return nil, err
 	}
 	if err := n.startContainerd(ctx); err != nil {
@@ -264,6 +269,9 @@ func (n *node) network() error {
 // stop stops the node's programs, then removes everything it made.
 func (n *node) stop() error {
 	var errs []error
+	if n.forwarder != nil {
+		n.forwarder.stop()
+	}
 	for _, p := range []*process{n.proxy, n.scheduler, n.kubelet, n.containerd} {
 		if p != nil {
 			errs = append(errs, p.Stop())

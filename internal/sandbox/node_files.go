@@ -19,7 +19,7 @@ func (n *node) writeFiles(cfg nodeConfig) error {
 		"resolv.conf":                 "",
 	}
 	r := strings.NewReplacer("@DIR@", n.dir, "@SOCKET@", n.socket(), "@KUBECONFIG@", cfg.kubeconfig,
-		"@BRIDGE@", NodeBridge, "@SUBNET@", PodSubnet, "@NODEIP@", NodeIP, "@CNIBIN@", cniPluginDir,
+		"@BRIDGE@", NodeBridge, "@SUBNET@", PodSubnet, "@SERVICES@", ServiceSubnet, "@NODEIP@", NodeIP, "@CNIBIN@", cniPluginDir,
 		"@PAUSE@", PauseImage, "@CGROUPROOT@", "/"+nodeCgroupRoot)
 	for name, text := range files {
 		path := n.path(name)
@@ -64,12 +64,14 @@ state = "@DIR@/containerd/state"
   path = "@DIR@/containerd/opt"
 `
 
-// cniConfig: pods on the bridge, no masquerade; the FORWARD rule the
-// node adds drops what they send elsewhere.
+// cniConfig: pods on the bridge, no masquerade, a route to the Services
+// (the API server among them) through the node; the FORWARD rule the node
+// adds drops what they send elsewhere.
 const cniConfig = `{"cniVersion": "0.4.0", "name": "cairn-sandbox", "plugins": [
   {"type": "bridge", "bridge": "@BRIDGE@", "isGateway": true, "ipMasq": false, "hairpinMode": true,
    "ipam": {"type": "host-local", "dataDir": "@DIR@/cni/ipam",
-            "ranges": [[{"subnet": "@SUBNET@", "gateway": "@NODEIP@"}]]}},
+            "ranges": [[{"subnet": "@SUBNET@", "gateway": "@NODEIP@"}]],
+            "routes": [{"dst": "@SERVICES@", "gw": "@NODEIP@"}]}},
   {"type": "portmap", "capabilities": {"portMappings": true}}
 ]}
 `

@@ -41,15 +41,37 @@ func nodeBinDir(t *testing.T) string {
 
 // TestNodeRunsPods starts a sandbox with its node: a pod runs with an
 // address on the bridge, its log and exec work through the API server,
-// a Service's ClusterIP reaches it, and the kubelet restarts its killed
+// a Service's ClusterIP reaches it, pods reach the API server with their
+// service account (in-cluster config), and the kubelet restarts a killed
 // container. Stop leaves nothing of the node behind.
 func TestNodeRunsPods(t *testing.T) {
 	binDir := nodeBinDir(t)
 	dataDir := t.TempDir()
 	ctx := context.Background()
 	hostState := hostStateOfNodes(t)
-	c := startClusterWith(t, Options{BinDir: binDir, DataDir: dataDir, Node: true})
+	// CairnImage runs a stand-in for cairn here: a program that asks the
+	// API server who it is, with client-go's in-cluster config.
+	c := startClusterWith(t, Options{BinDir: binDir, DataDir: dataDir, Node: true, CairnBinary: buildInCluster(t)})
 	cs := clientset(t, c)
+
+	for name, hostNetwork := range map[string]bool{"in-cluster": false, "in-cluster-host-network": true} {
+		_, err := cs.CoreV1().Pods("default").Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, HostNetwork: hostNetwork,
+				Containers: []corev1.Container{{Name: "main", Image: CairnImage, ImagePullPolicy: corev1.PullNever}}},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	for _, name := range []string{"in-cluster", "in-cluster-host-network"} {
+		done := waitPod(t, cs, name, func(p *corev1.Pod) bool {
+			return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+		})
+		logs, err := cs.CoreV1().Pods("default").GetLogs(name, &corev1.PodLogOptions{}).DoRaw(ctx)
+		require.NoError(t, err)
+		require.Equal(t, corev1.PodSucceeded, done.Status.Phase, "%s: %s", name, logs)
+		assert.Equal(t, fmt.Sprintf("host=https://%s:443 user=system:serviceaccount:default:default\n", KubernetesServiceIP),
+			string(logs), "%s reaches the API server as the kubernetes Service, with its token, and trusts its CA", name)
+	}
 
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", Labels: map[string]string{"app": "web"}},
@@ -92,6 +114,17 @@ func TestNodeRunsPods(t *testing.T) {
 	require.NoError(t, c.Stop())
 	assertNoNodeLeftovers(t, dataDir)
 	assert.Equal(t, hostState, hostStateOfNodes(t), "shim sockets, CNI results and pod logs outside the data dir")
+}
+
+// buildInCluster builds testdata/incluster, static, for CairnImage.
+func buildInCluster(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "incluster")
+	cmd := exec.Command("go", "build", "-o", bin, "./testdata/incluster")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return bin
 }
 
 // hostStateOfNodes lists the files nodes keep outside their directory.
