@@ -70,6 +70,9 @@ type BackupSpec struct {
 	// DataMoverTimeout bounds the move of one volume's data, retries
 	// included (nil: DefaultDataMoverTimeout).
 	DataMoverTimeout *metav1.Duration `json:"dataMoverTimeout,omitempty"`
+	// Hooks run commands in the selected pods before and after their
+	// volumes are snapshotted (pods' hook annotations take precedence).
+	Hooks *BackupHooks `json:"hooks,omitempty"`
 }
 
 // SnapshotsVolumes reports whether the backup snapshots volumes.
@@ -167,6 +170,7 @@ func (s BackupSpec) Validate() error {
 	}
 	problems = append(problems, nonPositive(map[string]*metav1.Duration{"csiSnapshotTimeout": s.CSISnapshotTimeout,
 		"dataMoverPrepareTimeout": s.DataMoverPrepareTimeout, "dataMoverTimeout": s.DataMoverTimeout})...)
+	problems = append(problems, s.Hooks.problems()...)
 	if len(problems) > 0 {
 		return &InvalidSpecError{What: "backup", Problems: problems}
 	}

@@ -63,6 +63,8 @@ type BackupStatus struct {
 	// Operations are the backup's async operations (one snapshot per
 	// volume), in plan order.
 	Operations []Operation `json:"operations,omitempty"`
+	// Hooks are the results of the backup's hooks, in the order they ended.
+	Hooks []HookResult `json:"hooks,omitempty"`
 }
 
 // SkippedResource is a resource type the plan left out, and why.

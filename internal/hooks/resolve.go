@@ -1,0 +1,166 @@
+// Package hooks finds the backup hooks of a pod: from its annotations,
+// under Velero's names or cairn's, or else from the backup spec's hook
+// resources that select it.
+package hooks
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/cairn-backup/cairn/internal/filter"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// AnnotationDomains are where a pod's hook annotations live, in order of
+// precedence: "<phase>.hook.backup.<domain>/<key>".
+var AnnotationDomains = []string{"cairn.io", "velero.io"}
+
+// The keys of a hook annotation.
+const (
+	keyContainer = "container"
+	keyCommand   = "command"
+	keyOnError   = "on-error"
+	keyTimeout   = "timeout"
+)
+
+// ForPod returns the pre and post hooks of a pod. For each phase, the
+// pod's annotations win; without them, every spec hook resource that
+// selects the pod contributes its hooks, in spec order. A hook that
+// cannot run carries its Problem.
+func ForPod(pod *corev1.Pod, spec *workflows.BackupHooks) (pre, post []workflows.PodHook) {
+	return forPhase(pod, spec, workflows.HookPre), forPhase(pod, spec, workflows.HookPost)
+}
+
+func forPhase(pod *corev1.Pod, spec *workflows.BackupHooks, phase workflows.HookPhase) []workflows.PodHook {
+	if h, ok := fromAnnotations(pod, phase); ok {
+		return []workflows.PodHook{h}
+	}
+	if spec == nil {
+		return nil
+	}
+	var out []workflows.PodHook
+	for _, r := range spec.Resources {
+		if !selects(r, pod) {
+			continue
+		}
+		hooks := r.Pre
+		if phase == workflows.HookPost {
+			hooks = r.Post
+		}
+		for _, h := range hooks {
+			if h.Exec == nil {
+				continue // refused by the spec's validation
+			}
+			out = append(out, resolve(pod, workflows.PodHook{
+				Source: "spec hook " + r.Name, Container: h.Exec.Container, Command: h.Exec.Command,
+				OnError: h.Exec.OnError, Timeout: timeoutOf(h.Exec.Timeout),
+			}))
+		}
+	}
+	return out
+}
+
+func selects(r workflows.BackupResourceHook, pod *corev1.Pod) bool {
+	globs, err := filter.NewGlobs(r.IncludedNamespaces, r.ExcludedNamespaces)
+	if err != nil || !globs.Match(pod.Namespace) {
+		return false
+	}
+	if r.LabelSelector == nil {
+		return true
+	}
+	sel, err := metav1.LabelSelectorAsSelector(r.LabelSelector)
+	return err == nil && sel.Matches(labels.Set(pod.Labels))
+}
+
+func timeoutOf(d *metav1.Duration) time.Duration {
+	if d == nil || d.Duration <= 0 {
+		return workflows.DefaultHookTimeout
+	}
+	return d.Duration
+}
+
+// fromAnnotations reads the pod's hook of a phase from the first domain
+// that has any of its keys.
+func fromAnnotations(pod *corev1.Pod, phase workflows.HookPhase) (workflows.PodHook, bool) {
+	for _, domain := range AnnotationDomains {
+		prefix := fmt.Sprintf("%s.hook.backup.%s/", phase, domain)
+		values := map[string]string{}
+		for _, key := range []string{keyContainer, keyCommand, keyOnError, keyTimeout} {
+			if v, ok := pod.Annotations[prefix+key]; ok {
+				values[key] = v
+			}
+		}
+		if len(values) == 0 {
+			continue
+		}
+		return resolve(pod, parseAnnotations(prefix, values)), true
+	}
+	return workflows.PodHook{}, false
+}
+
+// parseAnnotations makes a hook of the annotation values under prefix; the
+// first malformed one is its Problem.
+func parseAnnotations(prefix string, values map[string]string) workflows.PodHook {
+	h := workflows.PodHook{Source: prefix, Container: values[keyContainer], OnError: workflows.HookOnError(values[keyOnError]),
+		Timeout: workflows.DefaultHookTimeout}
+	var problems []string
+	command, ok := values[keyCommand]
+	switch {
+	case !ok || strings.TrimSpace(command) == "":
+		problems = append(problems, fmt.Sprintf("annotation %s%s is missing or empty", prefix, keyCommand))
+	case strings.HasPrefix(strings.TrimSpace(command), "["):
+		if err := json.Unmarshal([]byte(command), &h.Command); err != nil || len(h.Command) == 0 {
+			problems = append(problems, fmt.Sprintf("annotation %s%s %q is not a JSON array of strings", prefix, keyCommand, command))
+		}
+	default:
+		h.Command = []string{command}
+	}
+	switch h.OnError {
+	case workflows.HookFail, workflows.HookContinue:
+	case "":
+		h.OnError = workflows.HookFail
+	default:
+		problems = append(problems, fmt.Sprintf("annotation %s%s %q must be Fail or Continue", prefix, keyOnError, h.OnError))
+		h.OnError = workflows.HookFail
+	}
+	if t, ok := values[keyTimeout]; ok {
+		d, err := time.ParseDuration(t)
+		if err != nil || d < 0 {
+			problems = append(problems, fmt.Sprintf("annotation %s%s %q is not a duration such as 30s or 5m", prefix, keyTimeout, t))
+		} else if d > 0 {
+			h.Timeout = d
+		}
+	}
+	h.Problem = strings.Join(problems, "; ")
+	return h
+}
+
+// resolve defaults the container to the pod's first and checks that the
+// pod has it.
+func resolve(pod *corev1.Pod, h workflows.PodHook) workflows.PodHook {
+	if h.OnError == "" {
+		h.OnError = workflows.HookFail
+	}
+	var names []string
+	for _, c := range pod.Spec.Containers {
+		names = append(names, c.Name)
+	}
+	if h.Container == "" && len(names) > 0 {
+		h.Container = names[0]
+	}
+	found := false
+	for _, n := range names {
+		found = found || n == h.Container
+	}
+	if !found && h.Problem == "" {
+		h.Problem = fmt.Sprintf("pod %s/%s has no container %q (it has %s)", pod.Namespace, pod.Name, h.Container,
+			strings.Join(names, ", "))
+	}
+	return h
+}
