@@ -1,0 +1,135 @@
+package hooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/pager"
+
+	"github.com/cairn-backup/cairn/activities/cluster"
+	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/internal/filter"
+	"github.com/cairn-backup/cairn/internal/hooks"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// hookResultsKey is the per-type results file the hook plan writes its
+// warnings to (read by finalize with the collect results).
+const hookResultsKey = "backup-hooks"
+
+// PlanBackupHooks finds the pods the backup holds that have hooks, with
+// the claims of theirs whose volumes it snapshots. A pod that is not
+// running is a warning: its hooks cannot run (as in Velero).
+func (a *Activities) PlanBackupHooks(ctx context.Context, in workflows.PlanHooksInput) (*workflows.PlanHooksResult, error) {
+	run, err := runlog.Start(ctx, a.Log, in.Backup, in.Location)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+	}
+	defer run.End()
+	var plan cluster.StoredPlan
+	if err := run.Loc.ReadJSON(ctx, run.Keys.Plan(), &plan); err != nil {
+		return nil, fmt.Errorf("read plan: %w", err)
+	}
+	res := &workflows.PlanHooksResult{Pods: []workflows.HookedPod{}}
+	if !plansPods(plan) {
+		return res, nil
+	}
+	snapshotted := map[string]bool{}
+	for _, v := range in.Volumes {
+		snapshotted[v.Key()] = true
+	}
+	err = a.eachSelectedPod(ctx, plan, func(p *corev1.Pod) error {
+		pre, post := hooks.ForPod(p, plan.Spec.Hooks)
+		if len(pre) == 0 && len(post) == 0 {
+			return nil
+		}
+		if p.Status.Phase != corev1.PodRunning {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("pod %s/%s is %s, not Running: its backup hooks do not run",
+				p.Namespace, p.Name, p.Status.Phase))
+			return nil
+		}
+		if len(res.Pods) == workflows.MaxHookedPods {
+			err := fmt.Errorf("more than %d pods of the backup have hooks; select fewer pods, or back them up in several backups",
+				workflows.MaxHookedPods)
+			return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
+		}
+		hp := workflows.HookedPod{Namespace: p.Namespace, Name: p.Name, Pre: pre, Post: post}
+		for _, vol := range p.Spec.Volumes {
+			if c := vol.PersistentVolumeClaim; c != nil && snapshotted[p.Namespace+"/"+c.ClaimName] {
+				hp.Claims = append(hp.Claims, p.Namespace+"/"+c.ClaimName)
+			}
+		}
+		res.Pods = append(res.Pods, hp)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(res.Pods, func(i, j int) bool { return res.Pods[i].Key() < res.Pods[j].Key() })
+	sort.Strings(res.Warnings)
+	for _, w := range res.Warnings {
+		run.Log.Warn("Backup hooks skipped", zap.String("reason", w))
+	}
+	tr := cluster.TypeResult{Resource: "pods", Warnings: res.Warnings}
+	if err := run.Loc.WriteJSON(ctx, run.Keys.TypeResult(hookResultsKey), tr); err != nil {
+		return nil, err
+	}
+	run.Log.Info("Planned backup hooks", zap.Int("pods", len(res.Pods)), zap.Int("skipped", len(res.Warnings)))
+	return res, nil
+}
+
+func plansPods(plan cluster.StoredPlan) bool {
+	for _, t := range plan.Types {
+		if t.Group == "" && t.Resource == "pods" {
+			return true
+		}
+	}
+	return false
+}
+
+// eachSelectedPod calls fn with each pod the backup's filters select,
+// listed page by page.
+func (a *Activities) eachSelectedPod(ctx context.Context, plan cluster.StoredPlan, fn func(*corev1.Pod) error) error {
+	spec := plan.Spec
+	labels, err := filter.NewLabels(spec.LabelSelector, spec.OrLabelSelectors)
+	if err != nil {
+		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
+	}
+	globs, err := filter.NewGlobs(spec.IncludedNamespaces, spec.ExcludedNamespaces)
+	if err != nil {
+		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
+	}
+	namespaces := plan.Namespaces
+	if plan.AllNamespaces {
+		namespaces = []string{metav1.NamespaceAll}
+	}
+	for _, ns := range namespaces {
+		p := pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return a.Kube.CoreV1().Pods(ns).List(ctx, opts)
+		})
+		err := p.EachListItem(ctx, metav1.ListOptions{}, func(obj runtime.Object) error {
+			activity.RecordHeartbeat(ctx)
+			pod := obj.(*corev1.Pod)
+			if !globs.Match(pod.Namespace) || !labels.Match(pod.Labels) {
+				return nil
+			}
+			return fn(pod)
+		})
+		var appErr *temporal.ApplicationError
+		if errors.As(err, &appErr) {
+			return err // fn's, as it is: Temporal reads its type
+		}
+		if err != nil {
+			return fmt.Errorf("list pods: %w", err)
+		}
+	}
+	return nil
+}
