@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-backup/cairn/activities/csi"
 	"github.com/cairn-backup/cairn/activities/datamover"
 	"github.com/cairn-backup/cairn/activities/expose"
+	"github.com/cairn-backup/cairn/activities/hooks"
 	"github.com/cairn-backup/cairn/activities/repository"
 	"github.com/cairn-backup/cairn/activities/restore"
 	"github.com/cairn-backup/cairn/activities/store"
@@ -118,6 +119,7 @@ func (h *historyHarness) startWorker() {
 		ex *expose.Activities
 		rs *restore.Activities
 		rp *repository.Activities
+		hk *hooks.Activities
 	)
 	fake(w, cl.PlanBackup, func(context.Context, workflows.PlanInput) (*workflows.PlanResult, error) {
 		return &workflows.PlanResult{}, nil
@@ -129,6 +131,9 @@ func (h *historyHarness) startWorker() {
 				PersistentVolume: fmt.Sprintf("pv-%d", i), Driver: "d", VolumeHandle: fmt.Sprintf("h%d", i), SnapshotClass: "c"})
 		}
 		return res, nil
+	})
+	fake(w, hk.PlanBackupHooks, func(context.Context, workflows.PlanHooksInput) (*workflows.PlanHooksResult, error) {
+		return &workflows.PlanHooksResult{}, nil
 	})
 	fake(w, cs.CreateVolumeSnapshot, func(_ context.Context, in workflows.CreateSnapshotInput) (*workflows.CreateSnapshotResult, error) {
 		return &workflows.CreateSnapshotResult{Name: workflows.SnapshotName(in.Backup, in.Volume)}, nil

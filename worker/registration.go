@@ -53,6 +53,9 @@ func workerActivities(a Activities) []any {
 		list = append(list, c.PlanVolumes, c.CreateVolumeSnapshot, c.WaitVolumeSnapshot,
 			c.RemoveVolumeSnapshot, c.CollectVolumeSnapshots, c.DeleteBackupSnapshots)
 	}
+	if h := a.Hooks; h != nil {
+		list = append(list, h.PlanBackupHooks, h.RunPodHooks)
+	}
 	if e := a.Expose; e != nil {
 		list = append(list, e.ExposeVolume, e.DiagnoseExposure, e.CleanupExposure, e.PlaceDataMover,
 			e.RequestDataMoverSlot, e.ClosedSlotHolders, e.HandOverVolume, e.FinishVolumeRestores)

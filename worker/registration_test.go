@@ -20,6 +20,7 @@ import (
 	"github.com/cairn-backup/cairn/activities/datamover"
 	"github.com/cairn-backup/cairn/activities/etcd"
 	"github.com/cairn-backup/cairn/activities/expose"
+	"github.com/cairn-backup/cairn/activities/hooks"
 	"github.com/cairn-backup/cairn/activities/repository"
 	"github.com/cairn-backup/cairn/activities/restore"
 	"github.com/cairn-backup/cairn/activities/store"
@@ -145,7 +146,8 @@ func TestEveryCalledActivityIsRegistered(t *testing.T) {
 
 	w := newRecorder()
 	Register(w, Activities{Cluster: &cluster.Activities{}, Store: &store.Activities{}, Restore: &restore.Activities{},
-		Etcd: &etcd.Activities{}, CSI: &csi.Activities{}, Expose: &expose.Activities{}, Repo: &repository.Activities{}})
+		Etcd: &etcd.Activities{}, CSI: &csi.Activities{}, Hooks: &hooks.Activities{}, Expose: &expose.Activities{},
+		Repo: &repository.Activities{}})
 	dm := newRecorder()
 	registerDataMover(dm, &datamover.Activities{})
 

@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-backup/cairn/activities/csi"
 	"github.com/cairn-backup/cairn/activities/etcd"
 	"github.com/cairn-backup/cairn/activities/expose"
+	"github.com/cairn-backup/cairn/activities/hooks"
 	"github.com/cairn-backup/cairn/activities/repository"
 	"github.com/cairn-backup/cairn/activities/restore"
 	"github.com/cairn-backup/cairn/activities/store"
@@ -124,6 +125,10 @@ func Run(ctx context.Context, c client.Client, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	hookActs, err := hooks.New(clients, cfg.Log)
+	if err != nil {
+		return err
+	}
 	exp, err := cfg.DataMovement.exposer(csiActs)
 	if err != nil {
 		return err
@@ -135,7 +140,7 @@ func Run(ctx context.Context, c client.Client, cfg Config) error {
 	exposeActs := &expose.Activities{Exposer: exp, Namespace: ns, Log: cfg.Log, Concurrency: cfg.DataMovement.Concurrency, Temporal: c}
 	repoActs := &repository.Activities{Repository: cfg.DataMovement.Repository, Log: cfg.Log}
 	w := New(c, Activities{Cluster: clusterActs, Store: storeActs, Restore: restoreActs, Etcd: etcdActs, CSI: csiActs,
-		Expose: exposeActs, Repo: repoActs}, cfg.Options)
+		Hooks: hookActs, Expose: exposeActs, Repo: repoActs}, cfg.Options)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-backup/cairn/activities/csi"
 	"github.com/cairn-backup/cairn/activities/etcd"
 	"github.com/cairn-backup/cairn/activities/expose"
+	"github.com/cairn-backup/cairn/activities/hooks"
 	"github.com/cairn-backup/cairn/activities/repository"
 	"github.com/cairn-backup/cairn/activities/restore"
 	"github.com/cairn-backup/cairn/activities/store"
@@ -24,6 +25,7 @@ type Activities struct {
 	Restore *restore.Activities
 	Etcd    *etcd.Activities
 	CSI     *csi.Activities
+	Hooks   *hooks.Activities
 	Expose  *expose.Activities
 	Repo    *repository.Activities
 }

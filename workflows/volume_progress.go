@@ -10,4 +10,7 @@ type OperationProgress struct {
 	ID       string         `json:"id"`
 	Phase    OperationPhase `json:"phase"`
 	Progress string         `json:"progress"`
+	// SnapshotReady: the volume's snapshot is ready (its data may still
+	// be moving); the post hooks of the pods that mount it may run.
+	SnapshotReady bool `json:"snapshotReady,omitempty"`
 }

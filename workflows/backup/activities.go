@@ -3,6 +3,7 @@ package backup
 import (
 	"github.com/cairn-backup/cairn/activities/cluster"
 	"github.com/cairn-backup/cairn/activities/csi"
+	"github.com/cairn-backup/cairn/activities/hooks"
 	"github.com/cairn-backup/cairn/activities/repository"
 	"github.com/cairn-backup/cairn/activities/store"
 )
@@ -14,6 +15,7 @@ import (
 var (
 	clusterActs    *cluster.Activities
 	csiActs        *csi.Activities
+	hookActs       *hooks.Activities
 	repositoryActs *repository.Activities
 	storeActs      *store.Activities
 )

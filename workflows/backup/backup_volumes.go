@@ -72,12 +72,18 @@ func (b *backupRun) ensureRepository(ctx workflow.Context) error {
 // WaitingForOperations. An operation that fails or times out makes the
 // backup PartiallyFailed; a canceled backup cancels its operations and
 // waits for them to clean up.
+//
+// Pods with hooks run their pre hooks before the first of their volumes
+// is snapshotted, and their post hooks once the last one's snapshot is
+// ready (before its data moves). A volume of a pod whose pre hook failed
+// with onError Fail is not snapshotted: its operation fails.
 func (b *backupRun) runOperations(ctx workflow.Context) error {
-	if len(b.status.Operations) == 0 {
+	if len(b.status.Operations) == 0 && !b.hasHooks() {
 		return nil
 	}
 	b.setPhase(ctx, workflows.PhaseWaitingForOperations)
 	b.listenForProgress(ctx)
+	b.hooksWithoutVolumes(ctx)
 
 	sel := workflow.NewSelector(ctx)
 	running := 0
@@ -90,6 +96,14 @@ func (b *backupRun) runOperations(ctx workflow.Context) error {
 			break
 		}
 		op := &b.status.Operations[i]
+		why := b.beforeSnapshot(ctx, op.Volume)
+		if ctx.Err() != nil {
+			break
+		}
+		if why != "" {
+			b.skipOperation(ctx, op, why)
+			continue
+		}
 		req := workflows.VolumeSnapshotRequest{
 			Backup: b.spec.Name, Location: b.spec.StorageLocation, OperationID: op.ID, Volume: op.Volume,
 			Timeout: op.Timeout, NativeSnapshots: b.spec.NativeSnapshots, HeartbeatTimeout: b.opts.HeartbeatTimeout.Duration,
@@ -125,6 +139,18 @@ func (b *backupRun) runOperations(ctx workflow.Context) error {
 	return nil
 }
 
+// skipOperation fails an operation that is not started: a pre hook of a
+// pod that mounts its volume failed (why).
+func (b *backupRun) skipOperation(ctx workflow.Context, op *workflows.Operation, why string) {
+	now := workflow.Now(ctx).UTC()
+	op.Updated = &now
+	op.Phase, op.Error = workflows.OperationFailed, "not snapshotted: "+why
+	b.status.Errors++
+	b.logger.Warn("Volume not snapshotted", "operation", op.ID, "reason", why)
+	b.snapshotTaken(ctx, op.Volume)
+	b.updateDetails(ctx)
+}
+
 // listenForProgress applies the children's progress signals to the
 // operations, for the status query and the Temporal UI.
 func (b *backupRun) listenForProgress(ctx workflow.Context) {
@@ -134,6 +160,9 @@ func (b *backupRun) listenForProgress(ctx workflow.Context) {
 			if op.ID == p.ID && !op.Phase.Done() {
 				now := workflow.Now(gctx).UTC()
 				op.Progress, op.Updated = p.Progress, &now
+				if p.SnapshotReady {
+					b.snapshotTaken(gctx, op.Volume)
+				}
 			}
 		}
 		b.updateDetails(gctx)
@@ -144,6 +173,7 @@ func (b *backupRun) recordOperation(ctx workflow.Context, op *workflows.Operatio
 	now := workflow.Now(ctx).UTC()
 	op.Updated = &now
 	op.Phase, op.Error = flow.ChildOutcome(err, res.Phase, res.Error)
+	b.snapshotTaken(ctx, op.Volume)
 	if err == nil {
 		op.Snapshot, op.Upload = res.Snapshot, res.Upload
 	}

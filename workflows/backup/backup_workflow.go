@@ -39,6 +39,7 @@ type backupRun struct {
 	opts   workflows.BackupOptions
 	logger log.Logger
 	status workflows.BackupStatus
+	hooks  *hookRun // nil: no hooks planned
 }
 
 func (b *backupRun) setup(ctx workflow.Context) error {
@@ -70,6 +71,9 @@ func (b *backupRun) run(ctx workflow.Context) (*workflows.BackupStatus, error) {
 	if err := b.planVolumes(ctx); err != nil {
 		return b.end(ctx, err)
 	}
+	if err := b.planHooks(ctx); err != nil {
+		return b.end(ctx, err)
+	}
 	if err := b.collectAll(ctx, plan.Types); err != nil {
 		return b.end(ctx, err)
 	}
@@ -81,6 +85,7 @@ func (b *backupRun) run(ctx workflow.Context) (*workflows.BackupStatus, error) {
 	if err := b.runOperations(ctx); err != nil {
 		return b.end(ctx, err)
 	}
+	b.finishHooks(ctx)
 
 	b.setPhase(ctx, workflows.PhaseFinalizing)
 	if err := b.collectSnapshots(ctx); err != nil {
@@ -89,8 +94,14 @@ func (b *backupRun) run(ctx workflow.Context) (*workflows.BackupStatus, error) {
 	final := workflows.PhaseCompleted
 	if b.status.Errors > 0 {
 		final = workflows.PhasePartiallyFailed
-		if r := b.operationsFailure(); r != "" {
-			b.status.FailureReason = r
+		var reasons []string
+		for _, r := range []string{b.hooksFailure(), b.operationsFailure()} {
+			if r != "" {
+				reasons = append(reasons, r)
+			}
+		}
+		if len(reasons) > 0 {
+			b.status.FailureReason = strings.Join(reasons, "; ")
 		}
 	}
 	if err := b.finalize(ctx, final); err != nil {
@@ -233,6 +244,7 @@ func (b *backupRun) finalize(ctx workflow.Context, final workflows.Phase) error 
 func (b *backupRun) end(ctx workflow.Context, runErr error) (*workflows.BackupStatus, error) {
 	canceled := runErr != nil && (temporal.IsCanceledError(runErr) || errors.Is(ctx.Err(), workflow.ErrCanceled))
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	b.finishHooks(dctx)
 	cleanup := workflows.CleanupInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, Discard: runErr != nil}
 	if runErr != nil {
 		cleanup.Phase, cleanup.StartTime = workflows.PhaseFailed, b.status.StartTime

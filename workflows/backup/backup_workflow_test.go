@@ -40,6 +40,14 @@ func (fakeActivities) Finalize(context.Context, workflows.FinalizeInput) (*workf
 
 func (fakeActivities) Cleanup(context.Context, workflows.CleanupInput) error { return nil }
 
+func (fakeActivities) PlanHooks(context.Context, workflows.PlanHooksInput) (*workflows.PlanHooksResult, error) {
+	return &workflows.PlanHooksResult{}, nil
+}
+
+func (fakeActivities) RunHooks(context.Context, workflows.RunHooksInput) (*workflows.RunHooksResult, error) {
+	return nil, nil
+}
+
 func newBackupEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
@@ -49,6 +57,8 @@ func newBackupEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	flowtest.Fake(env, clusterActs.CollectRelated, f.Related)
 	flowtest.Fake(env, storeActs.FinalizeBackup, f.Finalize)
 	flowtest.Fake(env, storeActs.CleanupBackupWork, f.Cleanup)
+	flowtest.Fake(env, hookActs.PlanBackupHooks, f.PlanHooks)
+	flowtest.Fake(env, hookActs.RunPodHooks, f.RunHooks)
 	flowtest.RegisterVolumeFakes(env)
 	env.RegisterWorkflowWithOptions(volume.VolumeSnapshotWorkflow, workflow.RegisterOptions{Name: workflows.VolumeSnapshotWorkflowName})
 	t.Cleanup(func() { env.AssertExpectations(t) })

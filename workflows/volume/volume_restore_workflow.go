@@ -31,7 +31,7 @@ func VolumeRestoreWorkflow(ctx workflow.Context, req workflows.VolumeRestoreRequ
 		heartbeat = workflows.DefaultHeartbeatTimeout
 	}
 	report := func(ctx workflow.Context, phase workflows.OperationPhase, progress string) {
-		reportProgress(ctx, logger, req.Volume.ID, phase, progress)
+		reportProgress(ctx, logger, workflows.OperationProgress{ID: req.Volume.ID, Phase: phase, Progress: progress})
 	}
 	m := &dataMove{
 		operationID: req.Volume.ID, prepareTimeout: req.PrepareTimeout, dataTimeout: req.DataTimeout, heartbeat: heartbeat,
@@ -81,15 +81,14 @@ func VolumeRestoreWorkflow(ctx workflow.Context, req workflows.VolumeRestoreRequ
 	return out, nil
 }
 
-// reportProgress tells the parent (a backup or a restore) where the
-// operation id is. A parent that has ended no longer listens; that is
+// reportProgress tells the parent (a backup or a restore) where
+// operation p.ID is. A parent that has ended no longer listens; that is
 // not the operation's problem.
-func reportProgress(ctx workflow.Context, logger log.Logger, id string, phase workflows.OperationPhase, progress string) {
+func reportProgress(ctx workflow.Context, logger log.Logger, p workflows.OperationProgress) {
 	parent := workflow.GetInfo(ctx).ParentWorkflowExecution
 	if parent == nil {
 		return
 	}
-	p := workflows.OperationProgress{ID: id, Phase: phase, Progress: progress}
 	if err := workflow.SignalExternalWorkflow(ctx, parent.ID, parent.RunID, workflows.SignalOperationProgress, p).Get(ctx, nil); err != nil {
 		logger.Debug("Progress not delivered", "error", err)
 	}

@@ -38,7 +38,12 @@ type volumeRun struct {
 	req    workflows.VolumeSnapshotRequest
 	name   string
 	logger log.Logger
+	ready  bool // the snapshot is ready: reports say so
 }
+
+// readyReportVersion marks the runs that report a ready snapshot before
+// moving its data, so the backup runs its pods' post hooks then.
+const readyReportVersion = "report-snapshot-ready"
 
 func (v *volumeRun) run(ctx workflow.Context) *workflows.VolumeSnapshotResult {
 	hb := v.heartbeat()
@@ -74,6 +79,10 @@ func (v *volumeRun) run(ctx workflow.Context) *workflows.VolumeSnapshotResult {
 		"restoreBytes", info.RestoreBytes)
 	if !v.req.MoveData {
 		return &workflows.VolumeSnapshotResult{Phase: workflows.OperationCompleted, Snapshot: &info}
+	}
+	if workflow.GetVersion(ctx, readyReportVersion, workflow.DefaultVersion, 1) == 1 {
+		v.ready = true
+		v.report(ctx, workflows.OperationInProgress, fmt.Sprintf("VolumeSnapshot %s ready; moving its data", created.Name))
 	}
 
 	up, err := v.moveData(ctx, &info)
@@ -137,5 +146,6 @@ func (v *volumeRun) removeSnapshot(ctx workflow.Context) error {
 
 // report tells the parent backup where this operation is.
 func (v *volumeRun) report(ctx workflow.Context, phase workflows.OperationPhase, progress string) {
-	reportProgress(ctx, v.logger, v.req.OperationID, phase, progress)
+	reportProgress(ctx, v.logger, workflows.OperationProgress{ID: v.req.OperationID, Phase: phase, Progress: progress,
+		SnapshotReady: v.ready})
 }
