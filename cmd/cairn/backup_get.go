@@ -97,6 +97,7 @@ func describeBackup(w io.Writer, v *starter.BackupView) {
 			row(w, n, fmt.Sprint(p.Items), state)
 		}
 	}
+	hooksTable(w, s.Hooks)
 	operationsTable(w, s.Operations)
 	skippedTable(w, s.Skipped)
 }

@@ -306,6 +306,15 @@ func (b *backupRun) updateDetails(ctx workflow.Context) {
 			}
 		}
 	}
+	if len(s.Hooks) > 0 {
+		failed := 0
+		for _, h := range s.Hooks {
+			if h.Failed() {
+				failed++
+			}
+		}
+		fmt.Fprintf(&sb, "- hooks: %d run, %d failed\n", len(s.Hooks), failed)
+	}
 	fmt.Fprintf(&sb, "- errors: %d, warnings: %d\n", s.Errors, s.Warnings)
 	if s.FailureReason != "" {
 		fmt.Fprintf(&sb, "- reason: %s\n", s.FailureReason)
