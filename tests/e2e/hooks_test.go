@@ -1,0 +1,208 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/cairn-backup/cairn/internal/sandbox"
+	"github.com/cairn-backup/cairn/internal/sandbox/csistate"
+	"github.com/cairn-backup/cairn/starter"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// TestBackupHooksOnRealPods runs backup hooks in pods on the sandbox's
+// node, from Velero's annotations and from the spec, through the API
+// server's exec.
+func TestBackupHooksOnRealPods(t *testing.T) {
+	s := newNodeStack(t)
+	m := &moverStack{stack: s, stateDir: filepath.Join(t.TempDir(), "datamovers")}
+	w := m.startMoverWorker()
+	ctx := context.Background()
+
+	t.Run("the snapshot and the moved data hold what the pre hook wrote; the live volume does not", func(t *testing.T) {
+		hookPod(t, s, "hk-consistent", map[string]string{
+			"pre.hook.backup.velero.io/command":  `["/bin/sh", "-c", "echo frozen > /data/marker && sync"]`,
+			"post.hook.backup.velero.io/command": `["/bin/sh", "-c", "rm /data/marker"]`,
+		})
+		_, err := s.starter.CreateBackup(ctx, moveRequest("hk-consistent-1", "hk-consistent"))
+		require.NoError(t, err)
+		v := s.waitDone("hk-consistent-1", 3*time.Minute)
+		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+		require.Len(t, v.Status.Hooks, 2, "%+v", v.Status.Hooks)
+		for _, r := range v.Status.Hooks {
+			assert.Equal(t, 0, r.ExitCode, "%+v", r)
+			assert.True(t, strings.HasSuffix(r.Source, ".hook.backup.velero.io/"), r.Source)
+		}
+		op := operation(t, v.Status, "hk-consistent", "data")
+		snap, err := os.ReadFile(filepath.Join(csistate.SnapshotDirForHandle(s.cluster.CSIStateDir(), op.Snapshot.Handle), "marker"))
+		require.NoError(t, err, "the snapshot holds the marker")
+		assert.Equal(t, "frozen\n", string(snap))
+		assert.Contains(t, s.restoredDigest(t, uploadOf(t, v.Status, "hk-consistent", "data").SnapshotID), "marker",
+			"the moved data holds the marker")
+		assert.NotContains(t, readVolume(t, s, "hk-consistent", "data"), "marker", "the post hook removed it from the live volume")
+	})
+
+	t.Run("a failed pre hook with onError Fail keeps the pod's volume from the snapshot; its post hook runs", func(t *testing.T) {
+		hookPod(t, s, "hk-fail", map[string]string{
+			"pre.hook.backup.velero.io/command":  `["/bin/sh", "-c", "echo cannot freeze the tables >&2; exit 3"]`,
+			"post.hook.backup.velero.io/command": `["/bin/sh", "-c", "touch /data/post-ran"]`,
+		})
+		v := snapshotBackup(t, s, "hk-fail-1", "hk-fail", nil)
+		assert.Equal(t, workflows.PhasePartiallyFailed, v.Phase)
+		assert.Contains(t, v.Status.FailureReason, "pre hook of pod hk-fail/db (pre.hook.backup.velero.io/) failed: exit code 3: cannot freeze the tables")
+		op := operation(t, v.Status, "hk-fail", "data")
+		assert.Equal(t, workflows.OperationFailed, op.Phase)
+		assert.Nil(t, op.Snapshot)
+		assert.Contains(t, readVolume(t, s, "hk-fail", "data"), "post-ran")
+	})
+
+	t.Run("onError Continue takes the snapshot with a warning; a hook past its timeout fails", func(t *testing.T) {
+		hookPod(t, s, "hk-continue", map[string]string{
+			"pre.hook.backup.cairn.io/command":  `["/bin/sh", "-c", "sleep 600"]`,
+			"pre.hook.backup.cairn.io/timeout":  "2s",
+			"pre.hook.backup.cairn.io/on-error": "Continue",
+		})
+		v := snapshotBackup(t, s, "hk-continue-1", "hk-continue", nil)
+		assert.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+		assert.GreaterOrEqual(t, v.Status.Warnings, 1)
+		require.Len(t, v.Status.Hooks, 1)
+		assert.Equal(t, "timed out after 2s", v.Status.Hooks[0].Error)
+		assert.Equal(t, -1, v.Status.Hooks[0].ExitCode)
+		assert.Equal(t, workflows.OperationCompleted, operation(t, v.Status, "hk-continue", "data").Phase)
+	})
+
+	t.Run("spec hooks select pods; bad hooks get clear errors", func(t *testing.T) {
+		hookPod(t, s, "hk-spec", map[string]string{
+			"post.hook.backup.velero.io/container": "not-there",
+			"post.hook.backup.velero.io/command":   "true",
+		})
+		hooks := &workflows.BackupHooks{Resources: []workflows.BackupResourceHook{{
+			Name: "app-db", IncludedNamespaces: []string{"hk-*"}, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
+			Pre: []workflows.BackupHook{{Exec: &workflows.ExecHook{Command: []string{"/bin/sh", "-c", "echo spec > /data/spec-ran"}}}},
+		}}}
+		v := snapshotBackup(t, s, "hk-spec-1", "hk-spec", hooks)
+		assert.Equal(t, workflows.PhasePartiallyFailed, v.Phase)
+		require.Len(t, v.Status.Hooks, 2, "%+v", v.Status.Hooks)
+		assert.Equal(t, "spec hook app-db", v.Status.Hooks[0].Source)
+		assert.Empty(t, v.Status.Hooks[0].Error)
+		assert.Contains(t, v.Status.Hooks[1].Error, `pod hk-spec/db has no container "not-there" (it has main)`)
+		assert.Contains(t, readVolume(t, s, "hk-spec", "data"), "spec-ran")
+
+		bad := &workflows.BackupHooks{Resources: []workflows.BackupResourceHook{{Name: "x",
+			Pre: []workflows.BackupHook{{Exec: &workflows.ExecHook{Command: []string{"true"}, OnError: "Ignore"}}}}}}
+		_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: workflows.BackupSpec{Name: "hk-bad",
+			IncludedNamespaces: []string{"hk-spec"}, Hooks: bad}})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), `hooks.resources[0].pre[0]: exec.onError "Ignore" must be Fail or Continue`)
+		_, err = s.starter.GetBackup(ctx, "hk-bad")
+		assert.Error(t, err, "the refused backup never started")
+	})
+
+	t.Run("SIGKILL of the worker during a pre hook: it runs again, the backup completes, the post hook runs", func(t *testing.T) {
+		hookPod(t, s, "hk-kill", map[string]string{
+			// The hook runs until the test lets it end: the kill lands mid-hook.
+			"pre.hook.backup.velero.io/command":  `["/bin/sh", "-c", "echo run >> /data/pre-runs; until [ -e /data/go ]; do sleep 0.1; done"]`,
+			"pre.hook.backup.velero.io/timeout":  "2m",
+			"post.hook.backup.velero.io/command": `["/bin/sh", "-c", "touch /data/post-ran"]`,
+		})
+		_, err := s.starter.CreateBackup(ctx, moveRequest("hk-kill-1", "hk-kill"))
+		require.NoError(t, err)
+		waitVolumeFile(t, s, "hk-kill", "data", "pre-runs")
+		w.kill()
+		writeVolume(t, s, "hk-kill", "data", map[string]string{"go": ""})
+		w = m.startMoverWorker()
+		v := s.waitDone("hk-kill-1", 4*time.Minute)
+		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+		require.Len(t, v.Status.Hooks, 2, "%+v", v.Status.Hooks)
+		pre := v.Status.Hooks[0]
+		assert.Equal(t, workflows.HookPre, pre.Phase)
+		assert.Equal(t, int32(2), pre.Attempt, "the kill landed while the pre hook ran: a second attempt ran it")
+		files := readVolume(t, s, "hk-kill", "data")
+		assert.Equal(t, "run\nrun\n", files["pre-runs"], "the hook runs at least once: here twice")
+		assert.Contains(t, files, "post-ran")
+	})
+
+	t.Run("cancel during a pre hook: the post hook runs and the backup ends Canceled", func(t *testing.T) {
+		hookPod(t, s, "hk-cancel", map[string]string{
+			"pre.hook.backup.velero.io/command":  `["/bin/sh", "-c", "touch /data/pre-started && sleep 600"]`,
+			"pre.hook.backup.velero.io/timeout":  "15m",
+			"post.hook.backup.velero.io/command": `["/bin/sh", "-c", "touch /data/post-ran"]`,
+		})
+		_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: workflows.BackupSpec{Name: "hk-cancel-1",
+			IncludedNamespaces: []string{"hk-cancel"}}, Options: workflows.BackupOptions{HeartbeatTimeout: &metav1.Duration{Duration: 10 * time.Second}}})
+		require.NoError(t, err)
+		waitVolumeFile(t, s, "hk-cancel", "data", "pre-started")
+		_, err = s.starter.CancelBackup(ctx, "hk-cancel-1")
+		require.NoError(t, err)
+		v := s.waitDone("hk-cancel-1", 2*time.Minute)
+		assert.Equal(t, workflows.PhaseCanceled, v.Phase)
+		assert.Contains(t, readVolume(t, s, "hk-cancel", "data"), "post-ran")
+		assert.Nil(t, operation(t, v.Status, "hk-cancel", "data").Snapshot, "no snapshot was taken")
+	})
+}
+
+// hookPod makes namespace ns with claim "data" and pod "db" (label
+// app=db, container "main") mounting it at /data, with annotations, and
+// waits until the pod runs.
+func hookPod(t *testing.T, s *stack, ns string, annotations map[string]string) {
+	t.Helper()
+	makeClaims(t, s, ns, "data")
+	kc := fastClient(t, s.cluster.Config())
+	ctx := context.Background()
+	_, err := kc.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns, Labels: map[string]string{"app": "db"}, Annotations: annotations},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "main", Image: sandbox.BusyboxImage, ImagePullPolicy: corev1.PullNever,
+				Command: []string{"sleep", "2147483647"}, VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
+			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}},
+			TerminationGracePeriodSeconds: new(int64),
+		},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		p, err := kc.CoreV1().Pods(ns).Get(ctx, "db", metav1.GetOptions{})
+		require.NoError(t, err)
+		if p.Status.Phase == corev1.PodRunning {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "pod %s/db not running: %+v", ns, p.Status)
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// snapshotBackup backs up a namespace with snapshots and no data
+// movement, and waits until it ends.
+func snapshotBackup(t *testing.T, s *stack, name, ns string, hooks *workflows.BackupHooks) *starter.BackupView {
+	t.Helper()
+	_, err := s.starter.CreateBackup(context.Background(), starter.CreateBackupRequest{BackupSpec: workflows.BackupSpec{
+		Name: name, IncludedNamespaces: []string{ns}, Hooks: hooks}})
+	require.NoError(t, err)
+	return s.waitDone(name, 3*time.Minute)
+}
+
+// waitVolumeFile waits until a file exists in a claim's volume: a hook
+// has reached that point.
+func waitVolumeFile(t *testing.T, s *stack, ns, claim, name string) {
+	t.Helper()
+	dir, err := s.cluster.VolumePath(context.Background(), ns, claim)
+	require.NoError(t, err)
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "%s never appeared in %s/%s", name, ns, claim)
+		time.Sleep(100 * time.Millisecond)
+	}
+}
