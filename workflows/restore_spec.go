@@ -75,6 +75,9 @@ type RestoreSpec struct {
 	// DataMoverTimeout bounds the restore of one volume's data, retries
 	// included (nil: DefaultDataMoverTimeout).
 	DataMoverTimeout *metav1.Duration `json:"dataMoverTimeout,omitempty"`
+	// Hooks add init containers to restored pods and run commands in them
+	// once they run (pods' restore hook annotations take precedence).
+	Hooks *RestoreHooks `json:"hooks,omitempty"`
 }
 
 // PrepareTimeout is DataMoverPrepareTimeout or its default.
@@ -183,6 +186,7 @@ func (s RestoreSpec) Validate() error {
 	}
 	problems = append(problems, nonPositive(map[string]*metav1.Duration{
 		"dataMoverPrepareTimeout": s.DataMoverPrepareTimeout, "dataMoverTimeout": s.DataMoverTimeout})...)
+	problems = append(problems, s.Hooks.problems()...)
 	if len(problems) > 0 {
 		return &InvalidSpecError{What: "restore", Problems: problems}
 	}

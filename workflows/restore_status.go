@@ -45,6 +45,8 @@ type RestoreStatus struct {
 	FailureReason string            `json:"failureReason,omitempty"`
 	// Volumes are the claims whose data was restored from the repository.
 	Volumes []VolumeRestoreStatus `json:"volumes,omitempty"`
+	// Hooks are the results of the post-restore exec hooks.
+	Hooks []HookResult `json:"hooks,omitempty"`
 }
 
 // ItemResult is what happened to one item of a restore.

@@ -110,17 +110,11 @@ func parseAnnotations(prefix string, values map[string]string) workflows.PodHook
 	h := workflows.PodHook{Source: prefix, Container: values[keyContainer], OnError: workflows.HookOnError(values[keyOnError]),
 		Timeout: workflows.DefaultHookTimeout}
 	var problems []string
-	command, ok := values[keyCommand]
-	switch {
-	case !ok || strings.TrimSpace(command) == "":
-		problems = append(problems, fmt.Sprintf("annotation %s%s is missing or empty", prefix, keyCommand))
-	case strings.HasPrefix(strings.TrimSpace(command), "["):
-		if err := json.Unmarshal([]byte(command), &h.Command); err != nil || len(h.Command) == 0 {
-			problems = append(problems, fmt.Sprintf("annotation %s%s %q is not a JSON array of strings", prefix, keyCommand, command))
-		}
-	default:
-		h.Command = []string{command}
+	command, problem := parseCommand(prefix, values[keyCommand])
+	if problem != "" {
+		problems = append(problems, problem)
 	}
+	h.Command = command
 	switch h.OnError {
 	case workflows.HookFail, workflows.HookContinue:
 	case "":
@@ -139,6 +133,23 @@ func parseAnnotations(prefix string, values map[string]string) workflows.PodHook
 	}
 	h.Problem = strings.Join(problems, "; ")
 	return h
+}
+
+// parseCommand reads a command annotation: a JSON array of strings, or
+// one string that is the whole command (as Velero reads it).
+func parseCommand(prefix, command string) ([]string, string) {
+	switch {
+	case strings.TrimSpace(command) == "":
+		return nil, fmt.Sprintf("annotation %s%s is missing or empty", prefix, keyCommand)
+	case strings.HasPrefix(strings.TrimSpace(command), "["):
+		var args []string
+		if err := json.Unmarshal([]byte(command), &args); err != nil || len(args) == 0 {
+			return nil, fmt.Sprintf("annotation %s%s %q is not a JSON array of strings", prefix, keyCommand, command)
+		}
+		return args, ""
+	default:
+		return []string{command}, ""
+	}
 }
 
 // resolve defaults the container to the pod's first and checks that the
