@@ -83,9 +83,16 @@ func writeItems(ctx context.Context, src tarballSource, idx *backupIndex, p *res
 				item.RestoredOwners = append(item.RestoredOwners, string(ref.UID))
 			}
 		}
+		sourceNS := obj.GetNamespace()
 		opts := prepare
 		opts.KeepStatus = t.RestoreStatus
 		objects.Prepare(obj, opts)
+		if e.GroupResource == "pods" {
+			if problem := addInitHooks(obj, sourceNS, spec.Hooks); problem != "" {
+				outcome.Result, outcome.Reason = workflows.ItemSkipped, problem
+				return w.skip(ctx, outcome)
+			}
+		}
 		item.Object = obj.Object
 		return w.add(ctx, e.GroupResource, item)
 	})
