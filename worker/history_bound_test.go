@@ -184,6 +184,9 @@ func (h *historyHarness) startWorker() {
 		return &workflows.FinalizeRestoreResult{}, nil
 	})
 	fake(w, rs.CleanupRestoreWork, func(context.Context, workflows.RestoreStepInput) error { return nil })
+	fake(w, hk.RunRestoreHooks, func(context.Context, workflows.RestoreHooksInput) (*workflows.RestoreHooksResult, error) {
+		return &workflows.RestoreHooksResult{}, nil
+	})
 	fake(w, ex.HandOverVolume, func(_ context.Context, in workflows.ExposeInput) (*workflows.HandOverResult, error) {
 		return &workflows.HandOverResult{PersistentVolume: "pv-" + in.Volume.Claim}, nil
 	})

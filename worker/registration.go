@@ -54,7 +54,7 @@ func workerActivities(a Activities) []any {
 			c.RemoveVolumeSnapshot, c.CollectVolumeSnapshots, c.DeleteBackupSnapshots)
 	}
 	if h := a.Hooks; h != nil {
-		list = append(list, h.PlanBackupHooks, h.RunPodHooks)
+		list = append(list, h.PlanBackupHooks, h.RunPodHooks, h.RunRestoreHooks)
 	}
 	if e := a.Expose; e != nil {
 		list = append(list, e.ExposeVolume, e.DiagnoseExposure, e.CleanupExposure, e.PlaceDataMover,

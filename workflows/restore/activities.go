@@ -2,6 +2,7 @@ package restore
 
 import (
 	"github.com/cairn-backup/cairn/activities/expose"
+	"github.com/cairn-backup/cairn/activities/hooks"
 	restoreacts "github.com/cairn-backup/cairn/activities/restore"
 )
 
@@ -11,5 +12,6 @@ import (
 // method's signature when the workflow calls it.
 var (
 	exposeActs  *expose.Activities
+	hookActs    *hooks.Activities
 	restoreActs *restoreacts.Activities
 )

@@ -98,6 +98,9 @@ func (r *restoreRun) run(ctx workflow.Context) (*workflows.RestoreStatus, error)
 			return r.end(ctx, err)
 		}
 	}
+	if err := r.runHooks(ctx); err != nil {
+		return r.end(ctx, err)
+	}
 	return r.end(ctx, nil)
 }
 
@@ -191,6 +194,9 @@ func (r *restoreRun) end(ctx workflow.Context, runErr error) (*workflows.Restore
 		}
 	case r.volumesFailure() != "":
 		final, failure = workflows.PhasePartiallyFailed, r.volumesFailure()
+	}
+	if hf := r.hooksFailure(); hf != "" && runErr == nil {
+		final, failure = workflows.PhasePartiallyFailed, strings.TrimPrefix(failure+"; "+hf, "; ")
 	}
 	now := workflow.Now(dctx).UTC()
 	r.status.CompletionTime = &now

@@ -34,6 +34,10 @@ func (fakeRestoreActivities) Finalize(context.Context, workflows.FinalizeRestore
 
 func (fakeRestoreActivities) Cleanup(context.Context, workflows.RestoreStepInput) error { return nil }
 
+func (fakeRestoreActivities) Hooks(context.Context, workflows.RestoreHooksInput) (*workflows.RestoreHooksResult, error) {
+	return &workflows.RestoreHooksResult{}, nil
+}
+
 func newRestoreEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
@@ -44,6 +48,7 @@ func newRestoreEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	flowtest.Fake(env, restoreActs.RelinkOwners, f.Step)
 	flowtest.Fake(env, restoreActs.FinalizeRestore, f.Finalize)
 	flowtest.Fake(env, restoreActs.CleanupRestoreWork, f.Cleanup)
+	flowtest.Fake(env, hookActs.RunRestoreHooks, f.Hooks)
 	t.Cleanup(func() { env.AssertExpectations(t) })
 	return env
 }
@@ -143,4 +148,39 @@ func TestRestoreOfMissingBackupFailsAndStillRecords(t *testing.T) {
 	s := restoreStatusOf(t, env)
 	assert.Equal(t, workflows.PhaseFailed, s.Phase)
 	assert.Contains(t, s.FailureReason, workflows.ErrTypeBackupNotFound)
+}
+
+// TestRestoreHooksRunLastAndFailuresMakeItPartiallyFailed: the
+// post-restore hooks run after every type is applied; one that failed
+// with onError Fail makes the restore PartiallyFailed and is in its
+// reason, one with Continue is not.
+func TestRestoreHooksRunLastAndFailuresMakeItPartiallyFailed(t *testing.T) {
+	env := newRestoreEnv(t)
+	var order []string
+	env.OnActivity(restoreActs.PlanRestore, mock.Anything, mock.Anything).Return(crdThenWidgets(), nil).Once()
+	env.OnActivity(restoreActs.ApplyResources, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.ApplyInput) (*workflows.ApplyResult, error) {
+		order = append(order, in.Type.GroupResource())
+		return &workflows.ApplyResult{Outcome: workflows.TypeOutcome{Restored: 1}}, nil
+	}).Times(3)
+	env.OnActivity(restoreActs.WaitCRDsEstablished, mock.Anything, mock.Anything).Return(&workflows.StepResult{}, nil).Once()
+	env.OnActivity(hookActs.RunRestoreHooks, mock.Anything, mock.MatchedBy(func(in workflows.RestoreHooksInput) bool {
+		return in.Restore == "shop-r" && in.Backup == "shop-1"
+	})).Return(func(context.Context, workflows.RestoreHooksInput) (*workflows.RestoreHooksResult, error) {
+		order = append(order, "hooks")
+		return &workflows.RestoreHooksResult{Results: []workflows.HookResult{
+			{Pod: "shop/db", Phase: workflows.HookPostRestore, Source: "spec hook warm", OnError: workflows.HookFail, ExitCode: 2, Error: "exit code 2"},
+			{Pod: "shop/web", Phase: workflows.HookPostRestore, Source: "spec hook ping", OnError: workflows.HookContinue, ExitCode: 1, Error: "exit code 1"},
+		}}, nil
+	}).Once()
+	env.OnActivity(restoreActs.FinalizeRestore, mock.Anything, mock.MatchedBy(func(in workflows.FinalizeRestoreInput) bool {
+		return in.Status.Phase == workflows.PhasePartiallyFailed && len(in.Status.Hooks) == 2
+	})).Return(&workflows.FinalizeRestoreResult{}, nil).Once()
+	env.OnActivity(restoreActs.CleanupRestoreWork, mock.Anything, mock.Anything).Return(nil).Once()
+
+	env.ExecuteWorkflow(RestoreWorkflow, restoreRequest())
+	require.NoError(t, env.GetWorkflowError())
+	assert.Equal(t, "hooks", order[len(order)-1])
+	s := restoreStatusOf(t, env)
+	assert.Equal(t, workflows.PhasePartiallyFailed, s.Phase)
+	assert.Equal(t, "1 post-restore hooks failed: pod shop/db (spec hook warm): exit code 2", s.FailureReason)
 }

@@ -1,0 +1,229 @@
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/pager"
+
+	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/internal/hooks"
+	"github.com/cairn-backup/cairn/internal/objects"
+	"github.com/cairn-backup/cairn/internal/tick"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// restoreHookPods is how many restored pods run their hooks at once: a
+// hook may wait minutes for its container.
+const restoreHookPods = 8
+
+// readyPollInterval is how often a hook waiting for its container reads
+// the pod.
+const readyPollInterval = time.Second
+
+// RunRestoreHooks runs the post-restore exec hooks of the pods the
+// restore created, each once its container runs (or is ready), several
+// pods at once. The results so far are its heartbeat: a retry skips the
+// pods that are done and runs the others' hooks again.
+func (a *Activities) RunRestoreHooks(ctx context.Context, in workflows.RestoreHooksInput) (*workflows.RestoreHooksResult, error) {
+	run, err := runlog.StartRestore(ctx, a.Log, in.Restore, in.Backup, in.Location)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+	}
+	defer run.End()
+	done := map[string][]workflows.HookResult{}
+	var prior []workflows.HookResult
+	if activity.HasHeartbeatDetails(ctx) && activity.GetHeartbeatDetails(ctx, &prior) == nil {
+		for _, r := range prior {
+			done[r.Pod] = append(done[r.Pod], r)
+		}
+	}
+	pods, err := a.restoredPodsWithHooks(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	run.Log.Info("Running restore hooks", zap.Int("pods", len(pods)), zap.Int("done before", len(done)))
+
+	var mu sync.Mutex
+	results := append([]workflows.HookResult{}, prior...)
+	stop := tick.Every(a.heartbeatInterval(), func() {
+		mu.Lock()
+		defer mu.Unlock()
+		activity.RecordHeartbeat(ctx, results)
+	})
+	defer stop()
+	sem := make(chan struct{}, restoreHookPods)
+	var wg sync.WaitGroup
+	var firstErr error
+	for _, p := range pods {
+		if _, ok := done[p.pod.Namespace+"/"+p.pod.Name]; ok {
+			continue
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			rs, err := a.runRestorePodHooks(ctx, p.pod, p.hooks)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if firstErr == nil {
+					firstErr = err
+				}
+				return
+			}
+			results = append(results, rs...)
+		}()
+	}
+	wg.Wait()
+	stop()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	sort.SliceStable(results, func(i, j int) bool { return results[i].Pod < results[j].Pod })
+	var warnings bytes.Buffer
+	enc := json.NewEncoder(&warnings)
+	for _, r := range results {
+		if r.Failed() {
+			run.Log.Warn("Restore hook failed", zap.String("pod", r.Pod), zap.String("reason", r.Error), zap.String("stderr", r.Stderr))
+			_ = enc.Encode(fmt.Sprintf("post-restore hook of pod %s (%s, onError %s) failed: %s", r.Pod, r.Source, r.OnError, r.Error))
+		}
+	}
+	// The restore's results list them with its other warnings.
+	if err := run.Loc.WriteAll(ctx, run.Restore.Warnings("hooks"), warnings.Bytes()); err != nil {
+		return nil, err
+	}
+	return &workflows.RestoreHooksResult{Results: results}, nil
+}
+
+type podWithHooks struct {
+	pod   *corev1.Pod
+	hooks []workflows.RestoreExecHook
+}
+
+// restoredPodsWithHooks lists the pods the restore created that have
+// post-restore exec hooks.
+func (a *Activities) restoredPodsWithHooks(ctx context.Context, in workflows.RestoreHooksInput) ([]podWithHooks, error) {
+	source := map[string]string{} // restored namespace -> backed-up one
+	for from, to := range in.NamespaceMapping {
+		source[to] = from
+	}
+	var out []podWithHooks
+	p := pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+		return a.Kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, opts)
+	})
+	err := p.EachListItem(ctx, metav1.ListOptions{LabelSelector: objects.LabelRestore + "=" + in.Restore}, func(obj runtime.Object) error {
+		pod := obj.(*corev1.Pod)
+		ns := pod.Namespace
+		if s, ok := source[ns]; ok {
+			ns = s
+		}
+		if hs := hooks.RestoreExecHooks(pod, ns, in.Hooks); len(hs) > 0 {
+			out = append(out, podWithHooks{pod: pod.DeepCopy(), hooks: hs})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list restored pods: %w", err)
+	}
+	if len(out) > workflows.MaxHookedPods {
+		err := fmt.Errorf("%d restored pods have hooks, more than %d", len(out), workflows.MaxHookedPods)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
+	}
+	return out, nil
+}
+
+// runRestorePodHooks runs one pod's hooks in order, each once its
+// container is up. The error is what a retry may fix.
+func (a *Activities) runRestorePodHooks(ctx context.Context, pod *corev1.Pod, hs []workflows.RestoreExecHook) ([]workflows.HookResult, error) {
+	in := workflows.RunHooksInput{Namespace: pod.Namespace, Pod: pod.Name, Phase: workflows.HookPostRestore}
+	attempt := activity.GetInfo(ctx).Attempt
+	var out []workflows.HookResult
+	for _, h := range hs {
+		r := workflows.HookResult{Pod: pod.Namespace + "/" + pod.Name, Phase: in.Phase, Source: h.Source, Container: h.Container,
+			Command: h.Command, OnError: h.OnError, ExitCode: -1, Attempt: attempt}
+		if h.Problem == "" {
+			why, err := a.waitContainer(ctx, pod, h)
+			switch {
+			case err != nil:
+				return nil, err
+			case why != "":
+				r.Error = why
+			default:
+				if r, err = a.runHook(ctx, in, h.PodHook, func() {}); err != nil {
+					return nil, err
+				}
+				r.Attempt = attempt
+			}
+		} else {
+			r.Error = h.Problem
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// waitContainer waits until the hook's container runs, or is ready when
+// the hook asks, for at most its wait timeout. It returns why the hook
+// cannot run ("" when it can).
+func (a *Activities) waitContainer(ctx context.Context, pod *corev1.Pod, h workflows.RestoreExecHook) (string, error) {
+	want := "running"
+	if h.WaitForReady {
+		want = "ready"
+	}
+	wctx, cancel := context.WithTimeout(ctx, h.WaitTimeout)
+	defer cancel()
+	last := "not seen yet"
+	for {
+		p, err := a.Kube.CoreV1().Pods(pod.Namespace).Get(wctx, pod.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return fmt.Sprintf("pod %s/%s no longer exists", pod.Namespace, pod.Name), nil
+		case err == nil:
+			if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+				return fmt.Sprintf("pod %s/%s ended (%s) before its hook ran", pod.Namespace, pod.Name, p.Status.Phase), nil
+			}
+			for _, s := range p.Status.ContainerStatuses {
+				if s.Name != h.Container {
+					continue
+				}
+				if s.State.Running != nil && (!h.WaitForReady || s.Ready) {
+					return "", nil
+				}
+				last = containerState(s)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-wctx.Done():
+			return fmt.Sprintf("container %s of pod %s/%s was not %s within its wait timeout %s (last: %s)",
+				h.Container, pod.Namespace, pod.Name, want, h.WaitTimeout, last), nil
+		case <-time.After(readyPollInterval):
+		}
+	}
+}
+
+func containerState(s corev1.ContainerStatus) string {
+	switch {
+	case s.State.Waiting != nil:
+		return "waiting: " + s.State.Waiting.Reason
+	case s.State.Terminated != nil:
+		return "terminated: " + s.State.Terminated.Reason
+	case s.State.Running != nil && !s.Ready:
+		return "running, not ready"
+	}
+	return "unknown"
+}
