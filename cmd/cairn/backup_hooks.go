@@ -31,7 +31,7 @@ func hooksTable(w io.Writer, hooks []workflows.HookResult) {
 		if h.Attempt > 1 {
 			result += fmt.Sprintf(" (attempt %d)", h.Attempt)
 		}
-		row(w, string(h.Phase), h.Pod, h.Container, strings.Join(h.Command, " "), exit, took(h.Duration), result)
+		row(w, string(h.Phase), h.Pod, h.Container, orDash(strings.Join(h.Command, " ")), exit, took(h.Duration), result)
 	}
 }
 

@@ -104,6 +104,7 @@ func describeRestore(w io.Writer, v *starter.RestoreView) {
 		}
 	}
 	volumeRestoresTable(w, s.Volumes)
+	hooksTable(w, s.Hooks)
 	skippedTable(w, s.Skipped)
 }
 
