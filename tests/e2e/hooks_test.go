@@ -19,10 +19,10 @@ import (
 	"github.com/cairn-backup/cairn/workflows"
 )
 
-// TestBackupHooksOnRealPods runs backup hooks in pods on the sandbox's
-// node, from Velero's annotations and from the spec, through the API
-// server's exec.
-func TestBackupHooksOnRealPods(t *testing.T) {
+// TestHooksOnRealPods runs backup and restore hooks in pods on the
+// sandbox's node, from Velero's annotations and from the spec, through
+// the API server's exec.
+func TestHooksOnRealPods(t *testing.T) {
 	s := newNodeStack(t)
 	m := &moverStack{stack: s, stateDir: filepath.Join(t.TempDir(), "datamovers")}
 	w := m.startMoverWorker()
@@ -148,6 +148,83 @@ func TestBackupHooksOnRealPods(t *testing.T) {
 		assert.Contains(t, readVolume(t, s, "hk-cancel", "data"), "post-ran")
 		assert.Nil(t, operation(t, v.Status, "hk-cancel", "data").Snapshot, "no snapshot was taken")
 	})
+
+	t.Run("restore hooks: an init container before the pod's own, an exec hook once it is ready, a wait timeout", func(t *testing.T) {
+		kc := fastClient(t, s.cluster.Config())
+		_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "rh-src"}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		barePod(t, s, "rh-src", "app", []string{"true"}, map[string]string{
+			"init.hook.restore.velero.io/container-image": sandbox.BusyboxImage,
+			"init.hook.restore.velero.io/container-name":  "restore-init",
+			"init.hook.restore.velero.io/command":         `["/bin/sh", "-c", "echo init-hook-ran"]`,
+			"post.hook.restore.velero.io/command":         `["/bin/sh", "-c", "echo restored-hook-ran"]`,
+			"post.hook.restore.velero.io/wait-for-ready":  "true",
+		})
+		barePod(t, s, "rh-src", "stuck", []string{"false"}, map[string]string{
+			"post.hook.restore.velero.io/command":        "true",
+			"post.hook.restore.velero.io/wait-for-ready": "true",
+			"post.hook.restore.velero.io/wait-timeout":   "5s",
+		})
+		v := snapshotBackup(t, s, "rh-1", "rh-src", nil)
+		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+
+		_, err = s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "rh-r1", BackupName: "rh-1",
+			NamespaceMapping: map[string]string{"rh-src": "rh-dst"}}})
+		require.NoError(t, err)
+		r := s.waitRestore("rh-r1", 3*time.Minute)
+		assert.Equal(t, workflows.PhasePartiallyFailed, r.Phase)
+		assert.Contains(t, r.Status.FailureReason, "1 post-restore hooks failed: pod rh-dst/stuck (post.hook.restore.velero.io/): "+
+			"container main of pod rh-dst/stuck was not ready within its wait timeout 5s (last: running, not ready)")
+		require.Len(t, r.Status.Hooks, 2, "%+v", r.Status.Hooks)
+		app := r.Status.Hooks[0]
+		assert.Equal(t, "rh-dst/app", app.Pod)
+		assert.Equal(t, 0, app.ExitCode, "%+v", app)
+		assert.Equal(t, "restored-hook-ran\n", app.Stdout)
+
+		restored, err := kc.CoreV1().Pods("rh-dst").Get(ctx, "app", metav1.GetOptions{})
+		require.NoError(t, err)
+		require.NotEmpty(t, restored.Spec.InitContainers)
+		assert.Equal(t, "restore-init", restored.Spec.InitContainers[0].Name)
+		logs, err := kc.CoreV1().Pods("rh-dst").GetLogs("app", &corev1.PodLogOptions{Container: "restore-init"}).DoRaw(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, "init-hook-ran\n", string(logs), "the init container ran before the pod's own")
+	})
+}
+
+// barePod makes pod name in ns (container "main", sleeping) whose
+// readiness probe runs probe, and waits until it runs.
+func barePod(t *testing.T, s *stack, ns, name string, probe []string, annotations map[string]string) {
+	t.Helper()
+	kc := fastClient(t, s.cluster.Config())
+	ctx := context.Background()
+	_, err := kc.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Annotations: annotations},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "main", Image: sandbox.BusyboxImage, ImagePullPolicy: corev1.PullNever,
+				Command: []string{"sleep", "2147483647"},
+				ReadinessProbe: &corev1.Probe{PeriodSeconds: 1,
+					ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: probe}}}}},
+			TerminationGracePeriodSeconds: new(int64),
+		},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	waitPodRunning(t, s, ns, name)
+}
+
+// waitPodRunning waits until a pod's phase is Running.
+func waitPodRunning(t *testing.T, s *stack, ns, name string) {
+	t.Helper()
+	kc := fastClient(t, s.cluster.Config())
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		p, err := kc.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
+		require.NoError(t, err)
+		if p.Status.Phase == corev1.PodRunning {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "pod %s/%s not running: %+v", ns, name, p.Status)
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // hookPod makes namespace ns with claim "data" and pod "db" (label
@@ -169,16 +246,7 @@ func hookPod(t *testing.T, s *stack, ns string, annotations map[string]string) {
 		},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		p, err := kc.CoreV1().Pods(ns).Get(ctx, "db", metav1.GetOptions{})
-		require.NoError(t, err)
-		if p.Status.Phase == corev1.PodRunning {
-			return
-		}
-		require.True(t, time.Now().Before(deadline), "pod %s/db not running: %+v", ns, p.Status)
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitPodRunning(t, s, ns, "db")
 }
 
 // snapshotBackup backs up a namespace with snapshots and no data
