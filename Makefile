@@ -16,13 +16,22 @@ DATA_MB ?= 2048
 
 export CAIRN_KUBE_BIN_DIR := $(KUBE_BIN)
 
-.PHONY: all build sandbox-bins node-deps tools kopia-cli lint test test-unit test-e2e record-histories demo bench bench-restore bench-datapath clean
+.PHONY: all build image sandbox-bins node-deps tools kopia-cli lint test test-unit test-e2e record-histories demo bench bench-restore bench-datapath clean
 
 all: build
 
 ## build: the cairn binary in bin/
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN)/cairn ./cmd/cairn
+
+## image: cairn's image (static binary, CA certificates, non-root user) as .cache/image/cairn.tar,
+## reproducible per commit; IMAGE=registry/name:tag also pushes it (credentials: the Docker config)
+IMAGE ?=
+IMAGE_DIR := $(ROOT)/.cache/image
+image:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o $(IMAGE_DIR)/cairn ./cmd/cairn
+	$(GO) run ./cmd/cairn-image --binary $(IMAGE_DIR)/cairn --ref cairn.local/cairn:$(VERSION) \
+	  --out $(IMAGE_DIR)/cairn.tar $(if $(IMAGE),--push $(IMAGE))
 
 ## sandbox-bins: etcd, kube-apiserver, kube-controller-manager, kubelet, kube-scheduler, kube-proxy v1.35.4,
 ## CSI sidecars and test driver (cached), and the node's Debian packages (containerd, runc, CNI plugins)
