@@ -8,6 +8,7 @@ TOOLS := $(ROOT)/.cache/tools
 KUBE_BIN := $(ROOT)/.cache/kube/bin
 KOPIA_BIN := $(ROOT)/.cache/kopia/bin
 WORKFLOWCHECK_VERSION := v0.6.0
+CHART := $(ROOT)/deploy/chart
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 # Bench size: make bench N=100000
 N ?= 10000
@@ -45,14 +46,21 @@ node-deps:
 $(TOOLS)/workflowcheck:
 	GOBIN=$(TOOLS) $(GO) install go.temporal.io/sdk/contrib/tools/workflowcheck@$(WORKFLOWCHECK_VERSION)
 
-tools: $(TOOLS)/workflowcheck
+# helm, pinned in tools/helm/go.mod (about 2 minutes cold)
+$(TOOLS)/helm: tools/helm/go.mod tools/helm/go.sum
+	cd tools/helm && GOBIN=$(TOOLS) $(GO) install helm.sh/helm/v3/cmd/helm
 
-## lint: gofmt, go vet, workflowcheck over workflows/
+tools: $(TOOLS)/workflowcheck $(TOOLS)/helm
+
+## lint: gofmt, go vet, workflowcheck over workflows/, helm lint, and the chart renders
 lint: tools
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(TOOLS)/workflowcheck -config workflowcheck.config.yaml ./workflows/...
+	$(TOOLS)/helm lint --strict $(CHART)
+	$(TOOLS)/helm template cairn $(CHART) --namespace cairn-system > /dev/null
+	$(TOOLS)/helm template cairn $(CHART) --namespace cairn-system -f $(CHART)/ci/all-on-values.yaml > /dev/null
 
 ## test: lint, unit tests, integration tests and end-to-end durability tests
 test: lint sandbox-bins

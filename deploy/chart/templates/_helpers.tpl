@@ -1,0 +1,97 @@
+{{/* The image every cairn pod runs, data movers included. */}}
+{{- define "cairn.image" -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
+
+{{- define "cairn.labels" -}}
+app.kubernetes.io/name: cairn
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
+{{- end -}}
+
+{{- define "cairn.selector" -}}
+app.kubernetes.io/name: cairn
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "cairn.repositorySecret" -}}
+{{ .Values.repository.existingSecret | default "cairn-repository" }}
+{{- end -}}
+
+{{/* key=value,key=value of a map, for cairn's stringToString flags */}}
+{{- define "cairn.pairs" -}}
+{{- $pairs := list -}}
+{{- range $k, $v := . -}}{{- $pairs = append $pairs (printf "%s=%v" $k $v) -}}{{- end -}}
+{{- join "," $pairs -}}
+{{- end -}}
+
+{{/* What cairn's pods share: non-root, read-only root, nothing more. */}}
+{{- define "cairn.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: 65532
+runAsGroup: 65532
+seccompProfile: {type: RuntimeDefault}
+{{- end -}}
+
+{{- define "cairn.containerSecurityContext" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+capabilities: {drop: ["ALL"]}
+{{- end -}}
+
+{{/* The Temporal connection and the location, as CAIRN_ variables. */}}
+{{- define "cairn.commonEnv" -}}
+- {name: CAIRN_TEMPORAL_ADDRESS, value: {{ .Values.temporal.address | quote }}}
+- {name: CAIRN_NAMESPACE, value: {{ .Values.temporal.namespace | quote }}}
+- {name: CAIRN_LOG_FORMAT, value: json}
+- {name: CAIRN_DATA_DIR, value: /data}
+{{- with .Values.location.url }}
+- {name: CAIRN_LOCATION, value: {{ . | quote }}}
+{{- end }}
+{{- with .Values.temporal.uiURL }}
+- {name: CAIRN_UI_URL, value: {{ . | quote }}}
+{{- end }}
+{{- if .Values.temporal.tlsSecret }}
+- {name: CAIRN_TLS_CERT, value: /etc/cairn/temporal-tls/tls.crt}
+- {name: CAIRN_TLS_KEY, value: /etc/cairn/temporal-tls/tls.key}
+- {name: CAIRN_TLS_CA, value: /etc/cairn/temporal-tls/ca.crt}
+{{- with .Values.temporal.tlsServerName }}
+- {name: CAIRN_TLS_SERVER_NAME, value: {{ . | quote }}}
+{{- end }}
+{{- end }}
+{{- if .Values.temporal.apiKeySecret.name }}
+- name: CAIRN_API_KEY
+  valueFrom: {secretKeyRef: {name: {{ .Values.temporal.apiKeySecret.name }}, key: {{ .Values.temporal.apiKeySecret.key }}}}
+{{- end }}
+{{- end -}}
+
+{{- define "cairn.commonEnvFrom" -}}
+{{- with .Values.location.credentialsSecret }}
+envFrom:
+  - secretRef: {name: {{ . }}}
+{{- end }}
+{{- end -}}
+
+{{- define "cairn.commonMounts" -}}
+- {name: data, mountPath: /data}
+- {name: tmp, mountPath: /tmp}
+{{- if .Values.temporal.tlsSecret }}
+- {name: temporal-tls, mountPath: /etc/cairn/temporal-tls, readOnly: true}
+{{- end }}
+{{- with .Values.location.hostPath }}
+- {name: location, mountPath: {{ . }}}
+{{- end }}
+{{- end -}}
+
+{{- define "cairn.commonVolumes" -}}
+- {name: data, emptyDir: {}}
+- {name: tmp, emptyDir: {}}
+{{- if .Values.temporal.tlsSecret }}
+- {name: temporal-tls, secret: {secretName: {{ .Values.temporal.tlsSecret }}}}
+{{- end }}
+{{- with .Values.location.hostPath }}
+- {name: location, hostPath: {path: {{ . }}, type: Directory}}
+{{- end }}
+{{- end -}}
