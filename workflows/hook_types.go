@@ -91,21 +91,7 @@ func (h *BackupHooks) problems() []string {
 	names := map[string]bool{}
 	for i, r := range h.Resources {
 		where := fmt.Sprintf("hooks.resources[%d]", i)
-		switch {
-		case r.Name == "":
-			problems = append(problems, where+": name is required")
-		case names[r.Name]:
-			problems = append(problems, fmt.Sprintf("%s: name %q is used twice", where, r.Name))
-		}
-		names[r.Name] = true
-		if _, err := filter.NewGlobs(r.IncludedNamespaces, r.ExcludedNamespaces); err != nil {
-			problems = append(problems, fmt.Sprintf("%s: namespaces: %v", where, err))
-		}
-		if r.LabelSelector != nil {
-			if _, err := metav1.LabelSelectorAsSelector(r.LabelSelector); err != nil {
-				problems = append(problems, fmt.Sprintf("%s: labelSelector: %v", where, err))
-			}
-		}
+		problems = append(problems, selectionProblems(where, r.Name, names, r.IncludedNamespaces, r.ExcludedNamespaces, r.LabelSelector)...)
 		if len(r.Pre) == 0 && len(r.Post) == 0 {
 			problems = append(problems, where+": has neither pre nor post hooks")
 		}
@@ -114,6 +100,28 @@ func (h *BackupHooks) problems() []string {
 		}
 		for j, hook := range r.Post {
 			problems = append(problems, hook.problems(fmt.Sprintf("%s.post[%d]", where, j))...)
+		}
+	}
+	return problems
+}
+
+// selectionProblems checks how a spec's hook resource names itself
+// (unique among names) and selects pods.
+func selectionProblems(where, name string, names map[string]bool, include, exclude []string, selector *metav1.LabelSelector) []string {
+	var problems []string
+	switch {
+	case name == "":
+		problems = append(problems, where+": name is required")
+	case names[name]:
+		problems = append(problems, fmt.Sprintf("%s: name %q is used twice", where, name))
+	}
+	names[name] = true
+	if _, err := filter.NewGlobs(include, exclude); err != nil {
+		problems = append(problems, fmt.Sprintf("%s: namespaces: %v", where, err))
+	}
+	if selector != nil {
+		if _, err := metav1.LabelSelectorAsSelector(selector); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: labelSelector: %v", where, err))
 		}
 	}
 	return problems

@@ -6,8 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/cairn-backup/cairn/internal/filter"
 )
 
 // Defaults of a post-restore exec hook (Velero's exec timeout; a bounded
@@ -67,21 +65,7 @@ func (h *RestoreHooks) problems() []string {
 	names := map[string]bool{}
 	for i, r := range h.Resources {
 		where := fmt.Sprintf("hooks.resources[%d]", i)
-		switch {
-		case r.Name == "":
-			problems = append(problems, where+": name is required")
-		case names[r.Name]:
-			problems = append(problems, fmt.Sprintf("%s: name %q is used twice", where, r.Name))
-		}
-		names[r.Name] = true
-		if _, err := filter.NewGlobs(r.IncludedNamespaces, r.ExcludedNamespaces); err != nil {
-			problems = append(problems, fmt.Sprintf("%s: namespaces: %v", where, err))
-		}
-		if r.LabelSelector != nil {
-			if _, err := metav1.LabelSelectorAsSelector(r.LabelSelector); err != nil {
-				problems = append(problems, fmt.Sprintf("%s: labelSelector: %v", where, err))
-			}
-		}
+		problems = append(problems, selectionProblems(where, r.Name, names, r.IncludedNamespaces, r.ExcludedNamespaces, r.LabelSelector)...)
 		if len(r.PostHooks) == 0 {
 			problems = append(problems, where+": has no postHooks")
 		}

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/internal/filter"
@@ -25,6 +26,24 @@ type StoredPlan struct {
 	AllNamespaces bool                     `json:"allNamespaces"`
 	Namespaces    []string                 `json:"namespaces"`
 	Types         []workflows.ResourceType `json:"types"`
+}
+
+// Selection is how the plan selects namespaced objects: by label, by
+// namespace glob, listed in namespaces (metav1.NamespaceAll: all of them,
+// filtered by the globs). A bad selector is a non-retryable InvalidSpec.
+func (p StoredPlan) Selection() (filter.Labels, filter.Globs, []string, error) {
+	labels, err := filter.NewLabels(p.Spec.LabelSelector, p.Spec.OrLabelSelectors)
+	if err != nil {
+		return filter.Labels{}, filter.Globs{}, nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
+	}
+	globs, err := filter.NewGlobs(p.Spec.IncludedNamespaces, p.Spec.ExcludedNamespaces)
+	if err != nil {
+		return filter.Labels{}, filter.Globs{}, nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
+	}
+	if p.AllNamespaces {
+		return labels, globs, []string{metav1.NamespaceAll}, nil
+	}
+	return labels, globs, p.Namespaces, nil
 }
 
 // PlanBackup discovers what the spec selects and writes the plan.

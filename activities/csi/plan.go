@@ -14,7 +14,6 @@ import (
 
 	"github.com/cairn-backup/cairn/activities/cluster"
 	"github.com/cairn-backup/cairn/activities/runlog"
-	"github.com/cairn-backup/cairn/internal/filter"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -81,18 +80,9 @@ func plansClaims(plan cluster.StoredPlan) bool {
 // selectedClaims lists the claims the backup's filters select, sorted by
 // namespace and name.
 func (a *Activities) selectedClaims(ctx context.Context, plan cluster.StoredPlan) ([]corev1.PersistentVolumeClaim, error) {
-	spec := plan.Spec
-	labels, err := filter.NewLabels(spec.LabelSelector, spec.OrLabelSelectors)
+	labels, globs, namespaces, err := plan.Selection()
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
-	}
-	globs, err := filter.NewGlobs(spec.IncludedNamespaces, spec.ExcludedNamespaces)
-	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
-	}
-	namespaces := plan.Namespaces
-	if plan.AllNamespaces {
-		namespaces = []string{metav1.NamespaceAll}
+		return nil, err
 	}
 	var out []corev1.PersistentVolumeClaim
 	for _, ns := range namespaces {

@@ -16,7 +16,6 @@ import (
 
 	"github.com/cairn-backup/cairn/activities/cluster"
 	"github.com/cairn-backup/cairn/activities/runlog"
-	"github.com/cairn-backup/cairn/internal/filter"
 	"github.com/cairn-backup/cairn/internal/hooks"
 	"github.com/cairn-backup/cairn/workflows"
 )
@@ -98,18 +97,9 @@ func plansPods(plan cluster.StoredPlan) bool {
 // eachSelectedPod calls fn with each pod the backup's filters select,
 // listed page by page.
 func (a *Activities) eachSelectedPod(ctx context.Context, plan cluster.StoredPlan, fn func(*corev1.Pod) error) error {
-	spec := plan.Spec
-	labels, err := filter.NewLabels(spec.LabelSelector, spec.OrLabelSelectors)
+	labels, globs, namespaces, err := plan.Selection()
 	if err != nil {
-		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
-	}
-	globs, err := filter.NewGlobs(spec.IncludedNamespaces, spec.ExcludedNamespaces)
-	if err != nil {
-		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
-	}
-	namespaces := plan.Namespaces
-	if plan.AllNamespaces {
-		namespaces = []string{metav1.NamespaceAll}
+		return err
 	}
 	for _, ns := range namespaces {
 		p := pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {

@@ -11,9 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/cairn-backup/cairn/internal/filter"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -67,15 +65,7 @@ func forPhase(pod *corev1.Pod, spec *workflows.BackupHooks, phase workflows.Hook
 }
 
 func selects(r workflows.BackupResourceHook, pod *corev1.Pod) bool {
-	globs, err := filter.NewGlobs(r.IncludedNamespaces, r.ExcludedNamespaces)
-	if err != nil || !globs.Match(pod.Namespace) {
-		return false
-	}
-	if r.LabelSelector == nil {
-		return true
-	}
-	sel, err := metav1.LabelSelectorAsSelector(r.LabelSelector)
-	return err == nil && sel.Matches(labels.Set(pod.Labels))
+	return selectsIn(r.IncludedNamespaces, r.ExcludedNamespaces, r.LabelSelector, pod.Namespace, pod.Labels)
 }
 
 func timeoutOf(d *metav1.Duration) time.Duration {
