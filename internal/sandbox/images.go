@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"os"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
@@ -15,8 +16,8 @@ const (
 	PauseImage = "cairn.local/pause:v1"
 	// BusyboxImage runs test pods: a static busybox with its applets.
 	BusyboxImage = "cairn.local/busybox:v1"
-	// CairnImage holds Options.CairnBinary as /cairn: data mover pods
-	// run it.
+	// CairnImage is cairn's image (ociimage.Cairn) of
+	// Options.CairnBinary: data mover pods and installs run it.
 	CairnImage = "cairn.local/cairn:sandbox"
 )
 
@@ -47,11 +48,18 @@ func nodeImageSpecs(busybox, cairn string) []imageSpec {
 			Cmd: []string{"sh"}}},
 	}
 	if cairn != "" {
-		specs = append(specs, imageSpec{ref: CairnImage, Spec: ociimage.Spec{
-			Files: []ociimage.File{{Path: "cairn", Src: cairn, Mode: 0o755}}, Dirs: tmp, Env: []string{"PATH=/bin"},
-			Entrypoint: []string{"/cairn"}}})
+		specs = append(specs, imageSpec{ref: CairnImage, Spec: ociimage.Cairn(cairn, hostCACerts())})
 	}
 	return specs
+}
+
+// hostCACerts is the machine's CA bundle, for CairnImage ("" if none).
+func hostCACerts() string {
+	const bundle = "/etc/ssl/certs/ca-certificates.crt"
+	if _, err := os.Stat(bundle); err != nil {
+		return ""
+	}
+	return bundle
 }
 
 // writeImageArchive writes specs as one docker-archive tarball at dst,

@@ -42,10 +42,12 @@ func TestDataMoverPodsOnTheNode(t *testing.T) {
 	loc, err := url.Parse(s.location)
 	require.NoError(t, err)
 	// Temporal listens on the host's loopback and the location is a host
-	// directory: data mover pods use the node's network and mount it.
+	// directory: data mover pods use the node's network and mount it. They
+	// run as root: the restore writes into a new volume only root may
+	// write (the image's own user is not root).
 	podWorker := func(image string) *proc {
 		return s.startWorker("--data-dir", t.TempDir(), "--datamover-exposer", "pod", "--datamover-image", image,
-			"--datamover-pull-policy", "Never", "--datamover-host-network", "--datamover-host-path", loc.Path,
+			"--datamover-pull-policy", "Never", "--datamover-host-network", "--datamover-host-path", loc.Path, "--datamover-run-as-user", "0",
 			"--repository-password-secret", "cairn-repository",
 			"--datamover-upload-bytes-per-second", "10000000", "--datamover-checkpoint-interval", "1s")
 	}
