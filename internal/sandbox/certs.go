@@ -30,7 +30,11 @@ const (
 	servingCertFile = "apiserver.crt"
 	servingKeyFile  = "apiserver.key"
 	saSigningCert   = "sa-signer.crt"
-	saSigningKey    = "sa-signer.key"
+	// kubeletClientCert and its key are how the API server proves itself
+	// to the kubelet (logs, exec), which lets nobody else in.
+	kubeletClientCert = "kubelet-client.crt"
+	kubeletClientKey  = "kubelet-client.key"
+	saSigningKey      = "sa-signer.key"
 	// servingCA is the serving CA's certificate (cairn's own name).
 	servingCA = "ca.crt"
 )
@@ -47,8 +51,9 @@ var (
 )
 
 // writeAPIServerCerts writes a fresh serving CA's certificate, the serving
-// certificate and key it signs, and the service account signing key pair
-// into dir, and returns the CA's certificate (PEM).
+// and kubelet client certificates and keys it signs, and the service
+// account signing key pair into dir, and returns the CA's certificate
+// (PEM).
 func writeAPIServerCerts(dir string) ([]byte, error) {
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -81,6 +86,19 @@ func writeAPIServerCerts(dir string) ([]byte, error) {
 		return nil, fmt.Errorf("sandbox: serving certificate: %w", err)
 	}
 
+	kubeletKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: kubelet client key: %w", err)
+	}
+	kubeletClient := certTemplate("kube-apiserver-kubelet-client")
+	kubeletClient.Subject.Organization = []string{"system:masters"}
+	kubeletClient.KeyUsage = x509.KeyUsageDigitalSignature
+	kubeletClient.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+	kubeletDER, err := x509.CreateCertificate(rand.Reader, kubeletClient, ca, kubeletKey.Public(), caKey)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: kubelet client certificate: %w", err)
+	}
+
 	saKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: service account signing key: %w", err)
@@ -93,12 +111,12 @@ func writeAPIServerCerts(dir string) ([]byte, error) {
 
 	caPEM := pemBlock("CERTIFICATE", caDER)
 	for name, data := range map[string][]byte{servingCA: caPEM, servingCertFile: pemBlock("CERTIFICATE", servingDER),
-		saSigningCert: pemBlock("CERTIFICATE", saDER)} {
+		saSigningCert: pemBlock("CERTIFICATE", saDER), kubeletClientCert: pemBlock("CERTIFICATE", kubeletDER)} {
 		if err := atomicfile.Write(filepath.Join(dir, name), data, 0o600); err != nil {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
 	}
-	for name, key := range map[string]crypto.Signer{servingKeyFile: servingKey, saSigningKey: saKey} {
+	for name, key := range map[string]crypto.Signer{servingKeyFile: servingKey, saSigningKey: saKey, kubeletClientKey: kubeletKey} {
 		der, err := x509.MarshalPKCS8PrivateKey(key)
 		if err != nil {
 			return nil, fmt.Errorf("sandbox: %s: %w", name, err)

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -133,7 +134,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 			return nil, fmt.Errorf("sandbox: API server address: %w", err)
 		}
 		if c.node, err = startNode(ctx, c, nodeConfig{binDir: opts.BinDir, dataDir: opts.DataDir, kubeconfig: c.kubeconfig,
-			cairnBinary: opts.CairnBinary, apiServer: apiURL.Host}); err != nil {
+			cairnBinary: opts.CairnBinary, apiServer: apiURL.Host, clientCA: filepath.Join(c.cp.certDir(), servingCA)}); err != nil {
 			return nil, err
 		}
 		registrationDir = c.node.registrationDir()

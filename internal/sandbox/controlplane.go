@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"go.uber.org/zap"
@@ -102,6 +103,8 @@ func startControlPlane(opts Options) (cp *controlPlane, err error) {
 	// The node's name resolves nowhere; its InternalIP is where the API
 	// server reaches the kubelet for logs and exec.
 	apiserver.Set("kubelet-preferred-address-types", "InternalIP")
+	apiserver.Set("kubelet-client-certificate", filepath.Join(certDir, kubeletClientCert))
+	apiserver.Set("kubelet-client-key", filepath.Join(certDir, kubeletClientKey))
 	apiserver.Set("service-cluster-ip-range", ServiceSubnet)
 	if _, err := cp.env.Start(); err != nil {
 		stopErr := cp.env.Stop()

@@ -72,6 +72,7 @@ type nodeConfig struct {
 	dataDir     string
 	kubeconfig  string
 	apiServer   string // host:port on loopback
+	clientCA    string // the CA of the API server's kubelet client certificate
 }
 
 func (n *node) path(name string) string { return filepath.Join(n.dir, name) }

@@ -20,7 +20,8 @@ func (n *node) writeFiles(cfg nodeConfig) error {
 	}
 	r := strings.NewReplacer("@DIR@", n.dir, "@SOCKET@", n.socket(), "@KUBECONFIG@", cfg.kubeconfig,
 		"@BRIDGE@", NodeBridge, "@SUBNET@", PodSubnet, "@SERVICES@", ServiceSubnet, "@NODEIP@", NodeIP, "@CNIBIN@", cniPluginDir,
-		"@PAUSE@", PauseImage, "@CGROUPROOT@", "/"+nodeCgroupRoot)
+		"@PAUSE@", PauseImage, "@CGROUPROOT@", "/"+nodeCgroupRoot,
+		"@CLIENTCA@", cfg.clientCA)
 	for name, text := range files {
 		path := n.path(name)
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
@@ -76,10 +77,11 @@ const cniConfig = `{"cniVersion": "0.4.0", "name": "cairn-sandbox", "plugins": [
 ]}
 `
 
-// kubeletConfig: cgroups v1 and the cgroupfs driver on this machine, the
-// API server's callers (logs, exec) let in without authentication (the
-// kubelet listens only on the bridge), and eviction that never fires on a
-// full build disk.
+// kubeletConfig: cgroups v1 and the cgroupfs driver on this machine;
+// only the API server's client certificate gets in (logs, exec: pods
+// reach the bridge address the kubelet listens on, and must not exec
+// through it), each request authorized by a SubjectAccessReview; and
+// eviction that never fires on a full build disk.
 const kubeletConfig = `apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 failCgroupV1: false
@@ -92,10 +94,11 @@ port: 10250
 readOnlyPort: 0
 healthzPort: 0
 authentication:
-  anonymous: {enabled: true}
+  anonymous: {enabled: false}
   webhook: {enabled: false}
+  x509: {clientCAFile: @CLIENTCA@}
 authorization:
-  mode: AlwaysAllow
+  mode: Webhook
 resolvConf: @DIR@/resolv.conf
 podLogsDir: @DIR@/pod-logs
 evictionHard: {"memory.available": "1Mi", "nodefs.available": "1%", "imagefs.available": "1%", "nodefs.inodesFree": "1%"}

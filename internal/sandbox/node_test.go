@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
@@ -95,6 +96,14 @@ func TestNodeRunsPods(t *testing.T) {
 
 	out := execInPod(t, c, "default", "web", "cat", "/tmp/index.html")
 	assert.Equal(t, "served-by-web\n", out, "kubectl exec")
+
+	// What pods can reach, the kubelet's port on the bridge, lets in only
+	// the API server.
+	anonymous := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	resp, err := anonymous.Get(fmt.Sprintf("https://%s:10250/runningpods/", NodeIP))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "the kubelet refuses anonymous callers")
 
 	svc, err := cs.CoreV1().Services("default").Create(ctx, &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
