@@ -55,6 +55,9 @@ func (a *Activities) FinalizeBackup(ctx context.Context, in workflows.FinalizeIn
 		return nil, err
 	}
 	results.Errors = append(results.Errors, operationErrors(in.Status.Operations)...)
+	hookErrs, hookWarnings := hookEntries(in.Status.Hooks)
+	results.Errors = append(results.Errors, hookErrs...)
+	results.Warnings = append(results.Warnings, hookWarnings...)
 	if err := run.Loc.WriteJSON(ctx, keys.Results(), results); err != nil {
 		return nil, err
 	}

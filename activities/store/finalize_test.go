@@ -339,3 +339,29 @@ func TestFinalizeWithABadLocationIsNonRetryable(t *testing.T) {
 	_, err := f.finalize(t, in)
 	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeLocation)
 }
+
+// TestFinalizeWritesFailedHooksAsResults: a failed hook with onError Fail
+// is an error of its pod, one with Continue a warning, both counted.
+func TestFinalizeWritesFailedHooksAsResults(t *testing.T) {
+	f := newFixture(t, nil)
+	seedCollected(t, f)
+	in := finalizeInput(f)
+	in.Status.Hooks = []workflows.HookResult{
+		{Pod: "shop/db", Phase: workflows.HookPre, Source: "spec hook freeze", Container: "db", OnError: workflows.HookFail,
+			ExitCode: 3, Error: "exit code 3", Stderr: "cannot freeze\n"},
+		{Pod: "shop/web", Phase: workflows.HookPost, Source: "post.hook.backup.velero.io/", Container: "web", OnError: workflows.HookContinue,
+			ExitCode: -1, Error: "timed out after 2s"},
+		{Pod: "shop/ok", Phase: workflows.HookPre, Container: "ok"},
+	}
+	res, err := f.finalize(t, in)
+	require.NoError(t, err)
+
+	var results workflows.BackupResults
+	f.readJSON(t, b1.Results(), &results)
+	assert.Contains(t, results.Errors, workflows.ResultEntry{Resource: "pods", Namespace: "shop", Name: "db",
+		Message: "pre hook (spec hook freeze) in container db failed: exit code 3: cannot freeze"})
+	assert.Contains(t, results.Warnings, workflows.ResultEntry{Resource: "pods", Namespace: "shop", Name: "web",
+		Message: "post hook (post.hook.backup.velero.io/) in container web failed: timed out after 2s"})
+	assert.Equal(t, 2, res.Errors)
+	assert.Equal(t, 3, res.Warnings)
+}

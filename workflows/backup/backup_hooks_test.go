@@ -155,7 +155,14 @@ func TestFailedPreHookKeepsItsPodsVolumesFromTheSnapshot(t *testing.T) {
 
 // TestFailedPreHookWithContinueIsAWarning: the snapshot is taken.
 func TestFailedPreHookWithContinueIsAWarning(t *testing.T) {
-	env, steps := hookBackupEnv(t, workflows.HookContinue, "/freeze", nil)
+	var finalized workflows.FinalizeInput
+	env, steps := hookBackupEnv(t, workflows.HookContinue, "/freeze", func(env *testsuite.TestWorkflowEnvironment) {
+		env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(
+			func(_ context.Context, in workflows.FinalizeInput) (*workflows.FinalizeResult, error) {
+				finalized = in
+				return &workflows.FinalizeResult{}, nil
+			}).Once()
+	})
 	env.ExecuteWorkflow(BackupWorkflow, testRequest())
 	require.NoError(t, env.GetWorkflowError())
 	var st workflows.BackupStatus
@@ -164,7 +171,8 @@ func TestFailedPreHookWithContinueIsAWarning(t *testing.T) {
 	assert.Equal(t, workflows.PhaseCompleted, st.Phase)
 	assert.Less(t, steps.index(t, "pre db"), steps.index(t, "snapshot data"))
 	assert.Equal(t, 0, st.Errors)
-	assert.Equal(t, 2, st.Warnings, "the plan's skipped claim and the hook")
+	assert.Equal(t, 2, finalized.Status.Warnings, "the plan's skipped claim and the hook, until finalize counts the stored ones")
+	assert.Len(t, finalized.Status.Hooks, 3, "finalize stores them; the failed one is a warning of its pod")
 }
 
 // TestCanceledDuringAPreHookStillRunsThePostHook: the post hook runs on

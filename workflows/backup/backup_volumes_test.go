@@ -45,7 +45,7 @@ func TestBackupSnapshotsVolumesAsOperations(t *testing.T) {
 	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in workflows.FinalizeInput) (*workflows.FinalizeResult, error) {
 			finalized = in
-			return &workflows.FinalizeResult{}, nil
+			return &workflows.FinalizeResult{Warnings: in.Status.Warnings}, nil // the stored warnings are the plan's
 		}).Once()
 	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil).Once()
 

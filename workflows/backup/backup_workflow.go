@@ -230,7 +230,9 @@ func (b *backupRun) finalize(ctx workflow.Context, final workflows.Phase) error 
 		return fmt.Errorf("finalize: %w", err)
 	}
 	b.status.TarballBytes = res.TarballBytes
-	b.status.Warnings += res.Warnings
+	// Every warning of the run is stored with the results finalize
+	// counts: its count replaces the running one.
+	b.status.Warnings = res.Warnings
 	b.status.CompletionTime = &now
 	if res.CompletionTime != nil {
 		b.status.CompletionTime = res.CompletionTime
