@@ -2,7 +2,10 @@
 // the heartbeats that say a long step lives, and periodic progress.
 package tick
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
 // Every calls fn every d until stop is called; once stop returns, fn is
 // not called again.
@@ -13,7 +16,8 @@ func Every(d time.Duration, fn func()) (stop func()) {
 }
 
 // On calls fn for every value of ticks until stop is called; once stop
-// returns, fn is not called again and no tick is taken. Tests drive ticks
+// returns, fn is not called again and no tick is taken. stop may be
+// called again (a deferred stop after an early one). Tests drive ticks
 // themselves.
 func On(ticks <-chan time.Time, fn func()) (stop func()) {
 	done, exited := make(chan struct{}), make(chan struct{})
@@ -28,5 +32,6 @@ func On(ticks <-chan time.Time, fn func()) (stop func()) {
 			}
 		}
 	}()
-	return func() { close(done); <-exited }
+	var once sync.Once
+	return func() { once.Do(func() { close(done) }); <-exited }
 }

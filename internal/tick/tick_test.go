@@ -26,3 +26,9 @@ func TestOnCallsOnEveryTickUntilStopped(t *testing.T) {
 	}
 	assert.Empty(t, calls, "no call after stop")
 }
+
+func TestStopTwiceIsFine(t *testing.T) {
+	stop := Every(time.Hour, func() {})
+	stop()
+	assert.NotPanics(t, stop)
+}
