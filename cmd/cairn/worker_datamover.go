@@ -80,8 +80,10 @@ func (d *dataMoverFlags) config(ctx context.Context, g *globals, kcfg *rest.Conf
 		return m, err
 	}
 	if password == "" && d.repo.passwordSecret != "" {
+		// A worker that starts without it would fail every data move: it
+		// does not start, and says which Secret is missing.
 		if password, err = d.repo.secretPassword(ctx, kcfg, d.namespace); err != nil {
-			log.Warn("Volume data movement will fail until the repository password Secret exists", zap.Error(err))
+			return m, err
 		}
 	}
 	hostname, _ := os.Hostname()
@@ -135,9 +137,18 @@ func (d *dataMoverFlags) podConfig(g *globals) (exposer.PodConfig, error) {
 	if d.runAsUser >= 0 {
 		uid := d.runAsUser
 		c.SecurityContext = &corev1.PodSecurityContext{RunAsUser: &uid}
+	} else {
+		// The image's user; its group owns the claim's files where the CSI
+		// driver lets the kubelet apply an fsGroup, so a restore can write.
+		gid := imageGroup
+		policy := corev1.FSGroupChangeOnRootMismatch
+		c.SecurityContext = &corev1.PodSecurityContext{FSGroup: &gid, FSGroupChangePolicy: &policy}
 	}
 	return c, nil
 }
+
+// imageGroup is the group of cairn's image's user (ociimage.NonRoot).
+const imageGroup int64 = 65532
 
 func resourceList(flag string, in map[string]string) (corev1.ResourceList, error) {
 	if len(in) == 0 {
