@@ -138,10 +138,11 @@ func ensureCSIClasses(ctx context.Context, cfg *rest.Config) error {
 	}
 
 	// The driver's CSIDriver: no attach step (its volumes are local
-	// directories), so the node's kubelet mounts them at once.
+	// directories), so the node's kubelet mounts them at once, and gives
+	// a pod's fsGroup the volume's files, as most block-backed drivers do.
 	driver := storagev1ac.CSIDriver(csistate.DriverName).WithLabels(labels).
 		WithSpec(storagev1ac.CSIDriverSpec().WithAttachRequired(false).WithPodInfoOnMount(false).
-			WithVolumeLifecycleModes(storagev1.VolumeLifecyclePersistent))
+			WithVolumeLifecycleModes(storagev1.VolumeLifecyclePersistent).WithFSGroupPolicy(storagev1.FileFSGroupPolicy))
 	if _, err := cs.StorageV1().CSIDrivers().Apply(ctx, driver, opts); err != nil {
 		return fmt.Errorf("sandbox: apply CSIDriver %s: %w", csistate.DriverName, err)
 	}
