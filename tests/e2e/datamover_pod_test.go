@@ -1,12 +1,8 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"net/url"
-	"os"
-	"path/filepath"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -116,20 +112,7 @@ func TestDataMoverPodsOnTheNode(t *testing.T) {
 // the node's host sees it.
 func podDataMoverPID(t *testing.T) int {
 	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	require.NoError(t, err)
-	var pids []int
-	for _, e := range entries {
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !bytes.HasPrefix(cmdline, []byte("/cairn\x00datamover\x00")) {
-			continue
-		}
-		if pid, err := strconv.Atoi(e.Name()); err == nil {
-			pids = append(pids, pid)
-		}
-	}
-	require.Len(t, pids, 1, "one data mover pod runs")
-	return pids[0]
+	return processPID(t, "/cairn\x00datamover\x00")
 }
 
 // freezePodDataMover stops the data mover pod's process until thawed.

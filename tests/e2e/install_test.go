@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -52,10 +54,19 @@ func TestHelmInstallRunsCairnInTheCluster(t *testing.T) {
 		"--set", "temporal.address=" + s.temporalAddr,
 		// Temporal and the API server's forwarder are on the host: host network.
 		"--set", "worker.hostNetwork=true", "--set", "worker.replicas=1",
-		"--set", "dataMover.hostNetwork=true", "--set", "dataMover.runAsRoot=true",
+		// Data movers run as the image's user; the claims they write get
+		// its group (the sandbox's CSI driver applies fsGroups).
+		"--set", "dataMover.hostNetwork=true",
 		"--set", "location.url=" + s.location, "--set", "location.hostPath=" + loc.Path,
 		"--set", "api.enabled=false",
+		// pauses between pages: time to kill the worker mid-collection
+		"--set", "worker.extraArgs={--page-interval=100ms}",
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			logInstall(t, s)
+		}
+	})
 	helm(t, s, append([]string{"install", "cairn", chartDir(t), "--namespace", installNamespace, "--create-namespace",
 		"--wait", "--timeout", "3m"}, values...)...)
 	password := repositoryPassword(t, s)
@@ -82,6 +93,24 @@ func TestHelmInstallRunsCairnInTheCluster(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, c.allowed, review.Status.Allowed, "%s %s in %q", c.verb, c.resource, c.ns)
 		}
+	})
+
+	t.Run("SIGKILL of the worker pod's process mid-collection: the backup completes with every object once", func(t *testing.T) {
+		want := seedConfigMaps(t, s.cluster.Config(), "ik", seedNamespaces, seedPerNS)
+		_, err := s.starter.CreateBackup(ctx, slowBackup("inst-kill", "ik"))
+		require.NoError(t, err)
+		waitMidConfigMaps(t, s, "inst-kill")
+		pid := processPID(t, "/cairn\x00worker\x00")
+		t.Logf("SIGKILL in-cluster worker process %d", pid)
+		require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+		v := s.waitDone("inst-kill", 4*time.Minute)
+		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %+v", v.Status)
+		assertExactlySeeded(t, s, "inst-kill", "ik", want)
+		assert.Greater(t, collectRuns(t, s, "inst-kill")["configmaps"].attempt, int32(1), "the kill landed mid-collection")
+		pods, err := kc.CoreV1().Pods(installNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=worker"})
+		require.NoError(t, err)
+		require.Len(t, pods.Items, 1)
+		assert.Equal(t, int32(1), pods.Items[0].Status.ContainerStatuses[0].RestartCount, "the kubelet restarted the killed worker")
 	})
 
 	makeClaims(t, s, "inst", "data")
@@ -136,6 +165,26 @@ func TestHelmInstallRunsCairnInTheCluster(t *testing.T) {
 	})
 }
 
+// processPID is the one process of this machine whose command line
+// starts with prefix (NUL-separated arguments).
+func processPID(t *testing.T, prefix string) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	var pids []int
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !strings.HasPrefix(string(cmdline), prefix) {
+			continue
+		}
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	require.Len(t, pids, 1, "one process %q", prefix)
+	return pids[0]
+}
+
 // helm runs the helm `make tools` builds against the sandbox.
 func helm(t *testing.T, s *stack, args ...string) {
 	t.Helper()
@@ -145,9 +194,6 @@ func helm(t *testing.T, s *stack, args ...string) {
 	cmd := exec.Command(bin, append([]string{"--kubeconfig", s.cluster.KubeconfigPath()}, args...)...)
 	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_DATA_HOME="+t.TempDir())
 	out, err := cmd.CombinedOutput()
-	if err != nil {
-		logInstall(t, s)
-	}
 	require.NoError(t, err, "helm %s: %s", strings.Join(args, " "), out)
 }
 
@@ -165,19 +211,35 @@ func repositoryPassword(t *testing.T, s *stack) string {
 	return string(sec.Data["repository-password"])
 }
 
-// logInstall prints the install's pods and the worker's log, to explain
-// a failure.
+// logInstall prints the install's pods, their logs and the data movers'
+// events, and the state of the backups, to explain a failure.
 func logInstall(t *testing.T, s *stack) {
 	kc := fastClient(t, s.cluster.Config())
 	ctx := context.Background()
-	pods, err := kc.CoreV1().Pods(installNamespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return
+	for _, ns := range []string{installNamespace, installMovers} {
+		pods, err := kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			continue
+		}
+		for _, p := range pods.Items {
+			t.Logf("pod %s/%s: %s %+v", ns, p.Name, p.Status.Phase, p.Status.ContainerStatuses)
+			if logs, err := kc.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{TailLines: new(int64(30))}).DoRaw(ctx); err == nil {
+				t.Logf("--- %s/%s log ---\n%s", ns, p.Name, logs)
+			}
+		}
+		if events, err := kc.CoreV1().Events(ns).List(ctx, metav1.ListOptions{}); err == nil {
+			for _, e := range events.Items {
+				t.Logf("event %s/%s %s: %s", ns, e.InvolvedObject.Name, e.Reason, e.Message)
+			}
+		}
 	}
-	for _, p := range pods.Items {
-		t.Logf("pod %s: %s %+v", p.Name, p.Status.Phase, p.Status.ContainerStatuses)
-		if logs, err := kc.CoreV1().Pods(installNamespace).GetLogs(p.Name, &corev1.PodLogOptions{TailLines: new(int64(40))}).DoRaw(ctx); err == nil {
-			t.Logf("--- %s log ---\n%s", p.Name, logs)
+	if list, err := s.starter.ListBackups(ctx); err == nil {
+		for _, b := range list.Items {
+			if v, err := s.starter.GetBackup(ctx, b.Name); err == nil && v.Status != nil {
+				for _, op := range v.Status.Operations {
+					t.Logf("backup %s operation %s: %s %s %s", b.Name, op.ID, op.Phase, op.Progress, op.Error)
+				}
+			}
 		}
 	}
 }
@@ -195,4 +257,16 @@ func waitNamespaceGone(t *testing.T, s *stack, ns string) {
 		require.True(t, time.Now().Before(deadline), "namespace %s not gone: %v", ns, err)
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// TestWorkerWithoutItsRepositorySecretDoesNotStart: a worker told to
+// read the repository password from a Secret that is not there exits at
+// once, naming the Secret, instead of failing every data move later.
+func TestWorkerWithoutItsRepositorySecretDoesNotStart(t *testing.T) {
+	s := newStack(t)
+	_, stderr, code := runCLI(t, "worker", "--temporal-address", s.temporalAddr, "--kubeconfig", s.cluster.KubeconfigPath(),
+		"--data-dir", t.TempDir(), "--datamover-namespace", "default", "--repository-password-secret", "not-there")
+	assert.Equal(t, 1, code, "stderr: %s", stderr)
+	assert.Contains(t, stderr, `repository password Secret default/not-there`)
+	assert.Contains(t, stderr, `not found`)
 }
