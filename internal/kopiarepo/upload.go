@@ -50,6 +50,16 @@ type UploadRequest struct {
 	OnCheckpoint func(UploadProgress)
 }
 
+// firstFailure names the entry whose error stopped an upload (kopia
+// cancels on the first, and says only "canceled"), or "".
+func firstFailure(man *snapshot.Manifest) string {
+	if man.RootEntry == nil || man.RootEntry.DirSummary == nil || len(man.RootEntry.DirSummary.FailedEntries) == 0 {
+		return ""
+	}
+	f := man.RootEntry.DirSummary.FailedEntries[0]
+	return fmt.Sprintf(" (%s: %s)", f.EntryPath, f.Error)
+}
+
 // UploadResult is what a finished upload recorded.
 type UploadResult struct {
 	SnapshotID string `json:"snapshotId"`
@@ -144,7 +154,7 @@ func upload1(ctx context.Context, w repo.RepositoryWriter, dir fs.Directory, src
 		return nil, fmt.Errorf("upload %s: %w", req.Path, err)
 	}
 	if err := ctx.Err(); err != nil || man.IncompleteReason != "" {
-		return nil, errors.Join(fmt.Errorf("upload of %s stopped: %s", req.Path, man.IncompleteReason), err)
+		return nil, errors.Join(fmt.Errorf("upload of %s stopped: %s%s", req.Path, man.IncompleteReason, firstFailure(man)), err)
 	}
 	man.Tags = map[string]string{tagBackup: req.Backup, tagVolume: req.Namespace + "/" + req.Claim}
 	man.UpdatePins([]string{pin}, nil)
