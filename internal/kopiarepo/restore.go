@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"time"
 
 	"github.com/dustin/go-humanize"
@@ -73,6 +74,9 @@ func (r *Repository) Restore(ctx context.Context, req RestoreRequest) (*RestoreR
 	out := &restore.FilesystemOutput{
 		TargetPath: req.Path, OverwriteDirectories: true, OverwriteFiles: true, OverwriteSymlinks: true,
 		WriteSparseFiles: true,
+		// Only root may give files to their owners: a data mover that runs
+		// as another user (with the volume's fsGroup) leaves them its own.
+		SkipOwners: os.Geteuid() != 0,
 	}
 	if err := out.Init(ctx); err != nil {
 		return nil, fmt.Errorf("restore target %s: %w", req.Path, err)
