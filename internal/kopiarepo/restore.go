@@ -71,12 +71,16 @@ func (r *Repository) Restore(ctx context.Context, req RestoreRequest) (*RestoreR
 	root := snapshotfs.EntryFromDirEntry(r.Repository, man.RootEntry)
 	// Not atomic per file: a file cut short by a crash keeps a time other
 	// than the snapshot's, so the incremental retry writes it again.
+	asRoot := os.Geteuid() == 0
 	out := &restore.FilesystemOutput{
 		TargetPath: req.Path, OverwriteDirectories: true, OverwriteFiles: true, OverwriteSymlinks: true,
 		WriteSparseFiles: true,
-		// Only root may give files to their owners: a data mover that runs
-		// as another user (with the volume's fsGroup) leaves them its own.
-		SkipOwners: os.Geteuid() != 0,
+		// Only root may give files to their owners, or change the volume's
+		// root directory (the driver's): a data mover that runs as another
+		// user (writing through the volume's fsGroup) leaves files its own
+		// and what it may not change as it is.
+		SkipOwners:             !asRoot,
+		IgnorePermissionErrors: !asRoot,
 	}
 	if err := out.Init(ctx); err != nil {
 		return nil, fmt.Errorf("restore target %s: %w", req.Path, err)
