@@ -69,9 +69,9 @@ func (r *Repository) Restore(ctx context.Context, req RestoreRequest) (*RestoreR
 		return nil, fmt.Errorf("load snapshot %s: %w", req.SnapshotID, err)
 	}
 	root := snapshotfs.EntryFromDirEntry(r.Repository, man.RootEntry)
+	asRoot := os.Geteuid() == 0
 	// Not atomic per file: a file cut short by a crash keeps a time other
 	// than the snapshot's, so the incremental retry writes it again.
-	asRoot := os.Geteuid() == 0
 	out := &restore.FilesystemOutput{
 		TargetPath: req.Path, OverwriteDirectories: true, OverwriteFiles: true, OverwriteSymlinks: true,
 		WriteSparseFiles: true,

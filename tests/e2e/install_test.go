@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"io/fs"
 	"net/url"
 	"os"
 	"os/exec"
@@ -114,7 +115,11 @@ func TestHelmInstallRunsCairnInTheCluster(t *testing.T) {
 	})
 
 	makeClaims(t, s, "inst", "data")
-	want := fillVolume(t, s, "inst", "data", datatree.Spec{LargeFiles: 2, LargeSize: 1 << 20, SmallFiles: 30, SmallSize: 4096, Seed: 51})
+	fillVolume(t, s, "inst", "data", datatree.Spec{LargeFiles: 2, LargeSize: 1 << 20, SmallFiles: 30, SmallSize: 4096, Seed: 51})
+	// Non-root data movers read what everyone may read (files only root
+	// may read need dataMover.runAsRoot).
+	worldReadable(t, mustVolumePath(t, s, "inst", "data"))
+	want := digestVolume(t, s, "inst", "data")
 	_, err = kc.CoreV1().ConfigMaps("inst").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"},
 		Data: map[string]string{"mode": "in-cluster"}}, metav1.CreateOptions{})
 	require.NoError(t, err)
@@ -163,6 +168,26 @@ func TestHelmInstallRunsCairnInTheCluster(t *testing.T) {
 		_, err = kc.AppsV1().Deployments(installNamespace).Get(ctx, "cairn-worker", metav1.GetOptions{})
 		assert.True(t, apierrors.IsNotFound(err), "the worker is gone: %v", err)
 	})
+}
+
+// worldReadable makes every file under dir readable, and every
+// directory searchable, by everyone.
+func worldReadable(t *testing.T, dir string) {
+	t.Helper()
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		add := fs.FileMode(0o444)
+		if d.IsDir() {
+			add = 0o555
+		}
+		return os.Chmod(p, info.Mode().Perm()|add)
+	}))
 }
 
 // processPID is the one process of this machine whose command line
