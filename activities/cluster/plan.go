@@ -28,6 +28,31 @@ type StoredPlan struct {
 	Types         []workflows.ResourceType `json:"types"`
 }
 
+// StartWithPlan starts the run log of a step that works from a backup's
+// stored plan, and reads the plan; End the run when done.
+func StartWithPlan(ctx context.Context, log *zap.Logger, backup, location string) (*runlog.Run, *StoredPlan, error) {
+	run, err := runlog.Start(ctx, log, backup, location)
+	if err != nil {
+		return nil, nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+	}
+	var plan StoredPlan
+	if err := run.Loc.ReadJSON(ctx, run.Keys.Plan(), &plan); err != nil {
+		run.End()
+		return nil, nil, fmt.Errorf("read plan: %w", err)
+	}
+	return run, &plan, nil
+}
+
+// Plans reports whether the plan collects the core resource type.
+func (p StoredPlan) Plans(resource string) bool {
+	for _, t := range p.Types {
+		if t.Group == "" && t.Resource == resource {
+			return true
+		}
+	}
+	return false
+}
+
 // Selection is how the plan selects namespaced objects: by label, by
 // namespace glob, listed in namespaces (metav1.NamespaceAll: all of them,
 // filtered by the globs). A bad selector is a non-retryable InvalidSpec.

@@ -6,14 +6,12 @@ import (
 	"sort"
 
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cairn-backup/cairn/activities/cluster"
-	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -27,20 +25,16 @@ const volumeResultsKey = "volume-snapshots"
 // cluster without the snapshot API fails the backup here, before anything
 // is collected, when there is a CSI volume to snapshot.
 func (a *Activities) PlanVolumes(ctx context.Context, in workflows.PlanVolumesInput) (*workflows.PlanVolumesResult, error) {
-	run, err := runlog.Start(ctx, a.Log, in.Backup, in.Location)
+	run, plan, err := cluster.StartWithPlan(ctx, a.Log, in.Backup, in.Location)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return nil, err
 	}
 	defer run.End()
-	var plan cluster.StoredPlan
-	if err := run.Loc.ReadJSON(ctx, run.Keys.Plan(), &plan); err != nil {
-		return nil, fmt.Errorf("read plan: %w", err)
-	}
 	res := &workflows.PlanVolumesResult{Volumes: []workflows.Volume{}}
-	if !plansClaims(plan) {
+	if !plan.Plans("persistentvolumeclaims") {
 		return res, nil
 	}
-	claims, err := a.selectedClaims(ctx, plan)
+	claims, err := a.selectedClaims(ctx, *plan)
 	if err != nil {
 		return nil, err
 	}
@@ -66,15 +60,6 @@ func (a *Activities) PlanVolumes(ctx context.Context, in workflows.PlanVolumesIn
 	res.Warnings = len(warnings)
 	run.Log.Info("Planned volume snapshots", zap.Int("volumes", len(res.Volumes)), zap.Int("skipped", len(warnings)))
 	return res, nil
-}
-
-func plansClaims(plan cluster.StoredPlan) bool {
-	for _, t := range plan.Types {
-		if t.Group == "" && t.Resource == "persistentvolumeclaims" {
-			return true
-		}
-	}
-	return false
 }
 
 // selectedClaims lists the claims the backup's filters select, sorted by

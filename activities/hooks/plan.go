@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/tools/pager"
 
 	"github.com/cairn-backup/cairn/activities/cluster"
-	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/internal/hooks"
 	"github.com/cairn-backup/cairn/workflows"
 )
@@ -28,24 +27,20 @@ const hookResultsKey = "backup-hooks"
 // the claims of theirs whose volumes it snapshots. A pod that is not
 // running is a warning: its hooks cannot run (as in Velero).
 func (a *Activities) PlanBackupHooks(ctx context.Context, in workflows.PlanHooksInput) (*workflows.PlanHooksResult, error) {
-	run, err := runlog.Start(ctx, a.Log, in.Backup, in.Location)
+	run, plan, err := cluster.StartWithPlan(ctx, a.Log, in.Backup, in.Location)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return nil, err
 	}
 	defer run.End()
-	var plan cluster.StoredPlan
-	if err := run.Loc.ReadJSON(ctx, run.Keys.Plan(), &plan); err != nil {
-		return nil, fmt.Errorf("read plan: %w", err)
-	}
 	res := &workflows.PlanHooksResult{Pods: []workflows.HookedPod{}}
-	if !plansPods(plan) {
+	if !plan.Plans("pods") {
 		return res, nil
 	}
 	snapshotted := map[string]bool{}
 	for _, v := range in.Volumes {
 		snapshotted[v.Key()] = true
 	}
-	err = a.eachSelectedPod(ctx, plan, func(p *corev1.Pod) error {
+	err = a.eachSelectedPod(ctx, *plan, func(p *corev1.Pod) error {
 		pre, post := hooks.ForPod(p, plan.Spec.Hooks)
 		if len(pre) == 0 && len(post) == 0 {
 			return nil
@@ -83,15 +78,6 @@ func (a *Activities) PlanBackupHooks(ctx context.Context, in workflows.PlanHooks
 	}
 	run.Log.Info("Planned backup hooks", zap.Int("pods", len(res.Pods)), zap.Int("skipped", len(res.Warnings)))
 	return res, nil
-}
-
-func plansPods(plan cluster.StoredPlan) bool {
-	for _, t := range plan.Types {
-		if t.Group == "" && t.Resource == "pods" {
-			return true
-		}
-	}
-	return false
 }
 
 // eachSelectedPod calls fn with each pod the backup's filters select,
