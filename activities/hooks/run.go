@@ -25,15 +25,20 @@ import (
 // returns what each did. It heartbeats the results so far: a retry after
 // a worker died goes on from the hook that was running, which runs again
 // (hooks run at least once). A pre hook that fails with onError Fail
-// stops the pod's other pre hooks; post hooks all run, whatever fails,
-// so nothing stays frozen.
+// stops the pod's other pre hooks; post hooks all run, whatever fails
+// (a location that cannot take their log included), so nothing stays
+// frozen.
 func (a *Activities) RunPodHooks(ctx context.Context, in workflows.RunHooksInput) (*workflows.RunHooksResult, error) {
-	run, err := runlog.Start(ctx, a.Log, in.Backup, in.Location)
-	if err != nil {
-		return nil, err
+	log := a.Log.With(zap.String("backup", in.Backup))
+	if run, err := runlog.Start(ctx, a.Log, in.Backup, in.Location); err != nil {
+		// A post hook unfreezes an application: hooks run even when the
+		// backup's location cannot take their log.
+		log.Warn("Hooks run without the backup's run log", zap.Error(err))
+	} else {
+		defer run.End()
+		log = run.Log
 	}
-	defer run.End()
-	log := run.Log.With(zap.String("pod", in.Namespace+"/"+in.Pod), zap.String("phase", string(in.Phase)))
+	log = log.With(zap.String("pod", in.Namespace+"/"+in.Pod), zap.String("phase", string(in.Phase)))
 	res := &workflows.RunHooksResult{Results: []workflows.HookResult{}}
 	if activity.HasHeartbeatDetails(ctx) {
 		if err := activity.GetHeartbeatDetails(ctx, &res.Results); err != nil {
