@@ -12,6 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/cairn-backup/cairn/internal/sandbox"
 	"github.com/cairn-backup/cairn/internal/sandbox/csistate"
@@ -211,20 +214,20 @@ func barePod(t *testing.T, s *stack, ns, name string, probe []string, annotation
 	waitPodRunning(t, s, ns, name)
 }
 
-// waitPodRunning waits until a pod's phase is Running.
+// waitPodRunning watches a pod until its phase is Running.
 func waitPodRunning(t *testing.T, s *stack, ns, name string) {
 	t.Helper()
 	kc := fastClient(t, s.cluster.Config())
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		p, err := kc.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
-		require.NoError(t, err)
-		if p.Status.Phase == corev1.PodRunning {
-			return
-		}
-		require.True(t, time.Now().Before(deadline), "pod %s/%s not running: %+v", ns, name, p.Status)
-		time.Sleep(200 * time.Millisecond)
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a bound for a broken node, not a verdict
+	defer cancel()
+	lw := cache.NewFilteredListWatchFromClient(kc.CoreV1().RESTClient(), "pods", ns, func(o *metav1.ListOptions) {
+		o.FieldSelector = "metadata.name=" + name
+	})
+	_, err := watchtools.UntilWithSync(ctx, lw, &corev1.Pod{}, nil, func(ev watch.Event) (bool, error) {
+		p, ok := ev.Object.(*corev1.Pod)
+		return ok && p.Status.Phase == corev1.PodRunning, nil
+	})
+	require.NoError(t, err, "pod %s/%s never ran", ns, name)
 }
 
 // hookPod makes namespace ns with claim "data" and pod "db" (label

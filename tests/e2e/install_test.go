@@ -19,6 +19,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/cairn-backup/cairn/internal/datatree"
 	"github.com/cairn-backup/cairn/internal/sandbox"
@@ -269,19 +272,23 @@ func logInstall(t *testing.T, s *stack) {
 	}
 }
 
-// waitNamespaceGone waits until a deleted namespace is gone.
+// waitNamespaceGone watches a deleted namespace until it is gone.
 func waitNamespaceGone(t *testing.T, s *stack, ns string) {
 	t.Helper()
 	kc := fastClient(t, s.cluster.Config())
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		_, err := kc.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return
-		}
-		require.True(t, time.Now().Before(deadline), "namespace %s not gone: %v", ns, err)
-		time.Sleep(200 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a bound for a stuck deletion, not a verdict
+	defer cancel()
+	lw := cache.NewFilteredListWatchFromClient(kc.CoreV1().RESTClient(), "namespaces", "", func(o *metav1.ListOptions) {
+		o.FieldSelector = "metadata.name=" + ns
+	})
+	gone := func(store cache.Store) (bool, error) {
+		_, exists, err := store.GetByKey(ns)
+		return !exists, err
 	}
+	_, err := watchtools.UntilWithSync(ctx, lw, &corev1.Namespace{}, gone, func(ev watch.Event) (bool, error) {
+		return ev.Type == watch.Deleted, nil
+	})
+	require.NoError(t, err, "namespace %s not gone", ns)
 }
 
 // TestWorkerWithoutItsRepositorySecretDoesNotStart: a worker told to
