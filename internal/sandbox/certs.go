@@ -1,20 +1,12 @@
 package sandbox
 
 import (
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"path/filepath"
-	"time"
 
 	"github.com/cairn-backup/cairn/internal/atomicfile"
+	"github.com/cairn-backup/cairn/internal/pki"
 )
 
 // KubernetesServiceIP is the ClusterIP of the "kubernetes" Service in
@@ -39,9 +31,6 @@ const (
 	servingCA = "ca.crt"
 )
 
-// certValidity outlives any sandbox: certificates are renewed at every Start.
-const certValidity = 10 * 365 * 24 * time.Hour
-
 // servingNames are the API server's names in its serving certificate: on
 // this machine, on the node's bridge, and as the kubernetes Service.
 var (
@@ -55,86 +44,30 @@ var (
 // account signing key pair into dir, and returns the CA's certificate
 // (PEM).
 func writeAPIServerCerts(dir string) ([]byte, error) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := pki.NewCA("cairn-sandbox-ca")
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: CA key: %w", err)
+		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	caTemplate := certTemplate("cairn-sandbox-ca")
-	caTemplate.IsCA = true
-	caTemplate.BasicConstraintsValid = true
-	caTemplate.KeyUsage = x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature
-	caDER, err := x509.CreateCertificate(rand.Reader, caTemplate, caTemplate, caKey.Public(), caKey)
+	serving, err := ca.Issue(pki.Leaf{CommonName: "kube-apiserver", IPs: servingIPs, DNSNames: servingDNS, Server: true})
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: CA certificate: %w", err)
+		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	ca, err := x509.ParseCertificate(caDER)
+	kubeletClient, err := ca.Issue(pki.Leaf{CommonName: "kube-apiserver-kubelet-client", Organizations: []string{"system:masters"}, Client: true})
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: CA certificate: %w", err)
+		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-
-	servingKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	sa, err := pki.SelfSigned("service-accounts")
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: serving key: %w", err)
+		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	serving := certTemplate("kube-apiserver")
-	serving.KeyUsage = x509.KeyUsageDigitalSignature
-	serving.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-	serving.IPAddresses = servingIPs
-	serving.DNSNames = servingDNS
-	servingDER, err := x509.CreateCertificate(rand.Reader, serving, ca, servingKey.Public(), caKey)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: serving certificate: %w", err)
-	}
-
-	kubeletKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: kubelet client key: %w", err)
-	}
-	kubeletClient := certTemplate("kube-apiserver-kubelet-client")
-	kubeletClient.Subject.Organization = []string{"system:masters"}
-	kubeletClient.KeyUsage = x509.KeyUsageDigitalSignature
-	kubeletClient.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
-	kubeletDER, err := x509.CreateCertificate(rand.Reader, kubeletClient, ca, kubeletKey.Public(), caKey)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: kubelet client certificate: %w", err)
-	}
-
-	saKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: service account signing key: %w", err)
-	}
-	sa := certTemplate("service-accounts")
-	saDER, err := x509.CreateCertificate(rand.Reader, sa, sa, saKey.Public(), saKey)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: service account certificate: %w", err)
-	}
-
-	caPEM := pemBlock("CERTIFICATE", caDER)
-	for name, data := range map[string][]byte{servingCA: caPEM, servingCertFile: pemBlock("CERTIFICATE", servingDER),
-		saSigningCert: pemBlock("CERTIFICATE", saDER), kubeletClientCert: pemBlock("CERTIFICATE", kubeletDER)} {
+	for name, data := range map[string][]byte{
+		servingCA: ca.CertPEM, servingCertFile: serving.CertPEM, servingKeyFile: serving.KeyPEM,
+		saSigningCert: sa.CertPEM, saSigningKey: sa.KeyPEM,
+		kubeletClientCert: kubeletClient.CertPEM, kubeletClientKey: kubeletClient.KeyPEM,
+	} {
 		if err := atomicfile.Write(filepath.Join(dir, name), data, 0o600); err != nil {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
 	}
-	for name, key := range map[string]crypto.Signer{servingKeyFile: servingKey, saSigningKey: saKey, kubeletClientKey: kubeletKey} {
-		der, err := x509.MarshalPKCS8PrivateKey(key)
-		if err != nil {
-			return nil, fmt.Errorf("sandbox: %s: %w", name, err)
-		}
-		if err := atomicfile.Write(filepath.Join(dir, name), pemBlock("PRIVATE KEY", der), 0o600); err != nil {
-			return nil, fmt.Errorf("sandbox: %w", err)
-		}
-	}
-	return caPEM, nil
-}
-
-func certTemplate(commonName string) *x509.Certificate {
-	serial, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
-	now := time.Now()
-	return &x509.Certificate{SerialNumber: serial, Subject: pkix.Name{CommonName: commonName},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(certValidity)}
-}
-
-func pemBlock(kind string, der []byte) []byte {
-	return pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der})
+	return ca.CertPEM, nil
 }
