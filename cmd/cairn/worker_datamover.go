@@ -41,6 +41,7 @@ type dataMoverFlags struct {
 	concurrency    int
 	concurrencyBy  map[string]int
 	repo           repositoryFlags
+	secrets        exposer.PodSecrets
 }
 
 func (d *dataMoverFlags) register(f *pflag.FlagSet) {
@@ -63,6 +64,12 @@ func (d *dataMoverFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&d.csiStateDir, "csi-state-dir", "", "process exposer: the sandbox CSI driver's state directory")
 	f.IntVar(&d.concurrency, "datamover-concurrency", 1, "data movers one node runs at once, across all backups and restores (the rest wait in line)")
 	f.StringToIntVar(&d.concurrencyBy, "datamover-concurrency-node", nil, "per-node override of --datamover-concurrency, e.g. big-node-1=4")
+	f.StringVar(&d.secrets.TemporalTLS, "datamover-tls-secret", "", "Secret (tls.crt, tls.key, ca.crt) data mover pods mount where --tls-cert, --tls-key and --tls-ca are")
+	f.StringVar(&d.secrets.APIKey, "datamover-api-key-secret", "", "Secret holding the Temporal API key of data mover pods")
+	f.StringVar(&d.secrets.APIKeyKey, "datamover-api-key-secret-key", "api-key", "key of the API key in --datamover-api-key-secret")
+	f.StringSliceVar(&d.secrets.Env, "datamover-env-secret", nil, "Secret whose keys become data mover pods' environment: the location's credentials (repeatable)")
+	f.StringVar(&d.secrets.From, "datamover-secrets-namespace", "", "namespace of the --datamover-*-secret Secrets (the worker's own); the worker copies them into "+
+		"--datamover-namespace before each data mover pod starts (empty: they are there already)")
 	d.repo.register(f, true)
 }
 
@@ -97,6 +104,9 @@ func (d *dataMoverFlags) config(ctx context.Context, g *globals, kcfg *rest.Conf
 		if d.repo.passwordSecret == "" {
 			log.Warn("No --repository-password-secret: data mover pods will have no repository password")
 		}
+		if g.apiKey != "" && d.secrets.APIKey == "" {
+			log.Warn("No --datamover-api-key-secret: data mover pods will reach Temporal without an API key")
+		}
 		m.Pod = pod
 	case "process":
 		exe, err := os.Executable()
@@ -128,6 +138,9 @@ func (d *dataMoverFlags) podConfig(g *globals) (exposer.PodConfig, error) {
 		}
 	}
 	var err error
+	if c.Secrets, err = d.podSecrets(g); err != nil {
+		return c, err
+	}
 	if c.Resources.Requests, err = resourceList("--datamover-requests", d.requests); err != nil {
 		return c, err
 	}
@@ -145,6 +158,32 @@ func (d *dataMoverFlags) podConfig(g *globals) (exposer.PodConfig, error) {
 		c.SecurityContext = &corev1.PodSecurityContext{FSGroup: &gid, FSGroupChangePolicy: &policy}
 	}
 	return c, nil
+}
+
+// podSecrets are the Secrets of data mover pods. The TLS Secret is
+// mounted where the worker's own TLS files are, since the pods get the
+// same --tls-* flags.
+func (d *dataMoverFlags) podSecrets(g *globals) (exposer.PodSecrets, error) {
+	s := d.secrets
+	if s.TemporalTLS == "" {
+		if g.tlsCert != "" || g.tlsCA != "" {
+			return s, &usageError{fmt.Errorf("--tls-cert or --tls-ca with the pod exposer needs --datamover-tls-secret, the Secret data mover pods mount them from")}
+		}
+		return s, nil
+	}
+	dirs := map[string]bool{}
+	for _, f := range []string{g.tlsCert, g.tlsKey, g.tlsCA} {
+		if f != "" {
+			dirs[filepath.Dir(f)] = true
+		}
+	}
+	if len(dirs) != 1 {
+		return s, &usageError{fmt.Errorf("--datamover-tls-secret needs --tls-cert, --tls-key and --tls-ca in one directory, where the Secret is mounted")}
+	}
+	for dir := range dirs {
+		s.TemporalTLSDir = dir
+	}
+	return s, nil
 }
 
 // imageGroup is the group of cairn's image's user (ociimage.NonRoot).

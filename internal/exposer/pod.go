@@ -3,6 +3,7 @@ package exposer
 import (
 	"context"
 	"fmt"
+	"path"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,8 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
-// MountPath is where a data mover pod mounts its volume.
-const MountPath = "/data"
+// MountPath is where a data mover pod mounts its volume. Its parent is
+// an emptyDir: a kopia restore removes a placeholder beside the target
+// (volume.kopia-entry), which a read-only root would refuse.
+const MountPath = "/mnt/volume"
 
 // PodConfig is how data mover pods look.
 type PodConfig struct {
@@ -34,6 +37,8 @@ type PodConfig struct {
 	// HostPaths are node directories mounted at the same path: a file://
 	// location every node has.
 	HostPaths []string
+	// Secrets reach Temporal and the location.
+	Secrets PodSecrets
 }
 
 // Pod starts each data mover as a pod that mounts the exposed claim. It
@@ -83,6 +88,9 @@ func (p *Pod) Expose(ctx context.Context, t Target, _ func(string)) (*Started, e
 	if _, err := p.EnsureClaim(ctx, t); err != nil {
 		return nil, err
 	}
+	if err := p.copySecrets(ctx, t.Namespace); err != nil {
+		return nil, err
+	}
 	pods := p.Kube.CoreV1().Pods(t.Namespace)
 	pod, err := pods.Create(ctx, p.PodFor(t), metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
@@ -94,38 +102,44 @@ func (p *Pod) Expose(ctx context.Context, t Target, _ func(string)) (*Started, e
 	return &Started{Claim: t.Namespace + "/" + t.Name(), DataMover: "pod " + t.Namespace + "/" + pod.Name, Node: pod.Spec.NodeName}, nil
 }
 
-// PodFor is the data mover pod of the target's attempt.
+// PodFor is the data mover pod of the target's attempt. It runs
+// restricted: no service account token, no privilege escalation, a
+// read-only root with an emptyDir for /tmp (where kopia keeps its
+// files), seccomp, and no capability a non-root user does not need.
 func (p *Pod) PodFor(t Target) *corev1.Pod {
 	c := p.Config
 	args := append([]string{"datamover", "--task-queue", t.TaskQueue, "--path", MountPath}, c.Args...)
-	env := []corev1.EnvVar{}
-	if c.PasswordSecret != "" {
-		env = append(env, corev1.EnvVar{Name: "CAIRN_REPOSITORY_PASSWORD", ValueFrom: &corev1.EnvVarSource{
-			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: c.PasswordSecret}, Key: c.PasswordKey},
-		}})
-	}
-	mounts := []corev1.VolumeMount{{Name: "data", MountPath: MountPath, ReadOnly: t.Mode == Backup}}
+	mounts := []corev1.VolumeMount{{Name: "data", MountPath: MountPath, ReadOnly: t.Mode == Backup},
+		{Name: "tmp", MountPath: "/tmp"}, {Name: "mnt", MountPath: path.Dir(MountPath)}}
 	volumes := []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
 		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: t.Name(), ReadOnly: t.Mode == Backup},
-	}}}
+	}}, emptyDir("tmp"), emptyDir("mnt")}
 	dir := corev1.HostPathDirectory
 	for i, p := range c.HostPaths {
 		name := fmt.Sprintf("host-%d", i)
 		mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: p})
 		volumes = append(volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: p, Type: &dir}}})
 	}
+	if s := c.Secrets; s.TemporalTLS != "" {
+		mounts = append(mounts, corev1.VolumeMount{Name: "temporal-tls", MountPath: s.TemporalTLSDir, ReadOnly: true})
+		volumes = append(volumes, corev1.Volume{Name: "temporal-tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: s.TemporalTLS}}})
+	}
+	env, envFrom := c.env()
+	automount := false
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: t.moverName(), Namespace: t.Namespace, Labels: labels(t)},
 		Spec: corev1.PodSpec{
-			RestartPolicy:      corev1.RestartPolicyNever,
-			ServiceAccountName: c.ServiceAccount,
-			NodeSelector:       c.NodeSelector,
-			Tolerations:        c.Tolerations,
-			SecurityContext:    c.SecurityContext,
-			HostNetwork:        c.HostNetwork,
+			RestartPolicy:                corev1.RestartPolicyNever,
+			ServiceAccountName:           c.ServiceAccount,
+			AutomountServiceAccountToken: &automount,
+			NodeSelector:                 c.NodeSelector,
+			Tolerations:                  c.Tolerations,
+			SecurityContext:              c.podSecurityContext(),
+			HostNetwork:                  c.HostNetwork,
 			Containers: []corev1.Container{{
 				Name: "datamover", Image: c.Image, ImagePullPolicy: c.ImagePullPolicy,
-				Command: []string{"/cairn"}, Args: args, Env: env, Resources: c.Resources, VolumeMounts: mounts,
+				Command: []string{"/cairn"}, Args: args, Env: env, EnvFrom: envFrom, Resources: c.Resources, VolumeMounts: mounts,
+				SecurityContext: c.containerSecurityContext(),
 			}},
 			Volumes: volumes,
 		},
@@ -134,6 +148,67 @@ func (p *Pod) PodFor(t Target) *corev1.Pod {
 		pod.Spec.DNSPolicy = corev1.DNSClusterFirstWithHostNet
 	}
 	return pod
+}
+
+func emptyDir(name string) corev1.Volume {
+	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}
+}
+
+// env is the password and the Temporal API key from their Secrets, never
+// inline, and the location's credentials.
+func (c PodConfig) env() ([]corev1.EnvVar, []corev1.EnvFromSource) {
+	var env []corev1.EnvVar
+	fromSecret := func(name, secret, key string) {
+		env = append(env, corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{
+			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: key},
+		}})
+	}
+	if c.PasswordSecret != "" {
+		fromSecret("CAIRN_REPOSITORY_PASSWORD", c.PasswordSecret, c.PasswordKey)
+	}
+	if c.Secrets.APIKey != "" {
+		fromSecret("CAIRN_API_KEY", c.Secrets.APIKey, c.Secrets.APIKeyKey)
+	}
+	var envFrom []corev1.EnvFromSource
+	for _, name := range c.Secrets.Env {
+		envFrom = append(envFrom, corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}})
+	}
+	return env, envFrom
+}
+
+// runsAsRoot says whether the pods run as root, which is asked for to
+// read files only root may read and to restore owners.
+func (c PodConfig) runsAsRoot() bool {
+	return c.SecurityContext != nil && c.SecurityContext.RunAsUser != nil && *c.SecurityContext.RunAsUser == 0
+}
+
+func (c PodConfig) podSecurityContext() *corev1.PodSecurityContext {
+	sc := &corev1.PodSecurityContext{}
+	if c.SecurityContext != nil {
+		sc = c.SecurityContext.DeepCopy()
+	}
+	if sc.SeccompProfile == nil {
+		sc.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
+	}
+	if !c.runsAsRoot() && sc.RunAsNonRoot == nil {
+		nonRoot := true
+		sc.RunAsNonRoot = &nonRoot
+	}
+	return sc
+}
+
+// rootCapabilities are what root keeps: reading and writing every file
+// of the volume, and restoring owners and modes. Without them root
+// could read no more than any other user.
+var rootCapabilities = []corev1.Capability{"CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID"}
+
+func (c PodConfig) containerSecurityContext() *corev1.SecurityContext {
+	no, yes := false, true
+	caps := &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}
+	if c.runsAsRoot() {
+		caps.Add = rootCapabilities
+	}
+	return &corev1.SecurityContext{AllowPrivilegeEscalation: &no, ReadOnlyRootFilesystem: &yes, Capabilities: caps}
 }
 
 // Diagnose reads the claim and the pod's status: unschedulable, image

@@ -95,3 +95,13 @@ envFrom:
 - {name: location, hostPath: {path: {{ . }}, type: Directory}}
 {{- end }}
 {{- end -}}
+
+{{/* The Secrets data mover pods use, which the worker copies into their
+namespace: a comma-separated list, empty when none. */}}
+{{- define "cairn.dataMoverSecrets" -}}
+{{- $names := list -}}
+{{- with .Values.temporal.tlsSecret }}{{ $names = append $names . }}{{ end -}}
+{{- with .Values.temporal.apiKeySecret.name }}{{ $names = append $names . }}{{ end -}}
+{{- with .Values.location.credentialsSecret }}{{ $names = append $names . }}{{ end -}}
+{{- join "," (uniq $names) -}}
+{{- end -}}
