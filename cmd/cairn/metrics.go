@@ -17,17 +17,27 @@ import (
 // ends. It returns once the port is bound, so a wrong address fails the
 // command at start.
 func serveMetrics(ctx context.Context, addr string, log *zap.Logger) error {
-	ln, err := net.Listen("tcp", addr)
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metrics.Handler())
+	url, err := serveHTTP(ctx, addr, mux, log)
 	if err != nil {
 		return fmt.Errorf("metrics listener: %w", err)
 	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", metrics.Handler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	log.Info("Metrics listening", zap.String("address", "http://"+ln.Addr().String()+"/metrics"))
+	log.Info("Metrics listening", zap.String("address", url+"/metrics"))
+	return nil
+}
+
+// serveHTTP serves h on addr until ctx ends, and returns the base URL
+// once the port is bound.
+func serveHTTP(ctx context.Context, addr string, h http.Handler, log *zap.Logger) (string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("Metrics server stopped", zap.Error(err))
+			log.Error("HTTP server stopped", zap.String("address", ln.Addr().String()), zap.Error(err))
 		}
 	}()
 	go func() {
@@ -36,5 +46,5 @@ func serveMetrics(ctx context.Context, addr string, log *zap.Logger) error {
 		defer cancel()
 		_ = srv.Shutdown(shutdown)
 	}()
-	return nil
+	return "http://" + ln.Addr().String(), nil
 }

@@ -31,6 +31,7 @@ type workerFlags struct {
 	expireInterval          time.Duration
 	maintenanceInterval     time.Duration
 	metricsAddress          string
+	healthAddress           string
 	etcdEndpoints           []string
 	etcdCA, etcdCert        string
 	etcdKey                 string
@@ -54,6 +55,8 @@ func (w *workerFlags) register(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&w.maintenanceInterval, "maintenance-interval", time.Hour, "how often the Temporal Schedule "+
 		"runs kopia maintenance on --location's volume data repository (0: no schedule)")
 	cmd.Flags().StringVar(&w.metricsAddress, "metrics-address", "", "serve Prometheus metrics (runs by phase, durations, items, bytes) on this address, e.g. 127.0.0.1:9464 (empty: off)")
+	cmd.Flags().StringVar(&w.healthAddress, "health-address", "", "serve /healthz (the process runs) and /readyz (Temporal answers) on this address "+
+		"for the kubelet's probes, e.g. 0.0.0.0:8081 (empty: off); with it the worker waits for an unreachable Temporal instead of exiting")
 	cmd.Flags().StringSliceVar(&w.etcdEndpoints, "etcd-endpoints", nil, "etcd client URLs for etcd snapshots, tried in order (e.g. https://10.0.0.5:2379)")
 	cmd.Flags().StringVar(&w.etcdCA, "etcd-ca", "", "CA bundle that signed etcd's serving certificate")
 	cmd.Flags().StringVar(&w.etcdCert, "etcd-cert", "", "client certificate for etcd (e.g. /etc/kubernetes/pki/apiserver-etcd-client.crt)")
@@ -91,7 +94,7 @@ the expired backups of --location every --expire-interval.`,
 			if err != nil {
 				return err
 			}
-			tc, err := g.dial(log)
+			tc, err := wf.connect(cmd.Context(), g, log)
 			if err != nil {
 				return err
 			}
@@ -115,6 +118,19 @@ the expired backups of --location every --expire-interval.`,
 	}
 	wf.register(cmd)
 	return cmd
+}
+
+// connect dials Temporal. With --health-address it first serves the
+// probes, and keeps trying an unreachable Temporal, unready meanwhile.
+func (w *workerFlags) connect(ctx context.Context, g *globals, log *zap.Logger) (client.Client, error) {
+	if w.healthAddress == "" {
+		return g.dial(log)
+	}
+	h := newHealth(g.temporalAddress)
+	if err := h.serve(ctx, w.healthAddress, log); err != nil {
+		return nil, err
+	}
+	return g.dialRetrying(ctx, h, log)
 }
 
 func runWorker(ctx context.Context, g *globals, tc client.Client, kcfg *rest.Config, wf *workerFlags, location string, log *zap.Logger) error {
