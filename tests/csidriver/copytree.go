@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // keptModeBits are the mode bits copyTree carries over.
@@ -13,9 +14,10 @@ const keptModeBits = fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
 
 // copyTree copies the directory src to dst, which must not exist: regular
 // files byte for byte, directories, and symlinks as symlinks with the same
-// target, each with its mode bits and (but for symlinks) modification time.
-// Ownership is not kept, hard links become separate files, and any other
-// kind of file is an error.
+// target, each with its mode bits and (but for symlinks) modification time,
+// and, when the driver runs as root, its owner, as a real snapshot keeps
+// them. Hard links become separate files, and any other kind of file is
+// an error.
 func copyTree(src, dst string) error {
 	info, err := os.Lstat(src)
 	if err != nil {
@@ -38,7 +40,10 @@ func copyEntry(src, dst string, info fs.FileInfo) error {
 		if err != nil {
 			return err
 		}
-		return os.Symlink(target, dst)
+		if err := os.Symlink(target, dst); err != nil {
+			return err
+		}
+		return keepOwner(dst, info)
 	default:
 		return fmt.Errorf("copy %s: unsupported file type %v", src, mode.Type())
 	}
@@ -63,10 +68,24 @@ func copyDir(src, dst string, info fs.FileInfo) error {
 			return err
 		}
 	}
+	if err := keepOwner(dst, info); err != nil {
+		return err
+	}
 	if err := os.Chmod(dst, info.Mode()&keptModeBits); err != nil {
 		return err
 	}
 	return os.Chtimes(dst, info.ModTime(), info.ModTime())
+}
+
+// keepOwner gives dst the owner of src's info, before its mode (a chown
+// clears set-user-ID bits). Only root may; otherwise the copy is the
+// driver's user's.
+func keepOwner(dst string, info fs.FileInfo) error {
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok || os.Geteuid() != 0 {
+		return nil
+	}
+	return os.Lchown(dst, int(st.Uid), int(st.Gid))
 }
 
 func copyFile(src, dst string, info fs.FileInfo) error {
@@ -85,6 +104,9 @@ func copyFile(src, dst string, info fs.FileInfo) error {
 	}
 	if err != nil {
 		return fmt.Errorf("copy %s: %w", src, err)
+	}
+	if err := keepOwner(dst, info); err != nil {
+		return err
 	}
 	// Chmod after creating, as the umask applies to OpenFile's mode.
 	if err := os.Chmod(dst, info.Mode()&keptModeBits); err != nil {
