@@ -90,7 +90,14 @@ func TestAPIAuthorizesWithTheClusterRBAC(t *testing.T) {
 
 func request(t *testing.T, base, token, body string) (int, apiError) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, base+"/v1/restores", strings.NewReader(body))
+	return postJSON(t, base+"/v1/restores", token, body)
+}
+
+// postJSON posts body to url with token (none when empty), and returns
+// the status and the error the API answered.
+func postJSON(t *testing.T, url, token, body string) (int, apiError) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
 	if token != "" {
@@ -118,17 +125,10 @@ func serviceAccountToken(t *testing.T, kc kubernetes.Interface, namespace, name 
 	return tr.Status.Token
 }
 
-// grant gives the service account namespace/sa rule in namespace ns.
+// grant gives the service account team-a/sa rule in namespace ns.
 func grant(t *testing.T, kc kubernetes.Interface, ns, sa string, rule rbacv1.PolicyRule) {
 	t.Helper()
-	ctx := context.Background()
-	name := "cairn-" + sa
-	_, err := kc.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: []rbacv1.PolicyRule{rule}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	_, err = kc.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
-		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name},
-		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: "team-a", Name: sa}}}, metav1.CreateOptions{})
-	require.NoError(t, err)
+	allowInNamespace(t, kc, ns, "team-a", sa, rule)
 }
 
 // waitAllowed waits until the API server's RBAC cache has the grants.

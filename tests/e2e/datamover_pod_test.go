@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"net/url"
+	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -50,7 +52,11 @@ func TestDataMoverPodsOnTheNode(t *testing.T) {
 	w := podWorker(sandbox.CairnImage)
 
 	makeClaims(t, s, "podmv", "data")
-	want := fillVolume(t, s, "podmv", "data", datatree.Spec{LargeFiles: 4, LargeSize: 1 << 20, SmallFiles: 50, SmallSize: 4096, Seed: 31})
+	fillVolume(t, s, "podmv", "data", datatree.Spec{LargeFiles: 4, LargeSize: 1 << 20, SmallFiles: 50, SmallSize: 4096, Seed: 31})
+	// A file only its owner may read: root data movers keep the
+	// capabilities to read it and to give it back its owner.
+	private := writePrivateFile(t, mustVolumePath(t, s, "podmv", "data"))
+	want := digestVolume(t, s, "podmv", "data")
 	_, err = s.starter.CreateBackup(ctx, moveRequest("podmv-1", "podmv"))
 	require.NoError(t, err)
 	v := s.waitDone("podmv-1", 3*time.Minute)
@@ -65,6 +71,7 @@ func TestDataMoverPodsOnTheNode(t *testing.T) {
 	r := s.waitRestore("podmv-r1", 3*time.Minute)
 	require.Equal(t, workflows.PhaseCompleted, r.Phase, "reason: %s", r.Status.FailureReason)
 	assert.Empty(t, datatree.Diff(want, digestVolume(t, s, "podmv-copy", "data"), 10), "byte-identical after a pod restored it")
+	assertPrivateFile(t, filepath.Join(mustVolumePath(t, s, "podmv-copy", "data"), private))
 
 	assertNoDataMoverPods(t, s)
 
@@ -142,4 +149,32 @@ func assertNoDataMoverPods(t *testing.T, s *stack) {
 		require.True(t, time.Now().Before(deadline), "left behind: %d pods, %d claims", len(pods.Items), len(claims.Items))
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// privateOwner owns the file only its owner may read.
+const privateOwner = 1000
+
+// writePrivateFile writes private/key (mode 0600, in a 0700 directory)
+// owned by privateOwner under dir, and returns its path relative to dir.
+func writePrivateFile(t *testing.T, dir string) string {
+	t.Helper()
+	sub := filepath.Join(dir, "private")
+	require.NoError(t, os.Mkdir(sub, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(sub, "key"), []byte("only its owner reads this"), 0o600))
+	for _, p := range []string{sub, filepath.Join(sub, "key")} {
+		require.NoError(t, os.Chown(p, privateOwner, privateOwner))
+	}
+	return filepath.Join("private", "key")
+}
+
+// assertPrivateFile checks that a restored private file has its owner
+// and mode back.
+func assertPrivateFile(t *testing.T, path string) {
+	t.Helper()
+	info, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+	st := info.Sys().(*syscall.Stat_t)
+	assert.Equal(t, uint32(privateOwner), st.Uid, "the owner is restored")
+	assert.Equal(t, uint32(privateOwner), st.Gid)
 }

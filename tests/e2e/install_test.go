@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"io/fs"
+	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -17,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	authzv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -24,6 +27,7 @@ import (
 	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/cairn-backup/cairn/internal/datatree"
+	"github.com/cairn-backup/cairn/internal/exposer"
 	"github.com/cairn-backup/cairn/internal/sandbox"
 	"github.com/cairn-backup/cairn/starter"
 	"github.com/cairn-backup/cairn/workflows"
@@ -51,18 +55,24 @@ func TestHelmInstallRunsCairnInTheCluster(t *testing.T) {
 	require.NoError(t, os.MkdirAll(loc.Path, 0o777))
 	require.NoError(t, os.Chmod(loc.Path, 0o777))
 
+	// Temporal with mTLS, as in production: the worker and the data
+	// movers get in only with the certificate from the chart's Secret.
+	temporalAddr, temporalTLS := mtlsTemporal(t, s)
+	createInstallSecrets(t, kc, temporalTLS)
+
 	values := []string{
 		"--set", "image.repository=" + strings.Split(sandbox.CairnImage, ":")[0],
 		"--set", "image.tag=" + strings.Split(sandbox.CairnImage, ":")[1],
 		"--set", "image.pullPolicy=Never",
-		"--set", "temporal.address=" + s.temporalAddr,
+		"--set", "temporal.address=" + temporalAddr,
+		"--set", "temporal.tlsSecret=temporal-tls", "--set", "temporal.tlsServerName=" + temporalServerName,
+		"--set", "temporal.apiKeySecret.name=temporal-key", "--set", "location.credentialsSecret=location-credentials",
 		// Temporal and the API server's forwarder are on the host: host network.
-		"--set", "worker.hostNetwork=true", "--set", "worker.replicas=1",
+		"--set", "worker.hostNetwork=true", "--set", "worker.replicas=1", "--set", "worker.healthPort=" + portOf(t, freePort(t)),
 		// Data movers run as the image's user; the claims they write get
 		// its group (the sandbox's CSI driver applies fsGroups).
 		"--set", "dataMover.hostNetwork=true",
 		"--set", "location.url=" + s.location, "--set", "location.hostPath=" + loc.Path,
-		"--set", "api.enabled=false",
 		// pauses between pages: time to kill the worker mid-collection
 		"--set", "worker.extraArgs={--page-interval=100ms}",
 	}
@@ -144,6 +154,31 @@ func TestHelmInstallRunsCairnInTheCluster(t *testing.T) {
 		cm, err := kc.CoreV1().ConfigMaps("inst").Get(ctx, "settings", metav1.GetOptions{})
 		require.NoError(t, err)
 		assert.Equal(t, "in-cluster", cm.Data["mode"])
+		for _, name := range []string{"temporal-tls", "temporal-key", "location-credentials"} {
+			copied, err := kc.CoreV1().Secrets(installMovers).Get(ctx, name, metav1.GetOptions{})
+			require.NoError(t, err, "the worker copied %s for the data movers", name)
+			assert.Equal(t, installNamespace, copied.Labels[exposer.LabelCopiedFrom])
+		}
+	})
+
+	t.Run("the in-cluster starter API authenticates and authorizes with the cluster", func(t *testing.T) {
+		api := "http://" + net.JoinHostPort(podIP(t, kc, installNamespace, "app.kubernetes.io/component=api"), "8080") + "/v1/backups"
+		operator := serviceAccountToken(t, kc, installNamespace, "backup-operator")
+		allowInNamespace(t, kc, "inst", installNamespace, "backup-operator", rbacv1.PolicyRule{
+			APIGroups: []string{starter.APIGroup}, Resources: []string{"backups"}, Verbs: []string{"create", "get"}})
+		waitAllowed(t, kc, "system:serviceaccount:"+installNamespace+":backup-operator",
+			authzv1.ResourceAttributes{Namespace: "inst", Verb: "create", Group: starter.APIGroup, Resource: "backups"})
+		body := `{"name":"inst-api","includedNamespaces":["inst"],"includedResources":["configmaps"]}`
+
+		code, _ := postJSON(t, api, "", body)
+		assert.Equal(t, http.StatusUnauthorized, code, "no token")
+		code, e := postJSON(t, api, operator, `{"name":"system-api","includedNamespaces":["kube-system"]}`)
+		assert.Equal(t, http.StatusForbidden, code, "a namespace the operator may not back up: %+v", e)
+		code, e = postJSON(t, api, operator, body)
+		require.Equal(t, http.StatusCreated, code, "%+v", e)
+		v := s.waitDone("inst-api", 4*time.Minute)
+		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+		assert.Positive(t, v.Status.ItemsDone, "the in-cluster worker ran the API's backup")
 	})
 
 	t.Run("helm upgrade keeps the repository password and the backups restorable", func(t *testing.T) {
@@ -156,6 +191,22 @@ func TestHelmInstallRunsCairnInTheCluster(t *testing.T) {
 		r := s.waitRestore("inst-r2", 4*time.Minute)
 		require.Equal(t, workflows.PhaseCompleted, r.Phase, "reason: %s", r.Status.FailureReason)
 		assert.Empty(t, datatree.Diff(want, digestVolume(t, s, "inst-copy", "data"), 10), "restored with the kept password")
+	})
+
+	t.Run("a wrong Temporal address: the new worker stays unready, its log names the address", func(t *testing.T) {
+		wrong := "127.0.0.1:1"
+		helm(t, s, append(append([]string{"upgrade", "cairn", chartDir(t), "--namespace", installNamespace}, values...),
+			"--set", "temporal.address="+wrong)...)
+		pod := waitPodWithTemporal(t, kc, installNamespace, "app.kubernetes.io/component=worker", wrong)
+		line := followLogUntil(t, kc, pod, "Temporal is not reachable")
+		assert.Contains(t, line, wrong, "the log names the address")
+		// The probe reached the worker, which answered "not ready".
+		waitPodEvent(t, kc, pod, "Unhealthy", "HTTP probe failed with statuscode: 503")
+		pod, err := kc.CoreV1().Pods(installNamespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		require.NoError(t, err)
+		require.Len(t, pod.Status.ContainerStatuses, 1)
+		assert.False(t, pod.Status.ContainerStatuses[0].Ready)
+		assert.Zero(t, pod.Status.ContainerStatuses[0].RestartCount, "it waits for Temporal, alive, instead of restarting")
 	})
 
 	t.Run("helm uninstall leaves the backups and the repository password", func(t *testing.T) {

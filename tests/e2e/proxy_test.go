@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"crypto/tls"
 	"io"
 	"net"
 	"sync"
@@ -22,6 +23,19 @@ func newTCPProxy(t *testing.T, target string) *tcpProxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
+	return serveProxy(t, ln, target)
+}
+
+// newTLSProxy is a proxy on host that ends TLS, as cfg says, in front of
+// target.
+func newTLSProxy(t *testing.T, host, target string, cfg *tls.Config) *tcpProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	require.NoError(t, err)
+	return serveProxy(t, tls.NewListener(ln, cfg), target)
+}
+
+func serveProxy(t *testing.T, ln net.Listener, target string) *tcpProxy {
 	p := &tcpProxy{ln: ln, target: target}
 	go p.serve()
 	t.Cleanup(p.cut)
