@@ -88,7 +88,7 @@ func (c *Client) prepareSpec(ctx context.Context, spec workflows.BackupSpec, opt
 		}
 		problems = append(problems, invalid.Problems...)
 	}
-	normalized, err := location.Normalize(spec.StorageLocation)
+	normalized, err := c.resolveLocation(spec.StorageLocation, true)
 	if err != nil {
 		problems = append(problems, err.Error())
 	} else {

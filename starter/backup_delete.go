@@ -32,6 +32,9 @@ func (c *Client) DeleteBackup(ctx context.Context, name string, cancelRunning bo
 			return nil, err
 		}
 	}
+	if err := c.checkDeletable("backup "+name, c.locationOr(v.Location)); err != nil {
+		return nil, err
+	}
 	return c.startDeletion(ctx, workflows.DeleteWorkflowID(name),
 		workflows.DeleteBackupRequest{Backup: name, Location: c.locationOr(v.Location), Reason: "requested"})
 }

@@ -11,6 +11,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -21,6 +22,10 @@ type Options struct {
 	// DefaultLocation is the backup location URL used when a spec names none,
 	// and the one listed for backups Temporal no longer remembers.
 	DefaultLocation string
+	// Locations, when set, are the only locations requests may use, by
+	// name (the API); DefaultLocation is then their default's URL. Nil
+	// takes any URL (the CLI).
+	Locations *location.Catalog
 	// UIBaseURL is the Temporal Web UI, for links to runs ("" for none).
 	UIBaseURL string
 	// ValidationTimeout bounds the wait for a worker to check resource
@@ -49,6 +54,9 @@ func New(tc client.Client, opts Options) *Client {
 	}
 	if opts.Namespace == "" {
 		opts.Namespace = client.DefaultNamespace
+	}
+	if opts.Locations != nil {
+		opts.DefaultLocation = opts.Locations.DefaultURL()
 	}
 	return &Client{temporal: tc, opts: opts}
 }

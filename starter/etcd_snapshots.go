@@ -40,7 +40,7 @@ func (c *Client) CreateEtcdSnapshot(ctx context.Context, spec workflows.EtcdSnap
 		}
 		problems = invalid.Problems
 	}
-	normalized, err := location.Normalize(spec.StorageLocation)
+	normalized, err := c.resolveLocation(spec.StorageLocation, true)
 	if err != nil {
 		problems = append(problems, err.Error())
 	}
@@ -169,6 +169,9 @@ func (c *Client) DeleteEtcdSnapshot(ctx context.Context, name string) (*CreateRe
 	}
 	if !v.Phase.Done() {
 		return nil, &ConflictError{Message: fmt.Sprintf("etcd snapshot %q is still running (phase %s)", name, v.Phase)}
+	}
+	if err := c.checkDeletable("etcd snapshot "+name, c.locationOr(v.Location)); err != nil {
+		return nil, err
 	}
 	return c.startDeletion(ctx, workflows.DeleteEtcdWorkflowID(name), workflows.DeleteBackupRequest{
 		Backup: name, Location: c.locationOr(v.Location), Reason: "requested", Kind: workflows.KindEtcdSnapshot})

@@ -10,7 +10,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -74,7 +73,7 @@ func (c *Client) validateRestore(spec *workflows.RestoreSpec, optionProblems []s
 		}
 		problems = append(problems, invalid.Problems...)
 	}
-	normalized, err := location.Normalize(spec.StorageLocation)
+	normalized, err := c.resolveLocation(spec.StorageLocation, false)
 	if err != nil {
 		problems = append(problems, err.Error())
 	} else {

@@ -11,7 +11,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -83,7 +82,7 @@ func templateProblems(err error) error {
 // prepareEtcdSchedule checks the location of a schedule of etcd
 // snapshots; the backup filters of its template do not apply.
 func (c *Client) prepareEtcdSchedule(ctx context.Context, spec workflows.ScheduleSpec) (workflows.ScheduleSpec, error) {
-	normalized, err := location.Normalize(spec.Template.StorageLocation)
+	normalized, err := c.resolveLocation(spec.Template.StorageLocation, true)
 	if err != nil {
 		return spec, &InvalidError{Problems: []string{"template: " + err.Error()}}
 	}

@@ -48,7 +48,10 @@ type BackupSpec struct {
 	LabelSelector      string           `json:"labelSelector,omitempty"`
 	OrLabelSelectors   []string         `json:"orLabelSelectors,omitempty"`
 	TTL                *metav1.Duration `json:"ttl,omitempty"`
-	StorageLocation    string           `json:"storageLocation,omitempty"`
+	// StorageLocation is a location's name in an API request (the
+	// operator's; empty: default), any URL from the CLI; a run holds the
+	// URL it resolved to.
+	StorageLocation string `json:"storageLocation,omitempty"`
 	// Schedule names the schedule that started this backup; empty for a
 	// backup started by hand. Retention of a schedule reads it.
 	Schedule string `json:"schedule,omitempty"`

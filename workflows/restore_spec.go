@@ -35,7 +35,8 @@ type RestoreSpec struct {
 	// BackupName is the backup to restore from: a cairn backup or one
 	// written by Velero into the same location.
 	BackupName string `json:"backupName"`
-	// StorageLocation holds the backup (default: the client's location).
+	// StorageLocation holds the backup: a location's name in an API
+	// request, any URL from the CLI (default: the default location).
 	StorageLocation string `json:"storageLocation,omitempty"`
 	// Namespace and resource filters select items of the backup; the
 	// namespaces named are those of the backup, before any mapping.

@@ -16,21 +16,42 @@ import (
 
 	"github.com/cairn-backup/cairn/internal/apiauth"
 	"github.com/cairn-backup/cairn/internal/kube"
+	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/starter"
 )
 
 // apiServeFlags are how the starter API is served: cairn api's and cairn
 // dev's.
 type apiServeFlags struct {
-	anonymousPaths []string
-	tlsCertFile    string
-	tlsKeyFile     string
-	allowPlainHTTP bool
+	anonymousPaths    []string
+	tlsCertFile       string
+	tlsKeyFile        string
+	allowPlainHTTP    bool
+	locations         []string
+	allowLocationURLs bool
 }
 
 func (a *apiServeFlags) register(fl *pflag.FlagSet, prefix string) {
 	fl.StringSliceVar(&a.anonymousPaths, prefix+"anonymous-paths", []string{"/healthz"},
 		"paths served without a token, among /healthz, /metrics, /openapi.json (empty: none)")
+	fl.StringArrayVar(&a.locations, prefix+"location-name", nil, "a location requests may name, NAME=URL or NAME=URL;readonly "+
+		"(repeatable); --location is \"default\". A read-only location is restored from, never written or deleted from")
+	fl.BoolVar(&a.allowLocationURLs, prefix+"allow-location-urls", false, "let requests give any location URL instead of a name: "+
+		"whoever may start a backup could then copy what it reads to a bucket of theirs")
+}
+
+// catalog is the locations requests may name: the default and
+// --location-name's.
+func (a *apiServeFlags) catalog(g *globals) (*location.Catalog, error) {
+	def, err := g.defaultLocation()
+	if err != nil {
+		return nil, err
+	}
+	c, err := location.ParseCatalog(def, a.locations, a.allowLocationURLs)
+	if err != nil {
+		return nil, &usageError{err}
+	}
+	return c, nil
 }
 
 func (a *apiServeFlags) validate() error {
@@ -68,6 +89,12 @@ system:auth-delegator.
 refused off loopback unless --allow-plain-http says a proxy in front
 terminates TLS.
 
+Requests name their location: "default" (--location) or one of
+--location-name's. A URL in a request is refused (400) unless
+--allow-location-urls: whoever may start a backup could otherwise copy
+what the worker reads to a bucket of theirs, or point the worker at any
+address.
+
 GET /openapi.json describes every route, its body and its answers as an
 OpenAPI 3 document; --print-openapi prints it without a server, e.g. to
 generate a client. Errors are JSON with a type; statuses are 400 (invalid),
@@ -103,7 +130,11 @@ generate a client. Errors are JSON with a type; statuses are 400 (invalid),
 			if err != nil {
 				return fmt.Errorf("kubernetes client: %w", err)
 			}
-			sc, tc, err := g.starterClient()
+			catalog, err := af.catalog(g)
+			if err != nil {
+				return err
+			}
+			sc, tc, err := g.starterClientWith(catalog)
 			if err != nil {
 				return err
 			}

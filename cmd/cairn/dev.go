@@ -102,7 +102,11 @@ func runDev(ctx context.Context, g *globals, df *devFlags) error {
 	}
 	defer stopKube()
 
-	sc, tc, err := g.starterClient()
+	catalog, err := df.api.catalog(g)
+	if err != nil {
+		return err
+	}
+	sc, tc, err := g.starterClientWith(catalog)
 	if err != nil {
 		return err
 	}

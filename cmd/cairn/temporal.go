@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
+	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/logging"
 	"github.com/cairn-backup/cairn/starter"
 )
@@ -77,9 +78,16 @@ func (g *globals) tlsConfig() (*tls.Config, error) {
 	return cfg, nil
 }
 
-// starterClient dials Temporal and wraps it in the starter library. The
+// starterClient dials Temporal and wraps it in the starter library, which
+// takes any location URL: the CLI's user reaches Temporal directly. The
 // caller closes the returned Temporal client.
 func (g *globals) starterClient() (*starter.Client, client.Client, error) {
+	return g.starterClientWith(nil)
+}
+
+// starterClientWith is starterClient limited to the locations of
+// catalog, when not nil: the API's.
+func (g *globals) starterClientWith(catalog *location.Catalog) (*starter.Client, client.Client, error) {
 	log, err := g.logger()
 	if err != nil {
 		return nil, nil, err
@@ -92,5 +100,5 @@ func (g *globals) starterClient() (*starter.Client, client.Client, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return starter.New(tc, starter.Options{Namespace: g.namespace, DefaultLocation: loc, UIBaseURL: g.uiURL}), tc, nil
+	return starter.New(tc, starter.Options{Namespace: g.namespace, DefaultLocation: loc, Locations: catalog, UIBaseURL: g.uiURL}), tc, nil
 }
