@@ -205,4 +205,15 @@ func TestDevAPINeedsItsToken(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusUnsupportedMediaType, resp.StatusCode, "a text/plain body, as a page's form could send")
+
+	// The issue's exfiltration, with the token: a location of the
+	// caller's is refused, as is a name the operator did not give.
+	evil := filepath.Join(t.TempDir(), "evil-loc")
+	code, e := postJSON(t, base+"/v1/backups", token, `{"name":"exfil","storageLocation":"file://`+evil+`"}`)
+	assert.Equal(t, http.StatusBadRequest, code, "%+v", e)
+	assert.Contains(t, e.Error, "a location is named, not given as a URL")
+	code, e = postJSON(t, base+"/v1/backups", token, `{"name":"exfil","storageLocation":"elsewhere"}`)
+	assert.Equal(t, http.StatusBadRequest, code, "%+v", e)
+	assert.Contains(t, e.Error, `unknown location "elsewhere"`)
+	assert.NoDirExists(t, evil, "nothing was written there")
 }
