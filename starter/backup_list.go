@@ -3,6 +3,7 @@ package starter
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/workflows"
@@ -17,8 +18,10 @@ type BackupList struct {
 }
 
 // ListBackups lists the backups Temporal knows of and those committed in
-// the default location, merged by name, newest first. A fresh install
-// pointed at a location thus lists the backups already there.
+// the locations (the default, and with a catalog every location of it),
+// merged by name, newest first. A fresh install pointed at a location
+// thus lists the backups already there. A location other than the
+// default that cannot be read is reported in Unreadable.
 func (c *Client) ListBackups(ctx context.Context) (*BackupList, error) {
 	byName, err := listRuns[workflows.BackupSpec, workflows.BackupStatus](ctx, c, workflows.KindBackup)
 	if err != nil {
@@ -28,35 +31,48 @@ func (c *Client) ListBackups(ctx context.Context) (*BackupList, error) {
 		v.Format = workflows.BackupFormatCairn
 	}
 	list := &BackupList{}
-	if c.opts.DefaultLocation != "" {
-		committed, unreadable, err := committedBackups(ctx, c.opts.DefaultLocation)
-		if err != nil {
+	var listed []listedLocation
+	for i, loc := range c.listedLocations() {
+		committed, unreadable, err := committedBackups(ctx, loc.URL)
+		if err != nil && i == 0 {
 			return nil, err
 		}
-		list.Unreadable = unreadable
-		inLocation := map[string]bool{}
-		for _, meta := range committed {
-			inLocation[meta.Name] = true
+		if err != nil {
+			list.Unreadable = append(list.Unreadable, fmt.Sprintf("location %s: %v", loc.Name, err))
+			continue
 		}
-		for name, v := range byName {
-			if !committedPhase(v.Phase) || inLocation[name] {
-				continue
+		for _, u := range unreadable {
+			if i > 0 {
+				u = "location " + loc.Name + ": " + u
 			}
-			// Committed once, no longer in its location: deleted. (A run
-			// in another location is looked up there.)
-			if sameLocation(v.Location, c.opts.DefaultLocation) {
-				delete(byName, name)
-			} else if _, err := readMetadata(ctx, c.locationOr(v.Location), name); errors.Is(err, ErrNotFound) {
-				delete(byName, name)
-			}
+			list.Unreadable = append(list.Unreadable, u)
 		}
-		for _, meta := range committed {
-			fromLocation := viewOfMetadata(meta, c.opts.DefaultLocation)
-			if v, ok := byName[meta.Name]; ok {
+		listed = append(listed, listedLocation{url: loc.URL, committed: committed})
+	}
+	for name, v := range byName {
+		if !committedPhase(v.Phase) {
+			continue
+		}
+		// Committed once, no longer in its location: deleted. A run in a
+		// location not listed is looked up there.
+		if in, ok := committedIn(listed, c.locationOr(v.Location)); ok {
+			if !in[name] {
+				delete(byName, name)
+			}
+		} else if _, err := readMetadata(ctx, c.locationOr(v.Location), name); errors.Is(err, ErrNotFound) {
+			delete(byName, name)
+		}
+	}
+	for _, l := range listed {
+		for _, meta := range l.committed {
+			fromLocation := viewOfMetadata(meta, l.url)
+			v, ok := byName[meta.Name]
+			switch {
+			case !ok:
+				byName[meta.Name] = fromLocation
+			case sameLocation(c.locationOr(v.Location), l.url):
 				v.Phase, v.Spec, v.Status, v.Format = fromLocation.Phase, fromLocation.Spec, fromLocation.Status, fromLocation.Format
-				continue
 			}
-			byName[meta.Name] = fromLocation
 		}
 	}
 	for _, v := range byName {
@@ -68,6 +84,44 @@ func (c *Client) ListBackups(ctx context.Context) (*BackupList, error) {
 	}
 	newestFirst(list.Items)
 	return list, nil
+}
+
+// listedLocation is what one location holds.
+type listedLocation struct {
+	url       string
+	committed []*workflows.BackupMetadata
+}
+
+// committedIn is the names committed in url, when url is listed.
+func committedIn(listed []listedLocation, url string) (map[string]bool, bool) {
+	for _, l := range listed {
+		if sameLocation(l.url, url) {
+			names := map[string]bool{}
+			for _, m := range l.committed {
+				names[m.Name] = true
+			}
+			return names, true
+		}
+	}
+	return nil, false
+}
+
+// listedLocations are the locations ListBackups reads: the default
+// first, then the catalog's others.
+func (c *Client) listedLocations() []location.Entry {
+	if c.opts.Locations == nil {
+		if c.opts.DefaultLocation == "" {
+			return nil
+		}
+		return []location.Entry{{Name: location.DefaultName, URL: c.opts.DefaultLocation}}
+	}
+	out := []location.Entry{{Name: c.opts.Locations.Default, URL: c.opts.Locations.DefaultURL()}}
+	for _, e := range c.opts.Locations.Entries() {
+		if e.Name != c.opts.Locations.Default {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // sameLocation compares two location URLs as given or normalized.

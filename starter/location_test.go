@@ -3,6 +3,8 @@ package starter
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -92,4 +94,38 @@ func TestCreateBackupRefusesVeleroName(t *testing.T) {
 	var conflict *ConflictError
 	require.ErrorAs(t, err, &conflict)
 	assert.Contains(t, conflict.Message, "Velero backup")
+}
+
+// With a catalog, the list covers every location: the default's backups
+// and the other locations', with what cannot be read named by location.
+func TestListBackupsCoversEveryLocation(t *testing.T) {
+	tc := mocks.NewClient(t)
+	tc.On("ListWorkflow", mock.Anything, mock.Anything).Return(&workflowservice.ListWorkflowExecutionsResponse{}, nil)
+	ctx := context.Background()
+	home := t.TempDir()
+	loc, err := location.Open(ctx, home)
+	require.NoError(t, err)
+	started := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	require.NoError(t, loc.WriteJSON(ctx, location.Backup("at-home").Metadata(), workflows.BackupMetadata{
+		APIVersion: workflows.MetadataAPIVersion, Kind: workflows.MetadataKindBackup, Name: "at-home",
+		Status: workflows.BackupStatus{Name: "at-home", Phase: workflows.PhaseCompleted, StartTime: &started},
+	}))
+	require.NoError(t, loc.Close())
+	notADir := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(notADir, nil, 0o600))
+	catalog, err := location.ParseCatalog("file://"+home, []string{"offsite=file://" + veleroLocation(t), "lost=file://" + notADir + "/sub"}, false)
+	require.NoError(t, err)
+
+	list, err := New(tc, Options{Locations: catalog}).ListBackups(ctx)
+	require.NoError(t, err)
+	byName := map[string]string{}
+	for _, v := range list.Items {
+		byName[v.Name] = v.Location
+	}
+	assert.Contains(t, byName["at-home"], home)
+	assert.Contains(t, byName["velero-one"], "file://", "the offsite location's backups are listed")
+	assert.NotContains(t, byName["velero-one"], home)
+	require.Len(t, list.Unreadable, 2)
+	assert.Contains(t, list.Unreadable[0]+list.Unreadable[1], "location offsite: broken: ")
+	assert.Contains(t, list.Unreadable[0]+list.Unreadable[1], "location lost: ")
 }
