@@ -20,6 +20,7 @@ import (
 	"github.com/cairn-backup/cairn/internal/exposer"
 	"github.com/cairn-backup/cairn/internal/kopiarepo"
 	"github.com/cairn-backup/cairn/internal/kube"
+	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/tarball"
 	"github.com/cairn-backup/cairn/workflows"
 )
@@ -43,13 +44,15 @@ type Config struct {
 	KubeBurst int
 	// DeleteInterval pauses after every deleted object (see store.Activities).
 	DeleteInterval time.Duration
-	// Location is the backup location whose expired backups the expiry
-	// schedule deletes, every ExpireInterval (0: no schedule).
+	// Location is the default backup location. It and each of
+	// OtherLocations that is not read-only get an expiry schedule, which
+	// deletes their expired backups every ExpireInterval (0: no schedule).
 	Location       string
+	OtherLocations []location.Entry
 	ExpireInterval time.Duration
-	// MaintenanceInterval is how often kopia maintenance of Location's
-	// repository is looked at (0: no schedule); kopia decides whether a
-	// quick or full cycle is due.
+	// MaintenanceInterval is how often kopia maintenance of each such
+	// location's repository is looked at (0: no schedule); kopia decides
+	// whether a quick or full cycle is due.
 	MaintenanceInterval time.Duration
 	// Etcd is how etcd snapshots reach etcd; without endpoints they fail
 	// with a clear error.
@@ -144,18 +147,18 @@ func Run(ctx context.Context, c client.Client, cfg Config) error {
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
-	if cfg.ExpireInterval > 0 && cfg.Location != "" {
-		if err := EnsureExpirySchedule(ctx, c, cfg.Location, cfg.ExpireInterval); err != nil {
-			cfg.Log.Warn("Could not set up the schedule that deletes expired backups", zap.Error(err))
-		}
-	}
-	if cfg.MaintenanceInterval > 0 && cfg.Location != "" {
-		if err := EnsureMaintenanceSchedule(ctx, c, cfg.Location, cfg.MaintenanceInterval); err != nil {
-			cfg.Log.Warn("Could not set up the repository maintenance schedule", zap.Error(err))
-		}
-	}
+	ensureLocationSchedules(ctx, c, cfg)
 	cfg.Log.Info("Worker polling", zap.String("taskQueue", workflows.TaskQueue), zap.String("kubernetes", cfg.Kube.Host))
 	<-ctx.Done()
 	w.Stop()
 	return nil
+}
+
+// locations are the default location, when there is one, and the others.
+func (c Config) locations() []location.Entry {
+	var out []location.Entry
+	if c.Location != "" {
+		out = append(out, location.Entry{Name: location.DefaultName, URL: c.Location})
+	}
+	return append(out, c.OtherLocations...)
 }

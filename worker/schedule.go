@@ -10,32 +10,57 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
+	"go.uber.org/zap"
 
+	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
 // EnsureExpirySchedule creates, or brings up to date, the Temporal
-// Schedule that runs ExpireBackupsWorkflow on location every interval.
-// Every worker calls it; the schedule exists once per namespace.
-func EnsureExpirySchedule(ctx context.Context, c client.Client, location string, interval time.Duration) error {
-	return ensureIntervalSchedule(ctx, c, workflows.ExpireScheduleID, interval, &client.ScheduleWorkflowAction{
-		ID:        "expire-backups",
+// Schedule that runs ExpireBackupsWorkflow on a location every interval.
+// Every worker calls it; the schedule exists once per namespace and
+// location.
+func EnsureExpirySchedule(ctx context.Context, c client.Client, loc location.Entry, interval time.Duration) error {
+	return ensureIntervalSchedule(ctx, c, workflows.LocationScheduleID(workflows.ExpireScheduleID, loc.Name), interval, &client.ScheduleWorkflowAction{
+		ID:        workflows.LocationScheduleID("expire-backups", loc.Name),
 		Workflow:  workflows.ExpireBackupsWorkflowName,
-		Args:      []any{workflows.ExpireBackupsRequest{Location: location}},
+		Args:      []any{workflows.ExpireBackupsRequest{Location: loc.URL}},
 		TaskQueue: workflows.TaskQueue,
 	})
 }
 
 // EnsureMaintenanceSchedule creates, or brings up to date, the Temporal
-// Schedule that runs kopia maintenance on location's repository every
-// interval: one schedule, one run at a time, so one maintainer.
-func EnsureMaintenanceSchedule(ctx context.Context, c client.Client, location string, interval time.Duration) error {
-	return ensureIntervalSchedule(ctx, c, workflows.MaintenanceScheduleID, interval, &client.ScheduleWorkflowAction{
-		ID:        "repository-maintenance",
+// Schedule that runs kopia maintenance on a location's repository every
+// interval: one schedule per location, one run at a time, so one
+// maintainer.
+func EnsureMaintenanceSchedule(ctx context.Context, c client.Client, loc location.Entry, interval time.Duration) error {
+	return ensureIntervalSchedule(ctx, c, workflows.LocationScheduleID(workflows.MaintenanceScheduleID, loc.Name), interval, &client.ScheduleWorkflowAction{
+		ID:        workflows.LocationScheduleID("repository-maintenance", loc.Name),
 		Workflow:  workflows.RepositoryMaintenanceWorkflowName,
-		Args:      []any{workflows.MaintenanceRequest{Location: location, Mode: "auto"}},
+		Args:      []any{workflows.MaintenanceRequest{Location: loc.URL, Mode: "auto"}},
 		TaskQueue: workflows.TaskQueue,
 	})
+}
+
+// ensureLocationSchedules sets up expiry and maintenance of every
+// location the worker writes: read-only ones are neither.
+func ensureLocationSchedules(ctx context.Context, c client.Client, cfg Config) {
+	for _, loc := range cfg.locations() {
+		if loc.ReadOnly {
+			continue
+		}
+		log := cfg.Log.With(zap.String("location", loc.Name))
+		if cfg.ExpireInterval > 0 {
+			if err := EnsureExpirySchedule(ctx, c, loc, cfg.ExpireInterval); err != nil {
+				log.Warn("Could not set up the schedule that deletes expired backups", zap.Error(err))
+			}
+		}
+		if cfg.MaintenanceInterval > 0 {
+			if err := EnsureMaintenanceSchedule(ctx, c, loc, cfg.MaintenanceInterval); err != nil {
+				log.Warn("Could not set up the repository maintenance schedule", zap.Error(err))
+			}
+		}
+	}
 }
 
 func ensureIntervalSchedule(ctx context.Context, c client.Client, id string, interval time.Duration, action *client.ScheduleWorkflowAction) error {

@@ -76,6 +76,16 @@ func DeleteEtcdWorkflowID(name string) string { return "delete/etcd/" + name }
 // ExpireScheduleID is the Temporal Schedule that deletes expired backups.
 const ExpireScheduleID = "cairn-expire-backups"
 
+// LocationScheduleID is the ID of one location's schedule of kind base
+// (ExpireScheduleID, MaintenanceScheduleID): base itself for the default
+// location, base-<location> for the others.
+func LocationScheduleID(base, location string) string {
+	if location == "" || location == "default" {
+		return base
+	}
+	return base + "-" + location
+}
+
 // ScheduleID is the Temporal Schedule of the backup schedule called name.
 func ScheduleID(name string) string { return "schedule/" + name }
 

@@ -16,7 +16,6 @@ import (
 
 	"github.com/cairn-backup/cairn/internal/apiauth"
 	"github.com/cairn-backup/cairn/internal/kube"
-	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/starter"
 )
 
@@ -27,31 +26,14 @@ type apiServeFlags struct {
 	tlsCertFile       string
 	tlsKeyFile        string
 	allowPlainHTTP    bool
-	locations         []string
 	allowLocationURLs bool
 }
 
 func (a *apiServeFlags) register(fl *pflag.FlagSet, prefix string) {
 	fl.StringSliceVar(&a.anonymousPaths, prefix+"anonymous-paths", []string{"/healthz"},
 		"paths served without a token, among /healthz, /metrics, /openapi.json (empty: none)")
-	fl.StringArrayVar(&a.locations, prefix+"location-name", nil, "a location requests may name, NAME=URL or NAME=URL;readonly "+
-		"(repeatable); --location is \"default\". A read-only location is restored from, never written or deleted from")
-	fl.BoolVar(&a.allowLocationURLs, prefix+"allow-location-urls", false, "let requests give any location URL instead of a name: "+
+	fl.BoolVar(&a.allowLocationURLs, prefix+"allow-location-urls", false, "let requests give any location URL instead of a location's name: "+
 		"whoever may start a backup could then copy what it reads to a bucket of theirs")
-}
-
-// catalog is the locations requests may name: the default and
-// --location-name's.
-func (a *apiServeFlags) catalog(g *globals) (*location.Catalog, error) {
-	def, err := g.defaultLocation()
-	if err != nil {
-		return nil, err
-	}
-	c, err := location.ParseCatalog(def, a.locations, a.allowLocationURLs)
-	if err != nil {
-		return nil, &usageError{err}
-	}
-	return c, nil
 }
 
 func (a *apiServeFlags) validate() error {
@@ -90,7 +72,8 @@ refused off loopback unless --allow-plain-http says a proxy in front
 terminates TLS.
 
 Requests name their location: "default" (--location) or one of
---location-name's. A URL in a request is refused (400) unless
+--location-name's (NAME=URL, or NAME=URL;readonly for one that is only
+restored from). A URL in a request is refused (400) unless
 --allow-location-urls: whoever may start a backup could otherwise copy
 what the worker reads to a bucket of theirs, or point the worker at any
 address.
@@ -130,7 +113,7 @@ generate a client. Errors are JSON with a type; statuses are 400 (invalid),
 			if err != nil {
 				return fmt.Errorf("kubernetes client: %w", err)
 			}
-			catalog, err := af.catalog(g)
+			catalog, err := g.catalog(af.allowLocationURLs)
 			if err != nil {
 				return err
 			}

@@ -102,7 +102,7 @@ func runDev(ctx context.Context, g *globals, df *devFlags) error {
 	}
 	defer stopKube()
 
-	catalog, err := df.api.catalog(g)
+	catalog, err := g.catalog(df.api.allowLocationURLs)
 	if err != nil {
 		return err
 	}

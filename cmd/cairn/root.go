@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/cairn-backup/cairn/internal/location"
 )
 
 // globals are the flags every command shares. Each can also be set with an
@@ -23,6 +25,7 @@ type globals struct {
 	tlsServerName   string
 	apiKey          string
 	location        string
+	locationNames   []string
 	uiURL           string
 	kubeconfig      string
 	logLevel        string
@@ -62,6 +65,8 @@ Watch runs in the Temporal UI:     http://127.0.0.1:8233`,
 	f.StringVar(&g.tlsServerName, "tls-server-name", "", "server name to verify in Temporal's certificate")
 	f.StringVar(&g.apiKey, "api-key", "", "Temporal Cloud API key (enables TLS)")
 	f.StringVar(&g.location, "location", "", "default backup location URL (file://, s3://, gs://, azblob://); default file://<data-dir>/location")
+	f.StringArrayVar(&g.locationNames, "location-name", nil, "a further location by name, NAME=URL or NAME=URL;readonly (repeatable): "+
+		"API requests name it, workers expire and maintain it (not a read-only one, which is only restored from); --location is \"default\"")
 	f.StringVar(&g.uiURL, "ui-url", "http://127.0.0.1:8233", "Temporal Web UI base URL, for links to runs")
 	f.StringVar(&g.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster the worker backs up and restores into (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
 	f.StringVar(&g.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -86,6 +91,20 @@ func refuseUnknownCommands(cmd *cobra.Command) {
 	for _, c := range cmd.Commands() {
 		refuseUnknownCommands(c)
 	}
+}
+
+// catalog is the named locations: "default" (--location) and
+// --location-name's. allowURLs lets API requests give URLs too.
+func (g *globals) catalog(allowURLs bool) (*location.Catalog, error) {
+	def, err := g.defaultLocation()
+	if err != nil {
+		return nil, err
+	}
+	c, err := location.ParseCatalog(def, g.locationNames, allowURLs)
+	if err != nil {
+		return nil, &usageError{err}
+	}
+	return c, nil
 }
 
 // defaultLocation is --location, or a file location under the data dir.

@@ -16,6 +16,7 @@ import (
 	"github.com/cairn-backup/cairn/activities/csi"
 	"github.com/cairn-backup/cairn/activities/etcd"
 	"github.com/cairn-backup/cairn/internal/kube"
+	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/tarball"
 	"github.com/cairn-backup/cairn/worker"
 )
@@ -133,7 +134,7 @@ func (w *workerFlags) connect(ctx context.Context, g *globals, log *zap.Logger) 
 	return g.dialRetrying(ctx, h, log)
 }
 
-func runWorker(ctx context.Context, g *globals, tc client.Client, kcfg *rest.Config, wf *workerFlags, location string, log *zap.Logger) error {
+func runWorker(ctx context.Context, g *globals, tc client.Client, kcfg *rest.Config, wf *workerFlags, loc string, log *zap.Logger) error {
 	etcdTLS, err := wf.etcdTLS()
 	if err != nil {
 		return err
@@ -141,6 +142,16 @@ func runWorker(ctx context.Context, g *globals, tc client.Client, kcfg *rest.Con
 	movement, err := wf.dataMover.config(ctx, g, kcfg, log)
 	if err != nil {
 		return err
+	}
+	catalog, err := g.catalog(false)
+	if err != nil {
+		return err
+	}
+	var others []location.Entry
+	for _, e := range catalog.Entries() {
+		if e.Name != catalog.Default {
+			others = append(others, e)
+		}
 	}
 	return worker.Run(ctx, tc, worker.Config{
 		Etcd:                etcd.Config{Endpoints: wf.etcdEndpoints, TLS: etcdTLS},
@@ -153,7 +164,8 @@ func runWorker(ctx context.Context, g *globals, tc client.Client, kcfg *rest.Con
 		KubeQPS:             wf.kubeQPS,
 		KubeBurst:           wf.kubeBurst,
 		DeleteInterval:      wf.deleteInterval,
-		Location:            location,
+		Location:            loc,
+		OtherLocations:      others,
 		ExpireInterval:      wf.expireInterval,
 		MaintenanceInterval: wf.maintenanceInterval,
 		SnapshotRetention:   csi.Retention{KeepNewest: wf.keepNewest, ByDriver: wf.keepNewestByDriver},
