@@ -105,3 +105,10 @@ namespace: a comma-separated list, empty when none. */}}
 {{- with .Values.location.credentialsSecret }}{{ $names = append $names . }}{{ end -}}
 {{- join "," (uniq $names) -}}
 {{- end -}}
+
+{{/* The named locations, as --location-name arguments. */}}
+{{- define "cairn.locationArgs" -}}
+{{- range $i, $l := .Values.locations }}{{ if $i }}{{ "\n" }}{{ end -}}
+- {{ printf "--location-name=%s=%s%s" $l.name $l.url (ternary ";readonly" "" (default false $l.readOnly)) | quote }}
+{{- end }}
+{{- end -}}
