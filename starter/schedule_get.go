@@ -3,6 +3,7 @@ package starter
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -114,6 +115,11 @@ func (c *Client) ListSchedules(ctx context.Context) (*ScheduleList, error) {
 	list := &ScheduleList{Items: []*ScheduleView{}}
 	for _, name := range names {
 		v, err := c.GetSchedule(ctx, name)
+		if errors.Is(err, ErrNotFound) {
+			// Listed, but deleted since: Temporal's list of schedules is
+			// eventually consistent, and lags most after a restart.
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
