@@ -3,8 +3,10 @@ package e2e
 import (
 	"github.com/cairn-backup/cairn/activities/cluster"
 	"github.com/cairn-backup/cairn/activities/datamover"
+	"github.com/cairn-backup/cairn/activities/etcd"
 	"github.com/cairn-backup/cairn/activities/repository"
 	"github.com/cairn-backup/cairn/activities/restore"
+	"github.com/cairn-backup/cairn/activities/store"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -18,4 +20,9 @@ var (
 	deleteVolumeDataActivity  = workflows.ActivityName((*repository.Activities)(nil).DeleteVolumeData)
 	maintainRepoActivity      = workflows.ActivityName((*repository.Activities)(nil).MaintainRepository)
 	ensureRepositoryActivity  = workflows.ActivityName((*repository.Activities)(nil).EnsureRepository)
+	finalizeBackupActivity    = workflows.ActivityName((*store.Activities)(nil).FinalizeBackup)
+	planRestoreActivity       = workflows.ActivityName((*restore.Activities)(nil).PlanRestore)
+	finalizeRestoreActivity   = workflows.ActivityName((*restore.Activities)(nil).FinalizeRestore)
+	takeEtcdSnapshotActivity  = workflows.ActivityName((*etcd.Activities)(nil).TakeEtcdSnapshot)
+	listScheduleRunsActivity  = workflows.ActivityName((*store.Activities)(nil).ListScheduleRuns)
 )

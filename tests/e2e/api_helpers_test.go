@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
 
 	"github.com/cairn-backup/cairn/internal/apiauth"
 	"github.com/cairn-backup/cairn/starter"
@@ -15,7 +16,9 @@ import (
 // of everything but auth: every request reaches it with the token.
 func devAPI(t *testing.T, s *stack) *httptest.Server {
 	t.Helper()
-	h := starter.Handler(s.starter, zap.NewNop(), apiauth.StaticToken("e2e", nil))
+	// Its warnings (a failed read of the schedules for /metrics) go to
+	// the test's log.
+	h := starter.Handler(s.starter, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)), apiauth.StaticToken("e2e", nil))
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Set("Authorization", "Bearer e2e")
 		h.ServeHTTP(w, r)

@@ -281,6 +281,33 @@ func TestDataMoverDurability(t *testing.T) {
 		m.assertNoDataMoverLeftovers(t)
 	})
 
+	t.Run("Temporal killed while a data mover uploads: the data ends byte-identical", func(t *testing.T) {
+		makeClaims(t, m.stack, "kill-t", "data")
+		want := fillVolume(t, m.stack, "kill-t", "data", mediumData(24))
+		total, err := datatree.Bytes(mustVolumePath(t, m.stack, "kill-t", "data"))
+		require.NoError(t, err)
+		_, err = m.starter.CreateBackup(ctx, moveRequest("kill-t-1", "kill-t"))
+		require.NoError(t, err)
+		at := waitUploaded(t, m.stack, "kill-t-1", "kill-t", "data", 80<<20)
+		// Frozen, the upload cannot end before the server is gone.
+		thaw := m.freezeDataMover(t)
+		m.temporal.kill()
+		killedAt := time.Now()
+		thaw()
+		m.startTemporal() // same port, same SQLite file
+
+		v := m.waitDone("kill-t-1", 3*time.Minute)
+		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+		require.Less(t, at.UploadedBytes, total, "the kill came mid-upload")
+		volumeID := workflows.VolumeWorkflowID("kill-t-1", workflows.Volume{Namespace: "kill-t", Claim: "data"})
+		assert.True(t, activityCompletedAt(t, m.stack, volumeID, uploadVolumeActivity).After(killedAt),
+			"the kill landed mid-upload: the upload completed after it")
+		up := uploadOf(t, v.Status, "kill-t", "data")
+		assert.Equal(t, 1, m.completeSnapshots(t, "kill-t-1"))
+		assert.Empty(t, datatree.Diff(want, m.restoredDigest(t, up.SnapshotID), 10))
+		m.assertNoDataMoverLeftovers(t)
+	})
+
 	t.Run("cancel during upload: Canceled, nothing left behind", func(t *testing.T) {
 		makeClaims(t, m.stack, "cancel-dm", "data")
 		fillVolume(t, m.stack, "cancel-dm", "data", mediumData(23))

@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,6 +59,31 @@ func TestEtcdSnapshots(t *testing.T) {
 		assert.Equal(t, starter.ExitConflict, code, stderr)
 		_, _, code = s.cli("etcd-snapshot", "create", "Bad_Name")
 		assert.Equal(t, starter.ExitInvalid, code)
+	})
+
+	t.Run("Temporal killed while a snapshot is taken: it completes, verified", func(t *testing.T) {
+		id := ""
+		for i := 1; i <= stepKillTries && id == ""; i++ {
+			name := fmt.Sprintf("snap-tk-%d", i)
+			res, err := s.starter.CreateEtcdSnapshot(ctx, workflows.EtcdSnapshotSpec{Name: name})
+			require.NoError(t, err)
+			if catchActivity(t, s, worker, res.WorkflowID, takeEtcdSnapshotActivity) {
+				id = res.WorkflowID
+			}
+		}
+		require.NotEmpty(t, id, "the worker was never frozen inside %s", takeEtcdSnapshotActivity)
+		s.temporal.kill()
+		killedAt := time.Now()
+		worker.thaw()
+		s.startTemporal() // same port, same SQLite file
+
+		require.NoError(t, s.starter.WaitRun(ctx, id, ""))
+		v, err := s.starter.GetEtcdSnapshot(ctx, strings.TrimPrefix(id, "etcd-snapshot/"))
+		require.NoError(t, err)
+		require.Equal(t, workflows.PhaseCompleted, v.Phase, "%+v", v.Status)
+		assert.True(t, v.Status.Verified)
+		assert.True(t, activityCompletedAt(t, s, id, takeEtcdSnapshotActivity).After(killedAt),
+			"the kill landed mid-step: the snapshot was taken after it")
 	})
 
 	t.Run("a schedule of etcd snapshots keeps the newest", func(t *testing.T) {

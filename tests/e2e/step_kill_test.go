@@ -1,0 +1,101 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/cairn-backup/cairn/starter"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// stepKillTries bounds how many runs a test starts to catch a short step
+// with the worker frozen in it.
+const stepKillTries = 4
+
+// TestShortStepsSurviveAWorkerKill kills the worker while it finalizes a
+// backup, plans a restore and finalizes a restore. Each step is caught
+// with the worker frozen inside it (catchActivity), so the kill lands
+// before the step reports its end however short it is; the history shows
+// the step ran again, and the run ends with every object exactly once.
+func TestShortStepsSurviveAWorkerKill(t *testing.T) {
+	s := newStack(t)
+	want := seedConfigMaps(t, s.cluster.Config(), "sk", seedNamespaces, 50)
+	w := s.startWorker()
+	ctx := context.Background()
+	// killIn starts runs until one is caught in activity, kills the
+	// worker there and starts another, and returns the caught run's name.
+	killIn := func(activity string, start func(name string) string) string {
+		for i := 1; i <= stepKillTries; i++ {
+			name := fmt.Sprintf("%s-%d", strings.ToLower(activity), i)
+			id := start(name)
+			if catchActivity(t, s, w, id, activity) {
+				w.kill()
+				w = s.startWorker()
+				return name
+			}
+		}
+		require.FailNow(t, "never caught", "the worker was never frozen inside %s in %d runs", activity, stepKillTries)
+		return ""
+	}
+
+	var backup string
+	t.Run("FinalizeBackup", func(t *testing.T) {
+		backup = killIn(finalizeBackupActivity, func(name string) string {
+			_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: workflows.BackupSpec{Name: name, IncludedNamespaces: []string{"sk-*"}}})
+			require.NoError(t, err)
+			return workflows.BackupWorkflowID(name)
+		})
+		v := s.waitDone(backup, 2*time.Minute)
+		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %+v", v.Status)
+		assert.Greater(t, activityAttempt(t, s, workflows.BackupWorkflowID(backup), finalizeBackupActivity), int32(1),
+			"the kill landed mid-step: FinalizeBackup ran again")
+		assertExactlySeeded(t, s, backup, "sk", want)
+	})
+	require.NotEmpty(t, backup)
+
+	for _, activity := range []string{planRestoreActivity, finalizeRestoreActivity} {
+		t.Run(activity, func(t *testing.T) {
+			var mapping map[string]string
+			restore := killIn(activity, func(name string) string {
+				mapping = map[string]string{}
+				for i := range seedNamespaces {
+					mapping[fmt.Sprintf("sk-%02d", i)] = fmt.Sprintf("%s-%02d", name, i)
+				}
+				_, err := s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{
+					Name: name, BackupName: backup, NamespaceMapping: mapping}})
+				require.NoError(t, err)
+				return workflows.RestoreWorkflowID(name)
+			})
+			v := s.waitRestore(restore, 2*time.Minute)
+			require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+			assert.Greater(t, activityAttempt(t, s, workflows.RestoreWorkflowID(restore), activity), int32(1),
+				"the kill landed mid-step: %s ran again", activity)
+			assertRestoredSeed(t, s, mapping, want)
+		})
+	}
+}
+
+// assertRestoredSeed checks that every seeded ConfigMap is in its mapped
+// namespace, and nothing more.
+func assertRestoredSeed(t *testing.T, s *stack, mapping map[string]string, want map[string]bool) {
+	t.Helper()
+	kc := fastClient(t, s.cluster.Config())
+	got := map[string]bool{}
+	for from, to := range mapping {
+		list, err := kc.CoreV1().ConfigMaps(to).List(context.Background(), metav1.ListOptions{})
+		require.NoError(t, err)
+		for _, cm := range list.Items {
+			if cm.Name != "kube-root-ca.crt" {
+				got[from+"/"+cm.Name] = true
+			}
+		}
+	}
+	assert.Equal(t, want, got)
+}
