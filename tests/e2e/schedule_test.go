@@ -30,6 +30,7 @@ func TestSchedules(t *testing.T) {
 	metricsAddr := freePort(t)
 	worker := s.startWorker("--location", s.location, "--page-interval", "100ms", "--metrics-address", metricsAddr)
 	api := devAPI(t, s)
+	top := t // the API made anew after a restart serves every subtest
 	sch := &schedules{s: s}
 
 	t.Run("bad input creates nothing", func(t *testing.T) {
@@ -130,7 +131,7 @@ func TestSchedules(t *testing.T) {
 		assert.Len(t, backupsOf(t, s, "tick"), 2, "deleting a schedule keeps its backups")
 	})
 
-	t.Run("keep-last 3 leaves the newest 3 of 5 runs, through a worker kill", func(t *testing.T) {
+	t.Run("keep-last 3 leaves the newest 3 of 5 runs, through a worker kill and a Temporal kill", func(t *testing.T) {
 		_, stderr, code := s.cli("schedule", "create", "five", "--cron", "0 0 1 1 *", "--keep-last", "3", "--include-namespaces", "sch-*")
 		require.Equal(t, 0, code, stderr)
 		var names []string
@@ -141,6 +142,19 @@ func TestSchedules(t *testing.T) {
 				s.waitBackup(trig.Backup, time.Minute, func(v *starter.BackupView) bool { return v.Phase == workflows.PhaseInProgress })
 				worker.kill()
 				worker = s.startWorker("--location", s.location, "--page-interval", "100ms")
+			}
+			if i == 3 {
+				// Temporal dies with the worker frozen in the run's
+				// retention, which then finishes after it.
+				require.True(t, catchActivity(t, s, worker, trig.WorkflowID, listScheduleRunsActivity), "the run's retention was caught")
+				s.temporal.kill()
+				killedAt := time.Now()
+				worker.thaw()
+				s.startTemporal() // same port, same SQLite file
+				api = devAPI(top, s) // on the new client
+				require.NoError(t, s.starter.WaitRun(context.Background(), trig.WorkflowID, ""))
+				assert.True(t, activityCompletedAt(t, s, trig.WorkflowID, listScheduleRunsActivity).After(killedAt),
+					"the kill landed mid-retention")
 			}
 			require.NoError(t, s.starter.WaitRun(context.Background(), trig.WorkflowID, ""))
 			if i == 4 {
