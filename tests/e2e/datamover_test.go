@@ -231,12 +231,7 @@ func TestDataMoverDurability(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("SIGKILL of the data mover mid-upload: a new one resumes from the checkpoint", func(t *testing.T) {
-		makeClaims(t, m.stack, "kill-dm", "data")
-		want := fillVolume(t, m.stack, "kill-dm", "data", mediumData(21))
-		total, err := datatree.Bytes(mustVolumePath(t, m.stack, "kill-dm", "data"))
-		require.NoError(t, err)
-		_, err = m.starter.CreateBackup(ctx, moveRequest("kill-dm-1", "kill-dm"))
-		require.NoError(t, err)
+		want, total := m.startMediumMove(t, "kill-dm", 21)
 		at := waitUploaded(t, m.stack, "kill-dm-1", "kill-dm", "data", total/2)
 		m.freezeAtCheckpoint(t, "kill-dm-1", total*3/5)
 		live, err := m.starter.GetBackup(ctx, "kill-dm-1")
@@ -282,12 +277,7 @@ func TestDataMoverDurability(t *testing.T) {
 	})
 
 	t.Run("Temporal killed while a data mover uploads: the data ends byte-identical", func(t *testing.T) {
-		makeClaims(t, m.stack, "kill-t", "data")
-		want := fillVolume(t, m.stack, "kill-t", "data", mediumData(24))
-		total, err := datatree.Bytes(mustVolumePath(t, m.stack, "kill-t", "data"))
-		require.NoError(t, err)
-		_, err = m.starter.CreateBackup(ctx, moveRequest("kill-t-1", "kill-t"))
-		require.NoError(t, err)
+		want, total := m.startMediumMove(t, "kill-t", 24)
 		at := waitUploaded(t, m.stack, "kill-t-1", "kill-t", "data", 80<<20)
 		// Frozen, the upload cannot end before the server is gone.
 		thaw := m.freezeDataMover(t)
@@ -333,4 +323,18 @@ func mustVolumePath(t *testing.T, s *stack, namespace, claim string) string {
 	dir, err := s.cluster.VolumePath(context.Background(), namespace, claim)
 	require.NoError(t, err)
 	return dir
+}
+
+// startMediumMove fills claim data of namespace ns with a medium data
+// set and starts backup <ns>-1 moving it; it returns the data's digest
+// and size.
+func (m *moverStack) startMediumMove(t *testing.T, ns string, seed uint64) (map[string]string, int64) {
+	t.Helper()
+	makeClaims(t, m.stack, ns, "data")
+	want := fillVolume(t, m.stack, ns, "data", mediumData(seed))
+	total, err := datatree.Bytes(mustVolumePath(t, m.stack, ns, "data"))
+	require.NoError(t, err)
+	_, err = m.starter.CreateBackup(context.Background(), moveRequest(ns+"-1", ns))
+	require.NoError(t, err)
+	return want, total
 }

@@ -150,7 +150,7 @@ func TestSchedules(t *testing.T) {
 				s.temporal.kill()
 				killedAt := time.Now()
 				worker.thaw()
-				s.startTemporal() // same port, same SQLite file
+				s.startTemporal()    // same port, same SQLite file
 				api = devAPI(top, s) // on the new client
 				require.NoError(t, s.starter.WaitRun(context.Background(), trig.WorkflowID, ""))
 				assert.True(t, activityCompletedAt(t, s, trig.WorkflowID, listScheduleRunsActivity).After(killedAt),
