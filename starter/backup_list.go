@@ -47,7 +47,11 @@ func (c *Client) ListBackups(ctx context.Context) (*BackupList, error) {
 			}
 			list.Unreadable = append(list.Unreadable, u)
 		}
-		listed = append(listed, listedLocation{url: loc.URL, committed: committed})
+		names := map[string]bool{}
+		for _, m := range committed {
+			names[m.Name] = true
+		}
+		listed = append(listed, listedLocation{url: loc.URL, committed: committed, names: names})
 	}
 	for name, v := range byName {
 		if !committedPhase(v.Phase) {
@@ -86,21 +90,18 @@ func (c *Client) ListBackups(ctx context.Context) (*BackupList, error) {
 	return list, nil
 }
 
-// listedLocation is what one location holds.
+// listedLocation is what one location holds, and the names of it.
 type listedLocation struct {
 	url       string
 	committed []*workflows.BackupMetadata
+	names     map[string]bool
 }
 
 // committedIn is the names committed in url, when url is listed.
 func committedIn(listed []listedLocation, url string) (map[string]bool, bool) {
 	for _, l := range listed {
 		if sameLocation(l.url, url) {
-			names := map[string]bool{}
-			for _, m := range l.committed {
-				names[m.Name] = true
-			}
-			return names, true
+			return l.names, true
 		}
 	}
 	return nil, false

@@ -1,6 +1,7 @@
 package exposer
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -78,7 +79,7 @@ func (p *Pod) copySecret(ctx context.Context, src *corev1.Secret, ns string) err
 	if err != nil {
 		return err
 	}
-	if cur.Labels[LabelCopiedFrom] != src.Namespace || maps.EqualFunc(cur.Data, src.Data, func(a, b []byte) bool { return string(a) == string(b) }) {
+	if cur.Labels[LabelCopiedFrom] != src.Namespace || maps.EqualFunc(cur.Data, src.Data, bytes.Equal) {
 		return nil
 	}
 	cur.Data = src.Data
