@@ -106,7 +106,7 @@ func (c *Client) prepareSpec(ctx context.Context, spec workflows.BackupSpec, opt
 // checkWritable opens a normalized location and checks that it can be
 // written; a failure is the request's to fix (an InvalidError).
 func checkWritable(ctx context.Context, locationURL string) error {
-	loc, err := location.Open(ctx, locationURL)
+	loc, err := location.OpenPlain(ctx, locationURL)
 	if err != nil {
 		return &InvalidError{Problems: []string{err.Error()}}
 	}

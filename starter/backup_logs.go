@@ -34,7 +34,7 @@ func (c *Client) locationOr(url string) string {
 // copyLogs writes a run's log to w: the joined logKey once the run ended,
 // else the chunks under chunksPrefix that attempts have stored so far.
 func (c *Client) copyLogs(ctx context.Context, locURL, logKey, chunksPrefix string, w io.Writer) error {
-	loc, err := location.Open(ctx, c.locationOr(locURL))
+	loc, err := c.opts.Opener.Open(ctx, c.locationOr(locURL))
 	if err != nil {
 		return err
 	}

@@ -26,6 +26,9 @@ type Options struct {
 	// name (the API); DefaultLocation is then their default's URL. Nil
 	// takes any URL (the CLI).
 	Locations *location.Catalog
+	// Opener opens locations with the encryption key that reads run logs
+	// and results; nil reads only what was written in plain.
+	Opener *location.Opener
 	// UIBaseURL is the Temporal Web UI, for links to runs ("" for none).
 	UIBaseURL string
 	// ValidationTimeout bounds the wait for a worker to check resource

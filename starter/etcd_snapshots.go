@@ -130,7 +130,7 @@ func (c *Client) ListEtcdSnapshots(ctx context.Context) (*EtcdSnapshotList, erro
 		return nil, err
 	}
 	list := &EtcdSnapshotList{Items: []*EtcdSnapshotView{}}
-	loc, err := location.Open(ctx, c.opts.DefaultLocation)
+	loc, err := c.opts.Opener.Open(ctx, c.opts.DefaultLocation)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +178,7 @@ func (c *Client) DeleteEtcdSnapshot(ctx context.Context, name string) (*CreateRe
 }
 
 func readEtcdSnapshot(ctx context.Context, locationURL, name string) (*workflows.EtcdSnapshotMetadata, error) {
-	loc, err := location.Open(ctx, locationURL)
+	loc, err := location.OpenPlain(ctx, locationURL)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ import (
 // readMetadata reads the committed metadata of name in a location, cairn's
 // or Velero's; ErrNotFound when the backup is not committed there.
 func readMetadata(ctx context.Context, locationURL, name string) (*workflows.BackupMetadata, error) {
-	loc, err := location.Open(ctx, locationURL)
+	loc, err := location.OpenPlain(ctx, locationURL)
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +34,7 @@ func readMetadata(ctx context.Context, locationURL, name string) (*workflows.Bac
 // (running, failed, half-deleted) is not listed; one whose metadata cannot
 // be read is reported in skipped.
 func committedBackups(ctx context.Context, locationURL string) (backups []*workflows.BackupMetadata, skipped []string, err error) {
-	loc, err := location.Open(ctx, locationURL)
+	loc, err := location.OpenPlain(ctx, locationURL)
 	if err != nil {
 		return nil, nil, err
 	}

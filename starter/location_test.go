@@ -26,7 +26,7 @@ func veleroLocation(t *testing.T) string {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	loc, err := location.Open(ctx, dir)
+	loc, err := location.OpenPlain(ctx, dir)
 	require.NoError(t, err)
 	defer loc.Close()
 	started := time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
@@ -103,7 +103,7 @@ func TestListBackupsCoversEveryLocation(t *testing.T) {
 	tc.On("ListWorkflow", mock.Anything, mock.Anything).Return(&workflowservice.ListWorkflowExecutionsResponse{}, nil)
 	ctx := context.Background()
 	home := t.TempDir()
-	loc, err := location.Open(ctx, home)
+	loc, err := location.OpenPlain(ctx, home)
 	require.NoError(t, err)
 	started := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	require.NoError(t, loc.WriteJSON(ctx, location.Backup("at-home").Metadata(), workflows.BackupMetadata{

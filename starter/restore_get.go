@@ -109,7 +109,7 @@ func (c *Client) RestoreResults(ctx context.Context, name string) (*workflows.Re
 	if err != nil {
 		return nil, err
 	}
-	loc, err := location.Open(ctx, c.locationOr(v.Location))
+	loc, err := c.opts.Opener.Open(ctx, c.locationOr(v.Location))
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ func restoreViewOf(meta *workflows.RestoreMetadata, locationURL string) *Restore
 
 // readRestoreMetadata reads restore.json of name; ErrNotFound when absent.
 func readRestoreMetadata(ctx context.Context, locationURL, name string) (*workflows.RestoreMetadata, error) {
-	loc, err := location.Open(ctx, locationURL)
+	loc, err := location.OpenPlain(ctx, locationURL)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +153,7 @@ func readRestoreMetadata(ctx context.Context, locationURL, name string) (*workfl
 
 // recordedRestores reads every restore.json of a location.
 func recordedRestores(ctx context.Context, locationURL string) (restores []*workflows.RestoreMetadata, unreadable []string, err error) {
-	loc, err := location.Open(ctx, locationURL)
+	loc, err := location.OpenPlain(ctx, locationURL)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -13,7 +13,6 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/cairn-backup/cairn/internal/backupmeta"
-	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -161,7 +160,7 @@ func (c *Client) runningRun(ctx context.Context, workflowID string) (workflows.R
 
 // addScheduleBackups lists the schedule's finished runs in its location.
 func (c *Client) addScheduleBackups(ctx context.Context, v *ScheduleView) error {
-	loc, err := location.Open(ctx, v.Spec.Template.StorageLocation)
+	loc, err := c.opts.Opener.Open(ctx, v.Spec.Template.StorageLocation)
 	if err != nil {
 		return fmt.Errorf("schedule %s: %w", v.Name, err)
 	}

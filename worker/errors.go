@@ -7,6 +7,9 @@ import (
 
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/cairn-backup/cairn/internal/sealing"
+	"github.com/cairn-backup/cairn/workflows"
 )
 
 // errorSurfacer makes every activity's non-retryable errors count as
@@ -34,9 +37,22 @@ func (a *surfacingActivity) ExecuteActivity(ctx context.Context, in *interceptor
 // "list configmaps: <ClusterUnreachable>") to the top, keeping the full
 // message. The SDK classifies only the outermost error: left wrapped, the
 // failure would be a retryable "wrapError" and retried forever.
+//
+// An encrypted object that cannot be read, for want of its key or because
+// it fails authentication, is made non-retryable here too, whichever
+// activity read it: EncryptionKey or CorruptBackup.
 func surface(err error) error {
 	var appErr *temporal.ApplicationError
-	if err == nil || !errors.As(err, &appErr) || !appErr.NonRetryable() {
+	var keyErr *sealing.KeyError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &appErr) && appErr.NonRetryable():
+	case errors.As(err, &keyErr):
+		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeEncryptionKey, nil)
+	case errors.Is(err, sealing.ErrCorrupt):
+		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeCorruptBackup, nil)
+	default:
 		return err
 	}
 	if top, ok := err.(*temporal.ApplicationError); ok && top == appErr {

@@ -1,9 +1,11 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,6 +14,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/cairn-backup/cairn/internal/sealing"
+	"github.com/cairn-backup/cairn/workflows"
 )
 
 func TestSurfaceLiftsWrappedNonRetryableError(t *testing.T) {
@@ -46,4 +51,34 @@ func TestWorkerSurfacesWrappedErrorsOfEveryActivity(t *testing.T) {
 	assert.True(t, appErr.NonRetryable(), "the activity's failure must be non-retryable")
 	assert.Equal(t, "ClusterUnreachable", appErr.Type())
 	assert.Equal(t, "get persistentvolumes pv-1: unreachable for 10m", appErr.Message())
+}
+
+func TestSurfaceMakesUnreadableEncryptedObjectsNonRetryable(t *testing.T) {
+	file, err := sealing.Generate()
+	require.NoError(t, err)
+	keys, err := sealing.ParseKeyring(file)
+	require.NoError(t, err)
+	var sealed bytes.Buffer
+	w, err := keys.Seal(&sealed)
+	require.NoError(t, err)
+	_, err = w.Write(bytes.Repeat([]byte("secret"), 100000))
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+
+	_, keyErr := sealing.Open(bytes.NewReader(sealed.Bytes()), nil)
+	got := surface(fmt.Errorf("read backups/b/resources.tar.gz: %w", keyErr))
+	var appErr *temporal.ApplicationError
+	require.ErrorAs(t, got, &appErr)
+	assert.True(t, appErr.NonRetryable())
+	assert.Equal(t, workflows.ErrTypeEncryptionKey, appErr.Type())
+	assert.Contains(t, appErr.Message(), "backups/b/resources.tar.gz")
+
+	flipped := bytes.Clone(sealed.Bytes())
+	flipped[len(flipped)-10] ^= 1
+	r, err := sealing.Open(bytes.NewReader(flipped), keys)
+	require.NoError(t, err)
+	_, readErr := io.ReadAll(r)
+	require.ErrorAs(t, surface(fmt.Errorf("restore: %w", readErr)), &appErr)
+	assert.True(t, appErr.NonRetryable())
+	assert.Equal(t, workflows.ErrTypeCorruptBackup, appErr.Type())
 }

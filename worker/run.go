@@ -49,6 +49,8 @@ type Config struct {
 	// deletes their expired backups every ExpireInterval (0: no schedule).
 	Location       string
 	OtherLocations []location.Entry
+	// Locations opens locations with the process's encryption key.
+	Locations *location.Opener
 	ExpireInterval time.Duration
 	// MaintenanceInterval is how often kopia maintenance of each such
 	// location's repository is looked at (0: no schedule); kopia decides
@@ -142,6 +144,10 @@ func Run(ctx context.Context, c client.Client, cfg Config) error {
 	}
 	exposeActs := &expose.Activities{Exposer: exp, Namespace: ns, Log: cfg.Log, Concurrency: cfg.DataMovement.Concurrency, Temporal: c}
 	repoActs := &repository.Activities{Repository: cfg.DataMovement.Repository, Log: cfg.Log}
+	for _, l := range []**location.Opener{&clusterActs.Locations, &restoreActs.Locations, &storeActs.Locations, &etcdActs.Locations,
+		&csiActs.Locations, &hookActs.Locations, &exposeActs.Locations, &repoActs.Locations} {
+		*l = cfg.Locations
+	}
 	w := New(c, Activities{Cluster: clusterActs, Store: storeActs, Restore: restoreActs, Etcd: etcdActs, CSI: csiActs,
 		Hooks: hookActs, Expose: exposeActs, Repo: repoActs}, cfg.Options)
 	if err := w.Start(); err != nil {

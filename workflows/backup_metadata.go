@@ -25,6 +25,9 @@ type BackupMetadata struct {
 	Status        BackupStatus `json:"status"`
 	WorkflowID    string       `json:"workflowId,omitempty"`
 	RunID         string       `json:"runId,omitempty"`
+	// EncryptionKeyID is the ID of the key that encrypted what the run
+	// wrote besides this document (sealing.KeyID); empty: written in plain.
+	EncryptionKeyID string `json:"encryptionKeyID,omitempty"`
 }
 
 // BackupResults is results.json: what went wrong or was left out, per item

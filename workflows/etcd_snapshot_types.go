@@ -84,6 +84,9 @@ type EtcdSnapshotMetadata struct {
 	Status     EtcdSnapshotStatus `json:"status"`
 	WorkflowID string             `json:"workflowId,omitempty"`
 	RunID      string             `json:"runId,omitempty"`
+	// EncryptionKeyID is the ID of the key that encrypted what the run
+	// wrote besides this document (sealing.KeyID); empty: written in plain.
+	EncryptionKeyID string `json:"encryptionKeyID,omitempty"`
 }
 
 // EtcdSnapshotRequest is the input of the etcd snapshot workflow.

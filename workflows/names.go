@@ -119,6 +119,9 @@ const (
 	// ErrTypeUnsupportedFormat: the backup is of a format version this
 	// cairn does not know.
 	ErrTypeUnsupportedFormat = "UnsupportedFormat"
+	// ErrTypeEncryptionKey: the backup is encrypted and the worker has no
+	// key, or not the one it was written with.
+	ErrTypeEncryptionKey = "EncryptionKey"
 	// ErrTypeEtcdNotConfigured: the worker was given no etcd endpoints.
 	ErrTypeEtcdNotConfigured = "EtcdNotConfigured"
 	// ErrTypeSnapshotAPIMissing: the backup has CSI volumes to snapshot

@@ -100,6 +100,9 @@ type RestoreMetadata struct {
 	Status     RestoreStatus `json:"status"`
 	WorkflowID string        `json:"workflowId,omitempty"`
 	RunID      string        `json:"runId,omitempty"`
+	// EncryptionKeyID is the ID of the key that encrypted what the run
+	// wrote besides this document (sealing.KeyID); empty: written in plain.
+	EncryptionKeyID string `json:"encryptionKeyID,omitempty"`
 }
 
 // CurrentPhase returns the phase; starter views use it for any run kind.

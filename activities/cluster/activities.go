@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/cairn-backup/cairn/internal/kube"
+	"github.com/cairn-backup/cairn/internal/location"
 )
 
 // Activities holds the clients the cluster activities share.
@@ -17,6 +18,8 @@ type Activities struct {
 	Clients *kube.Clients
 	Lister  kube.Lister
 	Log     *zap.Logger
+	// Locations opens backup locations with the process's encryption key.
+	Locations *location.Opener
 	// PageInterval is a pause after every LIST page, to spare a busy API
 	// server at the cost of a longer backup (0: no pause).
 	PageInterval time.Duration

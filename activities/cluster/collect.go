@@ -46,7 +46,7 @@ type TypeResult struct {
 // the heartbeat that records them, so a retry that resumes from the last
 // heartbeat overwrites at most the page it repeats: nothing is duplicated.
 func (a *Activities) CollectResources(ctx context.Context, in workflows.CollectInput) (*workflows.CollectResult, error) {
-	run, err := runlog.Start(ctx, a.Log, in.Backup, in.Location)
+	run, err := runlog.Start(ctx, a.Locations, a.Log, in.Backup, in.Location)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}

@@ -73,7 +73,7 @@ func newCollectFixture(t *testing.T) *collectFixture {
 	locURL := "file://" + t.TempDir()
 	spec := workflows.BackupSpec{Name: "b", StorageLocation: locURL}.WithDefaults("")
 	typ := workflows.ResourceType{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true}
-	loc, err := location.Open(context.Background(), locURL)
+	loc, err := location.OpenPlain(context.Background(), locURL)
 	require.NoError(t, err)
 	defer loc.Close()
 	require.NoError(t, loc.WriteJSON(context.Background(), location.Backup("b").Plan(),
@@ -111,7 +111,7 @@ func (f *collectFixture) attempt(resume *CollectProgress) (*workflows.CollectRes
 
 // stored counts how often each object appears in the stored parts.
 func (f *collectFixture) stored() map[string]int {
-	loc, err := location.Open(context.Background(), f.in.Location)
+	loc, err := location.OpenPlain(context.Background(), f.in.Location)
 	require.NoError(f.t, err)
 	defer loc.Close()
 	keys, err := loc.Keys(context.Background(), location.Backup("b").PartsPrefix("configmaps"))

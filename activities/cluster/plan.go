@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/internal/filter"
 	"github.com/cairn-backup/cairn/internal/kube"
+	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -30,8 +31,8 @@ type StoredPlan struct {
 
 // StartWithPlan starts the run log of a step that works from a backup's
 // stored plan, and reads the plan; End the run when done.
-func StartWithPlan(ctx context.Context, log *zap.Logger, backup, location string) (*runlog.Run, *StoredPlan, error) {
-	run, err := runlog.Start(ctx, log, backup, location)
+func StartWithPlan(ctx context.Context, locs *location.Opener, log *zap.Logger, backup, locationURL string) (*runlog.Run, *StoredPlan, error) {
+	run, err := runlog.Start(ctx, locs, log, backup, locationURL)
 	if err != nil {
 		return nil, nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}
@@ -73,7 +74,7 @@ func (p StoredPlan) Selection() (filter.Labels, filter.Globs, []string, error) {
 
 // PlanBackup discovers what the spec selects and writes the plan.
 func (a *Activities) PlanBackup(ctx context.Context, in workflows.PlanInput) (*workflows.PlanResult, error) {
-	run, err := runlog.Start(ctx, a.Log, in.Spec.Name, in.Spec.StorageLocation)
+	run, err := runlog.Start(ctx, a.Locations, a.Log, in.Spec.Name, in.Spec.StorageLocation)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}

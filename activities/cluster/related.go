@@ -30,7 +30,7 @@ const relatedPageSize = 500
 // collected claims and the CRDs of the collected custom resources. It is
 // idempotent: parts are named by position in a sorted list of names.
 func (a *Activities) CollectRelated(ctx context.Context, in workflows.CollectRelatedInput) (*workflows.CollectRelatedResult, error) {
-	run, err := runlog.Start(ctx, a.Log, in.Backup, in.Location)
+	run, err := runlog.Start(ctx, a.Locations, a.Log, in.Backup, in.Location)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/cairn-backup/cairn/internal/kube"
+	"github.com/cairn-backup/cairn/internal/location"
 )
 
 // Activities holds the clients and settings the volume activities share.
@@ -23,6 +24,8 @@ type Activities struct {
 	Snapshots snapclient.Interface
 	Discovery discovery.DiscoveryInterface
 	Log       *zap.Logger
+	// Locations opens backup locations with the process's encryption key.
+	Locations *location.Opener
 	Retention Retention
 	// PollInterval is how often a wait reads a snapshot's status.
 	PollInterval time.Duration

@@ -24,7 +24,7 @@ const snapshotPartShard = 99999
 // sizes), as backup items: one part per type under a fixed name, so a
 // retry overwrites instead of adding.
 func (a *Activities) CollectVolumeSnapshots(ctx context.Context, in workflows.CollectSnapshotsInput) (*workflows.CollectSnapshotsResult, error) {
-	run, err := runlog.Start(ctx, a.Log, in.Backup, in.Location)
+	run, err := runlog.Start(ctx, a.Locations, a.Log, in.Backup, in.Location)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}

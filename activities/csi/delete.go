@@ -22,7 +22,7 @@ import (
 // is deleted, and when one fails after some snapshots were taken. Deleting
 // what is gone succeeds, so it resumes wherever a dead worker left it.
 func (a *Activities) DeleteBackupSnapshots(ctx context.Context, in workflows.DeleteSnapshotsInput) (*workflows.DeleteSnapshotsResult, error) {
-	run, err := runlog.Start(ctx, a.Log, in.Backup, in.Location)
+	run, err := runlog.Start(ctx, a.Locations, a.Log, in.Backup, in.Location)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}

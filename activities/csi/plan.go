@@ -25,7 +25,7 @@ const volumeResultsKey = "volume-snapshots"
 // cluster without the snapshot API fails the backup here, before anything
 // is collected, when there is a CSI volume to snapshot.
 func (a *Activities) PlanVolumes(ctx context.Context, in workflows.PlanVolumesInput) (*workflows.PlanVolumesResult, error) {
-	run, plan, err := cluster.StartWithPlan(ctx, a.Log, in.Backup, in.Location)
+	run, plan, err := cluster.StartWithPlan(ctx, a.Locations, a.Log, in.Backup, in.Location)
 	if err != nil {
 		return nil, err
 	}

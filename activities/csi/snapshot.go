@@ -24,7 +24,7 @@ import (
 // mode it first deletes the oldest kept snapshots of the volume that would
 // exceed N.
 func (a *Activities) CreateVolumeSnapshot(ctx context.Context, in workflows.CreateSnapshotInput) (*workflows.CreateSnapshotResult, error) {
-	run, err := runlog.Start(ctx, a.Log, in.Backup, in.Location)
+	run, err := runlog.Start(ctx, a.Locations, a.Log, in.Backup, in.Location)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}
@@ -102,7 +102,7 @@ func snapshotLabels(backup, alias, volume string) map[string]string {
 // backup owns it. An error the snapshot controller or the driver reports
 // fails the operation for good.
 func (a *Activities) WaitVolumeSnapshot(ctx context.Context, in workflows.WaitSnapshotInput) (*workflows.SnapshotInfo, error) {
-	run, err := runlog.Start(ctx, a.Log, in.Backup, in.Location)
+	run, err := runlog.Start(ctx, a.Locations, a.Log, in.Backup, in.Location)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}
@@ -196,7 +196,7 @@ func (a *Activities) retain(ctx context.Context, log *zap.Logger, in workflows.W
 // canceled, with its content and the driver's snapshot, and waits until
 // they are gone. Removing what is already gone succeeds.
 func (a *Activities) RemoveVolumeSnapshot(ctx context.Context, in workflows.RemoveSnapshotInput) error {
-	run, err := runlog.Start(ctx, a.Log, in.Backup, in.Location)
+	run, err := runlog.Start(ctx, a.Locations, a.Log, in.Backup, in.Location)
 	if err != nil {
 		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cairn-backup/cairn/internal/location"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -25,6 +26,8 @@ type Activities struct {
 	// Repository is how to open repositories; Location comes per call.
 	Repository kopiarepo.Config
 	Log        *zap.Logger
+	// Locations opens backup locations with the process's encryption key.
+	Locations *location.Opener
 	// CheckpointInterval is how often an upload saves a checkpoint (0:
 	// 30s).
 	CheckpointInterval time.Duration
@@ -33,7 +36,7 @@ type Activities struct {
 // UploadVolume uploads the volume at Path as the backup's snapshot of it.
 // A retry (on a new data mover) starts from the last checkpoint.
 func (a *Activities) UploadVolume(ctx context.Context, in workflows.UploadVolumeInput) (*workflows.DataUploadInfo, error) {
-	run, err := runlog.Start(ctx, a.Log, in.Backup, in.Location)
+	run, err := runlog.Start(ctx, a.Locations, a.Log, in.Backup, in.Location)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}

@@ -17,7 +17,7 @@ import (
 // Path. A retry (on a new data mover, on the same volume) skips the files
 // an earlier one finished.
 func (a *Activities) RestoreVolumeData(ctx context.Context, in workflows.RestoreVolumeDataInput) (*workflows.DataDownloadInfo, error) {
-	run, err := runlog.StartRestore(ctx, a.Log, in.Restore, "", in.Location)
+	run, err := runlog.StartRestore(ctx, a.Locations, a.Log, in.Restore, "", in.Location)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}

@@ -35,6 +35,8 @@ type Config struct {
 type Activities struct {
 	Etcd Config
 	Log  *zap.Logger
+	// Locations opens backup locations with the process's encryption key.
+	Locations *location.Opener
 }
 
 // TakeEtcdSnapshot streams a snapshot into etcd/<name>/snapshot.db while
@@ -46,7 +48,7 @@ func (a *Activities) TakeEtcdSnapshot(ctx context.Context, spec workflows.EtcdSn
 			"this worker has no etcd endpoints: start it with --etcd-endpoints (and --etcd-ca, --etcd-cert, --etcd-key for TLS)",
 			workflows.ErrTypeEtcdNotConfigured, nil)
 	}
-	loc, err := location.Open(ctx, spec.StorageLocation)
+	loc, err := a.Locations.Open(ctx, spec.StorageLocation)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}

@@ -16,14 +16,15 @@ import (
 // CommitEtcdSnapshot writes snapshot.json, the mark of a complete,
 // verified snapshot.
 func (a *Activities) CommitEtcdSnapshot(ctx context.Context, in workflows.CommitEtcdSnapshotInput) error {
-	loc, err := location.Open(ctx, in.Spec.StorageLocation)
+	loc, err := a.Locations.Open(ctx, in.Spec.StorageLocation)
 	if err != nil {
 		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}
 	defer loc.Close()
 	info := activity.GetInfo(ctx)
 	meta := workflows.EtcdSnapshotMetadata{APIVersion: workflows.MetadataAPIVersion, Kind: workflows.MetadataKindEtcdSnapshot,
-		Name: in.Spec.Name, Spec: in.Spec, Status: in.Status, WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID}
+		Name: in.Spec.Name, Spec: in.Spec, Status: in.Status, WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID,
+		EncryptionKeyID: loc.KeyID()}
 	if err := loc.WriteJSON(ctx, location.EtcdSnapshot(in.Spec.Name).Metadata(), meta); err != nil {
 		return err
 	}
@@ -34,7 +35,7 @@ func (a *Activities) CommitEtcdSnapshot(ctx context.Context, in workflows.Commit
 // DiscardEtcdSnapshot removes what a failed or canceled snapshot stored.
 // A committed snapshot is never discarded.
 func (a *Activities) DiscardEtcdSnapshot(ctx context.Context, spec workflows.EtcdSnapshotSpec) error {
-	loc, err := location.Open(ctx, spec.StorageLocation)
+	loc, err := a.Locations.Open(ctx, spec.StorageLocation)
 	if err != nil {
 		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}

@@ -24,7 +24,7 @@ const trailerSize = sha256.Size
 // etcd's own trailer against the data, so what is called Completed is
 // what etcd sent and what a restore will read.
 func (a *Activities) VerifyEtcdSnapshot(ctx context.Context, in workflows.VerifyEtcdSnapshotInput) error {
-	loc, err := location.Open(ctx, in.Spec.StorageLocation)
+	loc, err := a.Locations.Open(ctx, in.Spec.StorageLocation)
 	if err != nil {
 		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}

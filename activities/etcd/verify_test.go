@@ -54,7 +54,7 @@ func TestVerifyEtcdSnapshotHeartbeatsTheBytesRead(t *testing.T) {
 	ctx := context.Background()
 	url := "file://" + t.TempDir()
 	snap, sum := fakeSnapshot(bytes.Repeat([]byte("bolt"), 1<<18))
-	loc, err := location.Open(ctx, url)
+	loc, err := location.OpenPlain(ctx, url)
 	require.NoError(t, err)
 	require.NoError(t, loc.WriteAll(ctx, location.EtcdSnapshot("s1").Snapshot(), snap))
 	require.NoError(t, loc.Close())

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cairn-backup/cairn/internal/location"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -26,6 +27,8 @@ type Activities struct {
 	Exposer   exposer.Exposer
 	Namespace string
 	Log       *zap.Logger
+	// Locations opens backup locations with the process's encryption key.
+	Locations *location.Opener
 	// Concurrency is how many data movers a node runs at once.
 	Concurrency Concurrency
 	// Temporal starts a node's slots workflow with the first request.
@@ -68,9 +71,9 @@ func (a *Activities) start(ctx context.Context, in workflows.ExposeInput) (*runl
 	var run *runlog.Run
 	var err error
 	if in.Mode == workflows.ExposeRestore {
-		run, err = runlog.StartRestore(ctx, a.Log, in.Owner, "", in.Location)
+		run, err = runlog.StartRestore(ctx, a.Locations, a.Log, in.Owner, "", in.Location)
 	} else {
-		run, err = runlog.Start(ctx, a.Log, in.Owner, in.Location)
+		run, err = runlog.Start(ctx, a.Locations, a.Log, in.Owner, in.Location)
 	}
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)

@@ -62,7 +62,7 @@ func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
 		Log:       zap.NewNop(),
 	}
 	f.url = "file://" + t.TempDir()
-	loc, err := location.Open(context.Background(), f.url)
+	loc, err := location.OpenPlain(context.Background(), f.url)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = loc.Close() })
 	f.loc = loc

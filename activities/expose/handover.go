@@ -41,7 +41,7 @@ func (a *Activities) HandOverVolume(ctx context.Context, in workflows.ExposeInpu
 // another volume, is deleted: nothing would ever use it, and its data is
 // still in the repository.
 func (a *Activities) FinishVolumeRestores(ctx context.Context, in workflows.FinishVolumeRestoresInput) (*workflows.FinishVolumeRestoresResult, error) {
-	run, err := runlog.StartRestore(ctx, a.Log, in.Restore, "", in.Location)
+	run, err := runlog.StartRestore(ctx, a.Locations, a.Log, in.Restore, "", in.Location)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}

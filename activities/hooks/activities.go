@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/cairn-backup/cairn/internal/kube"
+	"github.com/cairn-backup/cairn/internal/location"
 )
 
 // Activities holds the clients the hook activities share.
@@ -19,6 +20,8 @@ type Activities struct {
 	Kube   kubernetes.Interface
 	Config *rest.Config
 	Log    *zap.Logger
+	// Locations opens backup locations with the process's encryption key.
+	Locations *location.Opener
 	// HeartbeatInterval is how often a running hook heartbeats.
 	HeartbeatInterval time.Duration
 }

@@ -27,7 +27,7 @@ const hookResultsKey = "backup-hooks"
 // the claims of theirs whose volumes it snapshots. A pod that is not
 // running is a warning: its hooks cannot run (as in Velero).
 func (a *Activities) PlanBackupHooks(ctx context.Context, in workflows.PlanHooksInput) (*workflows.PlanHooksResult, error) {
-	run, plan, err := cluster.StartWithPlan(ctx, a.Log, in.Backup, in.Location)
+	run, plan, err := cluster.StartWithPlan(ctx, a.Locations, a.Log, in.Backup, in.Location)
 	if err != nil {
 		return nil, err
 	}

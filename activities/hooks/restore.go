@@ -38,7 +38,7 @@ const readyPollInterval = time.Second
 // pods at once. The results so far are its heartbeat: a retry skips the
 // pods that are done and runs the others' hooks again.
 func (a *Activities) RunRestoreHooks(ctx context.Context, in workflows.RestoreHooksInput) (*workflows.RestoreHooksResult, error) {
-	run, err := runlog.StartRestore(ctx, a.Log, in.Restore, in.Backup, in.Location)
+	run, err := runlog.StartRestore(ctx, a.Locations, a.Log, in.Restore, in.Backup, in.Location)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}

@@ -30,7 +30,7 @@ import (
 // frozen.
 func (a *Activities) RunPodHooks(ctx context.Context, in workflows.RunHooksInput) (*workflows.RunHooksResult, error) {
 	log := a.Log.With(zap.String("backup", in.Backup))
-	if run, err := runlog.Start(ctx, a.Log, in.Backup, in.Location); err != nil {
+	if run, err := runlog.Start(ctx, a.Locations, a.Log, in.Backup, in.Location); err != nil {
 		// A post hook unfreezes an application: hooks run even when the
 		// backup's location cannot take their log.
 		log.Warn("Hooks run without the backup's run log", zap.Error(err))

@@ -26,6 +26,8 @@ import (
 type Activities struct {
 	Repository kopiarepo.Config
 	Log        *zap.Logger
+	// Locations opens backup locations with the process's encryption key.
+	Locations *location.Opener
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex // per location, for EnsureRepository
@@ -37,7 +39,7 @@ type Activities struct {
 // created. The data itself goes at the repository's next full
 // maintenance, once no other backup shares it.
 func (a *Activities) DeleteVolumeData(ctx context.Context, in workflows.DeleteVolumeDataInput) (*workflows.DeleteVolumeDataResult, error) {
-	run, err := runlog.Start(ctx, a.Log, in.Backup, in.Location)
+	run, err := runlog.Start(ctx, a.Locations, a.Log, in.Backup, in.Location)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}

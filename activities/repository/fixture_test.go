@@ -31,7 +31,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	f := &fixture{dir: dir, url: "file://" + dir}
-	loc, err := location.Open(context.Background(), f.url)
+	loc, err := location.OpenPlain(context.Background(), f.url)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = loc.Close() })
 	f.loc = loc

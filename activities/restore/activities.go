@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/cairn-backup/cairn/internal/kube"
+	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/tarball"
 )
 
@@ -17,6 +18,8 @@ import (
 type Activities struct {
 	Clients *kube.Clients
 	Log     *zap.Logger
+	// Locations opens backup locations with the process's encryption key.
+	Locations *location.Opener
 	// BatchInterval is a pause after every applied batch, to spare a busy
 	// API server at the cost of a longer restore (0: no pause).
 	BatchInterval time.Duration

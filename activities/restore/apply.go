@@ -45,7 +45,7 @@ type relink struct {
 // item of the batch cut short that was already created is recognised by
 // its restore label and counted once.
 func (a *Activities) ApplyResources(ctx context.Context, in workflows.ApplyInput) (*workflows.ApplyResult, error) {
-	run, err := runlog.StartRestore(ctx, a.Log, in.Restore, in.Backup, in.Location)
+	run, err := runlog.StartRestore(ctx, a.Locations, a.Log, in.Restore, in.Backup, in.Location)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}

@@ -38,7 +38,7 @@ func applyFixture(t *testing.T, batches [][]map[string]any, existing ...runtime.
 	t.Helper()
 	ctx := context.Background()
 	locURL := "file://" + t.TempDir()
-	loc, err := location.Open(ctx, locURL)
+	loc, err := location.OpenPlain(ctx, locURL)
 	require.NoError(t, err)
 	defer loc.Close()
 	for b, objs := range batches {
@@ -95,7 +95,7 @@ func TestApplyStoresEveryBatchAndJudgesExistingObjects(t *testing.T) {
 	require.NoError(t, val.Get(&res))
 	assert.Equal(t, workflows.TypeOutcome{Restored: 19, Skipped: 1}, res.Outcome)
 
-	loc, err := location.Open(context.Background(), locURL)
+	loc, err := location.OpenPlain(context.Background(), locURL)
 	require.NoError(t, err)
 	defer loc.Close()
 	seen := map[string]workflows.ItemOutcome{}
@@ -124,7 +124,7 @@ func TestApplyResumesAfterStoredBatches(t *testing.T) {
 		{configMap("a", "v", "r1")}, {configMap("b", "v", "r1")}, {configMap("c", "v", "r1")},
 	}
 	env, dyn, locURL := applyFixture(t, batches)
-	loc, err := location.Open(context.Background(), locURL)
+	loc, err := location.OpenPlain(context.Background(), locURL)
 	require.NoError(t, err)
 	defer loc.Close()
 	stored := []workflows.ItemOutcome{{Resource: "configmaps", Namespace: "shop", Name: "b", Result: workflows.ItemRestored, Action: workflows.ActionCreated}}

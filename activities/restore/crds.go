@@ -26,7 +26,7 @@ var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version:
 // that is not Established in time is a warning: its resources then fail
 // one by one, with the server's reason.
 func (a *Activities) WaitCRDsEstablished(ctx context.Context, in workflows.RestoreStepInput) (*workflows.StepResult, error) {
-	run, err := runlog.StartRestore(ctx, a.Log, in.Restore, "", in.Location)
+	run, err := runlog.StartRestore(ctx, a.Locations, a.Log, in.Restore, "", in.Location)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}

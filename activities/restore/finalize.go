@@ -20,7 +20,7 @@ import (
 // order), restore.json and the restore's log. It runs however the restore
 // ended, so a failed or canceled restore still tells what it did.
 func (a *Activities) FinalizeRestore(ctx context.Context, in workflows.FinalizeRestoreInput) (*workflows.FinalizeRestoreResult, error) {
-	run, err := runlog.StartRestore(ctx, a.Log, in.Spec.Name, "", in.Spec.StorageLocation)
+	run, err := runlog.StartRestore(ctx, a.Locations, a.Log, in.Spec.Name, "", in.Spec.StorageLocation)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}
@@ -82,7 +82,8 @@ func (a *Activities) FinalizeRestore(ctx context.Context, in workflows.FinalizeR
 	status.CompletionTime = &done
 	info := run.Info()
 	meta := workflows.RestoreMetadata{APIVersion: workflows.MetadataAPIVersion, Kind: workflows.MetadataKindRestore,
-		Name: in.Spec.Name, Spec: in.Spec, Status: status, WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID}
+		Name: in.Spec.Name, Spec: in.Spec, Status: status, WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID,
+		EncryptionKeyID: run.Loc.KeyID()}
 	run.Log.Info("Recording restore", zap.String("phase", string(status.Phase)), zap.Int("restored", status.ItemsRestored),
 		zap.Int("skipped", status.ItemsSkipped), zap.Int("failed", status.ItemsFailed), zap.Int("warnings", status.Warnings))
 	if err := run.JoinLogs(ctx, keys.LogsPrefix(), keys.Logs()); err != nil {
@@ -172,7 +173,7 @@ func readIfExists(ctx context.Context, run *runlog.Run, key string, fn func([]by
 // CleanupRestoreWork removes a restore's intermediate state once its
 // results and log are stored.
 func (a *Activities) CleanupRestoreWork(ctx context.Context, in workflows.RestoreStepInput) error {
-	run, err := runlog.StartRestore(ctx, a.Log, in.Restore, "", in.Location)
+	run, err := runlog.StartRestore(ctx, a.Locations, a.Log, in.Restore, "", in.Location)
 	if err != nil {
 		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}

@@ -33,7 +33,7 @@ func writeLines(t *testing.T, loc *location.Location, key string, values ...any)
 // the counts come from them, and a conflict skip is also a warning.
 func TestFinalizeRestoreRecordsEveryOutcomeInApplyOrder(t *testing.T) {
 	dir := t.TempDir()
-	loc, err := location.Open(context.Background(), "file://"+dir)
+	loc, err := location.OpenPlain(context.Background(), "file://"+dir)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = loc.Close() })
 	keys := location.Restore("r1")

@@ -33,7 +33,7 @@ const (
 // batches.
 func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanInput) (*workflows.RestorePlanResult, error) {
 	spec, opts := in.Spec, in.Options.WithDefaults()
-	run, err := runlog.StartRestore(ctx, a.Log, spec.Name, spec.BackupName, spec.StorageLocation)
+	run, err := runlog.StartRestore(ctx, a.Locations, a.Log, spec.Name, spec.BackupName, spec.StorageLocation)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}

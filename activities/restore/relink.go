@@ -22,7 +22,7 @@ import (
 // objects were created, now that every owner is restored. Adding a
 // reference that is already there changes nothing, so a retry is safe.
 func (a *Activities) RelinkOwners(ctx context.Context, in workflows.RestoreStepInput) (*workflows.StepResult, error) {
-	run, err := runlog.StartRestore(ctx, a.Log, in.Restore, "", in.Location)
+	run, err := runlog.StartRestore(ctx, a.Locations, a.Log, in.Restore, "", in.Location)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}

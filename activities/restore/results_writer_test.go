@@ -14,7 +14,7 @@ import (
 
 func openTempLocation(t *testing.T) *location.Location {
 	t.Helper()
-	loc, err := location.Open(context.Background(), "file://"+t.TempDir())
+	loc, err := location.OpenPlain(context.Background(), "file://"+t.TempDir())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = loc.Close() })
 	return loc

@@ -33,9 +33,9 @@ type Run struct {
 }
 
 // Start opens the backup's location and a captured logger for this attempt.
-func Start(ctx context.Context, base *zap.Logger, backup, locationURL string) (*Run, error) {
+func Start(ctx context.Context, locs *location.Opener, base *zap.Logger, backup, locationURL string) (*Run, error) {
 	keys := location.Backup(backup)
-	run, err := begin(ctx, base, locationURL, keys.LogsPrefix(), zap.String("backup", backup))
+	run, err := begin(ctx, locs, base, locationURL, keys.LogsPrefix(), zap.String("backup", backup))
 	if err != nil {
 		return nil, err
 	}
@@ -45,9 +45,9 @@ func Start(ctx context.Context, base *zap.Logger, backup, locationURL string) (*
 
 // StartRestore is Start for an activity of the restore called restore,
 // which reads the backup called backup ("" when the step does not).
-func StartRestore(ctx context.Context, base *zap.Logger, restore, backup, locationURL string) (*Run, error) {
+func StartRestore(ctx context.Context, locs *location.Opener, base *zap.Logger, restore, backup, locationURL string) (*Run, error) {
 	keys := location.Restore(restore)
-	run, err := begin(ctx, base, locationURL, keys.LogsPrefix(), zap.String("restore", restore))
+	run, err := begin(ctx, locs, base, locationURL, keys.LogsPrefix(), zap.String("restore", restore))
 	if err != nil {
 		return nil, err
 	}
@@ -58,8 +58,8 @@ func StartRestore(ctx context.Context, base *zap.Logger, restore, backup, locati
 	return run, nil
 }
 
-func begin(ctx context.Context, base *zap.Logger, locationURL, logsPrefix string, subject zap.Field) (*Run, error) {
-	loc, err := location.Open(ctx, locationURL)
+func begin(ctx context.Context, locs *location.Opener, base *zap.Logger, locationURL, logsPrefix string, subject zap.Field) (*Run, error) {
+	loc, err := locs.Open(ctx, locationURL)
 	if err != nil {
 		return nil, err
 	}

@@ -38,7 +38,7 @@ func runProbe(t *testing.T, body func(ctx context.Context) error) *testsuite.Tes
 
 func openLoc(t *testing.T, url string) *location.Location {
 	t.Helper()
-	loc, err := location.Open(context.Background(), url)
+	loc, err := location.OpenPlain(context.Background(), url)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = loc.Close() })
 	return loc
@@ -75,7 +75,7 @@ func TestStartLinesCarryBackupActivityAndAttempt(t *testing.T) {
 	core, process := observer.New(zap.InfoLevel)
 	var captured []byte
 	runProbe(t, func(ctx context.Context) error {
-		run, err := Start(ctx, zap.New(core), "b1", url)
+		run, err := Start(ctx, nil, zap.New(core), "b1", url)
 		if err != nil {
 			return err
 		}
@@ -110,7 +110,7 @@ func TestEndStoresTheAttemptsLinesUnderTheBackupsLogsPrefix(t *testing.T) {
 	var info activity.Info
 	var captured []byte
 	runProbe(t, func(ctx context.Context) error {
-		run, err := Start(ctx, zap.NewNop(), "b1", url)
+		run, err := Start(ctx, nil, zap.NewNop(), "b1", url)
 		if err != nil {
 			return err
 		}
@@ -144,7 +144,7 @@ func TestEndStoresTheAttemptsLinesUnderTheBackupsLogsPrefix(t *testing.T) {
 func TestEndWithoutLinesWritesNothing(t *testing.T) {
 	url := "file://" + t.TempDir()
 	runProbe(t, func(ctx context.Context) error {
-		run, err := Start(ctx, zap.NewNop(), "b1", url)
+		run, err := Start(ctx, nil, zap.NewNop(), "b1", url)
 		if err != nil {
 			return err
 		}
@@ -164,7 +164,7 @@ func TestStartRestoreNamesTheRestoreAndKeepsItsLogWithTheRestore(t *testing.T) {
 	var run *Run
 	runProbe(t, func(ctx context.Context) error {
 		var err error
-		if run, err = StartRestore(ctx, zap.NewNop(), "r1", "b1", url); err != nil {
+		if run, err = StartRestore(ctx, nil, zap.NewNop(), "r1", "b1", url); err != nil {
 			return err
 		}
 		defer run.End()
@@ -193,7 +193,7 @@ func TestStartRestoreWithoutBackupHasNoBackupKeys(t *testing.T) {
 	var run *Run
 	runProbe(t, func(ctx context.Context) error {
 		var err error
-		run, err = StartRestore(ctx, zap.NewNop(), "r1", "", url)
+		run, err = StartRestore(ctx, nil, zap.NewNop(), "r1", "", url)
 		if err == nil {
 			run.End()
 		}
@@ -208,7 +208,7 @@ func TestStartRestoreWithoutBackupHasNoBackupKeys(t *testing.T) {
 func TestStartWithBadLocationFails(t *testing.T) {
 	var startErr error
 	runProbe(t, func(ctx context.Context) error {
-		_, startErr = Start(ctx, zap.NewNop(), "b1", "ftp://host/x")
+		_, startErr = Start(ctx, nil, zap.NewNop(), "b1", "ftp://host/x")
 		return nil
 	})
 	assert.ErrorContains(t, startErr, "unsupported scheme")
@@ -227,7 +227,7 @@ func TestJoinLogsOldestChunkFirstThenTheCurrentAttempt(t *testing.T) {
 	require.NoError(t, loc.WriteAll(ctx, keys.Work()+"plan.json", []byte(`{"msg":"not a log"}`+"\n")))
 
 	runProbe(t, func(ctx context.Context) error {
-		run, err := Start(ctx, zap.NewNop(), "b1", url)
+		run, err := Start(ctx, nil, zap.NewNop(), "b1", url)
 		if err != nil {
 			return err
 		}

@@ -8,11 +8,15 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/cairn-backup/cairn/internal/location"
 )
 
 // Activities are the location-only activities.
 type Activities struct {
 	Log *zap.Logger
+	// Locations opens backup locations with the process's encryption key.
+	Locations *location.Opener
 	// DeleteInterval is a pause after every deleted object, to spare an
 	// object store that throttles deletes (0: no pause).
 	DeleteInterval time.Duration

@@ -19,7 +19,7 @@ import (
 // but keeps the log, so the user can read why it stopped. A committed
 // backup (backup.json present) is never discarded.
 func (a *Activities) CleanupBackupWork(ctx context.Context, in workflows.CleanupInput) error {
-	run, err := runlog.Start(ctx, a.Log, in.Backup, in.Location)
+	run, err := runlog.Start(ctx, a.Locations, a.Log, in.Backup, in.Location)
 	if err != nil {
 		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}

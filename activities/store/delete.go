@@ -27,7 +27,7 @@ import (
 // worker's log: the backup's own log is among what is deleted.)
 func (a *Activities) DeleteBackupData(ctx context.Context, req workflows.DeleteBackupRequest) (*workflows.DeleteBackupResult, error) {
 	log := a.Log.With(zap.String("backup", req.Backup), zap.String("reason", req.Reason))
-	loc, err := location.Open(ctx, req.Location)
+	loc, err := a.Locations.Open(ctx, req.Location)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}
@@ -101,7 +101,7 @@ func (a *Activities) deleteAll(ctx context.Context, loc *location.Location, pref
 // ListExpiredEtcdSnapshots names, in name order, the etcd snapshots of a
 // location whose expiry has passed: at most req.Limit, after req.After.
 func (a *Activities) ListExpiredEtcdSnapshots(ctx context.Context, req workflows.ExpireBackupsRequest) ([]string, error) {
-	loc, err := location.Open(ctx, req.Location)
+	loc, err := a.Locations.Open(ctx, req.Location)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}
@@ -133,7 +133,7 @@ func (a *Activities) ListExpiredEtcdSnapshots(ctx context.Context, req workflows
 // whose expiry has passed: at most req.Limit of them, after req.After.
 // Velero's backups are Velero's to expire.
 func (a *Activities) ListExpiredBackups(ctx context.Context, req workflows.ExpireBackupsRequest) ([]string, error) {
-	loc, err := location.Open(ctx, req.Location)
+	loc, err := a.Locations.Open(ctx, req.Location)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}
@@ -173,7 +173,7 @@ func (a *Activities) ListExpiredBackups(ctx context.Context, req workflows.Expir
 // location, and the schedule's interval now, for retention and the
 // overdue check.
 func (a *Activities) ListScheduleRuns(ctx context.Context, in workflows.ScheduleRunsInput) (*workflows.ScheduleRunsResult, error) {
-	loc, err := location.Open(ctx, in.Schedule.Template.StorageLocation)
+	loc, err := a.Locations.Open(ctx, in.Schedule.Template.StorageLocation)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}

@@ -25,7 +25,7 @@ import (
 // results.json and logs.jsonl.gz, and commits the backup by writing
 // backup.json last. Run again after backup.json exists, it only reports.
 func (a *Activities) FinalizeBackup(ctx context.Context, in workflows.FinalizeInput) (*workflows.FinalizeResult, error) {
-	run, err := runlog.Start(ctx, a.Log, in.Spec.Name, in.Spec.StorageLocation)
+	run, err := runlog.Start(ctx, a.Locations, a.Log, in.Spec.Name, in.Spec.StorageLocation)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}
@@ -71,7 +71,7 @@ func (a *Activities) FinalizeBackup(ctx context.Context, in workflows.FinalizeIn
 	meta := workflows.BackupMetadata{
 		APIVersion: workflows.MetadataAPIVersion, Kind: workflows.MetadataKindBackup,
 		Name: in.Spec.Name, FormatVersion: tarball.FormatVersion,
-		Spec: in.Spec, Status: status, WorkflowID: in.WorkRef, RunID: in.RunID,
+		Spec: in.Spec, Status: status, WorkflowID: in.WorkRef, RunID: in.RunID, EncryptionKeyID: run.Loc.KeyID(),
 	}
 	run.Log.Info("Committing backup", zap.Int("items", items), zap.Int64("tarballBytes", size),
 		zap.Int("errors", len(results.Errors)), zap.Int("warnings", len(results.Warnings)), zap.String("phase", string(status.Phase)))

@@ -37,7 +37,7 @@ func newFixture(t *testing.T, acts *Activities) *fixture {
 	}
 	dir := t.TempDir()
 	url := "file://" + dir
-	loc, err := location.Open(context.Background(), url)
+	loc, err := location.OpenPlain(context.Background(), url)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = loc.Close() })
 	env := (&testsuite.WorkflowTestSuite{}).NewTestActivityEnvironment()

@@ -19,7 +19,7 @@ const veleroJSON = `{"apiVersion":"velero.io/v1","kind":"Backup","metadata":{"na
 
 func TestRead(t *testing.T) {
 	ctx := context.Background()
-	loc, err := location.Open(ctx, t.TempDir())
+	loc, err := location.OpenPlain(ctx, t.TempDir())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = loc.Close() })
 	write := func(key, data string) { require.NoError(t, loc.WriteAll(ctx, key, []byte(data))) }

@@ -18,7 +18,7 @@ import (
 // going, other schedules' runs and hand-made backups left out.
 func TestScheduleRuns(t *testing.T) {
 	ctx := context.Background()
-	loc, err := location.Open(ctx, "file://"+t.TempDir())
+	loc, err := location.OpenPlain(ctx, "file://"+t.TempDir())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = loc.Close() })
 	done := time.Date(2026, 11, 22, 2, 3, 0, 0, time.UTC)

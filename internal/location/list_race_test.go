@@ -14,7 +14,7 @@ import (
 // while another lists the backups) must not fail the listing.
 func TestListingSurvivesConcurrentDeletes(t *testing.T) {
 	ctx := context.Background()
-	loc, err := Open(ctx, "file://"+t.TempDir())
+	loc, err := OpenPlain(ctx, "file://"+t.TempDir())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = loc.Close() })
 	var keys []string

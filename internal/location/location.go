@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -23,6 +24,8 @@ import (
 	_ "gocloud.dev/blob/gcsblob"   // gs:// locations
 	_ "gocloud.dev/blob/s3blob"    // s3:// locations, MinIO included
 	"gocloud.dev/gcerrors"
+
+	"github.com/cairn-backup/cairn/internal/sealing"
 )
 
 // ErrNotFound is returned when an object does not exist in the location.
@@ -33,7 +36,29 @@ type Location struct {
 	URL    string
 	bucket *blob.Bucket
 	// stages: a file location, whose writes stage beside their keys.
-	stages bool
+	stages  bool
+	keyring *sealing.Keyring
+}
+
+// plainDocuments stay readable without the key: they are what listing a
+// location reads, and they record which key encrypted the rest. They hold
+// names, times, counts and phases, never a cluster's objects.
+var plainDocuments = map[string]bool{
+	"backup.json": true, "restore.json": true, "snapshot.json": true, "velero-backup.json": true,
+}
+
+// sealed reports whether what is written to key is encrypted.
+func (l *Location) sealed(key string) bool {
+	return l.keyring != nil && !plainDocuments[path.Base(key)]
+}
+
+// KeyID is the ID of the key that encrypts what is written here, "" when
+// nothing is.
+func (l *Location) KeyID() string {
+	if l.keyring == nil {
+		return ""
+	}
+	return l.keyring.ID()
 }
 
 // fileOptions are the fileblob options a file location gets unless its
@@ -101,8 +126,37 @@ func Display(normalized string) string {
 	return u.String()
 }
 
+// Opener opens locations the way a process is configured to.
+type Opener struct {
+	// Keyring encrypts every object but the metadata documents, and
+	// decrypts what is read; nil writes in plain and cannot read what was
+	// encrypted.
+	Keyring *sealing.Keyring
+}
+
+// KeyID is the ID of the key that encrypts, "" when nothing is encrypted.
+func (o *Opener) KeyID() string {
+	if o == nil || o.Keyring == nil {
+		return ""
+	}
+	return o.Keyring.ID()
+}
+
 // Open opens the location at rawURL.
-func Open(ctx context.Context, rawURL string) (*Location, error) {
+func (o *Opener) Open(ctx context.Context, rawURL string) (*Location, error) {
+	loc, err := OpenPlain(ctx, rawURL)
+	if err != nil {
+		return nil, err
+	}
+	if o != nil {
+		loc.keyring = o.Keyring
+	}
+	return loc, nil
+}
+
+// OpenPlain opens the location at rawURL without a keyring: it writes in
+// plain, as Velero does. Processes open locations through their Opener.
+func OpenPlain(ctx context.Context, rawURL string) (*Location, error) {
 	normalized, err := Normalize(rawURL)
 	if err != nil {
 		return nil, err
@@ -143,45 +197,93 @@ func (l *Location) CheckWritable(ctx context.Context) error {
 // Writer writes one object. Nothing is visible under its key until Close
 // returns without error; Abort discards what was written.
 type Writer struct {
-	*blob.Writer
+	blob *blob.Writer
+	// to is where Write goes: the blob, or the sealer in front of it.
+	to     io.Writer
+	seal   io.WriteCloser
 	cancel context.CancelFunc
 }
 
+// Write writes p to the object.
+func (w *Writer) Write(p []byte) (int, error) { return w.to.Write(p) }
+
 // Close commits the object.
 func (w *Writer) Close() error {
+	if w.seal != nil {
+		if err := w.seal.Close(); err != nil {
+			w.Abort()
+			return fmt.Errorf("encrypt: %w", err)
+		}
+	}
 	defer w.cancel()
-	return w.Writer.Close()
+	return w.blob.Close()
 }
 
 // Abort discards the object: a blob writer whose context is canceled
 // before Close never becomes visible.
 func (w *Writer) Abort() {
 	w.cancel()
-	_ = w.Writer.Close()
+	_ = w.blob.Close()
 }
 
 // NewWriter opens key for writing, so a crash never leaves a torn object.
+// Unless key is a metadata document, what is written is encrypted when
+// the location has a keyring.
 func (l *Location) NewWriter(ctx context.Context, key string) (*Writer, error) {
 	wctx, cancel := context.WithCancel(ctx)
-	w, err := l.bucket.NewWriter(wctx, key, nil)
+	bw, err := l.bucket.NewWriter(wctx, key, nil)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("write %s: %w", key, err)
 	}
-	return &Writer{Writer: w, cancel: cancel}, nil
+	w := &Writer{blob: bw, to: bw, cancel: cancel}
+	if l.sealed(key) {
+		if w.seal, err = l.keyring.Seal(bw); err != nil {
+			w.Abort()
+			return nil, fmt.Errorf("write %s: %w", key, err)
+		}
+		w.to = w.seal
+	}
+	return w, nil
 }
 
-// NewReader opens key for reading; ErrNotFound when it does not exist.
-func (l *Location) NewReader(ctx context.Context, key string) (*blob.Reader, error) {
+// NewReader opens key for reading, decrypting it when it was encrypted;
+// ErrNotFound when it does not exist. Reading an encrypted object without
+// its key fails with a *sealing.KeyError.
+func (l *Location) NewReader(ctx context.Context, key string) (io.ReadCloser, error) {
 	r, err := l.bucket.NewReader(ctx, key, nil)
 	if err != nil {
 		return nil, wrapNotFound(key, err)
 	}
-	return r, nil
+	plain, err := sealing.Open(r, l.keyring)
+	if err != nil {
+		r.Close()
+		return nil, fmt.Errorf("read %s: %w", key, err)
+	}
+	return readCloser{Reader: plain, Closer: r}, nil
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
 }
 
 // WriteAll writes data to key atomically.
 func (l *Location) WriteAll(ctx context.Context, key string, data []byte) error {
+	if l.sealed(key) {
+		w, err := l.NewWriter(ctx, key)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(data); err != nil {
+			w.Abort()
+			return fmt.Errorf("write %s: %w", key, err)
+		}
+		if err := w.Close(); err != nil {
+			return fmt.Errorf("write %s: %w", key, err)
+		}
+		return nil
+	}
 	if err := l.bucket.WriteAll(ctx, key, data, nil); err != nil {
 		return fmt.Errorf("write %s: %w", key, err)
 	}
@@ -190,9 +292,14 @@ func (l *Location) WriteAll(ctx context.Context, key string, data []byte) error 
 
 // ReadAll reads key; ErrNotFound when it does not exist.
 func (l *Location) ReadAll(ctx context.Context, key string) ([]byte, error) {
-	data, err := l.bucket.ReadAll(ctx, key)
+	r, err := l.NewReader(ctx, key)
 	if err != nil {
-		return nil, wrapNotFound(key, err)
+		return nil, err
+	}
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", key, err)
 	}
 	return data, nil
 }

@@ -15,7 +15,7 @@ import (
 
 func openTemp(t *testing.T) *Location {
 	t.Helper()
-	loc, err := Open(context.Background(), t.TempDir()) // a bare path becomes file://
+	loc, err := OpenPlain(context.Background(), t.TempDir()) // a bare path becomes file://
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = loc.Close() })
 	return loc
@@ -43,7 +43,7 @@ func TestFileLocationStagesBesideTheKey(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	dir := filepath.Join(t.TempDir(), "loc")
-	loc, err := Open(ctx, dir)
+	loc, err := OpenPlain(ctx, dir)
 	require.NoError(t, err)
 	defer loc.Close()
 	w, err := loc.NewWriter(ctx, "backups/b/resources.tar.gz")
@@ -64,7 +64,7 @@ func TestFileLocationStagesBesideTheKey(t *testing.T) {
 func TestStagingFilesAreNotKeys(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "loc")
-	loc, err := Open(ctx, dir)
+	loc, err := OpenPlain(ctx, dir)
 	require.NoError(t, err)
 	defer loc.Close()
 	require.NoError(t, loc.WriteAll(ctx, "backups/b/backup.json", []byte("{}")))

@@ -20,7 +20,7 @@ import (
 // backupObjects lists what a backup still has in the location.
 func backupObjects(t *testing.T, s *stack, name string) []string {
 	t.Helper()
-	loc, err := location.Open(context.Background(), s.location)
+	loc, err := location.OpenPlain(context.Background(), s.location)
 	require.NoError(t, err)
 	defer loc.Close()
 	keys, err := loc.Keys(context.Background(), location.Backup(name).Prefix())

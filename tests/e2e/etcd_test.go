@@ -138,7 +138,7 @@ func etcdListed(t *testing.T, s *stack) map[string]bool {
 
 func readLocation(t *testing.T, s *stack, key string) []byte {
 	t.Helper()
-	loc, err := location.Open(context.Background(), s.location)
+	loc, err := location.OpenPlain(context.Background(), s.location)
 	require.NoError(t, err)
 	defer loc.Close()
 	data, err := loc.ReadAll(context.Background(), key)
@@ -149,7 +149,7 @@ func readLocation(t *testing.T, s *stack, key string) []byte {
 // etcdSnapshotKeys lists every object under an etcd snapshot's folder.
 func etcdSnapshotKeys(t *testing.T, s *stack, name string) []string {
 	t.Helper()
-	loc, err := location.Open(context.Background(), s.location)
+	loc, err := location.OpenPlain(context.Background(), s.location)
 	require.NoError(t, err)
 	defer loc.Close()
 	keys, err := loc.Keys(context.Background(), location.EtcdSnapshot(name).Prefix())

@@ -197,7 +197,7 @@ func TestRestoreFromOtherSources(t *testing.T) {
 		assertSameObjects(t, want, liveObjects(t, other.cluster.Config(), "shop2"))
 	})
 
-	loc, err := location.Open(ctx, s.location)
+	loc, err := location.OpenPlain(ctx, s.location)
 	require.NoError(t, err)
 	defer loc.Close()
 	for _, r := range []string{"from-velero", "from-cut", "shop2-elsewhere"} {

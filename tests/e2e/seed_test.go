@@ -77,7 +77,7 @@ func seedConfigMaps(t *testing.T, cfg *rest.Config, prefix string, namespaces, p
 // preferred-version copies: exactly once each is what a backup must hold.
 func tarballCounts(t *testing.T, locationURL, backup string) map[string]map[string]int {
 	t.Helper()
-	loc, err := location.Open(context.Background(), locationURL)
+	loc, err := location.OpenPlain(context.Background(), locationURL)
 	require.NoError(t, err)
 	defer loc.Close()
 	r, err := loc.NewReader(context.Background(), location.Backup(backup).Resources())
@@ -106,7 +106,7 @@ func tarballCounts(t *testing.T, locationURL, backup string) map[string]map[stri
 // locationKeys lists every object under a backup's folder.
 func locationKeys(t *testing.T, locationURL, backup string) []string {
 	t.Helper()
-	loc, err := location.Open(context.Background(), locationURL)
+	loc, err := location.OpenPlain(context.Background(), locationURL)
 	require.NoError(t, err)
 	defer loc.Close()
 	keys, err := loc.Keys(context.Background(), location.Backup(backup).Prefix())

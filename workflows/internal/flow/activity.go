@@ -41,7 +41,7 @@ func ActivityOptions(startToClose, heartbeat time.Duration) workflow.ActivityOpt
 			MaximumAttempts:    MaxAttempts,
 			NonRetryableErrorTypes: []string{workflows.ErrTypeInvalidSpec, workflows.ErrTypeClusterUnreachable, workflows.ErrTypeLocation,
 				workflows.ErrTypeBackupNotFound, workflows.ErrTypeBackupNotReady, workflows.ErrTypeCorruptBackup, workflows.ErrTypeEtcdNotConfigured,
-				workflows.ErrTypeSnapshotAPIMissing, workflows.ErrTypeSnapshotFailed},
+				workflows.ErrTypeSnapshotAPIMissing, workflows.ErrTypeSnapshotFailed, workflows.ErrTypeEncryptionKey},
 		},
 	}
 }
