@@ -57,6 +57,10 @@ The repository password comes from $CAIRN_REPOSITORY_PASSWORD or
 			if err != nil {
 				return err
 			}
+			opener, err := g.opener()
+			if err != nil {
+				return err
+			}
 			configDir := f.configDir
 			if configDir == "" {
 				configDir = filepath.Join(os.TempDir(), "cairn-datamover-"+f.taskQueue)
@@ -73,6 +77,7 @@ The repository password comes from $CAIRN_REPOSITORY_PASSWORD or
 				Repository: kopiarepo.Config{Password: password, ConfigDir: configDir, Hostname: hostname, UploadBytesPerSecond: f.uploadLimit,
 					DownloadBytesPerSecond: f.downloadLimit},
 				Log:                log,
+				Locations:          opener,
 				CheckpointInterval: f.checkpointInterval,
 			}
 			return worker.RunDataMover(cmd.Context(), tc, worker.DataMoverConfig{

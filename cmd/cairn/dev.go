@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-backup/cairn/internal/exposer"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/sandbox"
+	"github.com/cairn-backup/cairn/internal/sealing"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -106,6 +107,10 @@ func runDev(ctx context.Context, g *globals, df *devFlags) error {
 	if err != nil {
 		return err
 	}
+	keyID, err := devEncryptionKey(g)
+	if err != nil {
+		return err
+	}
 	sc, tc, err := g.starterClientWith(catalog)
 	if err != nil {
 		return err
@@ -118,7 +123,7 @@ func runDev(ctx context.Context, g *globals, df *devFlags) error {
 		}
 	}
 	loc, _ := g.defaultLocation()
-	printDevBanner(g, df, loc, kubeDesc)
+	printDevBanner(g, df, loc, kubeDesc, keyID)
 
 	grp, gctx := errgroup.WithContext(ctx)
 	if !df.noWorker {
@@ -193,7 +198,7 @@ func devCluster(ctx context.Context, g *globals, df *devFlags, log *zap.Logger) 
 	return cluster.Config(), desc, func() { _ = cluster.Stop() }, nil
 }
 
-func printDevBanner(g *globals, df *devFlags, loc, kubeDesc string) {
+func printDevBanner(g *globals, df *devFlags, loc, kubeDesc, keyID string) {
 	fmt.Printf("\ncairn dev is up\n")
 	fmt.Printf("  Temporal:     %s (namespace %s, data in %s)\n", g.temporalAddress, g.namespace, filepath.Join(g.dataDir, "temporal.db"))
 	if g.uiURL != "" && df.uiAddress != "" {
@@ -205,11 +210,28 @@ func printDevBanner(g *globals, df *devFlags, loc, kubeDesc string) {
 			devAPITokenPath(g), devAPITokenPath(g), df.apiAddress)
 	}
 	fmt.Printf("  Location:     %s\n", loc)
+	fmt.Printf("                encrypted with key %s in %s (keep it: without it nothing restores)\n", keyID, g.keyFile())
 	fmt.Printf("  Kubernetes:   %s\n", kubeDesc)
 	if df.noWorker {
 		fmt.Printf("  Worker:       none in this process; start `cairn worker`\n")
 	}
 	fmt.Printf("Press Ctrl-C to stop.\n\n")
+}
+
+// devEncryptionKey makes the data dir's key on the first start, as the
+// repository password is, unless --encryption-key names one: what cairn
+// dev writes is encrypted unless told otherwise.
+func devEncryptionKey(g *globals) (string, error) {
+	if g.encryptionKey == "" {
+		if _, err := sealing.EnsureKeyFile(devKeyPath(g)); err != nil {
+			return "", err
+		}
+	}
+	opener, err := g.opener()
+	if err != nil {
+		return "", err
+	}
+	return opener.KeyID(), nil
 }
 
 func devAPITokenPath(g *globals) string { return filepath.Join(g.dataDir, "api-token") }

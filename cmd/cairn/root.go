@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/internal/sealing"
 )
 
 // globals are the flags every command shares. Each can also be set with an
@@ -26,6 +27,7 @@ type globals struct {
 	apiKey          string
 	location        string
 	locationNames   []string
+	encryptionKey   string
 	uiURL           string
 	kubeconfig      string
 	logLevel        string
@@ -67,6 +69,8 @@ Watch runs in the Temporal UI:     http://127.0.0.1:8233`,
 	f.StringVar(&g.location, "location", "", "default backup location URL (file://, s3://, gs://, azblob://); default file://<data-dir>/location")
 	f.StringArrayVar(&g.locationNames, "location-name", nil, "a further location by name, NAME=URL or NAME=URL;readonly (repeatable): "+
 		"API requests name it, workers expire and maintain it (not a read-only one, which is only restored from); --location is \"default\"")
+	f.StringVar(&g.encryptionKey, "encryption-key", "", "age identity file (age-keygen, or `cairn dev`'s <data-dir>/encryption-key): with it, what a backup writes outside "+
+		"kopia's repository (tarball, results, logs, etcd snapshots) is encrypted with its first key, and read with any of them")
 	f.StringVar(&g.uiURL, "ui-url", "http://127.0.0.1:8233", "Temporal Web UI base URL, for links to runs")
 	f.StringVar(&g.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster the worker backs up and restores into (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
 	f.StringVar(&g.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -105,6 +109,43 @@ func (g *globals) catalog(allowURLs bool) (*location.Catalog, error) {
 		return nil, &usageError{err}
 	}
 	return c, nil
+}
+
+// opener opens locations with the keys of keyFile, if any.
+func (g *globals) opener() (*location.Opener, error) {
+	path := g.keyFile()
+	if path == "" {
+		return &location.Opener{}, nil
+	}
+	k, err := sealing.LoadKeyring(path)
+	if err != nil {
+		return nil, &usageError{fmt.Errorf("--encryption-key: %w", err)}
+	}
+	return &location.Opener{Keyring: k}, nil
+}
+
+// keyFile is --encryption-key, or else the data dir's encryption-key when
+// there is one (`cairn dev` makes it), as the default location is the
+// data dir's too.
+func (g *globals) keyFile() string {
+	if g.encryptionKey != "" {
+		return g.encryptionKey
+	}
+	path := devKeyPath(g)
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	return ""
+}
+
+func devKeyPath(g *globals) string { return filepath.Join(g.dataDir, "encryption-key") }
+
+// encryptionArgs hand the key file on to data movers.
+func (g *globals) encryptionArgs() []string {
+	if path := g.keyFile(); path != "" {
+		return []string{"--encryption-key", path}
+	}
+	return nil
 }
 
 // defaultLocation is --location, or a file location under the data dir.

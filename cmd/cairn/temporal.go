@@ -96,9 +96,13 @@ func (g *globals) starterClientWith(catalog *location.Catalog) (*starter.Client,
 	if err != nil {
 		return nil, nil, err
 	}
+	opener, err := g.opener()
+	if err != nil {
+		return nil, nil, err
+	}
 	tc, err := g.dial(log)
 	if err != nil {
 		return nil, nil, err
 	}
-	return starter.New(tc, starter.Options{Namespace: g.namespace, DefaultLocation: loc, Locations: catalog, UIBaseURL: g.uiURL}), tc, nil
+	return starter.New(tc, starter.Options{Namespace: g.namespace, DefaultLocation: loc, Locations: catalog, Opener: opener, UIBaseURL: g.uiURL}), tc, nil
 }

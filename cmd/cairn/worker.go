@@ -147,6 +147,10 @@ func runWorker(ctx context.Context, g *globals, tc client.Client, kcfg *rest.Con
 	if err != nil {
 		return err
 	}
+	opener, err := g.opener()
+	if err != nil {
+		return err
+	}
 	var others []location.Entry
 	for _, e := range catalog.Entries() {
 		if e.Name != catalog.Default {
@@ -166,6 +170,7 @@ func runWorker(ctx context.Context, g *globals, tc client.Client, kcfg *rest.Con
 		DeleteInterval:      wf.deleteInterval,
 		Location:            loc,
 		OtherLocations:      others,
+		Locations:           opener,
 		ExpireInterval:      wf.expireInterval,
 		MaintenanceInterval: wf.maintenanceInterval,
 		SnapshotRetention:   csi.Retention{KeepNewest: wf.keepNewest, ByDriver: wf.keepNewestByDriver},

@@ -67,6 +67,7 @@ func (d *dataMoverFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&d.secrets.TemporalTLS, "datamover-tls-secret", "", "Secret (tls.crt, tls.key, ca.crt) data mover pods mount where --tls-cert, --tls-key and --tls-ca are")
 	f.StringVar(&d.secrets.APIKey, "datamover-api-key-secret", "", "Secret holding the Temporal API key of data mover pods")
 	f.StringVar(&d.secrets.APIKeyKey, "datamover-api-key-secret-key", "api-key", "key of the API key in --datamover-api-key-secret")
+	f.StringVar(&d.secrets.EncryptionKey, "datamover-encryption-key-secret", "", "Secret holding --encryption-key's file, which data mover pods mount in the same directory to encrypt their logs")
 	f.StringSliceVar(&d.secrets.Env, "datamover-env-secret", nil, "Secret whose keys become data mover pods' environment: the location's credentials (repeatable)")
 	f.StringVar(&d.secrets.From, "datamover-secrets-namespace", "", "namespace of the --datamover-*-secret Secrets (the worker's own); the worker copies them into "+
 		"--datamover-namespace before each data mover pod starts (empty: they are there already)")
@@ -113,7 +114,7 @@ func (d *dataMoverFlags) config(ctx context.Context, g *globals, kcfg *rest.Conf
 		if err != nil {
 			return m, fmt.Errorf("find the cairn binary for data movers: %w", err)
 		}
-		m.Command = append(append([]string{exe, "datamover"}, g.connectionArgs()...), d.tuningArgs()...)
+		m.Command = append(append(append([]string{exe, "datamover"}, g.connectionArgs()...), g.encryptionArgs()...), d.tuningArgs()...)
 		m.Env = append(g.connectionEnv(), envRepositoryPassword+"="+password)
 		m.StateDir = d.stateDirOr(g)
 		if d.csiStateDir == "" {
@@ -129,7 +130,7 @@ func (d *dataMoverFlags) config(ctx context.Context, g *globals, kcfg *rest.Conf
 func (d *dataMoverFlags) podConfig(g *globals) (exposer.PodConfig, error) {
 	c := exposer.PodConfig{
 		Image: d.image, ImagePullPolicy: corev1.PullPolicy(d.pullPolicy), ServiceAccount: d.serviceAccount,
-		NodeSelector: d.nodeSelector, Args: append(g.connectionArgs(), d.tuningArgs()...), HostNetwork: d.hostNetwork, HostPaths: d.hostPaths,
+		NodeSelector: d.nodeSelector, Args: append(append(g.connectionArgs(), g.encryptionArgs()...), d.tuningArgs()...), HostNetwork: d.hostNetwork, HostPaths: d.hostPaths,
 		PasswordSecret: d.repo.passwordSecret, PasswordKey: secretPasswordKey,
 	}
 	for _, p := range d.hostPaths {
@@ -165,6 +166,15 @@ func (d *dataMoverFlags) podConfig(g *globals) (exposer.PodConfig, error) {
 // same --tls-* flags.
 func (d *dataMoverFlags) podSecrets(g *globals) (exposer.PodSecrets, error) {
 	s := d.secrets
+	key := g.keyFile()
+	switch {
+	case key != "" && s.EncryptionKey == "":
+		return s, &usageError{fmt.Errorf("--encryption-key with the pod exposer needs --datamover-encryption-key-secret, the Secret data mover pods mount it from")}
+	case key != "":
+		s.EncryptionKeyDir = filepath.Dir(key)
+	case s.EncryptionKey != "":
+		return s, &usageError{fmt.Errorf("--datamover-encryption-key-secret needs --encryption-key, where the Secret is mounted in data mover pods")}
+	}
 	if s.TemporalTLS == "" {
 		if g.tlsCert != "" || g.tlsCA != "" {
 			return s, &usageError{fmt.Errorf("--tls-cert or --tls-ca with the pod exposer needs --datamover-tls-secret, the Secret data mover pods mount them from")}

@@ -124,6 +124,10 @@ func (p *Pod) PodFor(t Target) *corev1.Pod {
 		mounts = append(mounts, corev1.VolumeMount{Name: "temporal-tls", MountPath: s.TemporalTLSDir, ReadOnly: true})
 		volumes = append(volumes, corev1.Volume{Name: "temporal-tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: s.TemporalTLS}}})
 	}
+	if s := c.Secrets; s.EncryptionKey != "" {
+		mounts = append(mounts, corev1.VolumeMount{Name: "encryption-key", MountPath: s.EncryptionKeyDir, ReadOnly: true})
+		volumes = append(volumes, corev1.Volume{Name: "encryption-key", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: s.EncryptionKey}}})
+	}
 	env, envFrom := c.env()
 	automount := false
 	pod := &corev1.Pod{

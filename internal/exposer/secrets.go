@@ -21,6 +21,9 @@ type PodSecrets struct {
 	// TemporalTLS (tls.crt, tls.key, ca.crt) is mounted at TemporalTLSDir,
 	// where the worker's own --tls-* files are.
 	TemporalTLS, TemporalTLSDir string
+	// EncryptionKey (the worker's --encryption-key file) is mounted at
+	// EncryptionKeyDir.
+	EncryptionKey, EncryptionKeyDir string
 	// APIKey holds the Temporal API key under APIKeyKey.
 	APIKey, APIKeyKey string
 	// Env are Secrets whose keys become the environment: the location's
@@ -37,7 +40,7 @@ type PodSecrets struct {
 func (s PodSecrets) Names() []string {
 	var names []string
 	seen := map[string]bool{}
-	for _, n := range append([]string{s.TemporalTLS, s.APIKey}, s.Env...) {
+	for _, n := range append([]string{s.TemporalTLS, s.EncryptionKey, s.APIKey}, s.Env...) {
 		if n != "" && !seen[n] {
 			seen[n] = true
 			names = append(names, n)
