@@ -26,7 +26,8 @@ import (
 // leaves nothing behind.
 func TestEtcdSnapshots(t *testing.T) {
 	s := newStack(t)
-	worker := s.startWorker("--location", s.location, "--etcd-endpoints", s.cluster.EtcdEndpoint())
+	key := s.useEncryptionKey(newKey(t))
+	worker := s.startWorker("--location", s.location, "--etcd-endpoints", s.cluster.EtcdEndpoint(), "--encryption-key", key, "--datamover-encryption-key-secret", "cairn-encryption-key")
 	ctx := context.Background()
 
 	t.Run("a snapshot is stored, verified and listed", func(t *testing.T) {
@@ -50,6 +51,10 @@ func TestEtcdSnapshots(t *testing.T) {
 		body, trailer := data[:len(data)-sha256.Size], data[len(data)-sha256.Size:]
 		bodySum := sha256.Sum256(body)
 		assert.True(t, bytes.Equal(bodySum[:], trailer), "etcd's integrity trailer matches the stored data")
+		assertSealed(t, s, location.EtcdSnapshot("snap-1").Snapshot())
+		var meta workflows.EtcdSnapshotMetadata
+		require.NoError(t, json.Unmarshal(readLocation(t, s, location.EtcdSnapshot("snap-1").Metadata()), &meta))
+		assert.Equal(t, s.locations.KeyID(), meta.EncryptionKeyID)
 
 		recordHistory(t, s, workflows.EtcdSnapshotWorkflowID("snap-1"), "etcd_snapshot_completed.json")
 		stdout, _, code = s.cli("etcd-snapshot", "list")
@@ -138,7 +143,7 @@ func etcdListed(t *testing.T, s *stack) map[string]bool {
 
 func readLocation(t *testing.T, s *stack, key string) []byte {
 	t.Helper()
-	loc, err := location.OpenPlain(context.Background(), s.location)
+	loc, err := s.locations.Open(context.Background(), s.location)
 	require.NoError(t, err)
 	defer loc.Close()
 	data, err := loc.ReadAll(context.Background(), key)

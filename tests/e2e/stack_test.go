@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -10,8 +12,10 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/logging"
 	"github.com/cairn-backup/cairn/internal/sandbox"
+	"github.com/cairn-backup/cairn/internal/sealing"
 	"github.com/cairn-backup/cairn/starter"
 )
 
@@ -27,6 +31,9 @@ type stack struct {
 	temporal     *proc
 	temporalC    client.Client
 	starter      *starter.Client
+	// locations opens the location as the stack's workers do: with the
+	// keys of useEncryptionKey, if any.
+	locations *location.Opener
 }
 
 func newStack(t *testing.T) *stack {
@@ -97,7 +104,29 @@ func (s *stack) startTemporal() {
 		s.temporalC.Close()
 	}
 	s.temporalC = c
-	s.starter = starter.New(c, starter.Options{DefaultLocation: s.location, UIBaseURL: "http://127.0.0.1:8233"})
+	s.starter = starter.New(c, starter.Options{DefaultLocation: s.location, UIBaseURL: "http://127.0.0.1:8233", Opener: s.locations})
+}
+
+// useEncryptionKey writes an identity file holding keys (each an age
+// identity file's content; the first encrypts), makes the stack's own
+// reads use it, and returns its path for workers' --encryption-key.
+func (s *stack) useEncryptionKey(keys ...[]byte) string {
+	s.t.Helper()
+	path := filepath.Join(s.t.TempDir(), "encryption-key")
+	require.NoError(s.t, os.WriteFile(path, bytes.Join(keys, nil), 0o600))
+	k, err := sealing.LoadKeyring(path)
+	require.NoError(s.t, err)
+	s.locations = &location.Opener{Keyring: k}
+	s.starter = starter.New(s.temporalC, starter.Options{DefaultLocation: s.location, UIBaseURL: "http://127.0.0.1:8233", Opener: s.locations})
+	return path
+}
+
+// newKey is a new age identity file's content.
+func newKey(t *testing.T) []byte {
+	t.Helper()
+	k, err := sealing.Generate()
+	require.NoError(t, err)
+	return k
 }
 
 // waitTemporal dials the Temporal server at addr until its default
