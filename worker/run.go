@@ -50,7 +50,7 @@ type Config struct {
 	Location       string
 	OtherLocations []location.Entry
 	// Locations opens locations with the process's encryption key.
-	Locations *location.Opener
+	Locations      *location.Opener
 	ExpireInterval time.Duration
 	// MaintenanceInterval is how often kopia maintenance of each such
 	// location's repository is looked at (0: no schedule); kopia decides
