@@ -86,14 +86,14 @@ func (k *Keyring) ID() string { return k.ids[0] }
 func (k *Keyring) IDs() []string { return append([]string(nil), k.ids...) }
 
 // Generate returns a new identity file holding one hybrid (post-quantum)
-// key, with its public recipient and ID in comments.
+// key, with its ID in a comment.
 func Generate() ([]byte, error) {
 	id, err := age.GenerateHybridIdentity()
 	if err != nil {
 		return nil, fmt.Errorf("generate encryption key: %w", err)
 	}
 	public := id.Recipient().String()
-	return fmt.Appendf(nil, "# cairn encryption key %s\n# public key: %s\n%s\n", KeyID(public), public, id.String()), nil
+	return fmt.Appendf(nil, "# cairn encryption key %s\n%s\n", KeyID(public), id.String()), nil
 }
 
 // EnsureKeyFile creates path with a new key, readable by its owner only,

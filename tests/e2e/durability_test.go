@@ -55,7 +55,7 @@ func waitMidConfigMaps(t *testing.T, s *stack, backup string) {
 // but the kube-root-ca.crt a cluster with a node puts in every namespace.
 func assertExactlySeeded(t *testing.T, s *stack, backup, prefix string, want map[string]bool) {
 	t.Helper()
-	counts := tarballCounts(t, s.location, backup)
+	counts := tarballCounts(t, s, backup)
 	got := counts["configmaps"]
 	for key := range got {
 		if strings.HasSuffix(key, "/kube-root-ca.crt") {

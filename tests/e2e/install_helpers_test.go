@@ -22,7 +22,7 @@ import (
 // createInstallSecrets makes the Secrets the chart's values name, in the
 // install's namespace: the Temporal client certificate, an API key and
 // the location's credentials.
-func createInstallSecrets(t *testing.T, kc kubernetes.Interface, temporalTLS map[string][]byte) {
+func createInstallSecrets(t *testing.T, kc kubernetes.Interface, temporalTLS map[string][]byte, encryptionKey []byte) {
 	t.Helper()
 	ctx := context.Background()
 	_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: installNamespace}}, metav1.CreateOptions{})
@@ -33,6 +33,7 @@ func createInstallSecrets(t *testing.T, kc kubernetes.Interface, temporalTLS map
 		{ObjectMeta: metav1.ObjectMeta{Name: "temporal-tls"}, Type: corev1.SecretTypeTLS, Data: temporalTLS},
 		{ObjectMeta: metav1.ObjectMeta{Name: "temporal-key"}, StringData: map[string]string{"api-key": "test-api-key"}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "location-credentials"}, StringData: map[string]string{"AWS_REGION": "us-east-1"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "encryption-key"}, Data: map[string][]byte{"key.txt": encryptionKey}},
 	} {
 		_, err := kc.CoreV1().Secrets(installNamespace).Create(ctx, s, metav1.CreateOptions{})
 		require.NoError(t, err)

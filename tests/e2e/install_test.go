@@ -28,6 +28,7 @@ import (
 
 	"github.com/cairn-backup/cairn/internal/datatree"
 	"github.com/cairn-backup/cairn/internal/exposer"
+	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/sandbox"
 	"github.com/cairn-backup/cairn/starter"
 	"github.com/cairn-backup/cairn/workflows"
@@ -58,7 +59,11 @@ func TestHelmInstallRunsCairnInTheCluster(t *testing.T) {
 	// Temporal with mTLS, as in production: the worker and the data
 	// movers get in only with the certificate from the chart's Secret.
 	temporalAddr, temporalTLS := mtlsTemporal(t, s)
-	createInstallSecrets(t, kc, temporalTLS)
+	// Backups encrypted at rest with the chart's key, which data mover
+	// pods need too: without it they cannot start.
+	key := newKey(t)
+	createInstallSecrets(t, kc, temporalTLS, key)
+	s.useEncryptionKey(key)
 
 	values := []string{
 		"--set", "image.repository=" + strings.Split(sandbox.CairnImage, ":")[0],
@@ -67,6 +72,7 @@ func TestHelmInstallRunsCairnInTheCluster(t *testing.T) {
 		"--set", "temporal.address=" + temporalAddr,
 		"--set", "temporal.tlsSecret=temporal-tls", "--set", "temporal.tlsServerName=" + temporalServerName,
 		"--set", "temporal.apiKeySecret.name=temporal-key", "--set", "location.credentialsSecret=location-credentials",
+		"--set", "encryption.existingSecret=encryption-key",
 		// Temporal and the API server's forwarder are on the host: host network.
 		"--set", "worker.hostNetwork=true", "--set", "worker.replicas=1", "--set", "worker.healthPort=" + portOf(t, freePort(t)),
 		// Data movers run as the image's user; the claims they write get
@@ -154,7 +160,8 @@ func TestHelmInstallRunsCairnInTheCluster(t *testing.T) {
 		cm, err := kc.CoreV1().ConfigMaps("inst").Get(ctx, "settings", metav1.GetOptions{})
 		require.NoError(t, err)
 		assert.Equal(t, "in-cluster", cm.Data["mode"])
-		for _, name := range []string{"temporal-tls", "temporal-key", "location-credentials"} {
+		assertSealed(t, s, location.Backup("inst-1").Resources())
+		for _, name := range []string{"temporal-tls", "temporal-key", "location-credentials", "encryption-key"} {
 			copied, err := kc.CoreV1().Secrets(installMovers).Get(ctx, name, metav1.GetOptions{})
 			require.NoError(t, err, "the worker copied %s for the data movers", name)
 			assert.Equal(t, installNamespace, copied.Labels[exposer.LabelCopiedFrom])

@@ -75,9 +75,9 @@ func seedConfigMaps(t *testing.T, cfg *rest.Config, prefix string, namespaces, p
 // tarballCounts reads a committed backup's resources.tar.gz and counts how
 // often each object appears per group-resource, outside the
 // preferred-version copies: exactly once each is what a backup must hold.
-func tarballCounts(t *testing.T, locationURL, backup string) map[string]map[string]int {
+func tarballCounts(t *testing.T, s *stack, backup string) map[string]map[string]int {
 	t.Helper()
-	loc, err := location.OpenPlain(context.Background(), locationURL)
+	loc, err := s.locations.Open(context.Background(), s.location)
 	require.NoError(t, err)
 	defer loc.Close()
 	r, err := loc.NewReader(context.Background(), location.Backup(backup).Resources())

@@ -61,6 +61,9 @@ capabilities: {drop: ["ALL"]}
 - {name: CAIRN_TLS_SERVER_NAME, value: {{ . | quote }}}
 {{- end }}
 {{- end }}
+{{- if .Values.encryption.existingSecret }}
+- {name: CAIRN_ENCRYPTION_KEY, value: /etc/cairn/encryption/key.txt}
+{{- end }}
 {{- if .Values.temporal.apiKeySecret.name }}
 - name: CAIRN_API_KEY
   valueFrom: {secretKeyRef: {name: {{ .Values.temporal.apiKeySecret.name }}, key: {{ .Values.temporal.apiKeySecret.key }}}}
@@ -80,6 +83,9 @@ envFrom:
 {{- if .Values.temporal.tlsSecret }}
 - {name: temporal-tls, mountPath: /etc/cairn/temporal-tls, readOnly: true}
 {{- end }}
+{{- if .Values.encryption.existingSecret }}
+- {name: encryption-key, mountPath: /etc/cairn/encryption, readOnly: true}
+{{- end }}
 {{- with .Values.location.hostPath }}
 - {name: location, mountPath: {{ . }}}
 {{- end }}
@@ -91,6 +97,9 @@ envFrom:
 {{- if .Values.temporal.tlsSecret }}
 - {name: temporal-tls, secret: {secretName: {{ .Values.temporal.tlsSecret }}}}
 {{- end }}
+{{- with .Values.encryption.existingSecret }}
+- {name: encryption-key, secret: {secretName: {{ . }}, items: [{key: key.txt, path: key.txt}]}}
+{{- end }}
 {{- with .Values.location.hostPath }}
 - {name: location, hostPath: {path: {{ . }}, type: Directory}}
 {{- end }}
@@ -101,6 +110,7 @@ namespace: a comma-separated list, empty when none. */}}
 {{- define "cairn.dataMoverSecrets" -}}
 {{- $names := list -}}
 {{- with .Values.temporal.tlsSecret }}{{ $names = append $names . }}{{ end -}}
+{{- with .Values.encryption.existingSecret }}{{ $names = append $names . }}{{ end -}}
 {{- with .Values.temporal.apiKeySecret.name }}{{ $names = append $names . }}{{ end -}}
 {{- with .Values.location.credentialsSecret }}{{ $names = append $names . }}{{ end -}}
 {{- join "," (uniq $names) -}}
