@@ -1,8 +1,12 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -24,11 +28,20 @@ const stepKillTries = 4
 // with the worker frozen inside it (catchActivity), so the kill lands
 // before the step reports its end however short it is; the history shows
 // the step ran again, and the run ends with every object exactly once.
+// The backups are encrypted: no kill leaves a plain copy of anything in
+// the worker's $TMPDIR or in the location.
 func TestShortStepsSurviveAWorkerKill(t *testing.T) {
 	s := newStack(t)
 	want := seedConfigMaps(t, s.cluster.Config(), "sk", seedNamespaces, 50)
-	w := s.startWorker()
+	tmp := t.TempDir()
+	key := s.useEncryptionKey(newKey(t))
+	startWorker := func() *proc {
+		return startProcEnv(t, "worker", []string{"TMPDIR=" + tmp}, "worker", "--temporal-address", s.temporalAddr,
+			"--kubeconfig", s.cluster.KubeconfigPath(), "--encryption-key", key, "--datamover-encryption-key-secret", "cairn-encryption-key")
+	}
+	w := startWorker()
 	ctx := context.Background()
+	t.Cleanup(func() { assertNothingPlain(t, s, tmp) })
 	// killIn starts runs until one is caught in activity, kills the
 	// worker there and starts another, and returns the caught run's name.
 	killIn := func(activity string, start func(name string) string) string {
@@ -37,7 +50,8 @@ func TestShortStepsSurviveAWorkerKill(t *testing.T) {
 			id := start(name)
 			if catchActivity(t, s, w, id, activity) {
 				w.kill()
-				w = s.startWorker()
+				assertNothingPlain(t, s, tmp)
+				w = startWorker()
 				return name
 			}
 		}
@@ -98,4 +112,30 @@ func assertRestoredSeed(t *testing.T, s *stack, mapping map[string]string, want 
 		}
 	}
 	assert.Equal(t, want, got)
+}
+
+// assertNothingPlain checks that the worker's $TMPDIR holds nothing and
+// that every file of the location but the metadata documents is
+// encrypted, those a killed write left behind included.
+func assertNothingPlain(t *testing.T, s *stack, tmp string) {
+	t.Helper()
+	left, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	assert.Empty(t, left, "the worker left files in its $TMPDIR")
+	root := strings.TrimPrefix(strings.SplitN(s.location, "?", 2)[0], "file://")
+	magic := []byte("age-encryption.org/v1\n")
+	require.NoError(t, filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		switch filepath.Base(path) {
+		case "backup.json", "restore.json":
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		head := data[:min(len(data), len(magic))]
+		assert.True(t, bytes.HasPrefix(magic, head) || bytes.HasPrefix(data, magic), "%s is stored in plain", path)
+		return nil
+	}))
 }
