@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -43,8 +44,12 @@ func EnsureMaintenanceSchedule(ctx context.Context, c client.Client, loc locatio
 }
 
 // ensureLocationSchedules sets up expiry and maintenance of every
-// location the worker writes: read-only ones are neither.
+// location the worker writes, read-only ones neither, and deletes those
+// of locations it no longer writes.
 func ensureLocationSchedules(ctx context.Context, c client.Client, cfg Config) {
+	if err := pruneLocationSchedules(ctx, c, cfg); err != nil {
+		cfg.Log.Warn("Could not remove the schedules of locations no longer configured", zap.Error(err))
+	}
 	for _, loc := range cfg.locations() {
 		if loc.ReadOnly {
 			continue
@@ -61,6 +66,52 @@ func ensureLocationSchedules(ctx context.Context, c client.Client, cfg Config) {
 			}
 		}
 	}
+}
+
+// pruneLocationSchedules deletes the expiry and maintenance schedules of
+// named locations the worker no longer writes: removed from its
+// configuration, or made read-only. Left alone, they would go on running
+// against a location the operator took away. A kind of schedule the
+// worker does not keep (its interval 0) is not touched.
+func pruneLocationSchedules(ctx context.Context, c client.Client, cfg Config) error {
+	var bases []string
+	if cfg.ExpireInterval > 0 {
+		bases = append(bases, workflows.ExpireScheduleID)
+	}
+	if cfg.MaintenanceInterval > 0 {
+		bases = append(bases, workflows.MaintenanceScheduleID)
+	}
+	if len(bases) == 0 {
+		return nil
+	}
+	keep := map[string]bool{}
+	for _, loc := range cfg.locations() {
+		for _, base := range bases {
+			keep[workflows.LocationScheduleID(base, loc.Name)] = !loc.ReadOnly
+		}
+	}
+	it, err := c.ScheduleClient().List(ctx, client.ScheduleListOptions{PageSize: 100})
+	if err != nil {
+		return fmt.Errorf("list schedules: %w", err)
+	}
+	for it.HasNext() {
+		entry, err := it.Next()
+		if err != nil {
+			return fmt.Errorf("list schedules: %w", err)
+		}
+		for _, base := range bases {
+			if !strings.HasPrefix(entry.ID, base+"-") || keep[entry.ID] {
+				continue
+			}
+			err := c.ScheduleClient().GetHandle(ctx, entry.ID).Delete(ctx)
+			var notFound *serviceerror.NotFound
+			if err != nil && !errors.As(err, &notFound) {
+				return fmt.Errorf("delete schedule %s: %w", entry.ID, err)
+			}
+			cfg.Log.Info("Deleted the schedule of a location no longer written", zap.String("schedule", entry.ID))
+		}
+	}
+	return nil
 }
 
 func ensureIntervalSchedule(ctx context.Context, c client.Client, id string, interval time.Duration, action *client.ScheduleWorkflowAction) error {

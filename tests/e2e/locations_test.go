@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -15,15 +16,19 @@ import (
 
 // TestWorkerKeepsEveryWritableLocation: a worker given named locations
 // expires and maintains each it may write, on a schedule of its own, and
-// leaves a read-only one alone.
+// leaves a read-only one alone. A worker started without a location, or
+// with it read-only, deletes its schedules.
 func TestWorkerKeepsEveryWritableLocation(t *testing.T) {
 	s := newStack(t)
-	s.startWorker("--location", s.location, "--location-name", "offsite=file://"+t.TempDir(),
+	offsite := "file://" + t.TempDir()
+	w := s.startWorker("--location", s.location, "--location-name", "offsite="+offsite,
+		"--location-name", "spare=file://"+t.TempDir(),
 		"--location-name", "archive=file://"+t.TempDir()+";readonly")
 	ctx := context.Background()
 	want := []string{
 		workflows.ExpireScheduleID, workflows.ExpireScheduleID + "-offsite",
 		workflows.MaintenanceScheduleID, workflows.MaintenanceScheduleID + "-offsite",
+		workflows.ExpireScheduleID + "-spare", workflows.MaintenanceScheduleID + "-spare",
 	}
 	// The worker sets them up once it polls; each is waited for.
 	for _, id := range want {
@@ -45,4 +50,47 @@ func TestWorkerKeepsEveryWritableLocation(t *testing.T) {
 		var notFound *serviceerror.NotFound
 		assert.ErrorAs(t, err, &notFound, "no schedule writes the read-only archive")
 	}
+
+	t.Run("locations taken away lose their schedules", func(t *testing.T) {
+		// The next worker finds the schedules by listing them: wait
+		// until the list (eventually consistent) shows them.
+		require.Eventually(t, func() bool {
+			listed := scheduleIDs(t, s)
+			for _, id := range want {
+				if !listed[id] {
+					return false
+				}
+			}
+			return true
+		}, time.Minute, 200*time.Millisecond)
+		w.stop()
+		s.startWorker("--location", s.location, "--location-name", "offsite="+offsite+";readonly")
+		for _, id := range []string{workflows.ExpireScheduleID + "-offsite", workflows.MaintenanceScheduleID + "-offsite",
+			workflows.ExpireScheduleID + "-spare", workflows.MaintenanceScheduleID + "-spare"} {
+			require.Eventually(t, func() bool {
+				_, err := s.temporalC.ScheduleClient().GetHandle(ctx, id).Describe(ctx)
+				var notFound *serviceerror.NotFound
+				return errors.As(err, &notFound)
+			}, time.Minute, 100*time.Millisecond, "schedule %s is deleted", id)
+		}
+		for _, id := range []string{workflows.ExpireScheduleID, workflows.MaintenanceScheduleID} {
+			_, err := s.temporalC.ScheduleClient().GetHandle(ctx, id).Describe(ctx)
+			assert.NoError(t, err, "the default location keeps %s", id)
+		}
+	})
+}
+
+// scheduleIDs lists the IDs of the namespace's Temporal Schedules.
+func scheduleIDs(t *testing.T, s *stack) map[string]bool {
+	t.Helper()
+	ctx := context.Background()
+	it, err := s.temporalC.ScheduleClient().List(ctx, client.ScheduleListOptions{PageSize: 100})
+	require.NoError(t, err)
+	ids := map[string]bool{}
+	for it.HasNext() {
+		e, err := it.Next()
+		require.NoError(t, err)
+		ids[e.ID] = true
+	}
+	return ids
 }
