@@ -57,6 +57,7 @@ const (
 	ExitNotFound        = 4
 	ExitPartiallyFailed = 5 // --wait: the backup ended PartiallyFailed
 	ExitFailed          = 6 // --wait: the backup ended Failed or Canceled
+	ExitDenied          = 7 // the API refused the caller: no valid token, or no permission
 )
 
 // HTTPStatus maps an error of this package to the status the API returns.
@@ -92,6 +93,8 @@ func ExitCode(err error) int {
 		return ExitConflict
 	case http.StatusNotFound:
 		return ExitNotFound
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return ExitDenied
 	}
 	return ExitError
 }

@@ -10,13 +10,13 @@ import (
 
 // actionRunE is the RunE of a command that does one thing to NAME (cancel,
 // pause, delete) and says what it did: do returns that message.
-func actionRunE(g *globals, do func(cmd *cobra.Command, sc *starter.Client, name string) (string, error)) func(*cobra.Command, []string) error {
+func actionRunE(g *globals, do func(cmd *cobra.Command, sc starter.Service, name string) (string, error)) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
-		sc, tc, err := g.starterClient()
+		sc, closeClient, err := g.starterClient()
 		if err != nil {
 			return err
 		}
-		defer tc.Close()
+		defer closeClient()
 		msg, err := do(cmd, sc, args[0])
 		if err != nil {
 			return err

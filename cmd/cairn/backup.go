@@ -11,8 +11,8 @@ import (
 // a backup.
 var backups = runKind[*starter.BackupView]{
 	name:     "backup",
-	get:      (*starter.Client).GetBackup,
-	logs:     (*starter.Client).BackupLogs,
+	get:      starter.Service.GetBackup,
+	logs:     starter.Service.BackupLogs,
 	phase:    func(v *starter.BackupView) workflows.Phase { return v.Phase },
 	progress: backupProgress,
 	describe: describeBackup,

@@ -13,7 +13,7 @@ func newBackupCancelCommand(g *globals) *cobra.Command {
 		Use:   "cancel NAME",
 		Short: "Cancel a running backup; it removes its partial data and ends Canceled",
 		Args:  exactName,
-		RunE: actionRunE(g, func(cmd *cobra.Command, sc *starter.Client, name string) (string, error) {
+		RunE: actionRunE(g, func(cmd *cobra.Command, sc starter.Service, name string) (string, error) {
 			if _, err := sc.CancelBackup(cmd.Context(), name); err != nil {
 				return "", err
 			}

@@ -73,11 +73,11 @@ data mover started next to the volume does the copy; it must start within
 			if cf.unreachableTimeout > 0 {
 				cf.req.Options.ClusterUnreachableTimeout = &metav1.Duration{Duration: cf.unreachableTimeout}
 			}
-			sc, tc, err := g.starterClient()
+			sc, closeClient, err := g.starterClient()
 			if err != nil {
 				return err
 			}
-			defer tc.Close()
+			defer closeClient()
 			res, err := sc.CreateBackup(cmd.Context(), cf.req)
 			if err != nil {
 				return err

@@ -25,7 +25,7 @@ worker's expiry schedule deletes them the same way.`,
 		Example: `  cairn backup delete shop-1 --wait
   cairn backup delete nightly-2 --cancel`,
 		Args: exactName,
-		RunE: actionRunE(g, func(cmd *cobra.Command, sc *starter.Client, name string) (string, error) {
+		RunE: actionRunE(g, func(cmd *cobra.Command, sc starter.Service, name string) (string, error) {
 			res, err := sc.DeleteBackup(cmd.Context(), name, cancelRunning)
 			if err != nil {
 				return "", err

@@ -25,7 +25,7 @@ func newBackupDescribeCommand(g *globals) *cobra.Command {
 
 func newBackupListCommand(g *globals) *cobra.Command {
 	return newListCommand(g, "List backups known to Temporal and committed in the location, newest first",
-		(*starter.Client).ListBackups, func(w io.Writer, list *starter.BackupList, location string) {
+		starter.Service.ListBackups, func(w io.Writer, list *starter.BackupList, location string) {
 			if len(list.Items) == 0 {
 				fmt.Fprintf(w, "No backups in Temporal or in %s.\n", location)
 				return

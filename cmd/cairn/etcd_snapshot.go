@@ -16,7 +16,7 @@ import (
 // an etcd snapshot.
 var etcdSnapshots = runKind[*starter.EtcdSnapshotView]{
 	name:  "etcd-snapshot",
-	get:   (*starter.Client).GetEtcdSnapshot,
+	get:   starter.Service.GetEtcdSnapshot,
 	phase: func(v *starter.EtcdSnapshotView) workflows.Phase { return v.Phase },
 	progress: func(v *starter.EtcdSnapshotView) string {
 		if s := v.Status; s != nil && s.Bytes > 0 {
@@ -48,7 +48,7 @@ Exit codes: 0 ok, 1 error, 2 invalid input, 3 conflict, 4 not found,
 		newShowCommand(g, etcdSnapshots, "get NAME", "Show one etcd snapshot as a table row (or its full record with -o json|yaml)",
 			func(w io.Writer, v *starter.EtcdSnapshotView) { etcdSnapshotTable(w, []*starter.EtcdSnapshotView{v}) }),
 		newShowCommand(g, etcdSnapshots, "describe NAME", "Show an etcd snapshot in detail", describeEtcdSnapshot),
-		newListCommand(g, "List etcd snapshots, newest first", (*starter.Client).ListEtcdSnapshots,
+		newListCommand(g, "List etcd snapshots, newest first", starter.Service.ListEtcdSnapshots,
 			func(w io.Writer, l *starter.EtcdSnapshotList, location string) {
 				if len(l.Items) == 0 {
 					fmt.Fprintf(w, "No etcd snapshots in Temporal or in %s.\n", location)
@@ -79,11 +79,11 @@ func newEtcdSnapshotCreateCommand(g *globals) *cobra.Command {
 			if cmd.Flags().Changed("ttl") {
 				spec.TTL = &metav1.Duration{Duration: ttl}
 			}
-			sc, tc, err := g.starterClient()
+			sc, closeClient, err := g.starterClient()
 			if err != nil {
 				return err
 			}
-			defer tc.Close()
+			defer closeClient()
 			res, err := sc.CreateEtcdSnapshot(cmd.Context(), spec)
 			if err != nil {
 				return err
@@ -107,7 +107,7 @@ func newEtcdSnapshotDeleteCommand(g *globals) *cobra.Command {
 		Use:   "delete NAME",
 		Short: "Delete an etcd snapshot from its location",
 		Args:  exactName,
-		RunE: actionRunE(g, func(cmd *cobra.Command, sc *starter.Client, name string) (string, error) {
+		RunE: actionRunE(g, func(cmd *cobra.Command, sc starter.Service, name string) (string, error) {
 			res, err := sc.DeleteEtcdSnapshot(cmd.Context(), name)
 			if err != nil {
 				return "", err

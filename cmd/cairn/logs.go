@@ -26,11 +26,11 @@ or what its finished activity attempts have stored so far while it runs.
 			if format != "text" && format != "json" {
 				return &usageError{fmt.Errorf("--output %q: use text or json", format)}
 			}
-			sc, tc, err := g.starterClient()
+			sc, closeClient, err := g.starterClient()
 			if err != nil {
 				return err
 			}
-			defer tc.Close()
+			defer closeClient()
 			var buf bytes.Buffer
 			if err := k.logs(sc, cmd.Context(), args[0], &buf); err != nil {
 				return err

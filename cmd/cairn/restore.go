@@ -11,8 +11,8 @@ import (
 // a restore.
 var restores = runKind[*starter.RestoreView]{
 	name:     "restore",
-	get:      (*starter.Client).GetRestore,
-	logs:     (*starter.Client).RestoreLogs,
+	get:      starter.Service.GetRestore,
+	logs:     starter.Service.RestoreLogs,
 	phase:    func(v *starter.RestoreView) workflows.Phase { return v.Phase },
 	progress: restoreProgress,
 	describe: describeRestore,

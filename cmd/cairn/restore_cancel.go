@@ -13,7 +13,7 @@ func newRestoreCancelCommand(g *globals) *cobra.Command {
 		Use:   "cancel NAME",
 		Short: "Cancel a running restore; what it already applied stays in the cluster",
 		Args:  exactName,
-		RunE: actionRunE(g, func(cmd *cobra.Command, sc *starter.Client, name string) (string, error) {
+		RunE: actionRunE(g, func(cmd *cobra.Command, sc starter.Service, name string) (string, error) {
 			if _, err := sc.CancelRestore(cmd.Context(), name); err != nil {
 				return "", err
 			}

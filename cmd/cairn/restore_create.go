@@ -104,11 +104,11 @@ func newRestoreCreateCommand(g *globals) *cobra.Command {
 			if err := cf.complete(args[0], cmd.Flags().Changed); err != nil {
 				return err
 			}
-			sc, tc, err := g.starterClient()
+			sc, closeClient, err := g.starterClient()
 			if err != nil {
 				return err
 			}
-			defer tc.Close()
+			defer closeClient()
 			res, err := sc.CreateRestore(cmd.Context(), cf.req)
 			if err != nil {
 				return err

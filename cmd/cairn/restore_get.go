@@ -26,7 +26,7 @@ func newRestoreDescribeCommand(g *globals) *cobra.Command {
 
 func newRestoreListCommand(g *globals) *cobra.Command {
 	return newListCommand(g, "List restores known to Temporal and recorded in the location, newest first",
-		(*starter.Client).ListRestores, func(w io.Writer, list *starter.RestoreList, location string) {
+		starter.Service.ListRestores, func(w io.Writer, list *starter.RestoreList, location string) {
 			if len(list.Items) == 0 {
 				fmt.Fprintf(w, "No restores in Temporal or in %s.\n", location)
 				return

@@ -32,11 +32,11 @@ namespace too. The resource types left out and the warnings follow.`,
 			default:
 				return &usageError{fmt.Errorf("--only %q: use restored, skipped or failed", only)}
 			}
-			sc, tc, err := g.starterClient()
+			sc, closeClient, err := g.starterClient()
 			if err != nil {
 				return err
 			}
-			defer tc.Close()
+			defer closeClient()
 			res, err := sc.RestoreResults(cmd.Context(), args[0])
 			if err != nil {
 				return err

@@ -28,6 +28,9 @@ type globals struct {
 	location        string
 	locationNames   []string
 	encryptionKey   string
+	server          string
+	token           string
+	serverCA        string
 	uiURL           string
 	kubeconfig      string
 	logLevel        string
@@ -71,6 +74,9 @@ Watch runs in the Temporal UI:     http://127.0.0.1:8233`,
 		"API requests name it, workers expire and maintain it (not a read-only one, which is only restored from); --location is \"default\"")
 	f.StringVar(&g.encryptionKey, "encryption-key", "", "age identity file (age-keygen, or `cairn dev`'s <data-dir>/encryption-key): with it, what a backup writes outside "+
 		"kopia's repository (tarball, results, logs, etcd snapshots) is encrypted with its first key, and read with any of them")
+	f.StringVar(&g.server, "server", "", "the starter API's URL (https://cairn-api:8080): commands go through it, as the caller its token names, instead of to Temporal")
+	f.StringVar(&g.token, "token", "", "bearer token for --server (default: the kubeconfig user's token, as kubectl sends it)")
+	f.StringVar(&g.serverCA, "server-ca", "", "CA bundle that signed --server's certificate (default: the system's)")
 	f.StringVar(&g.uiURL, "ui-url", "http://127.0.0.1:8233", "Temporal Web UI base URL, for links to runs")
 	f.StringVar(&g.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster the worker backs up and restores into (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
 	f.StringVar(&g.logLevel, "log-level", "info", "debug, info, warn or error")

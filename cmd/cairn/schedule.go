@@ -15,7 +15,7 @@ import (
 // schedules is what the shared get and list code needs of a schedule.
 var schedules = runKind[*starter.ScheduleView]{
 	name: "schedule",
-	get:  (*starter.Client).GetSchedule,
+	get:  starter.Service.GetSchedule,
 }
 
 func newScheduleCommand(g *globals) *cobra.Command {
@@ -38,7 +38,7 @@ Exit codes: 0 ok, 1 error, 2 invalid input (nothing created), 3 conflict,
 	cmd.AddCommand(newScheduleCreateCommand(g), newScheduleUpdateCommand(g),
 		newShowCommand(g, schedules, "get NAME", "Show one schedule as a table row (or its full record with -o json|yaml)",
 			func(w io.Writer, v *starter.ScheduleView) { scheduleTable(w, []*starter.ScheduleView{v}) }),
-		newListCommand(g, "List backup schedules with their health", (*starter.Client).ListSchedules,
+		newListCommand(g, "List backup schedules with their health", starter.Service.ListSchedules,
 			func(w io.Writer, l *starter.ScheduleList, _ string) {
 				if len(l.Items) == 0 {
 					fmt.Fprintln(w, "No backup schedules.")

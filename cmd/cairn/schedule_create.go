@@ -41,11 +41,11 @@ conflict (exit code 3): change it with 'cairn schedule update'.`,
 			if err := sf.apply(cmd.Flags().Changed); err != nil {
 				return err
 			}
-			sc, tc, err := g.starterClient()
+			sc, closeClient, err := g.starterClient()
 			if err != nil {
 				return err
 			}
-			defer tc.Close()
+			defer closeClient()
 			res, err := sc.CreateSchedule(cmd.Context(), sf.spec)
 			if err != nil {
 				return err
@@ -81,11 +81,11 @@ duration check off. Use pause and unpause to stop and resume it.`,
 			if err := out.validate(); err != nil {
 				return err
 			}
-			sc, tc, err := g.starterClient()
+			sc, closeClient, err := g.starterClient()
 			if err != nil {
 				return err
 			}
-			defer tc.Close()
+			defer closeClient()
 			current, err := sc.GetSchedule(cmd.Context(), args[0])
 			if err != nil {
 				return err
@@ -109,17 +109,17 @@ duration check off. Use pause and unpause to stop and resume it.`,
 
 func newSchedulePauseCommand(g *globals, pause bool) *cobra.Command {
 	var note string
-	verb, call := "unpause", (*starter.Client).UnpauseSchedule
+	verb, call := "unpause", starter.Service.UnpauseSchedule
 	short := "Let a paused schedule start runs again from its next due time"
 	if pause {
-		verb, call = "pause", (*starter.Client).PauseSchedule
+		verb, call = "pause", starter.Service.PauseSchedule
 		short = "Stop a schedule from starting runs (a running one goes on)"
 	}
 	cmd := &cobra.Command{
 		Use:   verb + " NAME",
 		Short: short,
 		Args:  exactName,
-		RunE: actionRunE(g, func(cmd *cobra.Command, sc *starter.Client, name string) (string, error) {
+		RunE: actionRunE(g, func(cmd *cobra.Command, sc starter.Service, name string) (string, error) {
 			if _, err := call(sc, cmd.Context(), name, note); err != nil {
 				return "", err
 			}
@@ -143,11 +143,11 @@ when the running one ends. Retention applies after it, as for any run.`,
 			if err := out.validate(); err != nil {
 				return err
 			}
-			sc, tc, err := g.starterClient()
+			sc, closeClient, err := g.starterClient()
 			if err != nil {
 				return err
 			}
-			defer tc.Close()
+			defer closeClient()
 			res, err := sc.TriggerSchedule(cmd.Context(), args[0])
 			if err != nil {
 				return err
@@ -177,7 +177,7 @@ func newScheduleDeleteCommand(g *globals) *cobra.Command {
 the schedule's backups stay in the location until their TTL, or until
 'cairn backup delete'.`,
 		Args: exactName,
-		RunE: actionRunE(g, func(cmd *cobra.Command, sc *starter.Client, name string) (string, error) {
+		RunE: actionRunE(g, func(cmd *cobra.Command, sc starter.Service, name string) (string, error) {
 			if _, err := sc.DeleteSchedule(cmd.Context(), name); err != nil {
 				return "", err
 			}

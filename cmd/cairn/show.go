@@ -19,8 +19,8 @@ import (
 // of one kind of run. V is its view, such as *starter.BackupView.
 type runKind[V any] struct {
 	name     string // "backup" or "restore", as in the workflow ID
-	get      func(*starter.Client, context.Context, string) (V, error)
-	logs     func(*starter.Client, context.Context, string, io.Writer) error
+	get      func(starter.Service, context.Context, string) (V, error)
+	logs     func(starter.Service, context.Context, string, io.Writer) error
 	phase    func(V) workflows.Phase
 	progress func(V) string // one line for --wait
 	describe func(io.Writer, V)
@@ -38,11 +38,11 @@ func newShowCommand[V any](g *globals, k runKind[V], use, short string, table fu
 			if err := out.validate(); err != nil {
 				return err
 			}
-			sc, tc, err := g.starterClient()
+			sc, closeClient, err := g.starterClient()
 			if err != nil {
 				return err
 			}
-			defer tc.Close()
+			defer closeClient()
 			v, err := k.get(sc, cmd.Context(), args[0])
 			if err != nil {
 				return err
@@ -56,7 +56,7 @@ func newShowCommand[V any](g *globals, k runKind[V], use, short string, table fu
 
 // newListCommand lists the runs of one kind with table, or as JSON or
 // YAML. table gets the default location, to say where it looked.
-func newListCommand[L any](g *globals, short string, list func(*starter.Client, context.Context) (L, error),
+func newListCommand[L any](g *globals, short string, list func(starter.Service, context.Context) (L, error),
 	table func(w io.Writer, l L, location string)) *cobra.Command {
 	var out outputFlag
 	cmd := &cobra.Command{
@@ -68,11 +68,11 @@ func newListCommand[L any](g *globals, short string, list func(*starter.Client, 
 			if err := out.validate(); err != nil {
 				return err
 			}
-			sc, tc, err := g.starterClient()
+			sc, closeClient, err := g.starterClient()
 			if err != nil {
 				return err
 			}
-			defer tc.Close()
+			defer closeClient()
 			l, err := list(sc, cmd.Context())
 			if err != nil {
 				return err

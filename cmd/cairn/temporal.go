@@ -78,11 +78,20 @@ func (g *globals) tlsConfig() (*tls.Config, error) {
 	return cfg, nil
 }
 
-// starterClient dials Temporal and wraps it in the starter library, which
-// takes any location URL: the CLI's user reaches Temporal directly. The
-// caller closes the returned Temporal client.
-func (g *globals) starterClient() (*starter.Client, client.Client, error) {
-	return g.starterClientWith(nil)
+// starterClient is the CLI's way to cairn: the starter API at --server,
+// or else Temporal, dialled and wrapped in the starter library, which
+// takes any location URL (the CLI's user reaches Temporal directly). The
+// caller calls the returned close when done.
+func (g *globals) starterClient() (starter.Service, func(), error) {
+	if g.server != "" {
+		c, err := g.remoteClient()
+		return c, func() {}, err
+	}
+	sc, tc, err := g.starterClientWith(nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sc, tc.Close, nil
 }
 
 // starterClientWith is starterClient limited to the locations of

@@ -14,7 +14,7 @@ import (
 
 // waitFor shows the run's progress on stderr until it ends, prints its
 // description, and maps its final phase to the exit code.
-func waitFor[V any](cmd *cobra.Command, sc *starter.Client, k runKind[V], name string, out *outputFlag) error {
+func waitFor[V any](cmd *cobra.Command, sc starter.Service, k runKind[V], name string, out *outputFlag) error {
 	ctx := cmd.Context()
 	progress := cmd.ErrOrStderr()
 	redraw := false

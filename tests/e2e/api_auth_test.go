@@ -22,6 +22,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/cairn-backup/cairn/internal/apiauth"
 	"github.com/cairn-backup/cairn/starter"
@@ -86,6 +88,93 @@ func TestAPIAuthorizesWithTheClusterRBAC(t *testing.T) {
 	assert.True(t, apierrors.IsNotFound(err), "the backup's ClusterRoleBinding is not restored by alice: %v", err)
 	assert.Contains(t, v.Status.Skipped, workflows.SkippedResource{Resource: "clusterrolebindings.rbac.authorization.k8s.io",
 		Reason: "system:serviceaccount:team-a:alice may not restore cluster-scoped objects (needs create restores.cairn.io cluster-wide)"})
+}
+
+// TestCLIThroughTheAPI runs the CLI with --server against the starter
+// API, authenticated as kubectl would be: with the kubeconfig user's
+// token, or --token. What RBAC allows works, --wait and logs included;
+// what it does not is exit 7, and no token at all is a usage error.
+func TestCLIThroughTheAPI(t *testing.T) {
+	s := newStack(t)
+	s.startWorker()
+	ctx := context.Background()
+	kc := fastClient(t, s.cluster.Config())
+	api := httptest.NewServer(starter.Handler(s.starter, zap.NewNop(), apiauth.Kubernetes(kc, nil)))
+	defer api.Close()
+	for _, ns := range []string{"shop", "team-a"} {
+		_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	_, err := kc.CoreV1().ConfigMaps("shop").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "prices"},
+		Data: map[string]string{"apple": "1"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	// operator may back up and read every backup; alice only shop's.
+	operator := serviceAccountToken(t, kc, "team-a", "operator")
+	_, err = kc.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "cairn-backup-operator"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{starter.APIGroup}, Resources: []string{"backups", "backups/log"}, Verbs: []string{"get", "list", "create"}}}},
+		metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = kc.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "cairn-backup-operator"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "cairn-backup-operator"},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: "team-a", Name: "operator"}}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	alice := serviceAccountToken(t, kc, "team-a", "alice")
+	grant(t, kc, "shop", "alice", rbacv1.PolicyRule{APIGroups: []string{starter.APIGroup}, Resources: []string{"backups"}, Verbs: []string{"create"}})
+	waitAllowed(t, kc, "system:serviceaccount:team-a:operator", authzv1.ResourceAttributes{Verb: "get", Group: starter.APIGroup, Resource: "backups", Subresource: "log"})
+	waitAllowed(t, kc, "system:serviceaccount:team-a:alice", authzv1.ResourceAttributes{Namespace: "shop", Verb: "create", Group: starter.APIGroup, Resource: "backups"})
+
+	viaAPI := func(kubeconfig string, args ...string) (string, string, int) {
+		return runCLI(t, append(args, "--server", api.URL, "--kubeconfig", kubeconfig, "--temporal-address", "127.0.0.1:1")...)
+	}
+	operatorConfig := kubeconfigWithToken(t, s, operator)
+	stdout, stderr, code := viaAPI(operatorConfig, "backup", "create", "via-api", "--include-namespaces", "shop", "--wait")
+	require.Equal(t, 0, code, "the kubeconfig's token, through the API, with --wait: %s\n%s", stdout, stderr)
+	assert.Contains(t, stdout, "Completed")
+	stdout, stderr, code = viaAPI(operatorConfig, "backup", "logs", "via-api")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "via-api")
+	stdout, stderr, code = viaAPI(operatorConfig, "backup", "list", "-o", "json")
+	require.Equal(t, 0, code, stderr)
+	var list starter.BackupList
+	require.NoError(t, json.Unmarshal([]byte(stdout), &list))
+	require.Len(t, list.Items, 1)
+	assert.Equal(t, "via-api", list.Items[0].Name)
+
+	aliceConfig := kubeconfigWithToken(t, s, alice)
+	_, stderr, code = viaAPI(aliceConfig, "backup", "create", "alice-system", "--include-namespaces", "kube-system")
+	assert.Equal(t, starter.ExitDenied, code, "a namespace alice may not back up: %s", stderr)
+	assert.Contains(t, stderr, "may not create backups.cairn.io in namespace kube-system")
+	_, stderr, code = viaAPI(aliceConfig, "backup", "create", "alice-shop", "--include-namespaces", "shop")
+	assert.Equal(t, 0, code, "alice may back up shop: %s", stderr)
+	_, stderr, code = viaAPI(aliceConfig, "backup", "get", "via-api")
+	assert.Equal(t, starter.ExitDenied, code, "alice may not read backups: %s", stderr)
+
+	// --token wins over the kubeconfig; a token the cluster refuses is 401.
+	_, stderr, code = viaAPI(aliceConfig, "backup", "get", "via-api", "--token", operator)
+	assert.Equal(t, 0, code, stderr)
+	_, stderr, code = viaAPI(aliceConfig, "backup", "list", "--token", "not-a-token")
+	assert.Equal(t, starter.ExitDenied, code, stderr)
+	// A kubeconfig user with a client certificate only has no token to send.
+	_, stderr, code = viaAPI(s.cluster.KubeconfigPath(), "backup", "list")
+	assert.Equal(t, starter.ExitInvalid, code, stderr)
+	assert.Contains(t, stderr, "--token")
+	_, stderr, code = runCLI(t, "backup", "list", "--server", "http://example.com:8080", "--token", operator)
+	assert.Equal(t, starter.ExitInvalid, code, "a token over plain http to another host: %s", stderr)
+}
+
+// kubeconfigWithToken writes the sandbox's kubeconfig with its user
+// replaced by one that authenticates with token.
+func kubeconfigWithToken(t *testing.T, s *stack, token string) string {
+	t.Helper()
+	cfg, err := clientcmd.LoadFromFile(s.cluster.KubeconfigPath())
+	require.NoError(t, err)
+	ctx := cfg.Contexts[cfg.CurrentContext]
+	require.NotNil(t, ctx)
+	cfg.AuthInfos = map[string]*clientcmdapi.AuthInfo{ctx.AuthInfo: {Token: token}}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, clientcmd.WriteToFile(*cfg, path))
+	return path
 }
 
 func request(t *testing.T, base, token, body string) (int, apiError) {
