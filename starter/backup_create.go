@@ -10,7 +10,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -100,13 +99,13 @@ func (c *Client) prepareSpec(ctx context.Context, spec workflows.BackupSpec, opt
 	if err := c.checkResourceFilters(ctx, spec); err != nil {
 		return spec, err
 	}
-	return spec, checkWritable(ctx, spec.StorageLocation)
+	return spec, c.checkWritable(ctx, spec.StorageLocation)
 }
 
 // checkWritable opens a normalized location and checks that it can be
 // written; a failure is the request's to fix (an InvalidError).
-func checkWritable(ctx context.Context, locationURL string) error {
-	loc, err := location.OpenPlain(ctx, locationURL)
+func (c *Client) checkWritable(ctx context.Context, locationURL string) error {
+	loc, err := c.opts.Opener.Open(ctx, locationURL)
 	if err != nil {
 		return &InvalidError{Problems: []string{err.Error()}}
 	}
@@ -120,7 +119,7 @@ func checkWritable(ctx context.Context, locationURL string) error {
 // existingInLocation answers a create for a name whose backup is already
 // committed in the location, possibly by another cairn install.
 func (c *Client) existingInLocation(ctx context.Context, spec workflows.BackupSpec) (*CreateResult, error) {
-	meta, err := readMetadata(ctx, spec.StorageLocation, spec.Name)
+	meta, err := c.readMetadata(ctx, spec.StorageLocation, spec.Name)
 	if errors.Is(err, ErrNotFound) {
 		return nil, nil
 	}

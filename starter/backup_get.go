@@ -32,7 +32,7 @@ func (c *Client) GetBackup(ctx context.Context, name string) (*BackupView, error
 	}
 	v.Format = workflows.BackupFormatCairn // only cairn backups are workflow runs
 	if v.Phase.Done() && v.Location != "" {
-		meta, err := readMetadata(ctx, v.Location, name)
+		meta, err := c.readMetadata(ctx, v.Location, name)
 		switch {
 		case err == nil:
 			v.Phase, v.Spec, v.Status, v.Format = meta.Status.Phase, &meta.Spec, &meta.Status, meta.Format
@@ -52,7 +52,7 @@ func (c *Client) GetBackup(ctx context.Context, name string) (*BackupView, error
 }
 
 func (c *Client) getFromLocation(ctx context.Context, name, locationURL string) (*BackupView, error) {
-	meta, err := readMetadata(ctx, locationURL, name)
+	meta, err := c.readMetadata(ctx, locationURL, name)
 	if err != nil {
 		return nil, err
 	}

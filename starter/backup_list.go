@@ -33,7 +33,7 @@ func (c *Client) ListBackups(ctx context.Context) (*BackupList, error) {
 	list := &BackupList{}
 	var listed []listedLocation
 	for i, loc := range c.listedLocations() {
-		committed, unreadable, err := committedBackups(ctx, loc.URL)
+		committed, unreadable, err := c.committedBackups(ctx, loc.URL)
 		if err != nil && i == 0 {
 			return nil, err
 		}
@@ -63,7 +63,7 @@ func (c *Client) ListBackups(ctx context.Context) (*BackupList, error) {
 			if !in[name] {
 				delete(byName, name)
 			}
-		} else if _, err := readMetadata(ctx, c.locationOr(v.Location), name); errors.Is(err, ErrNotFound) {
+		} else if _, err := c.readMetadata(ctx, c.locationOr(v.Location), name); errors.Is(err, ErrNotFound) {
 			delete(byName, name)
 		}
 	}

@@ -48,10 +48,10 @@ func (c *Client) CreateEtcdSnapshot(ctx context.Context, spec workflows.EtcdSnap
 		return nil, &InvalidError{Problems: problems}
 	}
 	spec.StorageLocation = normalized
-	if err := checkWritable(ctx, spec.StorageLocation); err != nil {
+	if err := c.checkWritable(ctx, spec.StorageLocation); err != nil {
 		return nil, err
 	}
-	if _, err := readEtcdSnapshot(ctx, spec.StorageLocation, spec.Name); err == nil {
+	if _, err := c.readEtcdSnapshot(ctx, spec.StorageLocation, spec.Name); err == nil {
 		return nil, &ConflictError{Message: fmt.Sprintf("etcd snapshot %q already exists in %s; choose another name", spec.Name, location.Display(spec.StorageLocation))}
 	}
 
@@ -103,7 +103,7 @@ func (c *Client) GetEtcdSnapshot(ctx context.Context, name string) (*EtcdSnapsho
 		if v != nil && v.Location != "" {
 			locURL = v.Location
 		}
-		meta, err := readEtcdSnapshot(ctx, locURL, name)
+		meta, err := c.readEtcdSnapshot(ctx, locURL, name)
 		switch {
 		case err == nil:
 			committed := etcdViewOfMetadata(meta, locURL)
@@ -177,8 +177,8 @@ func (c *Client) DeleteEtcdSnapshot(ctx context.Context, name string) (*CreateRe
 		Backup: name, Location: c.locationOr(v.Location), Reason: "requested", Kind: workflows.KindEtcdSnapshot})
 }
 
-func readEtcdSnapshot(ctx context.Context, locationURL, name string) (*workflows.EtcdSnapshotMetadata, error) {
-	loc, err := location.OpenPlain(ctx, locationURL)
+func (c *Client) readEtcdSnapshot(ctx context.Context, locationURL, name string) (*workflows.EtcdSnapshotMetadata, error) {
+	loc, err := c.opts.Opener.Open(ctx, locationURL)
 	if err != nil {
 		return nil, err
 	}

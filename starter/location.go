@@ -13,8 +13,8 @@ import (
 
 // readMetadata reads the committed metadata of name in a location, cairn's
 // or Velero's; ErrNotFound when the backup is not committed there.
-func readMetadata(ctx context.Context, locationURL, name string) (*workflows.BackupMetadata, error) {
-	loc, err := location.OpenPlain(ctx, locationURL)
+func (c *Client) readMetadata(ctx context.Context, locationURL, name string) (*workflows.BackupMetadata, error) {
+	loc, err := c.opts.Opener.Open(ctx, locationURL)
 	if err != nil {
 		return nil, err
 	}
@@ -33,8 +33,8 @@ func readMetadata(ctx context.Context, locationURL, name string) (*workflows.Bac
 // whether cairn or Velero wrote them. A backup folder without metadata
 // (running, failed, half-deleted) is not listed; one whose metadata cannot
 // be read is reported in skipped.
-func committedBackups(ctx context.Context, locationURL string) (backups []*workflows.BackupMetadata, skipped []string, err error) {
-	loc, err := location.OpenPlain(ctx, locationURL)
+func (c *Client) committedBackups(ctx context.Context, locationURL string) (backups []*workflows.BackupMetadata, skipped []string, err error) {
+	loc, err := c.opts.Opener.Open(ctx, locationURL)
 	if err != nil {
 		return nil, nil, err
 	}

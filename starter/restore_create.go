@@ -89,7 +89,7 @@ func (c *Client) validateRestore(spec *workflows.RestoreSpec, optionProblems []s
 // or did not complete, before anything starts. The committed metadata
 // decides: a backup whose run is still cleaning up is already restorable.
 func (c *Client) checkRestorable(ctx context.Context, spec workflows.RestoreSpec) error {
-	meta, err := readMetadata(ctx, spec.StorageLocation, spec.BackupName)
+	meta, err := c.readMetadata(ctx, spec.StorageLocation, spec.BackupName)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		running, derr := describeRun[workflows.BackupSpec, workflows.BackupStatus](ctx, c, workflows.BackupWorkflowID(spec.BackupName))
@@ -121,7 +121,7 @@ func (c *Client) existingRestore(ctx context.Context, spec workflows.RestoreSpec
 	var notFound *serviceerror.NotFound
 	switch {
 	case errors.As(err, &notFound):
-		meta, err := readRestoreMetadata(ctx, spec.StorageLocation, spec.Name)
+		meta, err := c.readRestoreMetadata(ctx, spec.StorageLocation, spec.Name)
 		if errors.Is(err, ErrNotFound) {
 			return nil, nil
 		}

@@ -26,14 +26,14 @@ func (c *Client) GetRestore(ctx context.Context, name string) (*RestoreView, err
 		return nil, err
 	}
 	if v == nil {
-		meta, err := readRestoreMetadata(ctx, c.opts.DefaultLocation, name)
+		meta, err := c.readRestoreMetadata(ctx, c.opts.DefaultLocation, name)
 		if err != nil {
 			return nil, err
 		}
 		return restoreViewOf(meta, c.opts.DefaultLocation), nil
 	}
 	if v.Phase.Done() && v.Location != "" {
-		if meta, err := readRestoreMetadata(ctx, v.Location, name); err == nil && meta.RunID == v.RunID {
+		if meta, err := c.readRestoreMetadata(ctx, v.Location, name); err == nil && meta.RunID == v.RunID {
 			v.Phase, v.Spec, v.Status = meta.Status.Phase, &meta.Spec, &meta.Status
 			return v, nil
 		}
@@ -54,7 +54,7 @@ func (c *Client) ListRestores(ctx context.Context) (*RestoreList, error) {
 	}
 	list := &RestoreList{}
 	if c.opts.DefaultLocation != "" {
-		recorded, unreadable, err := recordedRestores(ctx, c.opts.DefaultLocation)
+		recorded, unreadable, err := c.recordedRestores(ctx, c.opts.DefaultLocation)
 		if err != nil {
 			return nil, err
 		}
@@ -134,8 +134,8 @@ func restoreViewOf(meta *workflows.RestoreMetadata, locationURL string) *Restore
 }
 
 // readRestoreMetadata reads restore.json of name; ErrNotFound when absent.
-func readRestoreMetadata(ctx context.Context, locationURL, name string) (*workflows.RestoreMetadata, error) {
-	loc, err := location.OpenPlain(ctx, locationURL)
+func (c *Client) readRestoreMetadata(ctx context.Context, locationURL, name string) (*workflows.RestoreMetadata, error) {
+	loc, err := c.opts.Opener.Open(ctx, locationURL)
 	if err != nil {
 		return nil, err
 	}
@@ -152,8 +152,8 @@ func readRestoreMetadata(ctx context.Context, locationURL, name string) (*workfl
 }
 
 // recordedRestores reads every restore.json of a location.
-func recordedRestores(ctx context.Context, locationURL string) (restores []*workflows.RestoreMetadata, unreadable []string, err error) {
-	loc, err := location.OpenPlain(ctx, locationURL)
+func (c *Client) recordedRestores(ctx context.Context, locationURL string) (restores []*workflows.RestoreMetadata, unreadable []string, err error) {
+	loc, err := c.opts.Opener.Open(ctx, locationURL)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -87,7 +87,7 @@ func (c *Client) prepareEtcdSchedule(ctx context.Context, spec workflows.Schedul
 		return spec, &InvalidError{Problems: []string{"template: " + err.Error()}}
 	}
 	spec.Template.StorageLocation = normalized
-	return spec, templateProblems(checkWritable(ctx, normalized))
+	return spec, templateProblems(c.checkWritable(ctx, normalized))
 }
 
 // scheduleOptions turns a cairn schedule into a Temporal Schedule whose

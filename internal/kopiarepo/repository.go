@@ -51,6 +51,9 @@ type Config struct {
 	UploadBytesPerSecond float64
 	// DownloadBytesPerSecond caps reads from it (0: no cap).
 	DownloadBytesPerSecond float64
+	// Locations gives each location's credentials (nil: the process
+	// environment's).
+	Locations *location.Opener
 }
 
 // Repository is an open kopia repository.
@@ -87,7 +90,11 @@ func Open(ctx context.Context, cfg Config) (*Repository, error) {
 			return nil, fmt.Errorf("open volume data repository in %s: %w", display, ErrWrongPassword)
 		}
 	}
-	st, err := openStorage(ctx, cfg.Location, true, throttling.Limits{UploadBytesPerSecond: cfg.UploadBytesPerSecond,
+	env, err := cfg.Locations.Env(cfg.Location)
+	if err != nil {
+		return nil, err
+	}
+	st, err := openStorage(ctx, cfg.Location, env, true, throttling.Limits{UploadBytesPerSecond: cfg.UploadBytesPerSecond,
 		DownloadBytesPerSecond: cfg.DownloadBytesPerSecond})
 	if err != nil {
 		return nil, err

@@ -23,10 +23,10 @@ import (
 const Prefix = "kopia/"
 
 // openStorage opens the kopia/ part of a backup location with kopia's own
-// storage for the URL's scheme. Credentials come from the same places the
-// location's gocloud.dev driver reads them (the standard AWS, Google and
-// Azure environment variables), so one set of secrets serves both.
-func openStorage(ctx context.Context, rawURL string, create bool, limits throttling.Limits) (blob.Storage, error) {
+// storage for the URL's scheme. Credentials come from the variables the
+// location's gocloud.dev driver reads (the standard AWS, Google and Azure
+// ones), looked up with env: the location's own, or the environment's.
+func openStorage(ctx context.Context, rawURL string, env location.Env, create bool, limits throttling.Limits) (blob.Storage, error) {
 	normalized, err := location.Normalize(rawURL)
 	if err != nil {
 		return nil, err
@@ -48,19 +48,19 @@ func openStorage(ctx context.Context, rawURL string, create bool, limits throttl
 		}
 		st, err = filesystem.New(ctx, &filesystem.Options{Path: dir, Limits: limits}, create)
 	case "s3":
-		opts := s3Options(u, prefix)
+		opts := s3Options(u, prefix, env)
 		opts.Limits = limits
 		st, err = s3.New(ctx, opts, create)
 	case "gs":
 		st, err = gcs.New(ctx, &gcs.Options{
 			BucketName: u.Host, Prefix: prefix,
-			ServiceAccountCredentialsFile: os.Getenv("GOOGLE_APPLICATION_CREDENTIALS"), Limits: limits,
+			ServiceAccountCredentialsFile: env("GOOGLE_APPLICATION_CREDENTIALS"), Limits: limits,
 		}, create)
 	case "azblob":
 		st, err = azure.New(ctx, &azure.Options{
 			Container: u.Host, Prefix: prefix,
-			StorageAccount: os.Getenv("AZURE_STORAGE_ACCOUNT"), StorageKey: os.Getenv("AZURE_STORAGE_KEY"),
-			SASToken: os.Getenv("AZURE_STORAGE_SAS_TOKEN"), Limits: limits,
+			StorageAccount: env("AZURE_STORAGE_ACCOUNT"), StorageKey: env("AZURE_STORAGE_KEY"),
+			SASToken: env("AZURE_STORAGE_SAS_TOKEN"), Limits: limits,
 		}, create)
 	default:
 		return nil, fmt.Errorf("backup location %s: volume data cannot be kept in a %s:// location", location.Display(normalized), u.Scheme)
@@ -73,18 +73,18 @@ func openStorage(ctx context.Context, rawURL string, create bool, limits throttl
 
 // s3Options maps the s3:// URL options gocloud.dev understands (region,
 // endpoint, use_path_style, disable_https) onto kopia's S3 storage.
-func s3Options(u *url.URL, prefix string) *s3.Options {
+func s3Options(u *url.URL, prefix string, env location.Env) *s3.Options {
 	q := u.Query()
 	opts := &s3.Options{
 		BucketName:      u.Host,
 		Prefix:          prefix,
 		Region:          q.Get("region"),
-		AccessKeyID:     os.Getenv("AWS_ACCESS_KEY_ID"),
-		SecretAccessKey: os.Getenv("AWS_SECRET_ACCESS_KEY"),
-		SessionToken:    os.Getenv("AWS_SESSION_TOKEN"),
+		AccessKeyID:     env("AWS_ACCESS_KEY_ID"),
+		SecretAccessKey: env("AWS_SECRET_ACCESS_KEY"),
+		SessionToken:    env("AWS_SESSION_TOKEN"),
 	}
 	if opts.Region == "" {
-		opts.Region = os.Getenv("AWS_REGION")
+		opts.Region = env("AWS_REGION")
 	}
 	endpoint := q.Get("endpoint")
 	if endpoint == "" {

@@ -25,6 +25,11 @@ type Entry struct {
 	// ReadOnly locations are restored from, never written by backups,
 	// deleted from or expired, as a Velero read-only location.
 	ReadOnly bool
+	// Credentials, when set, is a directory holding this location's
+	// credentials, one file per variable (AWS_ACCESS_KEY_ID, ...), as a
+	// mounted Secret has them; they replace the process environment for
+	// this location. Empty: the environment.
+	Credentials string
 }
 
 // ErrNotAllowed is a location a request may not use.
@@ -37,7 +42,7 @@ var locationName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 const DefaultName = "default"
 
 // ParseCatalog builds a catalog from the default location's URL (named
-// "default") and specs of the form name=URL, or name=URL;readonly.
+// "default") and specs of the form name=URL[;readonly][;credentials=DIR].
 func ParseCatalog(defaultURL string, specs []string, allowURLs bool) (*Catalog, error) {
 	c := &Catalog{Default: DefaultName, named: map[string]Entry{}, allowURLs: allowURLs}
 	if defaultURL != "" {
@@ -48,14 +53,19 @@ func ParseCatalog(defaultURL string, specs []string, allowURLs bool) (*Catalog, 
 	for _, spec := range specs {
 		name, rest, ok := strings.Cut(spec, "=")
 		if !ok {
-			return nil, fmt.Errorf("location %q: want name=URL or name=URL;readonly", spec)
+			return nil, fmt.Errorf("location %q: want name=URL[;readonly][;credentials=DIR]", spec)
 		}
-		e := Entry{Name: name, URL: rest}
-		if u, opt, ok := strings.Cut(rest, ";"); ok {
-			if opt != "readonly" {
-				return nil, fmt.Errorf("location %s: unknown option %q (only readonly)", name, opt)
+		parts := strings.Split(rest, ";")
+		e := Entry{Name: name, URL: parts[0]}
+		for _, opt := range parts[1:] {
+			switch key, value, _ := strings.Cut(opt, "="); {
+			case opt == "readonly":
+				e.ReadOnly = true
+			case key == "credentials" && value != "":
+				e.Credentials = value
+			default:
+				return nil, fmt.Errorf("location %s: unknown option %q (readonly, credentials=DIR)", name, opt)
 			}
-			e.URL, e.ReadOnly = u, true
 		}
 		if err := c.add(e); err != nil {
 			return nil, err
@@ -79,8 +89,23 @@ func (c *Catalog) add(e Entry) error {
 		return fmt.Errorf("location %s: %w", e.Name, err)
 	}
 	e.URL = url
+	if e.Credentials != "" && !strings.HasPrefix(url, "s3://") {
+		return fmt.Errorf("location %s: credentials=DIR is for s3:// locations; gs:// and azblob:// take the environment's", e.Name)
+	}
 	c.named[e.Name] = e
 	return nil
+}
+
+// CredentialDirs maps the URL of each location with credentials of its
+// own to their directory, for an Opener.
+func (c *Catalog) CredentialDirs() map[string]string {
+	dirs := map[string]string{}
+	for _, e := range c.named {
+		if e.Credentials != "" {
+			dirs[e.URL] = e.Credentials
+		}
+	}
+	return dirs
 }
 
 // Entries are the named locations, by name.

@@ -73,3 +73,28 @@ func TestCatalogRefusesBadEntries(t *testing.T) {
 	_, err := ParseCatalog("", nil, false)
 	assert.ErrorContains(t, err, "no default location")
 }
+
+func TestCatalogGivesLocationsTheirOwnCredentials(t *testing.T) {
+	c, err := ParseCatalog("file:///var/lib/cairn/location", []string{
+		"offsite=s3://backups/prod?region=us-east-1;credentials=/etc/cairn/locations/offsite",
+		"old=s3://archive?region=eu-west-1;readonly;credentials=/etc/cairn/locations/old",
+		"plain=s3://plain?region=eu-west-1",
+	}, false)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{
+		"s3://backups/prod?region=us-east-1": "/etc/cairn/locations/offsite",
+		"s3://archive?region=eu-west-1":      "/etc/cairn/locations/old",
+	}, c.CredentialDirs())
+	_, readOnly := c.ReadOnlyURL("s3://archive?region=eu-west-1")
+	assert.True(t, readOnly, "options combine")
+
+	for spec, want := range map[string]string{
+		"x=s3://b;credentials=":           "unknown option",
+		"x=s3://b;secret=/x":              "unknown option",
+		"x=gs://b;credentials=/etc/x":     "for s3:// locations",
+		"x=azblob://c;credentials=/etc/x": "for s3:// locations",
+	} {
+		_, err := ParseCatalog("file:///l", []string{spec}, false)
+		assert.ErrorContains(t, err, want, spec)
+	}
+}

@@ -132,6 +132,10 @@ type Opener struct {
 	// decrypts what is read; nil writes in plain and cannot read what was
 	// encrypted.
 	Keyring *sealing.Keyring
+	// CredentialDirs maps a location's normalized URL to the directory of
+	// its own credentials (Catalog.CredentialDirs); a location not in it
+	// takes the process environment's.
+	CredentialDirs map[string]string
 }
 
 // KeyID is the ID of the key that encrypts, "" when nothing is encrypted.
@@ -144,6 +148,21 @@ func (o *Opener) KeyID() string {
 
 // Open opens the location at rawURL.
 func (o *Opener) Open(ctx context.Context, rawURL string) (*Location, error) {
+	if dir := o.credentialDir(rawURL); dir != "" {
+		normalized, err := Normalize(rawURL)
+		if err != nil {
+			return nil, err
+		}
+		env, err := o.Env(rawURL)
+		if err != nil {
+			return nil, err
+		}
+		b, err := openS3(ctx, normalized, env)
+		if err != nil {
+			return nil, err
+		}
+		return &Location{URL: normalized, bucket: b, keyring: o.Keyring}, nil
+	}
 	loc, err := OpenPlain(ctx, rawURL)
 	if err != nil {
 		return nil, err
