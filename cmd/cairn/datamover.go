@@ -75,7 +75,7 @@ The repository password comes from $CAIRN_REPOSITORY_PASSWORD or
 			acts := &datamover.Activities{
 				Path: f.path,
 				Repository: kopiarepo.Config{Password: password, ConfigDir: configDir, Hostname: hostname, UploadBytesPerSecond: f.uploadLimit,
-					DownloadBytesPerSecond: f.downloadLimit},
+					DownloadBytesPerSecond: f.downloadLimit, Locations: opener},
 				Log:                log,
 				Locations:          opener,
 				CheckpointInterval: f.checkpointInterval,

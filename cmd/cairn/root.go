@@ -70,8 +70,9 @@ Watch runs in the Temporal UI:     http://127.0.0.1:8233`,
 	f.StringVar(&g.tlsServerName, "tls-server-name", "", "server name to verify in Temporal's certificate")
 	f.StringVar(&g.apiKey, "api-key", "", "Temporal Cloud API key (enables TLS)")
 	f.StringVar(&g.location, "location", "", "default backup location URL (file://, s3://, gs://, azblob://); default file://<data-dir>/location")
-	f.StringArrayVar(&g.locationNames, "location-name", nil, "a further location by name, NAME=URL or NAME=URL;readonly (repeatable): "+
-		"API requests name it, workers expire and maintain it (not a read-only one, which is only restored from); --location is \"default\"")
+	f.StringArrayVar(&g.locationNames, "location-name", nil, "a further location by name, NAME=URL[;readonly][;credentials=DIR] (repeatable): "+
+		"API requests name it, workers expire and maintain it (not a read-only one, which is only restored from); DIR holds its own credentials, "+
+		"one file per variable (AWS_ACCESS_KEY_ID, ...), as a mounted Secret; --location is \"default\"")
 	f.StringVar(&g.encryptionKey, "encryption-key", "", "age identity file (age-keygen, or `cairn dev`'s <data-dir>/encryption-key): with it, what a backup writes outside "+
 		"kopia's repository (tarball, results, logs, etcd snapshots) is encrypted with its first key, and read with any of them")
 	f.StringVar(&g.server, "server", "", "the starter API's URL (https://cairn-api:8080): commands go through it, as the caller its token names, instead of to Temporal")
@@ -117,17 +118,30 @@ func (g *globals) catalog(allowURLs bool) (*location.Catalog, error) {
 	return c, nil
 }
 
-// opener opens locations with the keys of keyFile, if any.
+// opener opens locations with the keys of keyFile, if any, and each
+// named location's own credentials.
 func (g *globals) opener() (*location.Opener, error) {
-	path := g.keyFile()
-	if path == "" {
-		return &location.Opener{}, nil
-	}
-	k, err := sealing.LoadKeyring(path)
+	catalog, err := g.catalog(false)
 	if err != nil {
-		return nil, &usageError{fmt.Errorf("--encryption-key: %w", err)}
+		return nil, err
 	}
-	return &location.Opener{Keyring: k}, nil
+	o := &location.Opener{CredentialDirs: catalog.CredentialDirs()}
+	if path := g.keyFile(); path != "" {
+		if o.Keyring, err = sealing.LoadKeyring(path); err != nil {
+			return nil, &usageError{fmt.Errorf("--encryption-key: %w", err)}
+		}
+	}
+	return o, nil
+}
+
+// locationArgs hand --location-name on to data movers, which open the
+// locations with the same credentials.
+func (g *globals) locationArgs() []string {
+	var args []string
+	for _, spec := range g.locationNames {
+		args = append(args, "--location-name", spec)
+	}
+	return args
 }
 
 // keyFile is --encryption-key, or else the data dir's encryption-key when

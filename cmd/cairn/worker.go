@@ -151,6 +151,7 @@ func runWorker(ctx context.Context, g *globals, tc client.Client, kcfg *rest.Con
 	if err != nil {
 		return err
 	}
+	movement.Repository.Locations = opener
 	var others []location.Entry
 	for _, e := range catalog.Entries() {
 		if e.Name != catalog.Default {

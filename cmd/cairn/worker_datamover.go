@@ -68,6 +68,8 @@ func (d *dataMoverFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&d.secrets.APIKey, "datamover-api-key-secret", "", "Secret holding the Temporal API key of data mover pods")
 	f.StringVar(&d.secrets.APIKeyKey, "datamover-api-key-secret-key", "api-key", "key of the API key in --datamover-api-key-secret")
 	f.StringVar(&d.secrets.EncryptionKey, "datamover-encryption-key-secret", "", "Secret holding --encryption-key's file, which data mover pods mount in the same directory to encrypt their logs")
+	f.StringToStringVar(&d.secrets.Mounts, "datamover-secret-mount", nil, "Secret data mover pods mount at a directory, SECRET=DIR (repeatable): "+
+		"where --location-name's credentials=DIR are on the worker")
 	f.StringSliceVar(&d.secrets.Env, "datamover-env-secret", nil, "Secret whose keys become data mover pods' environment: the location's credentials (repeatable)")
 	f.StringVar(&d.secrets.From, "datamover-secrets-namespace", "", "namespace of the --datamover-*-secret Secrets (the worker's own); the worker copies them into "+
 		"--datamover-namespace before each data mover pod starts (empty: they are there already)")
@@ -114,7 +116,7 @@ func (d *dataMoverFlags) config(ctx context.Context, g *globals, kcfg *rest.Conf
 		if err != nil {
 			return m, fmt.Errorf("find the cairn binary for data movers: %w", err)
 		}
-		m.Command = append(append(append([]string{exe, "datamover"}, g.connectionArgs()...), g.encryptionArgs()...), d.tuningArgs()...)
+		m.Command = append(append([]string{exe, "datamover"}, g.dataMoverArgs()...), d.tuningArgs()...)
 		m.Env = append(g.connectionEnv(), envRepositoryPassword+"="+password)
 		m.StateDir = d.stateDirOr(g)
 		if d.csiStateDir == "" {
@@ -130,7 +132,7 @@ func (d *dataMoverFlags) config(ctx context.Context, g *globals, kcfg *rest.Conf
 func (d *dataMoverFlags) podConfig(g *globals) (exposer.PodConfig, error) {
 	c := exposer.PodConfig{
 		Image: d.image, ImagePullPolicy: corev1.PullPolicy(d.pullPolicy), ServiceAccount: d.serviceAccount,
-		NodeSelector: d.nodeSelector, Args: append(append(g.connectionArgs(), g.encryptionArgs()...), d.tuningArgs()...), HostNetwork: d.hostNetwork, HostPaths: d.hostPaths,
+		NodeSelector: d.nodeSelector, Args: append(g.dataMoverArgs(), d.tuningArgs()...), HostNetwork: d.hostNetwork, HostPaths: d.hostPaths,
 		PasswordSecret: d.repo.passwordSecret, PasswordKey: secretPasswordKey,
 	}
 	for _, p := range d.hostPaths {
@@ -212,6 +214,12 @@ func resourceList(flag string, in map[string]string) (corev1.ResourceList, error
 		out[corev1.ResourceName(k)] = q
 	}
 	return out, nil
+}
+
+// dataMoverArgs are the global flags a data mover gets from its worker:
+// the same Temporal namespace, encryption key and locations.
+func (g *globals) dataMoverArgs() []string {
+	return append(append(g.connectionArgs(), g.encryptionArgs()...), g.locationArgs()...)
 }
 
 // connectionArgs are the flags that reach the same Temporal namespace.

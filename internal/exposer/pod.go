@@ -3,7 +3,9 @@ package exposer
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -127,6 +129,11 @@ func (p *Pod) PodFor(t Target) *corev1.Pod {
 	if s := c.Secrets; s.EncryptionKey != "" {
 		mounts = append(mounts, corev1.VolumeMount{Name: "encryption-key", MountPath: s.EncryptionKeyDir, ReadOnly: true})
 		volumes = append(volumes, corev1.Volume{Name: "encryption-key", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: s.EncryptionKey}}})
+	}
+	for i, secret := range slices.Sorted(maps.Keys(c.Secrets.Mounts)) {
+		name := fmt.Sprintf("secret-%d", i)
+		mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: c.Secrets.Mounts[secret], ReadOnly: true})
+		volumes = append(volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: secret}}})
 	}
 	env, envFrom := c.env()
 	automount := false

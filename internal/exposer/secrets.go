@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,6 +30,9 @@ type PodSecrets struct {
 	// Env are Secrets whose keys become the environment: the location's
 	// credentials.
 	Env []string
+	// Mounts are Secrets mounted at a directory each (Secret name to
+	// directory): named locations' own credentials.
+	Mounts map[string]string
 	// From is the namespace they are kept in (the worker's). Pods cannot
 	// use another namespace's Secrets, so the worker copies them into the
 	// data mover namespace before each pod starts, which also carries a
@@ -40,7 +44,11 @@ type PodSecrets struct {
 func (s PodSecrets) Names() []string {
 	var names []string
 	seen := map[string]bool{}
-	for _, n := range append([]string{s.TemporalTLS, s.EncryptionKey, s.APIKey}, s.Env...) {
+	all := append([]string{s.TemporalTLS, s.EncryptionKey, s.APIKey}, s.Env...)
+	for _, secret := range slices.Sorted(maps.Keys(s.Mounts)) {
+		all = append(all, secret)
+	}
+	for _, n := range all {
 		if n != "" && !seen[n] {
 			seen[n] = true
 			names = append(names, n)
