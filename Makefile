@@ -16,6 +16,8 @@ N ?= 10000
 DATA_MB ?= 2048
 
 export CAIRN_KUBE_BIN_DIR := $(KUBE_BIN)
+# MinIO, the S3 server of the s3:// location tests
+export CAIRN_MINIO := $(TOOLS)/minio
 
 .PHONY: all build image sandbox-bins node-deps tools kopia-cli lint test test-unit test-e2e record-histories demo bench bench-restore bench-datapath clean
 
@@ -50,6 +52,11 @@ $(TOOLS)/workflowcheck:
 $(TOOLS)/helm: tools/helm/go.mod tools/helm/go.sum
 	cd tools/helm && GOBIN=$(TOOLS) $(GO) install helm.sh/helm/v3/cmd/helm
 
+# MinIO, pinned in tools/minio/go.mod to a pseudo-version (it publishes no
+# semver tags; about 3 minutes cold)
+$(TOOLS)/minio: tools/minio/go.mod tools/minio/go.sum
+	cd tools/minio && GOBIN=$(TOOLS) $(GO) install github.com/minio/minio
+
 tools: $(TOOLS)/workflowcheck $(TOOLS)/helm
 
 ## lint: gofmt, go vet, workflowcheck over workflows/, helm lint, and the chart renders
@@ -63,7 +70,7 @@ lint: tools
 	$(TOOLS)/helm template cairn $(CHART) --namespace cairn-system -f $(CHART)/ci/all-on-values.yaml > /dev/null
 
 ## test: lint, unit tests, integration tests and end-to-end durability tests
-test: lint sandbox-bins
+test: lint sandbox-bins $(TOOLS)/minio
 	$(GO) test -count=1 -timeout 45m -p 1 ./...
 
 ## test-unit: only the fast tests (no sandbox, no processes)

@@ -88,12 +88,19 @@ func (m *moverStack) startMoverWorker(env ...string) *proc {
 
 func (m *moverStack) startMoverWorkerWithPassword(password string, env ...string) *proc {
 	m.t.Helper()
+	return m.startMoverWorkerArgs(password, nil, env...)
+}
+
+// startMoverWorkerArgs is startMoverWorker with a password and worker
+// flags of the test's.
+func (m *moverStack) startMoverWorkerArgs(password string, extra []string, env ...string) *proc {
+	m.t.Helper()
 	// --data-dir keeps the worker's kopia connection files out of the
 	// source tree.
 	args := []string{"worker", "--temporal-address", m.temporalAddr, "--kubeconfig", m.cluster.KubeconfigPath(),
 		"--data-dir", filepath.Join(filepath.Dir(m.stateDir), "worker"),
 		"--datamover-exposer", "process", "--csi-state-dir", m.cluster.CSIStateDir(), "--datamover-state-dir", m.stateDir}
-	return startProcEnv(m.t, "worker", append([]string{"CAIRN_REPOSITORY_PASSWORD=" + password}, env...), args...)
+	return startProcEnv(m.t, "worker", append([]string{"CAIRN_REPOSITORY_PASSWORD=" + password}, env...), append(args, extra...)...)
 }
 
 // fillVolume writes a data set into a claim's volume and returns its

@@ -33,10 +33,17 @@ func startProc(t *testing.T, name string, args ...string) *proc {
 // startProcEnv is startProc with env added to the test's environment.
 func startProcEnv(t *testing.T, name string, env []string, args ...string) *proc {
 	t.Helper()
+	return startBinary(t, name, cairnBin, env, append(args, "--log-format", "json")...)
+}
+
+// startBinary starts bin (cairn, or a server a test needs) with env added
+// to the test's environment.
+func startBinary(t *testing.T, name, bin string, env []string, args ...string) *proc {
+	t.Helper()
 	logPath := filepath.Join(t.TempDir(), name+".log")
 	logFile, err := os.Create(logPath)
 	require.NoError(t, err)
-	cmd := exec.Command(cairnBin, append(args, "--log-format", "json")...)
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if env != nil {
 		cmd.Env = append(os.Environ(), env...)

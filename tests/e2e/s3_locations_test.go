@@ -1,0 +1,108 @@
+package e2e
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	"github.com/cairn-backup/cairn/internal/datatree"
+	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/starter"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// TestS3LocationsWithTheirOwnCredentials: two real S3 servers (MinIO),
+// each with root credentials of its own, are two named locations whose
+// credentials come from a directory each (as a mounted Secret has them),
+// while the worker's environment holds wrong ones. A backup whose volume
+// data moves into the first is listed from a fresh Temporal, restores
+// byte-identical, survives full repository maintenance, and is deleted
+// with everything it wrote; a backup into the second writes only there.
+func TestS3LocationsWithTheirOwnCredentials(t *testing.T) {
+	m := newMoverStack(t)
+	ctx := context.Background()
+	offsite := startMinIO(t, "offsite-admin", "offsite-secret-1")
+	archive := startMinIO(t, "archive-admin", "archive-secret-2")
+	offsiteURL, archiveURL := offsite.bucket("cairn-offsite"), archive.bucket("cairn-archive")
+	specs := []string{"offsite=" + offsiteURL + ";credentials=" + offsite.credentialsDir(),
+		"archive=" + archiveURL + ";credentials=" + archive.credentialsDir()}
+	catalog, err := location.ParseCatalog(m.location, specs, false)
+	require.NoError(t, err)
+	m.locations = &location.Opener{CredentialDirs: catalog.CredentialDirs()}
+	m.starter = starter.New(m.temporalC, starter.Options{DefaultLocation: m.location, Opener: m.locations})
+	var extra []string
+	for _, spec := range specs {
+		extra = append(extra, "--location-name", spec)
+	}
+	// The environment's credentials are wrong for both servers: only a
+	// location's own get in.
+	m.startMoverWorkerArgs(repoPassword, extra, "AWS_ACCESS_KEY_ID=wrong", "AWS_SECRET_ACCESS_KEY=wrong-too")
+
+	makeClaims(t, m.stack, "s3", "data")
+	want := fillVolume(t, m.stack, "s3", "data", datatree.Spec{LargeFiles: 2, LargeSize: 2 << 20, SmallFiles: 40, SmallSize: 4096, Seed: 23})
+	req := moveRequest("s3-1", "s3")
+	req.StorageLocation = offsiteURL
+	_, err = m.starter.CreateBackup(ctx, req)
+	require.NoError(t, err)
+	v := m.waitDone("s3-1", 4*time.Minute)
+	require.Equal(t, workflows.PhaseCompleted, v.Phase, "%+v", v.Status)
+	written := offsite.keys("cairn-offsite", "")
+	for _, key := range []string{"backups/s3-1/backup.json", "backups/s3-1/resources.tar.gz", "backups/s3-1/logs.jsonl.gz"} {
+		assert.Contains(t, written, key)
+	}
+	assert.True(t, slices.ContainsFunc(written, func(k string) bool { return filepath.Dir(k) == "kopia" }), "the volume data is in the bucket's repository: %v", written)
+	assert.Empty(t, archive.keys("cairn-archive", ""), "nothing went to the other server")
+
+	t.Run("listed from a fresh Temporal, by the location alone", func(t *testing.T) {
+		dir := t.TempDir()
+		addr := freePort(t)
+		startProc(t, "temporal-fresh", "dev", "--no-worker", "--no-api", "--ui-address", "", "--data-dir", dir, "--temporal-address", addr)
+		fresh := starter.New(waitTemporal(t, addr), starter.Options{Locations: catalog, Opener: m.locations})
+		list, err := fresh.ListBackups(ctx)
+		require.NoError(t, err)
+		require.Empty(t, list.Unreadable)
+		var names []string
+		for _, b := range list.Items {
+			names = append(names, b.Name)
+			if b.Name == "s3-1" {
+				assert.Equal(t, workflows.PhaseCompleted, b.Phase)
+				assert.Equal(t, starter.SourceLocation, b.Source)
+			}
+		}
+		assert.Contains(t, names, "s3-1")
+	})
+
+	t.Run("restored byte-identical", func(t *testing.T) {
+		deleteNamespace(t, m.cluster.Config(), "s3")
+		r := m.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "s3-r1", BackupName: "s3-1", StorageLocation: offsiteURL}}, 4*time.Minute)
+		require.Equal(t, workflows.PhaseCompleted, r.Phase, "%+v", r.Status)
+		assert.Empty(t, datatree.Diff(want, digestVolume(t, m.stack, "s3", "data"), 10))
+	})
+
+	t.Run("full maintenance of the bucket's repository, then deletion of everything the backup wrote", func(t *testing.T) {
+		run, err := m.temporalC.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "s3-maintenance", TaskQueue: workflows.TaskQueue},
+			workflows.RepositoryMaintenanceWorkflowName, workflows.MaintenanceRequest{Location: offsiteURL, Mode: "full"})
+		require.NoError(t, err)
+		var maint workflows.MaintenanceResult
+		require.NoError(t, run.Get(ctx, &maint))
+		assert.True(t, maint.Ran)
+
+		res, err := m.starter.DeleteBackup(ctx, "s3-1", false)
+		require.NoError(t, err)
+		require.NoError(t, m.starter.WaitRun(ctx, res.WorkflowID, res.RunID))
+		assert.Empty(t, offsite.keys("cairn-offsite", "backups/s3-1/"), "the backup's objects are gone from the bucket")
+	})
+
+	t.Run("the other location, with the other credentials", func(t *testing.T) {
+		m.backup(workflows.BackupSpec{Name: "s3-archive", IncludedNamespaces: []string{"s3"}, IncludedResources: []string{"configmaps"},
+			StorageLocation: archiveURL})
+		assert.Contains(t, archive.keys("cairn-archive", "backups/"), "backups/s3-archive/backup.json")
+		assert.Empty(t, offsite.keys("cairn-offsite", "backups/s3-archive/"))
+	})
+}
