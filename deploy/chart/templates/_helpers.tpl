@@ -89,6 +89,9 @@ envFrom:
 {{- with .Values.location.hostPath }}
 - {name: location, mountPath: {{ . }}}
 {{- end }}
+{{- range .Values.locations }}{{ if .credentialsSecret }}
+- {name: location-{{ .name }}, mountPath: /etc/cairn/locations/{{ .name }}, readOnly: true}
+{{- end }}{{ end }}
 {{- end -}}
 
 {{- define "cairn.commonVolumes" -}}
@@ -103,6 +106,9 @@ envFrom:
 {{- with .Values.location.hostPath }}
 - {name: location, hostPath: {path: {{ . }}, type: Directory}}
 {{- end }}
+{{- range .Values.locations }}{{ if .credentialsSecret }}
+- {name: location-{{ .name }}, secret: {secretName: {{ .credentialsSecret }}}}
+{{- end }}{{ end }}
 {{- end -}}
 
 {{/* The Secrets data mover pods use, which the worker copies into their
@@ -113,12 +119,13 @@ namespace: a comma-separated list, empty when none. */}}
 {{- with .Values.encryption.existingSecret }}{{ $names = append $names . }}{{ end -}}
 {{- with .Values.temporal.apiKeySecret.name }}{{ $names = append $names . }}{{ end -}}
 {{- with .Values.location.credentialsSecret }}{{ $names = append $names . }}{{ end -}}
+{{- range .Values.locations }}{{ with .credentialsSecret }}{{ $names = append $names . }}{{ end }}{{ end -}}
 {{- join "," (uniq $names) -}}
 {{- end -}}
 
 {{/* The named locations, as --location-name arguments. */}}
 {{- define "cairn.locationArgs" -}}
 {{- range $i, $l := .Values.locations }}{{ if $i }}{{ "\n" }}{{ end -}}
-- {{ printf "--location-name=%s=%s%s" $l.name $l.url (ternary ";readonly" "" (default false $l.readOnly)) | quote }}
+- {{ printf "--location-name=%s=%s%s%s" $l.name $l.url (ternary ";readonly" "" (default false $l.readOnly)) (ternary (printf ";credentials=/etc/cairn/locations/%s" $l.name) "" (ne "" (default "" $l.credentialsSecret))) | quote }}
 {{- end }}
 {{- end -}}
