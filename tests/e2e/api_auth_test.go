@@ -35,25 +35,14 @@ import (
 // says who it is, SubjectAccessReview what a Role in its team's namespace
 // lets it do.
 func TestAPIAuthorizesWithTheClusterRBAC(t *testing.T) {
-	s := newStack(t)
-	s.startWorker()
+	s, kc, api := newTeamsAPI(t)
 	ctx := context.Background()
-	kc := fastClient(t, s.cluster.Config())
-	api := httptest.NewServer(starter.Handler(s.starter, zap.NewNop(), apiauth.Kubernetes(kc, nil)))
-	defer api.Close()
 
 	// The admin's backup of shop holds a ClusterRoleBinding.
-	for _, ns := range []string{"shop", "team-a"} {
-		_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-		require.NoError(t, err)
-	}
-	_, err := kc.CoreV1().ConfigMaps("shop").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "prices"},
-		Data: map[string]string{"apple": "1"}}, metav1.CreateOptions{})
-	require.NoError(t, err)
 	escalation := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "shop-is-admin"},
 		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "cluster-admin"},
 		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: "team-a", Name: "alice"}}}
-	_, err = kc.RbacV1().ClusterRoleBindings().Create(ctx, escalation, metav1.CreateOptions{})
+	_, err := kc.RbacV1().ClusterRoleBindings().Create(ctx, escalation, metav1.CreateOptions{})
 	require.NoError(t, err)
 	s.backup(workflows.BackupSpec{Name: "shop-full", IncludedNamespaces: []string{"shop"}, ClusterResources: workflows.ClusterResourcesInclude})
 	require.NoError(t, kc.RbacV1().ClusterRoleBindings().Delete(ctx, escalation.Name, metav1.DeleteOptions{}))
@@ -95,23 +84,12 @@ func TestAPIAuthorizesWithTheClusterRBAC(t *testing.T) {
 // token, or --token. What RBAC allows works, --wait and logs included;
 // what it does not is exit 7, and no token at all is a usage error.
 func TestCLIThroughTheAPI(t *testing.T) {
-	s := newStack(t)
-	s.startWorker()
+	s, kc, api := newTeamsAPI(t)
 	ctx := context.Background()
-	kc := fastClient(t, s.cluster.Config())
-	api := httptest.NewServer(starter.Handler(s.starter, zap.NewNop(), apiauth.Kubernetes(kc, nil)))
-	defer api.Close()
-	for _, ns := range []string{"shop", "team-a"} {
-		_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-		require.NoError(t, err)
-	}
-	_, err := kc.CoreV1().ConfigMaps("shop").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "prices"},
-		Data: map[string]string{"apple": "1"}}, metav1.CreateOptions{})
-	require.NoError(t, err)
 
 	// operator may back up and read every backup; alice only shop's.
 	operator := serviceAccountToken(t, kc, "team-a", "operator")
-	_, err = kc.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "cairn-backup-operator"},
+	_, err := kc.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "cairn-backup-operator"},
 		Rules: []rbacv1.PolicyRule{{APIGroups: []string{starter.APIGroup}, Resources: []string{"backups", "backups/log"}, Verbs: []string{"get", "list", "create"}}}},
 		metav1.CreateOptions{})
 	require.NoError(t, err)
@@ -175,6 +153,27 @@ func kubeconfigWithToken(t *testing.T, s *stack, token string) string {
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	require.NoError(t, clientcmd.WriteToFile(*cfg, path))
 	return path
+}
+
+// newTeamsAPI is a stack with a worker, the starter API authenticating
+// and authorizing with the sandbox cluster, and namespaces shop (with
+// ConfigMap prices) and team-a.
+func newTeamsAPI(t *testing.T) (*stack, kubernetes.Interface, *httptest.Server) {
+	t.Helper()
+	s := newStack(t)
+	s.startWorker()
+	ctx := context.Background()
+	kc := fastClient(t, s.cluster.Config())
+	api := httptest.NewServer(starter.Handler(s.starter, zap.NewNop(), apiauth.Kubernetes(kc, nil)))
+	t.Cleanup(api.Close)
+	for _, ns := range []string{"shop", "team-a"} {
+		_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	_, err := kc.CoreV1().ConfigMaps("shop").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "prices"},
+		Data: map[string]string{"apple": "1"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	return s, kc, api
 }
 
 func request(t *testing.T, base, token, body string) (int, apiError) {
