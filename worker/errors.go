@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/sealing"
 	"github.com/cairn-backup/cairn/workflows"
 )
@@ -38,9 +39,10 @@ func (a *surfacingActivity) ExecuteActivity(ctx context.Context, in *interceptor
 // message. The SDK classifies only the outermost error: left wrapped, the
 // failure would be a retryable "wrapError" and retried forever.
 //
-// An encrypted object that cannot be read, for want of its key or because
-// it fails authentication, is made non-retryable here too, whichever
-// activity read it: EncryptionKey or CorruptBackup.
+// An object that cannot be read as stored, for want of its key, because
+// it fails authentication or because it differs from the backup's
+// manifest, is made non-retryable here too, whichever activity read it:
+// EncryptionKey or CorruptBackup.
 func surface(err error) error {
 	var appErr *temporal.ApplicationError
 	var keyErr *sealing.KeyError
@@ -50,7 +52,7 @@ func surface(err error) error {
 	case errors.As(err, &appErr) && appErr.NonRetryable():
 	case errors.As(err, &keyErr):
 		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeEncryptionKey, nil)
-	case errors.Is(err, sealing.ErrCorrupt):
+	case errors.Is(err, sealing.ErrCorrupt), errors.Is(err, location.ErrChecksum):
 		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeCorruptBackup, nil)
 	default:
 		return err

@@ -28,6 +28,10 @@ type BackupMetadata struct {
 	// EncryptionKeyID is the ID of the key that encrypted what the run
 	// wrote besides this document (sealing.KeyID); empty: written in plain.
 	EncryptionKeyID string `json:"encryptionKeyID,omitempty"`
+	// ManifestSHA256 is the SHA-256 of the backup's manifest.json, which
+	// holds the digest of every other object; empty in backups written
+	// before manifests (and in Velero's).
+	ManifestSHA256 string `json:"manifestSHA256,omitempty"`
 }
 
 // BackupResults is results.json: what went wrong or was left out, per item

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -67,6 +68,17 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 		return nil, err
 	}
 	src := tarballSource{loc: run.Loc, key: tarKey, limits: a.TarballLimits}
+	if meta.ManifestSHA256 != "" {
+		m, err := run.Loc.ReadManifest(ctx, location.Backup(spec.BackupName), meta.ManifestSHA256)
+		if err != nil {
+			return nil, corruptOr(&corruptError{err})
+		}
+		want, ok := m.Objects[path.Base(tarKey)]
+		if !ok {
+			return nil, corruptOr(&corruptError{fmt.Errorf("the manifest has no %s", path.Base(tarKey))})
+		}
+		src.want = &want
+	}
 	idx, err := scanBackup(ctx, src, sel)
 	if err != nil {
 		return nil, corruptOr(err)

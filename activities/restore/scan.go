@@ -3,6 +3,7 @@ package restore
 import (
 	"context"
 	"errors"
+	"io"
 	"fmt"
 
 	"github.com/tidwall/gjson"
@@ -167,6 +168,9 @@ type tarballSource struct {
 	loc    *location.Location
 	key    string
 	limits tarball.Limits
+	// want, when set, is the tarball's digest in the backup's manifest:
+	// a tarball that differs is corrupt.
+	want *location.Digest
 }
 
 // walkTarball streams the tarball through fn. A failure to read the
@@ -174,13 +178,26 @@ type tarballSource struct {
 // decode, or is past the limits, is a *corruptError, and one of an
 // unknown format version an *unsupportedError.
 func walkTarball(ctx context.Context, src tarballSource, fn func(tarball.Entry) error) error {
-	r, err := src.loc.NewReader(ctx, src.key)
+	var r io.ReadCloser
+	var err error
+	if src.want != nil {
+		r, err = src.loc.NewCheckedReader(ctx, src.key, *src.want)
+	} else {
+		r, err = src.loc.NewReader(ctx, src.key)
+	}
 	if err != nil {
 		return err
 	}
 	defer r.Close()
 	format, err := tarball.Walk(r, src.limits, fn)
+	if err == nil && src.want != nil {
+		// The digest is checked at the end of the stored bytes, which
+		// the manifest bounds.
+		_, err = io.Copy(io.Discard, r)
+	}
 	switch {
+	case errors.Is(err, location.ErrChecksum):
+		return &corruptError{err}
 	case errors.Is(err, tarball.ErrCorrupt):
 		return &corruptError{fmt.Errorf("%s: %w", src.key, err)}
 	case err != nil:

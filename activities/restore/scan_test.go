@@ -52,3 +52,29 @@ func TestTarballPastTheLimitsIsCorrupt(t *testing.T) {
 	err := walkTarball(context.Background(), src, func(tarball.Entry) error { return nil })
 	activitytest.RequireNonRetryable(t, corruptOr(err), workflows.ErrTypeCorruptBackup)
 }
+
+// A tarball whose stored bytes differ from the manifest's digest fails
+// the restore for good with CorruptBackup, though it decodes; the one
+// the manifest names walks.
+func TestTarballThatDiffersFromTheManifestIsCorrupt(t *testing.T) {
+	ctx := context.Background()
+	src := tarballSource{loc: openTempLocation(t), key: "b/b.tar.gz"}
+	writeTarball(t, src, map[string]string{
+		"metadata/version":                           tarball.FormatVersion,
+		"resources/configmaps/namespaces/app/a.json": `{"kind":"ConfigMap"}`,
+	})
+	want, err := src.loc.Digest(ctx, src.key, nil)
+	require.NoError(t, err)
+	src.want = &want
+	entries := 0
+	require.NoError(t, walkTarball(ctx, src, func(tarball.Entry) error { entries++; return nil }))
+	require.Positive(t, entries)
+
+	writeTarball(t, src, map[string]string{
+		"metadata/version":                           tarball.FormatVersion,
+		"resources/configmaps/namespaces/app/a.json": `{"kind":"ConfigMap","data":{"swapped":"in"}}`,
+	})
+	err = walkTarball(ctx, src, func(tarball.Entry) error { return nil })
+	activitytest.RequireNonRetryable(t, corruptOr(err), workflows.ErrTypeCorruptBackup)
+	require.ErrorContains(t, err, "does not match the backup's manifest")
+}

@@ -40,7 +40,7 @@ func (a *Activities) CleanupBackupWork(ctx context.Context, in workflows.Cleanup
 				return err
 			}
 		}
-		for _, k := range []string{keys.Resources(), keys.Results(), keys.Operations(), keys.Volumes()} {
+		for _, k := range []string{keys.Resources(), keys.Results(), keys.Operations(), keys.Volumes(), keys.Manifest()} {
 			if err := run.Loc.Delete(ctx, k); err != nil {
 				return err
 			}

@@ -78,6 +78,11 @@ func (a *Activities) FinalizeBackup(ctx context.Context, in workflows.FinalizeIn
 	if err := run.JoinLogs(ctx, keys.LogsPrefix(), keys.Logs()); err != nil {
 		return nil, err
 	}
+	manifest, err := run.Loc.WriteManifest(ctx, keys, keys.Stored(), func(n int64) { activity.RecordHeartbeat(ctx, n) })
+	if err != nil {
+		return nil, err
+	}
+	meta.ManifestSHA256 = manifest
 	// The backup ends when it is committed, not when finalizing began.
 	done := time.Now().UTC()
 	meta.Status.CompletionTime = &done

@@ -224,6 +224,12 @@ func TestFinalizeCommitsBackupJSON(t *testing.T) {
 	assert.False(t, meta.Status.CompletionTime.Before(before), "completion is the commit, not %v", in.Status.CompletionTime)
 	require.NotNil(t, res.CompletionTime)
 	assert.True(t, meta.Status.CompletionTime.Equal(*res.CompletionTime))
+
+	// The manifest that backup.json vouches for digests every stored object.
+	m, err := f.loc.ReadManifest(context.Background(), b1, meta.ManifestSHA256)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"logs.jsonl.gz", "resources.tar.gz", "results.json"}, m.Names(), "a backup without volumes has no volume files")
+	assert.Equal(t, res.TarballBytes, m.Objects["resources.tar.gz"].Size)
 }
 
 // TestFinalizeJoinsTheLogBeforeCommitting: logs.jsonl.gz holds the earlier
@@ -288,7 +294,7 @@ func TestFinalizeCountsTheCommittedRun(t *testing.T) {
 // commit marker, written last: when any earlier object cannot be stored,
 // finalize fails (for a retry) and the backup stays uncommitted.
 func TestFinalizeCommitsOnlyWhenEverythingElseIsStored(t *testing.T) {
-	for _, blocked := range []string{b1.Resources(), b1.Results(), b1.Operations(), b1.Volumes(), b1.Logs()} {
+	for _, blocked := range []string{b1.Resources(), b1.Results(), b1.Operations(), b1.Volumes(), b1.Logs(), b1.Manifest()} {
 		t.Run(filepath.Base(blocked), func(t *testing.T) {
 			f := newFixture(t, nil)
 			seedCollected(t, f)

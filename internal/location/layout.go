@@ -27,6 +27,16 @@ func (b BackupKeys) Logs() string       { return b.prefix + "logs.jsonl.gz" }
 func (b BackupKeys) Volumes() string    { return b.prefix + "volumes.json" }
 func (b BackupKeys) Operations() string { return b.prefix + "operations.json" }
 
+// Manifest is manifest.json: the digest of every object above, written
+// just before backup.json, which records its SHA-256.
+func (b BackupKeys) Manifest() string { return b.prefix + "manifest.json" }
+
+// Stored are the objects a committed backup holds besides backup.json and
+// the manifest: what the manifest digests.
+func (b BackupKeys) Stored() []string {
+	return []string{b.Resources(), b.Results(), b.Logs(), b.Volumes(), b.Operations()}
+}
+
 // VeleroMetadata is where Velero keeps a backup's metadata.
 func (b BackupKeys) VeleroMetadata() string { return b.prefix + "velero-backup.json" }
 

@@ -42,9 +42,11 @@ type Location struct {
 
 // plainDocuments stay readable without the key: they are what listing a
 // location reads, and they record which key encrypted the rest. They hold
-// names, times, counts and phases, never a cluster's objects.
+// names, times, counts and phases, never a cluster's objects; the
+// manifest holds the digests of the encrypted objects, checked without
+// the key.
 var plainDocuments = map[string]bool{
-	"backup.json": true, "restore.json": true, "snapshot.json": true, "velero-backup.json": true,
+	"backup.json": true, "restore.json": true, "snapshot.json": true, "velero-backup.json": true, "manifest.json": true,
 }
 
 // sealed reports whether what is written to key is encrypted.
@@ -274,13 +276,17 @@ func (l *Location) NewReader(ctx context.Context, key string) (io.ReadCloser, er
 	if err != nil {
 		return nil, wrapNotFound(key, err)
 	}
-	plain, err := sealing.Open(r, l.keyring)
+	plain, err := l.open(r)
 	if err != nil {
 		r.Close()
 		return nil, fmt.Errorf("read %s: %w", key, err)
 	}
 	return readCloser{Reader: plain, Closer: r}, nil
 }
+
+// open is what stored bytes hold in plain: decrypted, when they were
+// encrypted.
+func (l *Location) open(stored io.Reader) (io.Reader, error) { return sealing.Open(stored, l.keyring) }
 
 type readCloser struct {
 	io.Reader

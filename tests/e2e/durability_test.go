@@ -55,7 +55,14 @@ func waitMidConfigMaps(t *testing.T, s *stack, backup string) {
 // but the kube-root-ca.crt a cluster with a node puts in every namespace.
 func assertExactlySeeded(t *testing.T, s *stack, backup, prefix string, want map[string]bool) {
 	t.Helper()
-	counts := tarballCounts(t, s, backup)
+	assertExactlySeededAt(t, s, s.location, backup, prefix, want)
+}
+
+// assertExactlySeededAt is assertExactlySeeded of a backup in another of
+// the stack's locations.
+func assertExactlySeededAt(t *testing.T, s *stack, locationURL, backup, prefix string, want map[string]bool) {
+	t.Helper()
+	counts := tarballCountsAt(t, s, locationURL, backup)
 	got := counts["configmaps"]
 	for key := range got {
 		if strings.HasSuffix(key, "/kube-root-ca.crt") {

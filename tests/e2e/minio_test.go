@@ -21,6 +21,7 @@ type minioServer struct {
 	t                 *testing.T
 	endpoint          string // http://127.0.0.1:PORT
 	accessKey, secret string
+	addr, dataDir     string
 	proc              *proc
 }
 
@@ -42,20 +43,29 @@ func minioBin(t *testing.T) string {
 func startMinIO(t *testing.T, accessKey, secret string) *minioServer {
 	t.Helper()
 	addr := freePort(t)
-	m := &minioServer{t: t, endpoint: "http://" + addr, accessKey: accessKey, secret: secret}
-	m.proc = startBinary(t, "minio-"+accessKey, minioBin(t),
-		[]string{"MINIO_ROOT_USER=" + accessKey, "MINIO_ROOT_PASSWORD=" + secret, "MINIO_BROWSER=off", "MINIO_UPDATE=off"},
-		"server", t.TempDir(), "--address", addr, "--console-address", freePort(t), "--quiet")
+	m := &minioServer{t: t, endpoint: "http://" + addr, accessKey: accessKey, secret: secret, addr: addr, dataDir: t.TempDir()}
+	m.start()
+	return m
+}
+
+// start starts the server on its address and data, and waits until it
+// answers.
+func (m *minioServer) start() {
+	t := m.t
+	t.Helper()
+	m.proc = startBinary(t, "minio-"+m.accessKey, minioBin(t),
+		[]string{"MINIO_ROOT_USER=" + m.accessKey, "MINIO_ROOT_PASSWORD=" + m.secret, "MINIO_BROWSER=off", "MINIO_UPDATE=off"},
+		"server", m.dataDir, "--address", m.addr, "--console-address", freePort(t), "--quiet")
 	deadline := time.Now().Add(time.Minute)
 	for {
 		resp, err := http.Get(m.endpoint + "/minio/health/live")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return m
+				return
 			}
 		}
-		require.True(t, time.Now().Before(deadline), "MinIO at %s did not come up: %v", addr, err)
+		require.True(t, time.Now().Before(deadline), "MinIO at %s did not come up: %v", m.addr, err)
 		time.Sleep(200 * time.Millisecond)
 	}
 }

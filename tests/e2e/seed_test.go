@@ -77,7 +77,14 @@ func seedConfigMaps(t *testing.T, cfg *rest.Config, prefix string, namespaces, p
 // preferred-version copies: exactly once each is what a backup must hold.
 func tarballCounts(t *testing.T, s *stack, backup string) map[string]map[string]int {
 	t.Helper()
-	loc, err := s.locations.Open(context.Background(), s.location)
+	return tarballCountsAt(t, s, s.location, backup)
+}
+
+// tarballCountsAt is tarballCounts of a backup in another of the stack's
+// locations.
+func tarballCountsAt(t *testing.T, s *stack, locationURL, backup string) map[string]map[string]int {
+	t.Helper()
+	loc, err := s.locations.Open(context.Background(), locationURL)
 	require.NoError(t, err)
 	defer loc.Close()
 	r, err := loc.NewReader(context.Background(), location.Backup(backup).Resources())

@@ -1,0 +1,66 @@
+package e2e
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/starter"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// TestFinalizeWaitsForTheObjectStore kills the S3 server (MinIO) while a
+// backup into it finalizes: the worker, caught frozen inside
+// FinalizeBackup, fails against the dead store and retries, the backup
+// stays Running with its step's last error in describe, and once the
+// store is back on the same data the backup completes with every object
+// exactly once.
+func TestFinalizeWaitsForTheObjectStore(t *testing.T) {
+	s := newStack(t)
+	ctx := context.Background()
+	store := startMinIO(t, "outage-admin", "outage-secret-1")
+	url := store.bucket("cairn-outage")
+	spec := "outage=" + url + ";credentials=" + store.credentialsDir()
+	catalog, err := location.ParseCatalog(s.location, []string{spec}, false)
+	require.NoError(t, err)
+	s.locations = &location.Opener{CredentialDirs: catalog.CredentialDirs()}
+	s.starter = starter.New(s.temporalC, starter.Options{DefaultLocation: s.location, Opener: s.locations})
+	want := seedConfigMaps(t, s.cluster.Config(), "so", seedNamespaces, 50)
+	w := s.startWorker("--location-name", spec)
+
+	_, err = s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: workflows.BackupSpec{
+		Name: "outage-1", IncludedNamespaces: []string{"so-*"}, StorageLocation: url}})
+	require.NoError(t, err)
+	require.True(t, catchActivity(t, s, w, workflows.BackupWorkflowID("outage-1"), finalizeBackupActivity),
+		"the worker was caught inside FinalizeBackup")
+	store.proc.kill()
+	w.thaw()
+
+	// The event: finalize failed against the dead store and waits for
+	// another attempt.
+	var v *starter.BackupView
+	require.Eventually(t, func() bool {
+		v, err = s.starter.GetBackup(ctx, "outage-1")
+		require.NoError(t, err)
+		for _, st := range v.Retrying {
+			if st.Step == finalizeBackupActivity {
+				return true
+			}
+		}
+		return false
+	}, 3*time.Minute, 200*time.Millisecond, "FinalizeBackup failed and is retried while the store is down")
+	assert.Equal(t, workflows.PhaseFinalizing, v.Phase, "nothing is committed while the store is down")
+	t.Logf("while the store is down: %+v", v.Retrying)
+
+	store.start()
+	v = s.waitDone("outage-1", 3*time.Minute)
+	require.Equal(t, workflows.PhaseCompleted, v.Phase, "%+v", v.Status)
+	assert.Greater(t, activityAttempt(t, s, workflows.BackupWorkflowID("outage-1"), finalizeBackupActivity), int32(1),
+		"the outage landed mid-step: FinalizeBackup ran again")
+	assertExactlySeededAt(t, s, url, "outage-1", "so", want)
+	assert.Contains(t, store.keys("cairn-outage", "backups/outage-1/"), "backups/outage-1/backup.json")
+}
