@@ -33,6 +33,7 @@ var workerWorkflows = map[string]any{
 	workflows.ExpireBackupsWorkflowName:         deletion.ExpireBackupsWorkflow,
 	workflows.RepositoryMaintenanceWorkflowName: deletion.RepositoryMaintenanceWorkflow,
 	workflows.EtcdSnapshotWorkflowName:          etcdsnapshot.EtcdSnapshotWorkflow,
+	workflows.VerifyBackupWorkflowName:          backup.VerifyBackupWorkflow,
 }
 
 // workerActivities are the activities the worker runs: all but the data
@@ -44,7 +45,7 @@ func workerActivities(a Activities) []any {
 	}
 	if s := a.Store; s != nil {
 		list = append(list, s.FinalizeBackup, s.CleanupBackupWork, s.DeleteBackupData,
-			s.ListExpiredBackups, s.ListScheduleRuns, s.ListExpiredEtcdSnapshots)
+			s.ListExpiredBackups, s.ListScheduleRuns, s.ListExpiredEtcdSnapshots, s.VerifyBackupData)
 	}
 	if e := a.Etcd; e != nil {
 		list = append(list, e.TakeEtcdSnapshot, e.VerifyEtcdSnapshot, e.CommitEtcdSnapshot, e.DiscardEtcdSnapshot)

@@ -30,6 +30,7 @@ Exit codes: 0 ok, 1 error, 2 invalid input (nothing started), 3 conflict,
 4 not found, 5 backup ended PartiallyFailed, 6 backup ended Failed/Canceled.`,
 	}
 	cmd.AddCommand(newBackupCreateCommand(g), newBackupGetCommand(g), newBackupListCommand(g),
-		newBackupDescribeCommand(g), newLogsCommand(g, backups), newBackupCancelCommand(g), newBackupDeleteCommand(g))
+		newBackupDescribeCommand(g), newLogsCommand(g, backups), newBackupCancelCommand(g), newBackupDeleteCommand(g),
+		newBackupVerifyCommand(g))
 	return cmd
 }

@@ -175,6 +175,11 @@ func (c *Client) BackupLogs(ctx context.Context, name string, w io.Writer) error
 	return c.copy(ctx, named("backups", name)+"/logs", w)
 }
 
+func (c *Client) VerifyBackup(ctx context.Context, name string) (*workflows.VerifyBackupResult, error) {
+	var r workflows.VerifyBackupResult
+	return &r, c.do(ctx, http.MethodPost, named("backups", name)+"/verify", nil, nil, &r)
+}
+
 func (c *Client) CreateRestore(ctx context.Context, req starter.CreateRestoreRequest) (*starter.CreateResult, error) {
 	var res starter.CreateResult
 	return &res, c.do(ctx, http.MethodPost, "/v1/restores", nil, req, &res)

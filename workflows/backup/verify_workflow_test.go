@@ -1,0 +1,44 @@
+package backup
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/workflows/internal/flowtest"
+)
+
+func runVerify(t *testing.T, verify func(context.Context, workflows.VerifyBackupRequest) (*workflows.VerifyBackupResult, error)) (*workflows.VerifyBackupResult, error) {
+	t.Helper()
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	flowtest.Fake(env, storeActs.VerifyBackupData, verify)
+	env.ExecuteWorkflow(VerifyBackupWorkflow, workflows.VerifyBackupRequest{Backup: "b1", Location: "mem://"})
+	require.True(t, env.IsWorkflowCompleted())
+	if err := env.GetWorkflowError(); err != nil {
+		return nil, err
+	}
+	var res workflows.VerifyBackupResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	return &res, nil
+}
+
+// What differs is the workflow's result, not its failure; a backup that
+// cannot be read at all fails it.
+func TestVerifyBackupWorkflowReturnsTheVerdict(t *testing.T) {
+	res, err := runVerify(t, func(_ context.Context, in workflows.VerifyBackupRequest) (*workflows.VerifyBackupResult, error) {
+		return &workflows.VerifyBackupResult{Backup: in.Backup, Manifest: true, Objects: 3, Differ: []string{"resources.tar.gz: SHA-256 differs"}}, nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"resources.tar.gz: SHA-256 differs"}, res.Differ)
+
+	_, err = runVerify(t, func(context.Context, workflows.VerifyBackupRequest) (*workflows.VerifyBackupResult, error) {
+		return nil, errors.New("bucket gone")
+	})
+	assert.ErrorContains(t, err, "verify backup b1")
+}
