@@ -3,8 +3,8 @@ package restore
 import (
 	"context"
 	"errors"
-	"io"
 	"fmt"
+	"io"
 
 	"github.com/tidwall/gjson"
 	"go.temporal.io/sdk/activity"
