@@ -12,10 +12,11 @@ import (
 )
 
 // VerifyBackup checks every stored object of a committed backup against
-// its manifest, on a worker (workflow verify/<name>, joined when one
-// runs), and returns the verdict. A running backup is a ConflictError: it
+// its manifest, and its moved volume data with kopia (reading a sample
+// of the files back, or all of them when full), on a worker (workflow
+// verify/<name>, joined when one runs), and returns the verdict. A running backup is a ConflictError: it
 // has nothing to check yet.
-func (c *Client) VerifyBackup(ctx context.Context, name string) (*workflows.VerifyBackupResult, error) {
+func (c *Client) VerifyBackup(ctx context.Context, name string, full bool) (*workflows.VerifyBackupResult, error) {
 	v, err := c.GetBackup(ctx, name)
 	if err != nil {
 		return nil, err
@@ -34,7 +35,7 @@ func (c *Client) VerifyBackup(ctx context.Context, name string) (*workflows.Veri
 			workflows.SearchAttrName.ValueSet(name),
 			workflows.SearchAttrPhase.ValueSet(string(workflows.PhaseNew)),
 		),
-	}, workflows.VerifyBackupWorkflowName, workflows.VerifyBackupRequest{Backup: name, Location: c.locationOr(v.Location)})
+	}, workflows.VerifyBackupWorkflowName, workflows.VerifyBackupRequest{Backup: name, Location: c.locationOr(v.Location), Full: full})
 	if err != nil {
 		return nil, fmt.Errorf("start verification of %s: %w", name, err)
 	}

@@ -191,6 +191,16 @@ func (h *handler) deleteBackup(w http.ResponseWriter, r *http.Request) {
 	h.reply(w, http.StatusAccepted, res)
 }
 
+func (h *handler) verifyBackup(w http.ResponseWriter, r *http.Request) {
+	res, err := h.c.VerifyBackup(r.Context(), r.PathValue("name"), r.URL.Query().Get("full") == "true")
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	h.log.Info("Backup verified", zap.String("backup", res.Backup), zap.Bool("ok", res.OK()), zap.Strings("differ", res.Differ))
+	h.reply(w, http.StatusOK, res)
+}
+
 func (h *handler) updateSchedule(w http.ResponseWriter, r *http.Request) {
 	var spec workflows.ScheduleSpec
 	if err := decodeStrict(r, "schedule", &spec); err != nil {

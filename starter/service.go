@@ -17,7 +17,7 @@ type Service interface {
 	CancelBackup(ctx context.Context, name string) (*BackupView, error)
 	DeleteBackup(ctx context.Context, name string, cancelRunning bool) (*CreateResult, error)
 	BackupLogs(ctx context.Context, name string, w io.Writer) error
-	VerifyBackup(ctx context.Context, name string) (*workflows.VerifyBackupResult, error)
+	VerifyBackup(ctx context.Context, name string, full bool) (*workflows.VerifyBackupResult, error)
 
 	CreateRestore(ctx context.Context, req CreateRestoreRequest) (*CreateResult, error)
 	GetRestore(ctx context.Context, name string) (*RestoreView, error)

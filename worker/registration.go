@@ -62,7 +62,7 @@ func workerActivities(a Activities) []any {
 			e.RequestDataMoverSlot, e.ClosedSlotHolders, e.HandOverVolume, e.FinishVolumeRestores)
 	}
 	if r := a.Repo; r != nil {
-		list = append(list, r.EnsureRepository, r.DeleteVolumeData, r.MaintainRepository)
+		list = append(list, r.EnsureRepository, r.DeleteVolumeData, r.MaintainRepository, r.VerifyBackupVolumes)
 	}
 	if r := a.Restore; r != nil {
 		list = append(list, r.PlanRestore, r.ApplyResources, r.WaitCRDsEstablished, r.RelinkOwners,

@@ -11,10 +11,29 @@ const (
 // called name: one at a time per backup.
 func VerifyWorkflowID(name string) string { return "verify/" + name }
 
-// VerifyBackupRequest names the backup and its location.
+// VerifyBackupRequest names the backup and its location. Full reads
+// every file of the moved volume data back, instead of a sample.
 type VerifyBackupRequest struct {
 	Backup   string `json:"backup"`
 	Location string `json:"location"`
+	Full     bool   `json:"full,omitempty"`
+}
+
+// VerifySamplePercent is the share of volume data files a verification
+// reads back whole unless it is full; every file's contents are checked
+// to exist either way.
+const VerifySamplePercent = 5
+
+// VolumeDataVerified is what kopia's check of a backup's moved volume
+// data found.
+type VolumeDataVerified struct {
+	Snapshots int   `json:"snapshots"`
+	Files     int64 `json:"files"`
+	Bytes     int64 `json:"bytes"`
+	ReadFiles int64 `json:"readFiles"`
+	ReadBytes int64 `json:"readBytes"`
+	// Errors are kopia's: contents or blobs missing, data unreadable.
+	Errors []string `json:"errors,omitempty"`
 }
 
 // VerifyBackupResult is the verdict of a verification.
@@ -29,7 +48,12 @@ type VerifyBackupResult struct {
 	// Differ are the objects that are not what the manifest says, each
 	// with how ("resources.tar.gz: SHA-256 differs"); empty when all match.
 	Differ []string `json:"differ,omitempty"`
+	// VolumeData is kopia's check of the moved volume data; nil when the
+	// backup moved none.
+	VolumeData *VolumeDataVerified `json:"volumeData,omitempty"`
 }
 
-// OK says every object matched a manifest.
-func (r VerifyBackupResult) OK() bool { return r.Manifest && len(r.Differ) == 0 }
+// OK says every object matched a manifest and the volume data is whole.
+func (r VerifyBackupResult) OK() bool {
+	return r.Manifest && len(r.Differ) == 0 && (r.VolumeData == nil || len(r.VolumeData.Errors) == 0)
+}

@@ -175,9 +175,13 @@ func (c *Client) BackupLogs(ctx context.Context, name string, w io.Writer) error
 	return c.copy(ctx, named("backups", name)+"/logs", w)
 }
 
-func (c *Client) VerifyBackup(ctx context.Context, name string) (*workflows.VerifyBackupResult, error) {
+func (c *Client) VerifyBackup(ctx context.Context, name string, full bool) (*workflows.VerifyBackupResult, error) {
+	q := url.Values{}
+	if full {
+		q.Set("full", "true")
+	}
 	var r workflows.VerifyBackupResult
-	return &r, c.do(ctx, http.MethodPost, named("backups", name)+"/verify", nil, nil, &r)
+	return &r, c.do(ctx, http.MethodPost, named("backups", name)+"/verify", q, nil, &r)
 }
 
 func (c *Client) CreateRestore(ctx context.Context, req starter.CreateRestoreRequest) (*starter.CreateResult, error) {

@@ -49,7 +49,7 @@ func TestChecksumsFindCorruptBackups(t *testing.T) {
 	for _, name := range []string{"ck-flip", "ck-cut", "ck-swap"} {
 		stdout, stderr, code := s.cli("backup", "verify", name)
 		assert.Equal(t, starter.ExitFailed, code, "%s: %s %s", name, stdout, stderr)
-		assert.Contains(t, stdout, "Backup "+name+" differs from its manifest: resources.tar.gz")
+		assert.Contains(t, stdout, "Backup "+name+" is not whole: resources.tar.gz")
 	}
 	stdout, _, _ = s.cli("backup", "verify", "ck-cut", "-o", "json")
 	var res workflows.VerifyBackupResult

@@ -12,7 +12,8 @@ import (
 )
 
 // VerifyBackupWorkflow checks a backup's stored objects against its
-// manifest, in one activity that heartbeats the bytes it read.
+// manifest (an activity that heartbeats the bytes it read), then its
+// moved volume data with kopia's own verification.
 func VerifyBackupWorkflow(ctx workflow.Context, req workflows.VerifyBackupRequest) (*workflows.VerifyBackupResult, error) {
 	logger := log.With(workflow.GetLogger(ctx), "backup", req.Backup)
 	if err := workflow.UpsertTypedSearchAttributes(ctx, workflows.SearchAttrKind.ValueSet(workflows.KindVerify),
@@ -24,6 +25,12 @@ func VerifyBackupWorkflow(ctx workflow.Context, req workflows.VerifyBackupReques
 	if err := workflow.ExecuteActivity(actx, storeActs.VerifyBackupData, req).Get(ctx, &res); err != nil {
 		flow.PublishPhase(ctx, logger, workflows.PhaseFailed)
 		return nil, fmt.Errorf("verify backup %s: %w", req.Backup, err)
+	}
+	if res.Manifest {
+		if err := workflow.ExecuteActivity(actx, repositoryActs.VerifyBackupVolumes, req).Get(ctx, &res.VolumeData); err != nil {
+			flow.PublishPhase(ctx, logger, workflows.PhaseFailed)
+			return nil, fmt.Errorf("verify the volume data of backup %s: %w", req.Backup, err)
+		}
 	}
 	phase := workflows.PhaseCompleted
 	if !res.OK() {

@@ -18,6 +18,9 @@ func runVerify(t *testing.T, verify func(context.Context, workflows.VerifyBackup
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
 	flowtest.Fake(env, storeActs.VerifyBackupData, verify)
+	flowtest.Fake(env, repositoryActs.VerifyBackupVolumes, func(context.Context, workflows.VerifyBackupRequest) (*workflows.VolumeDataVerified, error) {
+		return &workflows.VolumeDataVerified{Snapshots: 1, Errors: []string{"blob p123 missing"}}, nil
+	})
 	env.ExecuteWorkflow(VerifyBackupWorkflow, workflows.VerifyBackupRequest{Backup: "b1", Location: "mem://"})
 	require.True(t, env.IsWorkflowCompleted())
 	if err := env.GetWorkflowError(); err != nil {
@@ -36,6 +39,8 @@ func TestVerifyBackupWorkflowReturnsTheVerdict(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"resources.tar.gz: SHA-256 differs"}, res.Differ)
+	require.NotNil(t, res.VolumeData, "the volume data is checked too")
+	assert.Equal(t, []string{"blob p123 missing"}, res.VolumeData.Errors)
 
 	_, err = runVerify(t, func(context.Context, workflows.VerifyBackupRequest) (*workflows.VerifyBackupResult, error) {
 		return nil, errors.New("bucket gone")
