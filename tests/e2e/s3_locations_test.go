@@ -85,6 +85,16 @@ func TestS3LocationsWithTheirOwnCredentials(t *testing.T) {
 		assert.Empty(t, datatree.Diff(want, digestVolume(t, m.stack, "s3", "data"), 10))
 	})
 
+	t.Run("verified whole, volume data read back in full", func(t *testing.T) {
+		res, err := m.starter.VerifyBackup(ctx, "s3-1", true)
+		require.NoError(t, err)
+		assert.True(t, res.OK(), "%+v", res)
+		require.NotNil(t, res.VolumeData)
+		assert.Equal(t, 1, res.VolumeData.Snapshots)
+		assert.Positive(t, res.VolumeData.ReadFiles)
+		assert.GreaterOrEqual(t, res.VolumeData.ReadBytes, int64(4<<20), "both large files read back")
+	})
+
 	t.Run("full maintenance of the bucket's repository, then deletion of everything the backup wrote", func(t *testing.T) {
 		run, err := m.temporalC.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "s3-maintenance", TaskQueue: workflows.TaskQueue},
 			workflows.RepositoryMaintenanceWorkflowName, workflows.MaintenanceRequest{Location: offsiteURL, Mode: "full"})
