@@ -76,6 +76,9 @@ set -e
 echo
 echo "\$ cairn backup list"
 "$cairn" backup list --data-dir "$data_dir"
+echo
+echo "\$ cairn backup verify $name"
+"$cairn" backup verify "$name" --data-dir "$data_dir"
 
 restore="$name-copy"
 copy="shop-copy-$(date -u +%H%M%S)"
