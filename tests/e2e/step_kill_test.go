@@ -115,8 +115,9 @@ func assertRestoredSeed(t *testing.T, s *stack, mapping map[string]string, want 
 }
 
 // assertNothingPlain checks that the worker's $TMPDIR holds nothing and
-// that every file of the location but the metadata documents is
-// encrypted, those a killed write left behind included.
+// that every file of the location but the metadata documents (and the
+// manifest of digests) is encrypted, those a killed write left behind
+// included.
 func assertNothingPlain(t *testing.T, s *stack, tmp string) {
 	t.Helper()
 	left, err := os.ReadDir(tmp)
@@ -129,7 +130,7 @@ func assertNothingPlain(t *testing.T, s *stack, tmp string) {
 			return err
 		}
 		switch filepath.Base(path) {
-		case "backup.json", "restore.json":
+		case "backup.json", "restore.json", "manifest.json":
 			return nil
 		}
 		data, err := os.ReadFile(path)
