@@ -57,11 +57,12 @@ func openStorage(ctx context.Context, rawURL string, env location.Env, create bo
 			ServiceAccountCredentialsFile: env("GOOGLE_APPLICATION_CREDENTIALS"), Limits: limits,
 		}, create)
 	case "azblob":
-		st, err = azure.New(ctx, &azure.Options{
-			Container: u.Host, Prefix: prefix,
-			StorageAccount: env("AZURE_STORAGE_ACCOUNT"), StorageKey: env("AZURE_STORAGE_KEY"),
-			SASToken: env("AZURE_STORAGE_SAS_TOKEN"), Limits: limits,
-		}, create)
+		opts, aerr := azureOptions(u, prefix, env)
+		if aerr != nil {
+			return nil, fmt.Errorf("backup location %s: %w", location.Display(normalized), aerr)
+		}
+		opts.Limits = limits
+		st, err = azure.New(ctx, opts, create)
 	default:
 		return nil, fmt.Errorf("backup location %s: volume data cannot be kept in a %s:// location", location.Display(normalized), u.Scheme)
 	}
@@ -99,4 +100,29 @@ func s3Options(u *url.URL, prefix string, env location.Env) *s3.Options {
 	}
 	opts.Endpoint = endpoint
 	return opts
+}
+
+// azureOptions maps an azblob:// URL onto kopia's Azure storage: its
+// domain (Azure Stack, sovereign clouds) and protocol, as gocloud.dev
+// reads them from the URL or the environment. kopia addresses an account
+// by host name (account.domain), so a local emulator, which takes the
+// account in the path, cannot hold volume data.
+func azureOptions(u *url.URL, prefix string, env location.Env) (*azure.Options, error) {
+	q := u.Query()
+	get := func(param, variable string) string {
+		if v := q.Get(param); v != "" {
+			return v
+		}
+		return env(variable)
+	}
+	if emu := get("localemu", "AZURE_STORAGE_IS_LOCAL_EMULATOR"); emu == "true" || emu == "1" {
+		return nil, fmt.Errorf("volume data cannot be kept in a local Azure emulator location (kopia addresses accounts by host name)")
+	}
+	account := get("storage_account", "AZURE_STORAGE_ACCOUNT")
+	return &azure.Options{
+		Container: u.Host, Prefix: prefix,
+		StorageAccount: account, StorageKey: env("AZURE_STORAGE_KEY"), SASToken: env("AZURE_STORAGE_SAS_TOKEN"),
+		StorageDomain: get("domain", "AZURE_STORAGE_DOMAIN"),
+		DoNotUseTLS:   get("protocol", "AZURE_STORAGE_PROTOCOL") == "http",
+	}, nil
 }
