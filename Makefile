@@ -18,6 +18,10 @@ DATA_MB ?= 2048
 export CAIRN_KUBE_BIN_DIR := $(KUBE_BIN)
 # MinIO, the S3 server of the s3:// location tests
 export CAIRN_MINIO := $(TOOLS)/minio
+# Azurite, Microsoft's Azure Storage emulator, for the azblob:// tests
+AZURITE_VERSION := 3.37.0
+AZURITE := $(TOOLS)/azurite-$(AZURITE_VERSION)/node_modules/.bin/azurite-blob
+export CAIRN_AZURITE := $(AZURITE)
 
 .PHONY: all build image sandbox-bins node-deps tools kopia-cli lint test test-unit test-e2e record-histories demo bench bench-restore bench-datapath clean
 
@@ -57,6 +61,10 @@ $(TOOLS)/helm: tools/helm/go.mod tools/helm/go.sum
 $(TOOLS)/minio: tools/minio/go.mod tools/minio/go.sum
 	cd tools/minio && GOBIN=$(TOOLS) $(GO) install github.com/minio/minio
 
+# Azurite from the npm registry, pinned (about 20 seconds)
+$(AZURITE):
+	npm install --no-audit --no-fund --prefix $(TOOLS)/azurite-$(AZURITE_VERSION) azurite@$(AZURITE_VERSION)
+
 tools: $(TOOLS)/workflowcheck $(TOOLS)/helm
 
 ## lint: gofmt, go vet, workflowcheck over workflows/, helm lint, and the chart renders
@@ -70,7 +78,7 @@ lint: tools
 	$(TOOLS)/helm template cairn $(CHART) --namespace cairn-system -f $(CHART)/ci/all-on-values.yaml > /dev/null
 
 ## test: lint, unit tests, integration tests and end-to-end durability tests
-test: lint sandbox-bins $(TOOLS)/minio
+test: lint sandbox-bins $(TOOLS)/minio $(AZURITE)
 	$(GO) test -count=1 -timeout 45m -p 1 ./...
 
 ## test-unit: only the fast tests (no sandbox, no processes)

@@ -1,0 +1,72 @@
+package e2e
+
+import (
+	"context"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/stretchr/testify/require"
+)
+
+// Azurite's well-known development account, the same on every machine.
+const (
+	azuriteAccount = "devstoreaccount1"
+	azuriteKey     = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+)
+
+// azuriteServer is Azure's storage emulator (Azurite, from npm, installed
+// by `make test`) serving blobs on 127.0.0.1.
+type azuriteServer struct {
+	t    *testing.T
+	addr string
+}
+
+func azuriteBin(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("CAIRN_AZURITE")
+	if bin == "" {
+		bin = filepath.Join("..", "..", ".cache", "tools", "azurite-3.37.0", "node_modules", ".bin", "azurite-blob")
+	}
+	_, err := os.Stat(bin)
+	require.NoError(t, err, "Azurite is missing: `make test` installs it")
+	return bin
+}
+
+// startAzurite starts Azurite's blob service and waits until it listens.
+func startAzurite(t *testing.T) *azuriteServer {
+	t.Helper()
+	addr := freePort(t)
+	host, port, err := net.SplitHostPort(addr)
+	require.NoError(t, err)
+	startBinary(t, "azurite", azuriteBin(t), nil, "--blobHost", host, "--blobPort", port, "--location", t.TempDir(),
+		"--silent", "--skipApiVersionCheck", "--loose")
+	deadline := time.Now().Add(time.Minute)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			return &azuriteServer{t: t, addr: addr}
+		}
+		require.True(t, time.Now().Before(deadline), "Azurite at %s did not come up: %v", addr, err)
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// container creates a container and returns the location URL of it; the
+// account and key come from the environment, as gocloud.dev reads them.
+func (a *azuriteServer) container(name string) string {
+	a.t.Helper()
+	cred, err := azblob.NewSharedKeyCredential(azuriteAccount, azuriteKey)
+	require.NoError(a.t, err)
+	c, err := azblob.NewClientWithSharedKeyCredential("http://"+a.addr+"/"+azuriteAccount, cred, nil)
+	require.NoError(a.t, err)
+	_, err = c.CreateContainer(context.Background(), name, nil)
+	require.NoError(a.t, err)
+	q := url.Values{"localemu": {"true"}, "domain": {a.addr}, "protocol": {"http"}}
+	return "azblob://" + name + "?" + q.Encode()
+}
