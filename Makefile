@@ -18,6 +18,8 @@ DATA_MB ?= 2048
 export CAIRN_KUBE_BIN_DIR := $(KUBE_BIN)
 # MinIO, the S3 server of the s3:// location tests
 export CAIRN_MINIO := $(TOOLS)/minio
+# fake-gcs-server, the Google Cloud Storage emulator of the gs:// tests
+export CAIRN_FAKE_GCS := $(TOOLS)/fake-gcs-server
 # Azurite, Microsoft's Azure Storage emulator, for the azblob:// tests
 AZURITE_VERSION := 3.37.0
 AZURITE := $(TOOLS)/azurite-$(AZURITE_VERSION)/node_modules/.bin/azurite-blob
@@ -61,6 +63,10 @@ $(TOOLS)/helm: tools/helm/go.mod tools/helm/go.sum
 $(TOOLS)/minio: tools/minio/go.mod tools/minio/go.sum
 	cd tools/minio && GOBIN=$(TOOLS) $(GO) install github.com/minio/minio
 
+# fake-gcs-server, pinned in tools/fakegcs/go.mod (about a minute cold)
+$(TOOLS)/fake-gcs-server: tools/fakegcs/go.mod tools/fakegcs/go.sum
+	cd tools/fakegcs && GOBIN=$(TOOLS) $(GO) install github.com/fsouza/fake-gcs-server
+
 # Azurite from the npm registry, pinned (about 20 seconds)
 $(AZURITE):
 	npm install --no-audit --no-fund --prefix $(TOOLS)/azurite-$(AZURITE_VERSION) azurite@$(AZURITE_VERSION)
@@ -78,7 +84,7 @@ lint: tools
 	$(TOOLS)/helm template cairn $(CHART) --namespace cairn-system -f $(CHART)/ci/all-on-values.yaml > /dev/null
 
 ## test: lint, unit tests, integration tests and end-to-end durability tests
-test: lint sandbox-bins $(TOOLS)/minio $(AZURITE)
+test: lint sandbox-bins $(TOOLS)/minio $(TOOLS)/fake-gcs-server $(AZURITE)
 	$(GO) test -count=1 -timeout 45m -p 1 ./...
 
 ## test-unit: only the fast tests (no sandbox, no processes)

@@ -21,7 +21,7 @@ func (c *Client) VerifyBackup(ctx context.Context, name string, full bool) (*wor
 	if err != nil {
 		return nil, err
 	}
-	if v.Source == SourceTemporal && v.EndTime == nil {
+	if !v.Phase.Done() {
 		return nil, &ConflictError{Message: fmt.Sprintf("backup %q is still running (phase %s): verify it once it is committed", name, v.Phase)}
 	}
 	id := workflows.VerifyWorkflowID(name)
