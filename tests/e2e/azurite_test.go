@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/stretchr/testify/require"
@@ -43,18 +42,10 @@ func startAzurite(t *testing.T) *azuriteServer {
 	addr := freePort(t)
 	host, port, err := net.SplitHostPort(addr)
 	require.NoError(t, err)
-	startBinary(t, "azurite", azuriteBin(t), nil, "--blobHost", host, "--blobPort", port, "--location", t.TempDir(),
+	p := startBinary(t, "azurite", azuriteBin(t), nil, "--blobHost", host, "--blobPort", port, "--location", t.TempDir(),
 		"--silent", "--skipApiVersionCheck", "--loose")
-	deadline := time.Now().Add(time.Minute)
-	for {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			return &azuriteServer{t: t, addr: addr}
-		}
-		require.True(t, time.Now().Before(deadline), "Azurite at %s did not come up: %v", addr, err)
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitServing(t, p, listening(addr))
+	return &azuriteServer{t: t, addr: addr}
 }
 
 // container creates a container and returns the location URL of it; the

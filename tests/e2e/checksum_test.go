@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -33,7 +32,7 @@ func TestChecksumsFindCorruptBackups(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "Backup ck-good verified")
 
-	root := strings.TrimPrefix(strings.SplitN(s.location, "?", 2)[0], "file://")
+	root := s.locationDir()
 	tarball := func(name string) string { return filepath.Join(root, location.Backup(name).Resources()) }
 	data, err := os.ReadFile(tarball("ck-flip"))
 	require.NoError(t, err)

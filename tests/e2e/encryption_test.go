@@ -48,7 +48,7 @@ func TestEncryptedBackupsNeedTheirKey(t *testing.T) {
 	w := s.startWorker("--location", s.location, "--encryption-key", keyFile, "--datamover-encryption-key-secret", "cairn-encryption-key")
 	s.backup(workflows.BackupSpec{Name: "enc-1", IncludedNamespaces: []string{"enc"}})
 
-	root := strings.TrimPrefix(strings.SplitN(s.location, "?", 2)[0], "file://")
+	root := s.locationDir()
 	var files int
 	require.NoError(t, filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		require.NoError(t, err)

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"cloud.google.com/go/storage"
 	"github.com/stretchr/testify/require"
@@ -27,19 +26,11 @@ func startFakeGCS(t *testing.T) string {
 	addr := freePort(t)
 	host, port, err := net.SplitHostPort(addr)
 	require.NoError(t, err)
-	startBinary(t, "fake-gcs-server", bin, nil, "-scheme", "http", "-host", host, "-port", port, "-backend", "filesystem",
+	p := startBinary(t, "fake-gcs-server", bin, nil, "-scheme", "http", "-host", host, "-port", port, "-backend", "filesystem",
 		"-filesystem-root", t.TempDir(), "-public-host", addr, "-external-url", "http://"+addr, "-log-level", "warn")
 	t.Setenv("STORAGE_EMULATOR_HOST", addr)
-	deadline := time.Now().Add(time.Minute)
-	for {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			return addr
-		}
-		require.True(t, time.Now().Before(deadline), "fake-gcs-server at %s did not come up: %v", addr, err)
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitServing(t, p, listening(addr))
+	return addr
 }
 
 // gcsBucket creates a bucket on the emulator and returns its location URL.

@@ -2,12 +2,12 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -56,18 +56,17 @@ func (m *minioServer) start() {
 	m.proc = startBinary(t, "minio-"+m.accessKey, minioBin(t),
 		[]string{"MINIO_ROOT_USER=" + m.accessKey, "MINIO_ROOT_PASSWORD=" + m.secret, "MINIO_BROWSER=off", "MINIO_UPDATE=off"},
 		"server", m.dataDir, "--address", m.addr, "--console-address", freePort(t), "--quiet")
-	deadline := time.Now().Add(time.Minute)
-	for {
+	waitServing(t, m.proc, func() error {
 		resp, err := http.Get(m.endpoint + "/minio/health/live")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
+		if err != nil {
+			return err
 		}
-		require.True(t, time.Now().Before(deadline), "MinIO at %s did not come up: %v", m.addr, err)
-		time.Sleep(200 * time.Millisecond)
-	}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("health: %s", resp.Status)
+		}
+		return nil
+	})
 }
 
 // client is an S3 client of the server with its root credentials.

@@ -66,6 +66,38 @@ func startBinary(t *testing.T, name, bin string, env []string, args ...string) *
 	return p
 }
 
+// waitServing waits until a server a test started answers ready, and
+// fails the test once p exits or a minute (a bound for a stuck start,
+// not a verdict) passes without it.
+func waitServing(t *testing.T, p *proc, ready func() error) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := ready()
+		if err == nil {
+			return
+		}
+		select {
+		case <-p.done:
+			require.FailNow(t, "server exited", "%s exited before it answered: %v", p.name, err)
+		default:
+		}
+		require.True(t, time.Now().Before(deadline), "%s did not come up: %v", p.name, err)
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// listening is a ready check: addr takes TCP connections.
+func listening(addr string) func() error {
+	return func() error {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	}
+}
+
 // kill sends SIGKILL to the process by PID and waits until it is gone.
 func (p *proc) kill() {
 	p.t.Helper()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,6 +106,11 @@ func (s *stack) startTemporal() {
 	}
 	s.temporalC = c
 	s.starter = starter.New(c, starter.Options{DefaultLocation: s.location, UIBaseURL: "http://127.0.0.1:8233", Opener: s.locations})
+}
+
+// locationDir is the directory of the stack's file location.
+func (s *stack) locationDir() string {
+	return strings.TrimPrefix(strings.SplitN(s.location, "?", 2)[0], "file://")
 }
 
 // useEncryptionKey writes an identity file holding keys (each an age

@@ -123,7 +123,7 @@ func assertNothingPlain(t *testing.T, s *stack, tmp string) {
 	left, err := os.ReadDir(tmp)
 	require.NoError(t, err)
 	assert.Empty(t, left, "the worker left files in its $TMPDIR")
-	root := strings.TrimPrefix(strings.SplitN(s.location, "?", 2)[0], "file://")
+	root := s.locationDir()
 	magic := []byte("age-encryption.org/v1\n")
 	require.NoError(t, filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
