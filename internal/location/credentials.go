@@ -37,7 +37,7 @@ func (o *Opener) Env(rawURL string) (Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return func(name string) string { return vars[name] }, nil
+	return vars.get, nil
 }
 
 func (o *Opener) credentialDir(rawURL string) string {
@@ -51,15 +51,20 @@ func (o *Opener) credentialDir(rawURL string) string {
 	return o.CredentialDirs[normalized]
 }
 
+// credentialVars are a location's variables, by name.
+type credentialVars map[string]string
+
+func (c credentialVars) get(name string) string { return c[name] }
+
 // readCredentials reads a directory of one file per variable. Entries
 // starting with "." are skipped: a mounted Secret keeps its data behind
 // ..data links.
-func readCredentials(dir string) (map[string]string, error) {
+func readCredentials(dir string) (credentialVars, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("location credentials: %w", err)
 	}
-	vars := map[string]string{}
+	vars := credentialVars{}
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".") {
 			continue

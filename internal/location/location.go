@@ -155,11 +155,11 @@ func (o *Opener) Open(ctx context.Context, rawURL string) (*Location, error) {
 		if err != nil {
 			return nil, err
 		}
-		env, err := o.Env(rawURL)
+		vars, err := readCredentials(dir)
 		if err != nil {
 			return nil, err
 		}
-		b, err := openS3(ctx, normalized, env)
+		b, err := openS3(ctx, normalized, vars.get)
 		if err != nil {
 			return nil, err
 		}

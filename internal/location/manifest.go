@@ -44,23 +44,28 @@ func (l *Location) Digest(ctx context.Context, key string, progress func(int64))
 	}
 	defer r.Close()
 	h := sha256.New()
-	var n int64
-	buf := make([]byte, 1<<20)
-	for {
-		m, err := r.Read(buf)
-		h.Write(buf[:m])
-		n += int64(m)
-		if progress != nil && m > 0 {
-			progress(n)
-		}
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return Digest{}, fmt.Errorf("read %s: %w", key, err)
-		}
+	// 1 MiB reads: progress (a heartbeat) is told once per MiB.
+	n, err := io.CopyBuffer(h, &progressReader{r: r, progress: progress}, make([]byte, 1<<20))
+	if err != nil {
+		return Digest{}, fmt.Errorf("read %s: %w", key, err)
 	}
 	return Digest{Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// progressReader tells progress, when not nil, the bytes read so far.
+type progressReader struct {
+	r        io.Reader
+	n        int64
+	progress func(int64)
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.n += int64(n)
+	if p.progress != nil && n > 0 {
+		p.progress(p.n)
+	}
+	return n, err
 }
 
 // WriteManifest digests those of keys that exist, writes the manifest
