@@ -42,22 +42,27 @@ func (c *Client) DeleteBackup(ctx context.Context, name string, cancelRunning bo
 // startDeletion starts (or joins, when one is running) the deletion
 // workflow id for req: a backup's or an etcd snapshot's.
 func (c *Client) startDeletion(ctx context.Context, id string, req workflows.DeleteBackupRequest) (*CreateResult, error) {
-	run, err := c.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:        id,
-		TaskQueue: workflows.TaskQueue,
-		// One deletion at a time; a finished one may run again.
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.SearchAttrKind.ValueSet(workflows.KindDeletion),
-			workflows.SearchAttrName.ValueSet(req.Backup),
-			workflows.SearchAttrPhase.ValueSet(string(workflows.PhaseNew)),
-		),
-	}, workflows.DeleteBackupWorkflowName, req)
+	run, err := c.startOrJoin(ctx, id, workflows.KindDeletion, req.Backup, workflows.DeleteBackupWorkflowName, req)
 	if err != nil {
 		return nil, fmt.Errorf("start deletion of %s: %w", req.Backup, err)
 	}
 	return &CreateResult{Name: req.Backup, WorkflowID: id, RunID: run.GetRunID(), Created: true, UIURL: c.RunURL(id, run.GetRunID())}, nil
+}
+
+// startOrJoin starts workflow id, or joins it while it runs: one at a
+// time per name, and a finished one may run again.
+func (c *Client) startOrJoin(ctx context.Context, id, kind, name, workflowName string, arg any) (client.WorkflowRun, error) {
+	return c.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                       id,
+		TaskQueue:                workflows.TaskQueue,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			workflows.SearchAttrKind.ValueSet(kind),
+			workflows.SearchAttrName.ValueSet(name),
+			workflows.SearchAttrPhase.ValueSet(string(workflows.PhaseNew)),
+		),
+	}, workflowName, arg)
 }
 
 // cancelAndWait cancels a running backup and waits until its run closed,

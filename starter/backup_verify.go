@@ -4,10 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
-
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -25,17 +21,8 @@ func (c *Client) VerifyBackup(ctx context.Context, name string, full bool) (*wor
 		return nil, &ConflictError{Message: fmt.Sprintf("backup %q is still running (phase %s): verify it once it is committed", name, v.Phase)}
 	}
 	id := workflows.VerifyWorkflowID(name)
-	run, err := c.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                       id,
-		TaskQueue:                workflows.TaskQueue,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.SearchAttrKind.ValueSet(workflows.KindVerify),
-			workflows.SearchAttrName.ValueSet(name),
-			workflows.SearchAttrPhase.ValueSet(string(workflows.PhaseNew)),
-		),
-	}, workflows.VerifyBackupWorkflowName, workflows.VerifyBackupRequest{Backup: name, Location: c.locationOr(v.Location), Full: full})
+	run, err := c.startOrJoin(ctx, id, workflows.KindVerify, name, workflows.VerifyBackupWorkflowName,
+		workflows.VerifyBackupRequest{Backup: name, Location: c.locationOr(v.Location), Full: full})
 	if err != nil {
 		return nil, fmt.Errorf("start verification of %s: %w", name, err)
 	}
