@@ -109,6 +109,9 @@ const DefaultDataMoverNamespace = "cairn"
 // timeout, and anything cut short is retried from its last heartbeat by
 // whichever worker polls next.
 func Run(ctx context.Context, c client.Client, cfg Config) error {
+	if err := checkLocks(ctx, cfg); err != nil {
+		return err
+	}
 	kcfg := rest.CopyConfig(cfg.Kube)
 	kcfg.QPS, kcfg.Burst = -1, 0 // client-go: a negative QPS disables its rate limiter
 	if cfg.KubeQPS > 0 {
@@ -157,6 +160,28 @@ func Run(ctx context.Context, c client.Client, cfg Config) error {
 	cfg.Log.Info("Worker polling", zap.String("taskQueue", workflows.TaskQueue), zap.String("kubernetes", cfg.Kube.Host))
 	<-ctx.Done()
 	w.Stop()
+	return nil
+}
+
+// checkLocks refuses to start with an immutable location whose bucket
+// cannot lock: backups written there would be deletable, against what
+// the operator declared.
+func checkLocks(ctx context.Context, cfg Config) error {
+	for _, e := range cfg.locations() {
+		if cfg.Locations.Lock(e.URL) == nil {
+			continue
+		}
+		loc, err := cfg.Locations.Open(ctx, e.URL)
+		if err != nil {
+			return fmt.Errorf("location %s: %w", e.Name, err)
+		}
+		err = loc.CheckLock(ctx)
+		loc.Close()
+		if err != nil {
+			return fmt.Errorf("location %s: %w", e.Name, err)
+		}
+		cfg.Log.Info("Immutable location", zap.String("location", e.Name), zap.Stringer("lock", loc.Lock()))
+	}
 	return nil
 }
 

@@ -70,9 +70,10 @@ Watch runs in the Temporal UI:     http://127.0.0.1:8233`,
 	f.StringVar(&g.tlsServerName, "tls-server-name", "", "server name to verify in Temporal's certificate")
 	f.StringVar(&g.apiKey, "api-key", "", "Temporal Cloud API key (enables TLS)")
 	f.StringVar(&g.location, "location", "", "default backup location URL (file://, s3://, gs://, azblob://); default file://<data-dir>/location")
-	f.StringArrayVar(&g.locationNames, "location-name", nil, "a further location by name, NAME=URL[;readonly][;credentials=DIR] (repeatable): "+
+	f.StringArrayVar(&g.locationNames, "location-name", nil, "a further location by name, NAME=URL[;readonly][;credentials=DIR][;immutable=PERIOD[;lock-mode=MODE]] (repeatable): "+
 		"API requests name it, workers expire and maintain it (not a read-only one, which is only restored from); DIR holds its own credentials, "+
-		"one file per variable (AWS_ACCESS_KEY_ID, ...), as a mounted Secret; --location is \"default\"")
+		"one file per variable (AWS_ACCESS_KEY_ID, ...), as a mounted Secret; immutable=30d locks every finished backup in an s3:// bucket "+
+		"with Object Lock for that long (lock-mode compliance, the default, or governance); --location is \"default\"")
 	f.StringVar(&g.encryptionKey, "encryption-key", "", "age identity file (age-keygen, or `cairn dev`'s <data-dir>/encryption-key): with it, what a backup writes outside "+
 		"kopia's repository (tarball, results, logs, etcd snapshots) is encrypted with its first key, and read with any of them")
 	f.StringVar(&g.server, "server", "", "the starter API's URL (https://cairn-api:8080): commands go through it, as the caller its token names, instead of to Temporal")
@@ -125,7 +126,7 @@ func (g *globals) opener() (*location.Opener, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &location.Opener{CredentialDirs: catalog.CredentialDirs()}
+	o := &location.Opener{CredentialDirs: catalog.CredentialDirs(), Locks: catalog.Locks()}
 	if path := g.keyFile(); path != "" {
 		if o.Keyring, err = sealing.LoadKeyring(path); err != nil {
 			return nil, &usageError{fmt.Errorf("--encryption-key: %w", err)}

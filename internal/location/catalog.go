@@ -30,6 +30,9 @@ type Entry struct {
 	// mounted Secret has them; they replace the process environment for
 	// this location. Empty: the environment.
 	Credentials string
+	// Lock, when set, makes every finished backup in this s3:// location
+	// immutable for its period (S3 Object Lock).
+	Lock *Lock
 }
 
 // ErrNotAllowed is a location a request may not use.
@@ -53,19 +56,11 @@ func ParseCatalog(defaultURL string, specs []string, allowURLs bool) (*Catalog, 
 	for _, spec := range specs {
 		name, rest, ok := strings.Cut(spec, "=")
 		if !ok {
-			return nil, fmt.Errorf("location %q: want name=URL[;readonly][;credentials=DIR]", spec)
+			return nil, fmt.Errorf("location %q: want name=URL[;readonly][;credentials=DIR][;immutable=PERIOD]", spec)
 		}
-		parts := strings.Split(rest, ";")
-		e := Entry{Name: name, URL: parts[0]}
-		for _, opt := range parts[1:] {
-			switch key, value, _ := strings.Cut(opt, "="); {
-			case opt == "readonly":
-				e.ReadOnly = true
-			case key == "credentials" && value != "":
-				e.Credentials = value
-			default:
-				return nil, fmt.Errorf("location %s: unknown option %q (readonly, credentials=DIR)", name, opt)
-			}
+		e, err := parseEntry(name, rest)
+		if err != nil {
+			return nil, err
 		}
 		if err := c.add(e); err != nil {
 			return nil, err
@@ -75,6 +70,41 @@ func ParseCatalog(defaultURL string, specs []string, allowURLs bool) (*Catalog, 
 		return nil, fmt.Errorf("no default location: give its URL")
 	}
 	return c, nil
+}
+
+// parseEntry reads URL[;option...] of the location called name.
+func parseEntry(name, spec string) (Entry, error) {
+	parts := strings.Split(spec, ";")
+	e := Entry{Name: name, URL: parts[0]}
+	var mode LockMode
+	for _, opt := range parts[1:] {
+		var err error
+		switch key, value, _ := strings.Cut(opt, "="); {
+		case opt == "readonly":
+			e.ReadOnly = true
+		case key == "credentials" && value != "":
+			e.Credentials = value
+		case key == "immutable":
+			e.Lock = &Lock{}
+			e.Lock.Period, err = ParseLockPeriod(value)
+		case key == "lock-mode":
+			mode, err = ParseLockMode(value)
+		default:
+			err = fmt.Errorf("unknown option %q (readonly, credentials=DIR, immutable=PERIOD, lock-mode=compliance|governance)", opt)
+		}
+		if err != nil {
+			return Entry{}, fmt.Errorf("location %s: %w", name, err)
+		}
+	}
+	switch {
+	case e.Lock != nil && mode != "":
+		e.Lock.Mode = mode
+	case e.Lock != nil:
+		e.Lock.Mode = LockCompliance
+	case mode != "":
+		return Entry{}, fmt.Errorf("location %s: lock-mode goes with immutable=PERIOD", name)
+	}
+	return e, nil
 }
 
 func (c *Catalog) add(e Entry) error {
@@ -92,6 +122,12 @@ func (c *Catalog) add(e Entry) error {
 	if e.Credentials != "" && !strings.HasPrefix(url, "s3://") {
 		return fmt.Errorf("location %s: credentials=DIR is for s3:// locations; gs:// and azblob:// take the environment's", e.Name)
 	}
+	if e.Lock != nil && !strings.HasPrefix(url, "s3://") {
+		return fmt.Errorf("location %s: immutable=PERIOD needs S3 Object Lock, so an s3:// location", e.Name)
+	}
+	if e.Lock != nil && e.ReadOnly {
+		return fmt.Errorf("location %s: a read-only location writes nothing to lock; drop immutable or readonly", e.Name)
+	}
 	c.named[e.Name] = e
 	return nil
 }
@@ -106,6 +142,18 @@ func (c *Catalog) CredentialDirs() map[string]string {
 		}
 	}
 	return dirs
+}
+
+// Locks maps the URL of each immutable location to its lock, for an
+// Opener.
+func (c *Catalog) Locks() map[string]Lock {
+	locks := map[string]Lock{}
+	for _, e := range c.named {
+		if e.Lock != nil {
+			locks[e.URL] = *e.Lock
+		}
+	}
+	return locks
 }
 
 // Entries are the named locations, by name.

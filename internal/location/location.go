@@ -38,6 +38,8 @@ type Location struct {
 	// stages: a file location, whose writes stage beside their keys.
 	stages  bool
 	keyring *sealing.Keyring
+	// lock, when set, is written with every object of a finished backup.
+	lock *Lock
 }
 
 // plainDocuments stay readable without the key: they are what listing a
@@ -138,6 +140,25 @@ type Opener struct {
 	// its own credentials (Catalog.CredentialDirs); a location not in it
 	// takes the process environment's.
 	CredentialDirs map[string]string
+	// Locks maps a location's normalized URL to its immutability
+	// (Catalog.Locks).
+	Locks map[string]Lock
+}
+
+// Lock is the immutability of the location at rawURL, nil when it has
+// none.
+func (o *Opener) Lock(rawURL string) *Lock {
+	if o == nil || len(o.Locks) == 0 {
+		return nil
+	}
+	normalized, err := Normalize(rawURL)
+	if err != nil {
+		return nil
+	}
+	if l, ok := o.Locks[normalized]; ok {
+		return &l
+	}
+	return nil
 }
 
 // KeyID is the ID of the key that encrypts, "" when nothing is encrypted.
@@ -163,7 +184,7 @@ func (o *Opener) Open(ctx context.Context, rawURL string) (*Location, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Location{URL: normalized, bucket: b, keyring: o.Keyring}, nil
+		return &Location{URL: normalized, bucket: b, keyring: o.Keyring, lock: o.Lock(rawURL)}, nil
 	}
 	loc, err := OpenPlain(ctx, rawURL)
 	if err != nil {
@@ -171,6 +192,7 @@ func (o *Opener) Open(ctx context.Context, rawURL string) (*Location, error) {
 	}
 	if o != nil {
 		loc.keyring = o.Keyring
+		loc.lock = o.Lock(rawURL)
 	}
 	return loc, nil
 }
@@ -252,7 +274,7 @@ func (w *Writer) Abort() {
 // the location has a keyring.
 func (l *Location) NewWriter(ctx context.Context, key string) (*Writer, error) {
 	wctx, cancel := context.WithCancel(ctx)
-	bw, err := l.bucket.NewWriter(wctx, key, nil)
+	bw, err := l.bucket.NewWriter(wctx, key, l.writerOptions(key))
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("write %s: %w", key, err)
@@ -309,7 +331,7 @@ func (l *Location) WriteAll(ctx context.Context, key string, data []byte) error 
 		}
 		return nil
 	}
-	if err := l.bucket.WriteAll(ctx, key, data, nil); err != nil {
+	if err := l.bucket.WriteAll(ctx, key, data, l.writerOptions(key)); err != nil {
 		return fmt.Errorf("write %s: %w", key, err)
 	}
 	return nil
