@@ -35,15 +35,27 @@ func (r *Repository) Maintain(ctx context.Context, mode string) error {
 			if err != nil {
 				return fmt.Errorf("maintenance parameters: %w", err)
 			}
+			stored := *params
 			switch params.Owner {
 			case me:
 			case "":
 				params.Owner = me
-				if err := maintenance.SetParams(ctx, w, params); err != nil {
-					return fmt.Errorf("take maintenance ownership: %w", err)
-				}
 			default:
 				return fmt.Errorf("%w: %s (cairn runs it as %s)", ErrMaintenanceOwner, params.Owner, me)
+			}
+			// In an immutable location, full maintenance extends the lock
+			// of every blob the snapshots still use: a blob written for
+			// an old backup and shared by a new one stays locked as long
+			// as the new one.
+			blobCfg, err := w.FormatManager().BlobCfgBlob(ctx)
+			if err != nil {
+				return fmt.Errorf("read the repository's blob retention: %w", err)
+			}
+			params.ExtendObjectLocks = blobCfg.IsRetentionEnabled()
+			if params.Owner != stored.Owner || params.ExtendObjectLocks != stored.ExtendObjectLocks {
+				if err := maintenance.SetParams(ctx, w, params); err != nil {
+					return fmt.Errorf("set maintenance parameters: %w", err)
+				}
 			}
 			if err := snapshotmaintenance.Run(ctx, w, maintenance.Mode(mode), false, maintenance.SafetyFull); err != nil {
 				return fmt.Errorf("%s maintenance: %w", mode, err)

@@ -84,7 +84,7 @@ func Open(ctx context.Context, cfg Config) (*Repository, error) {
 	if _, err := os.Stat(configFile); err == nil {
 		r, err := repo.Open(ctx, configFile, cfg.Password, &repo.Options{})
 		if err == nil {
-			return &Repository{Repository: r, location: display}, nil
+			return retained(ctx, r, configFile, cfg, display)
 		}
 		if errors.Is(err, repo.ErrInvalidPassword) {
 			return nil, fmt.Errorf("open volume data repository in %s: %w", display, ErrWrongPassword)
@@ -109,6 +109,25 @@ func Open(ctx context.Context, cfg Config) (*Repository, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open volume data repository in %s: %w", display, classify(err))
 	}
+	return retained(ctx, r, configFile, cfg, display)
+}
+
+// retained is the open repository r once its blob retention is the
+// location's lock, opened again when it had to change.
+func retained(ctx context.Context, r repo.Repository, configFile string, cfg Config, display string) (*Repository, error) {
+	changed, err := applyRetention(ctx, r, cfg.Locations.Lock(cfg.Location))
+	if err != nil {
+		_ = r.Close(ctx)
+		return nil, fmt.Errorf("volume data repository in %s: %w", display, err)
+	}
+	if changed {
+		if err := r.Close(ctx); err != nil {
+			return nil, fmt.Errorf("volume data repository in %s: %w", display, err)
+		}
+		if r, err = repo.Open(ctx, configFile, cfg.Password, &repo.Options{}); err != nil {
+			return nil, fmt.Errorf("open volume data repository in %s: %w", display, classify(err))
+		}
+	}
 	return &Repository{Repository: r, location: display}, nil
 }
 
@@ -129,7 +148,9 @@ func connect(ctx context.Context, st blob.Storage, configFile string, cfg Config
 		return ErrNoRepository
 	}
 	if errors.Is(err, repo.ErrRepositoryNotInitialized) {
-		if ierr := repo.Initialize(ctx, st, &repo.NewRepositoryOptions{}, cfg.Password); ierr != nil && !errors.Is(ierr, repo.ErrAlreadyInitialized) {
+		lock := retention(cfg.Locations.Lock(cfg.Location))
+		newRepo := &repo.NewRepositoryOptions{RetentionMode: lock.RetentionMode, RetentionPeriod: lock.RetentionPeriod}
+		if ierr := repo.Initialize(ctx, st, newRepo, cfg.Password); ierr != nil && !errors.Is(ierr, repo.ErrAlreadyInitialized) {
 			return fmt.Errorf("create repository: %w", ierr)
 		}
 		err = repo.Connect(ctx, configFile, st, cfg.Password, opts)
