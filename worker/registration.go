@@ -44,7 +44,7 @@ func workerActivities(a Activities) []any {
 		list = append(list, c.PlanBackup, c.CollectResources, c.CollectRelated, c.UnknownResources)
 	}
 	if s := a.Store; s != nil {
-		list = append(list, s.FinalizeBackup, s.CleanupBackupWork, s.DeleteBackupData,
+		list = append(list, s.FinalizeBackup, s.CleanupBackupWork, s.CheckBackupDeletable, s.DeleteBackupData,
 			s.ListExpiredBackups, s.ListScheduleRuns, s.ListExpiredEtcdSnapshots, s.VerifyBackupData)
 	}
 	if e := a.Etcd; e != nil {

@@ -1,5 +1,7 @@
 package workflows
 
+import "time"
+
 // MetadataAPIVersion and MetadataKind head every backup.json.
 const (
 	MetadataAPIVersion = "cairn.dev/v1alpha1"
@@ -32,6 +34,15 @@ type BackupMetadata struct {
 	// holds the digest of every other object; empty in backups written
 	// before manifests (and in Velero's).
 	ManifestSHA256 string `json:"manifestSHA256,omitempty"`
+	// ImmutableUntil is when the object lock of an immutable location
+	// ends for this backup: the store refuses to delete or overwrite it
+	// before then, and cairn neither deletes nor expires it.
+	ImmutableUntil *time.Time `json:"immutableUntil,omitempty"`
+}
+
+// Immutable reports whether the backup is locked at now.
+func (m *BackupMetadata) Immutable(now time.Time) bool {
+	return m.ImmutableUntil != nil && now.Before(*m.ImmutableUntil)
 }
 
 // BackupResults is results.json: what went wrong or was left out, per item

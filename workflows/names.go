@@ -116,6 +116,9 @@ const (
 	// ErrTypeCorruptBackup: the backup's files cannot be read, or are past
 	// the limits they are read under.
 	ErrTypeCorruptBackup = "CorruptBackup"
+	// ErrTypeImmutable: the backup is under object lock; it cannot be
+	// deleted before the lock ends.
+	ErrTypeImmutable = "Immutable"
 	// ErrTypeUnsupportedFormat: the backup is of a format version this
 	// cairn does not know.
 	ErrTypeUnsupportedFormat = "UnsupportedFormat"

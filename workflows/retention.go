@@ -13,6 +13,8 @@ type ScheduleRun struct {
 	Phase Phase     `json:"phase"`
 	Time  time.Time `json:"time"`
 	Bytes int64     `json:"bytes,omitempty"`
+	// ImmutableUntil is when the run's object lock ends, if it has one.
+	ImmutableUntil *time.Time `json:"immutableUntil,omitempty"`
 }
 
 func (r ScheduleRun) restorable() bool {
@@ -24,6 +26,9 @@ type RetentionDecision struct {
 	Delete []string `json:"delete"`
 	// Protected is the newest completed run, which retention never deletes.
 	Protected string `json:"protected,omitempty"`
+	// Immutable are runs the policy would delete that are under object
+	// lock: a later run deletes them once it ends.
+	Immutable []string `json:"immutable,omitempty"`
 }
 
 // DecideRetention applies policy to the finished runs of a schedule at
@@ -76,7 +81,11 @@ func DecideRetention(runs []ScheduleRun, policy RetentionPolicy, now time.Time) 
 				sizeFull = true
 			}
 		}
-		if !keep {
+		switch {
+		case keep:
+		case r.ImmutableUntil != nil && now.Before(*r.ImmutableUntil):
+			dec.Immutable = append(dec.Immutable, r.Name)
+		default:
 			dec.Delete = append(dec.Delete, r.Name)
 		}
 	}

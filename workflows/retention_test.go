@@ -78,3 +78,19 @@ func TestRetentionNothingToDo(t *testing.T) {
 	assert.Empty(t, DecideRetention(nil, RetentionPolicy{KeepLast: intp(1)}, retentionNow).Delete)
 	assert.Empty(t, DecideRetention(runs("F", 0), RetentionPolicy{KeepLast: intp(1)}, retentionNow).Delete)
 }
+
+// TestRetentionLeavesImmutableRunsForLater: a run the policy would
+// delete whose object lock has not ended is kept, and named; once the
+// lock ends, it is deleted.
+func TestRetentionLeavesImmutableRunsForLater(t *testing.T) {
+	rs := runs("CCCCC", 10)
+	locked := retentionNow.Add(time.Hour)
+	rs[1].ImmutableUntil = &locked
+	dec := DecideRetention(rs, RetentionPolicy{KeepLast: intp(3)}, retentionNow)
+	assert.Equal(t, names(rs, 0), dec.Delete)
+	assert.Equal(t, names(rs, 1), dec.Immutable)
+
+	dec = DecideRetention(rs, RetentionPolicy{KeepLast: intp(3)}, locked.Add(time.Second))
+	assert.ElementsMatch(t, names(rs, 0, 1), dec.Delete)
+	assert.Empty(t, dec.Immutable)
+}

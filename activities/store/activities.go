@@ -20,4 +20,7 @@ type Activities struct {
 	// DeleteInterval is a pause after every deleted object, to spare an
 	// object store that throttles deletes (0: no pause).
 	DeleteInterval time.Duration
+	// Now is the clock expiry and the object lock are judged by (nil: the
+	// system's).
+	Now func() time.Time
 }

@@ -58,9 +58,71 @@ func (a *Activities) DeleteBackupData(ctx context.Context, req workflows.DeleteB
 	if err := a.deleteAll(ctx, loc, keys.Prefix(), res); err != nil {
 		return nil, err
 	}
-	log.Info("Deleted backup data", zap.Int("objects", res.ObjectsDeleted))
+	versions, err := loc.PurgeVersions(ctx, keys.Prefix())
+	if err != nil {
+		return nil, err
+	}
+	log.Info("Deleted backup data", zap.Int("objects", res.ObjectsDeleted), zap.Int("versionsPurged", versions))
 	metrics.BackupDeleted(req.Reason)
 	return res, nil
+}
+
+// CheckBackupDeletable refuses, with a non-retryable Immutable error, to
+// delete a backup whose object lock has not ended, before anything of it
+// is touched. The store's retention of the backup's objects is the
+// truth; the date backup.json records stands in where the store reports
+// none. An etcd snapshot is not locked.
+func (a *Activities) CheckBackupDeletable(ctx context.Context, req workflows.DeleteBackupRequest) error {
+	if req.Kind == workflows.KindEtcdSnapshot {
+		return nil
+	}
+	loc, err := a.Locations.Open(ctx, req.Location)
+	if err != nil {
+		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+	}
+	defer loc.Close()
+	until, err := lockedUntil(ctx, loc, req.Backup)
+	if err != nil {
+		return err
+	}
+	if now := a.now(); now.Before(until) {
+		err := &location.ImmutableError{Backup: req.Backup, Until: until}
+		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeImmutable, err)
+	}
+	return nil
+}
+
+// lockedUntil is when the last lock on a backup's objects ends: the
+// latest of the store's retention of its metadata, manifest and tarball
+// (a backup cut short in finalize has a locked tarball and no metadata),
+// and of the date its metadata records.
+func lockedUntil(ctx context.Context, loc *location.Location, backup string) (time.Time, error) {
+	keys := location.Backup(backup)
+	var until time.Time
+	for _, key := range []string{keys.Metadata(), keys.Manifest(), keys.Resources()} {
+		t, err := loc.RetainedUntil(ctx, key)
+		if errors.Is(err, location.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return time.Time{}, err
+		}
+		if t.After(until) {
+			until = t
+		}
+	}
+	meta, _, err := backupmeta.Read(ctx, loc, backup)
+	if err == nil && meta.ImmutableUntil != nil && meta.ImmutableUntil.After(until) {
+		until = *meta.ImmutableUntil
+	}
+	return until, nil
+}
+
+func (a *Activities) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
 }
 
 // deleteEtcdSnapshot deletes an etcd snapshot, snapshot.json first.
@@ -143,7 +205,7 @@ func (a *Activities) ListExpiredBackups(ctx context.Context, req workflows.Expir
 		return nil, err
 	}
 	slices.Sort(names)
-	now := time.Now()
+	now := a.now()
 	expired := []string{}
 	for _, name := range names {
 		if name <= req.After {
@@ -160,9 +222,15 @@ func (a *Activities) ListExpiredBackups(ctx context.Context, req workflows.Expir
 			a.Log.Warn("Unreadable backup metadata; not expiring it", zap.String("backup", name), zap.Error(err))
 			continue
 		}
-		if meta.Format == workflows.BackupFormatCairn && meta.Status.Expiration != nil && meta.Status.Expiration.Before(now) {
-			expired = append(expired, name)
+		if meta.Format != workflows.BackupFormatCairn || meta.Status.Expiration == nil || !meta.Status.Expiration.Before(now) {
+			continue
 		}
+		if meta.Immutable(now) {
+			// A later run deletes it, once its lock has ended.
+			a.Log.Info("Expired backup is immutable; kept until its lock ends", zap.String("backup", name), zap.Time("immutableUntil", *meta.ImmutableUntil))
+			continue
+		}
+		expired = append(expired, name)
 		activity.RecordHeartbeat(ctx, name)
 	}
 	a.Log.Info("Expired backups", zap.Int("count", len(expired)), zap.Strings("backups", expired))

@@ -86,6 +86,10 @@ func (a *Activities) FinalizeBackup(ctx context.Context, in workflows.FinalizeIn
 	// The backup ends when it is committed, not when finalizing began.
 	done := time.Now().UTC()
 	meta.Status.CompletionTime = &done
+	if lock := run.Loc.Lock(); lock != nil {
+		until := lock.Until(done)
+		meta.ImmutableUntil = &until
+	}
 	if err := run.Loc.WriteJSON(ctx, keys.Metadata(), meta); err != nil {
 		return nil, err
 	}

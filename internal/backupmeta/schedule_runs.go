@@ -31,7 +31,8 @@ func ScheduleRuns(ctx context.Context, loc *location.Location, schedule string, 
 			if meta.Spec.Schedule != schedule {
 				continue
 			}
-			run := workflows.ScheduleRun{Name: name, Phase: meta.Status.Phase, Time: due, Bytes: meta.Status.TarballBytes}
+			run := workflows.ScheduleRun{Name: name, Phase: meta.Status.Phase, Time: due, Bytes: meta.Status.TarballBytes,
+				ImmutableUntil: meta.ImmutableUntil}
 			if meta.Status.CompletionTime != nil {
 				run.Time = *meta.Status.CompletionTime
 			}

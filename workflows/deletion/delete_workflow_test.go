@@ -8,7 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
@@ -94,4 +96,25 @@ func TestExpireDoesNotComeBackToFailedDeletions(t *testing.T) {
 	var next workflows.ExpireBackupsRequest
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
 	assert.Equal(t, workflows.ExpireBackupsRequest{Location: "mem://", Limit: 2, After: "b", Failed: 2}, next)
+}
+
+// TestDeletingAnImmutableBackupTouchesNothing: a backup under object lock
+// fails its deletion with the Immutable error before its snapshots, its
+// volume data or its files are touched.
+func TestDeletingAnImmutableBackupTouchesNothing(t *testing.T) {
+	env := newDeleteEnv(t)
+	env.OnActivity(storeActs.CheckBackupDeletable, mock.Anything, mock.Anything).Return(
+		temporal.NewNonRetryableApplicationError("backup b is immutable until tomorrow", workflows.ErrTypeImmutable, nil)).Once()
+	touched := 0
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		if info.ActivityType.Name != workflows.ActivityName(storeActs.CheckBackupDeletable) {
+			touched++
+		}
+	})
+
+	env.ExecuteWorkflow(DeleteBackupWorkflow, workflows.DeleteBackupRequest{Backup: "b", Location: "mem://"})
+	var appErr *temporal.ApplicationError
+	require.ErrorAs(t, env.GetWorkflowError(), &appErr)
+	assert.Equal(t, workflows.ErrTypeImmutable, appErr.Type())
+	assert.Zero(t, touched, "no deletion step ran")
 }

@@ -167,6 +167,9 @@ func (r *scheduledRun) retain(ctx workflow.Context) error {
 	if len(dec.Delete) > 0 {
 		r.logger.Info("Retention deletes older runs", "count", len(dec.Delete), "backups", dec.Delete, "protected", dec.Protected)
 	}
+	if len(dec.Immutable) > 0 {
+		r.logger.Info("Retention leaves runs under object lock to a later run", "backups", dec.Immutable)
+	}
 	r.res.Deleted, r.res.DeleteFailed = flow.DeleteBackups(ctx, r.spec.RunKind(), dec.Delete, r.spec.Template.StorageLocation, "retention")
 
 	in := workflows.ScheduleHealthInput{Now: now, Interval: listed.Interval, LastSuccess: workflows.LastCompleted(listed.Runs)}

@@ -15,6 +15,10 @@ func (fakeDeleteActivities) Delete(context.Context, workflows.DeleteBackupReques
 	return nil, nil
 }
 
+func (fakeDeleteActivities) CheckDeletable(context.Context, workflows.DeleteBackupRequest) error {
+	return nil
+}
+
 func (fakeDeleteActivities) ListExpired(context.Context, workflows.ExpireBackupsRequest) ([]string, error) {
 	return nil, nil
 }
@@ -23,6 +27,7 @@ func (fakeDeleteActivities) ListExpired(context.Context, workflows.ExpireBackups
 // an expiry run, but for the volumes' (RegisterVolumeFakes).
 func RegisterDeletionFakes(env *testsuite.TestWorkflowEnvironment) {
 	f := fakeDeleteActivities{}
+	Fake(env, storeActs.CheckBackupDeletable, f.CheckDeletable)
 	Fake(env, storeActs.DeleteBackupData, f.Delete)
 	Fake(env, storeActs.ListExpiredBackups, f.ListExpired)
 	Fake(env, storeActs.ListExpiredEtcdSnapshots, f.ListExpired)
