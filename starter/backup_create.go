@@ -92,6 +92,7 @@ func (c *Client) prepareSpec(ctx context.Context, spec workflows.BackupSpec, opt
 		problems = append(problems, err.Error())
 	} else {
 		spec.StorageLocation = normalized
+		problems = append(problems, ttlLockProblems(spec, c.opts.Opener.Lock(normalized))...)
 	}
 	if len(problems) > 0 {
 		return spec, &InvalidError{Problems: problems}

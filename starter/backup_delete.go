@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -23,6 +24,9 @@ func (c *Client) DeleteBackup(ctx context.Context, name string, cancelRunning bo
 	}
 	if v.Format == workflows.BackupFormatVelero {
 		return nil, &ConflictError{Message: fmt.Sprintf("backup %q was written by Velero; delete it with Velero", name)}
+	}
+	if v.ImmutableUntil != nil && time.Now().Before(*v.ImmutableUntil) {
+		return nil, &ConflictError{Message: (&location.ImmutableError{Backup: name, Until: *v.ImmutableUntil}).Error()}
 	}
 	if v.Source == SourceTemporal && v.EndTime == nil {
 		if !cancelRunning {

@@ -36,6 +36,7 @@ func (c *Client) GetBackup(ctx context.Context, name string) (*BackupView, error
 		switch {
 		case err == nil:
 			v.Phase, v.Spec, v.Status, v.Format = meta.Status.Phase, &meta.Spec, &meta.Status, meta.Format
+			v.ImmutableUntil = meta.ImmutableUntil
 			return v, nil
 		case errors.Is(err, ErrNotFound) && committedPhase(v.Phase):
 			v.Phase = workflows.PhaseDeleted // committed once, gone now
@@ -64,7 +65,7 @@ func viewOfMetadata(meta *workflows.BackupMetadata, locationURL string) *BackupV
 		Name: meta.Name, Phase: meta.Status.Phase, Spec: &meta.Spec, Status: &meta.Status,
 		Location: locationURL, WorkflowID: meta.WorkflowID, RunID: meta.RunID,
 		StartTime: meta.Status.StartTime, EndTime: meta.Status.CompletionTime, Source: SourceLocation,
-		Format: meta.Format,
+		Format: meta.Format, ImmutableUntil: meta.ImmutableUntil,
 	}
 }
 

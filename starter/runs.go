@@ -35,6 +35,9 @@ type RunView[S any, T phased] struct {
 	// Format is the tool that wrote a backup: workflows.BackupFormatCairn
 	// or workflows.BackupFormatVelero.
 	Format string `json:"format,omitempty"`
+	// ImmutableUntil is when a backup's object lock ends: it cannot be
+	// deleted before.
+	ImmutableUntil *time.Time `json:"immutableUntil,omitempty"`
 	// Retrying are the run's steps that failed and wait for another
 	// attempt, with their last error.
 	Retrying []RetryingStep `json:"retrying,omitempty"`

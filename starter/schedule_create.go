@@ -64,6 +64,9 @@ func (c *Client) prepareSchedule(ctx context.Context, spec workflows.ScheduleSpe
 	}
 	template.Name = ""
 	spec.Template = template
+	if problems := retentionLockProblems(spec, c.opts.Opener.Lock(template.StorageLocation), time.Now()); len(problems) > 0 {
+		return spec, &InvalidError{Problems: problems}
+	}
 	return spec, nil
 }
 

@@ -70,6 +70,9 @@ func describeBackup(w io.Writer, v *starter.BackupView) {
 		return
 	}
 	row(w, "Expires:", timestamp(s.Expiration))
+	if v.ImmutableUntil != nil {
+		row(w, "Immutable:", "until "+timestamp(v.ImmutableUntil)+" (object lock: it cannot be deleted before)")
+	}
 	row(w, "Kubernetes:", s.KubernetesVersion)
 	row(w, "Items:", fmt.Sprintf("%d in %d/%d resource types across %d namespaces", s.ItemsDone, s.ResourceTypesDone, s.ResourceTypesTotal, s.Namespaces))
 	row(w, "Errors:", fmt.Sprint(s.Errors))
