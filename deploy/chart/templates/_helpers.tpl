@@ -125,7 +125,13 @@ namespace: a comma-separated list, empty when none. */}}
 
 {{/* The named locations, as --location-name arguments. */}}
 {{- define "cairn.locationArgs" -}}
-{{- range $i, $l := .Values.locations }}{{ if $i }}{{ "\n" }}{{ end -}}
-- {{ printf "--location-name=%s=%s%s%s" $l.name $l.url (ternary ";readonly" "" (default false $l.readOnly)) (ternary (printf ";credentials=/etc/cairn/locations/%s" $l.name) "" (ne "" (default "" $l.credentialsSecret))) | quote }}
+{{- range $i, $l := .Values.locations }}
+{{- $opts := "" }}
+{{- if $l.readOnly }}{{ $opts = print $opts ";readonly" }}{{ end }}
+{{- if $l.credentialsSecret }}{{ $opts = printf "%s;credentials=/etc/cairn/locations/%s" $opts $l.name }}{{ end }}
+{{- if $l.immutable }}{{ $opts = printf "%s;immutable=%s" $opts $l.immutable }}{{ end }}
+{{- if $l.lockMode }}{{ $opts = printf "%s;lock-mode=%s" $opts $l.lockMode }}{{ end }}
+{{- if $i }}{{ "\n" }}{{ end -}}
+- {{ printf "--location-name=%s=%s%s" $l.name $l.url $opts | quote }}
 {{- end }}
 {{- end -}}
