@@ -89,6 +89,16 @@ func (m *minioServer) bucket(name string) string {
 	return "s3://" + name + "?" + q.Encode()
 }
 
+// lockedBucket creates a bucket with Object Lock enabled (and so
+// versioning), and returns its location URL.
+func (m *minioServer) lockedBucket(name string) string {
+	m.t.Helper()
+	_, err := m.client().CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(name), ObjectLockEnabledForBucket: aws.Bool(true)})
+	require.NoError(m.t, err)
+	q := url.Values{"endpoint": {m.endpoint}, "use_path_style": {"true"}, "region": {"us-east-1"}}
+	return "s3://" + name + "?" + q.Encode()
+}
+
 // keys lists the object keys of bucket under prefix.
 func (m *minioServer) keys(bucket, prefix string) []string {
 	m.t.Helper()
