@@ -18,8 +18,8 @@ import (
 // account and key from the environment: a backup completes with every
 // object once, is listed from a fresh Temporal by the location alone,
 // verifies, restores into mapped namespaces, and is deleted from the
-// container. (Volume data cannot go to the emulator: kopia addresses
-// accounts by host name.)
+// container; another expires. (Volume data cannot go to the emulator:
+// kopia addresses accounts by host name.)
 func TestAzureLocation(t *testing.T) {
 	t.Setenv("AZURE_STORAGE_ACCOUNT", azuriteAccount)
 	t.Setenv("AZURE_STORAGE_KEY", azuriteKey)
@@ -39,16 +39,11 @@ func TestAzureLocation(t *testing.T) {
 	t.Run("listed from a fresh Temporal, by the location alone", func(t *testing.T) {
 		catalog, err := location.ParseCatalog(s.location, []string{"azure=" + url}, false)
 		require.NoError(t, err)
-		addr := freePort(t)
-		startProc(t, "temporal-fresh", "dev", "--no-worker", "--no-api", "--ui-address", "", "--data-dir", t.TempDir(), "--temporal-address", addr)
-		list, err := starter.New(waitTemporal(t, addr), starter.Options{Locations: catalog}).ListBackups(ctx)
-		require.NoError(t, err)
-		require.Empty(t, list.Unreadable)
-		var names []string
-		for _, b := range list.Items {
-			names = append(names, b.Name)
-		}
-		assert.Contains(t, names, "az-1")
+		assertListedFromFreshTemporal(t, catalog, nil, "az-1")
+	})
+
+	t.Run("expired with everything it wrote", func(t *testing.T) {
+		assertExpiresFrom(t, s, url, "az-expiring", "az-00")
 	})
 
 	t.Run("verified, restored, deleted", func(t *testing.T) {

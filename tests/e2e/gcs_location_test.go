@@ -16,8 +16,9 @@ import (
 
 // TestGCSLocation runs a gs:// location on fake-gcs-server: a backup
 // whose volume data moves into the bucket's kopia repository completes,
-// verifies in full, restores byte-identical, and is deleted with
-// everything it wrote.
+// is listed from a fresh Temporal, survives full maintenance, verifies in
+// full, restores byte-identical, and is deleted with everything it
+// wrote; another expires.
 func TestGCSLocation(t *testing.T) {
 	m := newMoverStack(t)
 	ctx := context.Background()
@@ -33,6 +34,21 @@ func TestGCSLocation(t *testing.T) {
 	require.NoError(t, err)
 	v := m.waitDone("gcs-1", 4*time.Minute)
 	require.Equal(t, workflows.PhaseCompleted, v.Phase, "%+v", v.Status)
+
+	t.Run("listed from a fresh Temporal, by the location alone", func(t *testing.T) {
+		catalog, err := location.ParseCatalog(m.location, []string{"gcs=" + url}, false)
+		require.NoError(t, err)
+		assertListedFromFreshTemporal(t, catalog, nil, "gcs-1")
+		assertListedPastOnePage(t, m.stack, catalog, nil, url)
+	})
+
+	t.Run("expired with everything it wrote", func(t *testing.T) {
+		assertExpiresFrom(t, m.stack, url, "gcs-expiring", "gcs")
+	})
+
+	t.Run("full maintenance of the bucket's repository", func(t *testing.T) {
+		maintainFully(t, m.stack, url)
+	})
 
 	res, err := m.starter.VerifyBackup(ctx, "gcs-1", true)
 	require.NoError(t, err)

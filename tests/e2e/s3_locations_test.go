@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/client"
 
 	"github.com/cairn-backup/cairn/internal/datatree"
 	"github.com/cairn-backup/cairn/internal/location"
@@ -23,7 +22,8 @@ import (
 // while the worker's environment holds wrong ones. A backup whose volume
 // data moves into the first is listed from a fresh Temporal, restores
 // byte-identical, survives full repository maintenance, and is deleted
-// with everything it wrote; a backup into the second writes only there.
+// with everything it wrote; another expires; a backup into the second
+// writes only there.
 func TestS3LocationsWithTheirOwnCredentials(t *testing.T) {
 	m := newMoverStack(t)
 	ctx := context.Background()
@@ -60,22 +60,11 @@ func TestS3LocationsWithTheirOwnCredentials(t *testing.T) {
 	assert.Empty(t, archive.keys("cairn-archive", ""), "nothing went to the other server")
 
 	t.Run("listed from a fresh Temporal, by the location alone", func(t *testing.T) {
-		dir := t.TempDir()
-		addr := freePort(t)
-		startProc(t, "temporal-fresh", "dev", "--no-worker", "--no-api", "--ui-address", "", "--data-dir", dir, "--temporal-address", addr)
-		fresh := starter.New(waitTemporal(t, addr), starter.Options{Locations: catalog, Opener: m.locations})
-		list, err := fresh.ListBackups(ctx)
-		require.NoError(t, err)
-		require.Empty(t, list.Unreadable)
-		var names []string
-		for _, b := range list.Items {
-			names = append(names, b.Name)
-			if b.Name == "s3-1" {
-				assert.Equal(t, workflows.PhaseCompleted, b.Phase)
-				assert.Equal(t, starter.SourceLocation, b.Source)
-			}
-		}
-		assert.Contains(t, names, "s3-1")
+		assertListedFromFreshTemporal(t, catalog, m.locations, "s3-1")
+	})
+
+	t.Run("expired with everything it wrote", func(t *testing.T) {
+		assertExpiresFrom(t, m.stack, offsiteURL, "s3-expiring", "s3")
 	})
 
 	t.Run("restored byte-identical", func(t *testing.T) {
@@ -96,17 +85,16 @@ func TestS3LocationsWithTheirOwnCredentials(t *testing.T) {
 	})
 
 	t.Run("full maintenance of the bucket's repository, then deletion of everything the backup wrote", func(t *testing.T) {
-		run, err := m.temporalC.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "s3-maintenance", TaskQueue: workflows.TaskQueue},
-			workflows.RepositoryMaintenanceWorkflowName, workflows.MaintenanceRequest{Location: offsiteURL, Mode: "full"})
-		require.NoError(t, err)
-		var maint workflows.MaintenanceResult
-		require.NoError(t, run.Get(ctx, &maint))
-		assert.True(t, maint.Ran)
+		maintainFully(t, m.stack, offsiteURL)
 
 		res, err := m.starter.DeleteBackup(ctx, "s3-1", false)
 		require.NoError(t, err)
 		require.NoError(t, m.starter.WaitRun(ctx, res.WorkflowID, res.RunID))
 		assert.Empty(t, offsite.keys("cairn-offsite", "backups/s3-1/"), "the backup's objects are gone from the bucket")
+	})
+
+	t.Run("listed past the store's 1,000-key page", func(t *testing.T) {
+		assertListedPastOnePage(t, m.stack, catalog, m.locations, archiveURL)
 	})
 
 	t.Run("the other location, with the other credentials", func(t *testing.T) {
