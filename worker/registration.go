@@ -29,6 +29,7 @@ var workerWorkflows = map[string]any{
 	workflows.VolumeRestoreWorkflowName:         volume.VolumeRestoreWorkflow,
 	workflows.DataMoverSlotsWorkflowName:        volume.DataMoverSlotsWorkflow,
 	workflows.ScheduledBackupWorkflowName:       schedule.ScheduledBackupWorkflow,
+	workflows.ApplyRetentionWorkflowName:        schedule.ApplyRetentionWorkflow,
 	workflows.DeleteBackupWorkflowName:          deletion.DeleteBackupWorkflow,
 	workflows.ExpireBackupsWorkflowName:         deletion.ExpireBackupsWorkflow,
 	workflows.RepositoryMaintenanceWorkflowName: deletion.RepositoryMaintenanceWorkflow,
@@ -45,7 +46,7 @@ func workerActivities(a Activities) []any {
 	}
 	if s := a.Store; s != nil {
 		list = append(list, s.FinalizeBackup, s.CleanupBackupWork, s.CheckBackupDeletable, s.DeleteBackupData,
-			s.ListExpiredBackups, s.ListScheduleRuns, s.ListExpiredEtcdSnapshots, s.VerifyBackupData)
+			s.ListExpiredBackups, s.ListScheduleRuns, s.PlanRetention, s.ListExpiredEtcdSnapshots, s.VerifyBackupData)
 	}
 	if e := a.Etcd; e != nil {
 		list = append(list, e.TakeEtcdSnapshot, e.VerifyEtcdSnapshot, e.CommitEtcdSnapshot, e.DiscardEtcdSnapshot)

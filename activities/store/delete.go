@@ -237,6 +237,18 @@ func (a *Activities) ListExpiredBackups(ctx context.Context, req workflows.Expir
 	return expired, nil
 }
 
+// PlanRetention decides which runs of a schedule its retention deletes
+// at in.Now, and returns the first in.Limit of them with what the
+// schedule's health needs: the payload stays bounded however many runs
+// the location holds.
+func (a *Activities) PlanRetention(ctx context.Context, in workflows.RetentionPageInput) (*workflows.RetentionPage, error) {
+	listed, err := a.ListScheduleRuns(ctx, workflows.ScheduleRunsInput{Schedule: in.Schedule})
+	if err != nil {
+		return nil, err
+	}
+	return workflows.PageRetention(*listed, in), nil
+}
+
 // ListScheduleRuns returns the finished runs of a schedule in its
 // location, and the schedule's interval now, for retention and the
 // overdue check.

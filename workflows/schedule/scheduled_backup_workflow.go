@@ -123,6 +123,24 @@ func (r *scheduledRun) backup(ctx workflow.Context) error {
 	return backupErr
 }
 
+// retainListed is retention as runs before pagedRetentionVersion did it:
+// one list of every run, every deletion from this run.
+func (r *scheduledRun) retainListed(ctx workflow.Context) (workflows.ScheduleHealthInput, error) {
+	actx := workflow.WithActivityOptions(ctx, flow.ActivityOptions(10*time.Minute, workflows.DefaultHeartbeatTimeout))
+	var listed workflows.ScheduleRunsResult
+	if err := workflow.ExecuteActivity(actx, storeActs.ListScheduleRuns, workflows.ScheduleRunsInput{Schedule: r.spec}).Get(ctx, &listed); err != nil {
+		return workflows.ScheduleHealthInput{}, fmt.Errorf("list runs of schedule %s: %w", r.spec.Name, err)
+	}
+	now := workflow.Now(ctx)
+	dec := workflows.DecideRetention(listed.Runs, r.spec.Retention, now)
+	if len(dec.Delete) > 0 {
+		r.logger.Info("Retention deletes older runs", "count", len(dec.Delete), "backups", dec.Delete, "protected", dec.Protected)
+	}
+	r.res.Deleted, r.res.DeleteFailed = flow.DeleteBackups(ctx, r.spec.RunKind(), dec.Delete, r.spec.Template.StorageLocation, "retention")
+	r.res.DeletedTotal = len(r.res.Deleted)
+	return workflows.ScheduleHealthInput{Now: now, Interval: listed.Interval, LastSuccess: workflows.LastCompleted(listed.Runs)}, nil
+}
+
 // startChild starts the run's backup or etcd snapshot as a child
 // workflow named after the run.
 func (r *scheduledRun) startChild(ctx workflow.Context) workflow.ChildWorkflowFuture {
@@ -153,26 +171,30 @@ func (r *scheduledRun) startChild(ctx workflow.Context) workflow.ChildWorkflowFu
 	return workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), workflows.BackupWorkflowName, workflows.BackupRequest{Spec: spec, Options: r.spec.BackupOptions})
 }
 
+// pagedRetentionVersion marks the runs whose retention is an
+// ApplyRetention child, paged, instead of one list of every run.
+const pagedRetentionVersion = "paged-retention"
+
 // retain deletes the runs the schedule's retention no longer keeps and
 // records the schedule's health. It runs after failed backups too: their
 // logs count against keepFailed.
 func (r *scheduledRun) retain(ctx workflow.Context) error {
-	actx := workflow.WithActivityOptions(ctx, flow.ActivityOptions(10*time.Minute, workflows.DefaultHeartbeatTimeout))
-	var listed workflows.ScheduleRunsResult
-	if err := workflow.ExecuteActivity(actx, storeActs.ListScheduleRuns, workflows.ScheduleRunsInput{Schedule: r.spec}).Get(ctx, &listed); err != nil {
-		return fmt.Errorf("list runs of schedule %s: %w", r.spec.Name, err)
+	var in workflows.ScheduleHealthInput
+	if workflow.GetVersion(ctx, pagedRetentionVersion, workflow.DefaultVersion, 1) == 1 {
+		now := workflow.Now(ctx)
+		var res workflows.RetentionResult
+		req := workflows.RetentionRequest{Schedule: r.spec, Now: now}
+		if err := workflow.ExecuteChildWorkflow(ctx, workflows.ApplyRetentionWorkflowName, req).Get(ctx, &res); err != nil {
+			return fmt.Errorf("apply the retention of schedule %s: %w", r.spec.Name, err)
+		}
+		r.res.Deleted, r.res.DeletedTotal, r.res.DeleteFailed = res.Deleted, res.DeletedTotal, res.DeleteFailed
+		in = workflows.ScheduleHealthInput{Now: now, Interval: res.Interval, LastSuccess: res.LastSuccess}
+	} else {
+		var err error
+		if in, err = r.retainListed(ctx); err != nil {
+			return err
+		}
 	}
-	now := workflow.Now(ctx)
-	dec := workflows.DecideRetention(listed.Runs, r.spec.Retention, now)
-	if len(dec.Delete) > 0 {
-		r.logger.Info("Retention deletes older runs", "count", len(dec.Delete), "backups", dec.Delete, "protected", dec.Protected)
-	}
-	if len(dec.Immutable) > 0 {
-		r.logger.Info("Retention leaves runs under object lock to a later run", "backups", dec.Immutable)
-	}
-	r.res.Deleted, r.res.DeleteFailed = flow.DeleteBackups(ctx, r.spec.RunKind(), dec.Delete, r.spec.Template.StorageLocation, "retention")
-
-	in := workflows.ScheduleHealthInput{Now: now, Interval: listed.Interval, LastSuccess: workflows.LastCompleted(listed.Runs)}
 	if r.spec.MaxRunDuration != nil {
 		in.MaxRunDuration = r.spec.MaxRunDuration.Duration
 	}

@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -44,6 +45,15 @@ func runsBefore(due time.Time, phases ...workflows.Phase) []workflows.ScheduleRu
 	return out
 }
 
+// planRetention answers the retention's plan from listed, as the store
+// would list it; a deletion removes its run from listed.
+func planRetention(env *testsuite.TestWorkflowEnvironment, listed *workflows.ScheduleRunsResult) {
+	env.OnActivity(storeActs.PlanRetention, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in workflows.RetentionPageInput) (*workflows.RetentionPage, error) {
+			return workflows.PageRetention(*listed, in), nil
+		})
+}
+
 func newScheduledEnv(t *testing.T, due time.Time) *testsuite.TestWorkflowEnvironment {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
@@ -53,6 +63,7 @@ func newScheduledEnv(t *testing.T, due time.Time) *testsuite.TestWorkflowEnviron
 	t.Cleanup(func() { env.AssertExpectations(t) })
 	env.RegisterWorkflowWithOptions(fakeBackup, workflow.RegisterOptions{Name: workflows.BackupWorkflowName})
 	flowtest.Fake(env, storeActs.ListScheduleRuns, fakeListRuns)
+	env.RegisterWorkflowWithOptions(ApplyRetentionWorkflow, workflow.RegisterOptions{Name: workflows.ApplyRetentionWorkflowName})
 	env.SetStartTime(due.Add(2 * time.Second))
 	require.NoError(t, env.SetTypedSearchAttributesOnStart(temporal.NewSearchAttributes(scheduledStartTime.ValueSet(due))))
 	return env
@@ -76,8 +87,7 @@ func TestScheduledRunNamesBackupAndAppliesRetention(t *testing.T) {
 		}).Once()
 	old := runsBefore(due, workflows.PhaseCompleted, workflows.PhaseCompleted, workflows.PhaseCompleted, workflows.PhaseFailed)
 	listed := append(old, workflows.ScheduleRun{Name: "nightly-20261122020000", Phase: workflows.PhaseCompleted, Time: due.Add(time.Minute)})
-	env.OnActivity(storeActs.ListScheduleRuns, mock.Anything, workflows.ScheduleRunsInput{Schedule: spec}).
-		Return(&workflows.ScheduleRunsResult{Runs: listed, Interval: 24 * time.Hour}, nil).Once()
+	planRetention(env, &workflows.ScheduleRunsResult{Runs: listed, Interval: 24 * time.Hour})
 	var deleted []string
 	env.OnActivity(storeActs.DeleteBackupData, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, req workflows.DeleteBackupRequest) (*workflows.DeleteBackupResult, error) {
@@ -112,8 +122,7 @@ func TestScheduledRunTooLongIsDegraded(t *testing.T) {
 
 	env.OnWorkflow(workflows.BackupWorkflowName, mock.Anything, mock.Anything).After(90*time.Minute).
 		Return(&workflows.BackupStatus{Phase: workflows.PhaseCompleted}, nil).Once()
-	env.OnActivity(storeActs.ListScheduleRuns, mock.Anything, mock.Anything).
-		Return(&workflows.ScheduleRunsResult{Runs: []workflows.ScheduleRun{{Name: "nightly-20261122020000", Phase: workflows.PhaseCompleted, Time: due.Add(90 * time.Minute)}}, Interval: 24 * time.Hour}, nil).Once()
+	planRetention(env, &workflows.ScheduleRunsResult{Runs: []workflows.ScheduleRun{{Name: "nightly-20261122020000", Phase: workflows.PhaseCompleted, Time: due.Add(90 * time.Minute)}}, Interval: 24 * time.Hour})
 	var healthDuringRun string
 	env.RegisterDelayedCallback(func() {
 		v, err := env.QueryWorkflow(workflows.QueryStatus)
@@ -140,10 +149,52 @@ func TestScheduledRunFailedBackupStillAppliesRetention(t *testing.T) {
 	spec := nightly()
 	env.OnWorkflow(workflows.BackupWorkflowName, mock.Anything, mock.Anything).
 		Return(nil, temporal.NewNonRetryableApplicationError("api server gone", workflows.ErrTypeClusterUnreachable, nil)).Once()
-	env.OnActivity(storeActs.ListScheduleRuns, mock.Anything, mock.Anything).
-		Return(&workflows.ScheduleRunsResult{Runs: nil, Interval: 24 * time.Hour}, nil).Once()
+	planRetention(env, &workflows.ScheduleRunsResult{Interval: 24 * time.Hour})
 
 	env.ExecuteWorkflow(ScheduledBackupWorkflow, workflows.ScheduledBackupRequest{Schedule: spec})
 	require.Error(t, env.GetWorkflowError())
 	assert.Contains(t, env.GetWorkflowError().Error(), "api server gone")
+}
+
+// TestRetentionGoesPageByPage: a schedule with more runs to delete than
+// a page deletes them a page per ApplyRetention run, continuing as new,
+// each once; the result counts them all and names the first ones only.
+func TestRetentionGoesPageByPage(t *testing.T) {
+	due := time.Date(2026, 11, 22, 2, 0, 0, 0, time.UTC)
+	env := newScheduledEnv(t, due)
+	spec := nightly()
+	spec.Retention = workflows.RetentionPolicy{KeepLast: ptr.To(1)}
+	env.OnWorkflow(workflows.BackupWorkflowName, mock.Anything, mock.Anything).
+		Return(&workflows.BackupStatus{Phase: workflows.PhaseCompleted}, nil).Once()
+	phases := make([]workflows.Phase, 2*workflows.DefaultRetentionPage+21)
+	for i := range phases {
+		phases[i] = workflows.PhaseCompleted
+	}
+	listed := &workflows.ScheduleRunsResult{Runs: runsBefore(due, phases...), Interval: 24 * time.Hour}
+	planned := 0
+	env.OnActivity(storeActs.PlanRetention, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in workflows.RetentionPageInput) (*workflows.RetentionPage, error) {
+			planned++
+			return workflows.PageRetention(*listed, in), nil
+		})
+	deleted := map[string]int{}
+	env.OnActivity(storeActs.DeleteBackupData, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, req workflows.DeleteBackupRequest) (*workflows.DeleteBackupResult, error) {
+			deleted[req.Backup]++
+			listed.Runs = slices.DeleteFunc(listed.Runs, func(r workflows.ScheduleRun) bool { return r.Name == req.Backup })
+			return &workflows.DeleteBackupResult{Backup: req.Backup}, nil
+		})
+
+	env.ExecuteWorkflow(ScheduledBackupWorkflow, workflows.ScheduledBackupRequest{Schedule: spec})
+	require.NoError(t, env.GetWorkflowError())
+	var res workflows.ScheduledBackupResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	assert.Equal(t, 3, planned, "one plan per page")
+	assert.Len(t, deleted, len(phases)-1, "all but the newest run")
+	for name, n := range deleted {
+		assert.Equal(t, 1, n, name)
+	}
+	assert.Equal(t, len(phases)-1, res.DeletedTotal)
+	assert.Len(t, res.Deleted, workflows.MaxReportedDeletions)
+	assert.Len(t, listed.Runs, 1, "the newest run is kept")
 }
