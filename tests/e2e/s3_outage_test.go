@@ -42,19 +42,11 @@ func TestFinalizeWaitsForTheObjectStore(t *testing.T) {
 
 	// The event: finalize failed against the dead store and waits for
 	// another attempt.
-	var v *starter.BackupView
-	require.Eventually(t, func() bool {
-		v, err = s.starter.GetBackup(ctx, "outage-1")
-		require.NoError(t, err)
-		for _, st := range v.Retrying {
-			if st.Step == finalizeBackupActivity {
-				return true
-			}
-		}
-		return false
-	}, 3*time.Minute, 200*time.Millisecond, "FinalizeBackup failed and is retried while the store is down")
+	step := waitRetrying(t, s, "outage-1", finalizeBackupActivity)
+	v, err := s.starter.GetBackup(ctx, "outage-1")
+	require.NoError(t, err)
 	assert.Equal(t, workflows.PhaseFinalizing, v.Phase, "nothing is committed while the store is down")
-	t.Logf("while the store is down: %+v", v.Retrying)
+	t.Logf("while the store is down: %+v", step)
 
 	store.start()
 	v = s.waitDone("outage-1", 3*time.Minute)
