@@ -73,6 +73,10 @@ func DeleteWorkflowID(name string) string { return "delete/" + name }
 // snapshot called name.
 func DeleteEtcdWorkflowID(name string) string { return "delete/etcd/" + name }
 
+// RetentionWorkflowID is the ApplyRetention child of the scheduled run
+// whose backup (or etcd snapshot) is name.
+func RetentionWorkflowID(name string) string { return "retention/" + name }
+
 // ExpireScheduleID is the Temporal Schedule that deletes expired backups.
 const ExpireScheduleID = "cairn-expire-backups"
 

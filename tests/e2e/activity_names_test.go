@@ -24,5 +24,5 @@ var (
 	planRestoreActivity       = workflows.ActivityName((*restore.Activities)(nil).PlanRestore)
 	finalizeRestoreActivity   = workflows.ActivityName((*restore.Activities)(nil).FinalizeRestore)
 	takeEtcdSnapshotActivity  = workflows.ActivityName((*etcd.Activities)(nil).TakeEtcdSnapshot)
-	listScheduleRunsActivity  = workflows.ActivityName((*store.Activities)(nil).ListScheduleRuns)
+	planRetentionActivity     = workflows.ActivityName((*store.Activities)(nil).PlanRetention)
 )

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
 	"github.com/cairn-backup/cairn/internal/datatree"
@@ -111,6 +113,12 @@ func catchActivity(t *testing.T, s *stack, w *proc, workflowID, activity string)
 	for time.Now().Before(deadline) {
 		w.freeze()
 		desc, err := s.temporalC.DescribeWorkflowExecution(context.Background(), workflowID, "")
+		var notFound *serviceerror.NotFound
+		if errors.As(err, &notFound) { // a child not started yet
+			w.thaw()
+			time.Sleep(5 * time.Millisecond)
+			continue
+		}
 		require.NoError(t, err)
 		for _, pa := range desc.GetPendingActivities() {
 			if pa.GetActivityType().GetName() == activity && pa.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED {

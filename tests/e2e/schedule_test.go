@@ -146,14 +146,15 @@ func TestSchedules(t *testing.T) {
 			if i == 3 {
 				// Temporal dies with the worker frozen in the run's
 				// retention, which then finishes after it.
-				require.True(t, catchActivity(t, s, worker, trig.WorkflowID, listScheduleRunsActivity), "the run's retention was caught")
+				retention := workflows.RetentionWorkflowID(trig.Backup)
+				require.True(t, catchActivity(t, s, worker, retention, planRetentionActivity), "the run's retention was caught")
 				s.temporal.kill()
 				killedAt := time.Now()
 				worker.thaw()
 				s.startTemporal()    // same port, same SQLite file
 				api = devAPI(top, s) // on the new client
 				require.NoError(t, s.starter.WaitRun(context.Background(), trig.WorkflowID, ""))
-				assert.True(t, activityCompletedAt(t, s, trig.WorkflowID, listScheduleRunsActivity).After(killedAt),
+				assert.True(t, activityCompletedAt(t, s, retention, planRetentionActivity).After(killedAt),
 					"the kill landed mid-retention")
 			}
 			require.NoError(t, s.starter.WaitRun(context.Background(), trig.WorkflowID, ""))

@@ -184,7 +184,8 @@ func (r *scheduledRun) retain(ctx workflow.Context) error {
 		now := workflow.Now(ctx)
 		var res workflows.RetentionResult
 		req := workflows.RetentionRequest{Schedule: r.spec, Now: now}
-		if err := workflow.ExecuteChildWorkflow(ctx, workflows.ApplyRetentionWorkflowName, req).Get(ctx, &res); err != nil {
+		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: workflows.RetentionWorkflowID(r.res.Backup)})
+		if err := workflow.ExecuteChildWorkflow(cctx, workflows.ApplyRetentionWorkflowName, req).Get(ctx, &res); err != nil {
 			return fmt.Errorf("apply the retention of schedule %s: %w", r.spec.Name, err)
 		}
 		r.res.Deleted, r.res.DeletedTotal, r.res.DeleteFailed = res.Deleted, res.DeletedTotal, res.DeleteFailed
