@@ -51,6 +51,9 @@ type BackupResults struct {
 	Errors   []ResultEntry     `json:"errors"`
 	Warnings []ResultEntry     `json:"warnings"`
 	Skipped  []SkippedResource `json:"skipped,omitempty"`
+	// Excluded are the objects an exclusion label (cairn.io/ or
+	// velero.io/exclude-from-backup=true) kept out of the backup.
+	Excluded []ResultEntry `json:"excluded,omitempty"`
 }
 
 // ResultEntry is one error or warning.

@@ -30,7 +30,29 @@ type CollectProgress struct {
 	Items    int `json:"items"`
 	Parts    int `json:"parts"`
 	Restarts int `json:"restarts,omitempty"`
+	// Excluded are the objects an exclusion label kept out, the first
+	// maxNamedExclusions of ExcludedTotal.
+	Excluded      []ExcludedItem `json:"excluded,omitempty"`
+	ExcludedTotal int            `json:"excludedTotal,omitempty"`
 	Reachability
+}
+
+// maxNamedExclusions bounds the excluded objects a type's result names
+// (and its heartbeat carries); the rest are counted.
+const maxNamedExclusions = 100
+
+// ExcludedItem is an object an exclusion label kept out of a backup.
+type ExcludedItem struct {
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	Label     string `json:"label"`
+}
+
+func (p *CollectProgress) exclude(it kube.Item, label string) {
+	p.ExcludedTotal++
+	if len(p.Excluded) < maxNamedExclusions {
+		p.Excluded = append(p.Excluded, ExcludedItem{Namespace: it.Namespace, Name: it.Name, Label: label})
+	}
 }
 
 // TypeResult is the per-type outcome stored in the location for finalize.
@@ -39,6 +61,10 @@ type TypeResult struct {
 	Items    int      `json:"items"`
 	Errors   []string `json:"errors,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+	// Excluded are objects an exclusion label kept out, the first of
+	// ExcludedTotal.
+	Excluded      []ExcludedItem `json:"excluded,omitempty"`
+	ExcludedTotal int            `json:"excludedTotal,omitempty"`
 }
 
 // CollectResources lists one resource type page by page and stores each
@@ -74,7 +100,7 @@ func (a *Activities) CollectResources(ctx context.Context, in workflows.CollectI
 	if err != nil {
 		return nil, err
 	}
-	tr := TypeResult{Resource: gr, Items: res.Items}
+	tr := TypeResult{Resource: gr, Items: res.Items, Excluded: c.progress.Excluded, ExcludedTotal: c.progress.ExcludedTotal}
 	if res.Error != "" {
 		tr.Errors = []string{res.Error}
 	}
@@ -161,7 +187,7 @@ func (c *collector) collect(ctx context.Context) (*workflows.CollectResult, erro
 			ahead = c.readAhead(ctx, shard, cont)
 		}
 
-		lines := c.select_(page)
+		lines := c.select_(page, p)
 		if len(lines) > 0 {
 			if err := c.run.Loc.WriteAll(ctx, c.run.Keys.Part(c.gr, p.Shard, p.Part), lines); err != nil {
 				return nil, err
@@ -182,26 +208,35 @@ func (c *collector) collect(ctx context.Context) (*workflows.CollectResult, erro
 	return &workflows.CollectResult{Resource: c.gr, Items: p.Items, Parts: p.Parts, Restarts: p.Restarts}, nil
 }
 
-// select_ keeps the page's items the spec selects, as JSON lines.
-func (c *collector) select_(page *kube.Page) []byte {
+// select_ keeps the page's items the spec selects, as JSON lines, and
+// records in p those an exclusion label keeps out.
+func (c *collector) select_(page *kube.Page, p *CollectProgress) []byte {
 	var buf bytes.Buffer
 	for _, it := range page.Items {
-		switch {
-		case c.isNSType:
-			// Namespace objects follow the namespace filter, not labels, so
-			// a restore can recreate the namespaces it restores into.
-			if !c.nsGlobs.Match(it.Name) {
-				continue
-			}
-		case c.res.Namespaced && !c.nsGlobs.Match(it.Namespace):
+		if !c.selected(it) {
 			continue
-		case !c.labels.Match(it.Labels):
+		}
+		if label := filter.ExcludedBy(it.Labels); label != "" {
+			p.exclude(it, label)
 			continue
 		}
 		buf.Write(it.Raw)
 		buf.WriteByte('\n')
 	}
 	return buf.Bytes()
+}
+
+// selected reports whether the spec's filters select it.
+func (c *collector) selected(it kube.Item) bool {
+	switch {
+	case c.isNSType:
+		// Namespace objects follow the namespace filter, not labels, so
+		// a restore can recreate the namespaces it restores into.
+		return c.nsGlobs.Match(it.Name)
+	case c.res.Namespaced && !c.nsGlobs.Match(it.Namespace):
+		return false
+	}
+	return c.labels.Match(it.Labels)
 }
 
 func (c *collector) heartbeat(ctx context.Context) { activity.RecordHeartbeat(ctx, c.progress) }

@@ -28,8 +28,9 @@ const pages, perPage = 10, 5
 // "t1".."t9", and fails a request once where told to.
 type scriptedLister struct {
 	mu     sync.Mutex
-	calls  []string         // the continue token of every request
-	failOn map[string]error // token -> error, returned once
+	calls  []string                     // the continue token of every request
+	failOn map[string]error             // token -> error, returned once
+	labels map[string]map[string]string // object name -> its labels
 }
 
 func (l *scriptedLister) List(_ context.Context, _ kube.Resource, opts kube.ListOptions) (*kube.Page, error) {
@@ -47,7 +48,7 @@ func (l *scriptedLister) List(_ context.Context, _ kube.Resource, opts kube.List
 	page := &kube.Page{}
 	for i := range perPage {
 		name := fmt.Sprintf("cm-%02d-%d", idx, i)
-		page.Items = append(page.Items, kube.Item{Name: name, Namespace: "shop",
+		page.Items = append(page.Items, kube.Item{Name: name, Namespace: "shop", Labels: l.labels[name],
 			Raw: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + name + `","namespace":"shop"}}`)})
 	}
 	if idx+1 < pages {
@@ -181,4 +182,39 @@ func TestCollectRetriesUnreachableReadAhead(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 2, t3, "the failed read-ahead request is made again")
+}
+
+// TestCollectLeavesOutObjectsLabelledToBeExcluded: objects labelled
+// cairn.io/ or velero.io/exclude-from-backup=true are not stored, and the
+// type's result names them once each, across a retry that resumes from
+// the last heartbeat.
+func TestCollectLeavesOutObjectsLabelledToBeExcluded(t *testing.T) {
+	f := newCollectFixture(t)
+	f.lister.labels = map[string]map[string]string{
+		"cm-02-1": {"cairn.io/exclude-from-backup": "true"},
+		"cm-07-3": {"velero.io/exclude-from-backup": "true"},
+		"cm-08-0": {"cairn.io/exclude-from-backup": "false"},
+	}
+	f.lister.failOn["t6"] = errors.New("worker lost its connection")
+	_, err := f.attempt(nil)
+	require.Error(t, err)
+	last := f.beats[len(f.beats)-1]
+	res, err := f.attempt(&last)
+	require.NoError(t, err)
+	assert.Equal(t, pages*perPage-2, res.Items)
+	stored := f.stored()
+	assert.NotContains(t, stored, "cm-02-1")
+	assert.NotContains(t, stored, "cm-07-3")
+	assert.Contains(t, stored, "cm-08-0", "only the value true excludes")
+
+	loc, err := location.OpenPlain(context.Background(), f.in.Location)
+	require.NoError(t, err)
+	defer loc.Close()
+	var tr TypeResult
+	require.NoError(t, loc.ReadJSON(context.Background(), location.Backup("b").TypeResult("configmaps"), &tr))
+	assert.Equal(t, []ExcludedItem{
+		{Namespace: "shop", Name: "cm-02-1", Label: "cairn.io/exclude-from-backup"},
+		{Namespace: "shop", Name: "cm-07-3", Label: "velero.io/exclude-from-backup"},
+	}, tr.Excluded)
+	assert.Equal(t, 2, tr.ExcludedTotal)
 }

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cairn-backup/cairn/activities/cluster"
+	"github.com/cairn-backup/cairn/internal/filter"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -76,7 +77,9 @@ func (a *Activities) selectedClaims(ctx context.Context, plan cluster.StoredPlan
 			return nil, fmt.Errorf("list persistentvolumeclaims: %w", err)
 		}
 		for _, c := range list.Items {
-			if globs.Match(c.Namespace) && labels.Match(c.Labels) {
+			// A claim an exclusion label keeps out of the backup gets no
+			// snapshot either.
+			if globs.Match(c.Namespace) && labels.Match(c.Labels) && filter.ExcludedBy(c.Labels) == "" {
 				out = append(out, c)
 			}
 		}

@@ -166,6 +166,14 @@ func collectResults(ctx context.Context, run *runlog.Run, skipped []workflows.Sk
 		for _, w := range tr.Warnings {
 			res.Warnings = append(res.Warnings, workflows.ResultEntry{Resource: tr.Resource, Message: w})
 		}
+		for _, x := range tr.Excluded {
+			res.Excluded = append(res.Excluded, workflows.ResultEntry{Resource: tr.Resource, Namespace: x.Namespace, Name: x.Name,
+				Message: "labelled " + x.Label + "=true"})
+		}
+		if more := tr.ExcludedTotal - len(tr.Excluded); more > 0 {
+			res.Excluded = append(res.Excluded, workflows.ResultEntry{Resource: tr.Resource,
+				Message: fmt.Sprintf("%d more labelled to be excluded", more)})
+		}
 	}
 	return res, nil
 }
