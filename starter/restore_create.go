@@ -25,6 +25,11 @@ type CreateRestoreRequest struct {
 // existing restore; with another spec it is a ConflictError. An unknown
 // backup is ErrNotFound; one still running or failed is a ConflictError.
 func (c *Client) CreateRestore(ctx context.Context, req CreateRestoreRequest) (*CreateResult, error) {
+	if req.ScheduleName != "" {
+		if err := c.resolveSchedule(ctx, &req.RestoreSpec); err != nil {
+			return nil, err
+		}
+	}
 	spec := req.RestoreSpec.WithDefaults(c.opts.DefaultLocation)
 	if err := c.validateRestore(&spec, req.Options.Problems()); err != nil {
 		return nil, err

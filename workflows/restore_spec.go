@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -35,6 +37,9 @@ type RestoreSpec struct {
 	// BackupName is the backup to restore from: a cairn backup or one
 	// written by Velero into the same location.
 	BackupName string `json:"backupName"`
+	// ScheduleName restores the newest Completed backup of that schedule
+	// instead; the starter sets BackupName to it.
+	ScheduleName string `json:"scheduleName,omitempty"`
 	// StorageLocation holds the backup: a location's name in an API
 	// request, any URL from the CLI (default: the default location).
 	StorageLocation string `json:"storageLocation,omitempty"`
@@ -48,7 +53,13 @@ type RestoreSpec struct {
 	OrLabelSelectors   []string `json:"orLabelSelectors,omitempty"`
 	// NamespaceMapping restores the objects of a backed-up namespace into
 	// another one: {"shop": "shop-copy"}.
-	NamespaceMapping       map[string]string      `json:"namespaceMapping,omitempty"`
+	NamespaceMapping map[string]string `json:"namespaceMapping,omitempty"`
+	// StorageClassMappings restores claims, volumes and StatefulSets'
+	// claim templates of a storage class into another: {"gp2": "fast"},
+	// for a cluster whose classes are named differently. It takes
+	// precedence over Velero's change-storage-class ConfigMap in the
+	// worker's namespace.
+	StorageClassMappings   map[string]string      `json:"storageClassMappings,omitempty"`
 	ExistingResourcePolicy ExistingResourcePolicy `json:"existingResourcePolicy,omitempty"`
 	// RestoreStatus lists the resource types (globs) whose status is
 	// restored too; every other object's status is left to its controller.
@@ -153,7 +164,7 @@ func (s RestoreSpec) Validate() error {
 
 	problems = append(problems, nameProblems("name", s.Name)...)
 	if s.BackupName == "" {
-		add("backupName is required")
+		add("backupName is required (or scheduleName)")
 	}
 	if _, err := filter.NewGlobs(s.IncludedNamespaces, s.ExcludedNamespaces); err != nil {
 		add("namespaces: %v", err)
@@ -180,6 +191,7 @@ func (s RestoreSpec) Validate() error {
 		add("existingResourcePolicy %q must be none or update", s.ExistingResourcePolicy)
 	}
 	problems = append(problems, mappingProblems(s.NamespaceMapping)...)
+	problems = append(problems, classMappingProblems(s.StorageClassMappings)...)
 	for _, p := range s.ResourcePriorities {
 		if p == "" || filter.IsGlob(p) {
 			add("resourcePriorities entry %q must be a resource name such as configmaps or deployments.apps", p)
@@ -222,6 +234,15 @@ func mappingProblems(m map[string]string) []string {
 
 // ParseNamespaceMapping reads "old:new" pairs, as the CLI takes them.
 func ParseNamespaceMapping(pairs []string) (map[string]string, error) {
+	return parseMapping("namespace", pairs)
+}
+
+// ParseStorageClassMapping reads "old:new" storage class pairs.
+func ParseStorageClassMapping(pairs []string) (map[string]string, error) {
+	return parseMapping("storage class", pairs)
+}
+
+func parseMapping(what string, pairs []string) (map[string]string, error) {
 	if len(pairs) == 0 {
 		return nil, nil
 	}
@@ -229,14 +250,28 @@ func ParseNamespaceMapping(pairs []string) (map[string]string, error) {
 	for _, p := range pairs {
 		from, to, ok := strings.Cut(p, ":")
 		if !ok || from == "" || to == "" {
-			return nil, fmt.Errorf("namespace mapping %q must look like old:new", p)
+			return nil, fmt.Errorf("%s mapping %q must look like old:new", what, p)
 		}
 		if prev, dup := m[from]; dup && prev != to {
-			return nil, fmt.Errorf("namespace %q is mapped twice (to %q and %q)", from, prev, to)
+			return nil, fmt.Errorf("%s %q is mapped twice (to %q and %q)", what, from, prev, to)
 		}
 		m[from] = to
 	}
 	return m, nil
+}
+
+// classMappingProblems checks that a storage class mapping names valid
+// class names (several classes may map to one).
+func classMappingProblems(m map[string]string) []string {
+	var problems []string
+	for _, from := range slices.Sorted(maps.Keys(m)) {
+		for _, name := range []string{from, m[from]} {
+			for _, msg := range validation.IsDNS1123Subdomain(name) {
+				problems = append(problems, fmt.Sprintf("storageClassMappings %q: %s", name, msg))
+			}
+		}
+	}
+	return problems
 }
 
 // MapNamespace returns where a backed-up namespace is restored to.

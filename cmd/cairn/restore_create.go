@@ -17,6 +17,7 @@ import (
 type restoreCreateFlags struct {
 	req               starter.CreateRestoreRequest
 	namespaceMappings []string
+	classMappings     []string
 	existingPolicy    string
 	clusterResources  string
 	restoreStatus     []string
@@ -27,7 +28,8 @@ type restoreCreateFlags struct {
 	out               outputFlag
 }
 
-const restoreCreateLong = `Restores the backup --from-backup into the cluster of the worker that runs the
+const restoreCreateLong = `Restores the backup --from-backup (or the newest Completed backup of the schedule
+--from-schedule) into the cluster of the worker that runs the
 restore. NAME names the restore and must be a DNS-1123 name. Creating the same
 NAME again with the same flags returns the existing restore; with different
 flags it is a conflict (exit code 3). The backup must have ended Completed or
@@ -79,11 +81,14 @@ See what happened to every item with 'cairn restore results NAME'.`
 func newRestoreCreateCommand(g *globals) *cobra.Command {
 	cf := &restoreCreateFlags{}
 	cmd := &cobra.Command{
-		Use:   "create NAME --from-backup BACKUP",
+		Use:   "create NAME (--from-backup BACKUP | --from-schedule SCHEDULE)",
 		Short: "Start a restore of a backup into the cluster",
 		Long:  fmt.Sprintf(restoreCreateLong, indentList(workflows.DefaultResourcePriorities, "  ", 78)),
 		Example: `  # Namespace shop of backup nightly, and wait for the outcome
   cairn restore create shop-1 --from-backup nightly --include-namespaces shop --wait
+
+  # The newest Completed backup of schedule nightly (a newer failed run is passed over)
+  cairn restore create shop-latest --from-schedule nightly --include-namespaces shop --wait
 
   # A copy of shop next to the original one
   cairn restore create shop-copy --from-backup nightly --include-namespaces shop \
@@ -129,7 +134,8 @@ func newRestoreCreateCommand(g *globals) *cobra.Command {
 
 // register adds the flags that make up the request.
 func (cf *restoreCreateFlags) register(f *pflag.FlagSet) {
-	f.StringVar(&cf.req.BackupName, "from-backup", "", "the backup to restore (required)")
+	f.StringVar(&cf.req.BackupName, "from-backup", "", "the backup to restore (this or --from-schedule)")
+	f.StringVar(&cf.req.ScheduleName, "from-schedule", "", "restore the newest Completed backup of this schedule instead of --from-backup")
 	f.StringSliceVar(&cf.req.IncludedNamespaces, "include-namespaces", nil, "backed-up namespaces to restore, globs allowed (default: all)")
 	f.StringSliceVar(&cf.req.ExcludedNamespaces, "exclude-namespaces", nil, "backed-up namespaces to leave out, globs allowed")
 	f.StringSliceVar(&cf.req.IncludedResources, "include-resources", nil, "resource types to restore, globs allowed (default: all)")
@@ -137,6 +143,7 @@ func (cf *restoreCreateFlags) register(f *pflag.FlagSet) {
 	f.StringVarP(&cf.req.LabelSelector, "selector", "l", "", "only objects with these labels (e.g. app=shop,tier!=cache)")
 	f.StringArrayVar(&cf.req.OrLabelSelectors, "or-selector", nil, "objects matching any of these selectors (repeat the flag)")
 	f.StringSliceVar(&cf.namespaceMappings, "namespace-mappings", nil, "restore namespaces under other names: old:new,...")
+	f.StringSliceVar(&cf.classMappings, "storage-class-mappings", nil, "restore claims, volumes and StatefulSet claim templates of a storage class into another: old:new,... (each new class must exist in the cluster)")
 	f.StringVar(&cf.existingPolicy, "existing-resource-policy", string(workflows.ExistingResourceNone), "objects already in the cluster: none (leave them) or update (patch them)")
 	f.StringSliceVar(&cf.restoreStatus, "restore-status", nil, "resource types whose status is restored too, globs allowed")
 	f.StringVar(&cf.clusterResources, "cluster-resources", string(workflows.ClusterResourcesAuto), "cluster-scoped objects: auto, include or exclude")
@@ -155,15 +162,20 @@ func (cf *restoreCreateFlags) register(f *pflag.FlagSet) {
 // complete turns the flags into the request, with flag mistakes as usage
 // errors. The spec's own checks are the starter's.
 func (cf *restoreCreateFlags) complete(name string, changed func(flag string) bool) error {
-	if cf.req.BackupName == "" {
-		return &usageError{fmt.Errorf("--from-backup is required: name the backup to restore (list them with 'cairn backup list')")}
+	if (cf.req.BackupName == "") == (cf.req.ScheduleName == "") {
+		return &usageError{fmt.Errorf("give --from-backup (list backups with 'cairn backup list') or --from-schedule (the newest Completed backup of a schedule), one of them")}
 	}
 	mapping, err := workflows.ParseNamespaceMapping(cf.namespaceMappings)
 	if err != nil {
 		return &usageError{fmt.Errorf("--namespace-mappings: %w", err)}
 	}
+	classes, err := workflows.ParseStorageClassMapping(cf.classMappings)
+	if err != nil {
+		return &usageError{fmt.Errorf("--storage-class-mappings: %w", err)}
+	}
 	cf.req.Name = name
 	cf.req.NamespaceMapping = mapping
+	cf.req.StorageClassMappings = classes
 	cf.req.ExistingResourcePolicy = workflows.ExistingResourcePolicy(cf.existingPolicy)
 	cf.req.ClusterResources = workflows.ClusterResources(cf.clusterResources)
 	if len(cf.restoreStatus) > 0 {

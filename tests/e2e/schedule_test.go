@@ -209,6 +209,19 @@ func TestSchedules(t *testing.T) {
 		assert.Equal(t, []string{b}, sch.completed("aged"), "the newest success survives")
 		require.Len(t, v.Backups, 2, "%+v", v.Backups)
 		assert.Equal(t, workflows.PhaseFailed, v.Backups[0].Phase, "the canceled run is kept (keep-failed 1)")
+
+		// A restore from the schedule takes its newest success, not the
+		// newer canceled run.
+		_, stderr, code = s.cli("restore", "create", "from-aged", "--from-schedule", "aged", "--existing-resource-policy", "none", "--wait")
+		require.Equal(t, 0, code, stderr)
+		r, err := s.starter.GetRestore(context.Background(), "from-aged")
+		require.NoError(t, err)
+		require.NotNil(t, r.Spec)
+		assert.Equal(t, b, r.Spec.BackupName)
+		assert.Equal(t, "aged", r.Spec.ScheduleName)
+		_, stderr, code = s.cli("restore", "create", "from-nothing", "--from-schedule", "no-such-schedule")
+		assert.Equal(t, starter.ExitNotFound, code, stderr)
+		assert.Contains(t, stderr, `unknown schedule "no-such-schedule"`)
 	})
 
 	t.Run("overlap skip while a run is slow, and the Degraded state", func(t *testing.T) {
