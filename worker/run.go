@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -30,6 +31,9 @@ type Config struct {
 	Kube *rest.Config
 	Log  *zap.Logger
 	Options
+	// ConfigNamespace holds the Velero-format ConfigMaps restores read
+	// (empty: the data movers' namespace).
+	ConfigNamespace string
 	// PageInterval pauses after every LIST page (see cluster.Activities).
 	PageInterval time.Duration
 	// BatchInterval pauses after every restored batch (see restore.Activities).
@@ -126,7 +130,12 @@ func Run(ctx context.Context, c client.Client, cfg Config) error {
 		return err
 	}
 	clusterActs.PageInterval = cfg.PageInterval
-	restoreActs := &restore.Activities{Clients: clients, Log: cfg.Log, BatchInterval: cfg.BatchInterval, TarballLimits: cfg.TarballLimits}
+	ns := cfg.DataMovement.Namespace
+	if ns == "" {
+		ns = DefaultDataMoverNamespace
+	}
+	restoreActs := &restore.Activities{Clients: clients, Log: cfg.Log, BatchInterval: cfg.BatchInterval, TarballLimits: cfg.TarballLimits,
+		ConfigNamespace: cmp.Or(cfg.ConfigNamespace, ns)}
 	storeActs := &store.Activities{Log: cfg.Log, DeleteInterval: cfg.DeleteInterval}
 	etcdActs := &etcd.Activities{Etcd: cfg.Etcd, Log: cfg.Log}
 	csiActs, err := csi.New(clients, cfg.Log, cfg.SnapshotRetention)
@@ -140,10 +149,6 @@ func Run(ctx context.Context, c client.Client, cfg Config) error {
 	exp, err := cfg.DataMovement.exposer(csiActs)
 	if err != nil {
 		return err
-	}
-	ns := cfg.DataMovement.Namespace
-	if ns == "" {
-		ns = DefaultDataMoverNamespace
 	}
 	exposeActs := &expose.Activities{Exposer: exp, Namespace: ns, Log: cfg.Log, Concurrency: cfg.DataMovement.Concurrency, Temporal: c}
 	repoActs := &repository.Activities{Repository: cfg.DataMovement.Repository, Log: cfg.Log}

@@ -26,6 +26,9 @@ type Activities struct {
 	// TarballLimits bound what a restore reads of a backup's tarball (zero:
 	// the defaults).
 	TarballLimits tarball.Limits
+	// ConfigNamespace is the worker's namespace, where Velero's
+	// change-storage-class ConfigMaps are read from ("": none are).
+	ConfigNamespace string
 }
 
 // Item is one line of a batch: an object prepared for the target cluster

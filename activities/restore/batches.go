@@ -29,7 +29,8 @@ func writeItems(ctx context.Context, src tarballSource, idx *backupIndex, p *res
 	}
 	prepare := objects.Options{
 		Backup: spec.BackupName, Restore: spec.Name, MapNamespace: spec.MapNamespace, PreserveNodePorts: spec.PreserveNodePorts,
-		RestoredPV: func(name string) bool { return pvRestored(name, idx, p, sel) },
+		StorageClasses: p.storageClasses,
+		RestoredPV:     func(name string) bool { return pvRestored(name, idx, p, sel) },
 		ClaimSnapshot: func(ns, name string) string {
 			if _, moved := idx.moved[ns+"/"+name]; moved {
 				return "" // the moved data is restored instead

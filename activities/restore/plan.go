@@ -67,6 +67,10 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 	if err != nil {
 		return nil, err
 	}
+	classes, err := a.storageClasses(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
 	src := tarballSource{loc: run.Loc, key: tarKey, limits: a.TarballLimits}
 	if meta.ManifestSHA256 != "" {
 		m, err := run.Loc.ReadManifest(ctx, location.Backup(spec.BackupName), meta.ManifestSHA256)
@@ -90,6 +94,7 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 		return nil, err
 	}
 	p := decide(idx, target, sel)
+	p.storageClasses = classes
 	vols, err := a.planVolumes(ctx, run, spec, idx, p)
 	if err != nil {
 		return nil, err
@@ -149,6 +154,8 @@ type restorePlan struct {
 	// bareNamespaces: the filters leave the backup's Namespace objects
 	// out; the namespaces items need are created bare.
 	bareNamespaces bool
+	// storageClasses maps backed-up storage classes to the cluster's.
+	storageClasses map[string]string
 }
 
 // decide picks the types to restore and their versions.

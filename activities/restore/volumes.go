@@ -93,6 +93,9 @@ func (a *Activities) planVolumes(ctx context.Context, run *runlog.Run, spec work
 		if v.StorageClass == "" {
 			v.StorageClass = rec.Volume.StorageClass
 		}
+		if to, ok := p.storageClasses[v.StorageClass]; ok {
+			v.StorageClass = to
+		}
 		if ns != rec.Volume.Namespace {
 			v.SourceNamespace = rec.Volume.Namespace
 		}

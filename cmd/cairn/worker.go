@@ -26,6 +26,7 @@ type workerFlags struct {
 	batchInterval           time.Duration
 	tarballLimits           tarball.Limits
 	maxConcurrentActivities int
+	configNamespace         string
 	kubeQPS                 float32
 	kubeBurst               int
 	deleteInterval          time.Duration
@@ -67,6 +68,8 @@ func (w *workerFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringToIntVar(&w.keepNewestByDriver, "snapshot-keep-newest-driver", nil,
 		"per-CSI-driver override of --snapshot-keep-newest, e.g. ebs.csi.aws.com=7,pd.csi.storage.gke.io=2")
 	cmd.Flags().IntVar(&w.maxConcurrentActivities, "max-concurrent-activities", 0, "activities this worker runs at once (0: SDK default)")
+	cmd.Flags().StringVar(&w.configNamespace, "config-namespace", "", "namespace of the Velero-format ConfigMaps restores read, such as "+
+		"change-storage-class (default: --datamover-namespace; the chart sets the worker's own)")
 	w.dataMover.register(cmd.Flags())
 }
 
@@ -163,6 +166,7 @@ func runWorker(ctx context.Context, g *globals, tc client.Client, kcfg *rest.Con
 		Kube:                kcfg,
 		Log:                 log,
 		Options:             worker.Options{MaxConcurrentActivities: wf.maxConcurrentActivities},
+		ConfigNamespace:     wf.configNamespace,
 		PageInterval:        wf.pageInterval,
 		BatchInterval:       wf.batchInterval,
 		TarballLimits:       wf.tarballLimits,

@@ -22,6 +22,9 @@ type Options struct {
 	// ClaimSnapshot returns the VolumeSnapshot a claim (by its backed-up
 	// namespace and name) is restored from, or "".
 	ClaimSnapshot func(namespace, name string) string
+	// StorageClasses renames storage classes (old name to new) in claims,
+	// volumes and StatefulSets' volume claim templates.
+	StorageClasses map[string]string
 }
 
 func (o Options) mapNS(ns string) string {
@@ -79,6 +82,7 @@ func Prepare(obj *unstructured.Unstructured, o Options) {
 	case group == "rbac.authorization.k8s.io" && (kind == "RoleBinding" || kind == "ClusterRoleBinding"):
 		remapSubjects(obj, o)
 	}
+	mapStorageClass(obj, o)
 }
 
 func claimSnapshot(o Options, namespace, name string) string {
