@@ -34,7 +34,13 @@ type moverStack struct {
 }
 
 func newMoverStack(t *testing.T) *moverStack {
-	s := newCSIStack(t)
+	return newMoverStackAt(t, "")
+}
+
+// newMoverStackAt is newMoverStack on an existing backup location: a
+// second installation, with its own cluster and Temporal.
+func newMoverStackAt(t *testing.T, locationURL string) *moverStack {
+	s := newStackWith(t, locationURL, true)
 	m := &moverStack{stack: s, stateDir: filepath.Join(t.TempDir(), "datamovers")}
 	t.Cleanup(func() {
 		if t.Failed() {
