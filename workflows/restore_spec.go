@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/cairn-backup/cairn/internal/filter"
+	"github.com/cairn-backup/cairn/internal/resourcemodifiers"
 )
 
 // ExistingResourcePolicy says what a restore does with an object that
@@ -59,7 +60,10 @@ type RestoreSpec struct {
 	// for a cluster whose classes are named differently. It takes
 	// precedence over Velero's change-storage-class ConfigMap in the
 	// worker's namespace.
-	StorageClassMappings   map[string]string      `json:"storageClassMappings,omitempty"`
+	StorageClassMappings map[string]string `json:"storageClassMappings,omitempty"`
+	// ResourceModifiers change objects on their way in, in Velero's
+	// resource-modifier format (version v1, resourceModifierRules).
+	ResourceModifiers      *DocumentRef           `json:"resourceModifiers,omitempty"`
 	ExistingResourcePolicy ExistingResourcePolicy `json:"existingResourcePolicy,omitempty"`
 	// RestoreStatus lists the resource types (globs) whose status is
 	// restored too; every other object's status is left to its controller.
@@ -192,6 +196,10 @@ func (s RestoreSpec) Validate() error {
 	}
 	problems = append(problems, mappingProblems(s.NamespaceMapping)...)
 	problems = append(problems, classMappingProblems(s.StorageClassMappings)...)
+	problems = append(problems, s.ResourceModifiers.problems("resourceModifiers", func(data []byte) error {
+		_, err := resourcemodifiers.Parse(data)
+		return err
+	})...)
 	for _, p := range s.ResourcePriorities {
 		if p == "" || filter.IsGlob(p) {
 			add("resourcePriorities entry %q must be a resource name such as configmaps or deployments.apps", p)

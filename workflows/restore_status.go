@@ -78,6 +78,9 @@ type ItemOutcome struct {
 	Reason string `json:"reason,omitempty"`
 	// SourceNamespace is the backed-up namespace when it was mapped.
 	SourceNamespace string `json:"sourceNamespace,omitempty"`
+	// Modifiers are the resource modifier rules that changed the object,
+	// "resourceModifierRules[N]".
+	Modifiers []string `json:"modifiers,omitempty"`
 }
 
 // RestoreResults is restores/<name>/results.json: every item's outcome,

@@ -40,6 +40,8 @@ type Item struct {
 	RestoredOwners []string `json:"restoredOwners,omitempty"`
 	// SourceNamespace is the backed-up namespace when it was mapped.
 	SourceNamespace string `json:"sourceNamespace,omitempty"`
+	// Modifiers are the resource modifier rules that changed the object.
+	Modifiers []string `json:"modifiers,omitempty"`
 	// EnsureOnly marks a namespace the restore needs but the backup does
 	// not hold: created when missing, fine as it is when present.
 	EnsureOnly bool `json:"ensureOnly,omitempty"`

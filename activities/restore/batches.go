@@ -94,6 +94,12 @@ func writeItems(ctx context.Context, src tarballSource, idx *backupIndex, p *res
 				return w.skip(ctx, outcome)
 			}
 		}
+		applied, err := p.modifiers.Apply(obj, e.GroupResource)
+		if err != nil {
+			outcome.Result, outcome.Reason = workflows.ItemFailed, err.Error()
+			return w.skip(ctx, outcome)
+		}
+		item.Modifiers = applied
 		item.Object = obj.Object
 		return w.add(ctx, e.GroupResource, item)
 	})

@@ -40,7 +40,7 @@ func newApplier(c *kube.Clients, in workflows.ApplyInput, owners *ownerResolver)
 func (ap *applier) apply(ctx context.Context, item Item) (workflows.ItemOutcome, []relink, error) {
 	obj := &unstructured.Unstructured{Object: item.Object}
 	out := workflows.ItemOutcome{Resource: ap.in.Type.GroupResource(), Namespace: obj.GetNamespace(), Name: obj.GetName(),
-		SourceNamespace: item.SourceNamespace}
+		SourceNamespace: item.SourceNamespace, Modifiers: item.Modifiers}
 	// The plan kept the status only for types whose status is restored. It
 	// stays in the create body: a type without a status subresource stores
 	// it there; one with the subresource ignores it and gets it below.

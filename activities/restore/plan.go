@@ -20,6 +20,7 @@ import (
 	"github.com/cairn-backup/cairn/internal/backupmeta"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/objects"
+	"github.com/cairn-backup/cairn/internal/resourcemodifiers"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -71,6 +72,10 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 	if err != nil {
 		return nil, err
 	}
+	modifiers, err := a.resourceModifiers(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
 	src := tarballSource{loc: run.Loc, key: tarKey, limits: a.TarballLimits}
 	if meta.ManifestSHA256 != "" {
 		m, err := run.Loc.ReadManifest(ctx, location.Backup(spec.BackupName), meta.ManifestSHA256)
@@ -94,7 +99,7 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 		return nil, err
 	}
 	p := decide(idx, target, sel)
-	p.storageClasses = classes
+	p.storageClasses, p.modifiers = classes, modifiers
 	vols, err := a.planVolumes(ctx, run, spec, idx, p)
 	if err != nil {
 		return nil, err
@@ -156,6 +161,8 @@ type restorePlan struct {
 	bareNamespaces bool
 	// storageClasses maps backed-up storage classes to the cluster's.
 	storageClasses map[string]string
+	// modifiers change objects after they are prepared (nil: none).
+	modifiers *resourcemodifiers.Rules
 }
 
 // decide picks the types to restore and their versions.

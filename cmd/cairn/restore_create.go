@@ -18,6 +18,8 @@ type restoreCreateFlags struct {
 	req               starter.CreateRestoreRequest
 	namespaceMappings []string
 	classMappings     []string
+	modifiersFile     string
+	modifiersConfig   string
 	existingPolicy    string
 	clusterResources  string
 	restoreStatus     []string
@@ -143,6 +145,9 @@ func (cf *restoreCreateFlags) register(f *pflag.FlagSet) {
 	f.StringVarP(&cf.req.LabelSelector, "selector", "l", "", "only objects with these labels (e.g. app=shop,tier!=cache)")
 	f.StringArrayVar(&cf.req.OrLabelSelectors, "or-selector", nil, "objects matching any of these selectors (repeat the flag)")
 	f.StringSliceVar(&cf.namespaceMappings, "namespace-mappings", nil, "restore namespaces under other names: old:new,...")
+	f.StringVar(&cf.modifiersFile, "resource-modifiers", "", "a file of resource modifier rules (Velero's format: version v1, resourceModifierRules) "+
+		"that change objects before they are created or compared")
+	f.StringVar(&cf.modifiersConfig, "resource-modifier-configmap", "", "a ConfigMap in the worker's namespace holding resource modifier rules, as Velero takes them")
 	f.StringSliceVar(&cf.classMappings, "storage-class-mappings", nil, "restore claims, volumes and StatefulSet claim templates of a storage class into another: old:new,... (each new class must exist in the cluster)")
 	f.StringVar(&cf.existingPolicy, "existing-resource-policy", string(workflows.ExistingResourceNone), "objects already in the cluster: none (leave them) or update (patch them)")
 	f.StringSliceVar(&cf.restoreStatus, "restore-status", nil, "resource types whose status is restored too, globs allowed")
@@ -176,6 +181,9 @@ func (cf *restoreCreateFlags) complete(name string, changed func(flag string) bo
 	cf.req.Name = name
 	cf.req.NamespaceMapping = mapping
 	cf.req.StorageClassMappings = classes
+	if cf.req.ResourceModifiers, err = documentRef("resource-modifiers", cf.modifiersFile, cf.modifiersConfig); err != nil {
+		return err
+	}
 	cf.req.ExistingResourcePolicy = workflows.ExistingResourcePolicy(cf.existingPolicy)
 	cf.req.ClusterResources = workflows.ClusterResources(cf.clusterResources)
 	if len(cf.restoreStatus) > 0 {

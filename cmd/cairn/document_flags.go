@@ -1,0 +1,35 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// documentRef turns a --NAME file flag and its --NAME-configmap twin into
+// a spec's reference: the file's content inline, or the ConfigMap's name.
+func documentRef(flag, file, configMap string) (*workflows.DocumentRef, error) {
+	switch {
+	case file != "" && configMap != "":
+		return nil, &usageError{fmt.Errorf("--%s and its ConfigMap flag go one at a time", flag)}
+	case configMap != "":
+		return &workflows.DocumentRef{ConfigMap: configMap}, nil
+	case file == "":
+		return nil, nil
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, &usageError{fmt.Errorf("--%s: %w", flag, err)}
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, workflows.MaxInlineDocument+1))
+	if err != nil {
+		return nil, &usageError{fmt.Errorf("--%s: %w", flag, err)}
+	}
+	if len(data) > workflows.MaxInlineDocument {
+		return nil, &usageError{fmt.Errorf("--%s: %s is larger than %d bytes: put it in a ConfigMap", flag, file, workflows.MaxInlineDocument)}
+	}
+	return &workflows.DocumentRef{Inline: string(data)}, nil
+}
