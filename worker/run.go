@@ -142,6 +142,7 @@ func Run(ctx context.Context, c client.Client, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	csiActs.ConfigNamespace = restoreActs.ConfigNamespace
 	hookActs, err := hooks.New(clients, cfg.Log)
 	if err != nil {
 		return err

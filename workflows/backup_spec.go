@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/cairn-backup/cairn/internal/filter"
+	"github.com/cairn-backup/cairn/internal/volumepolicy"
 )
 
 // ClusterResources says which cluster-scoped resources a backup holds.
@@ -76,6 +77,10 @@ type BackupSpec struct {
 	// Hooks run commands in the selected pods before and after their
 	// volumes are snapshotted (pods' hook annotations take precedence).
 	Hooks *BackupHooks `json:"hooks,omitempty"`
+	// VolumePolicies decide per volume whether it is skipped or
+	// snapshotted, in Velero's resource-policy format (version v1,
+	// volumePolicies).
+	VolumePolicies *DocumentRef `json:"volumePolicies,omitempty"`
 }
 
 // SnapshotsVolumes reports whether the backup snapshots volumes.
@@ -174,6 +179,10 @@ func (s BackupSpec) Validate() error {
 	problems = append(problems, nonPositive(map[string]*metav1.Duration{"csiSnapshotTimeout": s.CSISnapshotTimeout,
 		"dataMoverPrepareTimeout": s.DataMoverPrepareTimeout, "dataMoverTimeout": s.DataMoverTimeout})...)
 	problems = append(problems, s.Hooks.problems()...)
+	problems = append(problems, s.VolumePolicies.problems("volumePolicies", func(data []byte) error {
+		_, err := volumepolicy.Parse(data)
+		return err
+	})...)
 	if len(problems) > 0 {
 		return &InvalidSpecError{What: "backup", Problems: problems}
 	}

@@ -12,6 +12,7 @@ import (
 	snapclient "github.com/kubernetes-csi/external-snapshotter/client/v6/clientset/versioned"
 	"go.uber.org/zap"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/cairn-backup/cairn/internal/kube"
@@ -29,6 +30,10 @@ type Activities struct {
 	Retention Retention
 	// PollInterval is how often a wait reads a snapshot's status.
 	PollInterval time.Duration
+	// Dynamic reads the ConfigMaps of ConfigNamespace, the worker's
+	// namespace, which may hold a backup's volume policies.
+	Dynamic         dynamic.Interface
+	ConfigNamespace string
 }
 
 // Retention is how many native snapshots per volume keep-newest mode
@@ -64,5 +69,5 @@ func New(clients *kube.Clients, log *zap.Logger, retention Retention) (*Activiti
 		return nil, fmt.Errorf("snapshot client: %w", err)
 	}
 	return &Activities{Kube: kc, Snapshots: sc, Discovery: clients.Discovery, Log: log, Retention: retention,
-		PollInterval: time.Second}, nil
+		PollInterval: time.Second, Dynamic: clients.Dynamic}, nil
 }

@@ -39,10 +39,23 @@ func (a *Activities) PlanVolumes(ctx context.Context, in workflows.PlanVolumesIn
 	if err != nil {
 		return nil, err
 	}
+	policies, err := a.volumePolicies(ctx, plan.Spec)
+	if err != nil {
+		return nil, err
+	}
 	classes := &classChooser{a: a}
 	var warnings []string
 	for i, c := range claims {
 		activity.RecordHeartbeat(ctx, i)
+		warning, err := a.policyLeavesOut(ctx, policies, c)
+		if err != nil {
+			return nil, err
+		}
+		if warning != "" {
+			warnings = append(warnings, warning)
+			run.Log.Info("Volume left out by a volume policy", zap.String("claim", c.Namespace+"/"+c.Name), zap.String("reason", warning))
+			continue
+		}
 		v, warning, err := a.volumeOf(ctx, c, classes)
 		switch {
 		case err != nil:

@@ -69,7 +69,9 @@ data mover started next to the volume does the copy; it must start within
 			if cmd.Flags().Changed("ttl") {
 				cf.req.TTL = &metav1.Duration{Duration: cf.ttl}
 			}
-			cf.volumes.apply(cmd.Flags().Changed, &cf.req.BackupSpec)
+			if err := cf.volumes.apply(cmd.Flags().Changed, &cf.req.BackupSpec); err != nil {
+				return err
+			}
 			if cf.unreachableTimeout > 0 {
 				cf.req.Options.ClusterUnreachableTimeout = &metav1.Duration{Duration: cf.unreachableTimeout}
 			}

@@ -125,8 +125,7 @@ func (sf *scheduleFlags) apply(changed func(string) bool) error {
 	if changed("concurrency") {
 		s.BackupOptions.Concurrency = sf.concurrency
 	}
-	sf.volumes.apply(changed, &s.Template)
-	return nil
+	return sf.volumes.apply(changed, &s.Template)
 }
 
 // overlay applies the flags given on cmd to base, leaving the rest of

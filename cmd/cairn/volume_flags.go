@@ -17,6 +17,8 @@ type volumeFlags struct {
 	snapshotTimeout time.Duration
 	prepareTimeout  time.Duration
 	dataTimeout     time.Duration
+	policiesFile    string
+	policiesConfig  string
 }
 
 func (v *volumeFlags) register(f *pflag.FlagSet, spec *workflows.BackupSpec, opts *workflows.BackupOptions) {
@@ -27,10 +29,20 @@ func (v *volumeFlags) register(f *pflag.FlagSet, spec *workflows.BackupSpec, opt
 	f.DurationVar(&v.dataTimeout, "datamover-timeout", workflows.DefaultDataMoverTimeout, "how long moving one volume's data may take, retries included")
 	f.DurationVar(&v.snapshotTimeout, "csi-snapshot-timeout", workflows.DefaultCSISnapshotTimeout, "how long a snapshot may take to be ready before its operation fails")
 	f.IntVar(&opts.VolumeConcurrency, "volume-concurrency", 0, "volumes snapshotted at once (default 4)")
+	f.StringVar(&v.policiesFile, "resource-policies", "", "a file of volume policies (Velero's resource-policy format: version v1, volumePolicies) "+
+		"that skip volumes by class, driver, size, labels or phase")
+	f.StringVar(&v.policiesConfig, "resource-policies-configmap", "", "a ConfigMap in the worker's namespace holding volume policies, as Velero takes them")
 }
 
 // apply sets the optional volume fields of spec whose flags were given.
-func (v *volumeFlags) apply(changed func(string) bool, spec *workflows.BackupSpec) {
+func (v *volumeFlags) apply(changed func(string) bool, spec *workflows.BackupSpec) error {
+	if changed("resource-policies") || changed("resource-policies-configmap") {
+		ref, err := documentRef("resource-policies", v.policiesFile, v.policiesConfig)
+		if err != nil {
+			return err
+		}
+		spec.VolumePolicies = ref
+	}
 	if changed("snapshot-volumes") {
 		on := v.snapshotVolumes
 		spec.SnapshotVolumes = &on
@@ -48,4 +60,5 @@ func (v *volumeFlags) apply(changed func(string) bool, spec *workflows.BackupSpe
 			*d.field = &metav1.Duration{Duration: d.value}
 		}
 	}
+	return nil
 }
