@@ -2,15 +2,13 @@ package csi
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
-	"go.temporal.io/sdk/temporal"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/cairn-backup/cairn/internal/kube"
+	"github.com/cairn-backup/cairn/activities/internal/specdoc"
 	"github.com/cairn-backup/cairn/internal/volumepolicy"
 	"github.com/cairn-backup/cairn/workflows"
 )
@@ -20,27 +18,7 @@ import (
 // document that is missing or invalid fails the backup before anything
 // is snapshotted.
 func (a *Activities) volumePolicies(ctx context.Context, spec workflows.BackupSpec) (*volumepolicy.Policies, error) {
-	ref := spec.VolumePolicies
-	if ref == nil {
-		return nil, nil
-	}
-	data := []byte(ref.Inline)
-	if ref.ConfigMap != "" {
-		var err error
-		data, err = kube.ConfigMapDocument(ctx, a.Dynamic, a.ConfigNamespace, ref.ConfigMap)
-		if errors.Is(err, kube.ErrBadDocument) {
-			return nil, temporal.NewNonRetryableApplicationError("volumePolicies: "+err.Error(), workflows.ErrTypeInvalidSpec, err)
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	policies, err := volumepolicy.Parse(data)
-	if err != nil {
-		msg := fmt.Sprintf("volumePolicies (configmap %q): %v", ref.ConfigMap, err)
-		return nil, temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeInvalidSpec, err)
-	}
-	return policies, nil
+	return specdoc.Load(ctx, a.Dynamic, a.ConfigNamespace, "volumePolicies", spec.VolumePolicies, volumepolicy.Parse)
 }
 
 // policyLeavesOut says why the policies leave a claim's volume out of the

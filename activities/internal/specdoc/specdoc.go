@@ -1,0 +1,45 @@
+// Package specdoc loads the Velero-format documents a spec refers to
+// (resource modifiers, volume policies): inline, or from a ConfigMap in
+// the worker's namespace.
+package specdoc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.temporal.io/sdk/temporal"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/cairn-backup/cairn/internal/kube"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// Load reads the document ref gives and parses it; the zero T when ref is
+// nil. A ConfigMap that is missing or holds no single document, and a
+// document that does not parse, are non-retryable InvalidSpec errors
+// that name field: no retry fixes them, so the run fails before it acts.
+func Load[T any](ctx context.Context, d dynamic.Interface, namespace, field string, ref *workflows.DocumentRef,
+	parse func([]byte) (T, error)) (T, error) {
+	var zero T
+	if ref == nil {
+		return zero, nil
+	}
+	data := []byte(ref.Inline)
+	if ref.ConfigMap != "" {
+		var err error
+		data, err = kube.ConfigMapDocument(ctx, d, namespace, ref.ConfigMap)
+		if errors.Is(err, kube.ErrBadDocument) {
+			return zero, temporal.NewNonRetryableApplicationError(field+": "+err.Error(), workflows.ErrTypeInvalidSpec, err)
+		}
+		if err != nil {
+			return zero, err
+		}
+	}
+	doc, err := parse(data)
+	if err != nil {
+		msg := fmt.Sprintf("%s (configmap %q): %v", field, ref.ConfigMap, err)
+		return zero, temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeInvalidSpec, err)
+	}
+	return doc, nil
+}
