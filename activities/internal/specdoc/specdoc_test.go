@@ -1,0 +1,61 @@
+package specdoc
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// upper is a parser that refuses documents that are not upper case.
+func upper(data []byte) (string, error) {
+	if s := string(data); s == strings.ToUpper(s) {
+		return s, nil
+	}
+	return "", errors.New("not upper case")
+}
+
+func TestLoad(t *testing.T) {
+	scheme := runtime.NewScheme()
+	require.NoError(t, corev1.AddToScheme(scheme))
+	d := dynamicfake.NewSimpleDynamicClient(scheme,
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "good", Namespace: "cairn"}, Data: map[string]string{"doc.yaml": "DOC"}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "two", Namespace: "cairn"}, Data: map[string]string{"a": "A", "b": "B"}})
+	ctx := context.Background()
+	load := func(ref *workflows.DocumentRef) (string, error) {
+		return Load(ctx, d, "cairn", "rules", ref, upper)
+	}
+
+	doc, err := load(nil)
+	require.NoError(t, err)
+	assert.Empty(t, doc, "no reference, no document")
+	doc, err = load(&workflows.DocumentRef{Inline: "INLINE"})
+	require.NoError(t, err)
+	assert.Equal(t, "INLINE", doc)
+	doc, err = load(&workflows.DocumentRef{ConfigMap: "good"})
+	require.NoError(t, err)
+	assert.Equal(t, "DOC", doc)
+
+	for ref, want := range map[workflows.DocumentRef]string{
+		{Inline: "lower"}:      `rules (configmap ""): not upper case`,
+		{ConfigMap: "missing"}: "rules: configmap cairn/missing",
+		{ConfigMap: "two"}:     "it has 2",
+	} {
+		_, err := load(&ref)
+		var appErr *temporal.ApplicationError
+		require.ErrorAs(t, err, &appErr, "%+v", ref)
+		assert.True(t, appErr.NonRetryable(), "%+v: no retry fixes it", ref)
+		assert.Equal(t, workflows.ErrTypeInvalidSpec, appErr.Type())
+		assert.Contains(t, err.Error(), want)
+	}
+}
