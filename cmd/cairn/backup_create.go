@@ -54,11 +54,28 @@ skipped with a warning that names them. --native-snapshots:
 kopia repository (encrypted, deduplicated, incremental from the volume's
 previous backup), so the backup survives the loss of the cluster's storage. A
 data mover started next to the volume does the copy; it must start within
---datamover-prepare-timeout and finish within --datamover-timeout.`,
+--datamover-prepare-timeout and finish within --datamover-timeout.
+
+--resource-policies takes Velero's volume policies (version v1,
+volumePolicies): the first policy whose conditions all hold decides whether a
+claim's volume is skipped or snapshotted, e.g.
+
+  version: v1
+  volumePolicies:
+  - conditions: {storageClass: [scratch]}
+    action: {type: skip}
+  - conditions: {pvcLabels: {backup: "off"}}
+    action: {type: skip}
+
+A skipped volume is a warning of the backup, not an error; fs-backup is
+recorded as skipped, because cairn cannot back up a pod's file system yet.
+Objects labelled cairn.io/exclude-from-backup=true (or Velero's label) are
+left out whatever the filters select.`,
 		Example: `  cairn backup create shop-1 --include-namespaces shop --wait
   cairn backup create apps --include-namespaces 'team-*' --exclude-resources secrets -l tier=web
   cairn backup create all --ttl 168h --location s3://backups/prod?region=eu-west-1
-  cairn backup create db-offsite --include-namespaces db --snapshot-move-data --native-snapshots delete --wait`,
+  cairn backup create db-offsite --include-namespaces db --snapshot-move-data --native-snapshots delete --wait
+  cairn backup create apps-data --include-namespaces 'team-*' --resource-policies policies.yaml`,
 		Args: exactName,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cf.out.validate(); err != nil {
