@@ -96,7 +96,7 @@ test-unit:
 	$(GO) test -count=1 -short ./...
 
 ## record-histories: re-record workflows/testdata, one real history per workflow type (after a release)
-RECORD_TESTS := TestBadInput|TestRestoreRoundTrip|TestSchedules|TestEtcdSnapshots|TestBackupDeletionAndExpiry|TestVolumeSnapshots$$|TestDataMovement|TestRestoreFromMovedData|TestRepositoryStepsSurviveAWorkerKill
+RECORD_TESTS := TestBadInput|TestRestoreRoundTrip|TestSchedules|TestEtcdSnapshots|TestBackupDeletionAndExpiry|TestVolumeSnapshots$$|TestDataMovement|TestRestoreFromMovedData|TestRepositoryStepsSurviveAWorkerKill|TestChecksumsFindCorruptBackups
 record-histories: sandbox-bins
 	CAIRN_RECORD_HISTORY=1 $(GO) test -count=1 -timeout 45m -p 1 -run '$(RECORD_TESTS)' ./tests/e2e
 	$(GO) test -count=1 -run TestReplayRecordedHistories ./workflows

@@ -1,6 +1,9 @@
 package worker
 
 import (
+	"maps"
+	"slices"
+
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -83,6 +86,11 @@ func dataMoverActivities(a *datamover.Activities) []any {
 func Register(r sdkworker.Registry, acts Activities) {
 	RegisterWorkflows(r)
 	registerActivities(r, workerActivities(acts))
+}
+
+// WorkflowNames are the names of the workflows the worker runs, sorted.
+func WorkflowNames() []string {
+	return slices.Sorted(maps.Keys(workerWorkflows))
 }
 
 // RegisterWorkflows registers the worker's workflows only.

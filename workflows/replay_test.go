@@ -1,9 +1,13 @@
 package workflows_test
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/worker"
 
@@ -24,5 +28,33 @@ func TestReplayRecordedHistories(t *testing.T) {
 			cairnworker.RegisterWorkflows(r)
 			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, f))
 		})
+	}
+}
+
+// TestEveryWorkflowTypeHasARecordedHistory: a workflow type without a
+// recorded history is not guarded by the replay test. `make
+// record-histories` records one from the end-to-end test that runs it
+// (recordHistory in tests/e2e).
+func TestEveryWorkflowTypeHasARecordedHistory(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
+	require.NoError(t, err)
+	var recorded []string
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		var h struct {
+			Events []struct {
+				Started *struct {
+					WorkflowType struct{ Name string } `json:"workflowType"`
+				} `json:"workflowExecutionStartedEventAttributes"`
+			} `json:"events"`
+		}
+		require.NoError(t, json.Unmarshal(data, &h), f)
+		require.NotEmpty(t, h.Events, f)
+		require.NotNil(t, h.Events[0].Started, "%s does not start with WorkflowExecutionStarted", f)
+		recorded = append(recorded, h.Events[0].Started.WorkflowType.Name)
+	}
+	for _, name := range cairnworker.WorkflowNames() {
+		assert.True(t, slices.Contains(recorded, name), "no history of workflow type %s in testdata/", name)
 	}
 }

@@ -31,6 +31,7 @@ func TestChecksumsFindCorruptBackups(t *testing.T) {
 	stdout, stderr, code := s.cli("backup", "verify", "ck-good")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "Backup ck-good verified")
+	recordHistory(t, s, workflows.VerifyWorkflowID("ck-good"), "verify_backup_completed.json")
 
 	root := s.locationDir()
 	tarball := func(name string) string { return filepath.Join(root, location.Backup(name).Resources()) }

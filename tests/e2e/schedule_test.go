@@ -159,7 +159,10 @@ func TestSchedules(t *testing.T) {
 			}
 			require.NoError(t, s.starter.WaitRun(context.Background(), trig.WorkflowID, ""))
 			if i == 4 {
-				recordHistory(t, s, trig.WorkflowID, "scheduled_run_retention.json")
+				// scheduled_run_retention.json, recorded before retention
+				// was paged, keeps the old branch replayed.
+				recordHistory(t, s, trig.WorkflowID, "scheduled_run_paged_retention.json")
+				recordHistory(t, s, workflows.RetentionWorkflowID(trig.Backup), "apply_retention_completed.json")
 			}
 		}
 		sort.Strings(names)
