@@ -139,8 +139,8 @@ volumePolicies:
 	t.Run("from a file through the CLI; bad documents refused before anything starts", func(t *testing.T) {
 		file := filepath.Join(t.TempDir(), "policies.yaml")
 		for doc, want := range map[string]string{
-			"version: v1\nvolumePolicies: [":                                           "volumePolicies",
-			"version: v2\nvolumePolicies:\n- action: {type: skip}\n":                   `version "v2" is not supported`,
+			"version: v1\nvolumePolicies: [":                                              "volumePolicies",
+			"version: v2\nvolumePolicies:\n- action: {type: skip}\n":                      `version "v2" is not supported`,
 			"version: v1\nvolumePolicies:\n- action: {type: skip}\n- action: {type: x}\n": "volumePolicies[1]: action: unknown type",
 		} {
 			require.NoError(t, os.WriteFile(file, []byte(doc), 0o600))
