@@ -105,8 +105,9 @@ func s3Options(u *url.URL, prefix string, env location.Env) *s3.Options {
 // azureOptions maps an azblob:// URL onto kopia's Azure storage: its
 // domain (Azure Stack, sovereign clouds) and protocol, as gocloud.dev
 // reads them from the URL or the environment. kopia addresses an account
-// by host name (account.domain), so a local emulator, which takes the
-// account in the path, cannot hold volume data.
+// by host name (account.domain), so a location that gocloud.dev
+// addresses by path (an emulator's: localemu, or a domain of 127.0.0.1
+// or localhost) cannot hold volume data.
 func azureOptions(u *url.URL, prefix string, env location.Env) (*azure.Options, error) {
 	q := u.Query()
 	get := func(param, variable string) string {
@@ -115,14 +116,18 @@ func azureOptions(u *url.URL, prefix string, env location.Env) (*azure.Options, 
 		}
 		return env(variable)
 	}
-	if emu := get("localemu", "AZURE_STORAGE_IS_LOCAL_EMULATOR"); emu == "true" || emu == "1" {
-		return nil, fmt.Errorf("volume data cannot be kept in a local Azure emulator location (kopia addresses accounts by host name)")
+	domain := get("domain", "AZURE_STORAGE_DOMAIN")
+	emu := get("localemu", "AZURE_STORAGE_IS_LOCAL_EMULATOR")
+	if emu == "true" || emu == "1" || strings.HasPrefix(domain, "127.0.0.1") || strings.HasPrefix(domain, "localhost") {
+		return nil, fmt.Errorf("volume data cannot be kept in a local Azure emulator location addressed by path "+
+			"(localemu, or domain %q): kopia addresses an account by host name, ACCOUNT.DOMAIN; "+
+			"give the emulator a domain under which that name reaches it, e.g. domain=blob.localhost:10000", domain)
 	}
 	account := get("storage_account", "AZURE_STORAGE_ACCOUNT")
 	return &azure.Options{
 		Container: u.Host, Prefix: prefix,
 		StorageAccount: account, StorageKey: env("AZURE_STORAGE_KEY"), SASToken: env("AZURE_STORAGE_SAS_TOKEN"),
-		StorageDomain: get("domain", "AZURE_STORAGE_DOMAIN"),
+		StorageDomain: domain,
 		DoNotUseTLS:   get("protocol", "AZURE_STORAGE_PROTOCOL") == "http",
 	}, nil
 }

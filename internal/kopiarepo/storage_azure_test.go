@@ -23,8 +23,22 @@ func TestAzureOptionsFollowTheURL(t *testing.T) {
 	assert.Equal(t, "blob.core.chinacloudapi.cn", opts.StorageDomain)
 	assert.False(t, opts.DoNotUseTLS)
 
-	u, err = url.Parse("azblob://backups?localemu=true&domain=127.0.0.1:10000&protocol=http")
+	for _, raw := range []string{
+		"azblob://backups?localemu=true&domain=127.0.0.1:10000&protocol=http",
+		"azblob://backups?domain=127.0.0.1:10000&protocol=http",
+		"azblob://backups?domain=localhost:10000&protocol=http",
+	} {
+		u, err = url.Parse(raw)
+		require.NoError(t, err)
+		_, err = azureOptions(u, "kopia/", env)
+		assert.ErrorContains(t, err, "local Azure emulator location addressed by path", raw)
+	}
+
+	// An emulator addressed as a real account is: by host name.
+	u, err = url.Parse("azblob://backups?domain=blob.localhost:10000&protocol=http")
 	require.NoError(t, err)
-	_, err = azureOptions(u, "kopia/", env)
-	assert.ErrorContains(t, err, "local Azure emulator")
+	opts, err = azureOptions(u, "kopia/", env)
+	require.NoError(t, err)
+	assert.Equal(t, "blob.localhost:10000", opts.StorageDomain)
+	assert.True(t, opts.DoNotUseTLS)
 }
