@@ -48,8 +48,11 @@ func startAzurite(t *testing.T) *azuriteServer {
 	return &azuriteServer{t: t, addr: addr}
 }
 
-// container creates a container and returns the location URL of it; the
-// account and key come from the environment, as gocloud.dev reads them.
+// container creates a container and returns the location URL of it, in
+// the form a real account has: the account in the host name,
+// devstoreaccount1.blob.localhost:PORT, which the test's localhost proxy
+// resolves (azureEnv). The account and key come from the environment, as
+// gocloud.dev reads them.
 func (a *azuriteServer) container(name string) string {
 	a.t.Helper()
 	cred, err := azblob.NewSharedKeyCredential(azuriteAccount, azuriteKey)
@@ -58,6 +61,20 @@ func (a *azuriteServer) container(name string) string {
 	require.NoError(a.t, err)
 	_, err = c.CreateContainer(context.Background(), name, nil)
 	require.NoError(a.t, err)
-	q := url.Values{"localemu": {"true"}, "domain": {a.addr}, "protocol": {"http"}}
+	_, port, err := net.SplitHostPort(a.addr)
+	require.NoError(a.t, err)
+	q := url.Values{"domain": {"blob.localhost:" + port}, "protocol": {"http"}}
 	return "azblob://" + name + "?" + q.Encode()
+}
+
+// azureEnv gives the processes the test starts from now on (workers, their
+// data movers, the CLI) Azurite's account and key, and the localhost proxy
+// that resolves the account's host name; this process has the proxy
+// already (startLocalhostProxy).
+func azureEnv(t *testing.T) {
+	t.Setenv("AZURE_STORAGE_ACCOUNT", azuriteAccount)
+	t.Setenv("AZURE_STORAGE_KEY", azuriteKey)
+	t.Setenv("HTTP_PROXY", localhostProxy)
+	t.Setenv("NO_PROXY", "")
+	t.Setenv("no_proxy", "")
 }

@@ -42,5 +42,11 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e: build cairn:", err)
 		return 1
 	}
+	stopProxy, err := startLocalhostProxy()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer stopProxy()
 	return m.Run()
 }

@@ -1,0 +1,69 @@
+package e2e
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"strings"
+)
+
+// localhostProxy is the URL of a plain-HTTP forward proxy that makes
+// NAME.localhost:PORT reach 127.0.0.1:PORT, its Host header kept. Such
+// names are loopback by RFC 6761, but Go's resolver looks them up in DNS.
+// Azure's clients (gocloud's and kopia's) address a storage account by
+// host name, ACCOUNT.blob.localhost:PORT here, and Azurite reads the
+// account from the Host header, so an azblob:// location on Azurite is
+// addressed the way a real one is, volume data included.
+var localhostProxy string
+
+// startLocalhostProxy starts the proxy and makes it this process's
+// HTTP_PROXY. Go reads the proxy variables once per process, so the
+// variable is set, read and removed again: this process keeps the proxy
+// for plain-HTTP requests to names that are not loopback (only .localhost
+// names are served, the rest get 502), and child processes get it only
+// when a test gives it to them (azureEnv).
+func startLocalhostProxy() (stop func(), err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("localhost proxy: %w", err)
+	}
+	forward := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.Out.URL.Scheme = "http"
+		r.Out.URL.Host = net.JoinHostPort("127.0.0.1", r.In.URL.Port())
+		r.Out.Host = r.In.Host
+	}}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Hostname(), ".localhost") || r.URL.Port() == "" {
+			http.Error(w, "the e2e proxy serves only NAME.localhost:PORT", http.StatusBadGateway)
+			return
+		}
+		forward.ServeHTTP(w, r)
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	localhostProxy = "http://" + ln.Addr().String()
+
+	// A NO_PROXY of the machine's is left out of what this process
+	// reads: it may well name localhost.
+	saved := map[string]string{}
+	for _, name := range []string{"HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy"} {
+		if v, ok := os.LookupEnv(name); ok {
+			saved[name] = v
+		}
+		os.Unsetenv(name)
+	}
+	os.Setenv("HTTP_PROXY", localhostProxy)
+	probe := &http.Request{URL: &url.URL{Scheme: "http", Host: "probe.localhost:1"}}
+	proxy, err := http.ProxyFromEnvironment(probe)
+	os.Unsetenv("HTTP_PROXY")
+	for name, v := range saved {
+		os.Setenv(name, v)
+	}
+	if err != nil || proxy == nil || proxy.String() != localhostProxy {
+		srv.Close()
+		return nil, fmt.Errorf("localhost proxy: this process reads its proxy as %v (%v): was HTTP_PROXY read before?", proxy, err)
+	}
+	return func() { srv.Close() }, nil
+}
