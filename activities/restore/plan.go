@@ -77,8 +77,9 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 		return nil, err
 	}
 	src := tarballSource{loc: run.Loc, key: tarKey, limits: a.TarballLimits}
+	var m *location.Manifest
 	if meta.ManifestSHA256 != "" {
-		m, err := run.Loc.ReadManifest(ctx, location.Backup(spec.BackupName), meta.ManifestSHA256)
+		m, err = run.Loc.ReadManifest(ctx, location.Backup(spec.BackupName), meta.ManifestSHA256)
 		if err != nil {
 			return nil, corruptOr(&corruptError{err})
 		}
@@ -95,7 +96,7 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 	if err := mappingCollisions(spec, idx); err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
 	}
-	if idx.moved, err = movedVolumes(ctx, run.Loc, spec.BackupName); err != nil {
+	if idx.moved, err = movedVolumes(ctx, run.Loc, spec.BackupName, m); err != nil {
 		return nil, err
 	}
 	p := decide(idx, target, sel)

@@ -2,11 +2,13 @@ package restore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/tidwall/gjson"
+	"go.temporal.io/sdk/temporal"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,8 +43,11 @@ func readClaimShape(data []byte) claimShape {
 // movedVolumes reads which claims of the backup had their data moved into
 // the repository ("namespace/claim" as backed up). A backup without
 // volumes.json moved none.
-func movedVolumes(ctx context.Context, loc *location.Location, backup string) (map[string]workflows.VolumeRecord, error) {
-	vols, err := backupmeta.Volumes(ctx, loc, backup)
+func movedVolumes(ctx context.Context, loc *location.Location, backup string, m *location.Manifest) (map[string]workflows.VolumeRecord, error) {
+	vols, err := backupmeta.CheckedVolumes(ctx, loc, backup, m)
+	if errors.Is(err, location.ErrChecksum) {
+		return nil, temporal.NewNonRetryableApplicationError("the backup is corrupt: "+err.Error(), workflows.ErrTypeCorruptBackup, err)
+	}
 	if err != nil {
 		return nil, err
 	}
