@@ -3,6 +3,7 @@ package schedule
 import (
 	"context"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -171,15 +172,22 @@ func TestRetentionGoesPageByPage(t *testing.T) {
 		phases[i] = workflows.PhaseCompleted
 	}
 	listed := &workflows.ScheduleRunsResult{Runs: runsBefore(due, phases...), Interval: 24 * time.Hour}
+	// The test environment runs activities on goroutines of their own,
+	// and a page's deletions at once.
+	var mu sync.Mutex
 	planned := 0
 	env.OnActivity(storeActs.PlanRetention, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in workflows.RetentionPageInput) (*workflows.RetentionPage, error) {
+			mu.Lock()
+			defer mu.Unlock()
 			planned++
 			return workflows.PageRetention(*listed, in), nil
 		})
 	deleted := map[string]int{}
 	env.OnActivity(storeActs.DeleteBackupData, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, req workflows.DeleteBackupRequest) (*workflows.DeleteBackupResult, error) {
+			mu.Lock()
+			defer mu.Unlock()
 			deleted[req.Backup]++
 			listed.Runs = slices.DeleteFunc(listed.Runs, func(r workflows.ScheduleRun) bool { return r.Name == req.Backup })
 			return &workflows.DeleteBackupResult{Backup: req.Backup}, nil
