@@ -22,26 +22,26 @@ var localhostProxy string
 // startLocalhostProxy starts the proxy and makes it this process's
 // HTTP_PROXY. Go reads the proxy variables once per process, so the
 // variable is set, read and removed again: this process keeps the proxy
-// for plain-HTTP requests to names that are not loopback (only .localhost
-// names are served, the rest get 502), and child processes get it only
-// when a test gives it to them (azureEnv).
+// for plain-HTTP requests to hosts that are not loopback, and child
+// processes get it only when a test gives it to them (azureEnv).
 func startLocalhostProxy() (stop func(), err error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("localhost proxy: %w", err)
 	}
-	forward := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+	// Any other host (a pod's address, say) is dialled as asked: to this
+	// process the proxy is then only a hop. Its own requests go direct,
+	// or they would come back to it.
+	direct := http.DefaultTransport.(*http.Transport).Clone()
+	direct.Proxy = nil
+	forward := &httputil.ReverseProxy{Transport: direct, Rewrite: func(r *httputil.ProxyRequest) {
 		r.Out.URL.Scheme = "http"
-		r.Out.URL.Host = net.JoinHostPort("127.0.0.1", r.In.URL.Port())
+		if strings.HasSuffix(r.In.URL.Hostname(), ".localhost") && r.In.URL.Port() != "" {
+			r.Out.URL.Host = net.JoinHostPort("127.0.0.1", r.In.URL.Port())
+		}
 		r.Out.Host = r.In.Host
 	}}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasSuffix(r.URL.Hostname(), ".localhost") || r.URL.Port() == "" {
-			http.Error(w, "the e2e proxy serves only NAME.localhost:PORT", http.StatusBadGateway)
-			return
-		}
-		forward.ServeHTTP(w, r)
-	})}
+	srv := &http.Server{Handler: forward}
 	go func() { _ = srv.Serve(ln) }()
 	localhostProxy = "http://" + ln.Addr().String()
 
