@@ -120,9 +120,9 @@ func (c *chaosMonkey) until(workflowID string) {
 		if c.closed(workflowID) {
 			return
 		}
-		steps := strings.Join(c.steps(workflowID, 3), "+")
-		if steps == "" {
-			steps = "between steps"
+		where := "between steps"
+		if steps := strings.Join(c.steps(workflowID, 3), "+"); steps != "" {
+			where = "during " + steps
 		}
 		victim := []string{"worker", "temporal", "data mover"}[c.rng.IntN(3)]
 		movers := exposer.Running(c.m.stateDir)
@@ -141,8 +141,8 @@ func (c *chaosMonkey) until(workflowID string) {
 			moverKills++
 		}
 		kills++
-		c.kills[victim+" during "+steps]++
-		c.t.Logf("chaos: killed the %s during %s", victim, steps)
+		c.kills[victim+" "+where]++
+		c.t.Logf("chaos: killed the %s %s", victim, where)
 	}
 }
 
