@@ -134,15 +134,16 @@ func Run(ctx context.Context, c client.Client, cfg Config) error {
 	if ns == "" {
 		ns = DefaultDataMoverNamespace
 	}
+	configNamespace := cmp.Or(cfg.ConfigNamespace, ns)
 	restoreActs := &restore.Activities{Clients: clients, Log: cfg.Log, BatchInterval: cfg.BatchInterval, TarballLimits: cfg.TarballLimits,
-		ConfigNamespace: cmp.Or(cfg.ConfigNamespace, ns)}
+		ConfigNamespace: configNamespace}
 	storeActs := &store.Activities{Log: cfg.Log, DeleteInterval: cfg.DeleteInterval}
 	etcdActs := &etcd.Activities{Etcd: cfg.Etcd, Log: cfg.Log}
 	csiActs, err := csi.New(clients, cfg.Log, cfg.SnapshotRetention)
 	if err != nil {
 		return err
 	}
-	csiActs.ConfigNamespace = restoreActs.ConfigNamespace
+	csiActs.ConfigNamespace = configNamespace
 	hookActs, err := hooks.New(clients, cfg.Log)
 	if err != nil {
 		return err

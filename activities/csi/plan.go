@@ -47,16 +47,16 @@ func (a *Activities) PlanVolumes(ctx context.Context, in workflows.PlanVolumesIn
 	var warnings []string
 	for i, c := range claims {
 		activity.RecordHeartbeat(ctx, i)
-		warning, err := a.policyLeavesOut(ctx, policies, c)
+		pv, err := a.boundVolume(ctx, c)
 		if err != nil {
 			return nil, err
 		}
-		if warning != "" {
+		if warning := policyLeavesOut(policies, c, pv); warning != "" {
 			warnings = append(warnings, warning)
 			run.Log.Info("Volume left out by a volume policy", zap.String("claim", c.Namespace+"/"+c.Name), zap.String("reason", warning))
 			continue
 		}
-		v, warning, err := a.volumeOf(ctx, c, classes)
+		v, warning, err := a.volumeOf(ctx, c, pv, classes)
 		switch {
 		case err != nil:
 			return nil, err
@@ -106,19 +106,32 @@ func (a *Activities) selectedClaims(ctx context.Context, plan cluster.StoredPlan
 	return out, nil
 }
 
-// volumeOf returns the volume to snapshot for a claim, or why it is not
-// snapshotted.
-func (a *Activities) volumeOf(ctx context.Context, c corev1.PersistentVolumeClaim, classes *classChooser) (workflows.Volume, string, error) {
-	key := c.Namespace + "/" + c.Name
-	if c.Status.Phase != corev1.ClaimBound || c.Spec.VolumeName == "" {
-		return workflows.Volume{}, fmt.Sprintf("claim %s is not bound to a volume (phase %s): its volume is not snapshotted", key, c.Status.Phase), nil
+// boundVolume reads the volume a claim names; nil when it names none or
+// that volume does not exist.
+func (a *Activities) boundVolume(ctx context.Context, c corev1.PersistentVolumeClaim) (*corev1.PersistentVolume, error) {
+	if c.Spec.VolumeName == "" {
+		return nil, nil
 	}
 	pv, err := a.Kube.CoreV1().PersistentVolumes().Get(ctx, c.Spec.VolumeName, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		return workflows.Volume{}, fmt.Sprintf("claim %s is bound to volume %s, which does not exist: not snapshotted", key, c.Spec.VolumeName), nil
+		return nil, nil
 	case err != nil:
-		return workflows.Volume{}, "", fmt.Errorf("get persistentvolume %s: %w", c.Spec.VolumeName, err)
+		return nil, fmt.Errorf("get persistentvolume %s: %w", c.Spec.VolumeName, err)
+	}
+	return pv, nil
+}
+
+// volumeOf returns the volume to snapshot for a claim bound to pv (nil
+// when it does not exist), or why it is not snapshotted.
+func (a *Activities) volumeOf(ctx context.Context, c corev1.PersistentVolumeClaim, pv *corev1.PersistentVolume,
+	classes *classChooser) (workflows.Volume, string, error) {
+	key := c.Namespace + "/" + c.Name
+	if c.Status.Phase != corev1.ClaimBound || c.Spec.VolumeName == "" {
+		return workflows.Volume{}, fmt.Sprintf("claim %s is not bound to a volume (phase %s): its volume is not snapshotted", key, c.Status.Phase), nil
+	}
+	if pv == nil {
+		return workflows.Volume{}, fmt.Sprintf("claim %s is bound to volume %s, which does not exist: not snapshotted", key, c.Spec.VolumeName), nil
 	}
 	if pv.Spec.CSI == nil {
 		return workflows.Volume{}, fmt.Sprintf("claim %s is bound to volume %s, which is not a CSI volume: not snapshotted", key, pv.Name), nil
