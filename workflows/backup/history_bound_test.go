@@ -86,6 +86,9 @@ func runMovingBackup(t *testing.T, volumes int, moveFor time.Duration) (workflow
 // its history and each volume's stay under the stated bounds. Progress
 // lives in the data movers' heartbeats (a heartbeat every 2 s of
 // simulated time here, as the real ones), which are no history events.
+// TestHistoryIsBoundedByVolumesNotTime in worker/ counts the real events
+// on a real server, in real time; here the clock runs the 8 hours, so a
+// timer or a poll that grows the history with time fails the test.
 func TestBackupHistoryIsBoundedWhateverTheMovesLast(t *testing.T) {
 	const volumes = 20
 	shortStatus, short := runMovingBackup(t, volumes, time.Hour)
