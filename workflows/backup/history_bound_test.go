@@ -8,8 +8,6 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -48,7 +46,6 @@ func runMovingBackup(t *testing.T, volumes int, moveFor time.Duration) (workflow
 			PersistentVolume: fmt.Sprintf("pv-%02d", i), Driver: "d", VolumeHandle: fmt.Sprintf("h%02d", i), SnapshotClass: "c"})
 	}
 	node := flowtest.SimulateNode(env, "n1", 4, plan.Volumes)
-	env.SetOnActivityCompletedListener(func(info *activity.Info, _ converter.EncodedValue, _ error) { node.ActivityCompleted(info) })
 	env.OnActivity(clusterActs.PlanBackup, mock.Anything, mock.Anything).Return(threeTypes(), nil).Once()
 	env.OnActivity(csiActs.PlanVolumes, mock.Anything, mock.Anything).Return(plan, nil).Once()
 	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(collected(10)).Times(3)

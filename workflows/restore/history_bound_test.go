@@ -8,8 +8,6 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -54,7 +52,6 @@ func runMovingRestore(t *testing.T, volumes int, moveFor time.Duration) (workflo
 		targets = append(targets, v.Target())
 	}
 	node := flowtest.SimulateNode(env, "n1", 4, targets)
-	env.SetOnActivityCompletedListener(func(info *activity.Info, _ converter.EncodedValue, _ error) { node.ActivityCompleted(info) })
 
 	env.OnActivity(restoreActs.PlanRestore, mock.Anything, mock.Anything).Return(flowtest.WithClaims(vols...), nil).Once()
 	env.OnActivity(restoreActs.ApplyResources, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.ApplyInput) (*workflows.ApplyResult, error) {

@@ -20,9 +20,9 @@ import (
 // DataMoverSlotsWorkflow does. A slot is free again once its operation's
 // child workflow has ended.
 //
-// It sets the environment's child-completed listener, and runs on the
-// environment's main loop (activity-completed and child-completed
-// listeners), where signalling a workflow is safe.
+// It sets the environment's activity-completed and child-completed
+// listeners: they run on the environment's main loop, where signalling a
+// workflow is safe.
 type SimulatedNode struct {
 	env     *testsuite.TestWorkflowEnvironment
 	name    string
@@ -30,7 +30,8 @@ type SimulatedNode struct {
 	holders []string
 	queue   []string
 	told    map[string]int
-	// MostWaiting is the longest the line has been.
+	// MostWaiting is the longest the line has been (not counting who got
+	// a slot at once).
 	MostWaiting int
 }
 
@@ -47,20 +48,22 @@ func SimulateNode(env *testsuite.TestWorkflowEnvironment, name string, limit int
 	}
 	env.OnActivity(exposeActs.RequestDataMoverSlot, mock.Anything, mock.Anything).Return(nil)
 	env.OnSignalExternalWorkflow(mock.Anything, workflows.DataMoverSlotsWorkflowID(name), "", workflows.SignalReleaseSlot, mock.Anything).Return(nil)
+	env.SetOnActivityCompletedListener(func(info *activity.Info, _ converter.EncodedValue, err error) {
+		if err == nil && info.ActivityType.Name == workflows.ActivityName(exposeActs.RequestDataMoverSlot) {
+			n.ask(info.WorkflowExecution.ID)
+		}
+	})
 	env.SetOnChildWorkflowCompletedListener(func(info *workflow.Info, _ converter.EncodedValue, _ error) {
 		n.release(info.WorkflowExecution.ID)
 	})
 	return n
 }
 
-// ActivityCompleted takes slot requests; call it from the environment's
-// activity-completed listener.
-func (n *SimulatedNode) ActivityCompleted(info *activity.Info) {
-	if info.ActivityType.Name == workflows.ActivityName(exposeActs.RequestDataMoverSlot) {
-		n.queue = append(n.queue, info.WorkflowExecution.ID)
-		n.MostWaiting = max(n.MostWaiting, len(n.queue))
-		n.grant()
-	}
+// ask puts an operation in line.
+func (n *SimulatedNode) ask(workflowID string) {
+	n.queue = append(n.queue, workflowID)
+	n.grant()
+	n.MostWaiting = max(n.MostWaiting, len(n.queue))
 }
 
 func (n *SimulatedNode) release(workflowID string) {
