@@ -40,6 +40,10 @@ type backupRun struct {
 	logger log.Logger
 	status workflows.BackupStatus
 	hooks  *hookRun // nil: no hooks planned
+	// final is the phase finalize committed; the status takes it only
+	// once the intermediate state is cleaned up, so a client that sees
+	// it sees the run's end.
+	final workflows.Phase
 }
 
 func (b *backupRun) setup(ctx workflow.Context) error {
@@ -237,7 +241,7 @@ func (b *backupRun) finalize(ctx workflow.Context, final workflows.Phase) error 
 	if res.CompletionTime != nil {
 		b.status.CompletionTime = res.CompletionTime
 	}
-	b.status.Phase = final
+	b.final = final
 	return nil
 }
 
@@ -277,7 +281,7 @@ func (b *backupRun) end(ctx workflow.Context, runErr error) (*workflows.BackupSt
 		b.logger.Error("Backup failed", "error", runErr)
 		return &b.status, runErr
 	}
-	b.setPhase(dctx, b.status.Phase)
+	b.setPhase(dctx, b.final)
 	b.logger.Info("Backup ended", "phase", b.status.Phase, "items", b.status.ItemsDone, "errors", b.status.Errors)
 	return &b.status, nil
 }

@@ -126,6 +126,27 @@ func TestBackupCompletes(t *testing.T) {
 	assert.True(t, s.Resources["deployments.apps"].Done)
 }
 
+// TestBackupIsCompletedOnlyOnceCleanedUp: while the intermediate state
+// is removed, the status says Finalizing, so a client waiting for the
+// backup's end does not see Completed before the run is over.
+func TestBackupIsCompletedOnlyOnceCleanedUp(t *testing.T) {
+	env := newBackupEnv(t)
+	env.OnActivity(clusterActs.PlanBackup, mock.Anything, mock.Anything).Return(threeTypes(), nil).Once()
+	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(collected(1)).Times(3)
+	env.OnActivity(clusterActs.CollectRelated, mock.Anything, mock.Anything).Return(&workflows.CollectRelatedResult{}, nil).Once()
+	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(&workflows.FinalizeResult{}, nil).Once()
+	// Nothing else takes time on the workflow clock: at 30 s the
+	// cleanup is running.
+	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil).After(time.Minute).Once()
+	var during workflows.Phase
+	env.RegisterDelayedCallback(func() { during = queryStatus(t, env).Phase }, 30*time.Second)
+
+	env.ExecuteWorkflow(BackupWorkflow, testRequest())
+	require.NoError(t, env.GetWorkflowError())
+	assert.Equal(t, workflows.PhaseFinalizing, during, "the phase while the intermediate state is removed")
+	assert.Equal(t, workflows.PhaseCompleted, queryStatus(t, env).Phase)
+}
+
 func TestBackupWithTypeErrorIsPartiallyFailed(t *testing.T) {
 	env := newBackupEnv(t)
 	plan := threeTypes()
