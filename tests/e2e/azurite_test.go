@@ -37,13 +37,14 @@ func azuriteBin(t *testing.T) string {
 }
 
 // startAzurite starts Azurite's blob service and waits until it listens.
+// Its telemetry, on by default, would reach for Azure's servers.
 func startAzurite(t *testing.T) *azuriteServer {
 	t.Helper()
 	addr := freePort(t)
 	host, port, err := net.SplitHostPort(addr)
 	require.NoError(t, err)
 	p := startBinary(t, "azurite", azuriteBin(t), nil, "--blobHost", host, "--blobPort", port, "--location", t.TempDir(),
-		"--silent", "--skipApiVersionCheck", "--loose")
+		"--silent", "--skipApiVersionCheck", "--loose", "--disableTelemetry")
 	waitServing(t, p, listening(addr))
 	return &azuriteServer{t: t, addr: addr}
 }
