@@ -2,12 +2,18 @@ package e2e
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
 	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // localhostProxy is the URL of a plain-HTTP forward proxy that makes
@@ -29,9 +35,10 @@ func startLocalhostProxy() (stop func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("localhost proxy: %w", err)
 	}
-	// Any other host (a pod's address, say) is dialled as asked: to this
-	// process the proxy is then only a hop. Its own requests go direct,
-	// or they would come back to it.
+	// An address (a pod's, say) is dialled as asked: to this process the
+	// proxy is then only a hop. Its own requests go direct, or they would
+	// come back to it. Other names are refused, not looked up: nothing a
+	// test starts may reach off this machine through it.
 	direct := http.DefaultTransport.(*http.Transport).Clone()
 	direct.Proxy = nil
 	forward := &httputil.ReverseProxy{Transport: direct, Rewrite: func(r *httputil.ProxyRequest) {
@@ -41,7 +48,14 @@ func startLocalhostProxy() (stop func(), err error) {
 		}
 		r.Out.Host = r.In.Host
 	}}
-	srv := &http.Server{Handler: forward}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.URL.Hostname()
+		if net.ParseIP(host) == nil && host != "localhost" && !strings.HasSuffix(host, ".localhost") {
+			http.Error(w, "the e2e proxy reaches only this machine, not "+host, http.StatusForbidden)
+			return
+		}
+		forward.ServeHTTP(w, r)
+	})}
 	go func() { _ = srv.Serve(ln) }()
 	localhostProxy = "http://" + ln.Addr().String()
 
@@ -66,4 +80,31 @@ func startLocalhostProxy() (stop func(), err error) {
 		return nil, fmt.Errorf("localhost proxy: this process reads its proxy as %v (%v): was HTTP_PROXY read before?", proxy, err)
 	}
 	return func() { srv.Close() }, nil
+}
+
+// TestLocalhostProxyReachesOnlyThisMachine: a name that is not loopback
+// is refused, not looked up, and a NAME.localhost reaches 127.0.0.1 with
+// its Host header kept.
+func TestLocalhostProxyReachesOnlyThisMachine(t *testing.T) {
+	var host string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { host = r.Host }))
+	defer srv.Close()
+	proxyURL, err := url.Parse(localhostProxy)
+	require.NoError(t, err)
+	c := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL)}}
+
+	resp, err := c.Get("http://telemetry.example.com/track")
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+	assert.Contains(t, string(body), "reaches only this machine")
+
+	_, port, err := net.SplitHostPort(srv.Listener.Addr().String())
+	require.NoError(t, err)
+	resp, err = c.Get("http://account.blob.localhost:" + port + "/")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "account.blob.localhost:"+port, host)
 }
