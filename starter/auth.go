@@ -73,6 +73,10 @@ type Auth struct {
 	// AnonymousPaths are served without a token: some of /healthz,
 	// /metrics and /openapi.json.
 	AnonymousPaths []string
+	// ActAsCaller makes every run a request starts act as its
+	// authenticated caller (Kubernetes impersonation): set where
+	// Authenticate returns identities the cluster knows (TokenReview).
+	ActAsCaller bool
 }
 
 // AnonymousPathChoices are the paths Auth.AnonymousPaths may hold.
@@ -129,6 +133,9 @@ func (h *handler) guarded(rt route) http.HandlerFunc {
 			return
 		}
 		ctx := withUser(r.Context(), user)
+		if h.auth.ActAsCaller {
+			ctx = WithActingAs(ctx, identityOf(user))
+		}
 		if rt.access != nil {
 			a := *rt.access
 			a.Name = r.PathValue("name")

@@ -38,6 +38,9 @@ func (c *Client) CreateBackup(ctx context.Context, req CreateBackupRequest) (*Cr
 		// Retention trusts this field: only a schedule's runs carry it.
 		return nil, &InvalidError{Problems: []string{"schedule is set by cairn on the backups a schedule starts; leave it out"}}
 	}
+	// Whom the backup reads the cluster as comes from the request's
+	// authenticated caller, never from its body.
+	req.Options.ActingAs = ActingAs(ctx)
 	spec, err := c.prepareSpec(ctx, req.BackupSpec, req.Options.Problems())
 	if err != nil {
 		return nil, err
@@ -55,11 +58,13 @@ func (c *Client) CreateBackup(ctx context.Context, req CreateBackupRequest) (*Cr
 		// An error, not the old run, so a repeat is told from a new start
 		// and its spec compared.
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		Memo:                                     map[string]any{workflows.MemoSpecHash: spec.Hash(), workflows.MemoLocation: spec.StorageLocation},
+		Memo: actingAsMemo(map[string]any{workflows.MemoSpecHash: spec.Hash(), workflows.MemoLocation: spec.StorageLocation},
+			req.Options.ActingAs),
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			workflows.SearchAttrKind.ValueSet(workflows.KindBackup),
 			workflows.SearchAttrName.ValueSet(spec.Name),
 			workflows.SearchAttrPhase.ValueSet(string(workflows.PhaseNew)),
+			workflows.SearchAttrActingAs.ValueSet(req.Options.ActingAs.UsernameOrWorker()),
 		),
 	}
 	run, err := c.temporal.ExecuteWorkflow(ctx, opts, workflows.BackupWorkflowName,

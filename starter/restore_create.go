@@ -30,6 +30,9 @@ func (c *Client) CreateRestore(ctx context.Context, req CreateRestoreRequest) (*
 			return nil, err
 		}
 	}
+	// Whom the restore reads and writes the cluster as comes from the
+	// request's authenticated caller, never from its body.
+	req.Options.ActingAs = ActingAs(ctx)
 	spec := req.RestoreSpec.WithDefaults(c.opts.DefaultLocation)
 	if err := c.validateRestore(&spec, req.Options.Problems()); err != nil {
 		return nil, err
@@ -48,12 +51,13 @@ func (c *Client) CreateRestore(ctx context.Context, req CreateRestoreRequest) (*
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		Memo: map[string]any{workflows.MemoSpecHash: spec.Hash(), workflows.MemoLocation: spec.StorageLocation,
-			workflows.MemoBackup: spec.BackupName},
+		Memo: actingAsMemo(map[string]any{workflows.MemoSpecHash: spec.Hash(), workflows.MemoLocation: spec.StorageLocation,
+			workflows.MemoBackup: spec.BackupName}, req.Options.ActingAs),
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			workflows.SearchAttrKind.ValueSet(workflows.KindRestore),
 			workflows.SearchAttrName.ValueSet(spec.Name),
 			workflows.SearchAttrPhase.ValueSet(string(workflows.PhaseNew)),
+			workflows.SearchAttrActingAs.ValueSet(req.Options.ActingAs.UsernameOrWorker()),
 		),
 	}
 	run, err := c.temporal.ExecuteWorkflow(ctx, opts, workflows.RestoreWorkflowName,

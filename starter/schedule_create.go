@@ -42,6 +42,9 @@ func (c *Client) CreateSchedule(ctx context.Context, spec workflows.ScheduleSpec
 // template the way a backup's spec is checked before it starts.
 func (c *Client) prepareSchedule(ctx context.Context, spec workflows.ScheduleSpec) (workflows.ScheduleSpec, error) {
 	spec = spec.WithDefaults(c.opts.DefaultLocation)
+	// Every run of the schedule acts as whoever created or last updated
+	// it, authorized afresh by the cluster at each run.
+	spec.BackupOptions.ActingAs = ActingAs(ctx)
 	var problems []string
 	if err := spec.Validate(); err != nil {
 		var invalid *workflows.InvalidSpecError

@@ -21,6 +21,10 @@ type BackupOptions struct {
 	HeartbeatTimeout *metav1.Duration `json:"heartbeatTimeout,omitempty"`
 	// VolumeConcurrency is how many volumes are snapshotted at once.
 	VolumeConcurrency int `json:"volumeConcurrency,omitempty"`
+	// ActingAs is whom the backup reads the cluster as (nil: the worker).
+	// The starter sets it from the caller's authenticated identity and
+	// overwrites whatever a request body says.
+	ActingAs *Identity `json:"actingAs,omitempty"`
 }
 
 // WithDefaults fills unset options.
@@ -105,6 +109,9 @@ type CollectResult struct {
 	// Restarts counts how often an expired continue token forced the type
 	// to be listed again from the start.
 	Restarts int `json:"restarts,omitempty"`
+	// Skipped says where the run's caller may not list the type, and why;
+	// the backup holds what the caller could read.
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // CollectRelatedInput asks for the cluster-scoped objects related to what

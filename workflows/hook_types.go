@@ -166,6 +166,9 @@ type PlanHooksInput struct {
 	Backup   string   `json:"backup"`
 	Location string   `json:"location"`
 	Volumes  []Volume `json:"volumes,omitempty"`
+	// ActingAs is whom the hooks run as (nil: the worker): their exec
+	// needs that identity's pods/exec.
+	ActingAs *Identity `json:"actingAs,omitempty"`
 }
 
 // PlanHooksResult lists the pods with hooks, by namespace and name.
@@ -184,6 +187,9 @@ type RunHooksInput struct {
 	Pod       string    `json:"pod"`
 	Phase     HookPhase `json:"phase"`
 	Hooks     []PodHook `json:"hooks"`
+	// ActingAs is whom the hooks run as (nil: the worker): their exec
+	// needs that identity's pods/exec.
+	ActingAs *Identity `json:"actingAs,omitempty"`
 }
 
 // HookResult is what one hook did. A backup's status lists them.

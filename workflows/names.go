@@ -53,12 +53,16 @@ var (
 	// SearchAttrHealth is a scheduled run's verdict on its schedule:
 	// Healthy or Degraded (CairnHealth="Degraded" finds the troubled ones).
 	SearchAttrHealth = temporal.NewSearchAttributeKeyKeyword("CairnHealth")
+	// SearchAttrActingAs is the user a backup or restore acts as, "worker"
+	// for one started on Temporal's path (CairnActingAs="alice" finds
+	// alice's runs).
+	SearchAttrActingAs = temporal.NewSearchAttributeKeyKeyword("CairnActingAs")
 )
 
 // SearchAttributeNames lists the custom keyword attributes cairn uses.
 func SearchAttributeNames() []string {
 	return []string{SearchAttrKind.GetName(), SearchAttrName.GetName(), SearchAttrPhase.GetName(),
-		SearchAttrSchedule.GetName(), SearchAttrHealth.GetName()}
+		SearchAttrSchedule.GetName(), SearchAttrHealth.GetName(), SearchAttrActingAs.GetName()}
 }
 
 // BackupWorkflowID is the workflow ID of the backup called name; one name
@@ -147,6 +151,9 @@ const (
 	MemoLocation = "location"
 	// MemoBackup is the backup a restore reads.
 	MemoBackup = "backup"
+	// MemoActingAs is the Identity a backup or restore acts as (absent:
+	// the worker), shown on the run's page in the Temporal UI.
+	MemoActingAs = "actingAs"
 )
 
 // DefaultHeartbeatTimeout is how long a silent activity is presumed alive;

@@ -23,6 +23,10 @@ type RestoreOptions struct {
 	// VolumeConcurrency is how many volumes' data is restored at once
 	// (each still waits for a data mover slot on its node).
 	VolumeConcurrency int `json:"volumeConcurrency,omitempty"`
+	// ActingAs is whom the restore reads and writes the cluster as (nil:
+	// the worker). The starter sets it from the caller's authenticated
+	// identity and overwrites whatever a request body says.
+	ActingAs *Identity `json:"actingAs,omitempty"`
 }
 
 // WithDefaults fills unset options.

@@ -129,6 +129,9 @@ type RestoreHooksInput struct {
 	// NamespaceMapping is the restore's: spec hooks select pods by their
 	// backed-up namespace.
 	NamespaceMapping map[string]string `json:"namespaceMapping,omitempty"`
+	// ActingAs is whom the hooks run as (nil: the worker): their exec
+	// needs that identity's pods/exec.
+	ActingAs *Identity `json:"actingAs,omitempty"`
 }
 
 // RestoreHooksResult lists what the hooks did, by pod.

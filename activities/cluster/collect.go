@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -11,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/cairn-backup/cairn/activities/internal/actas"
 	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/internal/clock"
 	"github.com/cairn-backup/cairn/internal/filter"
@@ -34,6 +36,10 @@ type CollectProgress struct {
 	// maxNamedExclusions of ExcludedTotal.
 	Excluded      []ExcludedItem `json:"excluded,omitempty"`
 	ExcludedTotal int            `json:"excludedTotal,omitempty"`
+	// Forbidden are the shards' namespaces ("" for a cluster-wide list)
+	// the run's caller may not list, and the API server's first answer.
+	Forbidden       []string `json:"forbidden,omitempty"`
+	ForbiddenReason string   `json:"forbiddenReason,omitempty"`
 	Reachability
 }
 
@@ -112,17 +118,21 @@ func (a *Activities) CollectResources(ctx context.Context, in workflows.CollectI
 }
 
 type collector struct {
-	a        *Activities
-	in       workflows.CollectInput
-	res      kube.Resource
-	gr       string
-	run      *runlog.Run
-	log      *zap.Logger
-	shards   []string
-	nsGlobs  filter.Globs
-	labels   filter.Labels
-	isNSType bool
-	progress CollectProgress
+	a      *Activities
+	lister kube.Lister
+	// actingAsCaller: the run impersonates its caller, whose Forbidden
+	// is a namespace left out, not the worker's misconfiguration.
+	actingAsCaller bool
+	in             workflows.CollectInput
+	res            kube.Resource
+	gr             string
+	run            *runlog.Run
+	log            *zap.Logger
+	shards         []string
+	nsGlobs        filter.Globs
+	labels         filter.Labels
+	isNSType       bool
+	progress       CollectProgress
 }
 
 func newCollector(a *Activities, in workflows.CollectInput, plan *StoredPlan, run *runlog.Run, log *zap.Logger) (*collector, error) {
@@ -135,9 +145,15 @@ func newCollector(a *Activities, in workflows.CollectInput, plan *StoredPlan, ru
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
 	}
+	lister, err := actas.Lister(a.Clients, a.Lister, in.Options.ActingAs)
+	if err != nil {
+		return nil, err
+	}
 	c := &collector{
-		a:  a,
-		in: in,
+		a:              a,
+		lister:         lister,
+		actingAsCaller: in.Options.ActingAs != nil,
+		in:             in,
 		res: kube.Resource{
 			GVR:        schema.GroupVersionResource{Group: t.Group, Version: t.Version, Resource: t.Resource},
 			Kind:       t.Kind,
@@ -176,6 +192,9 @@ func (c *collector) collect(ctx context.Context) (*workflows.CollectResult, erro
 			*p = CollectProgress{Restarts: p.Restarts + 1}
 			c.heartbeat(ctx)
 			continue
+		case c.actingAsCaller && apierrors.IsForbidden(err):
+			c.forbid(ctx, err)
+			continue
 		case kube.IsTypeLevel(err):
 			return &workflows.CollectResult{Resource: c.gr, Items: p.Items, Parts: p.Parts, Error: err.Error(), Restarts: p.Restarts}, nil
 		default:
@@ -205,7 +224,34 @@ func (c *collector) collect(ctx context.Context) (*workflows.CollectResult, erro
 			return nil, err
 		}
 	}
-	return &workflows.CollectResult{Resource: c.gr, Items: p.Items, Parts: p.Parts, Restarts: p.Restarts}, nil
+	return &workflows.CollectResult{Resource: c.gr, Items: p.Items, Parts: p.Parts, Restarts: p.Restarts, Skipped: c.skipReason()}, nil
+}
+
+// forbid records that the caller may not list the current shard and
+// moves on to the next one: the backup holds what the caller could read.
+func (c *collector) forbid(ctx context.Context, err error) {
+	p := &c.progress
+	c.log.Warn("The run's caller may not list this type here", zap.String("namespace", c.shards[p.Shard]), zap.Error(err))
+	p.Forbidden = append(p.Forbidden, c.shards[p.Shard])
+	if p.ForbiddenReason == "" {
+		p.ForbiddenReason = err.Error()
+	}
+	p.Shard, p.Part, p.Continue = p.Shard+1, 0, ""
+	c.heartbeat(ctx)
+}
+
+// skipReason says where the caller may not list the type, with the API
+// server's answer; "" when it could list it everywhere.
+func (c *collector) skipReason() string {
+	p := c.progress
+	if len(p.Forbidden) == 0 {
+		return ""
+	}
+	where := "cluster-wide"
+	if p.Forbidden[0] != "" {
+		where = "in namespaces " + strings.Join(p.Forbidden, ", ")
+	}
+	return fmt.Sprintf("%s may not list %s %s: %s", c.in.Options.ActingAs.Username, c.gr, where, p.ForbiddenReason)
 }
 
 // select_ keeps the page's items the spec selects, as JSON lines, and

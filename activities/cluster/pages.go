@@ -18,7 +18,7 @@ type fetched struct {
 func (c *collector) readAhead(ctx context.Context, shard int, cont string) <-chan fetched {
 	ch := make(chan fetched, 1)
 	go func() {
-		page, err := c.a.Lister.List(ctx, c.res, c.listOptions(shard, cont))
+		page, err := c.lister.List(ctx, c.res, c.listOptions(shard, cont))
 		ch <- fetched{page, err}
 	}()
 	return ch
@@ -65,7 +65,7 @@ func (c *collector) listPage(ctx context.Context) (*kube.Page, error) {
 	var page *kube.Page
 	err := c.progress.Reachability.Do(ctx, c.in.Options.ClusterUnreachableTimeout.Duration, c.log, func() { c.heartbeat(ctx) }, func() error {
 		var lerr error
-		page, lerr = c.a.Lister.List(ctx, c.res, opts)
+		page, lerr = c.lister.List(ctx, c.res, opts)
 		return lerr
 	})
 	if err != nil {

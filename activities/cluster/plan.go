@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/cairn-backup/cairn/activities/internal/actas"
 	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/internal/filter"
 	"github.com/cairn-backup/cairn/internal/kube"
@@ -121,18 +124,26 @@ func (a *Activities) plan(ctx context.Context, in workflows.PlanInput, log *zap.
 	resGlobs, _ := filter.NewGlobs(spec.IncludedResources, spec.ExcludedResources)
 	labelSel, _ := filter.NewLabels(spec.LabelSelector, spec.OrLabelSelectors)
 
-	version, err := a.Clients.Discovery.ServerVersion()
+	clients, err := actas.Clients(a.Clients, in.Options.ActingAs)
+	if err != nil {
+		return nil, nil, err
+	}
+	lister, err := actas.Lister(a.Clients, a.Lister, in.Options.ActingAs)
+	if err != nil {
+		return nil, nil, err
+	}
+	version, err := clients.Discovery.ServerVersion()
 	if err != nil {
 		return nil, nil, fmt.Errorf("server version: %w", err)
 	}
-	resources, failedGroups, err := kube.Discover(a.Clients.Discovery)
+	resources, failedGroups, err := kube.Discover(clients.Discovery)
 	if err != nil {
 		return nil, nil, err
 	}
 	if unknown := kube.UnknownResources(resources, append(append([]string{}, spec.IncludedResources...), spec.ExcludedResources...)); len(unknown) > 0 {
 		return nil, nil, &workflows.InvalidSpecError{Problems: []string{fmt.Sprintf("unknown resources %v: the cluster serves no such type", unknown)}}
 	}
-	namespaces, err := kube.SelectNamespaces(ctx, a.Lister, nsGlobs)
+	namespaces, err := selectNamespaces(ctx, lister, nsGlobs, spec.IncludedNamespaces)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -166,7 +177,7 @@ func (a *Activities) plan(ctx context.Context, in workflows.PlanInput, log *zap.
 		}
 		t := workflows.ResourceType{Group: r.GVR.Group, Version: r.GVR.Version, Resource: r.GVR.Resource, Kind: r.Kind, Namespaced: r.Namespaced}
 		if allNamespaces && labelSel.Empty() && !isNamespaceType {
-			t.Estimate = a.estimate(ctx, r)
+			t.Estimate = estimate(ctx, lister, r)
 		}
 		result.Types = append(result.Types, t)
 	}
@@ -179,12 +190,35 @@ func (a *Activities) plan(ctx context.Context, in workflows.PlanInput, log *zap.
 
 // estimate asks for one item to learn how many the type holds; a failure
 // only means the estimate is unknown.
-func (a *Activities) estimate(ctx context.Context, r kube.Resource) int {
-	page, err := a.Lister.List(ctx, r, kube.ListOptions{Limit: 1})
+func estimate(ctx context.Context, lister kube.Lister, r kube.Resource) int {
+	page, err := lister.List(ctx, r, kube.ListOptions{Limit: 1})
 	if err != nil {
 		return 0
 	}
 	return len(page.Items) + int(page.Remaining)
+}
+
+// selectNamespaces resolves the namespace filter. A caller who may not
+// list namespaces (a team's account, bound only inside its namespaces)
+// can still back up namespaces it names one by one: those are taken as
+// named, and what the caller may read in them decides the rest.
+func selectNamespaces(ctx context.Context, lister kube.Lister, globs filter.Globs, included []string) ([]string, error) {
+	namespaces, err := kube.SelectNamespaces(ctx, lister, globs)
+	if err == nil || !apierrors.IsForbidden(err) {
+		return namespaces, err
+	}
+	named := make([]string, 0, len(included))
+	for _, ns := range included {
+		if filter.IsGlob(ns) {
+			msg := fmt.Sprintf("%v; without the right to list namespaces, name each namespace instead of %q", err, ns)
+			return nil, &workflows.InvalidSpecError{Problems: []string{msg}}
+		}
+		if globs.Match(ns) {
+			named = append(named, ns)
+		}
+	}
+	sort.Strings(named)
+	return slices.Compact(named), nil
 }
 
 func includesAllNamespaces(included []string) bool {

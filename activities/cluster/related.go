@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/cairn-backup/cairn/activities/internal/actas"
 	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/workflows"
@@ -40,6 +41,10 @@ func (a *Activities) CollectRelated(ctx context.Context, in workflows.CollectRel
 	if err != nil {
 		return nil, err
 	}
+	lister, err := actas.Lister(a.Clients, a.Lister, in.Options.ActingAs)
+	if err != nil {
+		return nil, err
+	}
 	result := &workflows.CollectRelatedResult{Resources: map[string]int{}}
 	var reach Reachability
 	timeout := in.Options.ClusterUnreachableTimeout.Duration
@@ -64,13 +69,20 @@ func (a *Activities) CollectRelated(ctx context.Context, in workflows.CollectRel
 			var it *kube.Item
 			err := reach.Do(ctx, timeout, run.Log, heartbeat, func() error {
 				var gerr error
-				it, gerr = a.Lister.Get(ctx, r, "", name)
+				it, gerr = lister.Get(ctx, r, "", name)
 				return gerr
 			})
-			if apierrors.IsNotFound(err) {
+			switch {
+			case apierrors.IsNotFound(err):
 				msg := fmt.Sprintf("%s %s is referenced but does not exist", r.Kind, name)
 				run.Log.Warn("Related object missing", zap.String("resource", r.GroupResource()), zap.String("name", name))
 				warnings = append(warnings, msg)
+				continue
+			case apierrors.IsForbidden(err):
+				// The run's identity may not read it: the backup goes on
+				// without it, as the caller's kubectl would have to.
+				run.Log.Warn("Related object not readable", zap.String("resource", r.GroupResource()), zap.String("name", name), zap.Error(err))
+				warnings = append(warnings, fmt.Sprintf("%s %s is referenced but not readable: %v", r.Kind, name, err))
 				continue
 			}
 			if err != nil {

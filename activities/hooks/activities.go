@@ -11,8 +11,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/cairn-backup/cairn/activities/internal/actas"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/workflows"
 )
 
 // Activities holds the clients the hook activities share.
@@ -24,6 +26,24 @@ type Activities struct {
 	Locations *location.Opener
 	// HeartbeatInterval is how often a running hook heartbeats.
 	HeartbeatInterval time.Duration
+}
+
+// actingAs returns the activities with clients that send every request
+// as id, so a hook's exec is the caller's to be allowed (pods/exec); a
+// itself when id is nil.
+func (a *Activities) actingAs(id *workflows.Identity) (*Activities, error) {
+	if id == nil {
+		return a, nil
+	}
+	cfg := rest.CopyConfig(a.Config)
+	cfg.Impersonate = actas.Impersonation(id)
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client as %s: %w", id.Username, err)
+	}
+	as := *a
+	as.Kube, as.Config = kc, cfg
+	return &as, nil
 }
 
 // New returns the hook activities for the cluster of clients.

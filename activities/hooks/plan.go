@@ -27,6 +27,10 @@ const hookResultsKey = "backup-hooks"
 // the claims of theirs whose volumes it snapshots. A pod that is not
 // running is a warning: its hooks cannot run (as in Velero).
 func (a *Activities) PlanBackupHooks(ctx context.Context, in workflows.PlanHooksInput) (*workflows.PlanHooksResult, error) {
+	a, err := a.actingAs(in.ActingAs)
+	if err != nil {
+		return nil, err
+	}
 	run, plan, err := cluster.StartWithPlan(ctx, a.Locations, a.Log, in.Backup, in.Location)
 	if err != nil {
 		return nil, err

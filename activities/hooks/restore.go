@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,6 +41,10 @@ const readyPollInterval = time.Second
 // pods at once. The results so far are its heartbeat: a retry skips the
 // pods that are done and runs the others' hooks again.
 func (a *Activities) RunRestoreHooks(ctx context.Context, in workflows.RestoreHooksInput) (*workflows.RestoreHooksResult, error) {
+	a, err := a.actingAs(in.ActingAs)
+	if err != nil {
+		return nil, err
+	}
 	run, err := runlog.StartRestore(ctx, a.Locations, a.Log, in.Restore, in.Backup, in.Location)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
@@ -50,7 +57,11 @@ func (a *Activities) RunRestoreHooks(ctx context.Context, in workflows.RestoreHo
 			done[r.Pod] = append(done[r.Pod], r)
 		}
 	}
-	pods, err := a.restoredPodsWithHooks(ctx, in)
+	created, err := createdPods(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	pods, err := a.restoredPodsWithHooks(ctx, in, created)
 	if err != nil {
 		return nil, err
 	}
@@ -115,28 +126,40 @@ type podWithHooks struct {
 
 // restoredPodsWithHooks lists the pods the restore created that have
 // post-restore exec hooks.
-func (a *Activities) restoredPodsWithHooks(ctx context.Context, in workflows.RestoreHooksInput) ([]podWithHooks, error) {
+func (a *Activities) restoredPodsWithHooks(ctx context.Context, in workflows.RestoreHooksInput, created map[string]bool) ([]podWithHooks, error) {
 	source := map[string]string{} // restored namespace -> backed-up one
 	for from, to := range in.NamespaceMapping {
 		source[to] = from
 	}
+	namespaces := map[string]bool{}
+	for key := range created {
+		ns, _, _ := strings.Cut(key, "/")
+		namespaces[ns] = true
+	}
 	var out []podWithHooks
-	p := pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-		return a.Kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, opts)
-	})
-	err := p.EachListItem(ctx, metav1.ListOptions{LabelSelector: objects.LabelRestore + "=" + in.Restore}, func(obj runtime.Object) error {
-		pod := obj.(*corev1.Pod)
-		ns := pod.Namespace
-		if s, ok := source[ns]; ok {
-			ns = s
+	// Listed in the namespaces the restore created pods in, so a caller
+	// bound only there can run its hooks.
+	for _, listed := range slices.Sorted(maps.Keys(namespaces)) {
+		p := pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return a.Kube.CoreV1().Pods(listed).List(ctx, opts)
+		})
+		err := p.EachListItem(ctx, metav1.ListOptions{LabelSelector: objects.LabelRestore + "=" + in.Restore}, func(obj runtime.Object) error {
+			pod := obj.(*corev1.Pod)
+			if !created[pod.Namespace+"/"+pod.Name] {
+				return nil // a label is no proof that this run created it
+			}
+			ns := pod.Namespace
+			if s, ok := source[ns]; ok {
+				ns = s
+			}
+			if hs := hooks.RestoreExecHooks(pod, ns, in.Hooks); len(hs) > 0 {
+				out = append(out, podWithHooks{pod: pod.DeepCopy(), hooks: hs})
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list restored pods in %s: %w", listed, err)
 		}
-		if hs := hooks.RestoreExecHooks(pod, ns, in.Hooks); len(hs) > 0 {
-			out = append(out, podWithHooks{pod: pod.DeepCopy(), hooks: hs})
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list restored pods: %w", err)
 	}
 	if len(out) > workflows.MaxHookedPods {
 		err := fmt.Errorf("%d restored pods have hooks, more than %d", len(out), workflows.MaxHookedPods)
@@ -226,4 +249,30 @@ func containerState(s corev1.ContainerStatus) string {
 		return "running, not ready"
 	}
 	return "unknown"
+}
+
+// createdPods are the pods ("namespace/name") this restore created, from
+// the outcomes its apply step stored: hooks run in those and no others.
+func createdPods(ctx context.Context, run *runlog.Run) (map[string]bool, error) {
+	keys, err := run.Loc.Keys(ctx, run.Restore.BatchResultsOf("pods"))
+	if err != nil {
+		return nil, fmt.Errorf("list the restore's pod outcomes: %w", err)
+	}
+	created := map[string]bool{}
+	for _, key := range keys {
+		err := run.Loc.ReadLines(ctx, key, func(line []byte) error {
+			var o workflows.ItemOutcome
+			if err := json.Unmarshal(line, &o); err != nil {
+				return fmt.Errorf("decode %s: %w", key, err)
+			}
+			if o.Result == workflows.ItemRestored && o.Action == workflows.ActionCreated {
+				created[o.Namespace+"/"+o.Name] = true
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return created, nil
 }

@@ -29,6 +29,10 @@ import (
 // (a location that cannot take their log included), so nothing stays
 // frozen.
 func (a *Activities) RunPodHooks(ctx context.Context, in workflows.RunHooksInput) (*workflows.RunHooksResult, error) {
+	a, err := a.actingAs(in.ActingAs)
+	if err != nil {
+		return nil, err
+	}
 	log := a.Log.With(zap.String("backup", in.Backup))
 	if run, err := runlog.Start(ctx, a.Locations, a.Log, in.Backup, in.Location); err != nil {
 		// A post hook unfreezes an application: hooks run even when the

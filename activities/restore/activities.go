@@ -5,7 +5,13 @@
 package restore
 
 import (
+	"context"
+	"fmt"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"go.uber.org/zap"
 
@@ -29,6 +35,21 @@ type Activities struct {
 	// ConfigNamespace is the worker's namespace, where Velero's
 	// change-storage-class ConfigMaps are read from ("": none are).
 	ConfigNamespace string
+}
+
+var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+
+// namespaceExists says with the worker's own rights whether a namespace
+// exists; it is all the worker reads for a restore acting as its caller.
+func (a *Activities) namespaceExists(ctx context.Context, name string) (bool, error) {
+	_, err := a.Clients.Dynamic.Resource(namespacesGVR).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		return true, nil
+	case apierrors.IsNotFound(err):
+		return false, nil
+	}
+	return false, fmt.Errorf("does namespace %s exist: %w", name, err)
 }
 
 // Item is one line of a batch: an object prepared for the target cluster

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cairn-backup/cairn/activities/cluster"
+	"github.com/cairn-backup/cairn/activities/internal/actas"
 	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/internal/clock"
 	"github.com/cairn-backup/cairn/internal/location"
@@ -57,7 +58,12 @@ func (a *Activities) ApplyResources(ctx context.Context, in workflows.ApplyInput
 	if activity.HasHeartbeatDetails(ctx) && activity.GetHeartbeatDetails(ctx, &prog) == nil {
 		log.Info("Resuming", zap.Int("batch", prog.NextBatch), zap.Int("batches", in.Type.Batches))
 	}
-	ap := newApplier(a.Clients, in, newOwnerResolver(a.Clients))
+	clients, err := actas.Clients(a.Clients, in.Options.ActingAs)
+	if err != nil {
+		return nil, err
+	}
+	ap := newApplier(clients, in, newOwnerResolver(clients))
+	ap.namespaceExists = a.namespaceExists
 	pl := &pipeline{run: run, ap: ap, gr: gr, batches: in.Type.Batches}
 	commit := func(b int, outcome workflows.TypeOutcome, deferred int) error {
 		prog.NextBatch, prog.Outcome, prog.Deferred = b+1, prog.Outcome.Add(outcome), prog.Deferred+deferred

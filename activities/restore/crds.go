@@ -14,8 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/cairn-backup/cairn/activities/internal/actas"
 	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/internal/clock"
+	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -35,12 +37,16 @@ func (a *Activities) WaitCRDsEstablished(ctx context.Context, in workflows.Resto
 	if err != nil {
 		return nil, err
 	}
+	clients, err := actas.Clients(a.Clients, in.Options.ActingAs)
+	if err != nil {
+		return nil, err
+	}
 	deadline := time.Now().Add(in.Options.WithDefaults().CRDEstablishTimeout.Duration)
 	pending := names
 	for len(pending) > 0 && time.Now().Before(deadline) {
 		var still []string
 		for _, name := range pending {
-			ok, err := a.established(ctx, name)
+			ok, err := established(ctx, clients, name)
 			if err != nil {
 				return nil, err
 			}
@@ -68,8 +74,8 @@ func (a *Activities) WaitCRDsEstablished(ctx context.Context, in workflows.Resto
 	return &workflows.StepResult{Done: len(names) - len(pending), Warnings: len(warnings)}, nil
 }
 
-func (a *Activities) established(ctx context.Context, name string) (bool, error) {
-	crd, err := a.Clients.Dynamic.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
+func established(ctx context.Context, clients *kube.Clients, name string) (bool, error) {
+	crd, err := clients.Dynamic.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return false, nil // it failed to restore; the wait runs out
 	}

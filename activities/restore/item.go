@@ -25,6 +25,9 @@ type applier struct {
 	in       workflows.ApplyInput
 	resource dynamic.NamespaceableResourceInterface
 	owners   *ownerResolver
+	// namespaceExists answers with the worker's rights whether a
+	// namespace exists, for a caller who may neither create nor read it.
+	namespaceExists func(ctx context.Context, name string) (bool, error)
 }
 
 func newApplier(c *kube.Clients, in workflows.ApplyInput, owners *ownerResolver) *applier {
@@ -121,6 +124,9 @@ func (ap *applier) createOrReconcile(ctx context.Context, client dynamic.Resourc
 	// Not only AlreadyExists means it exists: a Service that keeps its
 	// node ports is refused for the port before the name is checked.
 	existing, err := client.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	if apierrors.IsForbidden(createErr) && apierrors.IsForbidden(err) && ap.in.Type.GroupResource() == "namespaces" {
+		return ap.unreadableNamespace(ctx, obj, item, createErr)
+	}
 	switch {
 	case err != nil && apierrors.IsAlreadyExists(createErr):
 		return nil, "", "", fmt.Errorf("it exists, but reading it failed: %w", err)
@@ -145,6 +151,27 @@ func (ap *applier) createOrReconcile(ctx context.Context, client dynamic.Resourc
 		return nil, "", "", fmt.Errorf("it exists and differs from the backup; updating it failed: %w", err)
 	}
 	return updated, workflows.ActionUpdated, "", nil
+}
+
+// unreadableNamespace judges a Namespace the restore's caller may neither
+// create nor read: a team bound to roles inside its namespace restores
+// into it without rights on the Namespace object. Only whether it exists
+// is asked, with the worker's rights; it is never changed.
+func (ap *applier) unreadableNamespace(ctx context.Context, obj *unstructured.Unstructured, item Item,
+	createErr error) (*unstructured.Unstructured, workflows.ItemAction, string, error) {
+	if ap.namespaceExists == nil {
+		return nil, "", "", createErr
+	}
+	exists, err := ap.namespaceExists(ctx, obj.GetName())
+	switch {
+	case err != nil:
+		return nil, "", "", err
+	case !exists:
+		return nil, "", "", createErr
+	case item.EnsureOnly:
+		return nil, workflows.ActionUnchanged, "", nil
+	}
+	return nil, "", "it exists, and the restore's caller may not read or change the Namespace object: " + createErr.Error(), nil
 }
 
 // restoreStatus writes the backed-up status through the status

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/cairn-backup/cairn/activities/cluster"
+	"github.com/cairn-backup/cairn/activities/internal/actas"
 	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/internal/backupmeta"
 	"github.com/cairn-backup/cairn/internal/location"
@@ -59,10 +60,14 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
 	}
+	clients, err := actas.Clients(a.Clients, opts.ActingAs)
+	if err != nil {
+		return nil, err
+	}
 	var target *targetAPI
 	var reach cluster.Reachability
 	err = reach.Do(ctx, opts.ClusterUnreachableTimeout.Duration, run.Log, func() { activity.RecordHeartbeat(ctx, reach) }, func() error {
-		target, err = discoverTarget(a.Clients.Discovery)
+		target, err = discoverTarget(clients.Discovery)
 		return err
 	})
 	if err != nil {
@@ -99,9 +104,12 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 	if idx.moved, err = movedVolumes(ctx, run.Loc, spec.BackupName, m); err != nil {
 		return nil, err
 	}
+	if err := target.checkScopes(idx); err != nil {
+		return nil, corruptOr(err)
+	}
 	p := decide(idx, target, sel)
 	p.storageClasses, p.modifiers = classes, modifiers
-	vols, err := a.planVolumes(ctx, run, spec, idx, p)
+	vols, err := planVolumes(ctx, clients, run, spec, idx, p)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/cairn-backup/cairn/activities/internal/actas"
 	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/workflows"
@@ -31,7 +32,11 @@ func (a *Activities) RelinkOwners(ctx context.Context, in workflows.RestoreStepI
 	if err != nil {
 		return nil, err
 	}
-	owners := newOwnerResolver(a.Clients)
+	clients, err := actas.Clients(a.Clients, in.Options.ActingAs)
+	if err != nil {
+		return nil, err
+	}
+	owners := newOwnerResolver(clients)
 	res := &workflows.StepResult{}
 	var warnings []string
 	for i, key := range keys {
@@ -40,7 +45,7 @@ func (a *Activities) RelinkOwners(ctx context.Context, in workflows.RestoreStepI
 			if err := json.Unmarshal(line, &r); err != nil {
 				return fmt.Errorf("decode %s: %w", key, err)
 			}
-			warning, err := a.relinkOne(ctx, owners, r)
+			warning, err := relinkOne(ctx, clients, owners, r)
 			if err != nil {
 				return err
 			}
@@ -65,7 +70,7 @@ func (a *Activities) RelinkOwners(ctx context.Context, in workflows.RestoreStepI
 }
 
 // relinkOne adds one owner reference; a warning says why it could not.
-func (a *Activities) relinkOne(ctx context.Context, owners *ownerResolver, r relink) (string, error) {
+func relinkOne(ctx context.Context, clients *kube.Clients, owners *ownerResolver, r relink) (string, error) {
 	what := fmt.Sprintf("%s %s/%s", r.Type.Kind, r.Namespace, r.Name)
 	found, err := owners.lookup(ctx, r.Owner, r.Namespace)
 	if err != nil {
@@ -77,7 +82,7 @@ func (a *Activities) relinkOne(ctx context.Context, owners *ownerResolver, r rel
 	ref := *found
 	uid := ref.UID
 	gvr := schema.GroupVersionResource{Group: r.Type.Group, Version: r.Type.Version, Resource: r.Type.Resource}
-	client := a.Clients.Dynamic.Resource(gvr).Namespace(r.Namespace)
+	client := clients.Dynamic.Resource(gvr).Namespace(r.Namespace)
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		obj, err := client.Get(ctx, r.Name, metav1.GetOptions{})
 		if err != nil {

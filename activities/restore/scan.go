@@ -49,6 +49,7 @@ type backupIndex struct {
 type typeIndex struct {
 	kind       string
 	namespaced bool
+	scopeKnown bool
 	// preferred is the source cluster's preferred version; "" when the
 	// backup has no -preferredversion folder (only version-less copies).
 	preferred string
@@ -94,7 +95,16 @@ func scanBackup(ctx context.Context, src tarballSource, sel *selection) (*backup
 			t = &typeIndex{versions: map[string]bool{}}
 			idx.types[e.GroupResource] = t
 		}
-		head := gjson.GetManyBytes(e.Data, "apiVersion", "kind", "metadata.uid", "metadata.labels")
+		head := gjson.GetManyBytes(e.Data, "apiVersion", "kind", "metadata.uid", "metadata.labels", "metadata.namespace")
+		if ns := head[4].String(); ns != e.Namespace {
+			// Where an object is created follows its path; one whose own
+			// namespace says otherwise was not written by a backup.
+			return &corruptError{fmt.Errorf("%s %s: its metadata.namespace %q differs from its path's %q", e.GroupResource, e.Name, ns, e.Namespace)}
+		}
+		if t.scopeKnown && t.namespaced != (e.Namespace != "") {
+			return &corruptError{fmt.Errorf("%s is stored both in namespaces and cluster-wide", e.GroupResource)}
+		}
+		t.scopeKnown, t.namespaced = true, e.Namespace != ""
 		switch {
 		case e.Preferred:
 			t.preferred = e.Version
@@ -106,7 +116,7 @@ func scanBackup(ctx context.Context, src tarballSource, sel *selection) (*backup
 			t.plainVersion = schema.FromAPIVersionAndKind(head[0].String(), "").Version
 			t.versions[t.plainVersion] = true
 		}
-		t.kind, t.namespaced = head[1].String(), e.Namespace != ""
+		t.kind = head[1].String()
 		if e.GroupResource == crdResource {
 			idx.crds[e.Name] = true
 		}

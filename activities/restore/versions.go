@@ -2,6 +2,7 @@ package restore
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -43,6 +44,24 @@ func discoverTarget(d discovery.DiscoveryInterface) (*targetAPI, error) {
 		t.versions[g.Name] = vs
 	}
 	return t, nil
+}
+
+// checkScopes refuses a backup that holds a type the target cluster
+// serves at the other scope: a cluster-scoped type (a ClusterRoleBinding,
+// a webhook configuration) stored under a namespace's path would pass
+// for a namespace's object. Whether a type is namespaced comes from the
+// target's discovery, never from the backup.
+func (t *targetAPI) checkScopes(idx *backupIndex) error {
+	for _, gr := range slices.Sorted(maps.Keys(idx.types)) {
+		ti := idx.types[gr]
+		r, served := t.preferred[gr]
+		if !served || ti.selected == 0 || r.Namespaced == ti.namespaced {
+			continue
+		}
+		scope := map[bool]string{true: "namespaced", false: "cluster-scoped"}
+		return &corruptError{fmt.Errorf("%s is %s in the cluster, but the backup stores it as %s", gr, scope[r.Namespaced], scope[ti.namespaced])}
+	}
+	return nil
 }
 
 // chooseVersion picks the version of a backed-up type to restore: the

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/internal/backupmeta"
+	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/workflows"
 )
@@ -65,7 +66,7 @@ var claimsGVR = schema.GroupVersionResource{Version: "v1", Resource: "persistent
 // planVolumes lists the selected claims whose data is written back from
 // the repository. A claim that already exists in the target namespace
 // keeps its volume: its data is not restored, with a warning.
-func (a *Activities) planVolumes(ctx context.Context, run *runlog.Run, spec workflows.RestoreSpec, idx *backupIndex,
+func planVolumes(ctx context.Context, clients *kube.Clients, run *runlog.Run, spec workflows.RestoreSpec, idx *backupIndex,
 	p *restorePlan) ([]workflows.RestoreVolume, error) {
 	if _, planned := p.types[claimsGroupResource]; !planned || len(idx.moved) == 0 {
 		return nil, nil
@@ -82,8 +83,11 @@ func (a *Activities) planVolumes(ctx context.Context, run *runlog.Run, spec work
 			warnings = append(warnings, fmt.Sprintf("claim %s/%s is a block volume: its moved data cannot be restored", ns, rec.Volume.Claim))
 			continue
 		}
-		_, err := a.Clients.Dynamic.Resource(claimsGVR).Namespace(ns).Get(ctx, rec.Volume.Claim, metav1.GetOptions{})
+		_, err := clients.Dynamic.Resource(claimsGVR).Namespace(ns).Get(ctx, rec.Volume.Claim, metav1.GetOptions{})
 		switch {
+		case apierrors.IsForbidden(err):
+			warnings = append(warnings, fmt.Sprintf("claim %s/%s: its data is not restored, the restore may not read claims there: %v", ns, rec.Volume.Claim, err))
+			continue
 		case err == nil:
 			warnings = append(warnings, fmt.Sprintf("claim %s/%s exists in the cluster: it keeps its volume, and the backup's data of it is not restored (delete the claim first to restore it)", ns, rec.Volume.Claim))
 			continue

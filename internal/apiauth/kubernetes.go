@@ -19,8 +19,9 @@ import (
 // Kubernetes authenticates bearer tokens with TokenReview (service-account
 // tokens from `kubectl create token`, OIDC tokens: whatever the cluster
 // accepts) and authorizes with SubjectAccessReview on cairn's resources
-// in API group cairn.io. The identity kc uses needs create on tokenreviews
-// and subjectaccessreviews (ClusterRole system:auth-delegator).
+// in API group cairn.io; every run a caller starts acts as that caller.
+// The identity kc uses needs create on tokenreviews and
+// subjectaccessreviews (ClusterRole system:auth-delegator).
 func Kubernetes(kc kubernetes.Interface, anonymousPaths []string) starter.Auth {
 	return starter.Auth{
 		Authenticate: func(ctx context.Context, token string) (*starter.User, error) { return reviewToken(ctx, kc, token) },
@@ -28,6 +29,7 @@ func Kubernetes(kc kubernetes.Interface, anonymousPaths []string) starter.Auth {
 			return reviewAccess(ctx, kc, u, a)
 		},
 		AnonymousPaths: anonymousPaths,
+		ActAsCaller:    true,
 	}
 }
 

@@ -79,6 +79,12 @@ func (r *Rules) Apply(obj *unstructured.Unstructured, groupResource string) ([]s
 	if err := utiljson.Unmarshal(doc, &content); err != nil {
 		return nil, fmt.Errorf("apply resource modifiers: decoding the patched object: %w", err)
 	}
+	// Parse refuses patches that name the identity fields; this holds
+	// whatever way a patch found around that.
+	patched := unstructured.Unstructured{Object: content}
+	if patched.GetName() != obj.GetName() || patched.GetNamespace() != obj.GetNamespace() {
+		return nil, fmt.Errorf("%v: %w", changedBy, errMovesObject)
+	}
 	obj.SetUnstructuredContent(content)
 	return changedBy, nil
 }

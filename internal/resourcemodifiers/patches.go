@@ -44,7 +44,7 @@ func compileJSONPatchOp(spec jsonPatchSpec) (jsonPatchOp, error) {
 	kind := strings.ToLower(spec.Operation)
 	op := jsonpatch.Operation{}
 	summary := kind + " " + spec.Path
-	var mustExist []string
+	var mustExist, from []string
 	switch kind {
 	case "add", "replace", "test":
 		value, err := veleroValueJSON(spec.Value)
@@ -54,7 +54,8 @@ func compileJSONPatchOp(spec jsonPatchSpec) (jsonPatchOp, error) {
 		op["value"] = rawJSON(value)
 	case "remove":
 	case "move", "copy":
-		from, err := parsePointer(spec.From)
+		var err error
+		from, err = parsePointer(spec.From)
 		if err != nil {
 			return jsonPatchOp{}, fmt.Errorf("from: %w", err)
 		}
@@ -72,6 +73,9 @@ func compileJSONPatchOp(spec jsonPatchSpec) (jsonPatchOp, error) {
 	}
 	if kind == "replace" || kind == "test" {
 		mustExist = path
+	}
+	if err := checkJSONPatchIdentity(kind, path, from); err != nil {
+		return jsonPatchOp{}, fmt.Errorf("%s: %w", summary, err)
 	}
 	op["op"] = rawJSON(mustMarshalString(kind))
 	op["path"] = rawJSON(mustMarshalString(spec.Path))
@@ -129,6 +133,9 @@ func compilePatchData(data string) ([]byte, error) {
 	var object map[string]any
 	if err := json.Unmarshal(patch, &object); err != nil || object == nil {
 		return nil, errors.New("patchData must be an object")
+	}
+	if err := checkPatchDataIdentity(patch); err != nil {
+		return nil, err
 	}
 	return patch, nil
 }

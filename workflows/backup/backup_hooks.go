@@ -50,7 +50,7 @@ func (b *backupRun) planHooks(ctx workflow.Context) error {
 	}
 	actx := workflow.WithActivityOptions(ctx, b.activityOptions(10*time.Minute))
 	var res workflows.PlanHooksResult
-	in := workflows.PlanHooksInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, Volumes: volumes}
+	in := workflows.PlanHooksInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, Volumes: volumes, ActingAs: b.opts.ActingAs}
 	if err := workflow.ExecuteActivity(actx, hookActs.PlanBackupHooks, in).Get(ctx, &res); err != nil {
 		return fmt.Errorf("plan backup hooks: %w", err)
 	}
@@ -178,7 +178,7 @@ func (b *backupRun) runHooks(ctx workflow.Context, pod workflows.HookedPod, phas
 	opts.RetryPolicy.MaximumAttempts = hookAttempts
 	actx := workflow.WithActivityOptions(ctx, opts)
 	in := workflows.RunHooksInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, Namespace: pod.Namespace, Pod: pod.Name,
-		Phase: phase, Hooks: hooks}
+		Phase: phase, Hooks: hooks, ActingAs: b.opts.ActingAs}
 	var res workflows.RunHooksResult
 	if err := workflow.ExecuteActivity(actx, hookActs.RunPodHooks, in).Get(ctx, &res); err != nil {
 		res.Results = []workflows.HookResult{{Pod: pod.Key(), Phase: phase, Source: hooks[0].Source, Container: hooks[0].Container,

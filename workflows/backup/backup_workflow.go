@@ -187,6 +187,10 @@ func (b *backupRun) recordCollect(ctx workflow.Context, gr string, res workflows
 		b.status.Errors++
 		b.logger.Warn("Resource type not backed up", "resource", gr, "error", res.Error)
 	}
+	if res.Skipped != "" {
+		b.status.Skipped = append(b.status.Skipped, workflows.SkippedResource{Resource: gr, Reason: res.Skipped})
+		b.logger.Warn("Resource type not readable by the run's caller", "resource", gr, "reason", res.Skipped)
+	}
 	b.updateDetails(ctx)
 }
 

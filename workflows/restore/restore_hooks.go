@@ -26,7 +26,7 @@ func (r *restoreRun) runHooks(ctx workflow.Context) error {
 	}
 	actx := workflow.WithActivityOptions(ctx, r.activityOptions(restoreHooksTimeout))
 	in := workflows.RestoreHooksInput{Restore: r.spec.Name, Backup: r.spec.BackupName, Location: r.spec.StorageLocation,
-		Hooks: r.spec.Hooks, NamespaceMapping: r.spec.NamespaceMapping}
+		Hooks: r.spec.Hooks, NamespaceMapping: r.spec.NamespaceMapping, ActingAs: r.opts.ActingAs}
 	var res workflows.RestoreHooksResult
 	if err := workflow.ExecuteActivity(actx, hookActs.RunRestoreHooks, in).Get(ctx, &res); err != nil {
 		return fmt.Errorf("post-restore hooks: %w", err)

@@ -165,9 +165,14 @@ func (r *scheduledRun) startChild(ctx workflow.Context) workflow.ChildWorkflowFu
 	spec.Schedule = r.spec.Name
 	opts.WorkflowID = workflows.BackupWorkflowID(name)
 	opts.Memo = map[string]any{workflows.MemoSpecHash: spec.Hash(), workflows.MemoLocation: spec.StorageLocation}
+	actingAs := r.spec.BackupOptions.ActingAs
+	if actingAs != nil {
+		opts.Memo[workflows.MemoActingAs] = actingAs
+	}
 	opts.TypedSearchAttributes = temporal.NewSearchAttributes(
 		workflows.SearchAttrKind.ValueSet(workflows.KindBackup), workflows.SearchAttrName.ValueSet(name),
-		workflows.SearchAttrPhase.ValueSet(string(workflows.PhaseNew)), workflows.SearchAttrSchedule.ValueSet(r.spec.Name))
+		workflows.SearchAttrPhase.ValueSet(string(workflows.PhaseNew)), workflows.SearchAttrSchedule.ValueSet(r.spec.Name),
+		workflows.SearchAttrActingAs.ValueSet(actingAs.UsernameOrWorker()))
 	return workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), workflows.BackupWorkflowName, workflows.BackupRequest{Spec: spec, Options: r.spec.BackupOptions})
 }
 

@@ -1,0 +1,49 @@
+// Package actas gives activities the clients of whom a run acts as: the
+// caller recorded by the starter API, impersonated, or the worker itself
+// for a run started on Temporal's path.
+package actas
+
+import (
+	"maps"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/cairn-backup/cairn/internal/kube"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// Impersonation is the impersonation config of id (zero for nil: no
+// impersonation, the worker's own identity).
+func Impersonation(id *workflows.Identity) kube.Impersonation {
+	if id == nil {
+		return kube.Impersonation{}
+	}
+	imp := kube.Impersonation{UserName: id.Username, UID: id.UID, Groups: id.Groups}
+	if len(id.Extra) > 0 {
+		imp.Extra = maps.Clone(id.Extra)
+	}
+	return imp
+}
+
+// Clients are base's clients sending every request as id; base itself
+// when id is nil.
+func Clients(base *kube.Clients, id *workflows.Identity) (*kube.Clients, error) {
+	if id != nil && id.Username == "" {
+		err := &workflows.InvalidSpecError{What: "run", Problems: []string{"actingAs has no username"}}
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
+	}
+	return base.As(Impersonation(id))
+}
+
+// Lister is a raw lister of base's cluster sending every request as id;
+// fallback when id is nil.
+func Lister(base *kube.Clients, fallback kube.Lister, id *workflows.Identity) (kube.Lister, error) {
+	if id == nil {
+		return fallback, nil
+	}
+	c, err := Clients(base, id)
+	if err != nil {
+		return nil, err
+	}
+	return kube.NewRawLister(c.Config)
+}

@@ -1,0 +1,48 @@
+package starter
+
+import (
+	"context"
+	"maps"
+	"slices"
+
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+type actingAsKey struct{}
+
+// WithActingAs returns a context whose runs act as id: every backup,
+// restore and schedule the Client starts with it records id, and the
+// worker reads and writes the cluster as id (impersonation). The starter
+// API sets it from the authenticated caller; without it a run acts as
+// the worker, which is Temporal's path, for operators only.
+func WithActingAs(ctx context.Context, id *workflows.Identity) context.Context {
+	return context.WithValue(ctx, actingAsKey{}, id)
+}
+
+// ActingAs is the identity runs started with ctx act as (nil: the worker).
+func ActingAs(ctx context.Context) *workflows.Identity {
+	id, _ := ctx.Value(actingAsKey{}).(*workflows.Identity)
+	return id
+}
+
+// identityOf is the Identity of an authenticated user, copied so that
+// nothing a run records aliases the request's user.
+func identityOf(u *User) *workflows.Identity {
+	id := &workflows.Identity{Username: u.Name, UID: u.UID, Groups: slices.Clone(u.Groups)}
+	if len(u.Extra) > 0 {
+		id.Extra = make(map[string][]string, len(u.Extra))
+		for _, k := range slices.Sorted(maps.Keys(u.Extra)) {
+			id.Extra[k] = slices.Clone(u.Extra[k])
+		}
+	}
+	return id
+}
+
+// actingAsMemo is the memo and search attribute pair that shows in the
+// Temporal UI whom a run acts as.
+func actingAsMemo(memo map[string]any, id *workflows.Identity) map[string]any {
+	if id != nil {
+		memo[workflows.MemoActingAs] = id
+	}
+	return memo
+}
