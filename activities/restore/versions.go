@@ -55,7 +55,7 @@ func (t *targetAPI) checkScopes(idx *backupIndex) error {
 	for _, gr := range slices.Sorted(maps.Keys(idx.types)) {
 		ti := idx.types[gr]
 		r, served := t.preferred[gr]
-		if !served || ti.selected == 0 || r.Namespaced == ti.namespaced {
+		if !served || r.Namespaced == ti.namespaced {
 			continue
 		}
 		scope := map[bool]string{true: "namespaced", false: "cluster-scoped"}
