@@ -41,6 +41,10 @@ type RunView[S any, T phased] struct {
 	// Retrying are the run's steps that failed and wait for another
 	// attempt, with their last error.
 	Retrying []RetryingStep `json:"retrying,omitempty"`
+	// ActingAs is whom a backup or restore that Temporal remembers acts
+	// as towards the cluster; nil for the worker (Temporal's path), and
+	// for a run known only from its location.
+	ActingAs *workflows.Identity `json:"actingAs,omitempty"`
 }
 
 // RetryingStep is a step of a running workflow that failed and is retried.
@@ -99,6 +103,9 @@ func runViewOf[S any, T phased](c *Client, info *workflowpb.WorkflowExecutionInf
 	}
 	if p, ok := info.GetMemo().GetFields()[workflows.MemoLocation]; ok {
 		_ = converter.GetDefaultDataConverter().FromPayload(p, &v.Location)
+	}
+	if p, ok := info.GetMemo().GetFields()[workflows.MemoActingAs]; ok {
+		_ = converter.GetDefaultDataConverter().FromPayload(p, &v.ActingAs)
 	}
 	if t := info.GetStartTime(); t != nil {
 		st := t.AsTime().UTC()

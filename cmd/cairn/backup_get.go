@@ -57,6 +57,7 @@ func describeBackup(w io.Writer, v *starter.BackupView) {
 	}
 	retryingRows(w, v.Retrying)
 	describeTimes(w, v.StartTime, v.EndTime, v.Location, v.UIURL)
+	describeActingAs(w, v.Source, v.ActingAs)
 	if sp := v.Spec; sp != nil {
 		row(w, "Namespaces:", fmt.Sprintf("include %v, exclude %v", sp.IncludedNamespaces, sp.ExcludedNamespaces))
 		row(w, "Resources:", fmt.Sprintf("include %v, exclude %v, cluster-scoped %s", sp.IncludedResources, sp.ExcludedResources, sp.ClusterResources))

@@ -70,6 +70,7 @@ func describeRestore(w io.Writer, v *starter.RestoreView) {
 	}
 	retryingRows(w, v.Retrying)
 	describeTimes(w, v.StartTime, v.EndTime, v.Location, v.UIURL)
+	describeActingAs(w, v.Source, v.ActingAs)
 	if sp := v.Spec; sp != nil {
 		describeRestoreSpec(w, sp)
 	}

@@ -98,6 +98,15 @@ func describeTimes(w io.Writer, start, end *time.Time, location, uiURL string) {
 	}
 }
 
+// describeActingAs says whom a run acts as towards the cluster, when
+// Temporal remembers the run (a run known only from its location does not
+// say).
+func describeActingAs(w io.Writer, source string, id *workflows.Identity) {
+	if source == starter.SourceTemporal {
+		row(w, "Acting as:", id.Describe())
+	}
+}
+
 // skippedTable lists the resource types a run left out, with the reason.
 func skippedTable(w io.Writer, skipped []workflows.SkippedResource) {
 	if len(skipped) == 0 {
