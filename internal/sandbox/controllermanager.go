@@ -27,9 +27,11 @@ type controllerManagerConfig struct {
 func controllerManagerArgs(c controllerManagerConfig, log *zap.Logger) []string {
 	// The protection controllers release the finalizers the API server puts
 	// on claims and volumes; without them a namespace with a claim never
-	// finishes deleting.
+	// finishes deleting. The aggregation controller fills the rules of the
+	// ClusterRoles admin, edit and view, which teams are bound to.
 	controllers := "namespace-controller,garbage-collector-controller,persistentvolume-binder-controller," +
-		"persistentvolumeclaim-protection-controller,persistentvolume-protection-controller"
+		"persistentvolumeclaim-protection-controller,persistentvolume-protection-controller," +
+		"clusterrole-aggregation-controller"
 	args := []string{
 		"--kubeconfig=" + c.kubeconfig,
 		"--leader-elect=false",

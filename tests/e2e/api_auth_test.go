@@ -51,7 +51,11 @@ func TestAPIAuthorizesWithTheClusterRBAC(t *testing.T) {
 	alice := serviceAccountToken(t, kc, "team-a", "alice")
 	grant(t, kc, "shop", "alice", rbacv1.PolicyRule{APIGroups: []string{starter.APIGroup}, Resources: []string{"backups"}, Verbs: []string{"get"}})
 	grant(t, kc, "team-a", "alice", rbacv1.PolicyRule{APIGroups: []string{starter.APIGroup}, Resources: []string{"restores"}, Verbs: []string{"create"}})
+	// The restore writes as alice: she needs the rights to create its
+	// objects in team-a.
+	bindClusterRole(t, kc, "team-a", "team-a", "alice", "edit")
 	waitAllowed(t, kc, "system:serviceaccount:team-a:alice", authzv1.ResourceAttributes{Namespace: "team-a", Verb: "create", Group: starter.APIGroup, Resource: "restores"})
+	waitAllowed(t, kc, "system:serviceaccount:team-a:alice", authzv1.ResourceAttributes{Namespace: "team-a", Verb: "create", Resource: "configmaps"})
 
 	code, body := request(t, api.URL, "", `{"name":"anon","backupName":"shop-full"}`)
 	assert.Equal(t, http.StatusUnauthorized, code, "no token: %s", body)

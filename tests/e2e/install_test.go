@@ -173,8 +173,12 @@ func TestHelmInstallRunsCairnInTheCluster(t *testing.T) {
 		operator := serviceAccountToken(t, kc, installNamespace, "backup-operator")
 		allowInNamespace(t, kc, "inst", installNamespace, "backup-operator", rbacv1.PolicyRule{
 			APIGroups: []string{starter.APIGroup}, Resources: []string{"backups"}, Verbs: []string{"create", "get"}})
+		// The backup reads inst as the operator: it needs to view it.
+		bindClusterRole(t, kc, "inst", installNamespace, "backup-operator", "view")
 		waitAllowed(t, kc, "system:serviceaccount:"+installNamespace+":backup-operator",
 			authzv1.ResourceAttributes{Namespace: "inst", Verb: "create", Group: starter.APIGroup, Resource: "backups"})
+		waitAllowed(t, kc, "system:serviceaccount:"+installNamespace+":backup-operator",
+			authzv1.ResourceAttributes{Namespace: "inst", Verb: "list", Resource: "configmaps"})
 		body := `{"name":"inst-api","includedNamespaces":["inst"],"includedResources":["configmaps"]}`
 
 		code, _ := postJSON(t, api, "", body)
