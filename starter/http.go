@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
@@ -143,6 +144,9 @@ func announced[T any](h *handler, msg string, call func(context.Context, string)
 func logs(h *handler, write func(context.Context, string, io.Writer) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		sw := &streamStart{w: w, rc: http.NewResponseController(w)}
+		// A log is streamed for as long as it takes: the server's write
+		// timeout, which bounds every other answer, does not apply.
+		_ = sw.rc.SetWriteDeadline(time.Time{})
 		err := write(r.Context(), r.PathValue("name"), sw)
 		switch {
 		case err != nil && !sw.started:

@@ -51,6 +51,7 @@ func (a *apiServeFlags) validate() error {
 func newAPICommand(g *globals) *cobra.Command {
 	var listen string
 	var printOpenAPI bool
+	var audiences []string
 	af := &apiServeFlags{}
 	cmd := &cobra.Command{
 		Use:   "api",
@@ -59,13 +60,20 @@ func newAPICommand(g *globals) *cobra.Command {
 restores, schedules and etcd snapshots, plus /metrics and /healthz.
 
 Every request needs a bearer token the cluster of --kubeconfig accepts
-(TokenReview: 'kubectl create token', OIDC tokens), and its user must be
+(TokenReview: 'kubectl create token', OIDC tokens; --token-audiences
+makes the API accept only tokens minted for it), and its user must be
 allowed what it asks by the cluster's RBAC (SubjectAccessReview) on
 resources backups, restores, schedules and etcdsnapshots of API group
 cairn.io. A backup or restore is authorized per namespace it names; see
 the README's Security section for a Role that lets a team restore into
 its own namespace only. The API's own identity needs the ClusterRole
 system:auth-delegator.
+
+Every run a request starts acts as the request's caller: the worker
+reads and writes the cluster with Kubernetes impersonation, so the
+caller's own RBAC decides what a backup reads and a restore writes (the
+worker's identity needs the verb impersonate on users, groups,
+serviceaccounts, uids and userextras).
 
 --tls-cert-file and --tls-private-key-file serve HTTPS; plain HTTP is
 refused off loopback unless --allow-plain-http says a proxy in front
@@ -122,16 +130,33 @@ generate a client. Errors are JSON with a type; statuses are 400 (invalid),
 				return err
 			}
 			defer tc.Close()
-			return serveAPI(cmd.Context(), listen, sc, log, apiauth.Kubernetes(kc, af.anonymousPaths), af)
+			return serveAPI(cmd.Context(), listen, sc, log, apiauth.Kubernetes(kc, af.anonymousPaths, audiences...), af)
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8080", "address of the HTTP starter API")
 	cmd.Flags().BoolVar(&printOpenAPI, "print-openapi", false, "print the API's OpenAPI 3 document and exit")
 	cmd.Flags().StringVar(&af.tlsCertFile, "tls-cert-file", "", "serve HTTPS with this certificate (PEM, chain included)")
 	cmd.Flags().StringVar(&af.tlsKeyFile, "tls-private-key-file", "", "private key of --tls-cert-file")
+	cmd.Flags().StringSliceVar(&audiences, "token-audiences", nil, "accept only tokens meant for one of these audiences "+
+		"(e.g. 'kubectl create token SA --audience cairn'); empty: the API server's own")
 	cmd.Flags().BoolVar(&af.allowPlainHTTP, "allow-plain-http", false, "serve plain HTTP off loopback (TLS ends at a proxy in front)")
 	af.register(cmd.Flags(), "")
 	return cmd
+}
+
+// newAPIServer bounds what one client may hold of the API: headers
+// (size and time), the whole request, an answer (log streams lift their
+// own write deadline), and an idle connection. Bodies are bounded by the
+// handler.
+func newAPIServer(handler http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		WriteTimeout:      2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
 }
 
 // serveAPI serves the starter API on addr until ctx ends.
@@ -152,7 +177,7 @@ func serveAPI(ctx context.Context, addr string, sc *starter.Client, log *zap.Log
 		return &usageError{fmt.Errorf("starter API on %s: bearer tokens would cross the network in the clear; "+
 			"give --tls-cert-file and --tls-private-key-file, or --allow-plain-http when a proxy terminates TLS", addr)}
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := newAPIServer(handler)
 	scheme := "http"
 	if tls {
 		scheme = "https"

@@ -6,7 +6,10 @@ package apiauth
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
+	"time"
 
 	authnv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
@@ -16,25 +19,67 @@ import (
 	"github.com/cairn-backup/cairn/starter"
 )
 
+// reviewTTL is how long the cluster's answer about a token or an access
+// is reused: revoked rights take effect within it.
+const reviewTTL = 5 * time.Second
+
+// maxCachedReviews bounds the answers kept.
+const maxCachedReviews = 10000
+
 // Kubernetes authenticates bearer tokens with TokenReview (service-account
 // tokens from `kubectl create token`, OIDC tokens: whatever the cluster
 // accepts) and authorizes with SubjectAccessReview on cairn's resources
 // in API group cairn.io; every run a caller starts acts as that caller.
-// The identity kc uses needs create on tokenreviews and
-// subjectaccessreviews (ClusterRole system:auth-delegator).
-func Kubernetes(kc kubernetes.Interface, anonymousPaths []string) starter.Auth {
+// With audiences, a token must be meant for one of them (TokenReview's
+// audiences), so a token minted for another service is refused. Answers
+// are reused for a few seconds. The identity kc uses needs create on
+// tokenreviews and subjectaccessreviews (ClusterRole system:auth-delegator).
+func Kubernetes(kc kubernetes.Interface, anonymousPaths []string, audiences ...string) starter.Auth {
+	users := newReviewCache[*starter.User](reviewTTL, maxCachedReviews)
+	decisions := newReviewCache[accessDecision](reviewTTL, maxCachedReviews)
 	return starter.Auth{
-		Authenticate: func(ctx context.Context, token string) (*starter.User, error) { return reviewToken(ctx, kc, token) },
+		Authenticate: func(ctx context.Context, token string) (*starter.User, error) {
+			if u, ok := users.get(token); ok {
+				return u, nil
+			}
+			u, err := reviewToken(ctx, kc, token, audiences)
+			if err == nil {
+				users.put(token, u)
+			}
+			return u, err
+		},
 		Authorize: func(ctx context.Context, u *starter.User, a starter.Access) (bool, string, error) {
-			return reviewAccess(ctx, kc, u, a)
+			key := accessKey(u, a)
+			if d, ok := decisions.get(key); ok {
+				return d.allowed, d.reason, nil
+			}
+			allowed, reason, err := reviewAccess(ctx, kc, u, a)
+			if err == nil {
+				decisions.put(key, accessDecision{allowed: allowed, reason: reason})
+			}
+			return allowed, reason, err
 		},
 		AnonymousPaths: anonymousPaths,
 		ActAsCaller:    true,
 	}
 }
 
-func reviewToken(ctx context.Context, kc kubernetes.Interface, token string) (*starter.User, error) {
-	review, err := kc.AuthenticationV1().TokenReviews().Create(ctx, &authnv1.TokenReview{Spec: authnv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+type accessDecision struct {
+	allowed bool
+	reason  string
+}
+
+// accessKey names a user and an access unambiguously.
+func accessKey(u *starter.User, a starter.Access) string {
+	data, _ := json.Marshal(struct {
+		User   *starter.User
+		Access starter.Access
+	}{u, a})
+	return string(data)
+}
+
+func reviewToken(ctx context.Context, kc kubernetes.Interface, token string, audiences []string) (*starter.User, error) {
+	review, err := kc.AuthenticationV1().TokenReviews().Create(ctx, &authnv1.TokenReview{Spec: authnv1.TokenReviewSpec{Token: token, Audiences: audiences}}, metav1.CreateOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("token review: %w", err)
 	}
@@ -44,6 +89,9 @@ func reviewToken(ctx context.Context, kc kubernetes.Interface, token string) (*s
 			msg += ": " + review.Status.Error
 		}
 		return nil, &starter.UnauthenticatedError{Message: msg}
+	}
+	if len(audiences) > 0 && !slices.ContainsFunc(review.Status.Audiences, func(a string) bool { return slices.Contains(audiences, a) }) {
+		return nil, &starter.UnauthenticatedError{Message: fmt.Sprintf("the bearer token is not meant for this API (audiences %v)", audiences)}
 	}
 	u := review.Status.User
 	extra := make(map[string][]string, len(u.Extra))
