@@ -124,6 +124,9 @@ const (
 	// ErrTypeCorruptBackup: the backup's files cannot be read, or are past
 	// the limits they are read under.
 	ErrTypeCorruptBackup = "CorruptBackup"
+	// ErrTypeBackupConflict: the location already holds a committed
+	// backup of that name that another run wrote.
+	ErrTypeBackupConflict = "BackupConflict"
 	// ErrTypeImmutable: the backup is under object lock; it cannot be
 	// deleted before the lock ends.
 	ErrTypeImmutable = "Immutable"

@@ -34,6 +34,13 @@ func (a *Activities) FinalizeBackup(ctx context.Context, in workflows.FinalizeIn
 
 	var existing workflows.BackupMetadata
 	switch err := run.Loc.ReadJSON(ctx, keys.Metadata(), &existing); {
+	case err == nil && (existing.WorkflowID != in.WorkRef || existing.RunID != in.RunID):
+		// Only this run's own commit may end it: a backup.json that names
+		// another run (or none) was planted, or the name was taken while
+		// this run collected. Hiding that would call a foreign backup ours.
+		msg := fmt.Sprintf("%s already holds backup %q, committed by another run (workflow %q, run %q); this run did not commit",
+			in.Spec.StorageLocation, in.Spec.Name, existing.WorkflowID, existing.RunID)
+		return nil, temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeBackupConflict, nil)
 	case err == nil:
 		run.Log.Info("Backup already committed")
 		return &workflows.FinalizeResult{Items: existing.Status.ItemsDone, TarballBytes: existing.Status.TarballBytes,

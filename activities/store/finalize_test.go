@@ -275,6 +275,27 @@ func TestFinalizeAfterCommitOnlyReports(t *testing.T) {
 	assert.Equal(t, bytes, counter(t, "cairn_backup_bytes_total", nil))
 }
 
+// TestFinalizeRefusesABackupJSONOfAnotherRun: the "already committed"
+// shortcut holds only for this run's own backup.json; one planted in the
+// bucket, or written by another run of the same name, fails the run.
+func TestFinalizeRefusesABackupJSONOfAnotherRun(t *testing.T) {
+	f := newFixture(t, nil)
+	seedCollected(t, f)
+	in := finalizeInput(f)
+	_, err := f.finalize(t, in)
+	require.NoError(t, err)
+	planted, err := f.loc.ReadAll(context.Background(), b1.Metadata())
+	require.NoError(t, err)
+
+	in.RunID = "run-2"
+	_, err = f.finalize(t, in)
+	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeBackupConflict)
+	assert.ErrorContains(t, err, `committed by another run (workflow "backup-b1", run "run-1")`)
+	after, err := f.loc.ReadAll(context.Background(), b1.Metadata())
+	require.NoError(t, err)
+	assert.Equal(t, string(planted), string(after), "the other run's backup.json is left as it is")
+}
+
 // TestFinalizeCountsTheCommittedRun: committing counts one run of its
 // phase and the tarball's bytes.
 func TestFinalizeCountsTheCommittedRun(t *testing.T) {
