@@ -32,6 +32,14 @@ type RestoreVolume struct {
 	SizeBytes    int64    `json:"sizeBytes"`
 }
 
+// SourceKey is "namespace/claim" of the backed-up claim.
+func (v RestoreVolume) SourceKey() string {
+	if v.SourceNamespace != "" {
+		return v.SourceNamespace + "/" + v.Claim
+	}
+	return v.Key()
+}
+
 // Key is "namespace/claim" of the target claim.
 func (v RestoreVolume) Key() string { return v.Namespace + "/" + v.Claim }
 
@@ -115,6 +123,10 @@ type RestoreVolumeDataInput struct {
 	Volume string `json:"volume"`
 	// OperationID names the operation in the data mover's log.
 	OperationID string `json:"operationId"`
+	// Backup and SourceVolume ("namespace/claim" as backed up) are what
+	// volumes.json says the snapshot holds; its kopia tags must agree.
+	Backup       string `json:"backup,omitempty"`
+	SourceVolume string `json:"sourceVolume,omitempty"`
 }
 
 // HandOverResult names the volume handed to the target claim.

@@ -33,11 +33,14 @@ func (a *Activities) RestoreVolumeData(ctx context.Context, in workflows.Restore
 	defer repo.Close(context.WithoutCancel(ctx)) //nolint:errcheck // a restore writes nothing to the repository
 
 	log.Info("Restoring volume data", zap.String("repository", repo.Location()))
-	res, err := repo.Restore(ctx, kopiarepo.RestoreRequest{SnapshotID: in.SnapshotID, Path: a.Path, Progress: func(p kopiarepo.RestoreProgress) { hb.record(beatOfRestore(p)) }})
+	res, err := repo.Restore(ctx, kopiarepo.RestoreRequest{SnapshotID: in.SnapshotID, Backup: in.Backup, Volume: in.SourceVolume,
+		Path: a.Path, Progress: func(p kopiarepo.RestoreProgress) { hb.record(beatOfRestore(p)) }})
 	switch {
 	case err != nil && ctx.Err() != nil:
 		log.Info("Restore canceled")
 		return nil, temporal.NewCanceledError("restore canceled")
+	case errors.Is(err, kopiarepo.ErrSnapshotMismatch):
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeCorruptBackup, err)
 	case errors.Is(err, kopiarepo.ErrSnapshotNotFound):
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeVolumeDataMissing, err)
 	case err != nil:

@@ -36,9 +36,19 @@ func (p RestoreProgress) String() string {
 // backup was deleted, or the location is another one).
 var ErrSnapshotNotFound = errors.New("the volume's kopia snapshot is not in the repository")
 
+// ErrSnapshotMismatch: the snapshot's tags name another backup or volume
+// than the restore expects of it: volumes.json points at data that is
+// not this volume's.
+var ErrSnapshotMismatch = errors.New("the kopia snapshot is not the backed-up volume's")
+
 // RestoreRequest writes one snapshot into a directory.
 type RestoreRequest struct {
 	SnapshotID string
+	// Backup and Volume ("namespace/claim"), when set, must be the
+	// snapshot's tags: a bucket writer may not steer a restore to another
+	// volume's data.
+	Backup string
+	Volume string
 	// Path is the (empty or partly restored) directory to write into.
 	Path string
 	// Parallel files at once; 0 uses 8.
@@ -56,6 +66,17 @@ type RestoreResult struct {
 	Duration time.Duration `json:"duration"`
 }
 
+// checkTags compares a snapshot's tags with what the request expects.
+func (req RestoreRequest) checkTags(tags map[string]string) error {
+	if req.Backup != "" && tags[tagBackup] != req.Backup {
+		return fmt.Errorf("kopia snapshot %s belongs to backup %q, not %q: %w", req.SnapshotID, tags[tagBackup], req.Backup, ErrSnapshotMismatch)
+	}
+	if req.Volume != "" && tags[tagVolume] != req.Volume {
+		return fmt.Errorf("kopia snapshot %s holds volume %q, not %q: %w", req.SnapshotID, tags[tagVolume], req.Volume, ErrSnapshotMismatch)
+	}
+	return nil
+}
+
 // Restore writes the snapshot's tree into req.Path, sparse where the data
 // has holes. It is incremental: files a cut-short attempt already wrote
 // (same size and time) are skipped, so a retry carries on.
@@ -67,6 +88,9 @@ func (r *Repository) Restore(ctx context.Context, req RestoreRequest) (*RestoreR
 	}
 	if err != nil {
 		return nil, fmt.Errorf("load snapshot %s: %w", req.SnapshotID, err)
+	}
+	if err := req.checkTags(man.Tags); err != nil {
+		return nil, err
 	}
 	root := snapshotfs.EntryFromDirEntry(r.Repository, man.RootEntry)
 	asRoot := os.Geteuid() == 0

@@ -46,7 +46,7 @@ func VolumeRestoreWorkflow(ctx workflow.Context, req workflows.VolumeRestoreRequ
 	var written workflows.DataDownloadInfo
 	task := moverTask{activity: datamoverActs.RestoreVolumeData, result: &written, input: workflows.RestoreVolumeDataInput{
 		Restore: req.Restore, Location: req.Location, SnapshotID: req.Volume.SnapshotID, Volume: req.Volume.Key(),
-		OperationID: req.Volume.ID,
+		OperationID: req.Volume.ID, Backup: req.Backup, SourceVolume: req.Volume.SourceKey(),
 	}}
 	var handed workflows.HandOverResult
 	handOver := func(ctx workflow.Context) error {
