@@ -38,6 +38,8 @@ type Config struct {
 	PageInterval time.Duration
 	// BatchInterval pauses after every restored batch (see restore.Activities).
 	BatchInterval time.Duration
+	// MaxHookTimeout bounds every hook's timeout (0: the default).
+	MaxHookTimeout time.Duration
 	// TarballLimits bound what a restore reads of a backup's tarball.
 	TarballLimits tarball.Limits
 	// KubeQPS and KubeBurst limit requests to the API server on the client
@@ -148,6 +150,7 @@ func Run(ctx context.Context, c client.Client, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	hookActs.MaxTimeout = cfg.MaxHookTimeout
 	exp, err := cfg.DataMovement.exposer(csiActs)
 	if err != nil {
 		return err

@@ -25,6 +25,12 @@ const (
 // (Velero's default).
 const DefaultHookTimeout = 30 * time.Second
 
+// DefaultMaxHookTimeout bounds every hook's timeout, and a restore hook's
+// wait for its container, whatever a pod's annotation or a spec asks: a
+// pre hook freezes an application, and a run must not hold it for days.
+// Workers take another bound with --max-hook-timeout.
+const DefaultMaxHookTimeout = 30 * time.Minute
+
 // MaxHookedPods bounds the pods with hooks one backup runs: each adds two
 // activities to the backup's history.
 const MaxHookedPods = 500

@@ -26,6 +26,33 @@ type Activities struct {
 	Locations *location.Opener
 	// HeartbeatInterval is how often a running hook heartbeats.
 	HeartbeatInterval time.Duration
+	// MaxTimeout bounds every hook's timeout and wait (0:
+	// workflows.DefaultMaxHookTimeout).
+	MaxTimeout time.Duration
+}
+
+// bound caps d at the hooks' upper bound, and says whether it did.
+func (a *Activities) bound(d time.Duration) (time.Duration, bool) {
+	maxTimeout := a.MaxTimeout
+	if maxTimeout <= 0 {
+		maxTimeout = workflows.DefaultMaxHookTimeout
+	}
+	if d > maxTimeout {
+		return maxTimeout, true
+	}
+	return d, false
+}
+
+// boundHooks caps the hooks' timeouts, with a warning for each it cut.
+func (a *Activities) boundHooks(pod string, hs []workflows.PodHook) ([]workflows.PodHook, []string) {
+	var warnings []string
+	for i := range hs {
+		if d, cut := a.bound(hs[i].Timeout); cut {
+			warnings = append(warnings, fmt.Sprintf("pod %s: hook %s asks for a timeout of %s; it runs with the limit of %s", pod, hs[i].Source, hs[i].Timeout, d))
+			hs[i].Timeout = d
+		}
+	}
+	return hs, warnings
 }
 
 // actingAs returns the activities with clients that send every request

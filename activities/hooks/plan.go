@@ -59,6 +59,9 @@ func (a *Activities) PlanBackupHooks(ctx context.Context, in workflows.PlanHooks
 				workflows.MaxHookedPods)
 			return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
 		}
+		pre, preCut := a.boundHooks(p.Namespace+"/"+p.Name, pre)
+		post, postCut := a.boundHooks(p.Namespace+"/"+p.Name, post)
+		res.Warnings = append(append(res.Warnings, preCut...), postCut...)
 		hp := workflows.HookedPod{Namespace: p.Namespace, Name: p.Name, Pre: pre, Post: post}
 		for _, vol := range p.Spec.Volumes {
 			if c := vol.PersistentVolumeClaim; c != nil && snapshotted[p.Namespace+"/"+c.ClaimName] {

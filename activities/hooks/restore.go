@@ -153,6 +153,10 @@ func (a *Activities) restoredPodsWithHooks(ctx context.Context, in workflows.Res
 				ns = s
 			}
 			if hs := hooks.RestoreExecHooks(pod, ns, in.Hooks); len(hs) > 0 {
+				for i := range hs {
+					hs[i].Timeout, _ = a.bound(hs[i].Timeout)
+					hs[i].WaitTimeout, _ = a.bound(hs[i].WaitTimeout)
+				}
 				out = append(out, podWithHooks{pod: pod.DeepCopy(), hooks: hs})
 			}
 			return nil

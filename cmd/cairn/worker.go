@@ -19,10 +19,12 @@ import (
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/tarball"
 	"github.com/cairn-backup/cairn/worker"
+	"github.com/cairn-backup/cairn/workflows"
 )
 
 type workerFlags struct {
 	pageInterval            time.Duration
+	maxHookTimeout          time.Duration
 	batchInterval           time.Duration
 	tarballLimits           tarball.Limits
 	maxConcurrentActivities int
@@ -44,6 +46,8 @@ type workerFlags struct {
 
 func (w *workerFlags) register(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&w.pageInterval, "page-interval", 0, "pause after every LIST page, to spare a busy API server")
+	cmd.Flags().DurationVar(&w.maxHookTimeout, "max-hook-timeout", workflows.DefaultMaxHookTimeout,
+		"upper bound of every hook's timeout and of a restore hook's wait, whatever a pod annotation or a spec asks")
 	cmd.Flags().DurationVar(&w.batchInterval, "batch-interval", 0, "pause after every restored batch of objects, to spare a busy API server")
 	cmd.Flags().Int64Var(&w.tarballLimits.EntryBytes, "max-object-bytes", tarball.DefaultEntryBytes,
 		"a restore refuses a backup holding a larger object file (CorruptBackup): it reads each whole")
@@ -168,6 +172,7 @@ func runWorker(ctx context.Context, g *globals, tc client.Client, kcfg *rest.Con
 		Options:             worker.Options{MaxConcurrentActivities: wf.maxConcurrentActivities},
 		ConfigNamespace:     wf.configNamespace,
 		PageInterval:        wf.pageInterval,
+		MaxHookTimeout:      wf.maxHookTimeout,
 		BatchInterval:       wf.batchInterval,
 		TarballLimits:       wf.tarballLimits,
 		KubeQPS:             wf.kubeQPS,
