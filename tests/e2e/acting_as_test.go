@@ -143,6 +143,82 @@ func TestRunsActAsTheirCaller(t *testing.T) {
 	assert.Equal(t, aliceUser, restored.ActingAs.Username)
 }
 
+// TestSchedulesActAsWhoeverLastSetThem: a schedule made through the API
+// acts as its creator at every run; updated by someone else, it acts as
+// them from the next run on, so rights over kube-system cannot be
+// borrowed by rewriting another's schedule.
+func TestSchedulesActAsWhoeverLastSetThem(t *testing.T) {
+	s, kc, api := newTeamsAPI(t)
+	ctx := context.Background()
+	planner := serviceAccountToken(t, kc, "team-a", "planner")
+	mallory := serviceAccountToken(t, kc, "team-a", "mallory")
+	_, err := kc.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "cairn-schedulers"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{starter.APIGroup}, Resources: []string{"schedules", "backups"}, Verbs: []string{"get", "list", "create", "update"}}}},
+		metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = kc.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "cairn-schedulers"},
+		RoleRef: rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "cairn-schedulers"},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: "team-a", Name: "planner"}, {Kind: "ServiceAccount", Namespace: "team-a", Name: "mallory"}}},
+		metav1.CreateOptions{})
+	require.NoError(t, err)
+	bindClusterRole(t, kc, "kube-system", "team-a", "planner", "view")
+	waitAllowed(t, kc, "system:serviceaccount:team-a:planner", authzv1.ResourceAttributes{Namespace: "kube-system", Verb: "list", Resource: "configmaps"})
+	waitAllowed(t, kc, "system:serviceaccount:team-a:mallory", authzv1.ResourceAttributes{Verb: "update", Group: starter.APIGroup, Resource: "schedules"})
+
+	spec := `{"name":"sys","cron":"@yearly","retention":{"keepLast":5},"template":{"includedNamespaces":["kube-system"],"includedResources":["configmaps"]}}`
+	code, e := postJSON(t, api.URL+"/v1/schedules", planner, spec)
+	require.Equal(t, http.StatusCreated, code, "%+v", e)
+	v, err := s.starter.GetSchedule(ctx, "sys")
+	require.NoError(t, err)
+	require.NotNil(t, v.Spec.BackupOptions.ActingAs, "the schedule records its creator")
+	assert.Equal(t, "system:serviceaccount:team-a:planner", v.Spec.BackupOptions.ActingAs.Username)
+
+	first := triggerAndWait(t, s, api.URL, planner, "sys", 1)
+	assert.Positive(t, first.Status.Resources["configmaps"].Items, "planner may read kube-system's ConfigMaps: %+v", first.Status)
+	require.NotNil(t, first.ActingAs)
+	assert.Equal(t, "system:serviceaccount:team-a:planner", first.ActingAs.Username)
+
+	code, e = putJSON(t, api.URL+"/v1/schedules/sys", mallory, spec)
+	require.Equal(t, http.StatusOK, code, "%+v", e)
+	second := triggerAndWait(t, s, api.URL, mallory, "sys", 2)
+	assert.Zero(t, second.Status.Resources["configmaps"].Items, "the run acts as mallory, who may not read kube-system")
+	assert.Contains(t, skippedReason(second.Status.Skipped, "configmaps"), "system:serviceaccount:team-a:mallory may not list configmaps in namespaces kube-system")
+}
+
+// triggerAndWait runs schedule name now as token's holder and returns
+// its n-th completed backup.
+func triggerAndWait(t *testing.T, s *stack, base, token, name string, n int) *starter.BackupView {
+	t.Helper()
+	code, e := postJSON(t, base+"/v1/schedules/"+name+"/trigger", token, "")
+	require.Equal(t, http.StatusAccepted, code, "%+v", e)
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		v, err := s.starter.GetSchedule(context.Background(), name)
+		require.NoError(t, err)
+		if len(v.Backups) >= n && len(v.Running) == 0 {
+			return waitBackupStatus(t, s, v.Backups[0].Name) // newest first
+		}
+		require.True(t, time.Now().Before(deadline), "schedule %s: run %d did not end: %+v", name, n, v)
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// putJSON puts body to url with token, and returns the status and the
+// error the API answered.
+func putJSON(t *testing.T, url, token, body string) (int, apiError) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPut, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var e apiError
+	_ = json.NewDecoder(resp.Body).Decode(&e)
+	return resp.StatusCode, e
+}
+
 // seedTeam creates team-a's objects: a Secret, a ConfigMap, a
 // Deployment, a RoleBinding to view and one to cluster-admin (made by
 // the cluster's admin).
