@@ -78,6 +78,12 @@ type RestoreSpec struct {
 	// cluster-scoped type with this reason (the Namespaces it restores
 	// into excepted).
 	ClusterScopedDenied string `json:"clusterScopedDenied,omitempty"`
+	// AllowPlaintext restores a backup written without the location's
+	// encryption key (Velero's, or cairn's from before the key). Without
+	// it, where a key is configured, a backup with no manifest or an
+	// object stored in plain is CorruptBackup: whoever can write the bucket
+	// cannot slip plain objects into an encrypted backup.
+	AllowPlaintext bool `json:"allowPlaintext,omitempty"`
 	// PreserveNodePorts keeps the nodePorts of Services instead of letting
 	// the cluster assign new ones.
 	PreserveNodePorts bool `json:"preserveNodePorts,omitempty"`

@@ -56,6 +56,10 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 		msg := fmt.Sprintf("backup %q is %s; only a Completed or PartiallyFailed backup can be restored", spec.BackupName, p)
 		return nil, temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeBackupNotReady, nil)
 	}
+	backupLoc, err := sealedBackup(run.Loc, spec, meta)
+	if err != nil {
+		return nil, err
+	}
 	sel, err := newSelection(spec)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
@@ -81,7 +85,7 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 	if err != nil {
 		return nil, err
 	}
-	src := tarballSource{loc: run.Loc, key: tarKey, limits: a.TarballLimits}
+	src := tarballSource{loc: backupLoc, key: tarKey, limits: a.TarballLimits}
 	var m *location.Manifest
 	if meta.ManifestSHA256 != "" {
 		m, err = run.Loc.ReadManifest(ctx, location.Backup(spec.BackupName), meta.ManifestSHA256)
@@ -101,7 +105,7 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 	if err := mappingCollisions(spec, idx); err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
 	}
-	if idx.moved, err = movedVolumes(ctx, run.Loc, spec.BackupName, m); err != nil {
+	if idx.moved, err = movedVolumes(ctx, backupLoc, spec.BackupName, m); err != nil {
 		return nil, err
 	}
 	if err := target.checkScopes(idx); err != nil {
@@ -143,6 +147,22 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 		zap.Int("items", res.ItemsTotal), zap.Int("itemsSkippedByRule", w.ruleSkips), zap.Int("typesSkipped", len(p.skipped)),
 		zap.Int("volumesFromRepository", len(vols)))
 	return res, nil
+}
+
+// sealedBackup is the location to read the backup's objects from. Where
+// a key is configured, a backup cairn wrote with it has a manifest and
+// every object encrypted; one that has not, or a plain object in it, is
+// CorruptBackup unless the restore allows plaintext (a foreign backup).
+func sealedBackup(loc *location.Location, spec workflows.RestoreSpec, meta *workflows.BackupMetadata) (*location.Location, error) {
+	if loc.KeyID() == "" || spec.AllowPlaintext {
+		return loc, nil
+	}
+	if meta.Format == workflows.BackupFormatVelero || meta.ManifestSHA256 == "" {
+		msg := fmt.Sprintf("backup %q was not written with this location's encryption key (it has no manifest); "+
+			"restore it with allowPlaintext (--allow-plaintext) if it is a foreign backup, such as Velero's", spec.BackupName)
+		return nil, temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeCorruptBackup, nil)
+	}
+	return loc.SealedOnly(), nil
 }
 
 // corruptOr turns a tarball that does not decode, or of an unknown

@@ -152,6 +152,8 @@ func (cf *restoreCreateFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&cf.existingPolicy, "existing-resource-policy", string(workflows.ExistingResourceNone), "objects already in the cluster: none (leave them) or update (patch them)")
 	f.StringSliceVar(&cf.restoreStatus, "restore-status", nil, "resource types whose status is restored too, globs allowed")
 	f.StringVar(&cf.clusterResources, "cluster-resources", string(workflows.ClusterResourcesAuto), "cluster-scoped objects: auto, include or exclude")
+	f.BoolVar(&cf.req.AllowPlaintext, "allow-plaintext", false, "restore a backup written without the location's encryption key "+
+		"(Velero's, or one from before the key); without it such a backup is refused as corrupt")
 	f.BoolVar(&cf.req.PreserveNodePorts, "preserve-nodeports", false, "keep the nodePorts of Services instead of letting the cluster assign new ones")
 	f.StringSliceVar(&cf.req.ResourcePriorities, "resource-priorities", nil, "resource types to apply first, in order (replaces the default order)")
 	f.StringVar(&cf.req.StorageLocation, "storage-location", "", "location URL holding the backup (default: --location)")

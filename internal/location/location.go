@@ -40,6 +40,22 @@ type Location struct {
 	keyring *sealing.Keyring
 	// lock, when set, is written with every object of a finished backup.
 	lock *Lock
+	// sealedOnly refuses to read in plain what a keyring would have
+	// encrypted (see SealedOnly).
+	sealedOnly bool
+}
+
+// SealedOnly returns the location reading only encrypted objects where
+// its key would have encrypted them: a plain one is sealing.ErrPlaintext.
+// A location without a key is returned as it is. Close the original, not
+// the copy.
+func (l *Location) SealedOnly() *Location {
+	if l.keyring == nil {
+		return l
+	}
+	c := *l
+	c.sealedOnly = true
+	return &c
 }
 
 // plainDocuments stay readable without the key: they are what listing a
@@ -298,7 +314,7 @@ func (l *Location) NewReader(ctx context.Context, key string) (io.ReadCloser, er
 	if err != nil {
 		return nil, wrapNotFound(key, err)
 	}
-	plain, err := l.open(r)
+	plain, err := l.open(key, r)
 	if err != nil {
 		r.Close()
 		return nil, fmt.Errorf("read %s: %w", key, err)
@@ -308,7 +324,12 @@ func (l *Location) NewReader(ctx context.Context, key string) (io.ReadCloser, er
 
 // open is what stored bytes hold in plain: decrypted, when they were
 // encrypted.
-func (l *Location) open(stored io.Reader) (io.Reader, error) { return sealing.Open(stored, l.keyring) }
+func (l *Location) open(key string, stored io.Reader) (io.Reader, error) {
+	if l.sealedOnly && l.sealed(key) {
+		return sealing.OpenSealed(stored, l.keyring)
+	}
+	return sealing.Open(stored, l.keyring)
+}
 
 type readCloser struct {
 	io.Reader

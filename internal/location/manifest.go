@@ -139,7 +139,7 @@ func (l *Location) NewCheckedReader(ctx context.Context, key string, want Digest
 		return nil, wrapNotFound(key, err)
 	}
 	checked := &checkedReader{r: r, key: key, want: want, h: sha256.New()}
-	plain, err := l.open(checked)
+	plain, err := l.open(key, checked)
 	if err != nil {
 		r.Close()
 		return nil, fmt.Errorf("read %s: %w", key, err)

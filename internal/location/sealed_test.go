@@ -119,3 +119,41 @@ func TestAnAbortedSealedWriteIsNotVisible(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, keys)
 }
+
+// TestSealedOnlyRefusesPlainObjects: a plain object slipped into an
+// encrypted backup by whoever can write the bucket reads as corrupt once
+// the reader asks for sealed objects only; the plain metadata documents,
+// and encrypted objects, still read.
+func TestSealedOnlyRefusesPlainObjects(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	keys := Backup("b1")
+	plain, err := OpenPlain(ctx, dir)
+	require.NoError(t, err)
+	defer plain.Close()
+	require.NoError(t, plain.WriteAll(ctx, keys.Resources(), []byte("forged")))
+	require.NoError(t, plain.WriteAll(ctx, keys.Metadata(), []byte(`{"name":"b1"}`)))
+
+	loc, err := newOpener(t).Open(ctx, dir)
+	require.NoError(t, err)
+	defer loc.Close()
+	require.NoError(t, loc.WriteAll(ctx, keys.Volumes(), []byte("sealed")))
+	strict := loc.SealedOnly()
+
+	_, err = strict.ReadAll(ctx, keys.Resources())
+	require.ErrorIs(t, err, sealing.ErrPlaintext)
+	require.ErrorIs(t, err, sealing.ErrCorrupt, "so that every activity reports it as CorruptBackup")
+	got, err := strict.ReadAll(ctx, keys.Volumes())
+	require.NoError(t, err)
+	assert.Equal(t, "sealed", string(got))
+	_, err = strict.ReadAll(ctx, keys.Metadata())
+	assert.NoError(t, err, "backup.json is plain by design")
+	got, err = loc.ReadAll(ctx, keys.Resources())
+	require.NoError(t, err, "the lenient reader still reads plain objects")
+	assert.Equal(t, "forged", string(got))
+
+	bare, err := OpenPlain(ctx, dir)
+	require.NoError(t, err)
+	defer bare.Close()
+	assert.Same(t, bare, bare.SealedOnly(), "without a key there is nothing to insist on")
+}

@@ -36,6 +36,24 @@ func (k *Keyring) Seal(w io.Writer) (io.WriteCloser, error) {
 	return enc, nil
 }
 
+// ErrPlaintext is an object stored in plain where it must be encrypted:
+// written by someone without the key, as a backup's own writer never is.
+var ErrPlaintext = fmt.Errorf("%w: the object is stored unencrypted, where a key is configured", ErrCorrupt)
+
+// OpenSealed is Open for an object that must be encrypted: a plain one
+// is ErrPlaintext.
+func OpenSealed(r io.Reader, k *Keyring) (io.Reader, error) {
+	br := bufio.NewReader(r)
+	head, err := br.Peek(len(magic))
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	if !bytes.Equal(head, []byte(magic)) {
+		return nil, ErrPlaintext
+	}
+	return Open(br, k)
+}
+
 // Open returns what r holds in plain: r itself when it was not encrypted
 // (a Velero-written backup, or one written before a key was configured),
 // or its decryption with k. A nil k reads plain objects only.

@@ -157,7 +157,7 @@ func TestSchedulesActAsWhoeverLastSetThem(t *testing.T) {
 		metav1.CreateOptions{})
 	require.NoError(t, err)
 	_, err = kc.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "cairn-schedulers"},
-		RoleRef: rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "cairn-schedulers"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "cairn-schedulers"},
 		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: "team-a", Name: "planner"}, {Kind: "ServiceAccount", Namespace: "team-a", Name: "mallory"}}},
 		metav1.CreateOptions{})
 	require.NoError(t, err)

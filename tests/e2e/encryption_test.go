@@ -113,10 +113,16 @@ func TestEncryptedBackupsNeedTheirKey(t *testing.T) {
 		assert.Equal(t, s.locations.KeyID(), rmeta.EncryptionKeyID, "the restore's own files use the new key")
 	})
 
-	t.Run("a plain Velero backup still restores", func(t *testing.T) {
+	t.Run("a plain Velero backup restores only when the restore allows plaintext", func(t *testing.T) {
 		require.NoError(t, velero.Write(ctx, s.location, veleroShop("velero-plain")))
-		v := s.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "from-plain", BackupName: "velero-plain",
+		v := s.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "plain-refused", BackupName: "velero-plain",
 			NamespaceMapping: map[string]string{"vshop": "vplain"}}}, 2*time.Minute)
+		require.Equal(t, workflows.PhaseFailed, v.Phase, "%+v", v.Status)
+		assert.Contains(t, v.Status.FailureReason, "was not written with this location's encryption key")
+		assert.Contains(t, v.Status.FailureReason, "CorruptBackup")
+
+		v = s.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "from-plain", BackupName: "velero-plain",
+			NamespaceMapping: map[string]string{"vshop": "vplain"}, AllowPlaintext: true}}, 2*time.Minute)
 		assert.NotEqual(t, workflows.PhaseFailed, v.Phase, "%+v", v.Status)
 		assert.Equal(t, workflows.ItemRestored, s.outcomes("from-plain")["configmaps vplain/settings"].Result)
 	})
