@@ -42,28 +42,24 @@ var ErrPlaintext = fmt.Errorf("%w: the object is stored unencrypted, where a key
 
 // OpenSealed is Open for an object that must be encrypted: a plain one
 // is ErrPlaintext.
-func OpenSealed(r io.Reader, k *Keyring) (io.Reader, error) {
-	br := bufio.NewReader(r)
-	head, err := br.Peek(len(magic))
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	if !bytes.Equal(head, []byte(magic)) {
-		return nil, ErrPlaintext
-	}
-	return Open(br, k)
-}
+func OpenSealed(r io.Reader, k *Keyring) (io.Reader, error) { return open(r, k, true) }
 
 // Open returns what r holds in plain: r itself when it was not encrypted
 // (a Velero-written backup, or one written before a key was configured),
 // or its decryption with k. A nil k reads plain objects only.
-func Open(r io.Reader, k *Keyring) (io.Reader, error) {
+func Open(r io.Reader, k *Keyring) (io.Reader, error) { return open(r, k, false) }
+
+func open(r io.Reader, k *Keyring, sealedOnly bool) (io.Reader, error) {
 	br := bufio.NewReader(r)
 	head, err := br.Peek(len(magic))
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
 	}
-	if !bytes.Equal(head, []byte(magic)) {
+	switch {
+	case bytes.Equal(head, []byte(magic)):
+	case sealedOnly:
+		return nil, ErrPlaintext
+	default:
 		return br, nil
 	}
 	if k == nil {
