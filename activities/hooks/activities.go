@@ -29,6 +29,10 @@ type Activities struct {
 	// MaxTimeout bounds every hook's timeout and wait (0:
 	// workflows.DefaultMaxHookTimeout).
 	MaxTimeout time.Duration
+	// asCaller: the clients impersonate a run's caller, whose Forbidden
+	// means pods it may not read (and so are not backed up), not the
+	// worker's misconfiguration.
+	asCaller bool
 }
 
 // bound caps d at the hooks' upper bound, and says whether it did.
@@ -69,7 +73,7 @@ func (a *Activities) actingAs(id *workflows.Identity) (*Activities, error) {
 		return nil, fmt.Errorf("kubernetes client as %s: %w", id.Username, err)
 	}
 	as := *a
-	as.Kube, as.Config = kc, cfg
+	as.Kube, as.Config, as.asCaller = kc, cfg, true
 	return &as, nil
 }
 

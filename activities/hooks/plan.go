@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/pager"
@@ -109,6 +110,9 @@ func (a *Activities) eachSelectedPod(ctx context.Context, plan cluster.StoredPla
 		var appErr *temporal.ApplicationError
 		if errors.As(err, &appErr) {
 			return err // fn's, as it is: Temporal reads its type
+		}
+		if a.asCaller && apierrors.IsForbidden(err) {
+			continue // the caller may not read these pods: none is backed up, none has hooks
 		}
 		if err != nil {
 			return fmt.Errorf("list pods: %w", err)

@@ -102,7 +102,7 @@ func TestHelmInstallRunsCairnInTheCluster(t *testing.T) {
 			{"delete", "pods", "default", false},                   // nothing else is deleted
 			{"delete", "namespaces", "", false},                    // nor namespaces
 			{"delete", "persistentvolumeclaims", "default", false}, // nor claims outside the movers'
-			{"impersonate", "users", "", false},                    // no escalation
+			{"impersonate", "users", "", true},                     // runs through the API act as their caller
 			{"escalate", "clusterroles", "", false},
 		} {
 			review, err := kc.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authzv1.SubjectAccessReview{Spec: authzv1.SubjectAccessReviewSpec{
