@@ -2,7 +2,6 @@ package starter
 
 import (
 	"context"
-	"maps"
 	"slices"
 
 	"github.com/cairn-backup/cairn/workflows"
@@ -29,11 +28,11 @@ func ActingAs(ctx context.Context) *workflows.Identity {
 // nothing a run records aliases the request's user.
 func identityOf(u *User) *workflows.Identity {
 	id := &workflows.Identity{Username: u.Name, UID: u.UID, Groups: slices.Clone(u.Groups)}
-	if len(u.Extra) > 0 {
-		id.Extra = make(map[string][]string, len(u.Extra))
-		for _, k := range slices.Sorted(maps.Keys(u.Extra)) {
-			id.Extra[k] = slices.Clone(u.Extra[k])
+	for k, v := range u.Extra {
+		if id.Extra == nil {
+			id.Extra = make(map[string][]string, len(u.Extra))
 		}
+		id.Extra[k] = slices.Clone(v)
 	}
 	return id
 }
