@@ -132,7 +132,7 @@ func (a *Activities) plan(ctx context.Context, in workflows.PlanInput, log *zap.
 	if err != nil {
 		return nil, nil, err
 	}
-	version, err := clients.Discovery.ServerVersion()
+	version, err := kube.ServerVersion(ctx, clients.Discovery)
 	if err != nil {
 		return nil, nil, fmt.Errorf("server version: %w", err)
 	}
