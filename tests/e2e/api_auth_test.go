@@ -189,13 +189,18 @@ func request(t *testing.T, base, token, body string) (int, apiError) {
 // the status and the error the API answered.
 func postJSON(t *testing.T, url, token, body string) (int, apiError) {
 	t.Helper()
+	return postJSONWith(t, http.DefaultClient, url, token, body)
+}
+
+func postJSONWith(t *testing.T, client *http.Client, url, token, body string) (int, apiError) {
+	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
@@ -226,16 +231,23 @@ func grant(t *testing.T, kc kubernetes.Interface, ns, sa string, rule rbacv1.Pol
 // waitAllowed waits until the API server's RBAC cache has the grants.
 func waitAllowed(t *testing.T, kc kubernetes.Interface, user string, attrs authzv1.ResourceAttributes) {
 	t.Helper()
+	waitAccess(t, kc, user, attrs, true)
+}
+
+// waitAccess waits until RBAC answers allowed for user's attrs: bindings
+// reach the authorizer's cache a moment after they are written.
+func waitAccess(t *testing.T, kc kubernetes.Interface, user string, attrs authzv1.ResourceAttributes, allowed bool) {
+	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
 		review, err := kc.AuthorizationV1().SubjectAccessReviews().Create(context.Background(), &authzv1.SubjectAccessReview{
 			Spec: authzv1.SubjectAccessReviewSpec{User: user, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:team-a", "system:authenticated"},
 				ResourceAttributes: &attrs}}, metav1.CreateOptions{})
 		require.NoError(t, err)
-		if review.Status.Allowed {
+		if review.Status.Allowed == allowed {
 			return
 		}
-		require.True(t, time.Now().Before(deadline), "RBAC never allowed %s %+v", user, attrs)
+		require.True(t, time.Now().Before(deadline), "RBAC never answered allowed=%v for %s %+v", allowed, user, attrs)
 		time.Sleep(100 * time.Millisecond)
 	}
 }

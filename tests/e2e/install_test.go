@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"io/fs"
 	"net"
 	"net/http"
@@ -169,7 +171,17 @@ func TestHelmInstallRunsCairnInTheCluster(t *testing.T) {
 	})
 
 	t.Run("the in-cluster starter API authenticates and authorizes with the cluster", func(t *testing.T) {
-		api := "http://" + net.JoinHostPort(podIP(t, kc, installNamespace, "app.kubernetes.io/component=api"), "8080") + "/v1/backups"
+		// The chart serves HTTPS by default, with a CA it made and published.
+		address := net.JoinHostPort(podIP(t, kc, installNamespace, "app.kubernetes.io/component=api"), "8080")
+		api := "https://" + address + "/v1/backups"
+		caMap, err := kc.CoreV1().ConfigMaps(installNamespace).Get(ctx, "cairn-api-ca", metav1.GetOptions{})
+		require.NoError(t, err)
+		roots := x509.NewCertPool()
+		require.True(t, roots.AppendCertsFromPEM([]byte(caMap.Data["ca.crt"])), "ConfigMap cairn-api-ca holds a PEM CA")
+		client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{
+			RootCAs: roots, ServerName: "cairn-api." + installNamespace + ".svc", MinVersion: tls.VersionTLS12}}}
+		code, _ := postJSON(t, "http://"+address+"/v1/backups", "", "{}")
+		assert.Equal(t, http.StatusBadRequest, code, "plain HTTP is not served")
 		operator := serviceAccountToken(t, kc, installNamespace, "backup-operator")
 		allowInNamespace(t, kc, "inst", installNamespace, "backup-operator", rbacv1.PolicyRule{
 			APIGroups: []string{starter.APIGroup}, Resources: []string{"backups"}, Verbs: []string{"create", "get"}})
@@ -181,21 +193,28 @@ func TestHelmInstallRunsCairnInTheCluster(t *testing.T) {
 			authzv1.ResourceAttributes{Namespace: "inst", Verb: "list", Resource: "configmaps"})
 		body := `{"name":"inst-api","includedNamespaces":["inst"],"includedResources":["configmaps"]}`
 
-		code, _ := postJSON(t, api, "", body)
+		code, _ = postJSONWith(t, client, api, "", body)
 		assert.Equal(t, http.StatusUnauthorized, code, "no token")
-		code, e := postJSON(t, api, operator, `{"name":"system-api","includedNamespaces":["kube-system"]}`)
+		code, e := postJSONWith(t, client, api, operator, `{"name":"system-api","includedNamespaces":["kube-system"]}`)
 		assert.Equal(t, http.StatusForbidden, code, "a namespace the operator may not back up: %+v", e)
-		code, e = postJSON(t, api, operator, body)
+		code, e = postJSONWith(t, client, api, operator, body)
 		require.Equal(t, http.StatusCreated, code, "%+v", e)
 		v := s.waitDone("inst-api", 4*time.Minute)
 		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
 		assert.Positive(t, v.Status.ItemsDone, "the in-cluster worker ran the API's backup")
 	})
 
-	t.Run("helm upgrade keeps the repository password and the backups restorable", func(t *testing.T) {
+	t.Run("helm upgrade keeps the repository password, the API's CA and the backups restorable", func(t *testing.T) {
+		apiCA := func() string {
+			m, err := kc.CoreV1().ConfigMaps(installNamespace).Get(ctx, "cairn-api-ca", metav1.GetOptions{})
+			require.NoError(t, err)
+			return m.Data["ca.crt"]
+		}
+		caBefore := apiCA()
 		helm(t, s, append([]string{"upgrade", "cairn", chartDir(t), "--namespace", installNamespace, "--wait", "--timeout", "3m",
 			"--set", "worker.logLevel=debug"}, values...)...)
 		assert.Equal(t, password, repositoryPassword(t, s))
+		assert.Equal(t, caBefore, apiCA(), "clients keep trusting the API")
 		_, err := s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "inst-r2", BackupName: "inst-1",
 			NamespaceMapping: map[string]string{"inst": "inst-copy"}}})
 		require.NoError(t, err)

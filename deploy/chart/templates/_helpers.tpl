@@ -135,3 +135,8 @@ namespace: a comma-separated list, empty when none. */}}
 - {{ printf "--location-name=%s=%s%s" $l.name $l.url $opts | quote }}
 {{- end }}
 {{- end -}}
+
+{{/* The Secret the API serves HTTPS with; empty when it serves plain HTTP. */}}
+{{- define "cairn.apiTLSSecret" -}}
+{{- if .Values.api.tlsSecret }}{{ .Values.api.tlsSecret }}{{ else if not .Values.api.allowPlainHTTP }}cairn-api-tls{{ end }}
+{{- end }}
