@@ -8,16 +8,18 @@ import (
 	"strings"
 
 	"go.uber.org/zap"
+
+	"github.com/cairn-backup/cairn/workflows"
 )
 
 // APIGroup is the API group of cairn's resources in RBAC rules: a Role
 // that grants `create` on `restores` in group cairn.io lets its subjects
 // restore into the Role's namespace through the starter API.
-const APIGroup = "cairn.io"
+const APIGroup = workflows.APIGroup
 
 // The resources of APIGroup that the starter API authorizes.
 const (
-	ResourceBackups       = "backups"
+	ResourceBackups       = workflows.ResourceBackups
 	ResourceRestores      = "restores"
 	ResourceSchedules     = "schedules"
 	ResourceEtcdSnapshots = "etcdsnapshots"

@@ -6,42 +6,37 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/cairn-backup/cairn/internal/filter"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
-// namedNamespaces returns the namespaces a filter names, sorted and
-// deduplicated, and whether it names them all: false for none (every
-// namespace) or for a glob, whose matches nobody can know in advance.
-func namedNamespaces(included []string) ([]string, bool) {
-	if len(included) == 0 {
-		return nil, false
-	}
-	for _, ns := range included {
-		if filter.IsGlob(ns) {
-			return nil, false
-		}
-	}
-	names := slices.Clone(included)
-	slices.Sort(names)
-	return slices.Compact(names), true
+// authorizeBackup: the caller must be allowed to create backups where
+// the spec reads (workflows.BackupSpec.BackupAccess).
+func (h *handler) authorizeBackup(ctx context.Context, req *CreateBackupRequest) error {
+	return h.authorizeBackupSpec(ctx, req.BackupSpec)
 }
 
-// authorizeBackup: a backup reads every object of its namespaces, Secrets
-// included, so its caller must be allowed to create backups in each of
-// them, and cluster-wide when the spec does not name its namespaces or
-// asks for every cluster-scoped object.
-func (h *handler) authorizeBackup(ctx context.Context, req *CreateBackupRequest) error {
-	namespaces, named := namedNamespaces(req.IncludedNamespaces)
+func (h *handler) authorizeBackupSpec(ctx context.Context, spec workflows.BackupSpec) error {
+	namespaces, clusterWide := spec.BackupAccess()
 	for _, ns := range namespaces {
 		if err := h.authorize(ctx, Access{Verb: "create", Resource: ResourceBackups, Namespace: ns}); err != nil {
 			return err
 		}
 	}
-	if !named || req.ClusterResources == workflows.ClusterResourcesInclude {
+	if clusterWide {
 		return h.authorize(ctx, Access{Verb: "create", Resource: ResourceBackups})
 	}
 	return nil
+}
+
+// authorizeSchedule: every run of a schedule acts as whoever last set
+// it, so setting it needs what starting its run would: create backups
+// where the template reads, or create etcdsnapshots for that kind. Each
+// run is authorized again when it starts (activities/cluster).
+func (h *handler) authorizeSchedule(ctx context.Context, spec *workflows.ScheduleSpec) error {
+	if spec.RunKind() == workflows.KindEtcdSnapshot {
+		return h.authorize(ctx, Access{Verb: "create", Resource: ResourceEtcdSnapshots})
+	}
+	return h.authorizeBackupSpec(ctx, spec.Template)
 }
 
 // authorizeRestore: a restore reads the backup's objects of its source
@@ -51,7 +46,7 @@ func (h *handler) authorizeBackup(ctx context.Context, req *CreateBackupRequest)
 // on restores cluster-wide: without it, the restore skips them and says
 // why, unless the spec asked for them explicitly (403).
 func (h *handler) authorizeRestore(ctx context.Context, req *CreateRestoreRequest) error {
-	sources, named := namedNamespaces(req.IncludedNamespaces)
+	sources, named := workflows.NamedNamespaces(req.IncludedNamespaces)
 	if !named {
 		if err := h.authorize(ctx, Access{Verb: "get", Resource: ResourceBackups, Name: req.BackupName}); err != nil {
 			return err

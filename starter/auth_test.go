@@ -162,3 +162,23 @@ func TestBackupIsAuthorizedPerNamespace(t *testing.T) {
 		assert.ErrorAs(t, h.authorizeBackup(ctx, &CreateBackupRequest{BackupSpec: spec}), &forbidden, name)
 	}
 }
+
+// Whoever sets a schedule needs what starting its run would need: every
+// run acts as them.
+func TestScheduleIsAuthorizedAsItsRuns(t *testing.T) {
+	users := fakeAuth{grants: map[string][]string{
+		"scheduler": {"create schedules.cairn.io cluster-wide", "update schedules.cairn.io sys cluster-wide", "create backups.cairn.io in namespace team-a"}}}
+	h := Handler(New(mocks.NewClient(t), Options{DefaultLocation: "mem://"}), zap.NewNop(), users.auth())
+	for _, c := range []struct{ method, path, body, want string }{
+		{http.MethodPost, "/v1/schedules", `{"name":"sys","cron":"@daily","template":{"includedNamespaces":["kube-system"]}}`,
+			"scheduler may not create backups.cairn.io in namespace kube-system"},
+		{http.MethodPut, "/v1/schedules/sys", `{"name":"sys","cron":"@daily","template":{"includedNamespaces":["team-a"],"clusterResources":"include"}}`,
+			"scheduler may not create backups.cairn.io cluster-wide"},
+		{http.MethodPost, "/v1/schedules", `{"name":"etcd","kind":"etcd-snapshot","cron":"@daily"}`,
+			"scheduler may not create etcdsnapshots.cairn.io cluster-wide"},
+	} {
+		code, e := call(t, h, c.method, c.path, "scheduler", c.body)
+		assert.Equal(t, http.StatusForbidden, code, c.path)
+		assert.Contains(t, e.Error, c.want, c.path)
+	}
+}

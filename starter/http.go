@@ -211,6 +211,10 @@ func (h *handler) updateSchedule(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
+	if err := h.authorizeSchedule(r.Context(), &spec); err != nil {
+		h.fail(w, r, err)
+		return
+	}
 	v, err := h.c.UpdateSchedule(r.Context(), r.PathValue("name"), spec)
 	if err != nil {
 		h.fail(w, r, err)

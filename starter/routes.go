@@ -94,7 +94,7 @@ func (h *handler) routes() []route {
 		nameRoute(h, "GET /v1/restores/{name}/results", "Every item's outcome of a finished restore", on("get", ResourceRestores),
 			http.StatusOK, c.RestoreResults, notFound),
 
-		createRoute(h, "POST /v1/schedules", "Create a backup schedule", "schedule", c.CreateSchedule, nil, on("create", ResourceSchedules),
+		createRoute(h, "POST /v1/schedules", "Create a backup schedule", "schedule", c.CreateSchedule, h.authorizeSchedule, on("create", ResourceSchedules),
 			map[int]string{http.StatusBadRequest: "invalid spec: every problem is listed", http.StatusConflict: "the name is taken"}),
 		listRoute(h, "GET /v1/schedules", "List schedules with their health", on("list", ResourceSchedules), c.ListSchedules),
 		nameRoute(h, "GET /v1/schedules/{name}", "A schedule: spec, health, next runs, running and kept runs", on("get", ResourceSchedules),

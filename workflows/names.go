@@ -144,6 +144,9 @@ const (
 	// ErrTypeSnapshotFailed: the CSI driver or snapshot controller
 	// reported an error on a snapshot.
 	ErrTypeSnapshotFailed = "SnapshotFailed"
+	// ErrTypeForbidden: the identity the run acts as may not start it
+	// (a schedule's setter whose rights were revoked since).
+	ErrTypeForbidden = "Forbidden"
 )
 
 // Memo keys set when a backup starts: the spec's hash (to tell a repeated

@@ -128,6 +128,11 @@ func (a *Activities) plan(ctx context.Context, in workflows.PlanInput, log *zap.
 	if err != nil {
 		return nil, nil, err
 	}
+	if who := in.Options.ActingAs; who != nil {
+		if err := authorizeBackup(ctx, clients.Config, spec, who.Username); err != nil {
+			return nil, nil, err
+		}
+	}
 	lister, err := actas.Lister(a.Clients, a.Lister, in.Options.ActingAs)
 	if err != nil {
 		return nil, nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -183,6 +184,39 @@ func TestSchedulesActAsWhoeverLastSetThem(t *testing.T) {
 	second := triggerAndWait(t, s, api.URL, mallory, "sys", 2)
 	assert.Zero(t, second.Status.Resources["configmaps"].Items, "the run acts as mallory, who may not read kube-system")
 	assert.Contains(t, skippedReason(second.Status.Skipped, "configmaps"), "system:serviceaccount:team-a:mallory may not list configmaps in namespaces kube-system")
+
+	// Mallory loses her cairn rights: the schedule's next run, still
+	// acting as her, is refused when it starts.
+	binding, err := kc.RbacV1().ClusterRoleBindings().Get(ctx, "cairn-schedulers", metav1.GetOptions{})
+	require.NoError(t, err)
+	binding.Subjects = binding.Subjects[:1]
+	_, err = kc.RbacV1().ClusterRoleBindings().Update(ctx, binding, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	waitAccess(t, kc, "system:serviceaccount:team-a:mallory",
+		authzv1.ResourceAttributes{Namespace: "kube-system", Verb: "create", Group: starter.APIGroup, Resource: "backups"}, false)
+	code, e = postJSON(t, api.URL+"/v1/schedules/sys/trigger", planner, "")
+	require.Equal(t, http.StatusAccepted, code, "%+v", e)
+	third := waitScheduledFailure(t, s, "sys", first.Name, second.Name)
+	assert.Contains(t, third.Status.FailureReason, "system:serviceaccount:team-a:mallory may not create backups.cairn.io in namespace kube-system")
+	assert.Zero(t, third.Status.ItemsDone, "nothing was read")
+}
+
+// waitScheduledFailure waits for a failed run of schedule name other than
+// the runs named in earlier.
+func waitScheduledFailure(t *testing.T, s *stack, name string, earlier ...string) *starter.BackupView {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		list, err := s.starter.ListBackups(context.Background())
+		require.NoError(t, err)
+		for _, v := range list.Items {
+			if strings.HasPrefix(v.Name, name+"-") && !slices.Contains(earlier, v.Name) && v.Phase == workflows.PhaseFailed {
+				return waitBackupStatus(t, s, v.Name)
+			}
+		}
+		require.True(t, time.Now().Before(deadline), "schedule %s: no failed run appeared", name)
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // triggerAndWait runs schedule name now as token's holder and returns

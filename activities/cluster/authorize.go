@@ -1,0 +1,51 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+
+	"go.temporal.io/sdk/temporal"
+	authzv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	authzclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// authorizeBackup asks the cluster, as the identity the run acts as
+// (asCaller sends every request as it), whether it may create backups
+// where spec reads. A schedule's runs act as whoever last set it, so a
+// right revoked since then stops the next run here instead of leaving
+// it to read on.
+func authorizeBackup(ctx context.Context, asCaller *rest.Config, spec workflows.BackupSpec, who string) error {
+	client, err := authzclient.NewForConfig(asCaller)
+	if err != nil {
+		return fmt.Errorf("authorization client: %w", err)
+	}
+	namespaces, clusterWide := spec.BackupAccess()
+	if clusterWide {
+		namespaces = append(namespaces, "")
+	}
+	for _, ns := range namespaces {
+		review, err := client.SelfSubjectAccessReviews().Create(ctx, &authzv1.SelfSubjectAccessReview{Spec: authzv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authzv1.ResourceAttributes{Namespace: ns, Verb: "create", Group: workflows.APIGroup, Resource: workflows.ResourceBackups},
+		}}, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("ask whether %s may create backups: %w", who, err)
+		}
+		if review.Status.Allowed {
+			continue
+		}
+		where := "cluster-wide"
+		if ns != "" {
+			where = "in namespace " + ns
+		}
+		msg := fmt.Sprintf("%s may not create %s.%s %s", who, workflows.ResourceBackups, workflows.APIGroup, where)
+		if review.Status.Reason != "" {
+			msg += ": " + review.Status.Reason
+		}
+		return temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeForbidden, nil)
+	}
+	return nil
+}
