@@ -34,7 +34,9 @@ type RetentionDecision struct {
 // DecideRetention applies policy to the finished runs of a schedule at
 // now. Restorable runs (Completed, PartiallyFailed) are kept by the
 // policy's one kind; failed runs by KeepFailed; the newest Completed run
-// (or, failing one, the newest restorable run) is always kept.
+// (or, failing one, the newest restorable run) is always kept. Calendar
+// rules (KeepDaily...) read run times in now's location: give now in the
+// schedule's time zone.
 func DecideRetention(runs []ScheduleRun, policy RetentionPolicy, now time.Time) RetentionDecision {
 	sorted := append([]ScheduleRun(nil), runs...)
 	sort.SliceStable(sorted, func(i, j int) bool {
@@ -45,13 +47,14 @@ func DecideRetention(runs []ScheduleRun, policy RetentionPolicy, now time.Time) 
 	})
 	var dec RetentionDecision
 	dec.Protected = newestToProtect(sorted)
+	calendar := calendarKeeps(sorted, policy, now.Location())
 
 	keepFailed := DefaultKeepFailed
 	if policy.KeepFailed != nil {
 		keepFailed = *policy.KeepFailed
 	}
 	maxBytes := policy.maxTotalBytes()
-	kept, failed := 0, 0
+	kept, failed, restorable := 0, 0, 0
 	var keptBytes int64
 	// Once one run does not fit the size, no older run is kept either:
 	// retention never leaves holes in a schedule's history.
@@ -64,8 +67,8 @@ func DecideRetention(runs []ScheduleRun, policy RetentionPolicy, now time.Time) 
 		case !r.restorable():
 			keep = failed < keepFailed
 			failed++
-		case policy.KeepLast != nil:
-			keep = kept < *policy.KeepLast
+		case policy.byCount():
+			keep = calendar[r.Name] || (policy.KeepLast != nil && restorable < *policy.KeepLast)
 		case maxBytes > 0:
 			keep = !sizeFull && keptBytes+r.Bytes <= maxBytes
 		case policy.MaxAge != nil:
@@ -74,6 +77,7 @@ func DecideRetention(runs []ScheduleRun, policy RetentionPolicy, now time.Time) 
 			keep = true // no policy: keep everything
 		}
 		if r.restorable() {
+			restorable++
 			if keep {
 				kept++
 				keptBytes += r.Bytes

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -74,22 +73,6 @@ type ScheduleSpec struct {
 	BackupOptions BackupOptions `json:"backupOptions,omitempty"`
 }
 
-// RetentionPolicy says which runs of a schedule to keep: exactly one of
-// KeepLast, MaxTotalSize and MaxAge, plus how many failed runs to keep.
-// The newest completed backup of a schedule is never deleted.
-type RetentionPolicy struct {
-	// KeepLast keeps the newest N successful runs.
-	KeepLast *int `json:"keepLast,omitempty"`
-	// MaxTotalSize keeps the newest successful runs whose tarballs add up
-	// to at most this much (a Kubernetes quantity: 500Mi, 10G).
-	MaxTotalSize string `json:"maxTotalSize,omitempty"`
-	// MaxAge keeps successful runs younger than this.
-	MaxAge *metav1.Duration `json:"maxAge,omitempty"`
-	// KeepFailed is how many failed or canceled runs to keep, newest
-	// first, for their logs (default 1).
-	KeepFailed *int `json:"keepFailed,omitempty"`
-}
-
 // WithDefaults fills the fields a user may leave out; the template gets
 // the backup defaults, so every run stores the same resolved spec.
 func (s ScheduleSpec) WithDefaults(defaultLocation string) ScheduleSpec {
@@ -147,6 +130,7 @@ func (s ScheduleSpec) Validate() error {
 		add("maxRunDuration %s must be positive", s.MaxRunDuration.Duration)
 	}
 	problems = append(problems, s.Retention.problems()...)
+	problems = append(problems, s.Retention.ttlProblems(s.Template.TTL)...)
 	for _, p := range s.BackupOptions.Problems() {
 		add("backupOptions.%s", strings.TrimPrefix(p, "options."))
 	}
@@ -169,6 +153,19 @@ func (s ScheduleSpec) Validate() error {
 		return &InvalidSpecError{What: "schedule", Problems: problems}
 	}
 	return nil
+}
+
+// Zone is the time zone the schedule's calendar is read in: TimeZone
+// for cron (Validate has checked it loads), UTC otherwise.
+func (s ScheduleSpec) Zone() *time.Location {
+	if s.TimeZone == "" || s.Every != nil {
+		return time.UTC
+	}
+	zone, err := time.LoadLocation(s.TimeZone)
+	if err != nil {
+		return time.UTC
+	}
+	return zone
 }
 
 // RunKind is the kind of run the schedule starts: KindBackup or
@@ -217,52 +214,6 @@ func (s ScheduleSpec) whenProblems() []string {
 		add("jitter %s must not be negative", s.Jitter.Duration)
 	}
 	return problems
-}
-
-func (r RetentionPolicy) problems() []string {
-	var problems []string
-	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-	kinds := 0
-	if r.KeepLast != nil {
-		kinds++
-		if *r.KeepLast < 1 {
-			add("retention.keepLast %d must be at least 1", *r.KeepLast)
-		}
-	}
-	if r.MaxTotalSize != "" {
-		kinds++
-		if q, err := resource.ParseQuantity(r.MaxTotalSize); err != nil {
-			add("retention.maxTotalSize %q is not a size (like 500Mi or 10G): %v", r.MaxTotalSize, err)
-		} else if q.Sign() <= 0 {
-			add("retention.maxTotalSize %s must be positive", r.MaxTotalSize)
-		}
-	}
-	if r.MaxAge != nil {
-		kinds++
-		if r.MaxAge.Duration <= 0 {
-			add("retention.maxAge %s must be positive", r.MaxAge.Duration)
-		}
-	}
-	if kinds != 1 {
-		add("retention: set exactly one of keepLast, maxTotalSize, maxAge (found %d)", kinds)
-	}
-	if r.KeepFailed != nil && *r.KeepFailed < 0 {
-		add("retention.keepFailed %d must not be negative", *r.KeepFailed)
-	}
-	return problems
-}
-
-// maxTotalBytes is MaxTotalSize in bytes, 0 when unset. Validate has
-// checked that it parses.
-func (r RetentionPolicy) maxTotalBytes() int64 {
-	if r.MaxTotalSize == "" {
-		return 0
-	}
-	q, err := resource.ParseQuantity(r.MaxTotalSize)
-	if err != nil {
-		return 0
-	}
-	return q.Value()
 }
 
 // scheduledNameLayout is the time part of a scheduled backup's name.

@@ -21,6 +21,12 @@ func validSchedule() ScheduleSpec {
 
 func TestScheduleSpecValid(t *testing.T) {
 	require.NoError(t, validSchedule().Validate())
+	gfs := validSchedule()
+	gfs.Retention = RetentionPolicy{KeepDaily: 7, KeepWeekly: 4}
+	require.NoError(t, gfs.Validate(), "calendar rules alone, within the default ttl")
+	gfs.Retention = RetentionPolicy{KeepLast: intp(3), KeepMonthly: 12, KeepYearly: 2}
+	gfs.Template.TTL = dur(3 * 366 * 24 * time.Hour)
+	require.NoError(t, gfs.Validate(), "with keepLast, and a ttl that outlives the yearlies")
 	every := ScheduleSpec{Name: "often", Every: dur(5 * time.Second), Retention: RetentionPolicy{MaxAge: dur(time.Hour)}}
 	require.NoError(t, every.WithDefaults("file:///tmp/loc").Validate())
 	assert.Equal(t, OverlapSkip, every.WithDefaults("x").Overlap)
@@ -47,6 +53,15 @@ func TestScheduleSpecBadInput(t *testing.T) {
 			s.Retention.KeepLast = nil
 			s.Retention.MaxTotalSize = "lots"
 		}, []string{`maxTotalSize "lots" is not a size`}},
+		"negative calendar rule": {func(s *ScheduleSpec) { s.Retention.KeepDaily = -1 }, []string{"keepDaily -1 must not be negative"}},
+		"absurd calendar rule":   {func(s *ScheduleSpec) { s.Retention.KeepYearly = 1000 }, []string{"keepYearly 1000 is more than 10"}},
+		"calendar rule and age": {func(s *ScheduleSpec) {
+			s.Retention.KeepLast = nil
+			s.Retention.KeepWeekly = 4
+			s.Retention.MaxAge = dur(time.Hour)
+		}, []string{"(found 2)"}},
+		"ttl shorter than the monthlies": {func(s *ScheduleSpec) { s.Retention.KeepMonthly = 12 }, []string{
+			"retention.keepMonthly 12 keeps runs for up to 8940h0m0s, longer than the template's ttl 720h0m0s expires them"}},
 		"bad name":         {func(s *ScheduleSpec) { s.Name = "Nightly_Backup" }, []string{"not a valid DNS-1123 label"}},
 		"long name":        {func(s *ScheduleSpec) { s.Name = strings.Repeat("a", 49) }, []string{"longer than 48 characters"}},
 		"overlap":          {func(s *ScheduleSpec) { s.Overlap = "queue" }, []string{`overlap "queue" must be one of`}},

@@ -90,7 +90,7 @@ type RetentionResult struct {
 // in.Now: the first in.Limit, with how many more, and what the schedule's
 // health needs.
 func PageRetention(listed ScheduleRunsResult, in RetentionPageInput) *RetentionPage {
-	dec := DecideRetention(listed.Runs, in.Schedule.Retention, in.Now)
+	dec := DecideRetention(listed.Runs, in.Schedule.Retention, in.Now.In(in.Schedule.Zone()))
 	page := &RetentionPage{Delete: dec.Delete, Protected: dec.Protected, Immutable: len(dec.Immutable),
 		Interval: listed.Interval, LastSuccess: LastCompleted(listed.Runs)}
 	if in.Limit > 0 && len(page.Delete) > in.Limit {

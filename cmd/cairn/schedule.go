@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -149,7 +150,20 @@ func when(s workflows.ScheduleSpec) string {
 
 func retention(r workflows.RetentionPolicy) string {
 	var kind string
+	var calendar []string
+	for _, rule := range []struct {
+		n    int
+		unit string
+	}{{r.KeepHourly, "hourly"}, {r.KeepDaily, "daily"}, {r.KeepWeekly, "weekly"}, {r.KeepMonthly, "monthly"}, {r.KeepYearly, "yearly"}} {
+		if rule.n > 0 {
+			calendar = append(calendar, fmt.Sprintf("%d %s", rule.n, rule.unit))
+		}
+	}
 	switch {
+	case r.KeepLast != nil && len(calendar) > 0:
+		kind = fmt.Sprintf("keep last %d, %s", *r.KeepLast, strings.Join(calendar, ", "))
+	case len(calendar) > 0:
+		kind = "keep " + strings.Join(calendar, ", ")
 	case r.KeepLast != nil:
 		kind = fmt.Sprintf("keep last %d", *r.KeepLast)
 	case r.MaxTotalSize != "":

@@ -19,8 +19,14 @@ func newScheduleCreateCommand(g *globals) *cobra.Command {
 each run's backup is NAME-YYYYMMDDhhmmss (UTC).
 
 When: --cron (five fields, read in --time-zone) or --every.
-Retention: exactly one of --keep-last, --max-total-size, --max-age; plus
---keep-failed failed runs (default 1). Each backup also expires after --ttl.
+Retention: by count, by size (--max-total-size) or by age (--max-age);
+plus --keep-failed failed runs (default 1). By count is --keep-last N, the
+calendar rules --keep-hourly, --keep-daily, --keep-weekly, --keep-monthly
+and --keep-yearly N (the newest backup of each of the last N hours, days,
+ISO weeks, months, years that have one, in --time-zone), or both: a
+backup any of them keeps stays. The newest successful backup always
+stays. Each backup also expires after --ttl, which must outlive the
+longest calendar rule (--keep-monthly 12 needs a --ttl of about a year).
 Overlap, when a run is due while the previous one still runs:
   skip        drop the due run (default)
   buffer-one  start it when the running one ends
@@ -31,6 +37,8 @@ conflict (exit code 3): change it with 'cairn schedule update'.`,
 		Example: `  cairn schedule create nightly --cron "0 2 * * *" --time-zone Europe/Berlin \
       --include-namespaces shop --keep-last 7 --max-run-duration 1h
   cairn schedule create hourly --every 1h --max-age 48h --exclude-resources secrets
+  cairn schedule create gfs --cron "0 * * * *" --time-zone Europe/Berlin --keep-hourly 24 \
+      --keep-daily 7 --keep-weekly 4 --keep-monthly 12 --ttl 9000h
   cairn schedule create big --cron @daily --max-total-size 50Gi --keep-failed 3`,
 		Args: exactName,
 		RunE: func(cmd *cobra.Command, args []string) error {

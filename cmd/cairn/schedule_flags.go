@@ -23,6 +23,7 @@ type scheduleFlags struct {
 	maxRunDuration   time.Duration
 	maxAge, ttl      time.Duration
 	keepLast         int
+	calendar         workflows.RetentionPolicy // keep-hourly ... keep-yearly
 	keepFailed       int
 	pageSize         int
 	concurrency      int
@@ -40,6 +41,11 @@ func (sf *scheduleFlags) register(f *pflag.FlagSet) {
 	f.DurationVar(&sf.catchupWindow, "catchup-window", workflows.DefaultCatchupWindow, "how late a run missed during an outage may still start")
 	f.DurationVar(&sf.maxRunDuration, "max-run-duration", 0, "report the schedule Degraded when a run takes longer than this")
 	f.IntVar(&sf.keepLast, "keep-last", 0, "retention: keep the newest N successful backups")
+	f.IntVar(&sf.calendar.KeepHourly, "keep-hourly", 0, "retention: keep the newest backup of each of the last N hours that have one")
+	f.IntVar(&sf.calendar.KeepDaily, "keep-daily", 0, "retention: keep the newest backup of each of the last N days that have one")
+	f.IntVar(&sf.calendar.KeepWeekly, "keep-weekly", 0, "retention: keep the newest backup of each of the last N ISO weeks that have one")
+	f.IntVar(&sf.calendar.KeepMonthly, "keep-monthly", 0, "retention: keep the newest backup of each of the last N months that have one")
+	f.IntVar(&sf.calendar.KeepYearly, "keep-yearly", 0, "retention: keep the newest backup of each of the last N years that have one")
 	f.StringVar(&s.Retention.MaxTotalSize, "max-total-size", "", "retention: keep the newest backups up to this total size (500Mi, 10G)")
 	f.DurationVar(&sf.maxAge, "max-age", 0, "retention: keep backups younger than this (e.g. 720h)")
 	f.IntVar(&sf.keepFailed, "keep-failed", workflows.DefaultKeepFailed, "how many failed or canceled runs to keep, for their logs")
@@ -65,14 +71,18 @@ func (sf *scheduleFlags) register(f *pflag.FlagSet) {
 // other, so an update needs only the flags that change.
 func (sf *scheduleFlags) apply(changed func(string) bool) error {
 	s := &sf.spec
+	byCount := changed("keep-last")
+	for _, name := range calendarFlags {
+		byCount = byCount || changed(name)
+	}
 	kinds := 0
-	for _, name := range []string{"keep-last", "max-total-size", "max-age"} {
-		if changed(name) {
+	for _, given := range []bool{byCount, changed("max-total-size"), changed("max-age")} {
+		if given {
 			kinds++
 		}
 	}
 	if kinds > 1 {
-		return &usageError{fmt.Errorf("give one retention kind: --keep-last, --max-total-size or --max-age")}
+		return &usageError{fmt.Errorf("give one retention kind: --keep-last and --keep-hourly ... --keep-yearly, --max-total-size or --max-age")}
 	}
 	if changed("cron") && changed("every") {
 		return &usageError{fmt.Errorf("--cron and --every are exclusive")}
@@ -101,13 +111,19 @@ func (sf *scheduleFlags) apply(changed func(string) bool) error {
 	}
 	r := &s.Retention
 	switch {
-	case changed("keep-last"):
-		keep := sf.keepLast
-		r.KeepLast, r.MaxTotalSize, r.MaxAge = &keep, "", nil
+	case byCount:
+		r.MaxTotalSize, r.MaxAge = "", nil
+		if changed("keep-last") {
+			keep := sf.keepLast
+			r.KeepLast = &keep
+		}
+		sf.applyCalendar(changed)
 	case changed("max-total-size"):
 		r.KeepLast, r.MaxAge = nil, nil
+		sf.clearCalendar()
 	case changed("max-age"):
 		r.KeepLast, r.MaxTotalSize, r.MaxAge = nil, "", d(sf.maxAge)
+		sf.clearCalendar()
 	}
 	if changed("keep-failed") {
 		keep := sf.keepFailed
@@ -155,4 +171,27 @@ func overlay(cmd *cobra.Command, base workflows.ScheduleSpec) (workflows.Schedul
 		return base, err
 	}
 	return into.spec, nil
+}
+
+// calendarFlags are the grandfather-father-son retention flags; they go
+// with --keep-last, and an update changes only those given (0 turns one
+// off).
+var calendarFlags = []string{"keep-hourly", "keep-daily", "keep-weekly", "keep-monthly", "keep-yearly"}
+
+func (sf *scheduleFlags) applyCalendar(changed func(string) bool) {
+	r, c := &sf.spec.Retention, sf.calendar
+	for name, field := range map[string]struct{ to, from *int }{
+		"keep-hourly": {&r.KeepHourly, &c.KeepHourly}, "keep-daily": {&r.KeepDaily, &c.KeepDaily},
+		"keep-weekly": {&r.KeepWeekly, &c.KeepWeekly}, "keep-monthly": {&r.KeepMonthly, &c.KeepMonthly},
+		"keep-yearly": {&r.KeepYearly, &c.KeepYearly},
+	} {
+		if changed(name) {
+			*field.to = *field.from
+		}
+	}
+}
+
+func (sf *scheduleFlags) clearCalendar() {
+	r := &sf.spec.Retention
+	r.KeepHourly, r.KeepDaily, r.KeepWeekly, r.KeepMonthly, r.KeepYearly = 0, 0, 0, 0, 0
 }

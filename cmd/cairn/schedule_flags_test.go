@@ -67,6 +67,39 @@ func TestScheduleUpdateOverlaysOnlyTheGivenFlags(t *testing.T) {
 	assert.Empty(t, got.TimeZone)
 }
 
+// The calendar rules go with --keep-last; an update changes the rules it
+// names, and another kind replaces them all.
+func TestScheduleCalendarRetentionFlags(t *testing.T) {
+	cmd, sf := parsedScheduleCommand(t, "--cron", "@hourly", "--keep-last", "2", "--keep-daily", "7", "--keep-monthly", "12")
+	require.NoError(t, sf.apply(cmd.Flags().Changed))
+	r := sf.spec.Retention
+	assert.Equal(t, 2, *r.KeepLast)
+	assert.Equal(t, 7, r.KeepDaily)
+	assert.Equal(t, 12, r.KeepMonthly)
+	assert.Zero(t, r.KeepWeekly)
+	one := 1
+	r.KeepFailed = &one
+	assert.Equal(t, "keep last 2, 7 daily, 12 monthly, 1 failed", retention(r))
+
+	base := sf.spec
+	cmd, _ = parsedScheduleCommand(t, "--keep-daily", "0", "--keep-weekly", "4")
+	got, err := overlay(cmd, base)
+	require.NoError(t, err)
+	assert.Equal(t, 2, *got.Retention.KeepLast, "kept")
+	assert.Equal(t, 12, got.Retention.KeepMonthly, "kept")
+	assert.Zero(t, got.Retention.KeepDaily, "0 turns a rule off")
+	assert.Equal(t, 4, got.Retention.KeepWeekly)
+
+	cmd, _ = parsedScheduleCommand(t, "--max-age", "48h")
+	got, err = overlay(cmd, base)
+	require.NoError(t, err)
+	assert.Equal(t, workflows.RetentionPolicy{MaxAge: &metav1.Duration{Duration: 48 * time.Hour}}, got.Retention, "max-age replaced every count rule")
+
+	cmd, sf = parsedScheduleCommand(t, "--every", "1h", "--keep-weekly", "3", "--max-total-size", "1Gi")
+	var usage *usageError
+	assert.ErrorAs(t, sf.apply(cmd.Flags().Changed), &usage, "a calendar rule is a count: not with a size")
+}
+
 func TestScheduleFlagsRefuseTwoRetentionKinds(t *testing.T) {
 	cmd, sf := parsedScheduleCommand(t, "--every", "1h", "--keep-last", "3", "--max-age", "1h")
 	var usage *usageError

@@ -227,6 +227,38 @@ func TestSchedules(t *testing.T) {
 		assert.Contains(t, stderr, `unknown schedule "no-such-schedule"`)
 	})
 
+	t.Run("calendar retention keeps the newest run of each day in the schedule's zone", func(t *testing.T) {
+		_, stderr, code := s.cli("schedule", "create", "gfs", "--cron", "@yearly", "--time-zone", "Pacific/Auckland",
+			"--keep-daily", "2", "--include-namespaces", "sch-*")
+		require.Equal(t, 0, code, stderr)
+		var names []string
+		for range 3 {
+			names = append(names, sch.runOnce("gfs"))
+		}
+		// The runs are seconds apart: one Auckland day, or two if one
+		// passed midnight there. Either way each day keeps its newest.
+		zone, err := time.LoadLocation("Pacific/Auckland")
+		require.NoError(t, err)
+		newestOfDay := map[string]string{}
+		for _, name := range names {
+			at, ok := workflows.ScheduledRunTime("gfs", name)
+			require.True(t, ok, name)
+			if day := at.In(zone).Format(time.DateOnly); name > newestOfDay[day] {
+				newestOfDay[day] = name
+			}
+		}
+		var want []string
+		for _, name := range newestOfDay {
+			want = append(want, name)
+		}
+		sort.Strings(want)
+		assert.Equal(t, want, sch.completed("gfs"))
+		assert.Less(t, len(want), len(names), "older runs of a day were deleted")
+		stdout, _, code := s.cli("schedule", "describe", "gfs")
+		require.Equal(t, 0, code)
+		assert.Contains(t, stdout, "keep 2 daily")
+	})
+
 	t.Run("overlap skip while a run is slow, and the Degraded state", func(t *testing.T) {
 		_, stderr, code := s.cli("schedule", "create", "slow", "--every", "2s", "--keep-last", "5", "--max-run-duration", "3s",
 			"--include-namespaces", "slow-*", "--page-size", "5")
