@@ -71,7 +71,12 @@ $(TOOLS)/fake-gcs-server: tools/fakegcs/go.mod tools/fakegcs/go.sum
 $(AZURITE):
 	npm install --no-audit --no-fund --prefix $(TOOLS)/azurite-$(AZURITE_VERSION) azurite@$(AZURITE_VERSION)
 
-tools: $(TOOLS)/workflowcheck $(TOOLS)/helm
+# gotestsum runs `make test` and reads its slowest tests back
+GOTESTSUM_VERSION := v1.13.0
+$(TOOLS)/gotestsum:
+	GOBIN=$(TOOLS) $(GO) install gotest.tools/gotestsum@$(GOTESTSUM_VERSION)
+
+tools: $(TOOLS)/workflowcheck $(TOOLS)/helm $(TOOLS)/gotestsum
 
 ## lint: gofmt, go vet, workflowcheck over workflows/, helm lint, and the chart renders
 lint: tools
@@ -83,9 +88,16 @@ lint: tools
 	$(TOOLS)/helm template cairn $(CHART) --namespace cairn-system > /dev/null
 	$(TOOLS)/helm template cairn $(CHART) --namespace cairn-system -f $(CHART)/ci/all-on-values.yaml > /dev/null
 
-## test: lint, unit tests, integration tests and end-to-end durability tests
-test: lint sandbox-bins $(TOOLS)/minio $(TOOLS)/fake-gcs-server $(AZURITE)
-	$(GO) test -count=1 -timeout 45m -p 1 ./...
+## test: lint, unit tests, integration tests and end-to-end durability tests; ends with the
+## 15 slowest tests and the time taken (budget: 25 minutes on 2 cores once .cache is built)
+TEST_REPORT := $(ROOT)/.cache/test-report.json
+test: lint sandbox-bins $(TOOLS)/minio $(TOOLS)/fake-gcs-server $(AZURITE) $(TOOLS)/gotestsum
+	@start=$$(date +%s); status=0; \
+	  $(TOOLS)/gotestsum --format standard-quiet --jsonfile $(TEST_REPORT) -- -count=1 -timeout 75m -p 1 ./... || status=$$?; \
+	  echo "--- the 15 slowest tests:"; \
+	  $(TOOLS)/gotestsum tool slowest --jsonfile $(TEST_REPORT) --threshold 1ms | awk '$$2 !~ /\//' | head -15; \
+	  echo "--- go test took $$(( $$(date +%s) - start )) s (budget: 1500 s)"; \
+	  exit $$status
 
 ## chaos: a backup and a restore with moved data while random SIGKILLs hit the worker, Temporal and data movers (not in test; CAIRN_CHAOS_SEED=N replays a run)
 chaos: sandbox-bins
