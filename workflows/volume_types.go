@@ -134,6 +134,9 @@ type OperationsFile struct {
 type PlanVolumesInput struct {
 	Backup   string `json:"backup"`
 	Location string `json:"location"`
+	// ActingAs lists the claims: only those the run's caller may list are
+	// snapshotted (nil: the worker).
+	ActingAs *Identity `json:"actingAs,omitempty"`
 }
 
 // PlanVolumesResult lists the volumes to snapshot. Claims left out are

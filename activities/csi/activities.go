@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/location"
@@ -21,6 +22,8 @@ import (
 
 // Activities holds the clients and settings the volume activities share.
 type Activities struct {
+	// Config is the worker's own; a run's caller is impersonated from it.
+	Config    *rest.Config
 	Kube      kubernetes.Interface
 	Snapshots snapclient.Interface
 	Discovery discovery.DiscoveryInterface
@@ -68,6 +71,6 @@ func New(clients *kube.Clients, log *zap.Logger, retention Retention) (*Activiti
 	if err != nil {
 		return nil, fmt.Errorf("snapshot client: %w", err)
 	}
-	return &Activities{Kube: kc, Snapshots: sc, Discovery: clients.Discovery, Log: log, Retention: retention,
+	return &Activities{Config: clients.Config, Kube: kc, Snapshots: sc, Discovery: clients.Discovery, Log: log, Retention: retention,
 		PollInterval: time.Second, Dynamic: clients.Dynamic}, nil
 }

@@ -10,8 +10,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/cairn-backup/cairn/activities/cluster"
+	"github.com/cairn-backup/cairn/activities/internal/actas"
 	"github.com/cairn-backup/cairn/internal/filter"
 	"github.com/cairn-backup/cairn/workflows"
 )
@@ -35,7 +37,7 @@ func (a *Activities) PlanVolumes(ctx context.Context, in workflows.PlanVolumesIn
 	if !plan.Plans("persistentvolumeclaims") {
 		return res, nil
 	}
-	claims, err := a.selectedClaims(ctx, *plan)
+	claims, unlisted, err := a.selectedClaims(ctx, *plan, in.ActingAs)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +46,10 @@ func (a *Activities) PlanVolumes(ctx context.Context, in workflows.PlanVolumesIn
 		return nil, err
 	}
 	classes := &classChooser{a: a}
-	var warnings []string
+	warnings := unlisted
+	for _, w := range unlisted {
+		run.Log.Warn("Claims not snapshotted", zap.String("reason", w))
+	}
 	for i, c := range claims {
 		activity.RecordHeartbeat(ctx, i)
 		pv, err := a.boundVolume(ctx, c)
@@ -77,17 +82,34 @@ func (a *Activities) PlanVolumes(ctx context.Context, in workflows.PlanVolumesIn
 }
 
 // selectedClaims lists the claims the backup's filters select, sorted by
-// namespace and name.
-func (a *Activities) selectedClaims(ctx context.Context, plan cluster.StoredPlan) ([]corev1.PersistentVolumeClaim, error) {
+// namespace and name, as the run's caller: a namespace whose claims the
+// caller may not list gets no snapshots, and a warning (unlisted) says so.
+func (a *Activities) selectedClaims(ctx context.Context, plan cluster.StoredPlan, id *workflows.Identity) (
+	claims []corev1.PersistentVolumeClaim, unlisted []string, err error) {
 	labels, globs, namespaces, err := plan.Selection()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	kc := a.Kube
+	if id != nil {
+		cfg, err := actas.Config(a.Config, id)
+		if err != nil {
+			return nil, nil, err
+		}
+		if kc, err = kubernetes.NewForConfig(cfg); err != nil {
+			return nil, nil, fmt.Errorf("kubernetes client as %s: %w", id.Username, err)
+		}
 	}
 	var out []corev1.PersistentVolumeClaim
 	for _, ns := range namespaces {
-		list, err := a.Kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
+		list, err := kc.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
+		if apierrors.IsForbidden(err) && id != nil {
+			unlisted = append(unlisted, fmt.Sprintf("%s may not list persistentvolumeclaims in %s: no volume there is snapshotted (%v)",
+				id.Username, namespaceName(ns), err))
+			continue
+		}
 		if err != nil {
-			return nil, fmt.Errorf("list persistentvolumeclaims: %w", err)
+			return nil, nil, fmt.Errorf("list persistentvolumeclaims: %w", err)
 		}
 		for _, c := range list.Items {
 			// A claim an exclusion label keeps out of the backup gets no
@@ -103,11 +125,21 @@ func (a *Activities) selectedClaims(ctx context.Context, plan cluster.StoredPlan
 		}
 		return out[i].Name < out[j].Name
 	})
-	return out, nil
+	return out, unlisted, nil
+}
+
+func namespaceName(ns string) string {
+	if ns == "" {
+		return "any namespace"
+	}
+	return "namespace " + ns
 }
 
 // boundVolume reads the volume a claim names; nil when it names none or
-// that volume does not exist.
+// that volume does not exist. It reads with the worker's rights, as the
+// CSI snapshotter does for a VolumeSnapshot of a claim: the claim, which
+// the caller may read, names the volume, and a namespace's owner seldom
+// may read PersistentVolumes.
 func (a *Activities) boundVolume(ctx context.Context, c corev1.PersistentVolumeClaim) (*corev1.PersistentVolume, error) {
 	if c.Spec.VolumeName == "" {
 		return nil, nil

@@ -22,7 +22,7 @@ func (b *backupRun) planVolumes(ctx workflow.Context) error {
 	}
 	actx := workflow.WithActivityOptions(ctx, b.activityOptions(10*time.Minute))
 	var res workflows.PlanVolumesResult
-	in := workflows.PlanVolumesInput{Backup: b.spec.Name, Location: b.spec.StorageLocation}
+	in := workflows.PlanVolumesInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, ActingAs: b.opts.ActingAs}
 	if err := workflow.ExecuteActivity(actx, csiActs.PlanVolumes, in).Get(ctx, &res); err != nil {
 		return fmt.Errorf("plan volumes: %w", err)
 	}
