@@ -66,8 +66,10 @@ func (a *Activities) actingAs(id *workflows.Identity) (*Activities, error) {
 	if id == nil {
 		return a, nil
 	}
-	cfg := rest.CopyConfig(a.Config)
-	cfg.Impersonate = actas.Impersonation(id)
+	cfg, err := actas.Config(a.Config, id)
+	if err != nil {
+		return nil, err
+	}
 	kc, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client as %s: %w", id.Username, err)

@@ -17,6 +17,10 @@ type Impersonation = rest.ImpersonationConfig
 // uids and userextras (service accounts are users to the API server).
 func (c *Clients) As(imp Impersonation) (*Clients, error) {
 	if imp.UserName == "" {
+		if imp.UID != "" || len(imp.Groups) > 0 || len(imp.Extra) > 0 {
+			// Not "nobody": dropping the rest would act as the worker.
+			return nil, fmt.Errorf("impersonation without a user name (uid %q, groups %v)", imp.UID, imp.Groups)
+		}
 		return c, nil
 	}
 	cfg := rest.CopyConfig(c.Config)

@@ -7,6 +7,7 @@ import (
 	"maps"
 
 	"go.temporal.io/sdk/temporal"
+	"k8s.io/client-go/rest"
 
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/workflows"
@@ -29,10 +30,28 @@ func Impersonation(id *workflows.Identity) kube.Impersonation {
 // when id is nil.
 func Clients(base *kube.Clients, id *workflows.Identity) (*kube.Clients, error) {
 	if id != nil && id.Username == "" {
-		err := &workflows.InvalidSpecError{What: "run", Problems: []string{"actingAs has no username"}}
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
+		return nil, noUsername()
 	}
 	return base.As(Impersonation(id))
+}
+
+// Config is base with every request sent as id; base itself when id is
+// nil. An identity without a user name is refused, never dropped.
+func Config(base *rest.Config, id *workflows.Identity) (*rest.Config, error) {
+	if id == nil {
+		return base, nil
+	}
+	if id.Username == "" {
+		return nil, noUsername()
+	}
+	cfg := rest.CopyConfig(base)
+	cfg.Impersonate = Impersonation(id)
+	return cfg, nil
+}
+
+func noUsername() error {
+	err := &workflows.InvalidSpecError{What: "run", Problems: []string{"actingAs has no username"}}
+	return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
 }
 
 // Lister is a raw lister of base's cluster sending every request as id;
