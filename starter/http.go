@@ -196,6 +196,10 @@ func (h *handler) deleteBackup(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) verifyBackup(w http.ResponseWriter, r *http.Request) {
+	// A verify answers when the verification workflow ends, which a full
+	// one over large volumes takes long to: the server's write timeout,
+	// which bounds every other answer, does not apply.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 	res, err := h.c.VerifyBackup(r.Context(), r.PathValue("name"), r.URL.Query().Get("full") == "true")
 	if err != nil {
 		h.fail(w, r, err)

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
 
 	"github.com/cairn-backup/cairn/activities/cluster"
 	"github.com/cairn-backup/cairn/activities/csi"
@@ -122,6 +123,9 @@ func Run(ctx context.Context, c client.Client, cfg Config) error {
 	kcfg.QPS, kcfg.Burst = -1, 0 // client-go: a negative QPS disables its rate limiter
 	if cfg.KubeQPS > 0 {
 		kcfg.QPS, kcfg.Burst = cfg.KubeQPS, max(cfg.KubeBurst, int(cfg.KubeQPS))
+		// One limiter for every client made from this config, those that
+		// impersonate a run's caller included (rest.CopyConfig shares it).
+		kcfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(kcfg.QPS, kcfg.Burst)
 	}
 	clients, err := kube.NewClients(kcfg)
 	if err != nil {

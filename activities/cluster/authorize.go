@@ -6,6 +6,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 	authzv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	authzclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/client-go/rest"
@@ -31,6 +32,10 @@ func authorizeBackup(ctx context.Context, asCaller *rest.Config, spec workflows.
 		review, err := client.SelfSubjectAccessReviews().Create(ctx, &authzv1.SelfSubjectAccessReview{Spec: authzv1.SelfSubjectAccessReviewSpec{
 			ResourceAttributes: &authzv1.ResourceAttributes{Namespace: ns, Verb: "create", Group: workflows.APIGroup, Resource: workflows.ResourceBackups},
 		}}, metav1.CreateOptions{})
+		if apierrors.IsForbidden(err) {
+			msg := fmt.Sprintf("ask whether %s may create backups: %v", who, err)
+			return temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeForbidden, nil)
+		}
 		if err != nil {
 			return fmt.Errorf("ask whether %s may create backups: %w", who, err)
 		}

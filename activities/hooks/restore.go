@@ -161,6 +161,11 @@ func (a *Activities) restoredPodsWithHooks(ctx context.Context, in workflows.Res
 			}
 			return nil
 		})
+		if apierrors.IsForbidden(err) {
+			// No retry gives the caller that right.
+			msg := fmt.Sprintf("post-restore hooks: may not list the restored pods in %s: %v", listed, err)
+			return nil, temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeForbidden, nil)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("list restored pods in %s: %w", listed, err)
 		}

@@ -43,10 +43,17 @@ func (a *Activities) WaitCRDsEstablished(ctx context.Context, in workflows.Resto
 	}
 	deadline := time.Now().Add(in.Options.WithDefaults().CRDEstablishTimeout.Duration)
 	pending := names
+	var warnings []string
+	unread := 0
 	for len(pending) > 0 && time.Now().Before(deadline) {
 		var still []string
 		for _, name := range pending {
 			ok, err := established(ctx, clients, name)
+			if apierrors.IsForbidden(err) {
+				warnings = append(warnings, fmt.Sprintf("CustomResourceDefinition %s: not waited for, it may not be read (%v)", name, err))
+				unread++
+				continue
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -55,14 +62,13 @@ func (a *Activities) WaitCRDsEstablished(ctx context.Context, in workflows.Resto
 			}
 		}
 		pending = still
-		activity.RecordHeartbeat(ctx, len(names)-len(pending))
+		activity.RecordHeartbeat(ctx, len(names)-len(pending)-unread)
 		if len(pending) > 0 {
 			if err := clock.Sleep(ctx, 500*time.Millisecond); err != nil {
 				return nil, err
 			}
 		}
 	}
-	var warnings []string
 	for _, name := range pending {
 		warnings = append(warnings, fmt.Sprintf("CustomResourceDefinition %s was not Established within %s; its resources may fail", name,
 			in.Options.WithDefaults().CRDEstablishTimeout.Duration))
@@ -70,8 +76,9 @@ func (a *Activities) WaitCRDsEstablished(ctx context.Context, in workflows.Resto
 	if err := run.Loc.WriteAll(ctx, run.Restore.Warnings("crds"), jsonLines(warnings)); err != nil {
 		return nil, err
 	}
-	run.Log.Info("CRDs established", zap.Int("established", len(names)-len(pending)), zap.Strings("notEstablished", pending))
-	return &workflows.StepResult{Done: len(names) - len(pending), Warnings: len(warnings)}, nil
+	run.Log.Info("CRDs established", zap.Int("established", len(names)-len(pending)-unread), zap.Strings("notEstablished", pending),
+		zap.Int("unreadable", unread))
+	return &workflows.StepResult{Done: len(names) - len(pending) - unread, Warnings: len(warnings)}, nil
 }
 
 func established(ctx context.Context, clients *kube.Clients, name string) (bool, error) {
