@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -99,8 +100,21 @@ func (r RetentionPolicy) ttlProblems(ttl *metav1.Duration) []string {
 	if longest == "" {
 		return nil
 	}
-	return []string{fmt.Sprintf("retention.%s %d keeps runs for up to %s, longer than the template's ttl %s expires them: give a ttl of at least %s",
-		longest, r.countOf(longest), span, ttl.Duration, span)}
+	need := span.Round(time.Hour)
+	if need < span {
+		need += time.Hour
+	}
+	return []string{fmt.Sprintf("retention.%s %d keeps runs for up to %s, longer than the template's ttl of %s: give a ttl of at least %dh",
+		longest, r.countOf(longest), days(span), days(ttl.Duration), int64(need/time.Hour))}
+}
+
+// days writes a span of days as days, rounded up, and anything shorter
+// as Go writes durations.
+func days(d time.Duration) string {
+	if d < 48*time.Hour {
+		return d.String()
+	}
+	return fmt.Sprintf("%d days", (d+day-1)/day)
 }
 
 func (r RetentionPolicy) countOf(field string) int {

@@ -61,7 +61,7 @@ func TestScheduleSpecBadInput(t *testing.T) {
 			s.Retention.MaxAge = dur(time.Hour)
 		}, []string{"(found 2)"}},
 		"ttl shorter than the monthlies": {func(s *ScheduleSpec) { s.Retention.KeepMonthly = 12 }, []string{
-			"retention.keepMonthly 12 keeps runs for up to 8940h0m0s, longer than the template's ttl 720h0m0s expires them"}},
+			"retention.keepMonthly 12 keeps runs for up to 373 days, longer than the template's ttl of 30 days: give a ttl of at least 8940h"}},
 		"bad name":         {func(s *ScheduleSpec) { s.Name = "Nightly_Backup" }, []string{"not a valid DNS-1123 label"}},
 		"long name":        {func(s *ScheduleSpec) { s.Name = strings.Repeat("a", 49) }, []string{"longer than 48 characters"}},
 		"overlap":          {func(s *ScheduleSpec) { s.Overlap = "queue" }, []string{`overlap "queue" must be one of`}},
