@@ -129,17 +129,23 @@ func run(cairnBin, kind string, n, namespaces, size int) error {
 		return err
 	}
 	defer temporal.stop()
+	ctx, stopWatching := watched(ctx, temporal)
+	defer stopWatching()
 	tc, err := dialTemporal(ctx, temporalAddr)
 	if err != nil {
 		return err
 	}
 	defer tc.Close()
+	// Its own data directory: the default, ./.cairn, may be the demo's,
+	// with settings (an encryption key) a bench worker cannot start with.
 	worker, err := startProcess(filepath.Join(dir, "worker.log"), cairnBin, "worker", "--temporal-address", temporalAddr,
-		"--kubeconfig", cluster.KubeconfigPath(), "--log-level", "warn")
+		"--kubeconfig", cluster.KubeconfigPath(), "--data-dir", filepath.Join(dir, "worker"), "--log-level", "warn")
 	if err != nil {
 		return err
 	}
 	defer worker.stop()
+	ctx, stopWatchingWorker := watched(ctx, worker)
+	defer stopWatchingWorker()
 
 	location := "file://" + filepath.Join(dir, "location")
 	sc := starter.New(tc, starter.Options{DefaultLocation: location})

@@ -45,7 +45,12 @@ func phaseSeconds(ctx context.Context, tc client.Client, workflowID string) (map
 // runSeconds waits for a run to close and returns its start-to-close time
 // as Temporal saw it: what a user waits for.
 func runSeconds(ctx context.Context, tc client.Client, workflowID, runID string) (float64, error) {
-	if err := tc.GetWorkflow(ctx, workflowID, runID).Get(ctx, nil); err != nil {
+	wctx, cancel := context.WithTimeout(ctx, waitBound)
+	defer cancel()
+	if err := tc.GetWorkflow(wctx, workflowID, runID).Get(wctx, nil); err != nil {
+		if wctx.Err() != nil {
+			err = context.Cause(wctx)
+		}
 		return 0, fmt.Errorf("run %s: %w", workflowID, err)
 	}
 	desc, err := tc.DescribeWorkflowExecution(ctx, workflowID, runID)

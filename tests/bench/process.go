@@ -8,8 +8,10 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -20,7 +22,14 @@ import (
 	"github.com/cairn-backup/cairn/starter"
 )
 
-type process struct{ cmd *exec.Cmd }
+// process is one process the bench started; done closes when it exits.
+type process struct {
+	cmd     *exec.Cmd
+	logPath string
+	done    chan struct{}
+	err     error       // how it exited, once done is closed
+	stopped atomic.Bool // the bench stopped it: not a failure
+}
 
 func startProcess(logPath, bin string, args ...string) (*process, error) {
 	f, err := os.Create(logPath)
@@ -31,21 +40,74 @@ func startProcess(logPath, bin string, args ...string) (*process, error) {
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
+		f.Close()
 		return nil, fmt.Errorf("start %s %v: %w", bin, args, err)
 	}
-	return &process{cmd: cmd}, nil
+	p := &process{cmd: cmd, logPath: logPath, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		f.Close()
+		close(p.done)
+	}()
+	return p, nil
 }
 
 func (p *process) stop() {
+	p.stopped.Store(true)
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = p.cmd.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-p.done:
 	case <-time.After(15 * time.Second):
 		_ = p.cmd.Process.Kill()
+		<-p.done
 	}
 }
+
+// unaskedExit is how the process ended, unless the bench stopped it:
+// call it once done is closed.
+func (p *process) unaskedExit() error {
+	if p.stopped.Load() {
+		return nil
+	}
+	return p.exited()
+}
+
+// exited says how the process ended, with the last lines of its log.
+func (p *process) exited() error {
+	return fmt.Errorf("%s exited (%v); the end of %s:\n%s", filepath.Base(p.cmd.Path), p.err, p.logPath, logTail(p.logPath, 15))
+}
+
+func logTail(path string, lines int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	all := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	return strings.Join(all[max(0, len(all)-lines):], "\n")
+}
+
+// watched is ctx, canceled with the process's exit as its cause as soon
+// as any of procs exits unasked: the bench never waits on a process that
+// is gone.
+func watched(ctx context.Context, procs ...*process) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	for _, p := range procs {
+		go func() {
+			select {
+			case <-p.done:
+				if err := p.unaskedExit(); err != nil {
+					cancel(err)
+				}
+			case <-ctx.Done():
+			}
+		}()
+	}
+	return ctx, func() { cancel(context.Canceled) }
+}
+
+// waitBound bounds every wait of the bench: a run that takes longer is
+// stuck, not slow, at the sizes the bench runs.
+const waitBound = 2 * time.Hour
 
 // peakRSSMB is the process's high-water resident set (VmHWM), in MiB.
 func (p *process) peakRSSMB() (float64, error) {
@@ -85,6 +147,9 @@ func dialTemporal(ctx context.Context, addr string) (client.Client, error) {
 			}
 			c.Close()
 		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("Temporal at %s did not come up: %w", addr, context.Cause(ctx))
+		}
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("Temporal at %s did not come up: %w", addr, err)
 		}
@@ -93,7 +158,7 @@ func dialTemporal(ctx context.Context, addr string) (client.Client, error) {
 }
 
 func waitDone(ctx context.Context, sc *starter.Client, name string) (*starter.BackupView, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, waitBound)
 	defer cancel()
 	for {
 		v, err := sc.GetBackup(ctx, name)
@@ -101,7 +166,7 @@ func waitDone(ctx context.Context, sc *starter.Client, name string) (*starter.Ba
 		case err == nil && v.Phase.Done():
 			return v, nil
 		case ctx.Err() != nil:
-			return nil, fmt.Errorf("backup %s did not end: %w (last error: %v)", name, ctx.Err(), err)
+			return nil, fmt.Errorf("backup %s did not end: %w (last error: %v)", name, context.Cause(ctx), err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

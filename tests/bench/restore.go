@@ -75,11 +75,13 @@ func benchRestore(ctx context.Context, s restoreSetup, n, namespaces, size int) 
 	res.CreateLoopSeconds = time.Since(start).Seconds()
 
 	worker, err := startProcess(filepath.Join(s.dir, "target-worker.log"), s.cairnBin, "worker", "--temporal-address", s.temporalAddr,
-		"--kubeconfig", target.KubeconfigPath(), "--log-level", "warn")
+		"--kubeconfig", target.KubeconfigPath(), "--data-dir", filepath.Join(s.dir, "target-worker"), "--log-level", "warn")
 	if err != nil {
 		return err
 	}
 	defer worker.stop()
+	ctx, stopWatching := watched(ctx, worker)
+	defer stopWatching()
 	progress("restoring")
 	created, err := s.sc.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "bench-restore", BackupName: "bench"}})
 	if err != nil {
