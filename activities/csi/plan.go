@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/cairn-backup/cairn/activities/cluster"
@@ -37,11 +38,15 @@ func (a *Activities) PlanVolumes(ctx context.Context, in workflows.PlanVolumesIn
 	if !plan.Plans("persistentvolumeclaims") {
 		return res, nil
 	}
-	claims, unlisted, err := a.selectedClaims(ctx, *plan, in.ActingAs)
+	kc, dyn, err := a.asCaller(in.ActingAs)
 	if err != nil {
 		return nil, err
 	}
-	policies, err := a.volumePolicies(ctx, plan.Spec)
+	claims, unlisted, err := a.selectedClaims(ctx, kc, *plan, in.ActingAs)
+	if err != nil {
+		return nil, err
+	}
+	policies, err := a.volumePolicies(ctx, dyn, plan.Spec)
 	if err != nil {
 		return nil, err
 	}
@@ -84,21 +89,11 @@ func (a *Activities) PlanVolumes(ctx context.Context, in workflows.PlanVolumesIn
 // selectedClaims lists the claims the backup's filters select, sorted by
 // namespace and name, as the run's caller: a namespace whose claims the
 // caller may not list gets no snapshots, and a warning (unlisted) says so.
-func (a *Activities) selectedClaims(ctx context.Context, plan cluster.StoredPlan, id *workflows.Identity) (
+func (a *Activities) selectedClaims(ctx context.Context, kc kubernetes.Interface, plan cluster.StoredPlan, id *workflows.Identity) (
 	claims []corev1.PersistentVolumeClaim, unlisted []string, err error) {
 	labels, globs, namespaces, err := plan.Selection()
 	if err != nil {
 		return nil, nil, err
-	}
-	kc := a.Kube
-	if id != nil {
-		cfg, err := actas.Config(a.Config, id)
-		if err != nil {
-			return nil, nil, err
-		}
-		if kc, err = kubernetes.NewForConfig(cfg); err != nil {
-			return nil, nil, fmt.Errorf("kubernetes client as %s: %w", id.Username, err)
-		}
 	}
 	var out []corev1.PersistentVolumeClaim
 	for _, ns := range namespaces {
@@ -126,6 +121,27 @@ func (a *Activities) selectedClaims(ctx context.Context, plan cluster.StoredPlan
 		return out[i].Name < out[j].Name
 	})
 	return out, unlisted, nil
+}
+
+// asCaller returns the clients that read what a run's caller names (its
+// claims, its volume policies): the worker's own when id is nil.
+func (a *Activities) asCaller(id *workflows.Identity) (kubernetes.Interface, dynamic.Interface, error) {
+	if id == nil {
+		return a.Kube, a.Dynamic, nil
+	}
+	cfg, err := actas.Config(a.Config, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("kubernetes client as %s: %w", id.Username, err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("dynamic client as %s: %w", id.Username, err)
+	}
+	return kc, dyn, nil
 }
 
 func namespaceName(ns string) string {

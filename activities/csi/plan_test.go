@@ -34,18 +34,23 @@ func TestClaimsAreListedAsTheCaller(t *testing.T) {
 	a := &Activities{Config: &rest.Config{Host: srv.URL}, Kube: worker}
 	plan := cluster.StoredPlan{Spec: workflows.BackupSpec{IncludedNamespaces: []string{"team-a"}}, Namespaces: []string{"team-a"}}
 
-	claims, unlisted, err := a.selectedClaims(context.Background(), plan, &workflows.Identity{Username: "alice"})
+	alice := &workflows.Identity{Username: "alice"}
+	kc, _, err := a.asCaller(alice)
+	require.NoError(t, err)
+	claims, unlisted, err := a.selectedClaims(context.Background(), kc, plan, alice)
 	require.NoError(t, err)
 	assert.Empty(t, claims)
 	assert.Equal(t, []string{"alice /api/v1/namespaces/team-a/persistentvolumeclaims"}, asked)
 	require.Len(t, unlisted, 1)
 	assert.Contains(t, unlisted[0], "alice may not list persistentvolumeclaims in namespace team-a")
 
-	claims, unlisted, err = a.selectedClaims(context.Background(), plan, nil)
+	kc, _, err = a.asCaller(nil)
+	require.NoError(t, err)
+	claims, unlisted, err = a.selectedClaims(context.Background(), kc, plan, nil)
 	require.NoError(t, err)
 	assert.Len(t, claims, 1, "a run on Temporal's path lists with the worker's rights")
 	assert.Empty(t, unlisted)
 
-	_, _, err = a.selectedClaims(context.Background(), plan, &workflows.Identity{Groups: []string{"system:masters"}})
+	_, _, err = a.asCaller(&workflows.Identity{Groups: []string{"system:masters"}})
 	assert.Error(t, err, "an identity without a user is refused, not dropped")
 }

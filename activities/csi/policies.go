@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/cairn-backup/cairn/activities/internal/specdoc"
 	"github.com/cairn-backup/cairn/internal/volumepolicy"
@@ -12,11 +13,12 @@ import (
 )
 
 // volumePolicies loads the backup's volume policies, from its spec or
-// from a ConfigMap in the worker's namespace; nil when it has none. A
+// from a ConfigMap in the worker's namespace read with dyn (the run's
+// caller's); nil when it has none. A
 // document that is missing or invalid fails the backup before anything
 // is snapshotted.
-func (a *Activities) volumePolicies(ctx context.Context, spec workflows.BackupSpec) (*volumepolicy.Policies, error) {
-	return specdoc.Load(ctx, a.Dynamic, a.ConfigNamespace, "volumePolicies", spec.VolumePolicies, volumepolicy.Parse)
+func (a *Activities) volumePolicies(ctx context.Context, dyn dynamic.Interface, spec workflows.BackupSpec) (*volumepolicy.Policies, error) {
+	return specdoc.Load(ctx, dyn, a.ConfigNamespace, "volumePolicies", spec.VolumePolicies, volumepolicy.Parse)
 }
 
 // policyLeavesOut says why the policies leave a claim's volume (pv, nil

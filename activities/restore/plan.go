@@ -81,7 +81,7 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 	if err != nil {
 		return nil, err
 	}
-	modifiers, err := a.resourceModifiers(ctx, spec)
+	modifiers, err := a.resourceModifiers(ctx, clients, spec)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 // Package specdoc loads the Velero-format documents a spec refers to
 // (resource modifiers, volume policies): inline, or from a ConfigMap in
-// the worker's namespace.
+// the worker's namespace, read with the client it is given (the run's
+// caller's, for a run through the API).
 package specdoc
 
 import (
@@ -9,6 +10,7 @@ import (
 	"fmt"
 
 	"go.temporal.io/sdk/temporal"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/cairn-backup/cairn/internal/kube"
@@ -31,6 +33,12 @@ func Load[T any](ctx context.Context, d dynamic.Interface, namespace, field stri
 		data, err = kube.ConfigMapDocument(ctx, d, namespace, ref.ConfigMap)
 		if errors.Is(err, kube.ErrBadDocument) {
 			return zero, temporal.NewNonRetryableApplicationError(field+": "+err.Error(), workflows.ErrTypeInvalidSpec, err)
+		}
+		if apierrors.IsForbidden(err) {
+			// Read as the run's caller, who may not read it: say only
+			// that, never what it holds.
+			msg := fmt.Sprintf("%s: configmap %q in namespace %s may not be read by the run's caller", field, ref.ConfigMap, namespace)
+			return zero, temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeForbidden, nil)
 		}
 		if err != nil {
 			return zero, err

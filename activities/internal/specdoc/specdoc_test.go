@@ -10,9 +10,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/cairn-backup/cairn/workflows"
 )
@@ -58,4 +61,23 @@ func TestLoad(t *testing.T) {
 		assert.Equal(t, workflows.ErrTypeInvalidSpec, appErr.Type())
 		assert.Contains(t, err.Error(), want)
 	}
+}
+
+// A ConfigMap the run's caller may not read is refused for good, and the
+// refusal says nothing of what it holds.
+func TestLoadRefusesWhatTheCallerMayNotRead(t *testing.T) {
+	scheme := runtime.NewScheme()
+	require.NoError(t, corev1.AddToScheme(scheme))
+	d := dynamicfake.NewSimpleDynamicClient(scheme,
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "worker-settings", Namespace: "cairn"}, Data: map[string]string{"doc.yaml": "SECRET"}})
+	d.PrependReactor("get", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "worker-settings", errors.New("alice may not"))
+	})
+	_, err := Load(context.Background(), d, "cairn", "rules", &workflows.DocumentRef{ConfigMap: "worker-settings"}, upper)
+	var appErr *temporal.ApplicationError
+	require.ErrorAs(t, err, &appErr)
+	assert.True(t, appErr.NonRetryable())
+	assert.Equal(t, workflows.ErrTypeForbidden, appErr.Type())
+	assert.Contains(t, err.Error(), `configmap "worker-settings" in namespace cairn may not be read by the run's caller`)
+	assert.NotContains(t, err.Error(), "SECRET")
 }
