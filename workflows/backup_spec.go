@@ -46,9 +46,15 @@ type BackupSpec struct {
 	IncludedResources  []string         `json:"includedResources,omitempty"`
 	ExcludedResources  []string         `json:"excludedResources,omitempty"`
 	ClusterResources   ClusterResources `json:"clusterResources,omitempty"`
-	LabelSelector      string           `json:"labelSelector,omitempty"`
-	OrLabelSelectors   []string         `json:"orLabelSelectors,omitempty"`
-	TTL                *metav1.Duration `json:"ttl,omitempty"`
+	// RelatedClusterResources, in auto mode, also takes what the
+	// namespaces' workloads need to run in another cluster: the
+	// ClusterRoleBindings naming their service accounts, the ClusterRoles
+	// those and their RoleBindings bind, and the storage, priority,
+	// runtime and ingress classes their objects name (nil: true).
+	RelatedClusterResources *bool            `json:"relatedClusterResources,omitempty"`
+	LabelSelector           string           `json:"labelSelector,omitempty"`
+	OrLabelSelectors        []string         `json:"orLabelSelectors,omitempty"`
+	TTL                     *metav1.Duration `json:"ttl,omitempty"`
 	// StorageLocation is a location's name in an API request (the
 	// operator's; empty: default), any URL from the CLI; a run holds the
 	// URL it resolved to.
@@ -81,6 +87,12 @@ type BackupSpec struct {
 	// snapshotted, in Velero's resource-policy format (version v1,
 	// volumePolicies).
 	VolumePolicies *DocumentRef `json:"volumePolicies,omitempty"`
+}
+
+// TakesWorkloadDependencies reports whether a namespace backup takes the
+// cluster-scoped objects its workloads need (RelatedClusterResources).
+func (s BackupSpec) TakesWorkloadDependencies() bool {
+	return s.RelatedClusterResources == nil || *s.RelatedClusterResources
 }
 
 // SnapshotsVolumes reports whether the backup snapshots volumes.

@@ -78,7 +78,7 @@ func writeItems(ctx context.Context, src tarballSource, idx *backupIndex, p *res
 			outcome.Result, outcome.Reason = workflows.ItemSkipped, reason
 			return w.skip(ctx, outcome)
 		}
-		item := Item{SourceNamespace: outcome.SourceNamespace}
+		item := Item{SourceNamespace: outcome.SourceNamespace, EnsureOnly: createOnly(e.GroupResource, sel)}
 		for _, ref := range obj.GetOwnerReferences() {
 			if idx.restored(string(ref.UID), p) {
 				item.RestoredOwners = append(item.RestoredOwners, string(ref.UID))
@@ -139,8 +139,25 @@ func relatedClusterItem(gr string, obj *unstructured.Unstructured, idx *backupIn
 		ns, _, _ := unstructured.NestedString(obj.Object, "spec", "volumeSnapshotRef", "namespace")
 		name, _, _ := unstructured.NestedString(obj.Object, "spec", "volumeSnapshotRef", "name")
 		return idx.snapshots[ns+"/"+name]
+	case objects.StorageClassesResource:
+		_, mapped := p.storageClasses[obj.GetName()]
+		return !mapped && idx.references[gr][obj.GetName()]
+	}
+	if workloadDependency(gr) {
+		return idx.references[gr][obj.GetName()]
 	}
 	return true
+}
+
+// workloadDependency reports whether gr is one of the cluster-scoped
+// types a namespace backup takes for its workloads.
+func workloadDependency(gr string) bool { return slices.Contains(objects.WorkloadDependencies, gr) }
+
+// createOnly reports whether an object of type gr is restored only where
+// it is missing: a workload's related cluster-scoped object, in a restore
+// that does not restore the cluster as a whole, is never changed.
+func createOnly(gr string, sel *selection) bool {
+	return workloadDependency(gr) && !sel.allCluster && sel.spec.ClusterResources != workflows.ClusterResourcesInclude
 }
 
 // snapshotRestored reports whether the VolumeSnapshot ns/name of the

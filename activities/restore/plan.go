@@ -258,8 +258,8 @@ func (p *restorePlan) crdRestored(gr string, idx *backupIndex, sel *selection) b
 }
 
 // clusterType reports whether a cluster-scoped type is restored as a
-// whole; in auto mode PersistentVolumes, CRDs and snapshot contents are
-// judged per item.
+// whole; in auto mode PersistentVolumes, CRDs, snapshot contents and the
+// workloads' related objects are judged per item.
 func (s *selection) clusterType(gr string) bool {
 	switch s.spec.ClusterResources {
 	case workflows.ClusterResourcesExclude:
@@ -267,7 +267,7 @@ func (s *selection) clusterType(gr string) bool {
 	case workflows.ClusterResourcesInclude:
 		return true
 	}
-	return s.allCluster || gr == "persistentvolumes" || gr == crdResource || gr == objects.VolumeSnapshotContentsResource
+	return s.allCluster || gr == "persistentvolumes" || gr == crdResource || gr == objects.VolumeSnapshotContentsResource || workloadDependency(gr)
 }
 
 func typeNames(gr string, ti *typeIndex) []string {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/tidwall/gjson"
 	"go.temporal.io/sdk/activity"
@@ -43,6 +44,40 @@ type backupIndex struct {
 	// moved are the claims ("ns/claim") whose data the backup moved into
 	// the repository, from volumes.json.
 	moved map[string]workflows.VolumeRecord
+	// references are the cluster-scoped objects (by group-resource, then
+	// name) that selected namespaced objects name, and the
+	// ClusterRoleBindings of their namespaces' service accounts with the
+	// ClusterRoles those bind (see resolveBindings).
+	references map[string]map[string]bool
+	// bindings are the backup's ClusterRoleBindings that name a service
+	// account: its namespaces and the ClusterRole bound.
+	bindings map[string]clusterBinding
+}
+
+// clusterBinding is what the auto rule needs of a ClusterRoleBinding.
+type clusterBinding struct {
+	role       string
+	namespaces []string
+}
+
+func (idx *backupIndex) reference(gr, name string) {
+	if idx.references[gr] == nil {
+		idx.references[gr] = map[string]bool{}
+	}
+	idx.references[gr][name] = true
+}
+
+// resolveBindings adds to the references the ClusterRoleBindings naming a
+// service account of a namespace with selected objects, and their roles.
+func (idx *backupIndex) resolveBindings() {
+	for name, b := range idx.bindings {
+		if slices.ContainsFunc(b.namespaces, func(ns string) bool { return idx.namespaces[ns] }) {
+			idx.reference(objects.ClusterRoleBindingsResource, name)
+			if b.role != "" {
+				idx.reference(objects.ClusterRolesResource, b.role)
+			}
+		}
+	}
 }
 
 // typeIndex describes one group-resource of the backup.
@@ -84,7 +119,8 @@ func (t *typeIndex) sourceVersion() string {
 func scanBackup(ctx context.Context, src tarballSource, sel *selection) (*backupIndex, error) {
 	idx := &backupIndex{types: map[string]*typeIndex{}, selected: map[string]string{},
 		selectorServices: map[string]bool{}, claims: map[string]bool{}, crds: map[string]bool{}, volumeClaims: map[string]string{}, namespaces: map[string]bool{},
-		claimSnapshots: map[string]string{}, snapshots: map[string]bool{}, claimShapes: map[string]claimShape{}}
+		claimSnapshots: map[string]string{}, snapshots: map[string]bool{}, claimShapes: map[string]claimShape{},
+		references: map[string]map[string]bool{}, bindings: map[string]clusterBinding{}}
 	n := 0
 	err := walkTarball(ctx, src, func(e tarball.Entry) error {
 		if n++; n%2000 == 0 {
@@ -134,8 +170,17 @@ func scanBackup(ctx context.Context, src tarballSource, sel *selection) (*backup
 				t.selected++
 			}
 		}
+		if e.Namespace != "" {
+			for _, ref := range objects.References(e.GroupResource, e.Data) {
+				idx.reference(ref.Resource, ref.Name)
+			}
+		}
 		key := e.Namespace + "/" + e.Name
 		switch e.GroupResource {
+		case objects.ClusterRoleBindingsResource:
+			if namespaces := objects.ServiceAccountNamespaces(e.Data); len(namespaces) > 0 {
+				idx.bindings[e.Name] = clusterBinding{role: objects.BoundClusterRole(e.Data), namespaces: namespaces}
+			}
 		case "services":
 			if gjson.GetBytes(e.Data, "spec.selector").IsObject() {
 				idx.selectorServices[key] = true
@@ -155,6 +200,7 @@ func scanBackup(ctx context.Context, src tarballSource, sel *selection) (*backup
 		}
 		return nil
 	})
+	idx.resolveBindings()
 	return idx, err
 }
 

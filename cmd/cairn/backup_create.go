@@ -17,6 +17,7 @@ type createFlags struct {
 	ttl                time.Duration
 	unreachableTimeout time.Duration
 	volumes            volumeFlags
+	related            relatedFlag
 	wait               bool
 	out                outputFlag
 }
@@ -32,9 +33,15 @@ backup; with different filters it is a conflict (exit code 3).
 
 Resources are named as 'kubectl api-resources' lists them: "configmaps",
 "deployments.apps", or a glob such as "*.example.com". Cluster-scoped objects:
-  auto     those related to the selected namespaces (their Namespace objects,
-           bound PersistentVolumes, CRDs of backed-up custom resources);
-           everything when all namespaces are selected without a label selector
+  auto     those related to the selected namespaces: their Namespace objects,
+           bound PersistentVolumes, CRDs of backed-up custom resources and
+           (unless --related-cluster-resources=false) what their workloads
+           need to run in another cluster: the ClusterRoleBindings naming their
+           service accounts, the ClusterRoles bound to those and to their
+           RoleBindings, the StorageClasses, PriorityClasses, RuntimeClasses and
+           IngressClasses their objects name. A restore creates these only
+           where missing and never changes them. Everything when all
+           namespaces are selected without a label selector
   include  every cluster-scoped type the resource filters select
   exclude  none (Namespace objects are still kept, to restore into)
 
@@ -86,6 +93,7 @@ left out whatever the filters select.`,
 			if cmd.Flags().Changed("ttl") {
 				cf.req.TTL = &metav1.Duration{Duration: cf.ttl}
 			}
+			cf.related.apply(cmd.Flags().Changed, &cf.req.BackupSpec)
 			if err := cf.volumes.apply(cmd.Flags().Changed, &cf.req.BackupSpec); err != nil {
 				return err
 			}
@@ -123,6 +131,7 @@ left out whatever the filters select.`,
 	f.IntVar(&cf.req.Options.PageSize, "page-size", 0, "objects per LIST page (default 500)")
 	f.IntVar(&cf.req.Options.Concurrency, "concurrency", 0, "resource types collected at once (default 4)")
 	f.DurationVar(&cf.unreachableTimeout, "cluster-unreachable-timeout", 0, "fail when the API server stays unreachable this long (default 10m)")
+	cf.related.register(f)
 	cf.volumes.register(f, &cf.req.BackupSpec, &cf.req.Options)
 	f.BoolVar(&cf.wait, "wait", false, "show progress until the backup ends; the exit code tells how it ended")
 	cf.out.register(cmd)

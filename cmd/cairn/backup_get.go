@@ -60,7 +60,11 @@ func describeBackup(w io.Writer, v *starter.BackupView) {
 	describeActingAs(w, v.Source, v.ActingAs)
 	if sp := v.Spec; sp != nil {
 		row(w, "Namespaces:", fmt.Sprintf("include %v, exclude %v", sp.IncludedNamespaces, sp.ExcludedNamespaces))
-		row(w, "Resources:", fmt.Sprintf("include %v, exclude %v, cluster-scoped %s", sp.IncludedResources, sp.ExcludedResources, sp.ClusterResources))
+		cluster := string(sp.ClusterResources)
+		if sp.ClusterResources == workflows.ClusterResourcesAuto && !sp.TakesWorkloadDependencies() {
+			cluster += " (without the workloads' related cluster resources)"
+		}
+		row(w, "Resources:", fmt.Sprintf("include %v, exclude %v, cluster-scoped %s", sp.IncludedResources, sp.ExcludedResources, cluster))
 		if sp.LabelSelector != "" || len(sp.OrLabelSelectors) > 0 {
 			row(w, "Selectors:", fmt.Sprintf("%q or %q", sp.LabelSelector, sp.OrLabelSelectors))
 		}

@@ -28,6 +28,7 @@ type scheduleFlags struct {
 	pageSize         int
 	concurrency      int
 	volumes          volumeFlags
+	related          relatedFlag
 }
 
 func (sf *scheduleFlags) register(f *pflag.FlagSet) {
@@ -63,6 +64,7 @@ func (sf *scheduleFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&t.StorageLocation, "storage-location", "", "backup location URL (default: --location)")
 	f.IntVar(&sf.pageSize, "page-size", 0, "objects per LIST page (default 500)")
 	f.IntVar(&sf.concurrency, "concurrency", 0, "resource types collected at once (default 4)")
+	sf.related.register(f)
 	sf.volumes.register(f, t, &s.BackupOptions)
 }
 
@@ -141,6 +143,7 @@ func (sf *scheduleFlags) apply(changed func(string) bool) error {
 	if changed("concurrency") {
 		s.BackupOptions.Concurrency = sf.concurrency
 	}
+	sf.related.apply(changed, &s.Template)
 	return sf.volumes.apply(changed, &s.Template)
 }
 

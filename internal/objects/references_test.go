@@ -1,0 +1,44 @@
+package objects
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestReferencesNameWhatWorkloadsNeed(t *testing.T) {
+	cases := []struct {
+		gr, data string
+		want     []Reference
+	}{
+		{ClaimsResource, `{"spec":{"volumeName":"pv-1","storageClassName":"fast"}}`,
+			[]Reference{{PersistentVolumesResource, "pv-1"}, {StorageClassesResource, "fast"}}},
+		{ClaimsResource, `{"metadata":{"annotations":{"volume.beta.kubernetes.io/storage-class":"old"}},"spec":{}}`,
+			[]Reference{{StorageClassesResource, "old"}}},
+		{RoleBindingsResource, `{"roleRef":{"kind":"ClusterRole","name":"edit"}}`, []Reference{{ClusterRolesResource, "edit"}}},
+		{RoleBindingsResource, `{"roleRef":{"kind":"Role","name":"local"}}`, nil},
+		{"ingresses.networking.k8s.io", `{"spec":{"ingressClassName":"nginx"}}`, []Reference{{IngressClassesResource, "nginx"}}},
+		{"deployments.apps", `{"spec":{"template":{"spec":{"priorityClassName":"high","runtimeClassName":"gvisor",
+			"volumes":[{"name":"a","ephemeral":{"volumeClaimTemplate":{"spec":{"storageClassName":"scratch"}}}},{"name":"b"}]}}}}`,
+			[]Reference{{PriorityClassesResource, "high"}, {RuntimeClassesResource, "gvisor"}, {StorageClassesResource, "scratch"}}},
+		{"cronjobs.batch", `{"spec":{"jobTemplate":{"spec":{"template":{"spec":{"priorityClassName":"low"}}}}}}`,
+			[]Reference{{PriorityClassesResource, "low"}}},
+		{"statefulsets.apps", `{"spec":{"volumeClaimTemplates":[{"spec":{"storageClassName":"fast"}}],"template":{"spec":{}}}}`,
+			[]Reference{{StorageClassesResource, "fast"}}},
+		{"pods", `{"spec":{"priorityClassName":"high"}}`, []Reference{{PriorityClassesResource, "high"}}},
+		{"configmaps", `{"spec":{"priorityClassName":"high"}}`, nil},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.want, References(c.gr, []byte(c.data)), "%s %s", c.gr, c.data)
+	}
+	assert.Subset(t, ReferencingTypes(), []string{"cronjobs.batch", "ingresses.networking.k8s.io", ClaimsResource, RoleBindingsResource})
+}
+
+func TestBindingsOfServiceAccounts(t *testing.T) {
+	crb := []byte(`{"roleRef":{"kind":"ClusterRole","name":"reader"},"subjects":[
+		{"kind":"User","name":"alice"},{"kind":"ServiceAccount","name":"app","namespace":"shop"}]}`)
+	assert.Equal(t, []string{"shop"}, ServiceAccountNamespaces(crb))
+	assert.Empty(t, ServiceAccountNamespaces([]byte(`{"subjects":[{"kind":"Group","name":"shop"}]}`)))
+	assert.Equal(t, "reader", BoundClusterRole(crb))
+	assert.Empty(t, BoundClusterRole([]byte(`{"roleRef":{"kind":"Role","name":"x"}}`)))
+}
