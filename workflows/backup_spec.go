@@ -95,6 +95,26 @@ func (s BackupSpec) TakesWorkloadDependencies() bool {
 	return s.RelatedClusterResources == nil || *s.RelatedClusterResources
 }
 
+// WholeCluster reports whether the backup takes every cluster-scoped
+// type: include, or auto with every namespace and no label selector.
+func (s BackupSpec) WholeCluster() bool {
+	if s.ClusterResources == ClusterResourcesInclude {
+		return true
+	}
+	namespaces, nsErr := filter.NewGlobs(s.IncludedNamespaces, s.ExcludedNamespaces)
+	labels, lErr := filter.NewLabels(s.LabelSelector, s.OrLabelSelectors)
+	auto := s.ClusterResources == ClusterResourcesAuto || s.ClusterResources == ""
+	return auto && nsErr == nil && lErr == nil && namespaces.IncludesEverything() && labels.Empty()
+}
+
+// TakesRelatedByReference reports whether the backup's cluster-scoped
+// objects are the ones its namespaced objects need (auto mode, not the
+// whole cluster), which a restore creates only where missing.
+func (s BackupSpec) TakesRelatedByReference() bool {
+	auto := s.ClusterResources == ClusterResourcesAuto || s.ClusterResources == ""
+	return auto && !s.WholeCluster()
+}
+
 // SnapshotsVolumes reports whether the backup snapshots volumes.
 func (s BackupSpec) SnapshotsVolumes() bool { return s.SnapshotVolumes == nil || *s.SnapshotVolumes }
 

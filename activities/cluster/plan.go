@@ -160,8 +160,7 @@ func (a *Activities) plan(ctx context.Context, in workflows.PlanInput, log *zap.
 
 	allNamespaces := includesAllNamespaces(spec.IncludedNamespaces)
 	mode := spec.ClusterResources
-	fullCluster := mode == workflows.ClusterResourcesInclude ||
-		(mode == workflows.ClusterResourcesAuto && nsGlobs.IncludesEverything() && labelSel.Empty())
+	fullCluster := spec.WholeCluster()
 
 	result := &workflows.PlanResult{KubernetesVersion: version.GitVersion, Namespaces: len(namespaces)}
 	for gv, gerr := range failedGroups {

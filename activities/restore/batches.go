@@ -78,7 +78,7 @@ func writeItems(ctx context.Context, src tarballSource, idx *backupIndex, p *res
 			outcome.Result, outcome.Reason = workflows.ItemSkipped, reason
 			return w.skip(ctx, outcome)
 		}
-		item := Item{SourceNamespace: outcome.SourceNamespace, EnsureOnly: createOnly(e.GroupResource, sel)}
+		item := Item{SourceNamespace: outcome.SourceNamespace, EnsureOnly: createOnly(e.GroupResource, p)}
 		for _, ref := range obj.GetOwnerReferences() {
 			if idx.restored(string(ref.UID), p) {
 				item.RestoredOwners = append(item.RestoredOwners, string(ref.UID))
@@ -154,10 +154,10 @@ func relatedClusterItem(gr string, obj *unstructured.Unstructured, idx *backupIn
 func workloadDependency(gr string) bool { return slices.Contains(objects.WorkloadDependencies, gr) }
 
 // createOnly reports whether an object of type gr is restored only where
-// it is missing: a workload's related cluster-scoped object, in a restore
-// that does not restore the cluster as a whole, is never changed.
-func createOnly(gr string, sel *selection) bool {
-	return workloadDependency(gr) && !sel.allCluster && sel.spec.ClusterResources != workflows.ClusterResourcesInclude
+// it is missing: a cluster-scoped object that a namespace backup took
+// because its workloads need it is never changed.
+func createOnly(gr string, p *restorePlan) bool {
+	return workloadDependency(gr) && p.relatedByReference
 }
 
 // snapshotRestored reports whether the VolumeSnapshot ns/name of the

@@ -113,6 +113,7 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 	}
 	p := decide(idx, target, sel)
 	p.storageClasses, p.modifiers = classes, modifiers
+	p.relatedByReference = meta.Spec.TakesRelatedByReference()
 	vols, err := planVolumes(ctx, clients, run, spec, idx, p)
 	if err != nil {
 		return nil, err
@@ -192,6 +193,9 @@ type restorePlan struct {
 	storageClasses map[string]string
 	// modifiers change objects after they are prepared (nil: none).
 	modifiers *resourcemodifiers.Rules
+	// relatedByReference: the backup took its cluster-scoped objects for
+	// what its namespaces need; they are created only where missing.
+	relatedByReference bool
 }
 
 // decide picks the types to restore and their versions.

@@ -58,12 +58,14 @@ func TestRestoreTakesOnlyTheRelatedObjectsOfItsNamespaces(t *testing.T) {
 		assert.False(t, restored(c.gr, c.name), "%s %s is not restored", c.gr, c.name)
 	}
 	assert.True(t, sel.clusterType(objects.PriorityClassesResource), "auto mode plans the type, judging items")
-	assert.True(t, createOnly(objects.ClusterRolesResource, sel))
-	assert.False(t, createOnly("configmaps", sel))
+	p.relatedByReference = true
+	assert.True(t, createOnly(objects.ClusterRolesResource, p), "a namespace backup's related object is created only where missing")
+	assert.False(t, createOnly("configmaps", p))
+	p.relatedByReference = false
+	assert.False(t, createOnly(objects.ClusterRolesResource, p), "a whole-cluster backup's roles follow the existing-resource policy")
 
 	all, err := newSelection(workflows.RestoreSpec{Name: "r", BackupName: "b"}.WithDefaults(""))
 	require.NoError(t, err)
 	assert.True(t, relatedClusterItem(objects.ClusterRolesResource, &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "b-role"}}}, idx, p, all),
 		"a whole-cluster restore restores every object")
-	assert.False(t, createOnly(objects.ClusterRolesResource, all), "a whole-cluster restore follows the existing-resource policy")
 }

@@ -217,17 +217,22 @@ func barePod(t *testing.T, s *stack, ns, name string, probe []string, annotation
 // waitPodRunning watches a pod until its phase is Running.
 func waitPodRunning(t *testing.T, s *stack, ns, name string) {
 	t.Helper()
+	waitPodsRunning(t, s, ns, func(o *metav1.ListOptions) { o.FieldSelector = "metadata.name=" + name })
+}
+
+// waitPodsRunning waits until a pod of ns that the list options select
+// runs.
+func waitPodsRunning(t *testing.T, s *stack, ns string, selector func(*metav1.ListOptions)) {
+	t.Helper()
 	kc := fastClient(t, s.cluster.Config())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a bound for a broken node, not a verdict
 	defer cancel()
-	lw := cache.NewFilteredListWatchFromClient(kc.CoreV1().RESTClient(), "pods", ns, func(o *metav1.ListOptions) {
-		o.FieldSelector = "metadata.name=" + name
-	})
+	lw := cache.NewFilteredListWatchFromClient(kc.CoreV1().RESTClient(), "pods", ns, selector)
 	_, err := watchtools.UntilWithSync(ctx, lw, &corev1.Pod{}, nil, func(ev watch.Event) (bool, error) {
 		p, ok := ev.Object.(*corev1.Pod)
 		return ok && p.Status.Phase == corev1.PodRunning, nil
 	})
-	require.NoError(t, err, "pod %s/%s never ran", ns, name)
+	require.NoError(t, err, "no pod of %s ran", ns)
 }
 
 // hookPod makes namespace ns with claim "data" and pod "db" (label

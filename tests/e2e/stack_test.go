@@ -60,7 +60,13 @@ func newCSIStack(t *testing.T) *stack {
 // has the e2e cairn binary as image sandbox.CairnImage.
 func newNodeStack(t *testing.T) *stack {
 	t.Helper()
-	return newStackOpts(t, "", sandbox.Options{CSI: true, Node: true, CairnBinary: cairnBin})
+	return newNodeStackAt(t, "")
+}
+
+// newNodeStackAt is newNodeStack on an existing backup location.
+func newNodeStackAt(t *testing.T, locationURL string) *stack {
+	t.Helper()
+	return newStackOpts(t, locationURL, sandbox.Options{CSI: true, Node: true, CairnBinary: cairnBin})
 }
 
 func newStackWith(t *testing.T, locationURL string, csi bool) *stack {

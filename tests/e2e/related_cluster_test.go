@@ -1,0 +1,168 @@
+package e2e
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/cairn-backup/cairn/internal/objects"
+	"github.com/cairn-backup/cairn/internal/sandbox"
+	"github.com/cairn-backup/cairn/internal/sandbox/csistate"
+	"github.com/cairn-backup/cairn/starter"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// TestNamespaceRunsInAnotherCluster: a namespace whose Deployment runs
+// under a service account bound by a ClusterRoleBinding, with a
+// PriorityClass and a StorageClass of its own, is backed up in one
+// cluster and restored, under another name, into a second cluster that
+// has none of them (it has the sandbox's node): its pods run there, its
+// claim is bound, and its service account may do what it could before.
+// Objects of another namespace stay out of the backup; an object the
+// target has already is not changed.
+func TestNamespaceRunsInAnotherCluster(t *testing.T) {
+	ctx := context.Background()
+	src := newStack(t)
+	src.startWorker()
+	kc := fastClient(t, src.cluster.Config())
+	makeWorkload(t, kc, "rel")
+	makeWorkload(t, kc, "other")
+
+	src.backup(workflows.BackupSpec{Name: "rel-1", IncludedNamespaces: []string{"rel"}})
+	counts := tarballCounts(t, src, "rel-1")
+	want := map[string]map[string]int{
+		objects.ClusterRoleBindingsResource: {"rel-node-reader": 1},
+		objects.ClusterRolesResource:        {"rel-node-reader": 1, "rel-config-editor": 1},
+		objects.PriorityClassesResource:     {"rel-critical": 1},
+		objects.StorageClassesResource:      {"rel-fast": 1},
+	}
+	for gr, names := range want {
+		assert.Equal(t, names, counts[gr], "%s in the backup", gr)
+	}
+
+	off := false
+	src.backup(workflows.BackupSpec{Name: "rel-off", IncludedNamespaces: []string{"rel"}, RelatedClusterResources: &off})
+	counts = tarballCounts(t, src, "rel-off")
+	for gr := range want {
+		assert.Empty(t, counts[gr], "%s without related cluster resources", gr)
+	}
+	assert.Equal(t, 1, counts["deployments.apps"]["rel/web"])
+
+	dst := newNodeStackAt(t, src.location)
+	dst.startWorker()
+	dc := fastClient(t, dst.cluster.Config())
+	// The target has the role already, with a rule more: a namespace
+	// restore leaves it as it is, whatever the existing-resource policy.
+	editor := configEditor()
+	editor.Rules = append(editor.Rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}})
+	_, err := dc.RbacV1().ClusterRoles().Create(ctx, editor, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	r := dst.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "rel-r1", BackupName: "rel-1",
+		NamespaceMapping: map[string]string{"rel": "rel-copy"}, ExistingResourcePolicy: workflows.ExistingResourceUpdate}}, 3*time.Minute)
+	outcomes := dst.outcomes("rel-r1")
+	require.Equal(t, workflows.PhaseCompleted, r.Phase, "%s %v", r.Status.FailureReason, failedOutcomes(outcomes))
+	assert.Equal(t, workflows.ActionUnchanged, outcomes[objects.ClusterRolesResource+" /rel-config-editor"].Action)
+	assert.Equal(t, workflows.ActionCreated, outcomes[objects.PriorityClassesResource+" /rel-critical"].Action)
+	kept, err := dc.RbacV1().ClusterRoles().Get(ctx, "rel-config-editor", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Len(t, kept.Rules, 2, "the existing ClusterRole was not changed")
+
+	waitPodsRunning(t, dst, "rel-copy", func(o *metav1.ListOptions) { o.LabelSelector = "app=web" })
+	claim, err := dc.CoreV1().PersistentVolumeClaims("rel-copy").Get(ctx, "data", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "rel-fast", *claim.Spec.StorageClassName)
+	binding, err := dc.RbacV1().ClusterRoleBindings().Get(ctx, "rel-node-reader", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: "app", Namespace: "rel-copy"}}, binding.Subjects)
+	_, err = dc.SchedulingV1().PriorityClasses().Get(ctx, "other-critical", metav1.GetOptions{})
+	assert.Error(t, err, "another namespace's class is not restored")
+
+	for _, c := range []struct {
+		kc        kubernetes.Interface
+		namespace string
+	}{{kc, "rel"}, {dc, "rel-copy"}} {
+		user := "system:serviceaccount:" + c.namespace + ":app"
+		assert.True(t, allowed(t, c.kc, user, authorizationv1.ResourceAttributes{Verb: "list", Resource: "nodes"}), "%s lists nodes", user)
+		assert.True(t, allowed(t, c.kc, user, authorizationv1.ResourceAttributes{Verb: "update", Resource: "configmaps", Namespace: c.namespace}),
+			"%s edits its ConfigMaps", user)
+	}
+}
+
+// makeWorkload makes namespace ns with service account app, a
+// Deployment web running under it at PriorityClass ns-critical, claim
+// data of StorageClass ns-fast (the sandbox's CSI driver), a
+// ClusterRoleBinding ns-node-reader that lets app list nodes, and a
+// RoleBinding that lets it edit ConfigMaps through ClusterRole
+// ns-config-editor.
+func makeWorkload(t *testing.T, kc kubernetes.Interface, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	create := func(err error) { t.Helper(); require.NoError(t, err) }
+	_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	create(err)
+	_, err = kc.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "app"}}, metav1.CreateOptions{})
+	create(err)
+	_, err = kc.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: ns + "-critical"}, Value: 1000},
+		metav1.CreateOptions{})
+	create(err)
+	_, err = kc.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: ns + "-fast"},
+		Provisioner: csistate.DriverName}, metav1.CreateOptions{})
+	create(err)
+	class := ns + "-fast"
+	_, err = kc.CoreV1().PersistentVolumeClaims(ns).Create(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data"},
+		Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: &class, AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")}}}},
+		metav1.CreateOptions{})
+	create(err)
+	_, err = kc.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: ns + "-node-reader"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list"}}}}, metav1.CreateOptions{})
+	create(err)
+	app := []rbacv1.Subject{{Kind: "ServiceAccount", Name: "app", Namespace: ns}}
+	_, err = kc.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ns + "-node-reader"},
+		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ns + "-node-reader"}, Subjects: app}, metav1.CreateOptions{})
+	create(err)
+	if ns == "rel" {
+		_, err = kc.RbacV1().ClusterRoles().Create(ctx, configEditor(), metav1.CreateOptions{})
+		create(err)
+		_, err = kc.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "config-editor"},
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "rel-config-editor"}, Subjects: app}, metav1.CreateOptions{})
+		create(err)
+	}
+	labels := map[string]string{"app": "web"}
+	_, err = kc.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec: corev1.PodSpec{ServiceAccountName: "app", PriorityClassName: ns + "-critical", TerminationGracePeriodSeconds: new(int64),
+				Containers: []corev1.Container{{Name: "main", Image: sandbox.BusyboxImage, ImagePullPolicy: corev1.PullNever,
+					Command: []string{"sleep", "2147483647"}, VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
+				Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+					PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}}}}}, metav1.CreateOptions{})
+	create(err)
+}
+
+func configEditor() *rbacv1.ClusterRole {
+	return &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "rel-config-editor"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "update"}}}}
+}
+
+// allowed asks the cluster whether user may do what attrs say.
+func allowed(t *testing.T, kc kubernetes.Interface, user string, attrs authorizationv1.ResourceAttributes) bool {
+	t.Helper()
+	review, err := kc.AuthorizationV1().SubjectAccessReviews().Create(context.Background(), &authorizationv1.SubjectAccessReview{
+		Spec: authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: &attrs}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	return review.Status.Allowed
+}
