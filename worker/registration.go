@@ -26,6 +26,7 @@ import (
 // workerWorkflows are the workflows the worker runs, by name.
 var workerWorkflows = map[string]any{
 	workflows.BackupWorkflowName:                backup.BackupWorkflow,
+	workflows.BackupDryRunWorkflowName:          backup.BackupDryRunWorkflow,
 	workflows.ValidateFiltersWorkflowName:       backup.ValidateFiltersWorkflow,
 	workflows.RestoreWorkflowName:               restore.RestoreWorkflow,
 	workflows.VolumeSnapshotWorkflowName:        volume.VolumeSnapshotWorkflow,
@@ -49,7 +50,8 @@ func workerActivities(a Activities) []any {
 	}
 	if s := a.Store; s != nil {
 		list = append(list, s.FinalizeBackup, s.CleanupBackupWork, s.CheckBackupDeletable, s.DeleteBackupData,
-			s.ListExpiredBackups, s.ListScheduleRuns, s.PlanRetention, s.ListExpiredEtcdSnapshots, s.VerifyBackupData)
+			s.ListExpiredBackups, s.ListScheduleRuns, s.PlanRetention, s.ListExpiredEtcdSnapshots, s.VerifyBackupData,
+			s.SummarizeDryRun, s.DiscardDryRun)
 	}
 	if e := a.Etcd; e != nil {
 		list = append(list, e.TakeEtcdSnapshot, e.VerifyEtcdSnapshot, e.CommitEtcdSnapshot, e.DiscardEtcdSnapshot)

@@ -26,6 +26,9 @@ const (
 	ScheduledBackupWorkflowName = "ScheduledBackup"
 	EtcdSnapshotWorkflowName    = "EtcdSnapshot"
 	VolumeSnapshotWorkflowName  = "VolumeSnapshot"
+	// BackupDryRunWorkflowName plans and lists what a backup would take
+	// under a scratch name, reports it and removes the scratch data.
+	BackupDryRunWorkflowName = "BackupDryRun"
 )
 
 // QueryStatus is the query every cairn workflow answers with its status.
@@ -41,6 +44,9 @@ const (
 	KindScheduledRun = "scheduled-run"
 	// KindVolumeSnapshot is the child workflow of one volume's snapshot.
 	KindVolumeSnapshot = "volume-snapshot"
+	// KindBackupDryRun is a backup's dry run: listings of backups leave
+	// it out.
+	KindBackupDryRun = "backup-dry-run"
 )
 
 // Typed search attributes, registered on the namespace at start-up so the
@@ -68,6 +74,10 @@ func SearchAttributeNames() []string {
 // BackupWorkflowID is the workflow ID of the backup called name; one name
 // is one workflow, which makes a repeated create idempotent.
 func BackupWorkflowID(name string) string { return "backup/" + name }
+
+// BackupDryRunWorkflowID is the ID of one dry run of the backup called
+// name; nonce tells dry runs of one name apart.
+func BackupDryRunWorkflowID(name, nonce string) string { return "dry-run/backup/" + name + "/" + nonce }
 
 // DeleteWorkflowID is the workflow ID of the deletion of the backup called
 // name: one deletion at a time per backup.

@@ -55,6 +55,7 @@ func (b *backupRun) planHooks(ctx workflow.Context) error {
 		return fmt.Errorf("plan backup hooks: %w", err)
 	}
 	b.status.Warnings += len(res.Warnings)
+	b.hookWarnings = res.Warnings
 	b.hooks = &hookRun{claims: map[string][]*podHooks{}, posts: workflow.NewWaitGroup(ctx)}
 	for _, p := range res.Pods {
 		ph := &podHooks{pod: p, waiting: map[string]bool{}}

@@ -41,7 +41,7 @@ func (b *backupRun) planVolumes(ctx workflow.Context) error {
 	if len(res.Volumes) > 0 {
 		b.logger.Info("Planned volume snapshots", "volumes", len(res.Volumes), "skipped", res.Warnings)
 	}
-	if b.spec.SnapshotMoveData && len(res.Volumes) > 0 {
+	if b.spec.SnapshotMoveData && len(res.Volumes) > 0 && !b.dryRun {
 		return b.ensureRepository(ctx)
 	}
 	return nil

@@ -44,6 +44,13 @@ type backupRun struct {
 	// once the intermediate state is cleaned up, so a client that sees
 	// it sees the run's end.
 	final workflows.Phase
+	// dryRun plans and collects only: no repository, snapshot or hook.
+	dryRun bool
+	// related are the types of the related cluster-scoped objects
+	// collected, and hookWarnings the pods whose hooks would not run:
+	// what a dry run reports.
+	related      []string
+	hookWarnings []string
 }
 
 func (b *backupRun) setup(ctx workflow.Context) error {
@@ -208,6 +215,7 @@ func (b *backupRun) collectRelated(ctx workflow.Context, types []workflows.Resou
 		return fmt.Errorf("collect related cluster-scoped objects: %w", err)
 	}
 	b.addItems(res.Resources)
+	b.related = workflow.DeterministicKeys(res.Resources)
 	b.status.Warnings += res.Warnings
 	b.updateDetails(ctx)
 	return nil
