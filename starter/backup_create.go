@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -18,6 +19,9 @@ import (
 type CreateBackupRequest struct {
 	workflows.BackupSpec
 	Options workflows.BackupOptions `json:"options"`
+	// DryRun asks what the backup would take: the API answers a
+	// workflows.BackupDryRun and starts no backup.
+	DryRun bool `json:"dryRun,omitempty"`
 }
 
 // CreateResult says which run serves a create request.
@@ -34,6 +38,9 @@ type CreateResult struct {
 // same spec returns the existing backup; with another spec it is a
 // ConflictError. Nothing starts when validation fails.
 func (c *Client) CreateBackup(ctx context.Context, req CreateBackupRequest) (*CreateResult, error) {
+	if req.DryRun {
+		return nil, &InvalidError{Problems: []string{"dryRun: a dry run is DryRunBackup's, which starts no backup"}}
+	}
 	if req.Schedule != "" {
 		// Retention trusts this field: only a schedule's runs carry it.
 		return nil, &InvalidError{Problems: []string{"schedule is set by cairn on the backups a schedule starts; leave it out"}}
@@ -85,6 +92,9 @@ func (c *Client) CreateBackup(ctx context.Context, req CreateBackupRequest) (*Cr
 func (c *Client) prepareSpec(ctx context.Context, spec workflows.BackupSpec, optionProblems []string) (workflows.BackupSpec, error) {
 	spec = spec.WithDefaults(c.opts.DefaultLocation)
 	problems := optionProblems
+	if strings.HasPrefix(spec.Name, workflows.DryRunScratchPrefix) {
+		problems = append(problems, fmt.Sprintf("name %q: names starting with %q are kept for dry runs", spec.Name, workflows.DryRunScratchPrefix))
+	}
 	if err := spec.Validate(); err != nil {
 		var invalid *workflows.InvalidSpecError
 		if !errors.As(err, &invalid) {

@@ -79,28 +79,60 @@ func decodeStrict(r *http.Request, kind string, v any) error {
 func create[R any](h *handler, kind string, start func(context.Context, R) (*CreateResult, error), authorize func(context.Context, *R) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var req R
-		if err := decodeStrict(r, kind, &req); err != nil {
-			h.fail(w, r, err)
-			return
+		if decodeAuthorized(h, w, r, kind, &req, authorize) {
+			startRun(h, w, r, kind, start, req)
 		}
-		if authorize != nil {
-			if err := authorize(r.Context(), &req); err != nil {
-				h.fail(w, r, err)
-				return
-			}
-		}
-		res, err := start(r.Context(), req)
-		if err != nil {
-			h.fail(w, r, err)
-			return
-		}
-		status := http.StatusOK
-		if res.Created {
-			status = http.StatusCreated
-			h.log.Info("Started", zap.String(kind, res.Name), zap.String("runId", res.RunID), zap.String("user", userName(r.Context())))
-		}
-		h.reply(w, status, res)
 	}
+}
+
+// createBackup is create for backups, which with dryRun: true answers
+// the dry run's report instead of starting the backup.
+func (h *handler) createBackup(w http.ResponseWriter, r *http.Request) {
+	var req CreateBackupRequest
+	if !decodeAuthorized(h, w, r, "backup", &req, h.authorizeBackup) {
+		return
+	}
+	if !req.DryRun {
+		startRun(h, w, r, "backup", h.c.CreateBackup, req)
+		return
+	}
+	report, err := h.c.DryRunBackup(r.Context(), req)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	h.reply(w, http.StatusOK, report)
+}
+
+// decodeAuthorized decodes the body into req and asks authorize (if set)
+// about it; when either fails it answers and returns false.
+func decodeAuthorized[R any](h *handler, w http.ResponseWriter, r *http.Request, kind string, req *R, authorize func(context.Context, *R) error) bool {
+	if err := decodeStrict(r, kind, req); err != nil {
+		h.fail(w, r, err)
+		return false
+	}
+	if authorize != nil {
+		if err := authorize(r.Context(), req); err != nil {
+			h.fail(w, r, err)
+			return false
+		}
+	}
+	return true
+}
+
+// startRun starts what req asks for and answers where it runs.
+func startRun[R any](h *handler, w http.ResponseWriter, r *http.Request, kind string, start func(context.Context, R) (*CreateResult, error), req R) {
+	res, err := start(r.Context(), req)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	status := http.StatusOK
+	if res.Created {
+		status = http.StatusCreated
+		h.log.Info("Started", zap.String(kind, res.Name), zap.String("runId", res.RunID), zap.String("user", userName(r.Context())))
+	}
+	h.reply(w, status, res)
 }
 
 func listing[T any](h *handler, list func(context.Context) (T, error)) http.HandlerFunc {

@@ -68,8 +68,10 @@ var (
 func (h *handler) routes() []route {
 	c := h.c
 	return []route{
-		createRoute(h, "POST /v1/backups", "Start a backup", "backup", c.CreateBackup, h.authorizeBackup, nil,
-			map[int]string{http.StatusBadRequest: "invalid spec: every problem is listed", http.StatusConflict: "the name is taken by another spec"}),
+		{pattern: "POST /v1/backups", summary: "Start a backup; with dryRun: true, answer what it would take (a BackupDryRun, 200) and start nothing",
+			body: reflect.TypeFor[CreateBackupRequest](), reply: reflect.TypeFor[*CreateResult](), success: started,
+			failures: map[int]string{http.StatusBadRequest: "invalid spec: every problem is listed", http.StatusConflict: "the name is taken by another spec"},
+			serve:    h.createBackup},
 		listRoute(h, "GET /v1/backups", "List backups, newest first", on("list", ResourceBackups), c.ListBackups),
 		nameRoute(h, "GET /v1/backups/{name}", "A backup with its status", on("get", ResourceBackups), http.StatusOK, c.GetBackup, notFound),
 		nameRoute(h, "POST /v1/backups/{name}/cancel", "Cancel a running backup", on("update", ResourceBackups), http.StatusAccepted,

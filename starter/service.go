@@ -12,6 +12,7 @@ import (
 // authenticates and authorizes.
 type Service interface {
 	CreateBackup(ctx context.Context, req CreateBackupRequest) (*CreateResult, error)
+	DryRunBackup(ctx context.Context, req CreateBackupRequest) (*workflows.BackupDryRun, error)
 	GetBackup(ctx context.Context, name string) (*BackupView, error)
 	ListBackups(ctx context.Context) (*BackupList, error)
 	CancelBackup(ctx context.Context, name string) (*BackupView, error)

@@ -19,6 +19,7 @@ type createFlags struct {
 	volumes            volumeFlags
 	related            relatedFlag
 	wait               bool
+	dryRun             bool
 	out                outputFlag
 }
 
@@ -77,12 +78,19 @@ claim's volume is skipped or snapshotted, e.g.
 A skipped volume is a warning of the backup, not an error; fs-backup is
 recorded as skipped, because cairn cannot back up a pod's file system yet.
 Objects labelled cairn.io/exclude-from-backup=true (or Velero's label) are
-left out whatever the filters select.`,
+left out whatever the filters select.
+
+--dry-run runs the backup's planning and listing as a short workflow (you
+see it in the Temporal UI) and prints what the backup would take: items per
+resource type, the related cluster-scoped objects by name, what would happen
+to each volume, the pods whose hooks would run, and the warnings. It takes no
+snapshot, runs no hook and leaves nothing in the location.`,
 		Example: `  cairn backup create shop-1 --include-namespaces shop --wait
   cairn backup create apps --include-namespaces 'team-*' --exclude-resources secrets -l tier=web
   cairn backup create all --ttl 168h --location s3://backups/prod?region=eu-west-1
   cairn backup create db-offsite --include-namespaces db --snapshot-move-data --native-snapshots delete --wait
-  cairn backup create apps-data --include-namespaces 'team-*' --resource-policies policies.yaml`,
+  cairn backup create apps-data --include-namespaces 'team-*' --resource-policies policies.yaml
+  cairn backup create shop-1 --include-namespaces shop --dry-run`,
 		Args: exactName,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cf.out.validate(); err != nil {
@@ -105,6 +113,13 @@ left out whatever the filters select.`,
 				return err
 			}
 			defer closeClient()
+			if cf.dryRun {
+				report, err := sc.DryRunBackup(cmd.Context(), cf.req)
+				if err != nil {
+					return err
+				}
+				return cf.out.print(cmd.OutOrStdout(), report, func(w io.Writer) { describeDryRun(w, report) })
+			}
 			res, err := sc.CreateBackup(cmd.Context(), cf.req)
 			if err != nil {
 				return err
@@ -134,6 +149,7 @@ left out whatever the filters select.`,
 	cf.related.register(f)
 	cf.volumes.register(f, &cf.req.BackupSpec, &cf.req.Options)
 	f.BoolVar(&cf.wait, "wait", false, "show progress until the backup ends; the exit code tells how it ended")
+	f.BoolVar(&cf.dryRun, "dry-run", false, "show what the backup would take (types and counts, related objects, volumes, hooks) and take nothing")
 	cf.out.register(cmd)
 	return cmd
 }

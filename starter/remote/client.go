@@ -147,6 +147,12 @@ func (c *Client) CreateBackup(ctx context.Context, req starter.CreateBackupReque
 	return &res, c.do(ctx, http.MethodPost, "/v1/backups", nil, req, &res)
 }
 
+func (c *Client) DryRunBackup(ctx context.Context, req starter.CreateBackupRequest) (*workflows.BackupDryRun, error) {
+	req.DryRun = true
+	var res workflows.BackupDryRun
+	return &res, c.do(ctx, http.MethodPost, "/v1/backups", nil, req, &res)
+}
+
 func (c *Client) GetBackup(ctx context.Context, name string) (*starter.BackupView, error) {
 	var v starter.BackupView
 	return &v, c.do(ctx, http.MethodGet, named("backups", name), nil, nil, &v)

@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"context"
+	"maps"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,10 +20,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/objects"
 	"github.com/cairn-backup/cairn/internal/sandbox"
 	"github.com/cairn-backup/cairn/internal/sandbox/csistate"
 	"github.com/cairn-backup/cairn/starter"
+	"github.com/cairn-backup/cairn/starter/remote"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -31,7 +36,9 @@ import (
 // has none of them (it has the sandbox's node): its pods run there, its
 // claim is bound, and its service account may do what it could before.
 // Objects of another namespace stay out of the backup; an object the
-// target has already is not changed.
+// target has already is not changed. A dry run first, through the API and
+// the CLI, names type by type what the backup then takes, and leaves
+// nothing behind.
 func TestNamespaceRunsInAnotherCluster(t *testing.T) {
 	ctx := context.Background()
 	src := newStack(t)
@@ -39,6 +46,21 @@ func TestNamespaceRunsInAnotherCluster(t *testing.T) {
 	kc := fastClient(t, src.cluster.Config())
 	makeWorkload(t, kc, "rel")
 	makeWorkload(t, kc, "other")
+
+	// The dry run, through the API, then the backup it describes.
+	api := devAPI(t, src)
+	rc, err := remote.New(api.URL, api.Client())
+	require.NoError(t, err)
+	dry, err := rc.DryRunBackup(ctx, starter.CreateBackupRequest{BackupSpec: workflows.BackupSpec{Name: "rel-1", IncludedNamespaces: []string{"rel"}}})
+	require.NoError(t, err)
+	recordHistory(t, src, dry.WorkflowID, "backup_dry_run_completed.json")
+	assert.Empty(t, scratchKeys(t, src.location), "a dry run leaves nothing in the location")
+	_, err = src.starter.GetBackup(ctx, "rel-1")
+	require.ErrorIs(t, err, starter.ErrNotFound, "a dry run is no backup")
+	out, stderr, code := src.cli("backup", "create", "rel-1", "--include-namespaces", "rel", "--dry-run")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "Dry run of backup:")
+	assert.Regexp(t, `priorityclasses.scheduling.k8s.io\s+1\s+rel-critical`, out)
 
 	src.backup(workflows.BackupSpec{Name: "rel-1", IncludedNamespaces: []string{"rel"}})
 	counts := tarballCounts(t, src, "rel-1")
@@ -50,7 +72,18 @@ func TestNamespaceRunsInAnotherCluster(t *testing.T) {
 	}
 	for gr, names := range want {
 		assert.Equal(t, names, counts[gr], "%s in the backup", gr)
+		assert.ElementsMatch(t, slices.Collect(maps.Keys(names)), dry.Related[gr], "the dry run names the related %s", gr)
 	}
+	taken := map[string]int{}
+	for gr, objs := range counts {
+		taken[gr] = len(objs)
+	}
+	for gr, n := range dry.Resources {
+		if n == 0 {
+			delete(dry.Resources, gr)
+		}
+	}
+	assert.Equal(t, taken, dry.Resources, "the dry run counted what the backup took, type by type")
 
 	off := false
 	src.backup(workflows.BackupSpec{Name: "rel-off", IncludedNamespaces: []string{"rel"}, RelatedClusterResources: &off})
@@ -67,7 +100,7 @@ func TestNamespaceRunsInAnotherCluster(t *testing.T) {
 	// restore leaves it as it is, whatever the existing-resource policy.
 	editor := configEditor()
 	editor.Rules = append(editor.Rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}})
-	_, err := dc.RbacV1().ClusterRoles().Create(ctx, editor, metav1.CreateOptions{})
+	_, err = dc.RbacV1().ClusterRoles().Create(ctx, editor, metav1.CreateOptions{})
 	require.NoError(t, err)
 
 	r := dst.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "rel-r1", BackupName: "rel-1",
@@ -99,6 +132,23 @@ func TestNamespaceRunsInAnotherCluster(t *testing.T) {
 		assert.True(t, allowed(t, c.kc, user, authorizationv1.ResourceAttributes{Verb: "update", Resource: "configmaps", Namespace: c.namespace}),
 			"%s edits its ConfigMaps", user)
 	}
+}
+
+// scratchKeys are the keys of a location under a dry run's scratch name.
+func scratchKeys(t *testing.T, locationURL string) []string {
+	t.Helper()
+	loc, err := location.OpenPlain(context.Background(), locationURL)
+	require.NoError(t, err)
+	defer loc.Close()
+	keys, err := loc.Keys(context.Background(), "")
+	require.NoError(t, err)
+	var scratch []string
+	for _, k := range keys {
+		if strings.Contains(k, workflows.DryRunScratchPrefix) {
+			scratch = append(scratch, k)
+		}
+	}
+	return scratch
 }
 
 // makeWorkload makes namespace ns with service account app, a
