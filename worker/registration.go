@@ -29,6 +29,7 @@ var workerWorkflows = map[string]any{
 	workflows.BackupDryRunWorkflowName:          backup.BackupDryRunWorkflow,
 	workflows.ValidateFiltersWorkflowName:       backup.ValidateFiltersWorkflow,
 	workflows.RestoreWorkflowName:               restore.RestoreWorkflow,
+	workflows.RestoreDryRunWorkflowName:         restore.RestoreDryRunWorkflow,
 	workflows.VolumeSnapshotWorkflowName:        volume.VolumeSnapshotWorkflow,
 	workflows.VolumeRestoreWorkflowName:         volume.VolumeRestoreWorkflow,
 	workflows.DataMoverSlotsWorkflowName:        volume.DataMoverSlotsWorkflow,
@@ -72,7 +73,7 @@ func workerActivities(a Activities) []any {
 	}
 	if r := a.Restore; r != nil {
 		list = append(list, r.PlanRestore, r.ApplyResources, r.WaitCRDsEstablished, r.RelinkOwners,
-			r.FinalizeRestore, r.CleanupRestoreWork)
+			r.FinalizeRestore, r.CleanupRestoreWork, r.SummarizeRestoreDryRun, r.DiscardRestoreDryRun)
 	}
 	return list
 }

@@ -73,3 +73,72 @@ type DryRunSummary struct {
 	Warnings      []string            `json:"warnings,omitempty"`
 	WarningsTotal int                 `json:"warningsTotal"`
 }
+
+// RestoreDryRun is what a restore would do, as the API server answered
+// its dry run of every write. It is bounded by types: items are listed up
+// to DryRunNamesPerType per type.
+type RestoreDryRun struct {
+	Name       string `json:"name"`
+	Backup     string `json:"backup"`
+	WorkflowID string `json:"workflowId"`
+	// NamespaceMapping and StorageClassMapping are the mappings applied.
+	NamespaceMapping    map[string]string `json:"namespaceMapping,omitempty"`
+	StorageClassMapping map[string]string `json:"storageClassMapping,omitempty"`
+	// Resources are the outcomes per type (group-resource), in apply order
+	// in Order.
+	Resources map[string]DryRunTypeOutcome `json:"resources"`
+	Order     []string                     `json:"order,omitempty"`
+	// Skipped are the types the restore would leave out, and why.
+	Skipped []SkippedResource `json:"skipped,omitempty"`
+	// Volumes are the claims whose data would be restored from the
+	// repository (not tried in a dry run).
+	Volumes []string `json:"volumes,omitempty"`
+	// Modifiers say which resource modifier rules would change objects.
+	Modifiers []DryRunModifier `json:"modifiers,omitempty"`
+}
+
+// DryRunTypeOutcome counts what would happen to the items of one type,
+// and lists the first DryRunNamesPerType of them.
+type DryRunTypeOutcome struct {
+	Created   int           `json:"created"`
+	Unchanged int           `json:"unchanged"`
+	Updated   int           `json:"updated"`
+	Skipped   int           `json:"skipped"`
+	Failed    int           `json:"failed"`
+	Items     []ItemOutcome `json:"items,omitempty"`
+}
+
+// Add counts one item's outcome.
+func (o *DryRunTypeOutcome) Add(item ItemOutcome) {
+	switch {
+	case item.Result == ItemSkipped:
+		o.Skipped++
+	case item.Result == ItemFailed:
+		o.Failed++
+	case item.Action == ActionUnchanged:
+		o.Unchanged++
+	case item.Action == ActionUpdated:
+		o.Updated++
+	default:
+		o.Created++
+	}
+	if len(o.Items) < DryRunNamesPerType {
+		o.Items = append(o.Items, item)
+	}
+}
+
+// DryRunModifier is one resource modifier rule and the objects it would
+// change: how many, and the first.
+type DryRunModifier struct {
+	Rule    string `json:"rule"`
+	Objects int    `json:"objects"`
+	Sample  string `json:"sample"`
+}
+
+// SummarizeRestoreDryRunInput names a restore dry run's scratch name and
+// its types in apply order.
+type SummarizeRestoreDryRunInput struct {
+	Scratch  string   `json:"scratch"`
+	Location string   `json:"location"`
+	Order    []string `json:"order,omitempty"`
+}

@@ -29,6 +29,9 @@ const (
 	// BackupDryRunWorkflowName plans and lists what a backup would take
 	// under a scratch name, reports it and removes the scratch data.
 	BackupDryRunWorkflowName = "BackupDryRun"
+	// RestoreDryRunWorkflowName plans a restore and asks the API server
+	// what each write would do, persisting nothing.
+	RestoreDryRunWorkflowName = "RestoreDryRun"
 )
 
 // QueryStatus is the query every cairn workflow answers with its status.
@@ -47,6 +50,8 @@ const (
 	// KindBackupDryRun is a backup's dry run: listings of backups leave
 	// it out.
 	KindBackupDryRun = "backup-dry-run"
+	// KindRestoreDryRun is a restore's dry run.
+	KindRestoreDryRun = "restore-dry-run"
 )
 
 // Typed search attributes, registered on the namespace at start-up so the
@@ -78,6 +83,12 @@ func BackupWorkflowID(name string) string { return "backup/" + name }
 // BackupDryRunWorkflowID is the ID of one dry run of the backup called
 // name; nonce tells dry runs of one name apart.
 func BackupDryRunWorkflowID(name, nonce string) string { return "dry-run/backup/" + name + "/" + nonce }
+
+// RestoreDryRunWorkflowID is the ID of one dry run of the restore called
+// name.
+func RestoreDryRunWorkflowID(name, nonce string) string {
+	return "dry-run/restore/" + name + "/" + nonce
+}
 
 // DeleteWorkflowID is the workflow ID of the deletion of the backup called
 // name: one deletion at a time per backup.

@@ -87,6 +87,9 @@ type RestorePlanResult struct {
 	Warnings     int `json:"warnings"`
 	// Volumes are the claims whose data is restored from the repository.
 	Volumes []RestoreVolume `json:"volumes,omitempty"`
+	// StorageClasses is the storage class mapping applied: Velero's
+	// ConfigMaps overridden by the spec's.
+	StorageClasses map[string]string `json:"storageClasses,omitempty"`
 }
 
 // ApplyInput asks to apply the batches of one resource type.
@@ -102,6 +105,9 @@ type ApplyInput struct {
 	// ClaimVolumes maps claims ("namespace/name", as restored) whose data
 	// came from the repository to their volume, or why there is none.
 	ClaimVolumes map[string]ClaimVolume `json:"claimVolumes,omitempty"`
+	// DryRun asks the API server what each write would do (its dry-run
+	// mode) and persists nothing.
+	DryRun bool `json:"dryRun,omitempty"`
 }
 
 // ClaimVolume is the volume a restored claim binds to, or, when its data

@@ -20,6 +20,18 @@ import (
 // ReasonExistsDiffers is why an item is skipped under policy none.
 const ReasonExistsDiffers = "it already exists and differs from the backup (existingResourcePolicy none keeps it as it is)"
 
+// ReasonUncheckedDryRun notes a dry run's item the API server could not
+// check, because what holds it is created earlier in the same restore.
+const ReasonUncheckedDryRun = "not checked by the API server: its namespace or its type's CRD is created by this restore"
+
+// dryRun is the dryRun option of the applier's writes.
+func (ap *applier) dryRun() []string {
+	if ap.in.DryRun {
+		return []string{metav1.DryRunAll}
+	}
+	return nil
+}
+
 // applier creates the items of one resource type.
 type applier struct {
 	in       workflows.ApplyInput
@@ -64,6 +76,14 @@ func (ap *applier) apply(ctx context.Context, item Item) (workflows.ItemOutcome,
 	}
 	client := ap.client(obj.GetNamespace())
 	result, action, reason, err := ap.createOrReconcile(ctx, client, obj, item)
+	if ap.in.DryRun && err == nil && reason == "" {
+		// Nothing was written: no status to restore, no owner to relink.
+		out.Result, out.Action = workflows.ItemRestored, action
+		if result == nil && action == workflows.ActionCreated {
+			out.Reason = ReasonUncheckedDryRun
+		}
+		return out, nil, nil
+	}
 	switch {
 	case err != nil && kube.IsUnreachable(err):
 		return out, nil, fmt.Errorf("%s %s: %w", out.Resource, obj.GetName(), err)
@@ -117,9 +137,14 @@ func refsMissingFrom(obj *unstructured.Unstructured, want []metav1.OwnerReferenc
 // reason means the item is skipped.
 func (ap *applier) createOrReconcile(ctx context.Context, client dynamic.ResourceInterface, obj *unstructured.Unstructured,
 	item Item) (*unstructured.Unstructured, workflows.ItemAction, string, error) {
-	created, createErr := client.Create(ctx, obj, metav1.CreateOptions{})
-	if createErr == nil {
+	created, createErr := client.Create(ctx, obj, metav1.CreateOptions{DryRun: ap.dryRun()})
+	switch {
+	case createErr == nil:
 		return created, workflows.ActionCreated, "", nil
+	case ap.in.DryRun && apierrors.IsNotFound(createErr):
+		// Its namespace, or its type's CRD, is created by this restore:
+		// the dry run did not create it, so the server cannot check more.
+		return nil, workflows.ActionCreated, "", nil
 	}
 	// Not only AlreadyExists means it exists: a Service that keeps its
 	// node ports is refused for the port before the name is checked.
@@ -146,7 +171,7 @@ func (ap *applier) createOrReconcile(ctx context.Context, client dynamic.Resourc
 	if err != nil {
 		return nil, "", "", err
 	}
-	updated, err := client.Patch(ctx, obj.GetName(), types.MergePatchType, patch, metav1.PatchOptions{})
+	updated, err := client.Patch(ctx, obj.GetName(), types.MergePatchType, patch, metav1.PatchOptions{DryRun: ap.dryRun()})
 	if err != nil {
 		return nil, "", "", fmt.Errorf("it exists and differs from the backup; updating it failed: %w", err)
 	}

@@ -130,6 +130,9 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 	}
 
 	res := &workflows.RestorePlanResult{BackupFormat: meta.Format, Skipped: p.skipped, ItemsSkipped: w.ruleSkips, Volumes: vols}
+	if len(classes) > 0 {
+		res.StorageClasses = classes
+	}
 	var grs []string
 	for gr := range w.counts {
 		grs = append(grs, gr)

@@ -59,3 +59,6 @@ func (r RestoreKeys) Relink(groupResource string, index int) string {
 
 // Relinks is the prefix of every pending owner reference.
 func (r RestoreKeys) Relinks() string { return r.Work() + "relink/" }
+
+// Prefix holds everything of the restore.
+func (r RestoreKeys) Prefix() string { return r.prefix }

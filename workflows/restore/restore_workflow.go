@@ -48,6 +48,9 @@ type restoreRun struct {
 	status    workflows.RestoreStatus
 	finalized bool
 	volumes   restoreVolumes
+	// dryRun asks the API server what each write would do and writes
+	// nothing: no volume, hook, relink or status.
+	dryRun bool
 }
 
 func (r *restoreRun) setup(ctx workflow.Context) error {
@@ -132,7 +135,7 @@ func (r *restoreRun) apply(ctx workflow.Context, t workflows.RestoreType) (int, 
 	r.status.Current = gr
 	r.updateDetails(ctx)
 	in := workflows.ApplyInput{Restore: r.spec.Name, Backup: r.spec.BackupName, Location: r.spec.StorageLocation, Type: t,
-		Policy: r.spec.ExistingResourcePolicy, PreserveNodePorts: r.spec.PreserveNodePorts, Options: r.opts}
+		Policy: r.spec.ExistingResourcePolicy, PreserveNodePorts: r.spec.PreserveNodePorts, Options: r.opts, DryRun: r.dryRun}
 	if gr == claimsGroupResource {
 		in.ClaimVolumes = r.claimVolumes()
 	}

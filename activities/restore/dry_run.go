@@ -1,0 +1,67 @@
+package restore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// SummarizeRestoreDryRun reads the outcomes a restore's dry run stored
+// under its scratch name and counts them per type, listing the first
+// items of each and which resource modifier rules changed what. It only
+// reads.
+func (a *Activities) SummarizeRestoreDryRun(ctx context.Context, in workflows.SummarizeRestoreDryRunInput) (*workflows.RestoreDryRun, error) {
+	run, err := runlog.StartRestore(ctx, a.Locations, a.Log, in.Scratch, "", in.Location)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+	}
+	defer run.End()
+	sum := &workflows.RestoreDryRun{Resources: map[string]workflows.DryRunTypeOutcome{}}
+	modifiers := map[string]int{}
+	add := func(line []byte) error {
+		var o workflows.ItemOutcome
+		if err := json.Unmarshal(line, &o); err != nil {
+			return fmt.Errorf("decode outcome: %w", err)
+		}
+		t := sum.Resources[o.Resource]
+		t.Add(o)
+		sum.Resources[o.Resource] = t
+		for _, rule := range o.Modifiers {
+			if modifiers[rule] == 0 {
+				modifiers[rule] = len(sum.Modifiers) + 1
+				sum.Modifiers = append(sum.Modifiers, workflows.DryRunModifier{Rule: rule, Sample: sampleName(o)})
+			}
+			sum.Modifiers[modifiers[rule]-1].Objects++
+		}
+		return nil
+	}
+	if err := writeOutcomes(ctx, run, run.Restore, in.Order, add); err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+// sampleName names an item as kubectl does: resource, namespace/name.
+func sampleName(o workflows.ItemOutcome) string {
+	if o.Namespace == "" {
+		return o.Resource + " " + o.Name
+	}
+	return o.Resource + " " + o.Namespace + "/" + o.Name
+}
+
+// DiscardRestoreDryRun removes everything a restore's dry run wrote
+// under its scratch name, logs included.
+func (a *Activities) DiscardRestoreDryRun(ctx context.Context, in workflows.SummarizeRestoreDryRunInput) error {
+	run, err := runlog.StartRestore(ctx, a.Locations, a.Log, in.Scratch, "", in.Location)
+	if err != nil {
+		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+	}
+	// Not run.End(): its log chunk would land in the prefix removed.
+	defer run.Loc.Close()
+	return run.Loc.DeletePrefix(ctx, run.Restore.Prefix(), runlog.Heartbeat(ctx))
+}

@@ -1,0 +1,80 @@
+package restore
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/workflows/internal/flow"
+)
+
+// RestoreDryRunWorkflow finds what a restore would do: it runs the
+// restore's plan under a scratch name in the location, asks the API
+// server, in its dry-run mode, what each write would do, reports it type
+// by type, and removes the scratch data whatever happens. It writes
+// nothing to the cluster and restores no volume data.
+func RestoreDryRunWorkflow(ctx workflow.Context, req workflows.RestoreRequest) (*workflows.RestoreDryRun, error) {
+	if err := flow.InvalidOptions(req.Options.Problems()); err != nil {
+		return nil, err
+	}
+	id := workflow.GetInfo(ctx).WorkflowExecution.ID
+	spec := req.Spec
+	name := spec.Name
+	spec.Name = workflows.DryRunScratchName(id)
+	r := &restoreRun{
+		spec:   spec,
+		opts:   req.Options.WithDefaults(),
+		logger: log.With(workflow.GetLogger(ctx), "restore", name, "backup", spec.BackupName, "dryRun", spec.Name),
+		status: workflows.RestoreStatus{Name: name, Backup: spec.BackupName, Phase: workflows.PhaseNew, Resources: map[string]workflows.TypeOutcome{}},
+		dryRun: true,
+	}
+	if err := workflow.SetQueryHandler(ctx, workflows.QueryStatus, func() (*workflows.RestoreStatus, error) {
+		return &r.status, nil
+	}); err != nil {
+		return nil, err
+	}
+	result, runErr := r.dryRunSteps(ctx)
+
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	actx := workflow.WithActivityOptions(dctx, r.activityOptions(time.Hour))
+	scratch := workflows.SummarizeRestoreDryRunInput{Scratch: spec.Name, Location: spec.StorageLocation}
+	if err := workflow.ExecuteActivity(actx, restoreActs.DiscardRestoreDryRun, scratch).Get(dctx, nil); err != nil && runErr == nil {
+		runErr = err
+	}
+	if runErr != nil {
+		r.status.FailureReason = flow.Reason(runErr)
+		r.setPhase(dctx, workflows.PhaseFailed)
+		return nil, runErr
+	}
+	result.Name, result.Backup, result.WorkflowID = name, spec.BackupName, id
+	r.setPhase(dctx, workflows.PhaseCompleted)
+	return result, nil
+}
+
+// dryRunSteps plans the restore and applies each type in dry-run mode.
+func (r *restoreRun) dryRunSteps(ctx workflow.Context) (*workflows.RestoreDryRun, error) {
+	r.setPhase(ctx, workflows.PhaseInProgress)
+	plan, err := r.plan(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range plan.Types {
+		if _, err := r.apply(ctx, t); err != nil {
+			return nil, err
+		}
+	}
+	actx := workflow.WithActivityOptions(ctx, r.activityOptions(time.Hour))
+	in := workflows.SummarizeRestoreDryRunInput{Scratch: r.spec.Name, Location: r.spec.StorageLocation, Order: r.status.Order}
+	var result workflows.RestoreDryRun
+	if err := workflow.ExecuteActivity(actx, restoreActs.SummarizeRestoreDryRun, in).Get(ctx, &result); err != nil {
+		return nil, err
+	}
+	result.Order, result.Skipped = r.status.Order, plan.Skipped
+	result.NamespaceMapping, result.StorageClassMapping = r.spec.NamespaceMapping, plan.StorageClasses
+	for _, v := range plan.Volumes {
+		result.Volumes = append(result.Volumes, v.Namespace+"/"+v.Claim)
+	}
+	return &result, nil
+}
