@@ -26,9 +26,7 @@ func (c *Client) DryRunBackup(ctx context.Context, req CreateBackupRequest) (*wo
 	if err != nil {
 		return nil, err
 	}
-	nonce := make([]byte, 4)
-	_, _ = rand.Read(nonce)
-	id := workflows.BackupDryRunWorkflowID(spec.Name, hex.EncodeToString(nonce))
+	id := workflows.BackupDryRunWorkflowID(spec.Name, nonce())
 	opts := client.StartWorkflowOptions{
 		ID:        id,
 		TaskQueue: workflows.TaskQueue,
@@ -52,6 +50,13 @@ func (c *Client) DryRunBackup(ctx context.Context, req CreateBackupRequest) (*wo
 	return &out, nil
 }
 
+// nonce tells dry runs of one name apart.
+func nonce() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
 // dryRunFailure turns a failed dry run into the error a caller can act
 // on: refused for the caller, or invalid for the cluster.
 func dryRunFailure(name string, err error) error {
@@ -62,6 +67,10 @@ func dryRunFailure(name string, err error) error {
 			return &ForbiddenError{Message: appErr.Message()}
 		case workflows.ErrTypeInvalidSpec:
 			return &InvalidError{Problems: []string{appErr.Message()}}
+		case workflows.ErrTypeBackupNotFound:
+			return fmt.Errorf("%s: %w", appErr.Message(), ErrNotFound)
+		case workflows.ErrTypeBackupNotReady:
+			return &ConflictError{Message: appErr.Message()}
 		}
 		return fmt.Errorf("dry run of %s failed: %s", name, appErr.Message())
 	}

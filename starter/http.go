@@ -104,6 +104,25 @@ func (h *handler) createBackup(w http.ResponseWriter, r *http.Request) {
 	h.reply(w, http.StatusOK, report)
 }
 
+// createRestore is create for restores, which with dryRun: true answers
+// the dry run's report instead of starting the restore.
+func (h *handler) createRestore(w http.ResponseWriter, r *http.Request) {
+	var req CreateRestoreRequest
+	if !decodeAuthorized(h, w, r, "restore", &req, h.authorizeRestore) {
+		return
+	}
+	if !req.DryRun {
+		startRun(h, w, r, "restore", h.c.CreateRestore, req)
+		return
+	}
+	report, err := h.c.DryRunRestore(r.Context(), req)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	h.reply(w, http.StatusOK, report)
+}
+
 // decodeAuthorized decodes the body into req and asks authorize (if set)
 // about it; when either fails it answers and returns false.
 func decodeAuthorized[R any](h *handler, w http.ResponseWriter, r *http.Request, kind string, req *R, authorize func(context.Context, *R) error) bool {

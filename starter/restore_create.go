@@ -18,6 +18,9 @@ import (
 type CreateRestoreRequest struct {
 	workflows.RestoreSpec
 	Options workflows.RestoreOptions `json:"options"`
+	// DryRun asks what the restore would do: the API answers a
+	// workflows.RestoreDryRun and writes nothing.
+	DryRun bool `json:"dryRun,omitempty"`
 }
 
 // CreateRestore validates req, checks that its backup can be restored, and
@@ -25,6 +28,9 @@ type CreateRestoreRequest struct {
 // existing restore; with another spec it is a ConflictError. An unknown
 // backup is ErrNotFound; one still running or failed is a ConflictError.
 func (c *Client) CreateRestore(ctx context.Context, req CreateRestoreRequest) (*CreateResult, error) {
+	if req.DryRun {
+		return nil, &InvalidError{Problems: []string{"dryRun: a dry run is DryRunRestore's, which restores nothing"}}
+	}
 	if req.ScheduleName != "" {
 		if err := c.resolveSchedule(ctx, &req.RestoreSpec); err != nil {
 			return nil, err

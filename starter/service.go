@@ -21,6 +21,7 @@ type Service interface {
 	VerifyBackup(ctx context.Context, name string, full bool) (*workflows.VerifyBackupResult, error)
 
 	CreateRestore(ctx context.Context, req CreateRestoreRequest) (*CreateResult, error)
+	DryRunRestore(ctx context.Context, req CreateRestoreRequest) (*workflows.RestoreDryRun, error)
 	GetRestore(ctx context.Context, name string) (*RestoreView, error)
 	ListRestores(ctx context.Context) (*RestoreList, error)
 	CancelRestore(ctx context.Context, name string) (*RestoreView, error)

@@ -27,6 +27,7 @@ type restoreCreateFlags struct {
 	prepareTimeout    time.Duration
 	dataTimeout       time.Duration
 	wait              bool
+	dryRun            bool
 	out               outputFlag
 }
 
@@ -74,6 +75,13 @@ into it and the claim is created bound to it. Its data mover must start within
 that already exists keeps its volume (a warning says so). Other claims with a
 snapshot the backup kept are provisioned from that snapshot.
 
+--dry-run plans the restore and asks the API server, in its dry-run mode and
+as you, what each write would do; it prints per resource type how many objects
+would be created, left alone as identical, updated or skipped (and why), the
+mappings applied and what the resource modifiers would change. Objects inside
+a namespace or of a CRD the restore creates cannot be checked by the server,
+and say so. Nothing is written to the cluster, no volume data is restored.
+
 Exit codes: 0 started (with --wait: Completed), 1 error, 2 invalid flags or
 spec (nothing started), 3 conflict (the backup is still running or did not
 complete, or NAME is taken by another spec), 4 backup not found in the
@@ -100,6 +108,10 @@ func newRestoreCreateCommand(g *globals) *cobra.Command {
   cairn restore create shop-reset --from-backup nightly --include-namespaces shop \
     --existing-resource-policy update
 
+  # What restoring shop into shop-copy would do, without doing it
+  cairn restore create shop-copy --from-backup nightly --include-namespaces shop \
+    --namespace-mappings shop:shop-copy --dry-run
+
   # A backup Velero wrote, by its Velero name, from Velero's bucket
   cairn restore create from-velero --from-backup velero-daily-20250601020000 \
     --storage-location 's3://velero-backups?region=eu-west-1'`,
@@ -116,6 +128,13 @@ func newRestoreCreateCommand(g *globals) *cobra.Command {
 				return err
 			}
 			defer closeClient()
+			if cf.dryRun {
+				report, err := sc.DryRunRestore(cmd.Context(), cf.req)
+				if err != nil {
+					return err
+				}
+				return cf.out.print(cmd.OutOrStdout(), report, func(w io.Writer) { describeRestoreDryRun(w, report) })
+			}
 			res, err := sc.CreateRestore(cmd.Context(), cf.req)
 			if err != nil {
 				return err
@@ -164,6 +183,7 @@ func (cf *restoreCreateFlags) register(f *pflag.FlagSet) {
 	f.DurationVar(&cf.dataTimeout, "datamover-timeout", workflows.DefaultDataMoverTimeout, "how long one volume's data may take to restore, retries included")
 	f.IntVar(&cf.req.Options.VolumeConcurrency, "volume-concurrency", 0, "volumes whose data is restored at once (default 4; each also waits for a data mover slot on its node)")
 	f.BoolVar(&cf.wait, "wait", false, "show progress until the restore ends; the exit code tells how it ended")
+	f.BoolVar(&cf.dryRun, "dry-run", false, "show what the restore would create, leave, update or skip per type, as the API server answers it, and write nothing")
 }
 
 // complete turns the flags into the request, with flag mistakes as usage

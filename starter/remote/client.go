@@ -195,6 +195,12 @@ func (c *Client) CreateRestore(ctx context.Context, req starter.CreateRestoreReq
 	return &res, c.do(ctx, http.MethodPost, "/v1/restores", nil, req, &res)
 }
 
+func (c *Client) DryRunRestore(ctx context.Context, req starter.CreateRestoreRequest) (*workflows.RestoreDryRun, error) {
+	req.DryRun = true
+	var res workflows.RestoreDryRun
+	return &res, c.do(ctx, http.MethodPost, "/v1/restores", nil, req, &res)
+}
+
 func (c *Client) GetRestore(ctx context.Context, name string) (*starter.RestoreView, error) {
 	var v starter.RestoreView
 	return &v, c.do(ctx, http.MethodGet, named("restores", name), nil, nil, &v)

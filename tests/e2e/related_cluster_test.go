@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,9 +18,14 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/objects"
@@ -103,9 +110,55 @@ func TestNamespaceRunsInAnotherCluster(t *testing.T) {
 	_, err = dc.RbacV1().ClusterRoles().Create(ctx, editor, metav1.CreateOptions{})
 	require.NoError(t, err)
 
-	r := dst.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "rel-r1", BackupName: "rel-1",
-		NamespaceMapping: map[string]string{"rel": "rel-copy"}, ExistingResourcePolicy: workflows.ExistingResourceUpdate}}, 3*time.Minute)
+	restoreReq := starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "rel-r1", BackupName: "rel-1",
+		NamespaceMapping: map[string]string{"rel": "rel-copy"}, ExistingResourcePolicy: workflows.ExistingResourceUpdate}}
+	// The restore's dry run, through the API, while the cluster is
+	// watched: it writes nothing.
+	dstAPI := devAPI(t, dst)
+	drc, err := remote.New(dstAPI.URL, dstAPI.Client())
+	require.NoError(t, err)
+	writes := watchWrites(t, dst.cluster.Config())
+	dryRestore, err := drc.DryRunRestore(ctx, restoreReq)
+	require.NoError(t, err)
+	assert.Empty(t, writes(), "the restore's dry run wrote nothing to the cluster")
+	// What a watch delivers late, the objects' absence shows.
+	_, err = dc.CoreV1().Namespaces().Get(ctx, "rel-copy", metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "no namespace rel-copy after the dry run: %v", err)
+	_, err = dc.SchedulingV1().PriorityClasses().Get(ctx, "rel-critical", metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "no PriorityClass after the dry run: %v", err)
+	unchanged, err := dc.RbacV1().ClusterRoles().Get(ctx, "rel-config-editor", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Len(t, unchanged.Rules, 2)
+	recordHistory(t, dst, dryRestore.WorkflowID, "restore_dry_run_completed.json")
+	assert.Empty(t, scratchKeys(t, dst.location), "a dry run leaves nothing in the location")
+	assert.Equal(t, map[string]string{"rel": "rel-copy"}, dryRestore.NamespaceMapping)
+
+	r := dst.restore(restoreReq, 3*time.Minute)
 	outcomes := dst.outcomes("rel-r1")
+	// Object for object, the dry run said what the restore did. The
+	// objects the cluster's controllers make in every new namespace are
+	// left out: whether they exist when the restore reaches them is a
+	// race the dry run cannot know.
+	madeByControllers := map[string]bool{"serviceaccounts rel-copy/default": true, "configmaps rel-copy/kube-root-ca.crt": true}
+	said, did := map[string]string{}, map[string]string{}
+	for _, o := range dryRestore.Resources {
+		for _, it := range o.Items {
+			said[it.Resource+" "+it.Namespace+"/"+it.Name] = string(it.Result) + " " + string(it.Action)
+		}
+	}
+	for key, o := range outcomes {
+		did[key] = string(o.Result) + " " + string(o.Action)
+	}
+	for key := range madeByControllers {
+		delete(said, key)
+		delete(did, key)
+	}
+	assert.Equal(t, did, said, "the dry run's outcomes are the restore's")
+	out, stderr, code = dst.cli("restore", "create", "rel-r2", "--from-backup", "rel-1", "--namespace-mappings", "rel:rel-copy", "--dry-run")
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `serviceaccounts\s+0\s+1\s+0\s+0\s+0`, out, "after the restore, the ServiceAccount is there as backed up")
+	assert.Regexp(t, `deployments.apps rel-copy/web\s+skipped\s+it already exists and differs`, out,
+		"the running Deployment differs from the backup, and policy none would leave it")
 	require.Equal(t, workflows.PhaseCompleted, r.Phase, "%s %v", r.Status.FailureReason, failedOutcomes(outcomes))
 	assert.Equal(t, workflows.ActionUnchanged, outcomes[objects.ClusterRolesResource+" /rel-config-editor"].Action)
 	assert.Equal(t, workflows.ActionCreated, outcomes[objects.PriorityClassesResource+" /rel-critical"].Action)
@@ -131,6 +184,50 @@ func TestNamespaceRunsInAnotherCluster(t *testing.T) {
 		assert.True(t, allowed(t, c.kc, user, authorizationv1.ResourceAttributes{Verb: "list", Resource: "nodes"}), "%s lists nodes", user)
 		assert.True(t, allowed(t, c.kc, user, authorizationv1.ResourceAttributes{Verb: "update", Resource: "configmaps", Namespace: c.namespace}),
 			"%s edits its ConfigMaps", user)
+	}
+}
+
+// watchWrites watches the cluster-scoped types a restore writes and the
+// namespaced ones in every namespace, and returns a function that stops
+// and lists every change seen since.
+func watchWrites(t *testing.T, cfg *rest.Config) func() []string {
+	t.Helper()
+	dc, err := dynamic.NewForConfig(cfg)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	var mu sync.Mutex
+	var seen []string
+	for _, gvr := range []schema.GroupVersionResource{
+		{Version: "v1", Resource: "namespaces"}, {Version: "v1", Resource: "serviceaccounts"},
+		{Version: "v1", Resource: "persistentvolumeclaims"}, {Version: "v1", Resource: "configmaps"},
+		{Group: "apps", Version: "v1", Resource: "deployments"},
+		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
+		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
+		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
+		{Group: "scheduling.k8s.io", Version: "v1", Resource: "priorityclasses"},
+		{Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses"},
+	} {
+		list, err := dc.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
+		require.NoError(t, err)
+		w, err := dc.Resource(gvr).Watch(ctx, metav1.ListOptions{ResourceVersion: list.GetResourceVersion()})
+		require.NoError(t, err)
+		go func() {
+			for ev := range w.ResultChan() {
+				if u, ok := ev.Object.(*unstructured.Unstructured); ok {
+					mu.Lock()
+					seen = append(seen, fmt.Sprintf("%s %s %s/%s", ev.Type, gvr.Resource, u.GetNamespace(), u.GetName()))
+					mu.Unlock()
+				}
+			}
+		}()
+		t.Cleanup(w.Stop)
+	}
+	return func() []string {
+		cancel()
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(seen)
 	}
 }
 
