@@ -85,42 +85,27 @@ func create[R any](h *handler, kind string, start func(context.Context, R) (*Cre
 	}
 }
 
-// createBackup is create for backups, which with dryRun: true answers
-// the dry run's report instead of starting the backup.
-func (h *handler) createBackup(w http.ResponseWriter, r *http.Request) {
-	var req CreateBackupRequest
-	if !decodeAuthorized(h, w, r, "backup", &req, h.authorizeBackup) {
-		return
+// createOrDryRun is create for a kind that also answers dry runs: a
+// body that asks for one (dry) gets the dry run's report, 200, and starts
+// nothing.
+func createOrDryRun[R, D any](h *handler, kind string, start func(context.Context, R) (*CreateResult, error),
+	dryRun func(context.Context, R) (D, error), dry func(R) bool, authorize func(context.Context, *R) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req R
+		if !decodeAuthorized(h, w, r, kind, &req, authorize) {
+			return
+		}
+		if !dry(req) {
+			startRun(h, w, r, kind, start, req)
+			return
+		}
+		report, err := dryRun(r.Context(), req)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		h.reply(w, http.StatusOK, report)
 	}
-	if !req.DryRun {
-		startRun(h, w, r, "backup", h.c.CreateBackup, req)
-		return
-	}
-	report, err := h.c.DryRunBackup(r.Context(), req)
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	h.reply(w, http.StatusOK, report)
-}
-
-// createRestore is create for restores, which with dryRun: true answers
-// the dry run's report instead of starting the restore.
-func (h *handler) createRestore(w http.ResponseWriter, r *http.Request) {
-	var req CreateRestoreRequest
-	if !decodeAuthorized(h, w, r, "restore", &req, h.authorizeRestore) {
-		return
-	}
-	if !req.DryRun {
-		startRun(h, w, r, "restore", h.c.CreateRestore, req)
-		return
-	}
-	report, err := h.c.DryRunRestore(r.Context(), req)
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	h.reply(w, http.StatusOK, report)
 }
 
 // decodeAuthorized decodes the body into req and asks authorize (if set)

@@ -31,16 +31,8 @@ func (c *Client) CreateRestore(ctx context.Context, req CreateRestoreRequest) (*
 	if req.DryRun {
 		return nil, &InvalidError{Problems: []string{"dryRun: a dry run is DryRunRestore's, which restores nothing"}}
 	}
-	if req.ScheduleName != "" {
-		if err := c.resolveSchedule(ctx, &req.RestoreSpec); err != nil {
-			return nil, err
-		}
-	}
-	// Whom the restore reads and writes the cluster as comes from the
-	// request's authenticated caller, never from its body.
-	req.Options.ActingAs = ActingAs(ctx)
-	spec := req.RestoreSpec.WithDefaults(c.opts.DefaultLocation)
-	if err := c.validateRestore(&spec, req.Options.Problems()); err != nil {
+	spec, err := c.prepareRestore(ctx, &req)
+	if err != nil {
 		return nil, err
 	}
 	if existing, err := c.existingRestore(ctx, spec); existing != nil || err != nil {
@@ -76,6 +68,21 @@ func (c *Client) CreateRestore(ctx context.Context, req CreateRestoreRequest) (*
 		return nil, fmt.Errorf("start restore %s: %w", spec.Name, err)
 	}
 	return &CreateResult{Name: spec.Name, WorkflowID: id, RunID: run.GetRunID(), Created: true, UIURL: c.RunURL(id, run.GetRunID())}, nil
+}
+
+// prepareRestore resolves a restore from a schedule, sets whom it acts
+// as and returns its spec with defaults, validated.
+func (c *Client) prepareRestore(ctx context.Context, req *CreateRestoreRequest) (workflows.RestoreSpec, error) {
+	if req.ScheduleName != "" {
+		if err := c.resolveSchedule(ctx, &req.RestoreSpec); err != nil {
+			return workflows.RestoreSpec{}, err
+		}
+	}
+	// Whom the restore reads and writes the cluster as comes from the
+	// request's authenticated caller, never from its body.
+	req.Options.ActingAs = ActingAs(ctx)
+	spec := req.RestoreSpec.WithDefaults(c.opts.DefaultLocation)
+	return spec, c.validateRestore(&spec, req.Options.Problems())
 }
 
 // validateRestore checks the spec and normalizes its location.

@@ -1,0 +1,74 @@
+package starter
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// dryRun is one dry-run workflow to start and wait for.
+type dryRun struct {
+	id, kind, name, workflow string
+	memo                     map[string]any
+	actingAs                 *workflows.Identity
+	input                    any
+}
+
+// runDryRun starts a dry-run workflow (never a second run of a name: each
+// has its own ID) and waits for its report.
+func runDryRun[T any](ctx context.Context, c *Client, d dryRun) (*T, error) {
+	opts := client.StartWorkflowOptions{
+		ID:        d.id,
+		TaskQueue: workflows.TaskQueue,
+		Memo:      actingAsMemo(d.memo, d.actingAs),
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			workflows.SearchAttrKind.ValueSet(d.kind),
+			workflows.SearchAttrName.ValueSet(d.name),
+			workflows.SearchAttrPhase.ValueSet(string(workflows.PhaseNew)),
+			workflows.SearchAttrActingAs.ValueSet(d.actingAs.UsernameOrWorker()),
+		),
+	}
+	run, err := c.temporal.ExecuteWorkflow(ctx, opts, d.workflow, d.input)
+	if err != nil {
+		return nil, fmt.Errorf("start dry run of %s: %w", d.name, err)
+	}
+	var out T
+	if err := run.Get(ctx, &out); err != nil {
+		return nil, dryRunFailure(d.name, err)
+	}
+	return &out, nil
+}
+
+// nonce tells dry runs of one name apart.
+func nonce() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// dryRunFailure turns a failed dry run into the error a caller can act
+// on: refused for the caller, invalid for the cluster, no such backup.
+func dryRunFailure(name string, err error) error {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		switch appErr.Type() {
+		case workflows.ErrTypeForbidden:
+			return &ForbiddenError{Message: appErr.Message()}
+		case workflows.ErrTypeInvalidSpec:
+			return &InvalidError{Problems: []string{appErr.Message()}}
+		case workflows.ErrTypeBackupNotFound:
+			return fmt.Errorf("%s: %w", appErr.Message(), ErrNotFound)
+		case workflows.ErrTypeBackupNotReady:
+			return &ConflictError{Message: appErr.Message()}
+		}
+		return fmt.Errorf("dry run of %s failed: %s", name, appErr.Message())
+	}
+	return fmt.Errorf("dry run of %s: %w", name, err)
+}

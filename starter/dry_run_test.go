@@ -1,0 +1,27 @@
+package starter
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/cairn-backup/cairn/workflows"
+)
+
+// A dry run that failed answers with the status of what stopped it, so a
+// script tells a refusal from a bad spec from a missing backup.
+func TestDryRunFailuresKeepTheirStatus(t *testing.T) {
+	for errType, status := range map[string]int{
+		workflows.ErrTypeForbidden:      http.StatusForbidden,
+		workflows.ErrTypeInvalidSpec:    http.StatusBadRequest,
+		workflows.ErrTypeBackupNotFound: http.StatusNotFound,
+		workflows.ErrTypeBackupNotReady: http.StatusConflict,
+		workflows.ErrTypeCorruptBackup:  http.StatusInternalServerError,
+	} {
+		err := dryRunFailure("shop-1", temporal.NewNonRetryableApplicationError("why", errType, nil))
+		assert.Equal(t, status, HTTPStatus(err), errType)
+		assert.Contains(t, err.Error(), "why")
+	}
+}
