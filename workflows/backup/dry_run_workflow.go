@@ -38,12 +38,8 @@ func BackupDryRunWorkflow(ctx workflow.Context, req workflows.BackupRequest) (*w
 	result, runErr := b.dryRunSteps(ctx)
 	result.Name, result.WorkflowID = name, id
 
-	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	actx := workflow.WithActivityOptions(dctx, b.activityOptions(time.Hour))
 	scratch := workflows.SummarizeDryRunInput{Scratch: spec.Name, Location: spec.StorageLocation}
-	if err := workflow.ExecuteActivity(actx, storeActs.DiscardDryRun, scratch).Get(dctx, nil); err != nil && runErr == nil {
-		runErr = err
-	}
+	dctx, runErr := flow.DiscardDryRun(ctx, b.activityOptions(time.Hour), storeActs.DiscardDryRun, scratch, runErr)
 	if runErr != nil {
 		b.status.FailureReason = flow.Reason(runErr)
 		b.setPhase(dctx, workflows.PhaseFailed)

@@ -37,12 +37,8 @@ func RestoreDryRunWorkflow(ctx workflow.Context, req workflows.RestoreRequest) (
 	}
 	result, runErr := r.dryRunSteps(ctx)
 
-	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	actx := workflow.WithActivityOptions(dctx, r.activityOptions(time.Hour))
 	scratch := workflows.SummarizeRestoreDryRunInput{Scratch: spec.Name, Location: spec.StorageLocation}
-	if err := workflow.ExecuteActivity(actx, restoreActs.DiscardRestoreDryRun, scratch).Get(dctx, nil); err != nil && runErr == nil {
-		runErr = err
-	}
+	dctx, runErr := flow.DiscardDryRun(ctx, r.activityOptions(time.Hour), restoreActs.DiscardRestoreDryRun, scratch, runErr)
 	if runErr != nil {
 		r.status.FailureReason = flow.Reason(runErr)
 		r.setPhase(dctx, workflows.PhaseFailed)
