@@ -305,9 +305,7 @@ func bindClusterRole(t *testing.T, kc kubernetes.Interface, ns, saNamespace, sa,
 // waitBackupStatus waits for a backup to end with its status read.
 func waitBackupStatus(t *testing.T, s *stack, name string) *starter.BackupView {
 	t.Helper()
-	return s.waitBackup(name, 2*time.Minute, func(v *starter.BackupView) bool {
-		return v.Phase.Done() && v.Status != nil && v.Status.CompletionTime != nil
-	})
+	return s.waitDone(name, 2*time.Minute)
 }
 
 func skippedReason(skipped []workflows.SkippedResource, resource string) string {

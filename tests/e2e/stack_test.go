@@ -193,8 +193,13 @@ func (s *stack) waitBackup(name string, timeout time.Duration, cond func(*starte
 	}
 }
 
+// waitDone waits until a backup has ended and its status is read: a
+// status query that a busy worker answers late is asked again, never
+// taken for the verdict.
 func (s *stack) waitDone(name string, timeout time.Duration) *starter.BackupView {
-	return s.waitBackup(name, timeout, func(v *starter.BackupView) bool { return v.Phase.Done() })
+	return s.waitBackup(name, timeout, func(v *starter.BackupView) bool {
+		return v.Phase.Done() && v.Status != nil && v.Status.CompletionTime != nil
+	})
 }
 
 // quietLogger drops the SDK's client logs in tests.
