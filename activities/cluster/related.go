@@ -10,12 +10,14 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/cairn-backup/cairn/activities/internal/actas"
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/internal/filter"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/objects"
 	"github.com/cairn-backup/cairn/workflows"
@@ -72,7 +74,11 @@ func (a *Activities) CollectRelated(ctx context.Context, in workflows.CollectRel
 		return nil, err
 	}
 	if plan.Spec.TakesWorkloadDependencies() {
-		if err := c.workloadDependencies(ctx, plan.Namespaces, refs); err != nil {
+		resources, err := filter.NewGlobs(plan.Spec.IncludedResources, plan.Spec.ExcludedResources)
+		if err != nil {
+			return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
+		}
+		if err := c.workloadDependencies(ctx, plan.Namespaces, refs, resources); err != nil {
 			return nil, err
 		}
 	}
@@ -82,12 +88,16 @@ func (a *Activities) CollectRelated(ctx context.Context, in workflows.CollectRel
 
 // workloadDependencies stores the ClusterRoleBindings naming a service
 // account of the namespaces, then the ClusterRoles they and the
-// namespaces' RoleBindings bind, then the classes objects name.
-func (c *relatedCollector) workloadDependencies(ctx context.Context, namespaces []string, refs map[string]map[string]bool) error {
+// namespaces' RoleBindings bind, then the classes objects name: each
+// type the spec's resource filters select.
+func (c *relatedCollector) workloadDependencies(ctx context.Context, namespaces []string, refs map[string]map[string]bool, resources filter.Globs) error {
 	crbs := dependencyResources[objects.ClusterRoleBindingsResource]
-	bindings, warning, err := c.bindingsOf(ctx, crbs, namespaces)
-	if err != nil {
-		return err
+	bindings, warning := map[string]bool{}, ""
+	if crbs.Match(resources) {
+		var err error
+		if bindings, warning, err = c.bindingsOf(ctx, crbs, namespaces); err != nil {
+			return err
+		}
 	}
 	roles := refs[objects.ClusterRolesResource]
 	if roles == nil {
@@ -107,8 +117,10 @@ func (c *relatedCollector) workloadDependencies(ctx context.Context, namespaces 
 	}
 	refs[objects.ClusterRolesResource] = roles
 	for _, gr := range objects.WorkloadDependencies[1:] {
-		if err := c.fetch(ctx, dependencyResources[gr], sortedNames(refs[gr]), nil); err != nil {
-			return err
+		if r := dependencyResources[gr]; r.Match(resources) {
+			if err := c.fetch(ctx, r, sortedNames(refs[gr]), nil); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
