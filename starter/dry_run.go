@@ -56,8 +56,7 @@ func nonce() string {
 // dryRunFailure turns a failed dry run into the error a caller can act
 // on: refused for the caller, invalid for the cluster, no such backup.
 func dryRunFailure(name string, err error) error {
-	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) {
+	if appErr := typedCause(err); appErr != nil {
 		switch appErr.Type() {
 		case workflows.ErrTypeForbidden:
 			return &ForbiddenError{Message: appErr.Message()}
@@ -71,4 +70,17 @@ func dryRunFailure(name string, err error) error {
 		return fmt.Errorf("dry run of %s failed: %s", name, appErr.Message())
 	}
 	return fmt.Errorf("dry run of %s: %w", name, err)
+}
+
+// typedCause is the innermost application error of err's chain that has
+// a type of cairn's: a workflow wraps its steps' errors with context, and
+// Temporal turns each wrap into an application error of its own.
+func typedCause(err error) *temporal.ApplicationError {
+	var found *temporal.ApplicationError
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if appErr, ok := e.(*temporal.ApplicationError); ok && appErr.Type() != "" && appErr.Type() != "wrapError" {
+			found = appErr
+		}
+	}
+	return found
 }

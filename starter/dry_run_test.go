@@ -1,6 +1,7 @@
 package starter
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -20,8 +21,12 @@ func TestDryRunFailuresKeepTheirStatus(t *testing.T) {
 		workflows.ErrTypeBackupNotReady: http.StatusConflict,
 		workflows.ErrTypeCorruptBackup:  http.StatusInternalServerError,
 	} {
-		err := dryRunFailure("shop-1", temporal.NewNonRetryableApplicationError("why", errType, nil))
-		assert.Equal(t, status, HTTPStatus(err), errType)
-		assert.Contains(t, err.Error(), "why")
+		cause := temporal.NewNonRetryableApplicationError("why", errType, nil)
+		// As a workflow's error reaches the client: its step wrapped it.
+		wrapped := temporal.NewApplicationErrorWithCause("plan: why", "wrapError", cause)
+		for _, err := range []error{dryRunFailure("shop-1", cause), dryRunFailure("shop-1", fmt.Errorf("workflow: %w", wrapped))} {
+			assert.Equal(t, status, HTTPStatus(err), errType)
+			assert.Contains(t, err.Error(), "why")
+		}
 	}
 }

@@ -99,6 +99,10 @@ func createOrDryRun[R, D any](h *handler, kind string, start func(context.Contex
 			startRun(h, w, r, kind, start, req)
 			return
 		}
+		// The answer comes when the dry run ends, which over a big
+		// namespace takes a while: the server's write timeout, which
+		// bounds every other answer, does not apply.
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 		report, err := dryRun(r.Context(), req)
 		if err != nil {
 			h.fail(w, r, err)
