@@ -23,8 +23,16 @@ const DryRunNamesPerType = 100
 // DryRunWarningLines bounds the warning lines a dry run reports.
 const DryRunWarningLines = 200
 
+// DryRunItems bounds the items a restore's dry run lists in all, and
+// DryRunReasonBytes each one's reason, so its report stays far below
+// Temporal's payload limit whatever the backup holds.
+const (
+	DryRunItems       = 2000
+	DryRunReasonBytes = 300
+)
+
 // BackupDryRun is what a backup would take, as its dry run found it. It
-// is bounded by types and volumes: names and warnings are cut at
+// is bounded by types and volumes: names, hooks and warnings are cut at
 // DryRunNamesPerType and DryRunWarningLines.
 type BackupDryRun struct {
 	Name       string `json:"name"`
@@ -39,8 +47,10 @@ type BackupDryRun struct {
 	// Volumes are the claims whose volumes would be snapshotted (and
 	// moved, with snapshotMoveData); claims left out are warnings.
 	Volumes []DryRunVolume `json:"volumes,omitempty"`
-	// Hooks are the pods whose hooks would run.
-	Hooks []HookedPod `json:"hooks,omitempty"`
+	// Hooks are the pods whose hooks would run: the first
+	// DryRunNamesPerType of HooksTotal.
+	Hooks      []HookedPod `json:"hooks,omitempty"`
+	HooksTotal int         `json:"hooksTotal,omitempty"`
 	// Skipped are the resource types the backup would leave out, and why.
 	Skipped []SkippedResource `json:"skipped,omitempty"`
 	// Warnings are what the backup would warn about, WarningsTotal in
@@ -98,7 +108,7 @@ type RestoreDryRun struct {
 }
 
 // DryRunTypeOutcome counts what would happen to the items of one type,
-// and lists the first DryRunNamesPerType of them.
+// and lists the first DryRunNamesPerType of them (DryRunItems in all).
 type DryRunTypeOutcome struct {
 	Created   int           `json:"created"`
 	Unchanged int           `json:"unchanged"`
@@ -108,8 +118,9 @@ type DryRunTypeOutcome struct {
 	Items     []ItemOutcome `json:"items,omitempty"`
 }
 
-// Add counts one item's outcome.
-func (o *DryRunTypeOutcome) Add(item ItemOutcome) {
+// Add counts one item's outcome, and lists it if list says so and the
+// type has room.
+func (o *DryRunTypeOutcome) Add(item ItemOutcome, list bool) {
 	switch {
 	case item.Result == ItemSkipped:
 		o.Skipped++
@@ -122,7 +133,10 @@ func (o *DryRunTypeOutcome) Add(item ItemOutcome) {
 	default:
 		o.Created++
 	}
-	if len(o.Items) < DryRunNamesPerType {
+	if list && len(o.Items) < DryRunNamesPerType {
+		if len(item.Reason) > DryRunReasonBytes {
+			item.Reason = item.Reason[:DryRunReasonBytes] + "..."
+		}
 		o.Items = append(o.Items, item)
 	}
 }

@@ -23,13 +23,16 @@ func (a *Activities) SummarizeRestoreDryRun(ctx context.Context, in workflows.Su
 	defer run.End()
 	sum := &workflows.RestoreDryRun{Resources: map[string]workflows.DryRunTypeOutcome{}}
 	modifiers := map[string]int{}
+	listed := 0
 	add := func(line []byte) error {
 		var o workflows.ItemOutcome
 		if err := json.Unmarshal(line, &o); err != nil {
 			return fmt.Errorf("decode outcome: %w", err)
 		}
 		t := sum.Resources[o.Resource]
-		t.Add(o)
+		before := len(t.Items)
+		t.Add(o, listed < workflows.DryRunItems)
+		listed += len(t.Items) - before
 		sum.Resources[o.Resource] = t
 		for _, rule := range o.Modifiers {
 			if modifiers[rule] == 0 {

@@ -45,6 +45,9 @@ func describeDryRun(w io.Writer, r *workflows.BackupDryRun) {
 		for _, p := range r.Hooks {
 			row(w, p.Key(), hookCommands(p.Pre), hookCommands(p.Post), orDash(strings.Join(p.Claims, ", ")))
 		}
+		if more := r.HooksTotal - len(r.Hooks); more > 0 {
+			row(w, fmt.Sprintf("... and %d more pods", more))
+		}
 	}
 	skippedTable(w, r.Skipped)
 	if len(r.Warnings) > 0 {

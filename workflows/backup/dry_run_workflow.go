@@ -90,7 +90,8 @@ func (b *backupRun) dryRunSteps(ctx workflow.Context) (*workflows.BackupDryRun, 
 		result.Volumes = append(result.Volumes, workflows.DryRunVolume{Volume: op.Volume, Action: action})
 	}
 	if b.hooks != nil {
-		for _, p := range b.hooks.pods {
+		result.HooksTotal = len(b.hooks.pods)
+		for _, p := range b.hooks.pods[:min(len(b.hooks.pods), workflows.DryRunNamesPerType)] {
 			result.Hooks = append(result.Hooks, p.pod)
 		}
 	}
