@@ -78,7 +78,11 @@ func (a *Activities) CollectRelated(ctx context.Context, in workflows.CollectRel
 		if err != nil {
 			return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
 		}
-		if err := c.workloadDependencies(ctx, plan.Namespaces, refs, resources); err != nil {
+		accounts, err := collectedServiceAccounts(ctx, run)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.workloadDependencies(ctx, accounts, refs, resources); err != nil {
 			return nil, err
 		}
 	}
@@ -87,15 +91,15 @@ func (a *Activities) CollectRelated(ctx context.Context, in workflows.CollectRel
 }
 
 // workloadDependencies stores the ClusterRoleBindings naming a service
-// account of the namespaces, then the ClusterRoles they and the
+// account the backup holds, then the ClusterRoles they and the
 // namespaces' RoleBindings bind, then the classes objects name: each
 // type the spec's resource filters select.
-func (c *relatedCollector) workloadDependencies(ctx context.Context, namespaces []string, refs map[string]map[string]bool, resources filter.Globs) error {
+func (c *relatedCollector) workloadDependencies(ctx context.Context, accounts map[string]bool, refs map[string]map[string]bool, resources filter.Globs) error {
 	crbs := dependencyResources[objects.ClusterRoleBindingsResource]
 	bindings, warning := map[string]bool{}, ""
-	if crbs.Match(resources) {
+	if crbs.Match(resources) && len(accounts) > 0 {
 		var err error
-		if bindings, warning, err = c.bindingsOf(ctx, crbs, namespaces); err != nil {
+		if bindings, warning, err = c.bindingsOf(ctx, crbs, accounts); err != nil {
 			return err
 		}
 	}
@@ -126,14 +130,10 @@ func (c *relatedCollector) workloadDependencies(ctx context.Context, namespaces 
 	return nil
 }
 
-// bindingsOf names the ClusterRoleBindings with a ServiceAccount subject
-// in one of the namespaces. A caller who may not list them gets a
-// warning and a backup without them.
-func (c *relatedCollector) bindingsOf(ctx context.Context, crbs kube.Resource, namespaces []string) (map[string]bool, string, error) {
-	in := map[string]bool{}
-	for _, ns := range namespaces {
-		in[ns] = true
-	}
+// bindingsOf names the ClusterRoleBindings with one of the service
+// accounts as a subject. A caller who may not list them gets a warning
+// and a backup without them.
+func (c *relatedCollector) bindingsOf(ctx context.Context, crbs kube.Resource, accounts map[string]bool) (map[string]bool, string, error) {
 	names := map[string]bool{}
 	next := ""
 	for {
@@ -151,8 +151,8 @@ func (c *relatedCollector) bindingsOf(ctx context.Context, crbs kube.Resource, n
 			return nil, "", fmt.Errorf("list clusterrolebindings: %w", err)
 		}
 		for _, it := range page.Items {
-			for _, ns := range objects.ServiceAccountNamespaces(it.Raw) {
-				if in[ns] {
+			for _, sa := range objects.ServiceAccountSubjects(it.Raw) {
+				if accounts[sa] {
 					names[it.Name] = true
 				}
 			}
@@ -182,6 +182,14 @@ func (c *relatedCollector) fetch(ctx context.Context, r kube.Resource, names []s
 // fetchWith is fetch that records warnings found before it as the
 // type's own.
 func (c *relatedCollector) fetchWith(ctx context.Context, r kube.Resource, names []string, seen func(*kube.Item), warnings []string) error {
+	// What an earlier attempt stored goes first: a list read live may
+	// name fewer objects now, and its parts would outlive it.
+	if err := c.run.Loc.DeletePrefix(ctx, c.run.Keys.PartsPrefix(r.GroupResource()), func(int) { c.heartbeat() }); err != nil {
+		return err
+	}
+	if err := c.run.Loc.Delete(ctx, c.run.Keys.TypeResult(r.GroupResource())); err != nil {
+		return err
+	}
 	var buf bytes.Buffer
 	part, items := 0, 0
 	flush := func() error {

@@ -91,6 +91,7 @@ var shopParts = map[string]string{
 	"deployments.apps":           `{"metadata":{"name":"web","namespace":"shop"},"spec":{"template":{"spec":{"priorityClassName":"shop-high"}}}}`,
 	objects.RoleBindingsResource: `{"metadata":{"name":"ed","namespace":"shop"},"roleRef":{"kind":"ClusterRole","name":"shop-editor"}}`,
 	objects.ClaimsResource:       `{"metadata":{"name":"data","namespace":"shop"},"spec":{"storageClassName":"gone"}}`,
+	"serviceaccounts":            `{"metadata":{"name":"app","namespace":"shop"}}`,
 }
 
 func shopCluster() *objectLister {
@@ -100,6 +101,9 @@ func shopCluster() *objectLister {
 		objects.ClusterRoleBindingsResource: {
 			"shop-nodes":  `{"metadata":{"name":"shop-nodes"},"roleRef":{"kind":"ClusterRole","name":"node-reader"},"subjects":[{"kind":"ServiceAccount","name":"app","namespace":"shop"}]}`,
 			"other-nodes": `{"metadata":{"name":"other-nodes"},"roleRef":{"kind":"ClusterRole","name":"other-role"},"subjects":[{"kind":"ServiceAccount","name":"app","namespace":"other"}]}`,
+			// An account of the namespace the backup does not hold (a
+			// label selector left it out) does not bring its binding.
+			"shop-ci": `{"metadata":{"name":"shop-ci"},"roleRef":{"kind":"ClusterRole","name":"other-role"},"subjects":[{"kind":"ServiceAccount","name":"ci","namespace":"shop"}]}`,
 		},
 	}}
 }
@@ -109,7 +113,8 @@ func TestCollectRelatedTakesWhatTheNamespacesNeed(t *testing.T) {
 	assert.Equal(t, []string{"shop-high"}, stored[objects.PriorityClassesResource])
 	assert.Equal(t, []string{"shop-nodes"}, stored[objects.ClusterRoleBindingsResource])
 	assert.ElementsMatch(t, []string{"node-reader", "shop-editor"}, stored[objects.ClusterRolesResource])
-	assert.Equal(t, 0, res.Resources[objects.StorageClassesResource], "the missing class is a warning, not an object")
+	n, ok := res.Resources[objects.StorageClassesResource]
+	assert.True(t, ok && n == 0, "the missing class is a warning, not an object")
 	assert.Equal(t, 1, res.Warnings, "StorageClass gone is referenced but does not exist")
 }
 

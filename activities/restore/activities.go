@@ -63,8 +63,11 @@ type Item struct {
 	SourceNamespace string `json:"sourceNamespace,omitempty"`
 	// Modifiers are the resource modifier rules that changed the object.
 	Modifiers []string `json:"modifiers,omitempty"`
-	// EnsureOnly marks an object created when missing and left as it is
-	// when present: a namespace the restore needs but the backup does not
-	// hold, or a related cluster-scoped object of a namespace restore.
+	// EnsureOnly marks a namespace the restore needs but the backup does
+	// not hold: created when missing, fine as it is when present.
 	EnsureOnly bool `json:"ensureOnly,omitempty"`
+	// CreateOnly marks a workload's related cluster-scoped object: created
+	// when missing, never changed; one that differs is skipped with a
+	// warning.
+	CreateOnly bool `json:"createOnly,omitempty"`
 }

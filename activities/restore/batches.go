@@ -56,7 +56,7 @@ func writeItems(ctx context.Context, src tarballSource, idx *backupIndex, p *res
 		if err := obj.UnmarshalJSON(e.Data); err != nil {
 			return &corruptError{fmt.Errorf("%s: %w", e.Path, err)}
 		}
-		if !sel.item(e.GroupResource, obj.GetNamespace(), obj.GetName(), obj.GetLabels()) ||
+		if !sel.itemOrRelated(e.GroupResource, obj.GetNamespace(), obj.GetName(), obj.GetLabels()) ||
 			!relatedClusterItem(e.GroupResource, obj, idx, p, sel) {
 			return nil
 		}
@@ -78,7 +78,10 @@ func writeItems(ctx context.Context, src tarballSource, idx *backupIndex, p *res
 			outcome.Result, outcome.Reason = workflows.ItemSkipped, reason
 			return w.skip(ctx, outcome)
 		}
-		item := Item{SourceNamespace: outcome.SourceNamespace, EnsureOnly: createOnly(e.GroupResource, p)}
+		item := Item{SourceNamespace: outcome.SourceNamespace, CreateOnly: createOnly(e.GroupResource, p, sel)}
+		if item.CreateOnly && e.GroupResource == objects.ClusterRoleBindingsResource {
+			objects.KeepServiceAccountSubjects(obj, func(sa string) bool { return idx.serviceAccounts[sa] })
+		}
 		for _, ref := range obj.GetOwnerReferences() {
 			if idx.restored(string(ref.UID), p) {
 				item.RestoredOwners = append(item.RestoredOwners, string(ref.UID))
@@ -155,9 +158,10 @@ func workloadDependency(gr string) bool { return slices.Contains(objects.Workloa
 
 // createOnly reports whether an object of type gr is restored only where
 // it is missing: a cluster-scoped object that a namespace backup took
-// because its workloads need it is never changed.
-func createOnly(gr string, p *restorePlan) bool {
-	return workloadDependency(gr) && p.relatedByReference
+// because its workloads need it, or that a namespace restore takes for
+// them, is never changed (another namespace may rely on it as it is).
+func createOnly(gr string, p *restorePlan, sel *selection) bool {
+	return workloadDependency(gr) && (p.relatedByReference || sel.relatedByReference())
 }
 
 // snapshotRestored reports whether the VolumeSnapshot ns/name of the

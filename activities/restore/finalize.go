@@ -159,7 +159,7 @@ func (t *tally) set(status *workflows.RestoreStatus) {
 // isConflictSkip reports an item skipped because it exists and differs,
 // which a user should look at (rule skips are expected and are not).
 func isConflictSkip(o workflows.ItemOutcome) bool {
-	return o.Action == "" && o.Reason == ReasonExistsDiffers
+	return o.Action == "" && (o.Reason == ReasonExistsDiffers || o.Reason == ReasonRelatedExists)
 }
 
 func readIfExists(ctx context.Context, run *runlog.Run, key string, fn func([]byte) error) error {

@@ -20,6 +20,10 @@ import (
 // ReasonExistsDiffers is why an item is skipped under policy none.
 const ReasonExistsDiffers = "it already exists and differs from the backup (existingResourcePolicy none keeps it as it is)"
 
+// ReasonRelatedExists is why a workload's related cluster-scoped object
+// that exists and differs is skipped, whatever the policy.
+const ReasonRelatedExists = "it already exists and differs from the backup; a cluster-scoped object restored for a namespace's workloads is never changed"
+
 // ReasonUncheckedDryRun notes a dry run's item the API server could not
 // check, because what holds it is created earlier in the same restore.
 const ReasonUncheckedDryRun = "not checked by the API server: its namespace or its type's CRD is created by this restore"
@@ -164,6 +168,8 @@ func (ap *applier) createOrReconcile(ctx context.Context, client dynamic.Resourc
 		return existing, workflows.ActionCreated, "", nil // an earlier attempt of this restore made it
 	case item.EnsureOnly, objects.Equivalent(existing, obj, preserve):
 		return existing, workflows.ActionUnchanged, "", nil
+	case item.CreateOnly:
+		return nil, "", ReasonRelatedExists, nil
 	case ap.in.Policy != workflows.ExistingResourceUpdate:
 		return nil, "", ReasonExistsDiffers, nil
 	}

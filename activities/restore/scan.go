@@ -50,14 +50,16 @@ type backupIndex struct {
 	// ClusterRoles those bind (see resolveBindings).
 	references map[string]map[string]bool
 	// bindings are the backup's ClusterRoleBindings that name a service
-	// account: its namespaces and the ClusterRole bound.
+	// account: those accounts and the ClusterRole bound.
 	bindings map[string]clusterBinding
+	// serviceAccounts are the restored service accounts, "ns/name".
+	serviceAccounts map[string]bool
 }
 
 // clusterBinding is what the auto rule needs of a ClusterRoleBinding.
 type clusterBinding struct {
-	role       string
-	namespaces []string
+	role     string
+	accounts []string
 }
 
 func (idx *backupIndex) reference(gr, name string) {
@@ -68,10 +70,10 @@ func (idx *backupIndex) reference(gr, name string) {
 }
 
 // resolveBindings adds to the references the ClusterRoleBindings naming a
-// service account of a namespace with selected objects, and their roles.
+// restored service account, and their roles.
 func (idx *backupIndex) resolveBindings() {
 	for name, b := range idx.bindings {
-		if slices.ContainsFunc(b.namespaces, func(ns string) bool { return idx.namespaces[ns] }) {
+		if slices.ContainsFunc(b.accounts, func(sa string) bool { return idx.serviceAccounts[sa] }) {
 			idx.reference(objects.ClusterRoleBindingsResource, name)
 			if b.role != "" {
 				idx.reference(objects.ClusterRolesResource, b.role)
@@ -120,7 +122,7 @@ func scanBackup(ctx context.Context, src tarballSource, sel *selection) (*backup
 	idx := &backupIndex{types: map[string]*typeIndex{}, selected: map[string]string{},
 		selectorServices: map[string]bool{}, claims: map[string]bool{}, crds: map[string]bool{}, volumeClaims: map[string]string{}, namespaces: map[string]bool{},
 		claimSnapshots: map[string]string{}, snapshots: map[string]bool{}, claimShapes: map[string]claimShape{},
-		references: map[string]map[string]bool{}, bindings: map[string]clusterBinding{}}
+		references: map[string]map[string]bool{}, bindings: map[string]clusterBinding{}, serviceAccounts: map[string]bool{}}
 	n := 0
 	err := walkTarball(ctx, src, func(e tarball.Entry) error {
 		if n++; n%2000 == 0 {
@@ -158,7 +160,7 @@ func scanBackup(ctx context.Context, src tarballSource, sel *selection) (*backup
 		}
 		labels := map[string]string{}
 		head[3].ForEach(func(k, v gjson.Result) bool { labels[k.String()] = v.String(); return true })
-		if !sel.item(e.GroupResource, e.Namespace, e.Name, labels) {
+		if !sel.itemOrRelated(e.GroupResource, e.Namespace, e.Name, labels) {
 			return nil
 		}
 		if e.Namespace != "" {
@@ -170,16 +172,19 @@ func scanBackup(ctx context.Context, src tarballSource, sel *selection) (*backup
 				t.selected++
 			}
 		}
-		if e.Namespace != "" {
+		key := e.Namespace + "/" + e.Name
+		if e.Namespace != "" && sel.resource(typeNames(e.GroupResource, t)...) {
 			for _, ref := range objects.References(e.GroupResource, e.Data) {
 				idx.reference(ref.Resource, ref.Name)
 			}
+			if e.GroupResource == "serviceaccounts" {
+				idx.serviceAccounts[key] = true
+			}
 		}
-		key := e.Namespace + "/" + e.Name
 		switch e.GroupResource {
 		case objects.ClusterRoleBindingsResource:
-			if namespaces := objects.ServiceAccountNamespaces(e.Data); len(namespaces) > 0 {
-				idx.bindings[e.Name] = clusterBinding{role: objects.BoundClusterRole(e.Data), namespaces: namespaces}
+			if accounts := objects.ServiceAccountSubjects(e.Data); len(accounts) > 0 {
+				idx.bindings[e.Name] = clusterBinding{role: objects.BoundClusterRole(e.Data), accounts: accounts}
 			}
 		case "services":
 			if gjson.GetBytes(e.Data, "spec.selector").IsObject() {

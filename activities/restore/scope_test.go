@@ -18,10 +18,16 @@ const crb = `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBin
 
 func scanFiles(t *testing.T, files map[string]string) (*backupIndex, error) {
 	t.Helper()
+	return scanFilesWith(t, files, workflows.RestoreSpec{Name: "r", BackupName: "b", IncludedNamespaces: []string{"team-a"}})
+}
+
+// scanFilesWith scans a tarball of files for a restore of spec.
+func scanFilesWith(t *testing.T, files map[string]string, spec workflows.RestoreSpec) (*backupIndex, error) {
+	t.Helper()
 	src := tarballSource{loc: openTempLocation(t), key: "b/b.tar.gz"}
 	files["metadata/version"] = tarball.FormatVersion
 	writeTarball(t, src, files)
-	sel, err := newSelection(workflows.RestoreSpec{Name: "r", BackupName: "b", IncludedNamespaces: []string{"team-a"}}.WithDefaults(""))
+	sel, err := newSelection(spec.WithDefaults(""))
 	require.NoError(t, err)
 	return scanBackup(context.Background(), src, sel)
 }

@@ -60,6 +60,24 @@ func (s *selection) item(groupResource, namespace, name string, labels map[strin
 	return s.labels.Match(labels)
 }
 
+// itemOrRelated is item, except that a workload's related cluster-scoped
+// object passes whatever its labels while the restore judges them by
+// reference: a pod selected by its labels needs its PriorityClass.
+func (s *selection) itemOrRelated(groupResource, namespace, name string, labels map[string]string) bool {
+	if namespace == "" && s.relatedByReference() && workloadDependency(groupResource) {
+		return true
+	}
+	return s.item(groupResource, namespace, name, labels)
+}
+
+// relatedByReference reports whether cluster-scoped objects are judged
+// one by one, by what the restored objects need (auto mode, not the
+// whole cluster).
+func (s *selection) relatedByReference() bool {
+	return !s.allCluster && s.spec.ClusterResources != workflows.ClusterResourcesInclude &&
+		s.spec.ClusterResources != workflows.ClusterResourcesExclude
+}
+
 // resource reports whether the resource filters select a type, by any of
 // the names a user may spell it with.
 func (s *selection) resource(names ...string) bool { return s.resources.Match(names...) }

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/tidwall/gjson"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // Group-resources of the cluster-scoped objects a namespace's workloads
@@ -108,17 +109,38 @@ func References(groupResource string, data []byte) []Reference {
 	return refs
 }
 
-// ServiceAccountNamespaces are the namespaces of the ServiceAccount
-// subjects of a (Cluster)RoleBinding stored as data.
-func ServiceAccountNamespaces(data []byte) []string {
-	var namespaces []string
+// ServiceAccountSubjects are the ServiceAccount subjects of a
+// (Cluster)RoleBinding stored as data, as "namespace/name".
+func ServiceAccountSubjects(data []byte) []string {
+	var keys []string
 	gjson.GetBytes(data, "subjects").ForEach(func(_, s gjson.Result) bool {
-		if f := gjson.GetMany(s.Raw, "kind", "namespace"); f[0].String() == "ServiceAccount" && f[1].String() != "" {
-			namespaces = append(namespaces, f[1].String())
+		if f := gjson.GetMany(s.Raw, "kind", "namespace", "name"); f[0].String() == "ServiceAccount" && f[1].String() != "" {
+			keys = append(keys, f[1].String()+"/"+f[2].String())
 		}
 		return true
 	})
-	return namespaces
+	return keys
+}
+
+// KeepServiceAccountSubjects drops from a (Cluster)RoleBinding every
+// subject but the ServiceAccounts ("namespace/name") keep holds: a
+// binding restored for a namespace's sake grants nothing to anyone else.
+func KeepServiceAccountSubjects(obj *unstructured.Unstructured, keep func(key string) bool) {
+	subjects, _, _ := unstructured.NestedSlice(obj.Object, "subjects")
+	kept := []any{}
+	for _, s := range subjects {
+		m, ok := s.(map[string]any)
+		if !ok {
+			continue
+		}
+		kind, _ := m["kind"].(string)
+		ns, _ := m["namespace"].(string)
+		name, _ := m["name"].(string)
+		if kind == "ServiceAccount" && keep(ns+"/"+name) {
+			kept = append(kept, m)
+		}
+	}
+	_ = unstructured.SetNestedSlice(obj.Object, kept, "subjects")
 }
 
 // BoundClusterRole is the ClusterRole a ClusterRoleBinding, stored as

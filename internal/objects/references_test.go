@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 func TestReferencesNameWhatWorkloadsNeed(t *testing.T) {
@@ -37,8 +39,16 @@ func TestReferencesNameWhatWorkloadsNeed(t *testing.T) {
 func TestBindingsOfServiceAccounts(t *testing.T) {
 	crb := []byte(`{"roleRef":{"kind":"ClusterRole","name":"reader"},"subjects":[
 		{"kind":"User","name":"alice"},{"kind":"ServiceAccount","name":"app","namespace":"shop"}]}`)
-	assert.Equal(t, []string{"shop"}, ServiceAccountNamespaces(crb))
-	assert.Empty(t, ServiceAccountNamespaces([]byte(`{"subjects":[{"kind":"Group","name":"shop"}]}`)))
+	assert.Equal(t, []string{"shop/app"}, ServiceAccountSubjects(crb))
+	assert.Empty(t, ServiceAccountSubjects([]byte(`{"subjects":[{"kind":"Group","name":"shop"}]}`)))
+
+	obj := &unstructured.Unstructured{}
+	require.NoError(t, obj.UnmarshalJSON([]byte(`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding",`+
+		`"metadata":{"name":"b"},"subjects":[{"kind":"User","name":"alice"},{"kind":"ServiceAccount","name":"app","namespace":"shop"},`+
+		`{"kind":"ServiceAccount","name":"app","namespace":"other"}]}`)))
+	KeepServiceAccountSubjects(obj, func(key string) bool { return key == "shop/app" })
+	subjects, _, _ := unstructured.NestedSlice(obj.Object, "subjects")
+	assert.Equal(t, []any{map[string]any{"kind": "ServiceAccount", "name": "app", "namespace": "shop"}}, subjects)
 	assert.Equal(t, "reader", BoundClusterRole(crb))
 	assert.Empty(t, BoundClusterRole([]byte(`{"roleRef":{"kind":"Role","name":"x"}}`)))
 }

@@ -104,7 +104,8 @@ func TestNamespaceRunsInAnotherCluster(t *testing.T) {
 	dst.startWorker()
 	dc := fastClient(t, dst.cluster.Config())
 	// The target has the role already, with a rule more: a namespace
-	// restore leaves it as it is, whatever the existing-resource policy.
+	// restore leaves it as it is, whatever the existing-resource policy,
+	// and warns.
 	editor := configEditor()
 	editor.Rules = append(editor.Rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}})
 	_, err = dc.RbacV1().ClusterRoles().Create(ctx, editor, metav1.CreateOptions{})
@@ -117,7 +118,7 @@ func TestNamespaceRunsInAnotherCluster(t *testing.T) {
 	dstAPI := devAPI(t, dst)
 	drc, err := remote.New(dstAPI.URL, dstAPI.Client())
 	require.NoError(t, err)
-	writes := watchWrites(t, dst.cluster.Config())
+	writes := watchWrites(t, dst.cluster.Config(), "rel-copy")
 	dryRestore, err := drc.DryRunRestore(ctx, restoreReq)
 	require.NoError(t, err)
 	assert.Empty(t, writes(), "the restore's dry run wrote nothing to the cluster")
@@ -126,6 +127,8 @@ func TestNamespaceRunsInAnotherCluster(t *testing.T) {
 	assert.True(t, apierrors.IsNotFound(err), "no namespace rel-copy after the dry run: %v", err)
 	_, err = dc.SchedulingV1().PriorityClasses().Get(ctx, "rel-critical", metav1.GetOptions{})
 	assert.True(t, apierrors.IsNotFound(err), "no PriorityClass after the dry run: %v", err)
+	_, err = dc.RbacV1().ClusterRoleBindings().Get(ctx, "rel-node-reader", metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "no ClusterRoleBinding after the dry run: %v", err)
 	unchanged, err := dc.RbacV1().ClusterRoles().Get(ctx, "rel-config-editor", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Len(t, unchanged.Rules, 2)
@@ -160,11 +163,13 @@ func TestNamespaceRunsInAnotherCluster(t *testing.T) {
 	assert.Regexp(t, `deployments.apps rel-copy/web\s+skipped\s+it already exists and differs`, out,
 		"the running Deployment differs from the backup, and policy none would leave it")
 	require.Equal(t, workflows.PhaseCompleted, r.Phase, "%s %v", r.Status.FailureReason, failedOutcomes(outcomes))
-	assert.Equal(t, workflows.ActionUnchanged, outcomes[objects.ClusterRolesResource+" /rel-config-editor"].Action)
+	kept := outcomes[objects.ClusterRolesResource+" /rel-config-editor"]
+	assert.Equal(t, workflows.ItemSkipped, kept.Result)
+	assert.Contains(t, kept.Reason, "is never changed")
 	assert.Equal(t, workflows.ActionCreated, outcomes[objects.PriorityClassesResource+" /rel-critical"].Action)
-	kept, err := dc.RbacV1().ClusterRoles().Get(ctx, "rel-config-editor", metav1.GetOptions{})
+	role, err := dc.RbacV1().ClusterRoles().Get(ctx, "rel-config-editor", metav1.GetOptions{})
 	require.NoError(t, err)
-	assert.Len(t, kept.Rules, 2, "the existing ClusterRole was not changed")
+	assert.Len(t, role.Rules, 2, "the existing ClusterRole was not changed")
 
 	waitPodsRunning(t, dst, "rel-copy", func(o *metav1.ListOptions) { o.LabelSelector = "app=web" })
 	claim, err := dc.CoreV1().PersistentVolumeClaims("rel-copy").Get(ctx, "data", metav1.GetOptions{})
@@ -188,9 +193,10 @@ func TestNamespaceRunsInAnotherCluster(t *testing.T) {
 }
 
 // watchWrites watches the cluster-scoped types a restore writes and the
-// namespaced ones in every namespace, and returns a function that stops
-// and lists every change seen since.
-func watchWrites(t *testing.T, cfg *rest.Config) func() []string {
+// namespaced ones in namespace, and returns a function that stops and
+// lists every change seen since (what the API server had delivered by
+// then).
+func watchWrites(t *testing.T, cfg *rest.Config, namespace string) func() []string {
 	t.Helper()
 	dc, err := dynamic.NewForConfig(cfg)
 	require.NoError(t, err)
@@ -198,19 +204,26 @@ func watchWrites(t *testing.T, cfg *rest.Config) func() []string {
 	t.Cleanup(cancel)
 	var mu sync.Mutex
 	var seen []string
-	for _, gvr := range []schema.GroupVersionResource{
-		{Version: "v1", Resource: "namespaces"}, {Version: "v1", Resource: "serviceaccounts"},
-		{Version: "v1", Resource: "persistentvolumeclaims"}, {Version: "v1", Resource: "configmaps"},
-		{Group: "apps", Version: "v1", Resource: "deployments"},
+	clusterWide := []schema.GroupVersionResource{
+		{Version: "v1", Resource: "namespaces"},
 		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
 		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
-		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
 		{Group: "scheduling.k8s.io", Version: "v1", Resource: "priorityclasses"},
 		{Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses"},
-	} {
-		list, err := dc.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
+	}
+	inNamespace := []schema.GroupVersionResource{
+		{Version: "v1", Resource: "serviceaccounts"}, {Version: "v1", Resource: "persistentvolumeclaims"},
+		{Group: "apps", Version: "v1", Resource: "deployments"},
+		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
+	}
+	for _, gvr := range append(clusterWide, inNamespace...) {
+		var r dynamic.ResourceInterface = dc.Resource(gvr)
+		if slices.Contains(inNamespace, gvr) {
+			r = dc.Resource(gvr).Namespace(namespace)
+		}
+		list, err := r.List(ctx, metav1.ListOptions{Limit: 1})
 		require.NoError(t, err)
-		w, err := dc.Resource(gvr).Watch(ctx, metav1.ListOptions{ResourceVersion: list.GetResourceVersion()})
+		w, err := r.Watch(ctx, metav1.ListOptions{ResourceVersion: list.GetResourceVersion()})
 		require.NoError(t, err)
 		go func() {
 			for ev := range w.ResultChan() {
