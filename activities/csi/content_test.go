@@ -22,13 +22,14 @@ import (
 )
 
 // runDeleteSnapshot runs deleteSnapshot inside an activity (it heartbeats)
-// and gives up after a few seconds instead of waiting for good.
+// and gives up after two minutes, a bound against a hang that no passing
+// run comes near, instead of waiting for good.
 func runDeleteSnapshot(t *testing.T, a *Activities, namespace, name string, uid types.UID, content string) error {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
 	env.RegisterActivityWithOptions(func(ctx context.Context) error {
-		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
 		return a.deleteSnapshot(ctx, namespace, name, uid, content)
 	}, activity.RegisterOptions{Name: "DeleteSnapshot"})

@@ -304,7 +304,7 @@ func testNoProcessesLeftWhenParentDies(t *testing.T, binDir string, csi bool, wa
 	require.NoError(t, helper.Process.Signal(syscall.SIGKILL))
 	_ = helper.Wait()
 	require.Eventually(t, func() bool { return len(processesUsing(t, dataDir)) == 0 },
-		10*time.Second, 100*time.Millisecond, "components outlived their parent: %v", processesUsing(t, dataDir))
+		2*time.Minute, 100*time.Millisecond, "components outlived their parent: %v", processesUsing(t, dataDir))
 }
 
 // startHelper re-executes the test binary as TestHelperProcess with env,
