@@ -1,5 +1,7 @@
 package workflows
 
+import "time"
+
 // Data mover slots: at most Limit data movers at once per node, across
 // every backup and restore, granted in the order asked. One workflow per
 // node holds the queue; operations ask it by signal and it answers by
@@ -42,7 +44,13 @@ type SlotsState struct {
 	Limit   int           `json:"limit"`
 	Holders []SlotRequest `json:"holders"`
 	Queue   []SlotRequest `json:"queue"`
+	// HolderCheck is how often a full node with operations waiting
+	// checks that its holders still run (0: DefaultSlotHolderCheck).
+	HolderCheck time.Duration `json:"holderCheck,omitempty"`
 }
+
+// DefaultSlotHolderCheck is SlotsState.HolderCheck's default.
+const DefaultSlotHolderCheck = 2 * time.Minute
 
 // SlotAsk is a request for a slot on a node.
 type SlotAsk struct {

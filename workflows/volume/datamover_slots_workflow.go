@@ -15,10 +15,6 @@ const (
 	// slotsIdleExit ends a node's slots workflow that has been empty this
 	// long; the next request starts it again.
 	slotsIdleExit = 5 * time.Minute
-	// slotsHolderCheck is how often a full node with operations waiting
-	// checks that its holders still run: one terminated (not canceled)
-	// never gives its slot back.
-	slotsHolderCheck = 2 * time.Minute
 )
 
 // DataMoverSlotsWorkflow grants a node's data mover slots in order.
@@ -64,7 +60,8 @@ func DataMoverSlotsWorkflow(ctx workflow.Context, st workflows.SlotsState) error
 			sel.AddFuture(workflow.NewTimer(tctx, slotsIdleExit), func(workflow.Future) { timedOut = true })
 		}
 		if s.blocked() {
-			sel.AddFuture(workflow.NewTimer(tctx, slotsHolderCheck), func(workflow.Future) { checkDue = true })
+			// A holder terminated (not canceled) never gives its slot back.
+			sel.AddFuture(workflow.NewTimer(tctx, s.holderCheck()), func(workflow.Future) { checkDue = true })
 		}
 		sel.Select(ctx)
 		cancelTimer()
@@ -83,6 +80,14 @@ type slots struct {
 	// place is not signalled again.
 	told   map[string]int
 	logger log.Logger
+}
+
+// holderCheck is how often a blocked node checks its holders.
+func (s *slots) holderCheck() time.Duration {
+	if s.HolderCheck > 0 {
+		return s.HolderCheck
+	}
+	return workflows.DefaultSlotHolderCheck
 }
 
 // blocked says the node's slots are all held and operations wait.

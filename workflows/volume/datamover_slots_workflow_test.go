@@ -88,7 +88,7 @@ func TestSlotOfAClosedHolderIsFreed(t *testing.T) {
 	env.RegisterDelayedCallback(func() {
 		assert.Equal(t, []string{"terminated", "waiting"}, granted, "the waiting operation got the freed slot")
 		env.SignalWorkflow(workflows.SignalReleaseSlot, workflows.SlotRequest{WorkflowID: "waiting"})
-	}, 2*slotsHolderCheck)
+	}, 2*workflows.DefaultSlotHolderCheck)
 
 	env.ExecuteWorkflow(DataMoverSlotsWorkflow, workflows.SlotsState{Node: "n1", Limit: 1})
 	require.NoError(t, env.GetWorkflowError())
