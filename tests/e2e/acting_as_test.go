@@ -32,6 +32,7 @@ const aliceUser = "system:serviceaccount:team-a:alice"
 // RoleBinding to cluster-admin into another namespace) and the ways
 // around it, then the legitimate restore of the team's namespace.
 func TestRunsActAsTheirCaller(t *testing.T) {
+	t.Parallel()
 	s, kc, api := newTeamsAPI(t)
 	ctx := context.Background()
 	_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-b"}}, metav1.CreateOptions{})
@@ -149,6 +150,7 @@ func TestRunsActAsTheirCaller(t *testing.T) {
 // them from the next run on, so rights over kube-system cannot be
 // borrowed by rewriting another's schedule.
 func TestSchedulesActAsWhoeverLastSetThem(t *testing.T) {
+	t.Parallel()
 	s, kc, api := newTeamsAPI(t)
 	ctx := context.Background()
 	planner := serviceAccountToken(t, kc, "team-a", "planner")

@@ -35,6 +35,7 @@ import (
 // says who it is, SubjectAccessReview what a Role in its team's namespace
 // lets it do.
 func TestAPIAuthorizesWithTheClusterRBAC(t *testing.T) {
+	t.Parallel()
 	s, kc, api := newTeamsAPI(t)
 	ctx := context.Background()
 
@@ -88,6 +89,7 @@ func TestAPIAuthorizesWithTheClusterRBAC(t *testing.T) {
 // token, or --token. What RBAC allows works, --wait and logs included;
 // what it does not is exit 7, and no token at all is a usage error.
 func TestCLIThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	s, kc, api := newTeamsAPI(t)
 	ctx := context.Background()
 
@@ -256,6 +258,7 @@ func waitAccess(t *testing.T, kc kubernetes.Interface, user string, attrs authzv
 // generates, private to its user, opens the API; nothing else does, and a
 // page in a browser cannot drive it.
 func TestDevAPINeedsItsToken(t *testing.T) {
+	t.Parallel()
 	dataDir := filepath.Join(t.TempDir(), "cairn")
 	apiAddr := freePort(t)
 	startProc(t, "dev", "dev", "--no-worker", "--ui-address", "", "--data-dir", dataDir,

@@ -27,6 +27,7 @@ import (
 // backup that selects their namespace, the claim with its snapshot, and
 // the results name both with the label; their neighbours are backed up.
 func TestExclusionLabels(t *testing.T) {
+	t.Parallel()
 	s := newCSIStack(t)
 	s.startWorker()
 	ctx := context.Background()
@@ -71,6 +72,7 @@ func TestExclusionLabels(t *testing.T) {
 // catch-all policy. Each left-out volume's warning names its policy; the
 // backup completes.
 func TestVolumePolicies(t *testing.T) {
+	t.Parallel()
 	s := newCSIStack(t)
 	s.startWorker("--config-namespace", "backup-config")
 	ctx := context.Background()

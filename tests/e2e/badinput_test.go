@@ -37,6 +37,7 @@ func post(t *testing.T, url, body string) (int, []byte) {
 // the CLI with requests that cannot succeed, and checks each gets a clear
 // error with the right status or exit code and starts no workflow.
 func TestBadInputIsRejectedBeforeAnythingStarts(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	s.startWorker()
 	api := devAPI(t, s)

@@ -38,6 +38,7 @@ const (
 // volume comes back byte-identical. It prints how many kills landed in
 // which step. CAIRN_CHAOS_SEED replays a run's random choices.
 func TestChaos(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("CAIRN_CHAOS") == "" {
 		t.Skip("`make chaos` runs it (CAIRN_CHAOS=1)")
 	}

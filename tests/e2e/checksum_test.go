@@ -22,6 +22,7 @@ import (
 // and passes the untouched one; a restore of any damaged one fails with
 // CorruptBackup, which only the manifest can tell for the swapped one.
 func TestChecksumsFindCorruptBackups(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	s.startWorker()
 	seedConfigMaps(t, s.cluster.Config(), "ck", 2, 20)

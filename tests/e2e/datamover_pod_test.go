@@ -28,6 +28,7 @@ import (
 // volume, the data comes back byte-identical, and no pod, claim or clone
 // is left.
 func TestDataMoverPodsOnTheNode(t *testing.T) {
+	t.Parallel()
 	s := newNodeStack(t)
 	ctx := context.Background()
 	kc := fastClient(t, s.cluster.Config())

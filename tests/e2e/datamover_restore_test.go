@@ -24,6 +24,7 @@ import (
 // processes write the data into new volumes, which the restored claims
 // bind.
 func TestRestoreFromMovedData(t *testing.T) {
+	t.Parallel()
 	m := newMoverStack(t)
 	m.startMoverWorker()
 	ctx := context.Background()
@@ -89,6 +90,7 @@ func TestRestoreFromMovedData(t *testing.T) {
 // TestVolumeRestoreDurability kills the data mover and the worker while
 // a restore writes a volume's data.
 func TestVolumeRestoreDurability(t *testing.T) {
+	t.Parallel()
 	m := newMoverStack(t)
 	env := append([]string{"CAIRN_DOWNLOAD_BYTES_PER_SECOND=10000000"}, throttled...)
 	w := m.startMoverWorker(env...)

@@ -24,6 +24,7 @@ import (
 // repository with real data mover processes, real kopia and the sandbox's
 // real CSI sidecars.
 func TestDataMovement(t *testing.T) {
+	t.Parallel()
 	m := newMoverStack(t)
 	w := m.startMoverWorker()
 	ctx := context.Background()
@@ -180,6 +181,7 @@ func TestDataMovement(t *testing.T) {
 // back) loses it at the slots workflow's next check, on the real server,
 // and the operation waiting in line gets it.
 func TestSlotOfATerminatedHolderIsFreed(t *testing.T) {
+	t.Parallel()
 	// Only the worker's workflows and Temporal take part: no CSI stack.
 	m := newStack(t)
 	m.startWorker()
@@ -246,6 +248,7 @@ func TestSlotOfATerminatedHolderIsFreed(t *testing.T) {
 // TestDataMoverDurability kills data movers and workers mid-upload and
 // cancels an upload.
 func TestDataMoverDurability(t *testing.T) {
+	t.Parallel()
 	m := newMoverStack(t)
 	w := m.startMoverWorker(throttled...)
 	ctx := context.Background()

@@ -44,6 +44,7 @@ func listedBackups(t *testing.T, s *stack) map[string]bool {
 // backup unless told to cancel it, and finishes a deletion whose worker
 // was killed half-way.
 func TestBackupDeletionAndExpiry(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	seedConfigMaps(t, s.cluster.Config(), "del", 1, 200)
 	worker := s.startWorker("--location", s.location, "--page-interval", "200ms", "--delete-interval", "1500ms")

@@ -82,6 +82,7 @@ func assertExactlySeededAt(t *testing.T, s *stack, locationURL, backup, prefix s
 }
 
 func TestBackupResumesAfterWorkerKill(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	want := seedConfigMaps(t, s.cluster.Config(), "wk", seedNamespaces, seedPerNS)
 	first := s.startWorker("--page-interval", "100ms")
@@ -121,6 +122,7 @@ func TestBackupResumesAfterWorkerKill(t *testing.T) {
 }
 
 func TestBackupResumesAfterTemporalKill(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	want := seedConfigMaps(t, s.cluster.Config(), "tk", seedNamespaces, seedPerNS)
 	s.startWorker("--page-interval", "100ms")
@@ -138,6 +140,7 @@ func TestBackupResumesAfterTemporalKill(t *testing.T) {
 }
 
 func TestCancelDuringCollectionCleansUp(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	seedConfigMaps(t, s.cluster.Config(), "cx", seedNamespaces, seedPerNS)
 	worker := s.startWorker("--page-interval", "100ms")

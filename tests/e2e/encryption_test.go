@@ -31,6 +31,7 @@ import (
 // nothing; one whose rotated keyring still holds the old key restores it
 // whole, and still restores a plain Velero backup.
 func TestEncryptedBackupsNeedTheirKey(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	ctx := context.Background()
 	oldKey := newKey(t)

@@ -25,6 +25,7 @@ import (
 // worker without etcd endpoints fails a snapshot with a clear reason and
 // leaves nothing behind.
 func TestEtcdSnapshots(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	key := s.useEncryptionKey(newKey(t))
 	worker := s.startWorker("--location", s.location, "--etcd-endpoints", s.cluster.EtcdEndpoint(), "--encryption-key", key, "--datamover-encryption-key-secret", "cairn-encryption-key")

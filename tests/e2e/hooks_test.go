@@ -26,6 +26,7 @@ import (
 // sandbox's node, from Velero's annotations and from the spec, through
 // the API server's exec.
 func TestHooksOnRealPods(t *testing.T) {
+	t.Parallel()
 	s := newNodeStack(t)
 	m := &moverStack{stack: s, stateDir: filepath.Join(t.TempDir(), "datamovers")}
 	w := m.startMoverWorker()

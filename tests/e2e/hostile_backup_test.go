@@ -31,6 +31,7 @@ const (
 // fails its restore as CorruptBackup, and the worker's peak RSS stays
 // under peakRSSBound: the object is refused from its header, not read.
 func TestGzipBombFailsTheRestoreWithoutHurtingTheWorker(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	w := s.startWorker()
 	ctx := context.Background()

@@ -49,6 +49,7 @@ const (
 // repository password and the backups restorable; an uninstall leaves
 // the backups in the location.
 func TestHelmInstallRunsCairnInTheCluster(t *testing.T) {
+	t.Parallel()
 	s := newNodeStack(t)
 	ctx := context.Background()
 	kc := fastClient(t, s.cluster.Config())
@@ -383,6 +384,7 @@ func waitNamespaceGone(t *testing.T, s *stack, ns string) {
 // read the repository password from a Secret that is not there exits at
 // once, naming the Secret, instead of failing every data move later.
 func TestWorkerWithoutItsRepositorySecretDoesNotStart(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	_, stderr, code := runCLI(t, "worker", "--temporal-address", s.temporalAddr, "--kubeconfig", s.cluster.KubeconfigPath(),
 		"--data-dir", t.TempDir(), "--datamover-namespace", "default", "--repository-password-secret", "not-there")

@@ -86,6 +86,7 @@ func startLocalhostProxy() (stop func(), err error) {
 // is refused, not looked up, and a NAME.localhost reaches 127.0.0.1 with
 // its Host header kept.
 func TestLocalhostProxyReachesOnlyThisMachine(t *testing.T) {
+	t.Parallel()
 	var host string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { host = r.Host }))
 	defer srv.Close()

@@ -19,6 +19,7 @@ import (
 // leaves a read-only one alone. A worker started without a location, or
 // with it read-only, deletes its schedules.
 func TestWorkerKeepsEveryWritableLocation(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	offsite := "file://" + t.TempDir()
 	w := s.startWorker("--location", s.location, "--location-name", "offsite="+offsite,

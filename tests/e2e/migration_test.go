@@ -25,6 +25,7 @@ import (
 // change-storage-class ConfigMap, each give a bound claim of class fast
 // with byte-identical data.
 func TestMigrationToAClusterWithOtherStorageClasses(t *testing.T) {
+	t.Parallel()
 	src := newMoverStack(t)
 	src.startMoverWorker()
 	ctx := context.Background()

@@ -31,6 +31,7 @@ import (
 // restores byte-identical. A TTL or a schedule's retention shorter than
 // the lock is refused before anything starts.
 func TestImmutableLocation(t *testing.T) {
+	t.Parallel()
 	m := newMoverStack(t)
 	ctx := context.Background()
 	vault := startMinIO(t, "vault-admin", "vault-secret-1")

@@ -24,6 +24,7 @@ import (
 // once the location is writable again the backup completes with every
 // object exactly once.
 func TestFinalizeWaitsForAReadOnlyLocation(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	ctx := context.Background()
 	dir := s.locationDir()

@@ -47,6 +47,7 @@ import (
 // the CLI, names type by type what the backup then takes, and leaves
 // nothing behind.
 func TestNamespaceRunsInAnotherCluster(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	src := newStack(t)
 	src.startWorker()

@@ -28,6 +28,7 @@ import (
 // run's history must show the step's retried attempt. Should a workflow
 // close between two steps, the next deletion or maintenance run is tried.
 func TestRepositoryStepsSurviveAWorkerKill(t *testing.T) {
+	t.Parallel()
 	m := newMoverStack(t)
 	w := m.startMoverWorker()
 	ctx := context.Background()

@@ -46,6 +46,7 @@ resourceModifierRules:
 // documents that are malformed, of an unknown version or with an
 // invalid patch are refused before anything starts (exit 2).
 func TestResourceModifiers(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	s.startWorker()
 	ctx := context.Background()

@@ -22,6 +22,7 @@ import (
 // applying a few thousand ConfigMaps; another worker finishes the restore
 // from the last stored batch, and every object is restored exactly once.
 func TestRestoreResumesAfterWorkerKill(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	want := seedConfigMaps(t, s.cluster.Config(), "rk", seedNamespaces, seedPerNS)
 	first := s.startWorker("--batch-interval", "150ms")

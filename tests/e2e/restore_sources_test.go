@@ -70,6 +70,7 @@ func v1Object(groupResource, name, js string) velero.Object {
 // unknown and running backups, fails clearly on a corrupt tarball, and
 // restores a cairn backup into a second cluster that shares the location.
 func TestRestoreFromOtherSources(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	s.startWorker("--page-interval", "300ms")
 	ctx := context.Background()

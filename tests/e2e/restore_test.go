@@ -22,6 +22,7 @@ import (
 // it (and its CRD), restores it, and finds every object back as it was;
 // then restores the same backup into a mapped namespace.
 func TestRestoreRoundTrip(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	s.startWorker()
 	cfg := s.cluster.Config()
@@ -127,6 +128,7 @@ func widgetStatus(t *testing.T, s *stack, namespace string) any {
 // TestRestoreExistingResourcePolicy restores over a half-changed namespace
 // with each policy and checks the documented outcome of every object.
 func TestRestoreExistingResourcePolicy(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	s.startWorker()
 	ctx := context.Background()

@@ -25,6 +25,7 @@ import (
 // with everything it wrote; another expires; a backup into the second
 // writes only there.
 func TestS3LocationsWithTheirOwnCredentials(t *testing.T) {
+	t.Parallel()
 	m := newMoverStack(t)
 	ctx := context.Background()
 	offsite := startMinIO(t, "offsite-admin", "offsite-secret-1")

@@ -20,6 +20,7 @@ import (
 // store is back on the same data the backup completes with every object
 // exactly once.
 func TestFinalizeWaitsForTheObjectStore(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	ctx := context.Background()
 	store := startMinIO(t, "outage-admin", "outage-secret-1")

@@ -24,6 +24,7 @@ import (
 // keep-last, size and age retention, a worker killed mid-run, overlap
 // skip while a run is slow, and the Degraded state with its metric.
 func TestSchedules(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	seedConfigMaps(t, s.cluster.Config(), "sch", 1, 20)
 	seedConfigMaps(t, s.cluster.Config(), "slow", 1, 300)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -74,8 +75,17 @@ func newStackWith(t *testing.T, locationURL string, csi bool) *stack {
 	return newStackOpts(t, locationURL, sandbox.Options{CSI: csi})
 }
 
+// nodeTurn is held by the test whose stack has the sandbox node: the node
+// has machine-wide names (its node name, cgroup root and iptables chain),
+// so tests that run in parallel take turns at it.
+var nodeTurn sync.Mutex
+
 func newStackOpts(t *testing.T, locationURL string, opts sandbox.Options) *stack {
 	t.Helper()
+	if opts.Node {
+		nodeTurn.Lock()
+		t.Cleanup(nodeTurn.Unlock) // registered first: runs after the node stops
+	}
 	binDir, err := sandbox.DefaultBinDir()
 	require.NoError(t, err, "sandbox binaries missing: run `make sandbox-bins`")
 	dir := t.TempDir()

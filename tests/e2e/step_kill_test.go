@@ -31,6 +31,7 @@ const stepKillTries = 4
 // The backups are encrypted: no kill leaves a plain copy of anything in
 // the worker's $TMPDIR or in the location.
 func TestShortStepsSurviveAWorkerKill(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	want := seedConfigMaps(t, s.cluster.Config(), "sk", seedNamespaces, 50)
 	tmp := t.TempDir()

@@ -44,6 +44,7 @@ func kubeconfigVia(t *testing.T, s *stack, addr string) string {
 // fails with a readable reason after the configured deadline, and nothing
 // in the location looks like a complete backup.
 func TestUnreachableAPIServerFailsWithReason(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	seedConfigMaps(t, s.cluster.Config(), "un", seedNamespaces, seedPerNS)
 	apiURL, err := url.Parse(s.cluster.Config().Host)
@@ -93,6 +94,7 @@ func TestUnreachableAPIServerFailsWithReason(t *testing.T) {
 // error in its heartbeat, the restore fails with a readable reason after
 // the configured deadline, and its results still list what was applied.
 func TestRestoreUnreachableAPIServerFailsWithReason(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	seedConfigMaps(t, s.cluster.Config(), "ru", seedNamespaces, seedPerNS)
 	apiURL, err := url.Parse(s.cluster.Config().Host)

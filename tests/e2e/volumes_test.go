@@ -24,6 +24,7 @@ import (
 // real snapshot controller, csi-snapshotter and csi-provisioner, with the
 // test driver whose snapshots are copies of directories.
 func TestVolumeSnapshots(t *testing.T) {
+	t.Parallel()
 	s := newCSIStack(t)
 	w := s.startWorker("--snapshot-keep-newest", "2")
 	ctx := context.Background()
@@ -213,6 +214,7 @@ func TestVolumeSnapshots(t *testing.T) {
 // cluster without the VolumeSnapshot CRDs fails the backup at plan time
 // with a reason that says what to do; snapshotVolumes=false backs it up.
 func TestVolumeSnapshotsWithoutSnapshotAPI(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	s.startWorker()
 	kc := fastClient(t, s.cluster.Config())
