@@ -93,7 +93,7 @@ lint: tools
 TEST_REPORT := $(ROOT)/.cache/test-report.json
 test: lint sandbox-bins $(TOOLS)/minio $(TOOLS)/fake-gcs-server $(AZURITE) $(TOOLS)/gotestsum
 	@start=$$(date +%s); status=0; \
-	  $(TOOLS)/gotestsum --format standard-quiet --jsonfile $(TEST_REPORT) -- -count=1 -timeout 75m -p 1 ./... || status=$$?; \
+	  $(TOOLS)/gotestsum --format standard-quiet --jsonfile $(TEST_REPORT) -- -count=1 -timeout 75m -p 2 -parallel 3 ./... || status=$$?; \
 	  echo "--- the 15 slowest tests:"; \
 	  $(TOOLS)/gotestsum tool slowest --jsonfile $(TEST_REPORT) --threshold 1ms | awk '$$2 !~ /\//' | head -15; \
 	  echo "--- go test took $$(( $$(date +%s) - start )) s (budget: 1500 s)"; \

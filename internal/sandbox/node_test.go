@@ -46,6 +46,7 @@ func nodeBinDir(t *testing.T) string {
 // service account (in-cluster config), and the kubelet restarts a killed
 // container. Stop leaves nothing of the node behind.
 func TestNodeRunsPods(t *testing.T) {
+	takeNodeTurn(t)
 	binDir := nodeBinDir(t)
 	dataDir := t.TempDir()
 	ctx := context.Background()
@@ -157,6 +158,7 @@ func hostStateOfNodes(t *testing.T) []string {
 // cgroups behind. The next Start on its data dir cleans them up and runs
 // pods again, and its Stop leaves nothing.
 func TestNodeStartCleansUpAfterACrash(t *testing.T) {
+	takeNodeTurn(t)
 	binDir := nodeBinDir(t)
 	dataDir := t.TempDir()
 	hostState := hostStateOfNodes(t)
@@ -289,6 +291,7 @@ func assertNoNodeLeftovers(t *testing.T, dataDir string) {
 // so what the pod writes lands in the driver's state, and a read-only
 // mount refuses writes.
 func TestNodeMountsCSIVolumes(t *testing.T) {
+	takeNodeTurn(t)
 	binDir := nodeBinDir(t)
 	require.NoError(t, CheckCSIBinDir(binDir))
 	dataDir := t.TempDir()
@@ -334,4 +337,16 @@ func TestNodeMountsCSIVolumes(t *testing.T) {
 
 	require.NoError(t, c.Stop())
 	assertNoNodeLeftovers(t, dataDir)
+}
+
+// takeNodeTurn holds the machine's node turn until the test ends, so a
+// node test of another package (tests/e2e) that runs meanwhile neither
+// fails to start its node nor leaves its pods in what this test looks at.
+func takeNodeTurn(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute) // a bound for a stuck holder, not a verdict
+	defer cancel()
+	release, err := TakeNodeTurn(ctx)
+	require.NoError(t, err)
+	t.Cleanup(release)
 }

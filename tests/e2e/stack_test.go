@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -75,16 +74,17 @@ func newStackWith(t *testing.T, locationURL string, csi bool) *stack {
 	return newStackOpts(t, locationURL, sandbox.Options{CSI: csi})
 }
 
-// nodeTurn is held by the test whose stack has the sandbox node: the node
-// has machine-wide names (its node name, cgroup root and iptables chain),
-// so tests that run in parallel take turns at it.
-var nodeTurn sync.Mutex
-
 func newStackOpts(t *testing.T, locationURL string, opts sandbox.Options) *stack {
 	t.Helper()
 	if opts.Node {
-		nodeTurn.Lock()
-		t.Cleanup(nodeTurn.Unlock) // registered first: runs after the node stops
+		// The node has machine-wide names (its node name, cgroup root
+		// and iptables chain): tests of this package and of
+		// internal/sandbox that run in parallel take turns at it.
+		turnCtx, cancel := context.WithTimeout(context.Background(), 20*time.Minute) // a bound for a stuck holder, not a verdict
+		release, err := sandbox.TakeNodeTurn(turnCtx)
+		cancel()
+		require.NoError(t, err)
+		t.Cleanup(release) // registered first: runs after the node stops
 	}
 	binDir, err := sandbox.DefaultBinDir()
 	require.NoError(t, err, "sandbox binaries missing: run `make sandbox-bins`")
