@@ -166,7 +166,7 @@ func devCluster(ctx context.Context, g *globals, df *devFlags, log *zap.Logger) 
 	// The CSI stack (test driver, provisioner, snapshotter) comes along
 	// when its binaries are there, so volume snapshots work out of the box.
 	csi := sandbox.CheckCSIBinDir(binDir) == nil
-	cluster, err := sandbox.Start(ctx, sandbox.Options{BinDir: binDir, DataDir: filepath.Join(g.dataDir, "sandbox"), Log: log.Named("sandbox"),
+	cluster, err := sandbox.Start(ctx, sandbox.Options{BinDir: binDir, DataDir: devSandboxDir(g), Log: log.Named("sandbox"),
 		CSI: csi, Node: df.node})
 	if err != nil {
 		return nil, "", nil, err
@@ -184,7 +184,7 @@ func devCluster(ctx context.Context, g *globals, df *devFlags, log *zap.Logger) 
 		dm := &df.worker.dataMover
 		dm.exposer, dm.csiStateDir = "process", cluster.CSIStateDir()
 		if dm.repo.passwordFile == "" && os.Getenv(envRepositoryPassword) == "" {
-			dm.repo.passwordFile = filepath.Join(g.dataDir, "repository-password")
+			dm.repo.passwordFile = devPasswordPath(g)
 			if err := ensureSecretFile(dm.repo.passwordFile); err != nil {
 				return nil, "", nil, fmt.Errorf("repository password: %w", err)
 			}

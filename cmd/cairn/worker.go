@@ -89,9 +89,15 @@ a worker that dies mid-backup costs only the work since its last heartbeat.
 Backups read and restores write the cluster of this worker; it comes from
 --kubeconfig, $KUBECONFIG, ~/.kube/config or the in-cluster service account.
 The worker also keeps a Temporal Schedule (cairn-expire-backups) that deletes
-the expired backups of --location every --expire-interval.`,
+the expired backups of --location every --expire-interval.
+
+Beside "cairn dev --sandbox --no-worker", a worker on the same --data-dir and
+the sandbox's kubeconfig (<data-dir>/sandbox/kubeconfig) moves volume data as
+cairn dev's own worker does: local data mover processes, the data dir's
+repository password.`,
 		Example: `  cairn worker --temporal-address temporal.example:7233 --namespace backups
-  cairn worker --temporal-address my-ns.a1b2c.tmprl.cloud:7233 --namespace my-ns.a1b2c --api-key $KEY`,
+  cairn worker --temporal-address my-ns.a1b2c.tmprl.cloud:7233 --namespace my-ns.a1b2c --api-key $KEY
+  cairn worker --data-dir .cairn --kubeconfig .cairn/sandbox/kubeconfig   # beside cairn dev --sandbox --no-worker`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := g.logger()
@@ -121,6 +127,7 @@ the expired backups of --location every --expire-interval.`,
 					return err
 				}
 			}
+			wf.dataMover.devSandboxDefaults(cmd.Flags(), g)
 			return runWorker(cmd.Context(), g, tc, kcfg, wf, loc, log)
 		},
 	}

@@ -86,3 +86,11 @@ func (o Options) makeDataDir() error {
 	}
 	return nil
 }
+
+// KubeconfigIn is where a sandbox with data dir dataDir writes its
+// kubeconfig.
+func KubeconfigIn(dataDir string) string { return filepath.Join(dataDir, kubeconfigFile) }
+
+// CSIStateDirIn is the CSI driver's state directory of a sandbox with data
+// dir dataDir.
+func CSIStateDirIn(dataDir string) string { return filepath.Join(dataDir, csiStateDir) }
