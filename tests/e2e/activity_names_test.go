@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"github.com/cairn-backup/cairn/activities/cluster"
+	"github.com/cairn-backup/cairn/activities/csi"
 	"github.com/cairn-backup/cairn/activities/datamover"
 	"github.com/cairn-backup/cairn/activities/etcd"
 	"github.com/cairn-backup/cairn/activities/repository"
@@ -25,4 +26,5 @@ var (
 	finalizeRestoreActivity   = workflows.ActivityName((*restore.Activities)(nil).FinalizeRestore)
 	takeEtcdSnapshotActivity  = workflows.ActivityName((*etcd.Activities)(nil).TakeEtcdSnapshot)
 	planRetentionActivity     = workflows.ActivityName((*store.Activities)(nil).PlanRetention)
+	waitSnapshotActivity      = workflows.ActivityName((*csi.Activities)(nil).WaitVolumeSnapshot)
 )

@@ -147,7 +147,10 @@ func TestVolumeSnapshots(t *testing.T) {
 	})
 
 	t.Run("a worker killed while waiting for readiness", func(t *testing.T) {
-		require.NoError(t, s.cluster.SetCSIControl(csistate.Control{SnapshotDelay: csistate.Duration(8 * time.Second)}))
+		// The driver holds the snapshots until the test lifts the delay,
+		// so the kill lands while both waits run, however slow the
+		// machine.
+		require.NoError(t, s.cluster.SetCSIControl(csistate.Control{SnapshotDelay: csistate.Duration(time.Hour)}))
 		defer func() { require.NoError(t, s.cluster.SetCSIControl(csistate.Control{})) }()
 		makeClaims(t, s, "kill", "a", "b")
 		before := driverSnapshots(t, s)
@@ -156,7 +159,7 @@ func TestVolumeSnapshots(t *testing.T) {
 			Options:    workflows.BackupOptions{HeartbeatTimeout: &metav1.Duration{Duration: 5 * time.Second}},
 		})
 		require.NoError(t, err)
-		s.waitBackup("kill-1", time.Minute, func(v *starter.BackupView) bool {
+		waiting := s.waitBackup("kill-1", 2*time.Minute, func(v *starter.BackupView) bool {
 			if v.Status == nil || len(v.Status.Operations) != 2 {
 				return false
 			}
@@ -169,8 +172,13 @@ func TestVolumeSnapshots(t *testing.T) {
 		})
 		w.kill()
 		w = s.startWorker("--snapshot-keep-newest", "2")
+		require.NoError(t, s.cluster.SetCSIControl(csistate.Control{}))
 		v := s.waitDone("kill-1", 2*time.Minute)
 		require.Equal(t, workflows.PhaseCompleted, v.Phase, "%+v", v.Status)
+		for _, op := range waiting.Status.Operations {
+			assert.Greater(t, activityAttempt(t, s, workflows.VolumeWorkflowID("kill-1", op.Volume), waitSnapshotActivity), int32(1),
+				"the kill landed mid-wait: %s/%s's wait ran again", op.Volume.Namespace, op.Volume.Claim)
+		}
 		vs, contents := backupSnapshots(t, s, "kill-1")
 		assert.Len(t, vs, 2, "one VolumeSnapshot per volume")
 		assert.Len(t, contents, 2)
