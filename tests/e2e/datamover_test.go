@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/cairn-backup/cairn/internal/datatree"
 	"github.com/cairn-backup/cairn/internal/exposer"
 	"github.com/cairn-backup/cairn/internal/sandbox/csistate"
+	"github.com/cairn-backup/cairn/starter"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -99,27 +101,44 @@ func TestDataMovement(t *testing.T) {
 		req.Options.VolumeConcurrency = 4
 		_, err := m.starter.CreateBackup(ctx, req)
 		require.NoError(t, err)
-		most, queued := 0, false
+		// The first data mover is held (frozen) until the others show
+		// their place in line, so the wait is seen however fast the
+		// uploads are.
+		var first []int
+		require.Eventually(t, func() bool { first = exposer.Running(m.stateDir); return len(first) > 0 },
+			2*time.Minute, 50*time.Millisecond, "a data mover started")
+		require.Len(t, first, 1, "one data mover on the node")
+		require.NoError(t, syscall.Kill(first[0], syscall.SIGSTOP))
+		m.waitBackup("line-1", 2*time.Minute, func(v *starter.BackupView) bool {
+			if v.Status == nil {
+				return false
+			}
+			waiting := 0
+			for _, op := range v.Status.Operations {
+				if strings.Contains(op.Progress, "waiting for a data mover slot on node") {
+					waiting++
+				}
+			}
+			return waiting == 2
+		})
+		assert.Equal(t, first, exposer.Running(m.stateDir), "the others wait while the first data mover holds the node")
+		require.NoError(t, syscall.Kill(first[0], syscall.SIGCONT))
+		most := 0
 		for {
 			most = max(most, len(exposer.Running(m.stateDir)))
 			v, err := m.starter.GetBackup(ctx, "line-1")
 			require.NoError(t, err)
-			if v.Status != nil {
-				for _, op := range v.Status.Operations {
-					queued = queued || strings.Contains(op.Progress, "waiting for a data mover slot on node")
-				}
-			}
 			if v.Phase.Done() {
-				require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
-				for _, claim := range []string{"a", "b", "c"} {
-					uploadOf(t, v.Status, "line", claim)
-				}
 				break
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
+		v := m.waitDone("line-1", 2*time.Minute)
+		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %+v", v.Status)
+		for _, claim := range []string{"a", "b", "c"} {
+			uploadOf(t, v.Status, "line", claim)
+		}
 		assert.Equal(t, 1, most, "never more than one data mover at a time on the node")
-		assert.True(t, queued, "the waiting operations showed their place in line")
 		m.assertNoDataMoverLeftovers(t)
 	})
 

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,28 +41,31 @@ func TestFinalizeWaitsForAReadOnlyLocation(t *testing.T) {
 		require.NoError(t, err, "%v: %s", args, out)
 	}
 
-	_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: workflows.BackupSpec{
-		Name: "ro-1", IncludedNamespaces: []string{"rol-*"}}})
-	require.NoError(t, err)
-	require.True(t, catchActivity(t, s, w, workflows.BackupWorkflowID("ro-1"), finalizeBackupActivity),
-		"the worker was caught inside FinalizeBackup")
+	var name string
+	catchInNewRun(t, s, w, finalizeBackupActivity, func(try int) string {
+		name = fmt.Sprintf("ro-%d", try)
+		_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: workflows.BackupSpec{
+			Name: name, IncludedNamespaces: []string{"rol-*"}}})
+		require.NoError(t, err)
+		return workflows.BackupWorkflowID(name)
+	})
 	inWorkerNamespace("mount", "--bind", "-o", "ro", dir, dir)
 	w.thaw()
 
-	step := waitRetrying(t, s, "ro-1", finalizeBackupActivity)
+	step := waitRetrying(t, s, name, finalizeBackupActivity)
 	assert.Contains(t, step.LastError, "read-only file system")
-	v, err := s.starter.GetBackup(ctx, "ro-1")
+	v, err := s.starter.GetBackup(ctx, name)
 	require.NoError(t, err)
 	assert.Equal(t, workflows.PhaseFinalizing, v.Phase, "nothing is committed while the location is read-only")
-	_, err = os.Stat(filepath.Join(dir, "backups", "ro-1", "backup.json"))
+	_, err = os.Stat(filepath.Join(dir, "backups", name, "backup.json"))
 	assert.ErrorIs(t, err, os.ErrNotExist, "no backup.json: the half-written backup is not listed")
 
 	inWorkerNamespace("umount", "--lazy", dir)
-	v = s.waitDone("ro-1", 3*time.Minute)
+	v = s.waitDone(name, 3*time.Minute)
 	require.Equal(t, workflows.PhaseCompleted, v.Phase, "%+v", v.Status)
-	assert.Greater(t, activityAttempt(t, s, workflows.BackupWorkflowID("ro-1"), finalizeBackupActivity), int32(1),
+	assert.Greater(t, activityAttempt(t, s, workflows.BackupWorkflowID(name), finalizeBackupActivity), int32(1),
 		"the failure landed mid-step: FinalizeBackup ran again")
-	assertExactlySeeded(t, s, "ro-1", "rol", want)
+	assertExactlySeeded(t, s, name, "rol", want)
 }
 
 // waitRetrying waits for the event that a backup's step failed and waits

@@ -136,6 +136,21 @@ func catchActivity(t *testing.T, s *stack, w *proc, workflowID, activity string)
 	return false
 }
 
+// catchInNewRun starts runs (start returns each one's workflow ID) until
+// one is caught with the worker frozen inside activity, and returns that
+// run's try, from 1: a run whose step ended before the catch is followed
+// by another.
+func catchInNewRun(t *testing.T, s *stack, w *proc, activity string, start func(try int) (workflowID string)) int {
+	t.Helper()
+	for try := 1; try <= stepKillTries; try++ {
+		if catchActivity(t, s, w, start(try), activity) {
+			return try
+		}
+	}
+	require.FailNow(t, "never caught", "the worker was never frozen inside %s in %d runs", activity, stepKillTries)
+	return 0
+}
+
 // activityAttempt is the attempt of the named activity's last start in
 // the workflow's history: above 1 when a retry ran it again.
 func activityAttempt(t *testing.T, s *stack, workflowID, activity string) int32 {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -33,27 +34,30 @@ func TestFinalizeWaitsForTheObjectStore(t *testing.T) {
 	want := seedConfigMaps(t, s.cluster.Config(), "so", seedNamespaces, 50)
 	w := s.startWorker("--location-name", spec)
 
-	_, err = s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: workflows.BackupSpec{
-		Name: "outage-1", IncludedNamespaces: []string{"so-*"}, StorageLocation: url}})
-	require.NoError(t, err)
-	require.True(t, catchActivity(t, s, w, workflows.BackupWorkflowID("outage-1"), finalizeBackupActivity),
-		"the worker was caught inside FinalizeBackup")
+	var name string
+	catchInNewRun(t, s, w, finalizeBackupActivity, func(try int) string {
+		name = fmt.Sprintf("outage-%d", try)
+		_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: workflows.BackupSpec{
+			Name: name, IncludedNamespaces: []string{"so-*"}, StorageLocation: url}})
+		require.NoError(t, err)
+		return workflows.BackupWorkflowID(name)
+	})
 	store.proc.kill()
 	w.thaw()
 
 	// The event: finalize failed against the dead store and waits for
 	// another attempt.
-	step := waitRetrying(t, s, "outage-1", finalizeBackupActivity)
-	v, err := s.starter.GetBackup(ctx, "outage-1")
+	step := waitRetrying(t, s, name, finalizeBackupActivity)
+	v, err := s.starter.GetBackup(ctx, name)
 	require.NoError(t, err)
 	assert.Equal(t, workflows.PhaseFinalizing, v.Phase, "nothing is committed while the store is down")
 	t.Logf("while the store is down: %+v", step)
 
 	store.start()
-	v = s.waitDone("outage-1", 3*time.Minute)
+	v = s.waitDone(name, 3*time.Minute)
 	require.Equal(t, workflows.PhaseCompleted, v.Phase, "%+v", v.Status)
-	assert.Greater(t, activityAttempt(t, s, workflows.BackupWorkflowID("outage-1"), finalizeBackupActivity), int32(1),
+	assert.Greater(t, activityAttempt(t, s, workflows.BackupWorkflowID(name), finalizeBackupActivity), int32(1),
 		"the outage landed mid-step: FinalizeBackup ran again")
-	assertExactlySeededAt(t, s, url, "outage-1", "so", want)
-	assert.Contains(t, store.keys("cairn-outage", "backups/outage-1/"), "backups/outage-1/backup.json")
+	assertExactlySeededAt(t, s, url, name, "so", want)
+	assert.Contains(t, store.keys("cairn-outage", "backups/"+name+"/"), "backups/"+name+"/backup.json")
 }

@@ -46,18 +46,15 @@ func TestShortStepsSurviveAWorkerKill(t *testing.T) {
 	// killIn starts runs until one is caught in activity, kills the
 	// worker there and starts another, and returns the caught run's name.
 	killIn := func(activity string, start func(name string) string) string {
-		for i := 1; i <= stepKillTries; i++ {
-			name := fmt.Sprintf("%s-%d", strings.ToLower(activity), i)
-			id := start(name)
-			if catchActivity(t, s, w, id, activity) {
-				w.kill()
-				assertNothingPlain(t, s, tmp)
-				w = startWorker()
-				return name
-			}
-		}
-		require.FailNow(t, "never caught", "the worker was never frozen inside %s in %d runs", activity, stepKillTries)
-		return ""
+		var name string
+		catchInNewRun(t, s, w, activity, func(try int) string {
+			name = fmt.Sprintf("%s-%d", strings.ToLower(activity), try)
+			return start(name)
+		})
+		w.kill()
+		assertNothingPlain(t, s, tmp)
+		w = startWorker()
+		return name
 	}
 
 	var backup string

@@ -21,6 +21,33 @@ import (
 	"github.com/cairn-backup/cairn/workflows"
 )
 
+// apiServerHost is the host:port of the stack's API server.
+func apiServerHost(t *testing.T, s *stack) string {
+	t.Helper()
+	u, err := url.Parse(s.cluster.Config().Host)
+	require.NoError(t, err)
+	return u.Host
+}
+
+// waitHeartbeat waits until a pending activity of the workflow has
+// heartbeat details that decode as P and satisfy seen.
+func waitHeartbeat[P any](t *testing.T, s *stack, workflowID string, seen func(P) bool) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute) // a bound for a hang, not a verdict
+	for {
+		desc, err := s.temporalC.DescribeWorkflowExecution(context.Background(), workflowID, "")
+		require.NoError(t, err)
+		for _, pa := range desc.GetPendingActivities() {
+			var p P
+			if pa.GetHeartbeatDetails() != nil && converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p) == nil && seen(p) {
+				return
+			}
+		}
+		require.True(t, time.Now().Before(deadline), "%s: no pending activity's heartbeat showed what the test waits for", workflowID)
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 // kubeconfigVia writes a copy of the sandbox kubeconfig whose server is
 // reached through addr.
 func kubeconfigVia(t *testing.T, s *stack, addr string) string {
@@ -47,36 +74,33 @@ func TestUnreachableAPIServerFailsWithReason(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
 	seedConfigMaps(t, s.cluster.Config(), "un", seedNamespaces, seedPerNS)
-	apiURL, err := url.Parse(s.cluster.Config().Host)
-	require.NoError(t, err)
-	proxy := newTCPProxy(t, apiURL.Host)
-	startProc(t, "worker", "worker", "--temporal-address", s.temporalAddr,
-		"--kubeconfig", kubeconfigVia(t, s, proxy.addr()), "--page-interval", "100ms")
-
-	req := slowBackup("unreachable", "un")
-	req.Options.ClusterUnreachableTimeout = &metav1.Duration{Duration: 8 * time.Second}
-	_, err = s.starter.CreateBackup(context.Background(), req)
-	require.NoError(t, err)
-	waitMidConfigMaps(t, s, "unreachable")
-	proxy.cut()
-
-	// While it retries, the pending activity's heartbeat says why.
-	deadline := time.Now().Add(time.Minute)
-	var sawLastError bool
-	for !sawLastError && time.Now().Before(deadline) {
-		desc, err := s.temporalC.DescribeWorkflowExecution(context.Background(), workflows.BackupWorkflowID("unreachable"), "")
+	// cutBackup starts a worker that reaches the API server through a
+	// proxy and a backup that may be unreachable for the given time, and
+	// cuts the proxy in the middle of the ConfigMaps.
+	cutBackup := func(name string, unreachable time.Duration) *proc {
+		proxy := newTCPProxy(t, apiServerHost(t, s))
+		w := startProc(t, "worker", "worker", "--temporal-address", s.temporalAddr,
+			"--kubeconfig", kubeconfigVia(t, s, proxy.addr()), "--page-interval", "100ms")
+		req := slowBackup(name, "un")
+		req.Options.ClusterUnreachableTimeout = &metav1.Duration{Duration: unreachable}
+		_, err := s.starter.CreateBackup(context.Background(), req)
 		require.NoError(t, err)
-		for _, pa := range desc.GetPendingActivities() {
-			var p cluster.CollectProgress
-			if pa.GetHeartbeatDetails() != nil && converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p) == nil &&
-				p.LastError != "" && p.UnreachableSince != nil {
-				sawLastError = true
-			}
-		}
-		time.Sleep(200 * time.Millisecond)
+		waitMidConfigMaps(t, s, name)
+		proxy.cut()
+		return w
 	}
-	assert.True(t, sawLastError, "a retrying collection should carry the last error in its heartbeat")
 
+	// While it retries, the pending activity's heartbeat says why. This
+	// run's deadline is far off, so the heartbeat is seen however slow
+	// the machine is; the run is then ended by hand.
+	w := cutBackup("unreachable-retrying", 30*time.Minute)
+	waitHeartbeat(t, s, workflows.BackupWorkflowID("unreachable-retrying"), func(p cluster.CollectProgress) bool {
+		return p.LastError != "" && p.UnreachableSince != nil
+	})
+	require.NoError(t, s.temporalC.TerminateWorkflow(context.Background(), workflows.BackupWorkflowID("unreachable-retrying"), "", "seen"))
+	w.kill()
+
+	cutBackup("unreachable", 8*time.Second)
 	v := s.waitDone("unreachable", 2*time.Minute)
 	require.Equal(t, workflows.PhaseFailed, v.Phase)
 	require.NotNil(t, v.Status)
@@ -97,42 +121,38 @@ func TestRestoreUnreachableAPIServerFailsWithReason(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
 	seedConfigMaps(t, s.cluster.Config(), "ru", seedNamespaces, seedPerNS)
-	apiURL, err := url.Parse(s.cluster.Config().Host)
-	require.NoError(t, err)
-	proxy := newTCPProxy(t, apiURL.Host)
-	startProc(t, "worker", "worker", "--temporal-address", s.temporalAddr,
-		"--kubeconfig", kubeconfigVia(t, s, proxy.addr()), "--batch-interval", "150ms")
+	backupWorker := s.startWorker()
 	s.backup(workflows.BackupSpec{Name: "ru-1", IncludedNamespaces: []string{"ru-*"}})
-
-	mapping := map[string]string{}
-	for i := range seedNamespaces {
-		mapping[fmt.Sprintf("ru-%02d", i)] = fmt.Sprintf("ru-%02d-back", i)
-	}
-	_, err = s.starter.CreateRestore(context.Background(), starter.CreateRestoreRequest{
-		RestoreSpec: workflows.RestoreSpec{Name: "ru-r", BackupName: "ru-1", NamespaceMapping: mapping},
-		Options: workflows.RestoreOptions{BatchSize: 50, ClusterUnreachableTimeout: &metav1.Duration{Duration: 8 * time.Second},
-			HeartbeatTimeout: &metav1.Duration{Duration: 5 * time.Second}},
-	})
-	require.NoError(t, err)
-	waitApplying(t, s, "ru-r", "configmaps", 3)
-	proxy.cut()
-
-	deadline := time.Now().Add(time.Minute)
-	var sawLastError bool
-	for !sawLastError && time.Now().Before(deadline) {
-		desc, err := s.temporalC.DescribeWorkflowExecution(context.Background(), workflows.RestoreWorkflowID("ru-r"), "")
-		require.NoError(t, err)
-		for _, pa := range desc.GetPendingActivities() {
-			var p restore.ApplyProgress
-			if pa.GetHeartbeatDetails() != nil && converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p) == nil &&
-				p.LastError != "" && p.UnreachableSince != nil {
-				sawLastError = true
-			}
+	backupWorker.kill()
+	// cutRestore is cutBackup's twin: a restore into namespaces of its
+	// own, cut after three batches of ConfigMaps.
+	cutRestore := func(name string, unreachable time.Duration) *proc {
+		proxy := newTCPProxy(t, apiServerHost(t, s))
+		w := startProc(t, "worker", "worker", "--temporal-address", s.temporalAddr,
+			"--kubeconfig", kubeconfigVia(t, s, proxy.addr()), "--batch-interval", "150ms")
+		mapping := map[string]string{}
+		for i := range seedNamespaces {
+			mapping[fmt.Sprintf("ru-%02d", i)] = fmt.Sprintf("%s-%02d", name, i)
 		}
-		time.Sleep(200 * time.Millisecond)
+		_, err := s.starter.CreateRestore(context.Background(), starter.CreateRestoreRequest{
+			RestoreSpec: workflows.RestoreSpec{Name: name, BackupName: "ru-1", NamespaceMapping: mapping},
+			Options: workflows.RestoreOptions{BatchSize: 50, ClusterUnreachableTimeout: &metav1.Duration{Duration: unreachable},
+				HeartbeatTimeout: &metav1.Duration{Duration: 5 * time.Second}},
+		})
+		require.NoError(t, err)
+		waitApplying(t, s, name, "configmaps", 3)
+		proxy.cut()
+		return w
 	}
-	assert.True(t, sawLastError, "a waiting apply should carry the last error in its heartbeat")
 
+	w := cutRestore("ru-retrying", 30*time.Minute)
+	waitHeartbeat(t, s, workflows.RestoreWorkflowID("ru-retrying"), func(p restore.ApplyProgress) bool {
+		return p.LastError != "" && p.UnreachableSince != nil
+	})
+	require.NoError(t, s.temporalC.TerminateWorkflow(context.Background(), workflows.RestoreWorkflowID("ru-retrying"), "", "seen"))
+	w.kill()
+
+	cutRestore("ru-r", 8*time.Second)
 	v := s.waitRestore("ru-r", 2*time.Minute)
 	require.Equal(t, workflows.PhaseFailed, v.Phase)
 	assert.Contains(t, v.Status.FailureReason, workflows.ErrTypeClusterUnreachable)
