@@ -131,12 +131,16 @@ func TestBackupResumesAfterTemporalKill(t *testing.T) {
 	require.NoError(t, err)
 	waitMidConfigMaps(t, s, "temporal-kill")
 	s.temporal.kill()
+	killedAt := time.Now()
 	time.Sleep(2 * time.Second) // the worker keeps polling a dead server
 	s.startTemporal()           // same port, same SQLite file
 
 	v := s.waitDone("temporal-kill", 4*time.Minute)
 	require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %+v", v.Status)
 	assertExactlySeeded(t, s, "temporal-kill", "tk", want)
+	runs := collectRuns(t, s, "temporal-kill")
+	require.Contains(t, runs, "configmaps")
+	assert.True(t, runs["configmaps"].completed.After(killedAt), "the kill landed mid-step: ConfigMaps were still being collected")
 }
 
 func TestCancelDuringCollectionCleansUp(t *testing.T) {

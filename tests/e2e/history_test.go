@@ -17,8 +17,9 @@ import (
 	"github.com/cairn-backup/cairn/workflows"
 )
 
-// collectRun is one CollectResources activity as its history tells it.
-type collectRun struct {
+// typeRun is one activity of one resource type (a collection, an apply)
+// as its history tells it.
+type typeRun struct {
 	resource  string
 	scheduled time.Time
 	completed time.Time
@@ -27,19 +28,51 @@ type collectRun struct {
 
 // collectRuns reads a backup's history and returns its collect activities
 // by resource type; a type scheduled twice fails the test.
-func collectRuns(t *testing.T, s *stack, backup string) map[string]*collectRun {
+func collectRuns(t *testing.T, s *stack, backup string) map[string]*typeRun {
 	t.Helper()
-	runs := map[string]*collectRun{}
-	byEvent := map[int64]*collectRun{}
-	for _, ev := range runHistory(t, s, workflows.BackupWorkflowID(backup)) {
+	return typeRuns(t, s, workflows.BackupWorkflowID(backup), func(ev *historypb.HistoryEvent) string {
+		return collectedResource(t, ev)
+	})
+}
+
+// collectedResource is the resource type a scheduled collection collects,
+// or "" for any other event.
+func collectedResource(t *testing.T, ev *historypb.HistoryEvent) string {
+	t.Helper()
+	var in workflows.CollectInput
+	if !activityInput(t, ev, collectActivity, &in) {
+		return ""
+	}
+	return in.Type.GroupResource()
+}
+
+// applyRuns is collectRuns for a restore's apply activities.
+func applyRuns(t *testing.T, s *stack, restore string) map[string]*typeRun {
+	t.Helper()
+	return typeRuns(t, s, workflows.RestoreWorkflowID(restore), func(ev *historypb.HistoryEvent) string {
+		var in workflows.ApplyInput
+		if !activityInput(t, ev, applyActivity, &in) {
+			return ""
+		}
+		return in.Type.GroupResource()
+	})
+}
+
+// typeRuns reads the activities of a workflow's history that resourceOf
+// names a resource type for (from their scheduled event), by that type.
+func typeRuns(t *testing.T, s *stack, workflowID string, resourceOf func(*historypb.HistoryEvent) string) map[string]*typeRun {
+	t.Helper()
+	runs := map[string]*typeRun{}
+	byEvent := map[int64]*typeRun{}
+	for _, ev := range runHistory(t, s, workflowID) {
 		switch ev.GetEventType() {
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-			gr := collectedResource(t, ev)
+			gr := resourceOf(ev)
 			if gr == "" {
 				continue
 			}
 			require.NotContains(t, runs, gr, "resource type %s scheduled twice", gr)
-			r := &collectRun{resource: gr, scheduled: ev.GetEventTime().AsTime()}
+			r := &typeRun{resource: gr, scheduled: ev.GetEventTime().AsTime()}
 			runs[gr], byEvent[ev.GetEventId()] = r, r
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
 			attrs := ev.GetActivityTaskStartedEventAttributes()
@@ -53,6 +86,18 @@ func collectRuns(t *testing.T, s *stack, backup string) map[string]*collectRun {
 		}
 	}
 	return runs
+}
+
+// activityInput decodes the input of a scheduled event of activity into
+// in; false for any other event.
+func activityInput(t *testing.T, ev *historypb.HistoryEvent, activity string, in any) bool {
+	t.Helper()
+	attrs := ev.GetActivityTaskScheduledEventAttributes()
+	if attrs.GetActivityType().GetName() != activity {
+		return false
+	}
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(attrs.GetInput(), in))
+	return true
 }
 
 // pendingProgress returns the last heartbeat of the running collection of
@@ -103,19 +148,6 @@ func runHistory(t *testing.T, s *stack, workflowID string) []*historypb.HistoryE
 		events = append(events, ev)
 	}
 	return events
-}
-
-// collectedResource returns the resource type a scheduled collect
-// activity collects, or "" for any other event.
-func collectedResource(t *testing.T, ev *historypb.HistoryEvent) string {
-	t.Helper()
-	attrs := ev.GetActivityTaskScheduledEventAttributes()
-	if attrs.GetActivityType().GetName() != collectActivity {
-		return ""
-	}
-	var in workflows.CollectInput
-	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(attrs.GetInput(), &in))
-	return in.Type.GroupResource()
 }
 
 // logLines returns the backup's stored log lines whose msg is msg.

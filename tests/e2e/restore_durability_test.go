@@ -69,11 +69,15 @@ func TestRestoreResumesAfterWorkerKill(t *testing.T) {
 		}
 	}
 	assert.GreaterOrEqual(t, fromBatch, float64(5), "the retried apply should resume after the stored batches; log lines: %v", resumed)
+	runs := applyRuns(t, s, "rk-r")
+	require.Contains(t, runs, "configmaps")
+	assert.Greater(t, runs["configmaps"].attempt, int32(1), "the kill landed mid-step: the ConfigMaps apply was retried")
 
 	t.Run("Temporal killed mid-apply", func(t *testing.T) {
 		tMapping := restoreAgain(t, s, req, "rk-temporal", "-t")
 		waitApplying(t, s, "rk-temporal", "configmaps", 3)
 		s.temporal.kill()
+		killedAt := time.Now()
 		time.Sleep(2 * time.Second) // the worker keeps applying, then polls a dead server
 		s.startTemporal()           // same port, same SQLite file
 
@@ -84,6 +88,9 @@ func TestRestoreResumesAfterWorkerKill(t *testing.T) {
 			ns, name, _ := strings.Cut(key, "/")
 			assert.Equal(t, workflows.ItemRestored, o["configmaps "+tMapping[ns]+"/"+name].Result, key)
 		}
+		runs := applyRuns(t, s, "rk-temporal")
+		require.Contains(t, runs, "configmaps")
+		assert.True(t, runs["configmaps"].completed.After(killedAt), "the kill landed mid-step: ConfigMaps were still being applied")
 	})
 
 	t.Run("cancel mid-apply", func(t *testing.T) {
