@@ -27,4 +27,5 @@ var (
 	takeEtcdSnapshotActivity  = workflows.ActivityName((*etcd.Activities)(nil).TakeEtcdSnapshot)
 	planRetentionActivity     = workflows.ActivityName((*store.Activities)(nil).PlanRetention)
 	waitSnapshotActivity      = workflows.ActivityName((*csi.Activities)(nil).WaitVolumeSnapshot)
+	deleteBackupDataActivity  = workflows.ActivityName((*store.Activities)(nil).DeleteBackupData)
 )

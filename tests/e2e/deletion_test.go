@@ -114,5 +114,7 @@ func TestBackupDeletionAndExpiry(t *testing.T) {
 		s.startWorker("--location", s.location, "--delete-interval", "100ms")
 		require.NoError(t, s.starter.WaitRun(ctx, workflows.DeleteWorkflowID("killed-mid-delete"), ""))
 		assert.Empty(t, backupObjects(t, s, "killed-mid-delete"))
+		assert.Greater(t, activityAttempt(t, s, workflows.DeleteWorkflowID("killed-mid-delete"), deleteBackupDataActivity), int32(1),
+			"the kill landed mid-step: DeleteBackupData ran again")
 	})
 }
