@@ -48,6 +48,15 @@ func waitHeartbeat[P any](t *testing.T, s *stack, workflowID string, seen func(P
 	}
 }
 
+// endWhenHeartbeat waits until the run's heartbeat shows what seen wants,
+// then terminates the run and kills its worker w.
+func endWhenHeartbeat[P any](t *testing.T, s *stack, w *proc, workflowID string, seen func(P) bool) {
+	t.Helper()
+	waitHeartbeat(t, s, workflowID, seen)
+	require.NoError(t, s.temporalC.TerminateWorkflow(context.Background(), workflowID, "", "seen"))
+	w.kill()
+}
+
 // kubeconfigVia writes a copy of the sandbox kubeconfig whose server is
 // reached through addr.
 func kubeconfigVia(t *testing.T, s *stack, addr string) string {
@@ -94,11 +103,9 @@ func TestUnreachableAPIServerFailsWithReason(t *testing.T) {
 	// run's deadline is far off, so the heartbeat is seen however slow
 	// the machine is; the run is then ended by hand.
 	w := cutBackup("unreachable-retrying", 30*time.Minute)
-	waitHeartbeat(t, s, workflows.BackupWorkflowID("unreachable-retrying"), func(p cluster.CollectProgress) bool {
+	endWhenHeartbeat(t, s, w, workflows.BackupWorkflowID("unreachable-retrying"), func(p cluster.CollectProgress) bool {
 		return p.LastError != "" && p.UnreachableSince != nil
 	})
-	require.NoError(t, s.temporalC.TerminateWorkflow(context.Background(), workflows.BackupWorkflowID("unreachable-retrying"), "", "seen"))
-	w.kill()
 
 	cutBackup("unreachable", 8*time.Second)
 	v := s.waitDone("unreachable", 2*time.Minute)
@@ -146,11 +153,9 @@ func TestRestoreUnreachableAPIServerFailsWithReason(t *testing.T) {
 	}
 
 	w := cutRestore("ru-retrying", 30*time.Minute)
-	waitHeartbeat(t, s, workflows.RestoreWorkflowID("ru-retrying"), func(p restore.ApplyProgress) bool {
+	endWhenHeartbeat(t, s, w, workflows.RestoreWorkflowID("ru-retrying"), func(p restore.ApplyProgress) bool {
 		return p.LastError != "" && p.UnreachableSince != nil
 	})
-	require.NoError(t, s.temporalC.TerminateWorkflow(context.Background(), workflows.RestoreWorkflowID("ru-retrying"), "", "seen"))
-	w.kill()
 
 	cutRestore("ru-r", 8*time.Second)
 	v := s.waitRestore("ru-r", 2*time.Minute)
