@@ -92,6 +92,30 @@ func TestEtcdSnapshots(t *testing.T) {
 			"the kill landed mid-step: the snapshot was taken after it")
 	})
 
+	t.Run("the worker killed while a snapshot is taken: the next takes it again, verified", func(t *testing.T) {
+		var name string
+		catchInNewRun(t, s, worker, takeEtcdSnapshotActivity, func(try int) string {
+			name = fmt.Sprintf("snap-wk-%d", try)
+			res, err := s.starter.CreateEtcdSnapshot(ctx, workflows.EtcdSnapshotSpec{Name: name})
+			require.NoError(t, err)
+			return res.WorkflowID
+		})
+		worker.kill()
+		worker = s.startWorker("--location", s.location, "--etcd-endpoints", s.cluster.EtcdEndpoint(), "--encryption-key", key,
+			"--datamover-encryption-key-secret", "cairn-encryption-key")
+
+		id := workflows.EtcdSnapshotWorkflowID(name)
+		require.NoError(t, s.starter.WaitRun(ctx, id, ""))
+		v, err := s.starter.GetEtcdSnapshot(ctx, name)
+		require.NoError(t, err)
+		require.Equal(t, workflows.PhaseCompleted, v.Phase, "%+v", v.Status)
+		assert.True(t, v.Status.Verified)
+		assert.Greater(t, activityAttempt(t, s, id, takeEtcdSnapshotActivity), int32(1), "the kill landed mid-step: the snapshot was taken again")
+		data := readLocation(t, s, location.EtcdSnapshot(name).Snapshot())
+		sum := sha256.Sum256(data)
+		assert.Equal(t, v.Status.SHA256, hex.EncodeToString(sum[:]), "the stored copy is the one the status describes")
+	})
+
 	t.Run("a schedule of etcd snapshots keeps the newest", func(t *testing.T) {
 		_, stderr, code := s.cli("schedule", "create", "etcd-daily", "--kind", "etcd-snapshot", "--cron", "@daily", "--keep-last", "1")
 		require.Equal(t, 0, code, stderr)
