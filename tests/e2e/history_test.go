@@ -137,6 +137,29 @@ func collectActivityResources(t *testing.T, s *stack, backup string) map[string]
 	return ids
 }
 
+// waitHeartbeat waits until a pending activity of the workflow (of type
+// activity, or any with "") has heartbeat details that decode as P and
+// satisfy seen.
+func waitHeartbeat[P any](t *testing.T, s *stack, workflowID, activity string, seen func(P) bool) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute) // a bound for a hang, not a verdict
+	for {
+		desc, err := s.temporalC.DescribeWorkflowExecution(context.Background(), workflowID, "")
+		require.NoError(t, err)
+		for _, pa := range desc.GetPendingActivities() {
+			if activity != "" && pa.GetActivityType().GetName() != activity {
+				continue
+			}
+			var p P
+			if pa.GetHeartbeatDetails() != nil && converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p) == nil && seen(p) {
+				return
+			}
+		}
+		require.True(t, time.Now().Before(deadline), "%s: no pending activity's heartbeat showed what the test waits for", workflowID)
+		time.Sleep(100 * time.Millisecond) // the poll's pace; the verdict is the heartbeat seen
+	}
+}
+
 // runHistory returns every event of a workflow's latest run.
 func runHistory(t *testing.T, s *stack, workflowID string) []*historypb.HistoryEvent {
 	t.Helper()

@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/converter"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cairn-backup/cairn/activities/restore"
@@ -135,21 +134,13 @@ func restoreAgain(t *testing.T, s *stack, req starter.CreateRestoreRequest, name
 // least batches batches.
 func waitApplying(t *testing.T, s *stack, restoreName, resource string, batches int) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
-		desc, err := s.temporalC.DescribeWorkflowExecution(context.Background(), workflows.RestoreWorkflowID(restoreName), "")
-		require.NoError(t, err)
-		for _, pa := range desc.GetPendingActivities() {
-			var p restore.ApplyProgress
-			if pa.GetActivityType().GetName() == applyActivity && pa.GetHeartbeatDetails() != nil &&
-				converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p) == nil && p.NextBatch >= batches {
-				t.Logf("%s: %d batches applied (%d restored)", resource, p.NextBatch, p.Outcome.Restored)
-				return
-			}
+	waitHeartbeat(t, s, workflows.RestoreWorkflowID(restoreName), applyActivity, func(p restore.ApplyProgress) bool {
+		if p.NextBatch < batches {
+			return false
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("restore %s never got under way with %s", restoreName, resource)
+		t.Logf("%s: %d batches applied (%d restored)", resource, p.NextBatch, p.Outcome.Restored)
+		return true
+	})
 }
 
 // restoreLogLines returns the restore's stored log lines whose msg is msg.

@@ -11,7 +11,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/converter"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -29,30 +28,11 @@ func apiServerHost(t *testing.T, s *stack) string {
 	return u.Host
 }
 
-// waitHeartbeat waits until a pending activity of the workflow has
-// heartbeat details that decode as P and satisfy seen.
-func waitHeartbeat[P any](t *testing.T, s *stack, workflowID string, seen func(P) bool) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute) // a bound for a hang, not a verdict
-	for {
-		desc, err := s.temporalC.DescribeWorkflowExecution(context.Background(), workflowID, "")
-		require.NoError(t, err)
-		for _, pa := range desc.GetPendingActivities() {
-			var p P
-			if pa.GetHeartbeatDetails() != nil && converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p) == nil && seen(p) {
-				return
-			}
-		}
-		require.True(t, time.Now().Before(deadline), "%s: no pending activity's heartbeat showed what the test waits for", workflowID)
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
 // endWhenHeartbeat waits until the run's heartbeat shows what seen wants,
 // then terminates the run and kills its worker w.
 func endWhenHeartbeat[P any](t *testing.T, s *stack, w *proc, workflowID string, seen func(P) bool) {
 	t.Helper()
-	waitHeartbeat(t, s, workflowID, seen)
+	waitHeartbeat(t, s, workflowID, "", seen)
 	require.NoError(t, s.temporalC.TerminateWorkflow(context.Background(), workflowID, "", "seen"))
 	w.kill()
 }
