@@ -23,9 +23,9 @@ func TakeNodeTurn(ctx context.Context) (release func(), err error) {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		release, err := tryLockFile(nodeTurnPath)
+		unlock, err := tryLockFile(nodeTurnPath)
 		if err == nil {
-			return release, nil
+			return unlock, nil
 		}
 		if !errors.Is(err, errLocked) {
 			return nil, err
