@@ -3,6 +3,8 @@
 package worker
 
 import (
+	"time"
+
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 	sdkworker "go.temporal.io/sdk/worker"
@@ -35,13 +37,17 @@ type Options struct {
 	// MaxConcurrentActivities bounds activities running at once in this
 	// process (0: the SDK default).
 	MaxConcurrentActivities int
+	// HeartbeatTimeout is how long a silent activity of a run that sets
+	// none in its request is presumed alive (0: 30 s); maintenance and
+	// verification get twice it. Kill tests set it short.
+	HeartbeatTimeout time.Duration
 }
 
 // New returns a worker on TaskQueue with everything registered.
 func New(c client.Client, acts Activities, opts Options) sdkworker.Worker {
 	w := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{
 		MaxConcurrentActivityExecutionSize: opts.MaxConcurrentActivities,
-		Interceptors:                       []interceptor.WorkerInterceptor{&errorSurfacer{}},
+		Interceptors:                       []interceptor.WorkerInterceptor{&errorSurfacer{}, &heartbeatTimeouts{timeout: opts.HeartbeatTimeout}},
 	})
 	Register(w, acts)
 	return w

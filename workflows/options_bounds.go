@@ -16,8 +16,8 @@ const (
 	maxVolumeConcurrency  = 64
 	maxApplyConcurrency   = 256
 	maxBatchSize          = 5000
-	minHeartbeatTimeout   = time.Second
-	maxHeartbeatTimeout   = 10 * time.Minute
+	MinHeartbeatTimeout   = time.Second
+	MaxHeartbeatTimeout   = 10 * time.Minute
 	minUnreachableTimeout = time.Second
 	maxUnreachableTimeout = 24 * time.Hour
 	minCRDEstablish       = time.Second
@@ -32,7 +32,7 @@ func (o BackupOptions) Problems() []string {
 	p.count("concurrency", o.Concurrency, maxBackupConcurrency, 4)
 	p.count("volumeConcurrency", o.VolumeConcurrency, maxVolumeConcurrency, 4)
 	p.duration("clusterUnreachableTimeout", o.ClusterUnreachableTimeout, minUnreachableTimeout, maxUnreachableTimeout)
-	p.duration("heartbeatTimeout", o.HeartbeatTimeout, minHeartbeatTimeout, maxHeartbeatTimeout)
+	p.duration("heartbeatTimeout", o.HeartbeatTimeout, MinHeartbeatTimeout, MaxHeartbeatTimeout)
 	return p
 }
 
@@ -45,7 +45,7 @@ func (o RestoreOptions) Problems() []string {
 	p.count("volumeConcurrency", o.VolumeConcurrency, maxVolumeConcurrency, 4)
 	p.duration("crdEstablishTimeout", o.CRDEstablishTimeout, minCRDEstablish, maxCRDEstablish)
 	p.duration("clusterUnreachableTimeout", o.ClusterUnreachableTimeout, minUnreachableTimeout, maxUnreachableTimeout)
-	p.duration("heartbeatTimeout", o.HeartbeatTimeout, minHeartbeatTimeout, maxHeartbeatTimeout)
+	p.duration("heartbeatTimeout", o.HeartbeatTimeout, MinHeartbeatTimeout, MaxHeartbeatTimeout)
 	return p
 }
 

@@ -28,6 +28,7 @@ type workerFlags struct {
 	batchInterval           time.Duration
 	tarballLimits           tarball.Limits
 	maxConcurrentActivities int
+	heartbeatTimeout        time.Duration
 	configNamespace         string
 	kubeQPS                 float32
 	kubeBurst               int
@@ -72,6 +73,9 @@ func (w *workerFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringToIntVar(&w.keepNewestByDriver, "snapshot-keep-newest-driver", nil,
 		"per-CSI-driver override of --snapshot-keep-newest, e.g. ebs.csi.aws.com=7,pd.csi.storage.gke.io=2")
 	cmd.Flags().IntVar(&w.maxConcurrentActivities, "max-concurrent-activities", 0, "activities this worker runs at once (0: SDK default)")
+	cmd.Flags().DurationVar(&w.heartbeatTimeout, "heartbeat-timeout", workflows.DefaultHeartbeatTimeout,
+		"how long a silent step of a schedule, retention, deletion, etcd snapshot, verification or maintenance run is presumed alive "+
+			"before Temporal retries it elsewhere (verification and maintenance get twice it); a backup or restore sets its own in its options")
 	cmd.Flags().StringVar(&w.configNamespace, "config-namespace", "", "namespace of the Velero-format ConfigMaps restores read, such as "+
 		"change-storage-class (default: --datamover-namespace; the chart sets the worker's own)")
 	w.dataMover.register(cmd.Flags())
@@ -100,6 +104,9 @@ repository password.`,
   cairn worker --data-dir .cairn --kubeconfig .cairn/sandbox/kubeconfig   # beside cairn dev --sandbox --no-worker`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := wf.validate(); err != nil {
+				return err
+			}
 			log, err := g.logger()
 			if err != nil {
 				return err
@@ -133,6 +140,15 @@ repository password.`,
 	}
 	wf.register(cmd)
 	return cmd
+}
+
+// validate refuses flags no run could work with, before anything starts.
+func (w *workerFlags) validate() error {
+	if w.heartbeatTimeout < workflows.MinHeartbeatTimeout || w.heartbeatTimeout > workflows.MaxHeartbeatTimeout {
+		return &usageError{fmt.Errorf("--heartbeat-timeout %s: must be between %s and %s",
+			w.heartbeatTimeout, workflows.MinHeartbeatTimeout, workflows.MaxHeartbeatTimeout)}
+	}
+	return nil
 }
 
 // connect dials Temporal. With --health-address it first serves the
@@ -176,7 +192,7 @@ func runWorker(ctx context.Context, g *globals, tc client.Client, kcfg *rest.Con
 		Etcd:                etcd.Config{Endpoints: wf.etcdEndpoints, TLS: etcdTLS},
 		Kube:                kcfg,
 		Log:                 log,
-		Options:             worker.Options{MaxConcurrentActivities: wf.maxConcurrentActivities},
+		Options:             worker.Options{MaxConcurrentActivities: wf.maxConcurrentActivities, HeartbeatTimeout: wf.heartbeatTimeout},
 		ConfigNamespace:     wf.configNamespace,
 		PageInterval:        wf.pageInterval,
 		MaxHookTimeout:      wf.maxHookTimeout,

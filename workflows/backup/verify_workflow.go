@@ -20,7 +20,7 @@ func VerifyBackupWorkflow(ctx workflow.Context, req workflows.VerifyBackupReques
 		workflows.SearchAttrName.ValueSet(req.Backup), workflows.SearchAttrPhase.ValueSet(string(workflows.PhaseInProgress))); err != nil {
 		return nil, fmt.Errorf("set search attributes: %w", err)
 	}
-	actx := workflow.WithActivityOptions(ctx, flow.ActivityOptions(6*time.Hour, time.Minute))
+	actx := workflow.WithActivityOptions(ctx, flow.ActivityOptions(6*time.Hour, 2*workflows.HeartbeatTimeout(ctx)))
 	var res workflows.VerifyBackupResult
 	if err := workflow.ExecuteActivity(actx, storeActs.VerifyBackupData, req).Get(ctx, &res); err != nil {
 		flow.PublishPhase(ctx, logger, workflows.PhaseFailed)

@@ -27,7 +27,7 @@ func DeleteBackupWorkflow(ctx workflow.Context, req workflows.DeleteBackupReques
 	); err != nil {
 		return nil, fmt.Errorf("set search attributes: %w", err)
 	}
-	opts := flow.ActivityOptions(time.Hour, workflows.DefaultHeartbeatTimeout)
+	opts := flow.ActivityOptions(time.Hour, workflows.HeartbeatTimeout(ctx))
 	// A location that keeps refusing gives up after a day, with its
 	// error, instead of holding up the expiry run that started it.
 	opts.ScheduleToCloseTimeout = 24 * time.Hour
@@ -106,7 +106,7 @@ func ExpireBackupsWorkflow(ctx workflow.Context, req workflows.ExpireBackupsRequ
 // continue-as-new error that goes on with them.
 func expirePage(ctx workflow.Context, req *workflows.ExpireBackupsRequest, res *workflows.ExpireBackupsResult,
 	list func(context.Context, workflows.ExpireBackupsRequest) ([]string, error), kind, prefix string) (more bool, err error) {
-	actx := workflow.WithActivityOptions(ctx, flow.ActivityOptions(10*time.Minute, workflows.DefaultHeartbeatTimeout))
+	actx := workflow.WithActivityOptions(ctx, flow.ActivityOptions(10*time.Minute, workflows.HeartbeatTimeout(ctx)))
 	var expired []string
 	if err := workflow.ExecuteActivity(actx, list, *req).Get(ctx, &expired); err != nil {
 		return false, fmt.Errorf("list expired %ss: %w", kind, err)

@@ -24,7 +24,7 @@ func RepositoryMaintenanceWorkflow(ctx workflow.Context, req workflows.Maintenan
 	}
 	// The activity heartbeats on a timer, so a short heartbeat timeout
 	// costs nothing and a killed worker's maintenance resumes within it.
-	actx := workflow.WithActivityOptions(ctx, flow.ActivityOptions(6*time.Hour, time.Minute))
+	actx := workflow.WithActivityOptions(ctx, flow.ActivityOptions(6*time.Hour, 2*workflows.HeartbeatTimeout(ctx)))
 	var res workflows.MaintenanceResult
 	if err := workflow.ExecuteActivity(actx, repositoryActs.MaintainRepository, req).Get(ctx, &res); err != nil {
 		flow.PublishPhase(ctx, logger, workflows.PhaseFailed)

@@ -52,7 +52,7 @@ func EtcdSnapshotWorkflow(ctx workflow.Context, req workflows.EtcdSnapshotReques
 	// Whatever was stored is not a verified snapshot: remove it, even
 	// when canceled.
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	actx := workflow.WithActivityOptions(dctx, flow.ActivityOptions(10*time.Minute, workflows.DefaultHeartbeatTimeout))
+	actx := workflow.WithActivityOptions(dctx, flow.ActivityOptions(10*time.Minute, workflows.HeartbeatTimeout(ctx)))
 	if derr := workflow.ExecuteActivity(actx, etcdActs.DiscardEtcdSnapshot, spec).Get(dctx, nil); derr != nil {
 		logger.Warn("Discarding the unverified snapshot failed", "error", derr)
 	}
@@ -71,7 +71,7 @@ func EtcdSnapshotWorkflow(ctx workflow.Context, req workflows.EtcdSnapshotReques
 
 // takeEtcdSnapshot streams, verifies and commits; status follows along.
 func takeEtcdSnapshot(ctx workflow.Context, spec workflows.EtcdSnapshotSpec, status *workflows.EtcdSnapshotStatus) error {
-	actx := workflow.WithActivityOptions(ctx, flow.ActivityOptions(time.Hour, workflows.DefaultHeartbeatTimeout))
+	actx := workflow.WithActivityOptions(ctx, flow.ActivityOptions(time.Hour, workflows.HeartbeatTimeout(ctx)))
 	var taken workflows.TakeEtcdSnapshotResult
 	if err := workflow.ExecuteActivity(actx, etcdActs.TakeEtcdSnapshot, spec).Get(ctx, &taken); err != nil {
 		return fmt.Errorf("take etcd snapshot: %w", err)

@@ -22,7 +22,7 @@ func ApplyRetentionWorkflow(ctx workflow.Context, req workflows.RetentionRequest
 	if req.Limit <= 0 {
 		req.Limit = workflows.DefaultRetentionPage
 	}
-	actx := workflow.WithActivityOptions(ctx, flow.ActivityOptions(10*time.Minute, workflows.DefaultHeartbeatTimeout))
+	actx := workflow.WithActivityOptions(ctx, flow.ActivityOptions(10*time.Minute, workflows.HeartbeatTimeout(ctx)))
 	var page workflows.RetentionPage
 	in := workflows.RetentionPageInput{Schedule: req.Schedule, Now: req.Now, Limit: req.Limit}
 	if err := workflow.ExecuteActivity(actx, storeActs.PlanRetention, in).Get(ctx, &page); err != nil {

@@ -126,7 +126,7 @@ func (r *scheduledRun) backup(ctx workflow.Context) error {
 // retainListed is retention as runs before pagedRetentionVersion did it:
 // one list of every run, every deletion from this run.
 func (r *scheduledRun) retainListed(ctx workflow.Context) (workflows.ScheduleHealthInput, error) {
-	actx := workflow.WithActivityOptions(ctx, flow.ActivityOptions(10*time.Minute, workflows.DefaultHeartbeatTimeout))
+	actx := workflow.WithActivityOptions(ctx, flow.ActivityOptions(10*time.Minute, workflows.HeartbeatTimeout(ctx)))
 	var listed workflows.ScheduleRunsResult
 	if err := workflow.ExecuteActivity(actx, storeActs.ListScheduleRuns, workflows.ScheduleRunsInput{Schedule: r.spec}).Get(ctx, &listed); err != nil {
 		return workflows.ScheduleHealthInput{}, fmt.Errorf("list runs of schedule %s: %w", r.spec.Name, err)

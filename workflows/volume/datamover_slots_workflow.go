@@ -98,7 +98,7 @@ func (s *slots) blocked() bool {
 // dropClosedHolders frees the slots of holders whose workflow has closed
 // without giving theirs back.
 func (s *slots) dropClosedHolders(ctx workflow.Context) {
-	actx := workflow.WithActivityOptions(ctx, flow.ActivityOptions(time.Minute, workflows.DefaultHeartbeatTimeout))
+	actx := workflow.WithActivityOptions(ctx, flow.ActivityOptions(time.Minute, workflows.HeartbeatTimeout(ctx)))
 	var closed []string
 	if err := workflow.ExecuteActivity(actx, exposeActs.ClosedSlotHolders, s.Holders).Get(ctx, &closed); err != nil {
 		s.logger.Warn("Checking the slot holders failed; next time", "error", err)
