@@ -47,7 +47,11 @@ func TestBackupDeletionAndExpiry(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
 	seedConfigMaps(t, s.cluster.Config(), "del", 1, 200)
-	worker := s.startWorker("--location", s.location, "--page-interval", "200ms", "--delete-interval", "1500ms")
+	// Short heartbeats: a killed worker's step is retried within seconds.
+	startWorker := func() *proc {
+		return s.startWorker("--location", s.location, "--page-interval", "200ms", "--delete-interval", "1500ms", "--heartbeat-timeout", "5s")
+	}
+	worker := startWorker()
 	ctx := context.Background()
 
 	short := &metav1.Duration{Duration: time.Second}
@@ -56,11 +60,20 @@ func TestBackupDeletionAndExpiry(t *testing.T) {
 	s.backup(workflows.BackupSpec{Name: "to-delete", IncludedNamespaces: []string{"del-*"}})
 	s.backup(workflows.BackupSpec{Name: "killed-mid-delete", IncludedNamespaces: []string{"del-*"}})
 
-	t.Run("expired backups go on the schedule", func(t *testing.T) {
+	t.Run("expired backups go on the schedule, through a worker kill", func(t *testing.T) {
 		time.Sleep(time.Second) // past the 1s expiry
 		require.NoError(t, s.temporalC.ScheduleClient().GetHandle(ctx, workflows.ExpireScheduleID).Trigger(ctx, client.ScheduleTriggerOptions{}))
+		// The worker dies frozen in the expiry's deletion of the backup,
+		// which deletes an object every 1.5 s: it cannot end first.
+		deletion := workflows.DeleteWorkflowID("expiring")
+		require.True(t, catchActivity(t, s, worker, deletion, deleteBackupDataActivity), "the expiry's deletion was caught")
+		worker.kill()
+		worker = startWorker()
 		require.Eventually(t, func() bool { return len(backupObjects(t, s, "expiring")) == 0 }, 2*time.Minute, 300*time.Millisecond,
 			"the expired backup's objects are deleted")
+		require.NoError(t, s.starter.WaitRun(ctx, deletion, ""))
+		assert.Greater(t, activityAttempt(t, s, deletion, deleteBackupDataActivity), int32(1),
+			"the kill landed mid-deletion: DeleteBackupData ran again")
 		v, err := s.starter.GetBackup(ctx, "expiring")
 		require.NoError(t, err)
 		assert.Equal(t, workflows.PhaseDeleted, v.Phase)

@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/cairn-backup/cairn/starter"
 	"github.com/cairn-backup/cairn/workflows"
@@ -29,7 +31,8 @@ func TestSchedules(t *testing.T) {
 	seedConfigMaps(t, s.cluster.Config(), "sch", 1, 20)
 	seedConfigMaps(t, s.cluster.Config(), "slow", 1, 300)
 	metricsAddr := freePort(t)
-	worker := s.startWorker("--location", s.location, "--page-interval", "100ms", "--metrics-address", metricsAddr)
+	// Short heartbeats: a killed worker's step is retried within seconds.
+	worker := s.startWorker("--location", s.location, "--page-interval", "100ms", "--metrics-address", metricsAddr, "--heartbeat-timeout", "5s")
 	api := devAPI(t, s)
 	top := t // the API made anew after a restart serves every subtest
 	sch := &schedules{s: s}
@@ -132,16 +135,22 @@ func TestSchedules(t *testing.T) {
 		assert.Len(t, backupsOf(t, s, "tick"), 2, "deleting a schedule keeps its backups")
 	})
 
-	t.Run("keep-last 3 leaves the newest 3 of 5 runs or more, through a worker kill and a Temporal kill", func(t *testing.T) {
-		_, stderr, code := s.cli("schedule", "create", "five", "--cron", "0 0 1 1 *", "--keep-last", "3", "--include-namespaces", "sch-*")
-		require.Equal(t, 0, code, stderr)
+	t.Run("keep-last 3 leaves the newest 3 of 5 runs or more, through worker kills and a Temporal kill", func(t *testing.T) {
+		_, err := s.starter.CreateSchedule(context.Background(), workflows.ScheduleSpec{Name: "five", Cron: "0 0 1 1 *",
+			Retention: workflows.RetentionPolicy{KeepLast: ptr.To(3)}, Template: workflows.BackupSpec{IncludedNamespaces: []string{"sch-*"}},
+			BackupOptions: workflows.BackupOptions{HeartbeatTimeout: &metav1.Duration{Duration: 5 * time.Second}}})
+		require.NoError(t, err)
+		restartWorker := func() {
+			worker.kill()
+			worker = s.startWorker("--location", s.location, "--page-interval", "100ms", "--heartbeat-timeout", "5s")
+		}
 		// Five runs at least; a run whose step the test did not catch
 		// frozen (it ended first) is followed by another that is tried.
 		var names []string
-		workerKilled, temporalKilled := false, false
+		workerKilled, temporalKilled, deletionKilled := false, false, false
 		var last *starter.TriggerResult
-		for len(names) < 5 || !workerKilled || !temporalKilled {
-			require.Less(t, len(names), 12, "the worker and Temporal kills were never landed mid-step")
+		for len(names) < 5 || !workerKilled || !temporalKilled || !deletionKilled {
+			require.Less(t, len(names), 15, "the worker and Temporal kills were never landed mid-step")
 			last = sch.trigger("five")
 			names = append(names, last.Backup)
 			killedHere := false
@@ -149,9 +158,19 @@ func TestSchedules(t *testing.T) {
 			case len(names) >= 3 && !workerKilled:
 				// The worker dies frozen in the run's last step.
 				if catchActivity(t, s, worker, workflows.BackupWorkflowID(last.Backup), finalizeBackupActivity) {
-					worker.kill()
-					worker = s.startWorker("--location", s.location, "--page-interval", "100ms")
+					restartWorker()
 					workerKilled, killedHere = true, true
+				}
+			case len(names) >= 4 && !deletionKilled:
+				// The worker dies frozen in the deletion of the run that
+				// retention no longer keeps: the oldest of the four left.
+				pruned := workflows.DeleteWorkflowID(names[len(names)-4])
+				if catchActivity(t, s, worker, pruned, deleteBackupDataActivity) {
+					restartWorker()
+					require.NoError(t, s.starter.WaitRun(context.Background(), last.WorkflowID, ""))
+					assert.Greater(t, activityAttempt(t, s, pruned, deleteBackupDataActivity), int32(1),
+						"the worker kill landed mid-deletion: DeleteBackupData ran again")
+					deletionKilled = true
 				}
 			case workerKilled && !temporalKilled:
 				// Temporal dies with the worker frozen in the run's
