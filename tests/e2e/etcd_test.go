@@ -28,7 +28,12 @@ func TestEtcdSnapshots(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
 	key := s.useEncryptionKey(newKey(t))
-	worker := s.startWorker("--location", s.location, "--etcd-endpoints", s.cluster.EtcdEndpoint(), "--encryption-key", key, "--datamover-encryption-key-secret", "cairn-encryption-key")
+	// Short heartbeats: a killed worker's step is retried within seconds.
+	startWorker := func() *proc {
+		return s.startWorker("--location", s.location, "--etcd-endpoints", s.cluster.EtcdEndpoint(), "--encryption-key", key,
+			"--datamover-encryption-key-secret", "cairn-encryption-key", "--heartbeat-timeout", "5s")
+	}
+	worker := startWorker()
 	ctx := context.Background()
 
 	t.Run("a snapshot is stored, verified and listed", func(t *testing.T) {
@@ -101,8 +106,7 @@ func TestEtcdSnapshots(t *testing.T) {
 			return res.WorkflowID
 		})
 		worker.kill()
-		worker = s.startWorker("--location", s.location, "--etcd-endpoints", s.cluster.EtcdEndpoint(), "--encryption-key", key,
-			"--datamover-encryption-key-secret", "cairn-encryption-key")
+		worker = startWorker()
 
 		id := workflows.EtcdSnapshotWorkflowID(name)
 		require.NoError(t, s.starter.WaitRun(ctx, id, ""))
