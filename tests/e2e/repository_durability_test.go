@@ -18,10 +18,12 @@ import (
 )
 
 // TestRepositoryStepsSurviveAWorkerKill SIGKILLs the worker while it runs
-// one of its own kopia steps (a backup deletion's DeleteVolumeData,
-// repository maintenance), and the next worker finishes the step: the
-// deleted backup's kopia snapshots are gone, the other backups' data still
-// restores byte for byte, and maintenance runs again under the same owner.
+// one of its own repository steps (a backup deletion's DeleteVolumeData,
+// repository maintenance, a verification's two steps), and the next
+// worker finishes the step: the deleted backup's kopia snapshots are
+// gone, the other backups' data still restores byte for byte, maintenance
+// runs again under the same owner, and the verification finds the kept
+// backup whole.
 //
 // Both steps take well under a second on this small repository, so the
 // test steps the worker and kills it while it holds the step, and the
@@ -30,7 +32,9 @@ import (
 func TestRepositoryStepsSurviveAWorkerKill(t *testing.T) {
 	t.Parallel()
 	m := newMoverStack(t)
-	w := m.startMoverWorker()
+	// Short heartbeats: a killed worker's step is retried within seconds.
+	startWorker := func() *proc { return m.startMoverWorkerArgs(repoPassword, []string{"--heartbeat-timeout", "5s"}) }
+	w := startWorker()
 	ctx := context.Background()
 	makeClaims(t, m.stack, "rk", "data")
 	want := fillVolume(t, m.stack, "rk", "data", datatree.Spec{LargeFiles: 1, LargeSize: 4 << 20, SmallFiles: 500, SmallSize: 4096, Seed: 31})
@@ -50,7 +54,7 @@ func TestRepositoryStepsSurviveAWorkerKill(t *testing.T) {
 			require.NoError(t, err)
 			if catchActivity(t, m.stack, w, res.WorkflowID, deleteVolumeDataActivity) {
 				w.kill()
-				w = m.startMoverWorker()
+				w = startWorker()
 				killed = name
 			}
 			require.NoError(t, m.starter.WaitRun(ctx, res.WorkflowID, res.RunID))
@@ -81,7 +85,7 @@ func TestRepositoryStepsSurviveAWorkerKill(t *testing.T) {
 			run := maintain(fmt.Sprintf("maintenance-kill-%d", i))
 			if catchActivity(t, m.stack, w, run.GetID(), maintainRepoActivity) {
 				w.kill()
-				w = m.startMoverWorker()
+				w = startWorker()
 				killed = true
 			}
 			var res workflows.MaintenanceResult
@@ -100,6 +104,29 @@ func TestRepositoryStepsSurviveAWorkerKill(t *testing.T) {
 		assert.True(t, again.Ran)
 		assert.Equal(t, 1, m.completeSnapshots(t, "rk-4"))
 		assert.Empty(t, datatree.Diff(want, m.restoredDigest(t, keptUpload.SnapshotID), 10), "maintenance kept the remaining data whole")
+	})
+
+	t.Run("backup verify, its objects then its volume data", func(t *testing.T) {
+		for _, step := range []string{verifyBackupDataActivity, verifyBackupVolumesActivity} {
+			var run client.WorkflowRun
+			catchInNewRun(t, m.stack, w, step, func(try int) string {
+				var err error
+				run, err = m.temporalC.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("verify-kill-%s-%d", step, try),
+					TaskQueue: workflows.TaskQueue}, workflows.VerifyBackupWorkflowName,
+					workflows.VerifyBackupRequest{Backup: "rk-4", Location: m.location, Full: true})
+				require.NoError(t, err)
+				return run.GetID()
+			})
+			w.kill()
+			w = startWorker()
+			var res workflows.VerifyBackupResult
+			require.NoError(t, run.Get(ctx, &res), "the verification finishes")
+			assert.True(t, res.OK(), "%+v", res)
+			require.NotNil(t, res.VolumeData)
+			assert.Equal(t, 1, res.VolumeData.Snapshots)
+			assert.Positive(t, res.VolumeData.ReadBytes, "a full verification reads the data back")
+			assert.Greater(t, activityAttempt(t, m.stack, run.GetID(), step), int32(1), "the kill landed mid-step: %s was retried", step)
+		}
 	})
 }
 
