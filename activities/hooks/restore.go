@@ -69,7 +69,7 @@ func (a *Activities) RunRestoreHooks(ctx context.Context, in workflows.RestoreHo
 
 	var mu sync.Mutex
 	results := append([]workflows.HookResult{}, prior...)
-	stop := tick.Every(a.heartbeatInterval(), func() {
+	stop := tick.Every(a.heartbeatInterval(ctx), func() {
 		mu.Lock()
 		defer mu.Unlock()
 		activity.RecordHeartbeat(ctx, results)

@@ -100,7 +100,7 @@ func (a *Activities) runHook(ctx context.Context, in workflows.RunHooksInput, h 
 	stdout, stderr := newTail(workflows.HookOutputTail), newTail(workflows.HookOutputTail)
 	hctx, cancel := context.WithTimeout(ctx, h.Timeout)
 	defer cancel()
-	stop := tick.Every(a.heartbeatInterval(), beat)
+	stop := tick.Every(a.heartbeatInterval(ctx), beat)
 	start := time.Now()
 	err = a.exec(hctx, in.Namespace, in.Pod, h.Container, h.Command, stdout, stderr)
 	stop()
@@ -163,9 +163,15 @@ func (a *Activities) exec(ctx context.Context, ns, pod, container string, comman
 	return exe.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: stdout, Stderr: stderr})
 }
 
-func (a *Activities) heartbeatInterval() time.Duration {
+// heartbeatInterval is HeartbeatInterval (default 5 s), and at most a
+// third of the step's heartbeat timeout, which a run may set down to 1 s.
+func (a *Activities) heartbeatInterval(ctx context.Context) time.Duration {
+	d := 5 * time.Second
 	if a.HeartbeatInterval > 0 {
-		return a.HeartbeatInterval
+		d = a.HeartbeatInterval
 	}
-	return 5 * time.Second
+	if timeout := activity.GetInfo(ctx).HeartbeatTimeout; timeout > 0 {
+		d = min(d, timeout/3)
+	}
+	return d
 }
