@@ -3,8 +3,10 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 
@@ -31,7 +33,27 @@ type surfacingActivity struct {
 
 func (a *surfacingActivity) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
 	res, err := a.Next.ExecuteActivity(ctx, in)
-	return res, surface(err)
+	return res, surface(unaskedCancel(ctx, err))
+}
+
+// unaskedCancel turns an activity's cancellation that Temporal did not
+// ask for into a retryable failure. The SDK cancels an activity's context
+// itself when its heartbeats keep failing for a whole heartbeat timeout
+// (a Temporal too busy to answer); an activity that then reports itself
+// canceled would end its run's step as if a user had canceled it (a data
+// mover's upload left out of a Completed backup), where the step needs
+// another attempt. Pauses and resets asked for by Temporal stay as they
+// are.
+func unaskedCancel(ctx context.Context, err error) error {
+	if err == nil || !temporal.IsCanceledError(err) || ctx.Err() == nil {
+		return err
+	}
+	cause := context.Cause(ctx)
+	if temporal.IsCanceledError(cause) || errors.Is(cause, activity.ErrActivityPaused) || errors.Is(cause, activity.ErrActivityReset) {
+		return err
+	}
+	return temporal.NewApplicationError(fmt.Sprintf("stopped without a cancel request (%v); the next attempt carries on", cause),
+		workflows.ErrTypeActivityStopped)
 }
 
 // surface lifts a non-retryable application error wrapped inside err (say

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -81,4 +82,32 @@ func TestSurfaceMakesUnreadableEncryptedObjectsNonRetryable(t *testing.T) {
 	require.ErrorAs(t, surface(fmt.Errorf("restore: %w", readErr)), &appErr)
 	assert.True(t, appErr.NonRetryable())
 	assert.Equal(t, workflows.ErrTypeCorruptBackup, appErr.Type())
+}
+
+func TestCancelsTemporalDidNotAskForAreRetried(t *testing.T) {
+	canceledBy := func(cause error) context.Context {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(cause)
+		return ctx
+	}
+	stopped := temporal.NewCanceledError("upload canceled")
+
+	err := unaskedCancel(canceledBy(errors.New("record heartbeat: context deadline exceeded")), stopped)
+	var appErr *temporal.ApplicationError
+	require.True(t, errors.As(err, &appErr), "got %v", err)
+	assert.False(t, temporal.IsCanceledError(err), "no longer a cancellation")
+	assert.False(t, appErr.NonRetryable(), "retried")
+	assert.Equal(t, workflows.ErrTypeActivityStopped, appErr.Type())
+	assert.Contains(t, appErr.Message(), "context deadline exceeded")
+
+	for name, ctx := range map[string]context.Context{
+		"asked by Temporal": canceledBy(temporal.NewCanceledError()),
+		"paused":            canceledBy(activity.ErrActivityPaused),
+		"reset":             canceledBy(activity.ErrActivityReset),
+		"not canceled":      context.Background(),
+	} {
+		assert.Same(t, error(stopped), unaskedCancel(ctx, stopped), name)
+	}
+	plain := errors.New("disk full")
+	assert.Same(t, plain, unaskedCancel(canceledBy(errors.New("x")), plain), "other errors stay")
 }

@@ -170,6 +170,11 @@ const (
 	ErrTypeForbidden = "Forbidden"
 )
 
+// ErrTypeActivityStopped is the one retryable error type: a step stopped
+// because its heartbeats to Temporal kept failing, not because its run
+// was canceled. The next attempt carries on.
+const ErrTypeActivityStopped = "ActivityStopped"
+
 // Memo keys set when a backup starts: the spec's hash (to tell a repeated
 // request from a conflicting one) and its location (to find its files
 // while it runs).
