@@ -172,7 +172,7 @@ func (b *backupRun) listenForProgress(ctx workflow.Context) {
 func (b *backupRun) recordOperation(ctx workflow.Context, op *workflows.Operation, res workflows.VolumeSnapshotResult, err error) {
 	now := workflow.Now(ctx).UTC()
 	op.Updated = &now
-	op.Phase, op.Error = flow.ChildOutcome(err, res.Phase, res.Error)
+	op.Phase, op.Error = flow.ChildOutcome(ctx, err, res.Phase, res.Error)
 	b.snapshotTaken(ctx, op.Volume)
 	if err == nil {
 		op.Snapshot, op.Upload = res.Snapshot, res.Upload

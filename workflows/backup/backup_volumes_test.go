@@ -97,6 +97,31 @@ func TestVolumeTimeoutFailsItsOperationOnly(t *testing.T) {
 	assert.Contains(t, st.FailureReason, "1 of 2 volume operations failed: snapshot/shop/logs")
 }
 
+// TestVolumeCanceledWithoutItsBackupFailsItsOperation: a volume's
+// operation that ends canceled while its backup goes on (a step that
+// stopped on its own, a child canceled by hand) leaves its volume out:
+// the backup says so, PartiallyFailed, not Completed.
+func TestVolumeCanceledWithoutItsBackupFailsItsOperation(t *testing.T) {
+	env := volumeBackupEnv(t)
+	env.OnActivity(csiActs.WaitVolumeSnapshot, mock.Anything, mock.MatchedBy(func(in workflows.WaitSnapshotInput) bool { return in.Volume.Claim == "data" })).
+		Return(flowtest.ReadyInfo).Once()
+	env.OnActivity(csiActs.WaitVolumeSnapshot, mock.Anything, mock.MatchedBy(func(in workflows.WaitSnapshotInput) bool { return in.Volume.Claim == "logs" })).
+		Return(nil, temporal.NewCanceledError("stopped")).Once()
+	env.OnActivity(csiActs.RemoveVolumeSnapshot, mock.Anything, mock.Anything).Return(nil).Maybe()
+	env.OnActivity(csiActs.CollectVolumeSnapshots, mock.Anything, mock.Anything).Return(&workflows.CollectSnapshotsResult{}, nil).Once()
+	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(&workflows.FinalizeResult{}, nil).Once()
+	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil).Once()
+
+	env.ExecuteWorkflow(BackupWorkflow, testRequest())
+	require.NoError(t, env.GetWorkflowError())
+	var st workflows.BackupStatus
+	require.NoError(t, env.GetWorkflowResult(&st))
+	assert.Equal(t, workflows.PhasePartiallyFailed, st.Phase)
+	assert.Equal(t, workflows.OperationCompleted, st.Operations[0].Phase)
+	assert.Equal(t, workflows.OperationFailed, st.Operations[1].Phase)
+	assert.Equal(t, "canceled on its own while its run went on", st.Operations[1].Error)
+}
+
 func TestSnapshotNameIsStableShortAndDistinct(t *testing.T) {
 	v := workflows.Volume{Namespace: "shop", Claim: "a-very-long-claim-name-that-goes-on-and-on-and-on-forever"}
 	a := workflows.SnapshotName("nightly-20261122020000", v)

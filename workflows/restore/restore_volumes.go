@@ -99,7 +99,7 @@ func (r *restoreRun) startVolume(ctx workflow.Context, vs *workflows.VolumeResto
 func (r *restoreRun) recordVolume(ctx workflow.Context, vs *workflows.VolumeRestoreStatus, res workflows.VolumeRestoreResult, err error) {
 	now := workflow.Now(ctx).UTC()
 	vs.Updated = &now
-	vs.Phase, vs.Error = flow.ChildOutcome(err, res.Phase, res.Error)
+	vs.Phase, vs.Error = flow.ChildOutcome(ctx, err, res.Phase, res.Error)
 	if err == nil {
 		vs.PersistentVolume, vs.Download = res.PersistentVolume, res.Download
 	}

@@ -26,11 +26,15 @@ func OnProgress(ctx workflow.Context, apply func(ctx workflow.Context, p workflo
 }
 
 // ChildOutcome is an operation's phase and error from its child
-// workflow's answer.
-func ChildOutcome(err error, phase workflows.OperationPhase, msg string) (workflows.OperationPhase, string) {
+// workflow's answer, ctx being its run's. A child canceled while its run
+// goes on (by hand in the Temporal UI) failed: what it was to do is
+// missing from a run that may otherwise complete.
+func ChildOutcome(ctx workflow.Context, err error, phase workflows.OperationPhase, msg string) (workflows.OperationPhase, string) {
 	switch {
-	case err != nil && temporal.IsCanceledError(err):
+	case err != nil && temporal.IsCanceledError(err) && ctx.Err() != nil:
 		return workflows.OperationCanceled, "canceled by request"
+	case err != nil && temporal.IsCanceledError(err):
+		return workflows.OperationFailed, "canceled on its own while its run went on"
 	case err != nil:
 		return workflows.OperationFailed, Reason(err)
 	}
