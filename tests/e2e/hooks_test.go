@@ -193,6 +193,73 @@ func TestHooksOnRealPods(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "init-hook-ran\n", string(logs), "the init container ran before the pod's own")
 	})
+
+	t.Run("SIGKILL of the worker during a restore hook: it runs again, the restore completes", func(t *testing.T) {
+		kc := fastClient(t, s.cluster.Config())
+		_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "rhk-src"}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		// The hook writes where the test reads (a host directory) and runs
+		// until the test lets it end: the kill lands mid-hook.
+		marks := t.TempDir()
+		markedPod(t, s, "rhk-src", "app", marks, map[string]string{
+			"post.hook.restore.velero.io/command":      `["/bin/sh", "-c", "echo run >> /marks/runs; until [ -e /marks/go ]; do sleep 0.1; done"]`,
+			"post.hook.restore.velero.io/exec-timeout": "2m",
+		})
+		v := snapshotBackup(t, s, "rhk-1", "rhk-src", nil)
+		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+
+		_, err = s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "rhk-r1", BackupName: "rhk-1",
+			NamespaceMapping: map[string]string{"rhk-src": "rhk-dst"}},
+			Options: workflows.RestoreOptions{HeartbeatTimeout: &metav1.Duration{Duration: 10 * time.Second}}})
+		require.NoError(t, err)
+		waitFile(t, filepath.Join(marks, "runs"))
+		w.kill()
+		require.NoError(t, os.WriteFile(filepath.Join(marks, "go"), nil, 0o644))
+		w = m.startMoverWorker()
+
+		r := s.waitRestore("rhk-r1", 3*time.Minute)
+		require.Equal(t, workflows.PhaseCompleted, r.Phase, "reason: %s", r.Status.FailureReason)
+		require.Len(t, r.Status.Hooks, 1, "%+v", r.Status.Hooks)
+		assert.Equal(t, "rhk-dst/app", r.Status.Hooks[0].Pod)
+		assert.Equal(t, 0, r.Status.Hooks[0].ExitCode, "%+v", r.Status.Hooks[0])
+		assert.Equal(t, int32(2), r.Status.Hooks[0].Attempt, "the kill landed while the hook ran: a second attempt ran it")
+		assert.Greater(t, activityAttempt(t, s, workflows.RestoreWorkflowID("rhk-r1"), runRestoreHooksActivity), int32(1))
+		runs, err := os.ReadFile(filepath.Join(marks, "runs"))
+		require.NoError(t, err)
+		assert.Equal(t, "run\nrun\n", string(runs), "the hook runs at least once: here twice")
+	})
+}
+
+// markedPod makes pod name in ns (container "main", sleeping) that
+// mounts the host directory marks at /marks, and waits until it runs.
+func markedPod(t *testing.T, s *stack, ns, name, marks string, annotations map[string]string) {
+	t.Helper()
+	kc := fastClient(t, s.cluster.Config())
+	_, err := kc.CoreV1().Pods(ns).Create(context.Background(), &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Annotations: annotations},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "main", Image: sandbox.BusyboxImage, ImagePullPolicy: corev1.PullNever,
+				Command: []string{"sleep", "2147483647"}, VolumeMounts: []corev1.VolumeMount{{Name: "marks", MountPath: "/marks"}}}},
+			Volumes: []corev1.Volume{{Name: "marks", VolumeSource: corev1.VolumeSource{
+				HostPath: &corev1.HostPathVolumeSource{Path: marks}}}},
+			TerminationGracePeriodSeconds: new(int64),
+		},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	waitPodRunning(t, s, ns, name)
+}
+
+// waitFile waits until a file exists: a hook has reached that point.
+func waitFile(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute) // a bound for a broken node, not a verdict
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "%s never appeared", path)
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // barePod makes pod name in ns (container "main", sleeping) whose
@@ -274,12 +341,5 @@ func waitVolumeFile(t *testing.T, s *stack, ns, claim, name string) {
 	t.Helper()
 	dir, err := s.cluster.VolumePath(context.Background(), ns, claim)
 	require.NoError(t, err)
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
-			return
-		}
-		require.True(t, time.Now().Before(deadline), "%s never appeared in %s/%s", name, ns, claim)
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitFile(t, filepath.Join(dir, name))
 }
