@@ -26,7 +26,8 @@ import (
 // sandbox's node: a backup's data mover is a pod of cairn's image that
 // mounts the snapshot's clone read-only, a restore's one writes the new
 // volume, the data comes back byte-identical, and no pod, claim or clone
-// is left.
+// is left; a data mover pod killed mid-upload or mid-restore is replaced
+// by one that carries on.
 func TestDataMoverPodsOnTheNode(t *testing.T) {
 	t.Parallel()
 	s := newNodeStack(t)
@@ -48,7 +49,8 @@ func TestDataMoverPodsOnTheNode(t *testing.T) {
 		return s.startWorker("--data-dir", t.TempDir(), "--datamover-exposer", "pod", "--datamover-image", image,
 			"--datamover-pull-policy", "Never", "--datamover-host-network", "--datamover-host-path", loc.Path, "--datamover-run-as-user", "0",
 			"--repository-password-secret", "cairn-repository",
-			"--datamover-upload-bytes-per-second", "10000000", "--datamover-checkpoint-interval", "1s")
+			"--datamover-upload-bytes-per-second", "10000000", "--datamover-download-bytes-per-second", "10000000",
+			"--datamover-checkpoint-interval", "1s")
 	}
 	w := podWorker(sandbox.CairnImage)
 
@@ -96,6 +98,25 @@ func TestDataMoverPodsOnTheNode(t *testing.T) {
 	assert.Less(t, upKill.UploadedBytes, total/2, "the second pod uploaded less than half again")
 	assert.Equal(t, 1, s.completeSnapshots(t, "podkill-1"))
 	assert.Empty(t, datatree.Diff(wantKill, s.restoredDigest(t, upKill.SnapshotID), 10))
+	assertNoDataMoverPods(t, s)
+
+	// SIGKILL of the data mover pod's process mid-restore: a new pod
+	// carries on, skipping what the first one wrote.
+	_, err = s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{
+		RestoreSpec: workflows.RestoreSpec{Name: "podkill-r1", BackupName: "podkill-1", NamespaceMapping: map[string]string{"podkill": "podkill-copy"}},
+		Options:     workflows.RestoreOptions{HeartbeatTimeout: &metav1.Duration{Duration: 10 * time.Second}}})
+	require.NoError(t, err)
+	at := waitRestored(t, s, "podkill-r1", "podkill-copy", "data", total*2/5)
+	pid = podDataMoverPID(t)
+	t.Logf("SIGKILL restoring data mover pod process %d at %d of %d bytes", pid, at.RestoredBytes, total)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	r = s.waitRestore("podkill-r1", 3*time.Minute)
+	require.Equal(t, workflows.PhaseCompleted, r.Phase, "reason: %s", r.Status.FailureReason)
+	vol := restoredVolume(t, r.Status, "podkill-copy", "data")
+	require.NotNil(t, vol.Download)
+	assert.Equal(t, 2, vol.Download.Attempts, "a second data mover pod finished the restore")
+	assert.Positive(t, vol.Download.SkippedBytes, "the second pod skipped what the first wrote")
+	assert.Empty(t, datatree.Diff(wantKill, digestVolume(t, s, "podkill-copy", "data"), 10), "byte-identical after the kill")
 	assertNoDataMoverPods(t, s)
 
 	// A data mover pod whose image the node does not have never starts:
