@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -264,8 +265,8 @@ func TestSlotOfATerminatedHolderIsFreed(t *testing.T) {
 	assert.True(t, checked, "the slots workflow checked its holders")
 }
 
-// TestDataMoverDurability kills data movers and workers mid-upload and
-// cancels an upload.
+// TestDataMoverDurability kills data movers and workers mid-upload, the
+// worker while it exposes a volume, and cancels an upload.
 func TestDataMoverDurability(t *testing.T) {
 	t.Parallel()
 	m := newMoverStack(t)
@@ -314,6 +315,31 @@ func TestDataMoverDurability(t *testing.T) {
 		assert.True(t, activityCompletedAt(t, m.stack, volumeID, uploadVolumeActivity).After(killedAt),
 			"the kill landed mid-upload: the upload completed after it")
 		assert.Equal(t, 1, m.completeSnapshots(t, "kill-w-1"))
+		assert.Empty(t, datatree.Diff(want, m.restoredDigest(t, up.SnapshotID), 10))
+		m.assertNoDataMoverLeftovers(t)
+	})
+
+	t.Run("SIGKILL of the worker while it exposes the volume: the next exposes it, once", func(t *testing.T) {
+		makeClaims(t, m.stack, "kill-x", "data")
+		want := fillVolume(t, m.stack, "kill-x", "data", datatree.Spec{LargeFiles: 2, LargeSize: 1 << 20, SmallFiles: 20, SmallSize: 4096, Seed: 25})
+		var name string
+		catchInNewRun(t, m.stack, w, exposeVolumeActivity, func(try int) string {
+			name = fmt.Sprintf("kill-x-%d", try)
+			_, err := m.starter.CreateBackup(ctx, moveRequest(name, "kill-x"))
+			require.NoError(t, err)
+			return workflows.VolumeWorkflowID(name, workflows.Volume{Namespace: "kill-x", Claim: "data"})
+		})
+		w.kill()
+		w = m.startMoverWorker(throttled...)
+
+		v := m.waitDone(name, 3*time.Minute)
+		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+		volumeID := workflows.VolumeWorkflowID(name, workflows.Volume{Namespace: "kill-x", Claim: "data"})
+		assert.Greater(t, activityAttempt(t, m.stack, volumeID, exposeVolumeActivity), int32(1),
+			"the kill landed mid-step: ExposeVolume ran again")
+		up := uploadOf(t, v.Status, "kill-x", "data")
+		assert.Equal(t, 1, up.Attempts, "one data mover uploaded the exposed volume")
+		assert.Equal(t, 1, m.completeSnapshots(t, name))
 		assert.Empty(t, datatree.Diff(want, m.restoredDigest(t, up.SnapshotID), 10))
 		m.assertNoDataMoverLeftovers(t)
 	})
