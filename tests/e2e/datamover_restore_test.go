@@ -87,8 +87,8 @@ func TestRestoreFromMovedData(t *testing.T) {
 	})
 }
 
-// TestVolumeRestoreDurability kills the data mover and the worker while
-// a restore writes a volume's data.
+// TestVolumeRestoreDurability kills the data mover, the worker and
+// Temporal while a restore writes a volume's data.
 func TestVolumeRestoreDurability(t *testing.T) {
 	t.Parallel()
 	m := newMoverStack(t)
@@ -148,6 +148,26 @@ func TestVolumeRestoreDurability(t *testing.T) {
 		assert.True(t, activityCompletedAt(t, m.stack, workflows.VolumeRestoreWorkflowID("krs-r2", "krs-b", "data"), restoreVolumeDataActivity).After(killedAt),
 			"the kill landed mid-restore: the data mover's restore completed after it")
 		assert.Empty(t, datatree.Diff(want, digestVolume(t, m.stack, "krs-b", "data"), 10))
+		m.assertNoDataMoverLeftovers(t)
+	})
+
+	t.Run("Temporal killed mid-restore: the data mover's restore completes after it", func(t *testing.T) {
+		_, err := m.starter.CreateRestore(ctx, restoreReq("krs-r4", "krs-d"))
+		require.NoError(t, err)
+		at := waitRestored(t, m.stack, "krs-r4", "krs-d", "data", total*2/5)
+		// Frozen, the restore cannot end before the server is gone.
+		thaw := m.freezeDataMover(t)
+		m.temporal.kill()
+		killedAt := time.Now()
+		thaw()
+		m.startTemporal() // same port, same SQLite file
+
+		v := m.waitRestore("krs-r4", 3*time.Minute)
+		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+		require.Less(t, at.RestoredBytes, total, "the kill came mid-restore")
+		assert.True(t, activityCompletedAt(t, m.stack, workflows.VolumeRestoreWorkflowID("krs-r4", "krs-d", "data"), restoreVolumeDataActivity).After(killedAt),
+			"the kill landed mid-restore: the data mover's restore completed after it")
+		assert.Empty(t, datatree.Diff(want, digestVolume(t, m.stack, "krs-d", "data"), 10))
 		m.assertNoDataMoverLeftovers(t)
 	})
 
