@@ -3,6 +3,8 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -160,10 +162,21 @@ func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
 
 func freePort(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().String()
+	// Below Linux's ephemeral range (32768 and up): a port the kernel
+	// handed out for ":0" may go to any outgoing connection of the tests
+	// running beside this one before the process that is meant to listen
+	// on it starts; these go only to processes told to listen on them.
+	for range 200 {
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", 10000+rand.IntN(22000)))
+		if err != nil {
+			continue
+		}
+		addr := l.Addr().String()
+		require.NoError(t, l.Close())
+		return addr
+	}
+	require.FailNow(t, "no free port between 10000 and 32000")
+	return ""
 }
 
 func tail(b []byte, n int) []byte {
