@@ -166,6 +166,8 @@ func kubeconfigWithToken(t *testing.T, s *stack, token string) string {
 // ConfigMap prices) and team-a.
 func newTeamsAPI(t *testing.T) (*stack, kubernetes.Interface, *httptest.Server) {
 	t.Helper()
+	// Its own cluster: the tests bind cluster roles and use namespaces
+	// (shop, team-a) that each of them seeds.
 	s := newStack(t)
 	s.startWorker()
 	ctx := context.Background()

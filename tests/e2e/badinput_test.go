@@ -38,7 +38,7 @@ func post(t *testing.T, url, body string) (int, []byte) {
 // error with the right status or exit code and starts no workflow.
 func TestBadInputIsRejectedBeforeAnythingStarts(t *testing.T) {
 	t.Parallel()
-	s := newStack(t)
+	s := newSharedStack(t)
 	s.startWorker()
 	api := devAPI(t, s)
 

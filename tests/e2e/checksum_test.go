@@ -23,7 +23,7 @@ import (
 // CorruptBackup, which only the manifest can tell for the swapped one.
 func TestChecksumsFindCorruptBackups(t *testing.T) {
 	t.Parallel()
-	s := newStack(t)
+	s := newSharedStack(t)
 	s.startWorker()
 	seedConfigMaps(t, s.cluster.Config(), "ck", 2, 20)
 	for _, name := range []string{"ck-good", "ck-flip", "ck-cut", "ck-swap"} {

@@ -203,7 +203,7 @@ func TestDataMovement(t *testing.T) {
 func TestSlotOfATerminatedHolderIsFreed(t *testing.T) {
 	t.Parallel()
 	// Only the worker's workflows and Temporal take part: no CSI stack.
-	m := newStack(t)
+	m := newSharedStack(t)
 	m.startWorker()
 	ctx := context.Background()
 	// The holder: any workflow, terminated. The slots workflow of another

@@ -45,7 +45,7 @@ func listedBackups(t *testing.T, s *stack) map[string]bool {
 // was killed half-way.
 func TestBackupDeletionAndExpiry(t *testing.T) {
 	t.Parallel()
-	s := newStack(t)
+	s := newSharedStack(t)
 	seedConfigMaps(t, s.cluster.Config(), "del", 1, 200)
 	// Short heartbeats: a killed worker's step is retried within seconds.
 	startWorker := func() *proc {

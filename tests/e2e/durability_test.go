@@ -83,7 +83,7 @@ func assertExactlySeededAt(t *testing.T, s *stack, locationURL, backup, prefix s
 
 func TestBackupResumesAfterWorkerKill(t *testing.T) {
 	t.Parallel()
-	s := newStack(t)
+	s := newSharedStack(t)
 	want := seedConfigMaps(t, s.cluster.Config(), "wk", seedNamespaces, seedPerNS)
 	first := s.startWorker("--page-interval", "100ms")
 
@@ -123,7 +123,7 @@ func TestBackupResumesAfterWorkerKill(t *testing.T) {
 
 func TestBackupResumesAfterTemporalKill(t *testing.T) {
 	t.Parallel()
-	s := newStack(t)
+	s := newSharedStack(t)
 	want := seedConfigMaps(t, s.cluster.Config(), "tk", seedNamespaces, seedPerNS)
 	s.startWorker("--page-interval", "100ms")
 
@@ -145,7 +145,7 @@ func TestBackupResumesAfterTemporalKill(t *testing.T) {
 
 func TestCancelDuringCollectionCleansUp(t *testing.T) {
 	t.Parallel()
-	s := newStack(t)
+	s := newSharedStack(t)
 	seedConfigMaps(t, s.cluster.Config(), "cx", seedNamespaces, seedPerNS)
 	worker := s.startWorker("--page-interval", "100ms")
 

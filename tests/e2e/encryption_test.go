@@ -32,7 +32,7 @@ import (
 // whole, and still restores a plain Velero backup.
 func TestEncryptedBackupsNeedTheirKey(t *testing.T) {
 	t.Parallel()
-	s := newStack(t)
+	s := newSharedStack(t)
 	ctx := context.Background()
 	oldKey := newKey(t)
 	keyFile := s.useEncryptionKey(oldKey)

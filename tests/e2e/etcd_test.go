@@ -26,7 +26,7 @@ import (
 // leaves nothing behind.
 func TestEtcdSnapshots(t *testing.T) {
 	t.Parallel()
-	s := newStack(t)
+	s := newSharedStack(t)
 	key := s.useEncryptionKey(newKey(t))
 	// Short heartbeats: a killed worker's step is retried within seconds.
 	startWorker := func() *proc {

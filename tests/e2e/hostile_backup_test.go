@@ -32,7 +32,7 @@ const (
 // under peakRSSBound: the object is refused from its header, not read.
 func TestGzipBombFailsTheRestoreWithoutHurtingTheWorker(t *testing.T) {
 	t.Parallel()
-	s := newStack(t)
+	s := newSharedStack(t)
 	w := s.startWorker()
 	ctx := context.Background()
 	require.NoError(t, velero.Write(ctx, s.location, velero.Backup{Name: "bomb", IncludedNamespaces: []string{"bomb"}, Bomb: bombBytes}))

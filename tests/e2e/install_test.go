@@ -385,7 +385,7 @@ func waitNamespaceGone(t *testing.T, s *stack, ns string) {
 // once, naming the Secret, instead of failing every data move later.
 func TestWorkerWithoutItsRepositorySecretDoesNotStart(t *testing.T) {
 	t.Parallel()
-	s := newStack(t)
+	s := newSharedStack(t)
 	_, stderr, code := runCLI(t, "worker", "--temporal-address", s.temporalAddr, "--kubeconfig", s.cluster.KubeconfigPath(),
 		"--data-dir", t.TempDir(), "--datamover-namespace", "default", "--repository-password-secret", "not-there")
 	assert.Equal(t, 1, code, "stderr: %s", stderr)

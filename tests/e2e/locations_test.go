@@ -20,7 +20,7 @@ import (
 // with it read-only, deletes its schedules.
 func TestWorkerKeepsEveryWritableLocation(t *testing.T) {
 	t.Parallel()
-	s := newStack(t)
+	s := newSharedStack(t)
 	offsite := "file://" + t.TempDir()
 	w := s.startWorker("--location", s.location, "--location-name", "offsite="+offsite,
 		"--location-name", "spare=file://"+t.TempDir(),

@@ -48,5 +48,6 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer stopProxy()
+	defer stopSharedCluster()
 	return m.Run()
 }

@@ -26,7 +26,7 @@ import (
 // object exactly once.
 func TestFinalizeWaitsForAReadOnlyLocation(t *testing.T) {
 	t.Parallel()
-	s := newStack(t)
+	s := newSharedStack(t)
 	ctx := context.Background()
 	dir := s.locationDir()
 	require.NoError(t, os.MkdirAll(dir, 0o700))

@@ -49,6 +49,8 @@ import (
 func TestNamespaceRunsInAnotherCluster(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
+	// Its own cluster: the workload has cluster-scoped objects
+	// (PriorityClass, StorageClass, cluster RBAC) that the test counts.
 	src := newStack(t)
 	src.startWorker()
 	kc := fastClient(t, src.cluster.Config())

@@ -47,7 +47,7 @@ resourceModifierRules:
 // invalid patch are refused before anything starts (exit 2).
 func TestResourceModifiers(t *testing.T) {
 	t.Parallel()
-	s := newStack(t)
+	s := newSharedStack(t)
 	s.startWorker()
 	ctx := context.Background()
 	kc := fastClient(t, s.cluster.Config())

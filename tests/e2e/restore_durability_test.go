@@ -22,7 +22,7 @@ import (
 // from the last stored batch, and every object is restored exactly once.
 func TestRestoreResumesAfterWorkerKill(t *testing.T) {
 	t.Parallel()
-	s := newStack(t)
+	s := newSharedStack(t)
 	want := seedConfigMaps(t, s.cluster.Config(), "rk", seedNamespaces, seedPerNS)
 	first := s.startWorker("--batch-interval", "150ms")
 	s.backup(workflows.BackupSpec{Name: "rk-1", IncludedNamespaces: []string{"rk-*"}})

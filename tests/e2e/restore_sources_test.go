@@ -71,6 +71,7 @@ func v1Object(groupResource, name, js string) velero.Object {
 // restores a cairn backup into a second cluster that shares the location.
 func TestRestoreFromOtherSources(t *testing.T) {
 	t.Parallel()
+	// Its own cluster: the sample seeds the cluster-wide Widget CRD.
 	s := newStack(t)
 	s.startWorker("--page-interval", "300ms")
 	ctx := context.Background()

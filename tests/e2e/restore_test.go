@@ -23,6 +23,7 @@ import (
 // then restores the same backup into a mapped namespace.
 func TestRestoreRoundTrip(t *testing.T) {
 	t.Parallel()
+	// Its own cluster: it deletes and restores the Widget CRD.
 	s := newStack(t)
 	s.startWorker()
 	cfg := s.cluster.Config()
@@ -129,7 +130,7 @@ func widgetStatus(t *testing.T, s *stack, namespace string) any {
 // with each policy and checks the documented outcome of every object.
 func TestRestoreExistingResourcePolicy(t *testing.T) {
 	t.Parallel()
-	s := newStack(t)
+	s := newSharedStack(t)
 	s.startWorker()
 	ctx := context.Background()
 	kc := fastClient(t, s.cluster.Config())

@@ -22,7 +22,7 @@ import (
 // exactly once.
 func TestFinalizeWaitsForTheObjectStore(t *testing.T) {
 	t.Parallel()
-	s := newStack(t)
+	s := newSharedStack(t)
 	ctx := context.Background()
 	store := startMinIO(t, "outage-admin", "outage-secret-1")
 	url := store.bucket("cairn-outage")

@@ -27,7 +27,7 @@ import (
 // skip while a run is slow, and the Degraded state with its metric.
 func TestSchedules(t *testing.T) {
 	t.Parallel()
-	s := newStack(t)
+	s := newSharedStack(t)
 	seedConfigMaps(t, s.cluster.Config(), "sch", 1, 20)
 	seedConfigMaps(t, s.cluster.Config(), "slow", 1, 300)
 	metricsAddr := freePort(t)

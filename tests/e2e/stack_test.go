@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,6 +38,8 @@ type stack struct {
 	locations *location.Opener
 }
 
+// newStack is a stack with a control plane of its own, for a test that
+// changes what other tests would see in a shared one (newSharedStack).
 func newStack(t *testing.T) *stack {
 	t.Helper()
 	return newStackAt(t, "")
@@ -50,7 +53,10 @@ func newStackAt(t *testing.T, locationURL string) *stack {
 }
 
 // newCSIStack is newStack with the sandbox's CSI stack: the test driver,
-// the external provisioner and snapshotter, StorageClass cairn-csi.
+// the external provisioner and snapshotter, StorageClass cairn-csi. CSI
+// stacks are not shared: a test drives its driver (snapshot delays and
+// failures), and the volumes and snapshot contents it makes are
+// cluster-wide.
 func newCSIStack(t *testing.T) *stack {
 	t.Helper()
 	return newStackWith(t, "", true)
@@ -86,17 +92,33 @@ func newStackOpts(t *testing.T, locationURL string, opts sandbox.Options) *stack
 		require.NoError(t, err)
 		t.Cleanup(release) // registered first: runs after the node stops
 	}
-	binDir, err := sandbox.DefaultBinDir()
-	require.NoError(t, err, "sandbox binaries missing: run `make sandbox-bins`")
 	dir := t.TempDir()
-	log, err := logging.New("warn", "console")
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	opts.BinDir, opts.DataDir, opts.Log = binDir, filepath.Join(dir, "sandbox"), log
-	cluster, err := sandbox.Start(ctx, opts)
+	cluster, err := startCluster(filepath.Join(dir, "sandbox"), opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cluster.Stop() })
+	return newStackOn(t, cluster, locationURL)
+}
+
+// startCluster starts a sandbox cluster in dataDir.
+func startCluster(dataDir string, opts sandbox.Options) (*sandbox.Cluster, error) {
+	binDir, err := sandbox.DefaultBinDir()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox binaries missing (run `make sandbox-bins`): %w", err)
+	}
+	log, err := logging.New("warn", "console")
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a bound for a broken machine, not a verdict
+	defer cancel()
+	opts.BinDir, opts.DataDir, opts.Log = binDir, dataDir, log
+	return sandbox.Start(ctx, opts)
+}
+
+// newStackOn is a stack of its own (Temporal, location) on cluster.
+func newStackOn(t *testing.T, cluster *sandbox.Cluster, locationURL string) *stack {
+	t.Helper()
+	dir := t.TempDir()
 	s := &stack{
 		t: t, cluster: cluster,
 		dataDir:      filepath.Join(dir, "cairn"),

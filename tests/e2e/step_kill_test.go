@@ -32,7 +32,7 @@ const stepKillTries = 4
 // the worker's $TMPDIR or in the location.
 func TestShortStepsSurviveAWorkerKill(t *testing.T) {
 	t.Parallel()
-	s := newStack(t)
+	s := newSharedStack(t)
 	want := seedConfigMaps(t, s.cluster.Config(), "sk", seedNamespaces, 50)
 	tmp := t.TempDir()
 	key := s.useEncryptionKey(newKey(t))

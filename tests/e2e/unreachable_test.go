@@ -61,7 +61,7 @@ func kubeconfigVia(t *testing.T, s *stack, addr string) string {
 // in the location looks like a complete backup.
 func TestUnreachableAPIServerFailsWithReason(t *testing.T) {
 	t.Parallel()
-	s := newStack(t)
+	s := newSharedStack(t)
 	seedConfigMaps(t, s.cluster.Config(), "un", seedNamespaces, seedPerNS)
 	// cutBackup starts a worker that reaches the API server through a
 	// proxy and a backup that may be unreachable for the given time, and
@@ -106,7 +106,7 @@ func TestUnreachableAPIServerFailsWithReason(t *testing.T) {
 // the configured deadline, and its results still list what was applied.
 func TestRestoreUnreachableAPIServerFailsWithReason(t *testing.T) {
 	t.Parallel()
-	s := newStack(t)
+	s := newSharedStack(t)
 	seedConfigMaps(t, s.cluster.Config(), "ru", seedNamespaces, seedPerNS)
 	backupWorker := s.startWorker()
 	s.backup(workflows.BackupSpec{Name: "ru-1", IncludedNamespaces: []string{"ru-*"}})

@@ -223,6 +223,7 @@ func TestVolumeSnapshots(t *testing.T) {
 // with a reason that says what to do; snapshotVolumes=false backs it up.
 func TestVolumeSnapshotsWithoutSnapshotAPI(t *testing.T) {
 	t.Parallel()
+	// Its own cluster: it makes a PersistentVolume, which is cluster-wide.
 	s := newStack(t)
 	s.startWorker()
 	kc := fastClient(t, s.cluster.Config())
