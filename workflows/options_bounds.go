@@ -9,14 +9,16 @@ import (
 
 // Bounds of the run options. Past them a run floods the API server or
 // Temporal, holds too much in one activity, or takes long to notice a
-// dead worker; a heartbeat timeout of zero would turn heartbeats off.
+// dead worker; a heartbeat timeout of zero would turn heartbeats off, and
+// one under 3 s would time out steps that beat once a second as they
+// poll (a CSI snapshot's wait, kopia's repository steps).
 const (
 	maxPageSize           = 10000
 	maxBackupConcurrency  = 64
 	maxVolumeConcurrency  = 64
 	maxApplyConcurrency   = 256
 	maxBatchSize          = 5000
-	MinHeartbeatTimeout   = time.Second
+	MinHeartbeatTimeout   = 3 * time.Second
 	MaxHeartbeatTimeout   = 10 * time.Minute
 	minUnreachableTimeout = time.Second
 	maxUnreachableTimeout = 24 * time.Hour

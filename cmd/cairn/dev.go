@@ -73,6 +73,9 @@ func runDev(ctx context.Context, g *globals, df *devFlags) error {
 	if err := df.api.validate(); err != nil {
 		return err
 	}
+	if err := df.worker.validate(); err != nil {
+		return err
+	}
 	log, err := g.logger()
 	if err != nil {
 		return err
