@@ -204,7 +204,7 @@ func (m *dataMove) timeoutMessage() string {
 // cleans up too.
 func (m *dataMove) cleanupExposure(ctx workflow.Context, in workflows.ExposeInput) {
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	actx := workflow.WithActivityOptions(dctx, flow.ActivityOptions(10*time.Minute, workflows.HeartbeatTimeout(ctx)))
+	actx := workflow.WithActivityOptions(dctx, flow.ActivityOptions(10*time.Minute, m.heartbeat))
 	if err := workflow.ExecuteActivity(actx, exposeActs.CleanupExposure, in).Get(dctx, nil); err != nil {
 		m.logger.Warn("Cleaning up after the data mover failed", "error", err)
 	}

@@ -139,7 +139,7 @@ func (v *volumeRun) failWith(ctx workflow.Context, err error, why string) *workf
 // removeSnapshot deletes the operation's VolumeSnapshot and waits until
 // the driver's snapshot is gone.
 func (v *volumeRun) removeSnapshot(ctx workflow.Context) error {
-	actx := workflow.WithActivityOptions(ctx, flow.ActivityOptions(10*time.Minute, workflows.HeartbeatTimeout(ctx)))
+	actx := workflow.WithActivityOptions(ctx, flow.ActivityOptions(10*time.Minute, v.heartbeat()))
 	in := workflows.RemoveSnapshotInput{Backup: v.req.Backup, Location: v.req.Location, Volume: v.req.Volume, Name: v.name}
 	return workflow.ExecuteActivity(actx, csiActs.RemoveVolumeSnapshot, in).Get(ctx, nil)
 }
