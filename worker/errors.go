@@ -37,11 +37,12 @@ func (a *surfacingActivity) ExecuteActivity(ctx context.Context, in *interceptor
 }
 
 // unaskedCancel turns an activity's cancellation that Temporal did not
-// ask for into a retryable failure. The SDK cancels an activity's context
-// itself when its heartbeats keep failing for a whole heartbeat timeout
-// (a Temporal too busy to answer); an activity that then reports itself
-// canceled would end its run's step as if a user had canceled it (a data
-// mover's upload left out of a Completed backup), where the step needs
+// ask for into a failure of its own. The SDK cancels an activity's
+// context itself when its heartbeats keep failing for a whole heartbeat
+// timeout (a Temporal too busy to answer). An activity that then reports
+// itself canceled fails with a cancel as its cause, which the workflows
+// (temporal.IsCanceledError) took for a user's cancel: a data mover's
+// upload was left out of a Completed backup, where the step needed
 // another attempt. Pauses and resets asked for by Temporal stay as they
 // are.
 func unaskedCancel(ctx context.Context, err error) error {
