@@ -26,7 +26,8 @@ import (
 // leaves nothing behind.
 func TestEtcdSnapshots(t *testing.T) {
 	t.Parallel()
-	s := newSharedStack(t)
+	// Its own cluster: a snapshot reads the whole of etcd.
+	s := newStack(t)
 	key := s.useEncryptionKey(newKey(t))
 	// Short heartbeats: a killed worker's step is retried within seconds.
 	startWorker := func() *proc {

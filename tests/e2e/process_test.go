@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -162,21 +164,52 @@ func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
 
 func freePort(t *testing.T) string {
 	t.Helper()
-	// Below Linux's ephemeral range (32768 and up): a port the kernel
-	// handed out for ":0" may go to any outgoing connection of the tests
-	// running beside this one before the process that is meant to listen
-	// on it starts; these go only to processes told to listen on them.
+	// Below the kernel's ephemeral range: a port handed out for ":0" may
+	// go to any outgoing connection of the tests running beside this one
+	// before the process meant to listen on it starts; these go only to
+	// processes told to listen on them, and never twice.
+	low := ephemeralLow()
+	portsMu.Lock()
+	defer portsMu.Unlock()
 	for range 200 {
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", 10000+rand.IntN(22000)))
+		port := 10000 + rand.IntN(low-10000)
+		if portsGiven[port] {
+			continue
+		}
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err != nil {
 			continue
 		}
 		addr := l.Addr().String()
 		require.NoError(t, l.Close())
+		portsGiven[port] = true
 		return addr
 	}
-	require.FailNow(t, "no free port between 10000 and 32000")
+	require.FailNow(t, "no free port", "between 10000 and %d", low)
 	return ""
+}
+
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{}
+)
+
+// ephemeralLow is the first port of the kernel's ephemeral range
+// (Linux's default, 32768, when it cannot be read).
+func ephemeralLow() int {
+	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) == 0 {
+		return 32768
+	}
+	low, err := strconv.Atoi(fields[0])
+	if err != nil || low <= 11000 {
+		return 32768
+	}
+	return low
 }
 
 func tail(b []byte, n int) []byte {

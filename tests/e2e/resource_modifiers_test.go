@@ -48,7 +48,9 @@ resourceModifierRules:
 func TestResourceModifiers(t *testing.T) {
 	t.Parallel()
 	s := newSharedStack(t)
-	s.startWorker()
+	// Its config namespace is its own, not the default cairn: the
+	// control plane is shared.
+	s.startWorker("--config-namespace", "mod-config")
 	ctx := context.Background()
 	kc := fastClient(t, s.cluster.Config())
 	_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "mod"}}, metav1.CreateOptions{})
@@ -122,9 +124,9 @@ func TestResourceModifiers(t *testing.T) {
 	})
 
 	t.Run("from a ConfigMap in the worker's namespace", func(t *testing.T) {
-		_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "cairn"}}, metav1.CreateOptions{})
+		_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "mod-config"}}, metav1.CreateOptions{})
 		require.NoError(t, err)
-		_, err = kc.CoreV1().ConfigMaps("cairn").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "replicas"},
+		_, err = kc.CoreV1().ConfigMaps("mod-config").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "replicas"},
 			Data: map[string]string{"rules.yaml": "version: v1\nresourceModifierRules:\n- conditions: {groupResource: deployments.apps}\n" +
 				"  patches:\n  - {operation: replace, path: /spec/replicas, value: \"5\"}\n"}}, metav1.CreateOptions{})
 		require.NoError(t, err)
