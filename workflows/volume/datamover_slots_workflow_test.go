@@ -2,6 +2,7 @@ package volume
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,10 +23,16 @@ import (
 func TestSlotsGrantInOrderUpToTheLimit(t *testing.T) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
-	var told []string
+	// The places each asker is told, in order. The test environment
+	// delivers the signals of one step on goroutines of their own, so
+	// only each asker's own sequence has an order.
+	var mu sync.Mutex
+	told := map[string][]int{}
 	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", workflows.SignalSlotUpdate, mock.Anything).Return(
 		func(_, workflowID, _, _ string, arg any) error {
-			told = append(told, workflowID+"@"+string(rune('0'+arg.(workflows.SlotUpdate).Position)))
+			mu.Lock()
+			defer mu.Unlock()
+			told[workflowID] = append(told[workflowID], arg.(workflows.SlotUpdate).Position)
 			return nil
 		})
 	ask := func(at time.Duration, id string) {
@@ -53,7 +60,7 @@ func TestSlotsGrantInOrderUpToTheLimit(t *testing.T) {
 	env.ExecuteWorkflow(DataMoverSlotsWorkflow, workflows.SlotsState{Node: "n1", Limit: 1})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError(), "an empty node's slots workflow ends")
-	assert.Equal(t, []string{"a@0", "b@1", "c@2", "b@0", "c@1", "c@0"}, told)
+	assert.Equal(t, map[string][]int{"a": {0}, "b": {1, 0}, "c": {2, 1, 0}}, told)
 	require.Len(t, mid.Holders, 1)
 	assert.Equal(t, "a", mid.Holders[0].WorkflowID)
 	assert.Len(t, mid.Queue, 2, "the repeated request was not queued twice")
@@ -66,9 +73,13 @@ func TestSlotOfAClosedHolderIsFreed(t *testing.T) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
 	flowtest.Fake(env, exposeActs.ClosedSlotHolders, func(context.Context, []workflows.SlotRequest) ([]string, error) { return nil, nil })
+	var mu sync.Mutex // signals are delivered on goroutines of their own
 	var granted []string
+	grants := func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), granted...) }
 	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", workflows.SignalSlotUpdate, mock.Anything).Return(
 		func(_, workflowID, _, _ string, arg any) error {
+			mu.Lock()
+			defer mu.Unlock()
 			if arg.(workflows.SlotUpdate).Position == 0 {
 				granted = append(granted, workflowID)
 			}
@@ -86,13 +97,13 @@ func TestSlotOfAClosedHolderIsFreed(t *testing.T) {
 		env.SignalWorkflow(workflows.SignalAcquireSlot, workflows.SlotRequest{WorkflowID: "waiting", Limit: 1})
 	}, 2*time.Second)
 	env.RegisterDelayedCallback(func() {
-		assert.Equal(t, []string{"terminated", "waiting"}, granted, "the waiting operation got the freed slot")
+		assert.Equal(t, []string{"terminated", "waiting"}, grants(), "the waiting operation got the freed slot")
 		env.SignalWorkflow(workflows.SignalReleaseSlot, workflows.SlotRequest{WorkflowID: "waiting"})
 	}, 2*workflows.DefaultSlotHolderCheck)
 
 	env.ExecuteWorkflow(DataMoverSlotsWorkflow, workflows.SlotsState{Node: "n1", Limit: 1})
 	require.NoError(t, env.GetWorkflowError())
-	assert.Equal(t, []string{"terminated", "waiting"}, granted)
+	assert.Equal(t, []string{"terminated", "waiting"}, grants())
 	env.AssertExpectations(t)
 }
 
