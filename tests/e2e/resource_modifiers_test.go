@@ -140,6 +140,6 @@ func TestResourceModifiers(t *testing.T) {
 		r = s.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "mod-r3", BackupName: "mod-1",
 			NamespaceMapping: map[string]string{"mod": "mod-3"}, ResourceModifiers: &workflows.DocumentRef{ConfigMap: "no-such-map"}}}, 2*time.Minute)
 		require.Equal(t, workflows.PhaseFailed, r.Phase)
-		assert.Contains(t, r.Status.FailureReason, "configmap cairn/no-such-map")
+		assert.Contains(t, r.Status.FailureReason, "configmap mod-config/no-such-map")
 	})
 }
