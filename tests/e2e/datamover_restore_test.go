@@ -45,7 +45,9 @@ func TestRestoreFromMovedData(t *testing.T) {
 		assert.NotEqual(t, original.Name, vol.PersistentVolume, "a new volume")
 		require.NotNil(t, vol.Download)
 		assert.EqualValues(t, 500+2+1, vol.Download.Files)
-		assert.Equal(t, 1, vol.Download.Attempts)
+		// A data mover whose heartbeats Temporal answers too late on a loaded
+		// machine is replaced, so no kill does not mean one attempt.
+		assert.Positive(t, vol.Download.Attempts)
 
 		pv := claimVolume(t, m.stack, "rs", "data")
 		assert.Equal(t, vol.PersistentVolume, pv.Name, "the claim is bound to the restored volume")
