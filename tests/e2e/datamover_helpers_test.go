@@ -309,6 +309,20 @@ func (m *moverStack) freezeDataMover(t *testing.T) (thaw func()) {
 	return func() { _ = syscall.Kill(pids[0], syscall.SIGCONT) }
 }
 
+// killTemporalMidTransfer SIGKILLs Temporal with the one data mover
+// frozen, so its transfer cannot end before the server is gone, then
+// starts Temporal again on the same port and SQLite file. It returns when
+// the kill was.
+func (m *moverStack) killTemporalMidTransfer(t *testing.T) time.Time {
+	t.Helper()
+	thaw := m.freezeDataMover(t)
+	m.temporal.kill()
+	killedAt := time.Now()
+	thaw()
+	m.startTemporal()
+	return killedAt
+}
+
 // freezeAtCheckpoint steps the data mover uploading the backup's volume
 // (a moment running, then frozen while the test reads the repository)
 // until a checkpoint covers at least bytes, and leaves it frozen there,

@@ -157,12 +157,7 @@ func TestVolumeRestoreDurability(t *testing.T) {
 		_, err := m.starter.CreateRestore(ctx, restoreReq("krs-r4", "krs-d"))
 		require.NoError(t, err)
 		at := waitRestored(t, m.stack, "krs-r4", "krs-d", "data", total*2/5)
-		// Frozen, the restore cannot end before the server is gone.
-		thaw := m.freezeDataMover(t)
-		m.temporal.kill()
-		killedAt := time.Now()
-		thaw()
-		m.startTemporal() // same port, same SQLite file
+		killedAt := m.killTemporalMidTransfer(t)
 
 		v := m.waitRestore("krs-r4", 3*time.Minute)
 		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)

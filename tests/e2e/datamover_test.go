@@ -349,12 +349,7 @@ func TestDataMoverDurability(t *testing.T) {
 	t.Run("Temporal killed while a data mover uploads: the data ends byte-identical", func(t *testing.T) {
 		want, total := m.startMediumMove(t, "kill-t", 24)
 		at := waitUploaded(t, m.stack, "kill-t-1", "kill-t", "data", 80<<20)
-		// Frozen, the upload cannot end before the server is gone.
-		thaw := m.freezeDataMover(t)
-		m.temporal.kill()
-		killedAt := time.Now()
-		thaw()
-		m.startTemporal() // same port, same SQLite file
+		killedAt := m.killTemporalMidTransfer(t)
 
 		v := m.waitDone("kill-t-1", 3*time.Minute)
 		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)

@@ -150,7 +150,7 @@ func TestSchedules(t *testing.T) {
 		workerKilled, temporalKilled, deletionKilled := false, false, false
 		var last *starter.TriggerResult
 		for len(names) < 5 || !workerKilled || !temporalKilled || !deletionKilled {
-			require.Less(t, len(names), 15, "the worker and Temporal kills were never landed mid-step")
+			require.Less(t, len(names), 15, "the kills were never landed mid-step")
 			last = sch.trigger("five")
 			names = append(names, last.Backup)
 			killedHere := false
