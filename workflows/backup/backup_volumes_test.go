@@ -32,6 +32,25 @@ func volumeBackupEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	return env
 }
 
+// logsWaitEndsWith makes the wait for volume data's snapshot succeed and
+// the wait for logs' end with err.
+func logsWaitEndsWith(env *testsuite.TestWorkflowEnvironment, err error) {
+	env.OnActivity(csiActs.WaitVolumeSnapshot, mock.Anything, mock.MatchedBy(func(in workflows.WaitSnapshotInput) bool { return in.Volume.Claim == "data" })).
+		Return(flowtest.ReadyInfo).Once()
+	env.OnActivity(csiActs.WaitVolumeSnapshot, mock.Anything, mock.MatchedBy(func(in workflows.WaitSnapshotInput) bool { return in.Volume.Claim == "logs" })).
+		Return(nil, err).Once()
+}
+
+// runToEnd runs the backup of testRequest and returns its final status.
+func runToEnd(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows.BackupStatus {
+	t.Helper()
+	env.ExecuteWorkflow(BackupWorkflow, testRequest())
+	require.NoError(t, env.GetWorkflowError())
+	var st workflows.BackupStatus
+	require.NoError(t, env.GetWorkflowResult(&st))
+	return st
+}
+
 // TestBackupSnapshotsVolumesAsOperations: each planned volume is one
 // operation, run as a child workflow; the backup records the snapshots,
 // collects them for the tarball and passes them to finalize.
@@ -49,10 +68,7 @@ func TestBackupSnapshotsVolumesAsOperations(t *testing.T) {
 		}).Once()
 	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil).Once()
 
-	env.ExecuteWorkflow(BackupWorkflow, testRequest())
-	require.NoError(t, env.GetWorkflowError())
-	var st workflows.BackupStatus
-	require.NoError(t, env.GetWorkflowResult(&st))
+	st := runToEnd(t, env)
 	assert.Equal(t, workflows.PhaseCompleted, st.Phase)
 	assert.Equal(t, 1, st.Warnings)
 	require.Len(t, st.Operations, 2)
@@ -72,10 +88,7 @@ func TestBackupSnapshotsVolumesAsOperations(t *testing.T) {
 // PartiallyFailed instead of Failed.
 func TestVolumeTimeoutFailsItsOperationOnly(t *testing.T) {
 	env := volumeBackupEnv(t)
-	env.OnActivity(csiActs.WaitVolumeSnapshot, mock.Anything, mock.MatchedBy(func(in workflows.WaitSnapshotInput) bool { return in.Volume.Claim == "data" })).
-		Return(flowtest.ReadyInfo).Once()
-	env.OnActivity(csiActs.WaitVolumeSnapshot, mock.Anything, mock.MatchedBy(func(in workflows.WaitSnapshotInput) bool { return in.Volume.Claim == "logs" })).
-		Return(nil, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_CLOSE, nil)).Once()
+	logsWaitEndsWith(env, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_CLOSE, nil))
 	removed := ""
 	env.OnActivity(csiActs.RemoveVolumeSnapshot, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in workflows.RemoveSnapshotInput) error { removed = in.Volume.Claim; return nil }).Once()
@@ -85,10 +98,7 @@ func TestVolumeTimeoutFailsItsOperationOnly(t *testing.T) {
 	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(&workflows.FinalizeResult{}, nil).Once()
 	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil).Once()
 
-	env.ExecuteWorkflow(BackupWorkflow, testRequest())
-	require.NoError(t, env.GetWorkflowError())
-	var st workflows.BackupStatus
-	require.NoError(t, env.GetWorkflowResult(&st))
+	st := runToEnd(t, env)
 	assert.Equal(t, workflows.PhasePartiallyFailed, st.Phase)
 	assert.Equal(t, "logs", removed)
 	assert.Equal(t, workflows.OperationCompleted, st.Operations[0].Phase)
@@ -103,19 +113,13 @@ func TestVolumeTimeoutFailsItsOperationOnly(t *testing.T) {
 // the backup says so, PartiallyFailed, not Completed.
 func TestVolumeCanceledWithoutItsBackupFailsItsOperation(t *testing.T) {
 	env := volumeBackupEnv(t)
-	env.OnActivity(csiActs.WaitVolumeSnapshot, mock.Anything, mock.MatchedBy(func(in workflows.WaitSnapshotInput) bool { return in.Volume.Claim == "data" })).
-		Return(flowtest.ReadyInfo).Once()
-	env.OnActivity(csiActs.WaitVolumeSnapshot, mock.Anything, mock.MatchedBy(func(in workflows.WaitSnapshotInput) bool { return in.Volume.Claim == "logs" })).
-		Return(nil, temporal.NewCanceledError("stopped")).Once()
+	logsWaitEndsWith(env, temporal.NewCanceledError("stopped"))
 	env.OnActivity(csiActs.RemoveVolumeSnapshot, mock.Anything, mock.Anything).Return(nil).Maybe()
 	env.OnActivity(csiActs.CollectVolumeSnapshots, mock.Anything, mock.Anything).Return(&workflows.CollectSnapshotsResult{}, nil).Once()
 	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(&workflows.FinalizeResult{}, nil).Once()
 	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil).Once()
 
-	env.ExecuteWorkflow(BackupWorkflow, testRequest())
-	require.NoError(t, env.GetWorkflowError())
-	var st workflows.BackupStatus
-	require.NoError(t, env.GetWorkflowResult(&st))
+	st := runToEnd(t, env)
 	assert.Equal(t, workflows.PhasePartiallyFailed, st.Phase)
 	assert.Equal(t, workflows.OperationCompleted, st.Operations[0].Phase)
 	assert.Equal(t, workflows.OperationFailed, st.Operations[1].Phase)
