@@ -11,9 +11,9 @@ type heartbeatTimeoutKey struct{}
 // WithHeartbeatTimeout gives the runs of a worker the heartbeat timeout of
 // the activities no request sets one for: schedules, retention,
 // deletions, verification, maintenance, etcd snapshots and data mover
-// slots. The worker sets it from its options on
-// every workflow it runs. Activity options are not compared on replay, so
-// a worker restarted with another value replays old runs unchanged.
+// slots. The worker sets it from its options on every workflow it runs.
+// Activity options are not compared on replay, so a worker restarted with
+// another value replays old runs unchanged.
 func WithHeartbeatTimeout(ctx workflow.Context, d time.Duration) workflow.Context {
 	return workflow.WithValue(ctx, heartbeatTimeoutKey{}, d)
 }

@@ -164,7 +164,7 @@ func (a *Activities) exec(ctx context.Context, ns, pod, container string, comman
 }
 
 // heartbeatInterval is HeartbeatInterval (default 5 s), and at most a
-// third of the step's heartbeat timeout, which a run may set down to 1 s.
+// third of the step's heartbeat timeout, which a run may set down to 3 s.
 func (a *Activities) heartbeatInterval(ctx context.Context) time.Duration {
 	d := 5 * time.Second
 	if a.HeartbeatInterval > 0 {

@@ -31,9 +31,10 @@ func OnProgress(ctx workflow.Context, apply func(ctx workflow.Context, p workflo
 // missing from a run that may otherwise complete.
 func ChildOutcome(ctx workflow.Context, err error, phase workflows.OperationPhase, msg string) (workflows.OperationPhase, string) {
 	switch {
-	case err != nil && temporal.IsCanceledError(err) && ctx.Err() != nil:
-		return workflows.OperationCanceled, "canceled by request"
 	case err != nil && temporal.IsCanceledError(err):
+		if ctx.Err() != nil {
+			return workflows.OperationCanceled, "canceled by request"
+		}
 		return workflows.OperationFailed, "canceled on its own while its run went on"
 	case err != nil:
 		return workflows.OperationFailed, Reason(err)
