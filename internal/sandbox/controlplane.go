@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"go.uber.org/zap"
@@ -106,6 +107,9 @@ func startControlPlane(opts Options) (cp *controlPlane, err error) {
 	apiserver.Set("kubelet-client-certificate", filepath.Join(certDir, kubeletClientCert))
 	apiserver.Set("kubelet-client-key", filepath.Join(certDir, kubeletClientKey))
 	apiserver.Set("service-cluster-ip-range", ServiceSubnet)
+	if opts.EtcdQuotaBytes > 0 {
+		cp.env.ControlPlane.Etcd.Configure().Set("quota-backend-bytes", strconv.FormatInt(opts.EtcdQuotaBytes, 10))
+	}
 	if _, err := cp.env.Start(); err != nil {
 		stopErr := cp.env.Stop()
 		return nil, fmt.Errorf("sandbox: start etcd and kube-apiserver (logs in %s): %w",

@@ -39,6 +39,9 @@ type Options struct {
 	// CairnBinary, with Node, is a static cairn binary the node has as
 	// image CairnImage, for data mover pods.
 	CairnBinary string
+	// EtcdQuotaBytes raises etcd's space quota (its default is 2 GiB):
+	// for clusters of a million objects. Zero keeps the default.
+	EtcdQuotaBytes int64
 }
 
 // Files under Options.DataDir.

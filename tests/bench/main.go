@@ -46,6 +46,9 @@ type result struct {
 	SeedSeconds       float64 `json:"seedSeconds"`
 	// PhaseSeconds is the backup's time per activity kind (plan, collect, finalize).
 	PhaseSeconds map[string]float64 `json:"phaseSeconds"`
+	// HistoryEvents is the length of the backup's history: bounded by
+	// resource types, not by objects.
+	HistoryEvents int `json:"historyEvents"`
 }
 
 func main() {
@@ -105,7 +108,13 @@ func run(cairnBin, kind string, n, namespaces, size int) error {
 	if err != nil {
 		return err
 	}
-	cluster, err := sandbox.Start(ctx, sandbox.Options{BinDir: binDir, DataDir: filepath.Join(dir, "sandbox"), Log: log})
+	opts := sandbox.Options{BinDir: binDir, DataDir: filepath.Join(dir, "sandbox"), Log: log}
+	if n > 200_000 {
+		// A million ConfigMaps of a KiB are over 1 GiB in etcd, whose
+		// default quota is 2 GiB.
+		opts.EtcdQuotaBytes = 8 << 30
+	}
+	cluster, err := sandbox.Start(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -179,7 +188,7 @@ func run(cairnBin, kind string, n, namespaces, size int) error {
 	res.ItemsPerSecond = float64(v.Status.ItemsDone) / res.BackupSeconds
 	res.RatioBackupToList = res.BackupSeconds / res.ListSeconds
 	res.TarballBytes = v.Status.TarballBytes
-	if res.PhaseSeconds, err = phaseSeconds(ctx, tc, v.WorkflowID); err != nil {
+	if res.PhaseSeconds, res.HistoryEvents, err = phaseSeconds(ctx, tc, v.WorkflowID); err != nil {
 		return err
 	}
 	if res.WorkerPeakRSSMB, err = worker.peakRSSMB(); err != nil {

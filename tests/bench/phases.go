@@ -11,16 +11,19 @@ import (
 
 // phaseSeconds splits a run's wall time by activity kind, from its
 // history: from the first schedule to the last completion of each kind.
-func phaseSeconds(ctx context.Context, tc client.Client, workflowID string) (map[string]float64, error) {
+// It also returns the number of events in the history.
+func phaseSeconds(ctx context.Context, tc client.Client, workflowID string) (map[string]float64, int, error) {
 	type span struct{ first, last time.Time }
 	spans := map[string]*span{}
 	kinds := map[int64]string{}
+	events := 0
 	it := tc.GetWorkflowHistory(ctx, workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
+		events++
 		at := ev.GetEventTime().AsTime()
 		switch ev.GetEventType() {
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
@@ -39,7 +42,7 @@ func phaseSeconds(ctx context.Context, tc client.Client, workflowID string) (map
 	for kind, s := range spans {
 		out[kind] = s.last.Sub(s.first).Seconds()
 	}
-	return out, nil
+	return out, events, nil
 }
 
 // runSeconds waits for a run to close and returns its start-to-close time

@@ -31,6 +31,8 @@ type restoreResult struct {
 	RatioRestoreToCreateLoop float64            `json:"ratioRestoreToCreateLoop"`
 	WorkerPeakRSSMB          float64            `json:"workerPeakRssMB"`
 	PhaseSeconds             map[string]float64 `json:"phaseSeconds"`
+	// HistoryEvents is the length of the restore's history.
+	HistoryEvents int `json:"historyEvents"`
 }
 
 // restoreSetup is what the common set-up hands the restore benchmark: a
@@ -103,7 +105,7 @@ func benchRestore(ctx context.Context, s restoreSetup, n, namespaces, size int) 
 	}
 	res.ItemsPerSecond = float64(res.RestoredItems) / res.RestoreSeconds
 	res.RatioRestoreToCreateLoop = res.RestoreSeconds / res.CreateLoopSeconds
-	if res.PhaseSeconds, err = phaseSeconds(ctx, s.tc, created.WorkflowID); err != nil {
+	if res.PhaseSeconds, res.HistoryEvents, err = phaseSeconds(ctx, s.tc, created.WorkflowID); err != nil {
 		return err
 	}
 	if res.WorkerPeakRSSMB, err = worker.peakRSSMB(); err != nil {
