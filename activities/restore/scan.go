@@ -23,7 +23,7 @@ import (
 type backupIndex struct {
 	types map[string]*typeIndex
 	// selected maps the UIDs of objects the filters select to their type.
-	selected map[string]string
+	selected *uidTypes
 	// selectorServices are "ns/name" of Services with a pod selector.
 	selectorServices map[string]bool
 	// claims are "ns/name" of selected PersistentVolumeClaims.
@@ -101,7 +101,7 @@ type typeIndex struct {
 // restored reports whether the object with this UID is restored in the
 // plan p: selected, and of a type the plan restores.
 func (idx *backupIndex) restored(uid string, p *restorePlan) bool {
-	gr, ok := idx.selected[uid]
+	gr, ok := idx.selected.get(uid)
 	if !ok {
 		return false
 	}
@@ -119,7 +119,7 @@ func (t *typeIndex) sourceVersion() string {
 
 // scanBackup reads the tarball once without keeping objects.
 func scanBackup(ctx context.Context, src tarballSource, sel *selection) (*backupIndex, error) {
-	idx := &backupIndex{types: map[string]*typeIndex{}, selected: map[string]string{},
+	idx := &backupIndex{types: map[string]*typeIndex{}, selected: newUIDTypes(),
 		selectorServices: map[string]bool{}, claims: map[string]bool{}, crds: map[string]bool{}, volumeClaims: map[string]string{}, namespaces: map[string]bool{},
 		claimSnapshots: map[string]string{}, snapshots: map[string]bool{}, claimShapes: map[string]claimShape{},
 		references: map[string]map[string]bool{}, bindings: map[string]clusterBinding{}, serviceAccounts: map[string]bool{}}
@@ -167,8 +167,7 @@ func scanBackup(ctx context.Context, src tarballSource, sel *selection) (*backup
 			idx.namespaces[e.Namespace] = true
 		}
 		if uid := head[2].String(); uid != "" {
-			if _, seen := idx.selected[uid]; !seen {
-				idx.selected[uid] = e.GroupResource
+			if idx.selected.add(uid, e.GroupResource) {
 				t.selected++
 			}
 		}
