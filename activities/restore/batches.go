@@ -205,6 +205,10 @@ type batchWriter struct {
 	batches   map[string]int
 	skips     bytes.Buffer
 	ruleSkips int
+	// last is the type of the item added last: the tarball holds a type's
+	// items together, so its partly filled batch is stored, and its
+	// buffer let go, as soon as the next type begins.
+	last string
 	// namespaces are the target namespaces items land in, and whether a
 	// Namespace object for each was written.
 	namespaces map[string]bool
@@ -227,6 +231,13 @@ func (w *batchWriter) add(ctx context.Context, gr string, item Item) error {
 		}
 	} else if gr == "namespaces" {
 		w.namespaces[obj.GetName()] = true
+	}
+	if gr != w.last {
+		if err := w.flush(ctx, w.last); err != nil {
+			return err
+		}
+		delete(w.pending, w.last)
+		w.last = gr
 	}
 	buf := w.pending[gr]
 	if buf == nil {
