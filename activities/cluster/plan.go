@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"sync"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -166,6 +168,8 @@ func (a *Activities) plan(ctx context.Context, in workflows.PlanInput, log *zap.
 	for gv, gerr := range failedGroups {
 		result.Skipped = append(result.Skipped, workflows.SkippedResource{Resource: gv, Reason: "discovery failed: " + gerr.Error()})
 	}
+	var estimated []int // indexes in result.Types of the types to estimate
+	var estimatedRes []kube.Resource
 	for _, r := range resources {
 		gr := r.GroupResource()
 		if !r.Match(resGlobs) {
@@ -181,15 +185,39 @@ func (a *Activities) plan(ctx context.Context, in workflows.PlanInput, log *zap.
 		}
 		t := workflows.ResourceType{Group: r.GVR.Group, Version: r.GVR.Version, Resource: r.GVR.Resource, Kind: r.Kind, Namespaced: r.Namespaced}
 		if allNamespaces && labelSel.Empty() && !isNamespaceType {
-			t.Estimate = estimate(ctx, lister, r)
+			estimated = append(estimated, len(result.Types))
+			estimatedRes = append(estimatedRes, r)
 		}
 		result.Types = append(result.Types, t)
 	}
+	estimateAll(ctx, lister, estimatedRes, func(i, n int) { result.Types[estimated[i]].Estimate = n })
 	sort.Slice(result.Skipped, func(i, j int) bool { return result.Skipped[i].Resource < result.Skipped[j].Resource })
 	result.CollectRelated = mode == workflows.ClusterResourcesAuto && !fullCluster
 
 	plan := &StoredPlan{Spec: spec, AllNamespaces: allNamespaces, Namespaces: namespaces, Types: result.Types}
 	return plan, result, nil
+}
+
+// estimateParallel bounds the estimates asked for at once.
+const estimateParallel = 8
+
+// estimateAll estimates each resource, estimateParallel at once, and
+// hands set each one's index and estimate: a whole cluster's 45 types
+// cost a few round trips to the API server, not 45 in a row.
+func estimateAll(ctx context.Context, lister kube.Lister, resources []kube.Resource, set func(i, n int)) {
+	var mu sync.Mutex
+	g := new(errgroup.Group)
+	g.SetLimit(estimateParallel)
+	for i, r := range resources {
+		g.Go(func() error {
+			n := estimate(ctx, lister, r)
+			mu.Lock()
+			defer mu.Unlock()
+			set(i, n)
+			return nil
+		})
+	}
+	_ = g.Wait() // estimates never fail: an error is an unknown estimate
 }
 
 // estimate asks for one item to learn how many the type holds; a failure
