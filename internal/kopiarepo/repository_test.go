@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -71,6 +72,7 @@ func TestUploadRestoreIsByteIdenticalAndIncremental(t *testing.T) {
 	got, err := datatree.Digest(dst)
 	require.NoError(t, err)
 	assert.Empty(t, datatree.Diff(want, got, 10), "the restored tree is byte-identical")
+	assertSparseAndTimed(t, filepath.Join(src, "sparse.img"), filepath.Join(dst, "sparse.img"))
 
 	snaps, err := r.BackupSnapshots(ctx, "b1")
 	require.NoError(t, err)
@@ -216,4 +218,19 @@ func TestMaintenanceTakesOwnershipOnce(t *testing.T) {
 	require.NoError(t, open(MaintenanceHostname).Maintain(context.Background(), "quick"), "any worker runs it under the same identity")
 	err = open("someone-else").Maintain(context.Background(), "quick")
 	require.ErrorIs(t, err, ErrMaintenanceOwner)
+}
+
+// assertSparseAndTimed: the restored file keeps the source's hole (it
+// takes about the space of its data) and its modification time, which the
+// incremental retry of a restore compares.
+func assertSparseAndTimed(t *testing.T, src, restored string) {
+	t.Helper()
+	want, err := os.Stat(src)
+	require.NoError(t, err)
+	got, err := os.Stat(restored)
+	require.NoError(t, err)
+	assert.Equal(t, want.Size(), got.Size())
+	assert.True(t, want.ModTime().Equal(got.ModTime()), "modification time %v, want %v", got.ModTime(), want.ModTime())
+	allocated := got.Sys().(*syscall.Stat_t).Blocks * 512
+	assert.Less(t, allocated, int64(4<<20), "the 16 MiB hole is not written: %d bytes allocated of %d", allocated, got.Size())
 }

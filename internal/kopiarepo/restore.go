@@ -96,9 +96,9 @@ func (r *Repository) Restore(ctx context.Context, req RestoreRequest) (*RestoreR
 	asRoot := os.Geteuid() == 0
 	// Not atomic per file: a file cut short by a crash keeps a time other
 	// than the snapshot's, so the incremental retry writes it again.
+	// Files are written sparsely by fileOutput, not by kopia's own copy.
 	out := &restore.FilesystemOutput{
 		TargetPath: req.Path, OverwriteDirectories: true, OverwriteFiles: true, OverwriteSymlinks: true,
-		WriteSparseFiles: true,
 		// Only root may give files to their owners, or change the volume's
 		// root directory (the driver's): a data mover that runs as another
 		// user (writing through the volume's fsGroup) leaves files its own
@@ -117,7 +117,7 @@ func (r *Repository) Restore(ctx context.Context, req RestoreRequest) (*RestoreR
 	stop := context.AfterFunc(ctx, func() { close(cancel) })
 	defer stop()
 	total := man.Stats.TotalFileSize
-	st, err := restore.Entry(ctx, r.Repository, out, root, restore.Options{
+	st, err := restore.Entry(ctx, r.Repository, fileOutput{out}, root, restore.Options{
 		Parallel: parallel, Incremental: true, Cancel: cancel,
 		// Never leave placeholders: restore the whole tree.
 		RestoreDirEntryAtDepth: math.MaxInt32,
