@@ -19,6 +19,7 @@ import (
 // line on the same data, into fresh repositories on the same disk.
 type datapathResult struct {
 	Benchmark  string  `json:"benchmark"`
+	Machine    machine `json:"machine"`
 	DataBytes  int64   `json:"dataBytes"`
 	LargeFiles int     `json:"largeFiles"`
 	SmallFiles int     `json:"smallFiles"`
@@ -65,7 +66,7 @@ func benchDatapath(self, kopiaCLI string, dataMB int) error {
 	if _, err := datatree.Write(src, spec); err != nil {
 		return err
 	}
-	res := datapathResult{Benchmark: "datapath-kopia", LargeFiles: spec.LargeFiles, SmallFiles: spec.SmallFiles, KopiaCLI: kopiaCLI}
+	res := datapathResult{Machine: thisMachine(), Benchmark: "datapath-kopia", LargeFiles: spec.LargeFiles, SmallFiles: spec.SmallFiles, KopiaCLI: kopiaCLI}
 	if res.DataBytes, err = datatree.Bytes(src); err != nil {
 		return err
 	}

@@ -33,6 +33,7 @@ import (
 // result is the JSON line the benchmark prints.
 type result struct {
 	Benchmark         string  `json:"benchmark"`
+	Machine           machine `json:"machine"`
 	Objects           int     `json:"objects"`
 	Namespaces        int     `json:"namespaces"`
 	ObjectBytes       int     `json:"objectBytes"`
@@ -120,7 +121,7 @@ func run(cairnBin, kind string, n, namespaces, size int) error {
 	}
 	defer cluster.Stop()
 
-	res := result{Benchmark: "backup-configmaps", Objects: n, Namespaces: namespaces, ObjectBytes: size}
+	res := result{Machine: thisMachine(), Benchmark: "backup-configmaps", Objects: n, Namespaces: namespaces, ObjectBytes: size}
 	progress("seeding %d ConfigMaps in %d namespaces", n, namespaces)
 	start := time.Now()
 	if err := seed(ctx, cluster.Config(), "bench", n, namespaces, size, 32); err != nil {

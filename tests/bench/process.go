@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"log/slog"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -111,19 +109,12 @@ const waitBound = 2 * time.Hour
 
 // peakRSSMB is the process's high-water resident set (VmHWM), in MiB.
 func (p *process) peakRSSMB() (float64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
-	if err != nil {
-		return 0, err
+	status := fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid)
+	kb, ok := procField(status, "VmHWM:")
+	if !ok {
+		return 0, fmt.Errorf("no VmHWM in %s", status)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if fields := strings.Fields(sc.Text()); len(fields) >= 2 && fields[0] == "VmHWM:" {
-			kb, err := strconv.ParseInt(fields[1], 10, 64)
-			return float64(kb) / 1024, err
-		}
-	}
-	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", p.cmd.Process.Pid)
+	return float64(kb) / 1024, nil
 }
 
 func freeAddr() (string, error) {

@@ -19,6 +19,7 @@ import (
 // restoreResult is the JSON line of the restore benchmark.
 type restoreResult struct {
 	Benchmark         string  `json:"benchmark"`
+	Machine           machine `json:"machine"`
 	Objects           int     `json:"objects"`
 	Namespaces        int     `json:"namespaces"`
 	ObjectBytes       int     `json:"objectBytes"`
@@ -67,7 +68,7 @@ func benchRestore(ctx context.Context, s restoreSetup, n, namespaces, size int) 
 	}
 	defer target.Stop()
 	opts := workflows.RestoreOptions{}.WithDefaults()
-	res := restoreResult{Benchmark: "restore-configmaps", Objects: n, Namespaces: namespaces, ObjectBytes: size, Concurrency: opts.Concurrency}
+	res := restoreResult{Machine: thisMachine(), Benchmark: "restore-configmaps", Objects: n, Namespaces: namespaces, ObjectBytes: size, Concurrency: opts.Concurrency}
 
 	progress("plain create loop of %d ConfigMaps at concurrency %d", n, opts.Concurrency)
 	start := time.Now()
