@@ -90,16 +90,24 @@ type PlanResult struct {
 	CollectRelated bool `json:"collectRelated"`
 }
 
-// CollectInput is the input of one collect activity.
+// CollectInput asks one collect activity for a batch of resource types,
+// collected one after another: a small type costs one LIST, not an
+// activity's round trip through Temporal.
 type CollectInput struct {
-	Backup   string        `json:"backup"`
-	Location string        `json:"location"`
-	Type     ResourceType  `json:"type"`
-	Options  BackupOptions `json:"options"`
+	Backup   string         `json:"backup"`
+	Location string         `json:"location"`
+	Types    []ResourceType `json:"types"`
+	Options  BackupOptions  `json:"options"`
 }
 
-// CollectResult is the outcome of collecting one resource type.
+// CollectResult is the outcome of one collect activity: one entry per
+// type of its input, in the same order.
 type CollectResult struct {
+	Types []TypeCollected `json:"types"`
+}
+
+// TypeCollected is the outcome of collecting one resource type.
+type TypeCollected struct {
 	Resource string `json:"resource"`
 	Items    int    `json:"items"`
 	Parts    int    `json:"parts"`

@@ -20,9 +20,18 @@ import (
 	"github.com/cairn-backup/cairn/workflows"
 )
 
-// CollectProgress is the heartbeat of a collect activity: enough to resume
-// a retried attempt at the page after the last one stored.
+// CollectProgress is the heartbeat of a collect activity: the outcome of
+// each type of its batch done so far, and where the type being collected
+// stands, so a retried attempt resumes at the page after the last one
+// stored.
 type CollectProgress struct {
+	Done    []workflows.TypeCollected `json:"done,omitempty"`
+	Current TypeProgress              `json:"current"`
+}
+
+// TypeProgress is where the collection of one resource type stands.
+type TypeProgress struct {
+	Resource string `json:"resource"`
 	// Shard is the index of the namespace being listed (0 for a
 	// cluster-wide list), Part the next page number within it.
 	Shard    int    `json:"shard"`
@@ -54,7 +63,7 @@ type ExcludedItem struct {
 	Label     string `json:"label"`
 }
 
-func (p *CollectProgress) exclude(it kube.Item, label string) {
+func (p *TypeProgress) exclude(it kube.Item, label string) {
 	p.ExcludedTotal++
 	if len(p.Excluded) < maxNamedExclusions {
 		p.Excluded = append(p.Excluded, ExcludedItem{Namespace: it.Namespace, Name: it.Name, Label: label})
@@ -73,70 +82,68 @@ type TypeResult struct {
 	ExcludedTotal int            `json:"excludedTotal,omitempty"`
 }
 
-// CollectResources lists one resource type page by page and stores each
-// page as a part. Parts have deterministic names and are written before
-// the heartbeat that records them, so a retry that resumes from the last
-// heartbeat overwrites at most the page it repeats: nothing is duplicated.
+// CollectResources lists each resource type of its batch page by page and
+// stores each page as a part. Parts have deterministic names and are
+// written before the heartbeat that records them, so a retry that resumes
+// from the last heartbeat overwrites at most the page it repeats: nothing
+// is duplicated. A type's result is stored before the heartbeat that
+// counts it done, so a retry skips the types already done.
 func (a *Activities) CollectResources(ctx context.Context, in workflows.CollectInput) (*workflows.CollectResult, error) {
 	run, err := runlog.Start(ctx, a.Locations, a.Log, in.Backup, in.Location)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}
 	defer run.End()
-	gr := in.Type.GroupResource()
-	log := run.Log.With(zap.String("resource", gr))
 
 	var plan StoredPlan
 	if err := run.Loc.ReadJSON(ctx, run.Keys.Plan(), &plan); err != nil {
 		return nil, fmt.Errorf("read plan: %w", err)
 	}
-	c, err := newCollector(a, in, &plan, run, log)
+	b, err := newBatch(a, in, &plan, run)
 	if err != nil {
 		return nil, err
 	}
 	if activity.HasHeartbeatDetails(ctx) {
-		if err := activity.GetHeartbeatDetails(ctx, &c.progress); err == nil {
-			log.Info("Resuming collection", zap.Int("shard", c.progress.Shard), zap.Int("part", c.progress.Part), zap.Int("items", c.progress.Items))
+		if err := activity.GetHeartbeatDetails(ctx, &b.progress); err != nil || len(b.progress.Done) > len(in.Types) {
+			b.progress = CollectProgress{}
 		}
-	} else {
-		log.Info("Collecting")
+		done := make([]string, 0, len(b.progress.Done))
+		for _, d := range b.progress.Done {
+			done = append(done, d.Resource)
+		}
+		run.Log.Info("Resuming a batch of collections", zap.Strings("done", done), zap.Int("types", len(in.Types)))
 	}
-
-	res, err := c.collect(ctx)
-	if err != nil {
-		return nil, err
+	for i := len(b.progress.Done); i < len(in.Types); i++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		res, err := b.collectType(ctx, in.Types[i])
+		if err != nil {
+			return nil, fmt.Errorf("collect %s: %w", in.Types[i].GroupResource(), err)
+		}
+		b.progress.Done = append(b.progress.Done, *res)
+		b.progress.Current = TypeProgress{}
+		b.heartbeat(ctx)
 	}
-	tr := TypeResult{Resource: gr, Items: res.Items, Excluded: c.progress.Excluded, ExcludedTotal: c.progress.ExcludedTotal}
-	if res.Error != "" {
-		tr.Errors = []string{res.Error}
-	}
-	if err := run.Loc.WriteJSON(ctx, run.Keys.TypeResult(gr), tr); err != nil {
-		return nil, err
-	}
-	log.Info("Collected", zap.Int("items", res.Items), zap.Int("parts", res.Parts), zap.Int("restarts", res.Restarts))
-	return res, nil
+	return &workflows.CollectResult{Types: b.progress.Done}, nil
 }
 
-type collector struct {
+// batch is what the types of one collect activity share.
+type batch struct {
 	a      *Activities
 	lister kube.Lister
 	// actingAsCaller: the run impersonates its caller, whose Forbidden
 	// is a namespace left out, not the worker's misconfiguration.
 	actingAsCaller bool
 	in             workflows.CollectInput
-	res            kube.Resource
-	gr             string
+	plan           *StoredPlan
 	run            *runlog.Run
-	log            *zap.Logger
-	shards         []string
 	nsGlobs        filter.Globs
 	labels         filter.Labels
-	isNSType       bool
 	progress       CollectProgress
 }
 
-func newCollector(a *Activities, in workflows.CollectInput, plan *StoredPlan, run *runlog.Run, log *zap.Logger) (*collector, error) {
-	t := in.Type
+func newBatch(a *Activities, in workflows.CollectInput, plan *StoredPlan, run *runlog.Run) (*batch, error) {
 	nsGlobs, err := filter.NewGlobs(plan.Spec.IncludedNamespaces, plan.Spec.ExcludedNamespaces)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
@@ -149,32 +156,70 @@ func newCollector(a *Activities, in workflows.CollectInput, plan *StoredPlan, ru
 	if err != nil {
 		return nil, err
 	}
+	return &batch{a: a, lister: lister, actingAsCaller: in.Options.ActingAs != nil, in: in, plan: plan, run: run, nsGlobs: nsGlobs, labels: labels}, nil
+}
+
+func (b *batch) heartbeat(ctx context.Context) { activity.RecordHeartbeat(ctx, b.progress) }
+
+// collectType collects one type, from where the heartbeat left it when
+// it was the type being collected, and stores its result for finalize.
+func (b *batch) collectType(ctx context.Context, t workflows.ResourceType) (*workflows.TypeCollected, error) {
+	c := b.collector(t)
+	if b.progress.Current.Resource == c.gr {
+		p := b.progress.Current
+		c.log.Info("Resuming collection", zap.Int("shard", p.Shard), zap.Int("part", p.Part), zap.Int("items", p.Items))
+	} else {
+		b.progress.Current = TypeProgress{Resource: c.gr}
+		c.log.Info("Collecting")
+	}
+	res, err := c.collect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p := &b.progress.Current
+	tr := TypeResult{Resource: c.gr, Items: res.Items, Excluded: p.Excluded, ExcludedTotal: p.ExcludedTotal}
+	if res.Error != "" {
+		tr.Errors = []string{res.Error}
+	}
+	if err := b.run.Loc.WriteJSON(ctx, b.run.Keys.TypeResult(c.gr), tr); err != nil {
+		return nil, err
+	}
+	c.log.Info("Collected", zap.Int("items", res.Items), zap.Int("parts", res.Parts), zap.Int("restarts", res.Restarts))
+	return res, nil
+}
+
+// collector lists one resource type; its progress is the batch's
+// Current.
+type collector struct {
+	*batch
+	res      kube.Resource
+	gr       string
+	log      *zap.Logger
+	shards   []string
+	isNSType bool
+}
+
+func (b *batch) collector(t workflows.ResourceType) *collector {
 	c := &collector{
-		a:              a,
-		lister:         lister,
-		actingAsCaller: in.Options.ActingAs != nil,
-		in:             in,
+		batch: b,
 		res: kube.Resource{
 			GVR:        schema.GroupVersionResource{Group: t.Group, Version: t.Version, Resource: t.Resource},
 			Kind:       t.Kind,
 			Namespaced: t.Namespaced,
 		},
 		gr:       t.GroupResource(),
-		run:      run,
-		log:      log,
-		nsGlobs:  nsGlobs,
-		labels:   labels,
+		log:      b.run.Log.With(zap.String("resource", t.GroupResource())),
 		isNSType: t.GroupResource() == "namespaces",
 		shards:   []string{""},
 	}
-	if t.Namespaced && !plan.AllNamespaces {
-		c.shards = plan.Namespaces
+	if t.Namespaced && !b.plan.AllNamespaces {
+		c.shards = b.plan.Namespaces
 	}
-	return c, nil
+	return c
 }
 
-func (c *collector) collect(ctx context.Context) (*workflows.CollectResult, error) {
-	p := &c.progress
+func (c *collector) collect(ctx context.Context) (*workflows.TypeCollected, error) {
+	p := &c.progress.Current
 	var ahead <-chan fetched
 	for p.Shard < len(c.shards) {
 		page, err := c.nextPage(ctx, ahead)
@@ -189,14 +234,14 @@ func (c *collector) collect(ctx context.Context) (*workflows.CollectResult, erro
 			if derr := c.run.Loc.DeletePrefix(ctx, c.run.Keys.PartsPrefix(c.gr), nil); derr != nil {
 				return nil, derr
 			}
-			*p = CollectProgress{Restarts: p.Restarts + 1}
+			*p = TypeProgress{Resource: c.gr, Restarts: p.Restarts + 1}
 			c.heartbeat(ctx)
 			continue
 		case c.actingAsCaller && apierrors.IsForbidden(err):
 			c.forbid(ctx, err)
 			continue
 		case kube.IsTypeLevel(err):
-			return &workflows.CollectResult{Resource: c.gr, Items: p.Items, Parts: p.Parts, Error: err.Error(), Restarts: p.Restarts}, nil
+			return &workflows.TypeCollected{Resource: c.gr, Items: p.Items, Parts: p.Parts, Error: err.Error(), Restarts: p.Restarts}, nil
 		default:
 			return nil, err
 		}
@@ -224,13 +269,13 @@ func (c *collector) collect(ctx context.Context) (*workflows.CollectResult, erro
 			return nil, err
 		}
 	}
-	return &workflows.CollectResult{Resource: c.gr, Items: p.Items, Parts: p.Parts, Restarts: p.Restarts, Skipped: c.skipReason()}, nil
+	return &workflows.TypeCollected{Resource: c.gr, Items: p.Items, Parts: p.Parts, Restarts: p.Restarts, Skipped: c.skipReason()}, nil
 }
 
 // forbid records that the caller may not list the current shard and
 // moves on to the next one: the backup holds what the caller could read.
 func (c *collector) forbid(ctx context.Context, err error) {
-	p := &c.progress
+	p := &c.progress.Current
 	c.log.Warn("The run's caller may not list this type here", zap.String("namespace", c.shards[p.Shard]), zap.Error(err))
 	p.Forbidden = append(p.Forbidden, c.shards[p.Shard])
 	if p.ForbiddenReason == "" {
@@ -243,7 +288,7 @@ func (c *collector) forbid(ctx context.Context, err error) {
 // skipReason says where the caller may not list the type, with the API
 // server's answer; "" when it could list it everywhere.
 func (c *collector) skipReason() string {
-	p := c.progress
+	p := c.progress.Current
 	if len(p.Forbidden) == 0 {
 		return ""
 	}
@@ -256,7 +301,7 @@ func (c *collector) skipReason() string {
 
 // select_ keeps the page's items the spec selects, as JSON lines, and
 // records in p those an exclusion label keeps out.
-func (c *collector) select_(page *kube.Page, p *CollectProgress) []byte {
+func (c *collector) select_(page *kube.Page, p *TypeProgress) []byte {
 	var buf bytes.Buffer
 	for _, it := range page.Items {
 		if !c.selected(it) {
@@ -284,5 +329,3 @@ func (c *collector) selected(it kube.Item) bool {
 	}
 	return c.labels.Match(it.Labels)
 }
-
-func (c *collector) heartbeat(ctx context.Context) { activity.RecordHeartbeat(ctx, c.progress) }

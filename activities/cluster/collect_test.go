@@ -25,21 +25,29 @@ import (
 const pages, perPage = 10, 5
 
 // scriptedLister serves ConfigMaps in pages whose continue tokens are
-// "t1".."t9", and fails a request once where told to.
+// "t1".."t9", any other type as one empty page, and fails a request once
+// where told to.
 type scriptedLister struct {
 	mu     sync.Mutex
-	calls  []string                     // the continue token of every request
+	calls  []string                     // the continue token of every ConfigMap request, the resource of any other
 	failOn map[string]error             // token -> error, returned once
 	labels map[string]map[string]string // object name -> its labels
 }
 
-func (l *scriptedLister) List(_ context.Context, _ kube.Resource, opts kube.ListOptions) (*kube.Page, error) {
+func (l *scriptedLister) List(_ context.Context, r kube.Resource, opts kube.ListOptions) (*kube.Page, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.calls = append(l.calls, opts.Continue)
-	if err, ok := l.failOn[opts.Continue]; ok {
-		delete(l.failOn, opts.Continue)
+	key := opts.Continue
+	if r.GVR.Resource != "configmaps" {
+		key = r.GVR.Resource
+	}
+	l.calls = append(l.calls, key)
+	if err, ok := l.failOn[key]; ok {
+		delete(l.failOn, key)
 		return nil, err
+	}
+	if key != opts.Continue {
+		return &kube.Page{}, nil
 	}
 	idx := 0
 	if opts.Continue != "" {
@@ -83,12 +91,23 @@ func newCollectFixture(t *testing.T) *collectFixture {
 	return &collectFixture{
 		t: t, lister: lister,
 		acts: &Activities{Lister: lister, Log: zap.NewNop()},
-		in:   workflows.CollectInput{Backup: "b", Location: locURL, Type: typ, Options: workflows.BackupOptions{}.WithDefaults()},
+		in:   workflows.CollectInput{Backup: "b", Location: locURL, Types: []workflows.ResourceType{typ}, Options: workflows.BackupOptions{}.WithDefaults()},
 	}
 }
 
-// attempt runs the activity once, resuming from resume when set.
-func (f *collectFixture) attempt(resume *CollectProgress) (*workflows.CollectResult, error) {
+// attempt runs the activity once, resuming from resume when set, and
+// returns the outcome of its first type.
+func (f *collectFixture) attempt(resume *CollectProgress) (*workflows.TypeCollected, error) {
+	res, err := f.attemptBatch(resume)
+	if err != nil {
+		return nil, err
+	}
+	require.Len(f.t, res.Types, len(f.in.Types))
+	return &res.Types[0], nil
+}
+
+// attemptBatch runs the activity once, resuming from resume when set.
+func (f *collectFixture) attemptBatch(resume *CollectProgress) (*workflows.CollectResult, error) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
 	env.RegisterActivity(f.acts.CollectResources)
@@ -147,7 +166,8 @@ func TestCollectResumesFromLastHeartbeat(t *testing.T) {
 	require.Error(t, err, "the first attempt fails at page 6")
 	require.NotEmpty(t, f.beats)
 	last := f.beats[len(f.beats)-1]
-	assert.Equal(t, CollectProgress{Part: 6, Continue: "t6", Items: 30, Parts: 6}, last, "the heartbeat names the page after the last one stored")
+	assert.Equal(t, CollectProgress{Current: TypeProgress{Resource: "configmaps", Part: 6, Continue: "t6", Items: 30, Parts: 6}}, last,
+		"the heartbeat names the page after the last one stored")
 
 	f.lister.calls = nil
 	res, err := f.attempt(&last)
@@ -156,6 +176,40 @@ func TestCollectResumesFromLastHeartbeat(t *testing.T) {
 	assert.NotContains(t, f.lister.calls, "", "pages already stored are not listed again")
 	assert.Equal(t, pages*perPage, res.Items)
 	f.assertEveryObjectOnce()
+}
+
+// TestCollectBatchResumesAfterTheTypesDone: a batch's retry lists
+// neither the types its heartbeat counts done nor the pages of the
+// current type already stored, and answers for every type in order.
+func TestCollectBatchResumesAfterTheTypesDone(t *testing.T) {
+	f := newCollectFixture(t)
+	secrets := workflows.ResourceType{Version: "v1", Resource: "secrets", Kind: "Secret", Namespaced: true}
+	services := workflows.ResourceType{Version: "v1", Resource: "services", Kind: "Service", Namespaced: true}
+	f.in.Types = []workflows.ResourceType{secrets, f.in.Types[0], services}
+	f.lister.failOn["services"] = errors.New("worker lost its connection")
+	_, err := f.attemptBatch(nil)
+	require.Error(t, err, "the first attempt fails at the third type")
+	last := f.beats[len(f.beats)-1]
+	require.Len(t, last.Done, 2, "the heartbeat counts the first two types done")
+
+	f.lister.calls = nil
+	res, err := f.attemptBatch(&last)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"services"}, f.lister.calls, "the retry lists only the type not done")
+	require.Len(t, res.Types, 3)
+	assert.Equal(t, workflows.TypeCollected{Resource: "secrets"}, res.Types[0])
+	assert.Equal(t, workflows.TypeCollected{Resource: "configmaps", Items: pages * perPage, Parts: pages}, res.Types[1])
+	assert.Equal(t, workflows.TypeCollected{Resource: "services"}, res.Types[2])
+	f.assertEveryObjectOnce()
+
+	loc, err := location.OpenPlain(context.Background(), f.in.Location)
+	require.NoError(t, err)
+	defer loc.Close()
+	for _, gr := range []string{"secrets", "configmaps", "services"} {
+		var tr TypeResult
+		require.NoError(t, loc.ReadJSON(context.Background(), location.Backup("b").TypeResult(gr), &tr), "%s has its result stored", gr)
+		assert.Equal(t, gr, tr.Resource)
+	}
 }
 
 func TestCollectRestartsTypeOnExpiredContinueToken(t *testing.T) {

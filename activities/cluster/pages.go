@@ -45,9 +45,9 @@ func (c *collector) nextPage(ctx context.Context, ahead <-chan fetched) (*kube.P
 func (c *collector) following(page *kube.Page) (shard int, cont string, more bool) {
 	switch {
 	case page.Continue != "":
-		return c.progress.Shard, page.Continue, true
-	case c.progress.Shard+1 < len(c.shards):
-		return c.progress.Shard + 1, "", true
+		return c.progress.Current.Shard, page.Continue, true
+	case c.progress.Current.Shard+1 < len(c.shards):
+		return c.progress.Current.Shard + 1, "", true
 	}
 	return 0, "", false
 }
@@ -61,9 +61,9 @@ func (c *collector) listOptions(shard int, cont string) kube.ListOptions {
 }
 
 func (c *collector) listPage(ctx context.Context) (*kube.Page, error) {
-	opts := c.listOptions(c.progress.Shard, c.progress.Continue)
+	opts := c.listOptions(c.progress.Current.Shard, c.progress.Current.Continue)
 	var page *kube.Page
-	err := c.progress.Reachability.Do(ctx, c.in.Options.ClusterUnreachableTimeout.Duration, c.log, func() { c.heartbeat(ctx) }, func() error {
+	err := c.progress.Current.Reachability.Do(ctx, c.in.Options.ClusterUnreachableTimeout.Duration, c.log, func() { c.heartbeat(ctx) }, func() error {
 		var lerr error
 		page, lerr = c.lister.List(ctx, c.res, opts)
 		return lerr

@@ -100,9 +100,10 @@ func TestBackupResumesAfterWorkerKill(t *testing.T) {
 	assertExactlySeeded(t, s, "worker-kill", "wk", want)
 	assertPrivateFiles(t, strings.TrimPrefix(location.Display(s.location), "file://")+"/backups/worker-kill")
 
-	// Types that finished before the kill ran once, on the first worker;
-	// ConfigMaps was cut off and retried, and the retry resumed from its
-	// last heartbeat instead of listing from the start.
+	// Collections that finished before the kill ran once, on the first
+	// worker; the one of ConfigMaps was cut off and retried, and the
+	// retry resumed from its last heartbeat instead of listing from the
+	// start.
 	runs := collectRuns(t, s, "worker-kill")
 	require.Contains(t, runs, "configmaps")
 	for gr, r := range runs {
@@ -111,6 +112,28 @@ func TestBackupResumesAfterWorkerKill(t *testing.T) {
 		}
 	}
 	assert.Greater(t, runs["configmaps"].attempt, int32(1), "ConfigMaps should have been retried after the kill")
+	// A retried collection skipped the types its last heartbeat before
+	// the kill counted done (its log line names them): those have no
+	// "Collected" line, as the killed worker's lines went with it and the
+	// retry did not list them again; every other type was collected once.
+	doneBeforeKill := map[string]bool{}
+	for _, l := range logLines(t, s, "worker-kill", "Resuming a batch of collections") {
+		for _, gr := range l["done"].([]any) {
+			doneBeforeKill[gr.(string)] = true
+		}
+	}
+	t.Logf("types done before the kill in the collections cut off: %v", doneBeforeKill)
+	collected := map[string]int{}
+	for _, l := range logLines(t, s, "worker-kill", "Collected") {
+		collected[l["resource"].(string)]++
+	}
+	for gr := range runs {
+		if doneBeforeKill[gr] {
+			assert.Zero(t, collected[gr], "%s was done before the kill, yet collected again", gr)
+		} else {
+			assert.Equal(t, 1, collected[gr], "%s collected %d times", gr, collected[gr])
+		}
+	}
 	resumed := logLines(t, s, "worker-kill", "Resuming collection")
 	var configMapsResumed bool
 	for _, l := range resumed {

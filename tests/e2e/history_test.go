@@ -17,8 +17,8 @@ import (
 	"github.com/cairn-backup/cairn/workflows"
 )
 
-// typeRun is one activity of one resource type (a collection, an apply)
-// as its history tells it.
+// typeRun is the activity that ran one resource type (a collection of
+// its batch, an apply) as its history tells it.
 type typeRun struct {
 	resource  string
 	scheduled time.Time
@@ -26,61 +26,57 @@ type typeRun struct {
 	attempt   int32
 }
 
-// collectRuns reads a backup's history and returns its collect activities
-// by resource type; a type scheduled twice fails the test.
+// collectRuns reads a backup's history and returns the collect activity
+// of each resource type; a type scheduled twice fails the test.
 func collectRuns(t *testing.T, s *stack, backup string) map[string]*typeRun {
 	t.Helper()
-	return typeRuns(t, s, workflows.BackupWorkflowID(backup), func(ev *historypb.HistoryEvent) string {
-		return collectedResource(t, ev)
+	return typeRuns(t, s, workflows.BackupWorkflowID(backup), func(ev *historypb.HistoryEvent) []string {
+		var in workflows.CollectInput
+		if !activityInput(t, ev, collectActivity, &in) {
+			return nil
+		}
+		var types []string
+		for _, rt := range in.Types {
+			types = append(types, rt.GroupResource())
+		}
+		return types
 	})
-}
-
-// collectedResource is the resource type a scheduled collection collects,
-// or "" for any other event.
-func collectedResource(t *testing.T, ev *historypb.HistoryEvent) string {
-	t.Helper()
-	var in workflows.CollectInput
-	if !activityInput(t, ev, collectActivity, &in) {
-		return ""
-	}
-	return in.Type.GroupResource()
 }
 
 // applyRuns is collectRuns for a restore's apply activities.
 func applyRuns(t *testing.T, s *stack, restore string) map[string]*typeRun {
 	t.Helper()
-	return typeRuns(t, s, workflows.RestoreWorkflowID(restore), func(ev *historypb.HistoryEvent) string {
+	return typeRuns(t, s, workflows.RestoreWorkflowID(restore), func(ev *historypb.HistoryEvent) []string {
 		var in workflows.ApplyInput
 		if !activityInput(t, ev, applyActivity, &in) {
-			return ""
+			return nil
 		}
-		return in.Type.GroupResource()
+		return []string{in.Type.GroupResource()}
 	})
 }
 
-// typeRuns reads the activities of a workflow's history that resourceOf
-// names a resource type for (from their scheduled event), by that type.
-func typeRuns(t *testing.T, s *stack, workflowID string, resourceOf func(*historypb.HistoryEvent) string) map[string]*typeRun {
+// typeRuns reads the activities of a workflow's history that resourcesOf
+// names resource types for (from their scheduled event), by type.
+func typeRuns(t *testing.T, s *stack, workflowID string, resourcesOf func(*historypb.HistoryEvent) []string) map[string]*typeRun {
 	t.Helper()
 	runs := map[string]*typeRun{}
-	byEvent := map[int64]*typeRun{}
+	byEvent := map[int64][]*typeRun{}
 	for _, ev := range runHistory(t, s, workflowID) {
 		switch ev.GetEventType() {
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-			gr := resourceOf(ev)
-			if gr == "" {
-				continue
+			for _, gr := range resourcesOf(ev) {
+				require.NotContains(t, runs, gr, "resource type %s scheduled twice", gr)
+				r := &typeRun{resource: gr, scheduled: ev.GetEventTime().AsTime()}
+				runs[gr] = r
+				byEvent[ev.GetEventId()] = append(byEvent[ev.GetEventId()], r)
 			}
-			require.NotContains(t, runs, gr, "resource type %s scheduled twice", gr)
-			r := &typeRun{resource: gr, scheduled: ev.GetEventTime().AsTime()}
-			runs[gr], byEvent[ev.GetEventId()] = r, r
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
 			attrs := ev.GetActivityTaskStartedEventAttributes()
-			if r := byEvent[attrs.GetScheduledEventId()]; r != nil {
+			for _, r := range byEvent[attrs.GetScheduledEventId()] {
 				r.attempt = attrs.GetAttempt()
 			}
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
-			if r := byEvent[ev.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()]; r != nil {
+			for _, r := range byEvent[ev.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()] {
 				r.completed = ev.GetEventTime().AsTime()
 			}
 		}
@@ -100,41 +96,24 @@ func activityInput(t *testing.T, ev *historypb.HistoryEvent, activity string, in
 	return true
 }
 
-// pendingProgress returns the last heartbeat of the running collection of
-// one resource type, or false when none is running or it has stored no
-// item yet.
-func pendingProgress(t *testing.T, s *stack, backup, resource string) (cluster.CollectProgress, bool) {
+// pendingProgress returns where the running collection of one resource
+// type stands by its activity's last heartbeat, or false when none is
+// collecting it or it has stored no item yet.
+func pendingProgress(t *testing.T, s *stack, backup, resource string) (cluster.TypeProgress, bool) {
 	t.Helper()
 	desc, err := s.temporalC.DescribeWorkflowExecution(context.Background(), workflows.BackupWorkflowID(backup), "")
 	require.NoError(t, err)
-	var ids map[string]string
 	for _, pa := range desc.GetPendingActivities() {
 		if pa.GetActivityType().GetName() != collectActivity || pa.GetHeartbeatDetails() == nil {
 			continue
 		}
-		if ids == nil {
-			ids = collectActivityResources(t, s, backup)
-		}
 		var p cluster.CollectProgress
-		if ids[pa.GetActivityId()] == resource &&
-			converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p) == nil && p.Items > 0 {
-			return p, true
+		if converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p) == nil &&
+			p.Current.Resource == resource && p.Current.Items > 0 {
+			return p.Current, true
 		}
 	}
-	return cluster.CollectProgress{}, false
-}
-
-// collectActivityResources maps the activity IDs of a backup's collections
-// to the resource type each collects.
-func collectActivityResources(t *testing.T, s *stack, backup string) map[string]string {
-	t.Helper()
-	ids := map[string]string{}
-	for _, ev := range runHistory(t, s, workflows.BackupWorkflowID(backup)) {
-		if gr := collectedResource(t, ev); gr != "" {
-			ids[ev.GetActivityTaskScheduledEventAttributes().GetActivityId()] = gr
-		}
-	}
-	return ids
+	return cluster.TypeProgress{}, false
 }
 
 // waitHeartbeat waits until a pending activity of the workflow (of type

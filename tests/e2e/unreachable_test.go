@@ -84,7 +84,7 @@ func TestUnreachableAPIServerFailsWithReason(t *testing.T) {
 	// the machine is; the run is then ended by hand.
 	w := cutBackup("unreachable-retrying", 30*time.Minute)
 	endWhenHeartbeat(t, s, w, workflows.BackupWorkflowID("unreachable-retrying"), func(p cluster.CollectProgress) bool {
-		return p.LastError != "" && p.UnreachableSince != nil
+		return p.Current.LastError != "" && p.Current.UnreachableSince != nil
 	})
 
 	cutBackup("unreachable", 8*time.Second)

@@ -140,15 +140,15 @@ func (b *backupRun) plan(ctx workflow.Context) (*workflows.PlanResult, error) {
 	return &plan, nil
 }
 
-// collectAll runs one collect activity per resource type, at most
-// Concurrency at once. The first activity that fails for good stops new
-// ones from starting; those running are waited for.
+// collectAll runs the collect activities of the batches collectBatches
+// makes, at most Concurrency at once. The first activity that fails for
+// good stops new ones from starting; those running are waited for.
 func (b *backupRun) collectAll(ctx workflow.Context, types []workflows.ResourceType) error {
 	actx := workflow.WithActivityOptions(ctx, b.activityOptions(6*time.Hour))
 	sel := workflow.NewSelector(ctx)
 	var firstErr error
 	running := 0
-	for _, t := range types {
+	for _, batch := range collectBatches(types, b.opts.PageSize, b.opts.Concurrency) {
 		if firstErr != nil || ctx.Err() != nil {
 			break
 		}
@@ -159,19 +159,21 @@ func (b *backupRun) collectAll(ctx workflow.Context, types []workflows.ResourceT
 		if firstErr != nil || ctx.Err() != nil {
 			break
 		}
-		t := t
-		in := workflows.CollectInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, Type: t, Options: b.opts}
+		in := workflows.CollectInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, Types: batch, Options: b.opts}
 		f := workflow.ExecuteActivity(actx, clusterActs.CollectResources, in)
 		running++
 		sel.AddFuture(f, func(f workflow.Future) {
 			var res workflows.CollectResult
 			if err := f.Get(ctx, &res); err != nil {
 				if firstErr == nil {
-					firstErr = fmt.Errorf("collect %s: %w", t.GroupResource(), err)
+					firstErr = err
 				}
 				return
 			}
-			b.recordCollect(ctx, t.GroupResource(), res)
+			for _, tc := range res.Types {
+				b.recordCollect(tc)
+			}
+			b.updateDetails(ctx)
 		})
 	}
 	for running > 0 {
@@ -184,7 +186,8 @@ func (b *backupRun) collectAll(ctx workflow.Context, types []workflows.ResourceT
 	return firstErr
 }
 
-func (b *backupRun) recordCollect(ctx workflow.Context, gr string, res workflows.CollectResult) {
+func (b *backupRun) recordCollect(res workflows.TypeCollected) {
+	gr := res.Resource
 	p := b.status.Resources[gr]
 	p.Items, p.Done, p.Error = res.Items, true, res.Error
 	b.status.Resources[gr] = p
@@ -198,7 +201,6 @@ func (b *backupRun) recordCollect(ctx workflow.Context, gr string, res workflows
 		b.status.Skipped = append(b.status.Skipped, workflows.SkippedResource{Resource: gr, Reason: res.Skipped})
 		b.logger.Warn("Resource type not readable by the run's caller", "resource", gr, "reason", res.Skipped)
 	}
-	b.updateDetails(ctx)
 }
 
 func (b *backupRun) collectRelated(ctx workflow.Context, types []workflows.ResourceType) error {

@@ -77,9 +77,24 @@ func threeTypes() *workflows.PlanResult {
 	}, CollectRelated: true}
 }
 
+// collected answers a collect activity with items in each of its types.
 func collected(items int) func(context.Context, workflows.CollectInput) (*workflows.CollectResult, error) {
+	return collectedBy(func(workflows.ResourceType) workflows.TypeCollected {
+		return workflows.TypeCollected{Items: items, Parts: 1}
+	})
+}
+
+// collectedBy answers a collect activity with what outcome says of each
+// of its types.
+func collectedBy(outcome func(workflows.ResourceType) workflows.TypeCollected) func(context.Context, workflows.CollectInput) (*workflows.CollectResult, error) {
 	return func(_ context.Context, in workflows.CollectInput) (*workflows.CollectResult, error) {
-		return &workflows.CollectResult{Resource: in.Type.GroupResource(), Items: items, Parts: 1}, nil
+		res := &workflows.CollectResult{}
+		for _, t := range in.Types {
+			tc := outcome(t)
+			tc.Resource = t.GroupResource()
+			res.Types = append(res.Types, tc)
+		}
+		return res, nil
 	}
 }
 
@@ -152,12 +167,12 @@ func TestBackupWithTypeErrorIsPartiallyFailed(t *testing.T) {
 	plan := threeTypes()
 	plan.CollectRelated = false
 	env.OnActivity(clusterActs.PlanBackup, mock.Anything, mock.Anything).Return(plan, nil)
-	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.CollectInput) (*workflows.CollectResult, error) {
-		if in.Type.Resource == "widgets" {
-			return &workflows.CollectResult{Resource: in.Type.GroupResource(), Error: "widgets.example.com is forbidden"}, nil
+	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(collectedBy(func(t workflows.ResourceType) workflows.TypeCollected {
+		if t.Resource == "widgets" {
+			return workflows.TypeCollected{Error: "widgets.example.com is forbidden"}
 		}
-		return &workflows.CollectResult{Resource: in.Type.GroupResource(), Items: 2}, nil
-	})
+		return workflows.TypeCollected{Items: 2}
+	}))
 	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.MatchedBy(func(in workflows.FinalizeInput) bool {
 		return in.Status.Phase == workflows.PhasePartiallyFailed
 	})).Return(&workflows.FinalizeResult{Items: 4}, nil).Once()
@@ -221,13 +236,13 @@ func TestBackupBoundsConcurrentCollections(t *testing.T) {
 	}
 	env.OnActivity(clusterActs.PlanBackup, mock.Anything, mock.Anything).Return(plan, nil)
 	var running, peak atomic.Int32
-	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.CollectInput) (*workflows.CollectResult, error) {
+	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(func(ctx context.Context, in workflows.CollectInput) (*workflows.CollectResult, error) {
 		n := running.Add(1)
 		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 		}
 		time.Sleep(20 * time.Millisecond)
 		running.Add(-1)
-		return &workflows.CollectResult{Resource: in.Type.GroupResource(), Items: 1}, nil
+		return collected(1)(ctx, in)
 	})
 	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(&workflows.FinalizeResult{Items: 8}, nil)
 	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil)
