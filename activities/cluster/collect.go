@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -41,6 +42,9 @@ type TypeProgress struct {
 	Items    int `json:"items"`
 	Parts    int `json:"parts"`
 	Restarts int `json:"restarts,omitempty"`
+	// Continuations counts the expired continue tokens the list went on
+	// from with the API server's next one.
+	Continuations int `json:"continuations,omitempty"`
 	// Excluded are the objects an exclusion label kept out, the first
 	// maxNamedExclusions of ExcludedTotal.
 	Excluded      []ExcludedItem `json:"excluded,omitempty"`
@@ -181,6 +185,10 @@ func (b *batch) collectType(ctx context.Context, t workflows.ResourceType) (*wor
 	if res.Error != "" {
 		tr.Errors = []string{res.Error}
 	}
+	if p.Continuations > 0 {
+		tr.Warnings = append(tr.Warnings, fmt.Sprintf("listing %s outlived etcd's compaction %d times and went on from where it was: "+
+			"objects changed while it was listed may be missing or at a later state than the rest", c.gr, p.Continuations))
+	}
 	if err := b.run.Loc.WriteJSON(ctx, b.run.Keys.TypeResult(c.gr), tr); err != nil {
 		return nil, err
 	}
@@ -218,6 +226,16 @@ func (b *batch) collector(t workflows.ResourceType) *collector {
 	return c
 }
 
+// continuation is the continue token an expiry answer carries for going
+// on from the same object without a consistent snapshot; "" when none.
+func continuation(err error) string {
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) {
+		return ""
+	}
+	return st.Status().Continue
+}
+
 func (c *collector) collect(ctx context.Context) (*workflows.TypeCollected, error) {
 	p := &c.progress.Current
 	var ahead <-chan fetched
@@ -226,6 +244,17 @@ func (c *collector) collect(ctx context.Context) (*workflows.TypeCollected, erro
 		ahead = nil
 		switch {
 		case err == nil:
+		case (apierrors.IsResourceExpired(err) || apierrors.IsGone(err)) && continuation(err) != "":
+			// The continue token outlived etcd's compaction, and the API
+			// server offers to go on from the same object at its latest
+			// state. Listing again from the start would meet the same
+			// compaction if the type takes longer to list than etcd keeps
+			// revisions; going on stores no object twice.
+			c.log.Warn("Continue token expired, going on from the same object", zap.Error(err))
+			p.Continue = continuation(err)
+			p.Continuations++
+			c.heartbeat(ctx)
+			continue
 		case apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
 			// The continue token outlived etcd's compaction: list the type
 			// again from the start, dropping what was stored, so no object

@@ -222,6 +222,41 @@ func TestCollectRestartsTypeOnExpiredContinueToken(t *testing.T) {
 	f.assertEveryObjectOnce()
 }
 
+// TestCollectGoesOnWhenTheServerOffersToAfterAnExpiry: an expired
+// continue token whose answer carries the server's next token is not a
+// restart: the list goes on from the same object, every object stored
+// once, and the type's result warns that the list is not a snapshot.
+func TestCollectGoesOnWhenTheServerOffersToAfterAnExpiry(t *testing.T) {
+	f := newCollectFixture(t)
+	expired := apierrors.NewResourceExpired("continue token too old")
+	expired.ErrStatus.Continue = "t4" // the API server's token for the same place
+	f.lister.failOn["t4"] = expired
+	res, err := f.attempt(nil)
+	require.NoError(t, err)
+	assert.Zero(t, res.Restarts, "the type is not listed again from the start")
+	assert.Equal(t, pages*perPage, res.Items)
+	assert.Equal(t, 1, countOf(f.lister.calls, ""), "the first page is listed once")
+	f.assertEveryObjectOnce()
+
+	loc, err := location.OpenPlain(context.Background(), f.in.Location)
+	require.NoError(t, err)
+	defer loc.Close()
+	var tr TypeResult
+	require.NoError(t, loc.ReadJSON(context.Background(), location.Backup("b").TypeResult("configmaps"), &tr))
+	require.Len(t, tr.Warnings, 1)
+	assert.Contains(t, tr.Warnings[0], "outlived etcd's compaction 1 times")
+}
+
+func countOf(calls []string, token string) int {
+	n := 0
+	for _, c := range calls {
+		if c == token {
+			n++
+		}
+	}
+	return n
+}
+
 func TestCollectRetriesUnreachableReadAhead(t *testing.T) {
 	f := newCollectFixture(t)
 	f.lister.failOn["t3"] = &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
@@ -229,13 +264,7 @@ func TestCollectRetriesUnreachableReadAhead(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, pages*perPage, res.Items)
 	f.assertEveryObjectOnce()
-	var t3 int
-	for _, c := range f.lister.calls {
-		if c == "t3" {
-			t3++
-		}
-	}
-	assert.Equal(t, 2, t3, "the failed read-ahead request is made again")
+	assert.Equal(t, 2, countOf(f.lister.calls, "t3"), "the failed read-ahead request is made again")
 }
 
 // TestCollectLeavesOutObjectsLabelledToBeExcluded: objects labelled
