@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/kopia/kopia/fs"
 	"github.com/kopia/kopia/snapshot/restore"
@@ -61,11 +62,19 @@ func writeSparse(ctx context.Context, path string, f fs.File, progress restore.F
 	return sparseCopy(out, r, progress)
 }
 
+// chunks are the copy buffers, reused: most files of a volume are small,
+// and a fresh MiB for each costs more than copying it.
+var chunks = sync.Pool{New: func() any { b := make([]byte, copyChunk); return &b }}
+
+// zeroBlock is what a hole's block is compared with; never written.
+var zeroBlock = make([]byte, holeBlock)
+
 // sparseCopy copies src to dst, which is as long as src already and holds
 // zeros, seeking over aligned zero blocks.
 func sparseCopy(dst io.WriteSeeker, src io.Reader, progress restore.FileWriteProgress) error {
-	buf := make([]byte, copyChunk)
-	zero := make([]byte, holeBlock)
+	chunk := chunks.Get().(*[]byte)
+	defer chunks.Put(chunk)
+	buf, zero := *chunk, zeroBlock
 	for {
 		n, rerr := io.ReadFull(src, buf)
 		if n > 0 {
