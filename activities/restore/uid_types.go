@@ -20,9 +20,15 @@ func newUIDTypes() *uidTypes {
 }
 
 // add records uid as an object of type gr, unless it is recorded
-// already; it reports whether it was new.
+// already; it reports whether it was new. It parses uid once: the plan
+// calls it for every object.
 func (u *uidTypes) add(uid, gr string) bool {
-	if _, seen := u.get(uid); seen {
+	parsed, isUUID := asUUID(uid)
+	if isUUID {
+		if _, seen := u.uuids[parsed]; seen {
+			return false
+		}
+	} else if _, seen := u.others[uid]; seen {
 		return false
 	}
 	id, ok := u.ids[gr]
@@ -31,7 +37,7 @@ func (u *uidTypes) add(uid, gr string) bool {
 		u.types = append(u.types, gr)
 		u.ids[gr] = id
 	}
-	if parsed, err := uuid.Parse(uid); err == nil && parsed.String() == uid {
+	if isUUID {
 		u.uuids[parsed] = id
 	} else {
 		u.others[uid] = id
@@ -41,16 +47,22 @@ func (u *uidTypes) add(uid, gr string) bool {
 
 // get returns the type of the object with uid.
 func (u *uidTypes) get(uid string) (string, bool) {
-	if parsed, err := uuid.Parse(uid); err == nil && parsed.String() == uid {
-		id, ok := u.uuids[parsed]
-		if !ok {
-			return "", false
-		}
-		return u.types[id], true
+	var id uint32
+	var ok bool
+	if parsed, isUUID := asUUID(uid); isUUID {
+		id, ok = u.uuids[parsed]
+	} else {
+		id, ok = u.others[uid]
 	}
-	id, ok := u.others[uid]
 	if !ok {
 		return "", false
 	}
 	return u.types[id], true
+}
+
+// asUUID parses uid when it is a UUID in its canonical spelling, the
+// only one kept as bytes: any other spelling stays the string it is.
+func asUUID(uid string) (uuid.UUID, bool) {
+	parsed, err := uuid.Parse(uid)
+	return parsed, err == nil && parsed.String() == uid
 }
