@@ -74,11 +74,11 @@ var zeroBlock = make([]byte, holeBlock)
 func sparseCopy(dst io.WriteSeeker, src io.Reader, progress restore.FileWriteProgress) error {
 	chunk := chunks.Get().(*[]byte)
 	defer chunks.Put(chunk)
-	buf, zero := *chunk, zeroBlock
+	buf := *chunk
 	for {
 		n, rerr := io.ReadFull(src, buf)
 		if n > 0 {
-			if err := writeRuns(dst, buf[:n], zero); err != nil {
+			if err := writeRuns(dst, buf[:n]); err != nil {
 				return err
 			}
 			if progress != nil {
@@ -96,7 +96,7 @@ func sparseCopy(dst io.WriteSeeker, src io.Reader, progress restore.FileWritePro
 
 // writeRuns writes each run of data's non-zero blocks in one call and
 // seeks over each run of its zero blocks.
-func writeRuns(dst io.WriteSeeker, data, zero []byte) error {
+func writeRuns(dst io.WriteSeeker, data []byte) error {
 	runStart, runZero := 0, false
 	flush := func(end int) error {
 		switch {
@@ -112,7 +112,7 @@ func writeRuns(dst io.WriteSeeker, data, zero []byte) error {
 	}
 	for off := 0; off < len(data); off += holeBlock {
 		end := min(off+holeBlock, len(data))
-		isZero := bytes.Equal(data[off:end], zero[:end-off])
+		isZero := bytes.Equal(data[off:end], zeroBlock[:end-off])
 		if off == 0 {
 			runZero = isZero
 			continue
