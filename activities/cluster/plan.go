@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"sync"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -190,7 +189,9 @@ func (a *Activities) plan(ctx context.Context, in workflows.PlanInput, log *zap.
 		}
 		result.Types = append(result.Types, t)
 	}
-	estimateAll(ctx, lister, estimatedRes, func(i, n int) { result.Types[estimated[i]].Estimate = n })
+	for i, n := range estimateAll(ctx, lister, estimatedRes) {
+		result.Types[estimated[i]].Estimate = n
+	}
 	sort.Slice(result.Skipped, func(i, j int) bool { return result.Skipped[i].Resource < result.Skipped[j].Resource })
 	result.CollectRelated = mode == workflows.ClusterResourcesAuto && !fullCluster
 
@@ -201,23 +202,21 @@ func (a *Activities) plan(ctx context.Context, in workflows.PlanInput, log *zap.
 // estimateParallel bounds the estimates asked for at once.
 const estimateParallel = 8
 
-// estimateAll estimates each resource, estimateParallel at once, and
-// hands set each one's index and estimate: a whole cluster's 45 types
-// cost a few round trips to the API server, not 45 in a row.
-func estimateAll(ctx context.Context, lister kube.Lister, resources []kube.Resource, set func(i, n int)) {
-	var mu sync.Mutex
+// estimateAll estimates each resource, estimateParallel at once: a whole
+// cluster's 45 types cost a few round trips to the API server, not 45 in
+// a row.
+func estimateAll(ctx context.Context, lister kube.Lister, resources []kube.Resource) []int {
+	counts := make([]int, len(resources))
 	g := new(errgroup.Group)
 	g.SetLimit(estimateParallel)
 	for i, r := range resources {
 		g.Go(func() error {
-			n := estimate(ctx, lister, r)
-			mu.Lock()
-			defer mu.Unlock()
-			set(i, n)
+			counts[i] = estimate(ctx, lister, r)
 			return nil
 		})
 	}
 	_ = g.Wait() // estimates never fail: an error is an unknown estimate
+	return counts
 }
 
 // estimate asks for one item to learn how many the type holds; a failure
