@@ -30,6 +30,7 @@ const pages, perPage = 10, 5
 type scriptedLister struct {
 	mu     sync.Mutex
 	calls  []string                     // the continue token of every ConfigMap request, the resource of any other
+	shards []string                     // the namespace of every ConfigMap request that starts a list
 	failOn map[string]error             // token -> error, returned once
 	labels map[string]map[string]string // object name -> its labels
 }
@@ -52,12 +53,18 @@ func (l *scriptedLister) List(_ context.Context, r kube.Resource, opts kube.List
 	idx := 0
 	if opts.Continue != "" {
 		_, _ = fmt.Sscanf(opts.Continue, "t%d", &idx)
+	} else {
+		l.shards = append(l.shards, opts.Namespace)
+	}
+	ns := opts.Namespace
+	if ns == "" {
+		ns = "shop"
 	}
 	page := &kube.Page{}
 	for i := range perPage {
 		name := fmt.Sprintf("cm-%02d-%d", idx, i)
-		page.Items = append(page.Items, kube.Item{Name: name, Namespace: "shop", Labels: l.labels[name],
-			Raw: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + name + `","namespace":"shop"}}`)})
+		page.Items = append(page.Items, kube.Item{Name: name, Namespace: ns, Labels: l.labels[name],
+			Raw: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + name + `","namespace":"` + ns + `"}}`)})
 	}
 	if idx+1 < pages {
 		page.Continue = fmt.Sprintf("t%d", idx+1)
@@ -74,6 +81,7 @@ type collectFixture struct {
 	lister *scriptedLister
 	acts   *Activities
 	in     workflows.CollectInput
+	spec   workflows.BackupSpec
 	beats  []CollectProgress
 }
 
@@ -82,17 +90,26 @@ func newCollectFixture(t *testing.T) *collectFixture {
 	locURL := "file://" + t.TempDir()
 	spec := workflows.BackupSpec{Name: "b", StorageLocation: locURL}.WithDefaults("")
 	typ := workflows.ResourceType{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true}
-	loc, err := location.OpenPlain(context.Background(), locURL)
-	require.NoError(t, err)
-	defer loc.Close()
-	require.NoError(t, loc.WriteJSON(context.Background(), location.Backup("b").Plan(),
-		StoredPlan{Spec: spec, AllNamespaces: true, Namespaces: []string{"shop"}, Types: []workflows.ResourceType{typ}}))
 	lister := &scriptedLister{failOn: map[string]error{}}
-	return &collectFixture{
+	f := &collectFixture{
 		t: t, lister: lister,
 		acts: &Activities{Lister: lister, Log: zap.NewNop()},
-		in:   workflows.CollectInput{Backup: "b", Location: locURL, Types: []workflows.ResourceType{typ}, Options: workflows.BackupOptions{}.WithDefaults()},
+		in: workflows.CollectInput{Backup: "b", Location: locURL, Types: []workflows.ResourceType{typ},
+			Options: workflows.BackupOptions{}.WithDefaults()},
+		spec: spec,
 	}
+	f.writePlan(true, "shop")
+	return f
+}
+
+// writePlan stores the backup's plan: its namespaces, and whether the
+// backup takes all of them.
+func (f *collectFixture) writePlan(allNamespaces bool, namespaces ...string) {
+	loc, err := location.OpenPlain(context.Background(), f.in.Location)
+	require.NoError(f.t, err)
+	defer loc.Close()
+	require.NoError(f.t, loc.WriteJSON(context.Background(), location.Backup("b").Plan(),
+		StoredPlan{Spec: f.spec, AllNamespaces: allNamespaces, Namespaces: namespaces, Types: f.in.Types}))
 }
 
 // attempt runs the activity once, resuming from resume when set, and
@@ -140,10 +157,10 @@ func (f *collectFixture) stored() map[string]int {
 	for _, k := range keys {
 		require.NoError(f.t, loc.ReadLines(context.Background(), k, func(line []byte) error {
 			var obj struct {
-				Metadata struct{ Name string } `json:"metadata"`
+				Metadata struct{ Name, Namespace string } `json:"metadata"`
 			}
 			require.NoError(f.t, json.Unmarshal(line, &obj))
-			counts[obj.Metadata.Name]++
+			counts[obj.Metadata.Namespace+"/"+obj.Metadata.Name]++
 			return nil
 		}))
 	}
@@ -209,6 +226,42 @@ func TestCollectBatchResumesAfterTheTypesDone(t *testing.T) {
 		var tr TypeResult
 		require.NoError(t, loc.ReadJSON(context.Background(), location.Backup("b").TypeResult(gr), &tr), "%s has its result stored", gr)
 		assert.Equal(t, gr, tr.Resource)
+	}
+}
+
+func TestListsByNamespaceWhenCountingWouldCostMore(t *testing.T) {
+	assert.False(t, ListsByNamespace(10_000, 100), "the 10,000-object bench: cluster-wide")
+	assert.True(t, ListsByNamespace(100_000, 100), "the 100,000-object bench: by namespace")
+	assert.True(t, ListsByNamespace(1_000_000, 10_000), "a million objects over many namespaces")
+	assert.False(t, ListsByNamespace(60_000, 10_000), "a request per namespace would cost more")
+	assert.False(t, ListsByNamespace(0, 0))
+}
+
+// TestCollectListsAHugeTypeNamespaceByNamespace: in a whole-cluster
+// backup, a type whose estimate passes ListsByNamespace is listed in each
+// of the plan's namespaces, a smaller one cluster-wide.
+func TestCollectListsAHugeTypeNamespaceByNamespace(t *testing.T) {
+	for _, tc := range []struct {
+		estimate int
+		shards   []string
+	}{
+		{2_000, []string{""}},
+		{3_000, []string{"shop", "web"}},
+	} {
+		t.Run(fmt.Sprint(tc.estimate), func(t *testing.T) {
+			f := newCollectFixture(t)
+			f.writePlan(true, "shop", "web")
+			f.in.Types[0].Estimate = tc.estimate
+			res, err := f.attempt(nil)
+			require.NoError(t, err)
+			assert.Equal(t, tc.shards, f.lister.shards)
+			assert.Equal(t, len(tc.shards)*pages*perPage, res.Items)
+			counts := f.stored()
+			assert.Len(t, counts, len(tc.shards)*pages*perPage)
+			for name, n := range counts {
+				assert.Equal(t, 1, n, "%s stored %d times", name, n)
+			}
+		})
 	}
 }
 
@@ -286,9 +339,9 @@ func TestCollectLeavesOutObjectsLabelledToBeExcluded(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, pages*perPage-2, res.Items)
 	stored := f.stored()
-	assert.NotContains(t, stored, "cm-02-1")
-	assert.NotContains(t, stored, "cm-07-3")
-	assert.Contains(t, stored, "cm-08-0", "only the value true excludes")
+	assert.NotContains(t, stored, "shop/cm-02-1")
+	assert.NotContains(t, stored, "shop/cm-07-3")
+	assert.Contains(t, stored, "shop/cm-08-0", "only the value true excludes")
 
 	loc, err := location.OpenPlain(context.Background(), f.in.Location)
 	require.NoError(t, err)
