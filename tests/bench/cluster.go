@@ -28,9 +28,8 @@ func seed(ctx context.Context, cfg *rest.Config, prefix string, n, namespaces, s
 	if err != nil {
 		return err
 	}
-	nsName := func(i int) string { return fmt.Sprintf("%s-%03d", prefix, i) }
 	err = parallel(namespaces, concurrency, func(i int) error {
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: nsName(i)}}
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: nsName(prefix, i)}}
 		_, err := kc.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
 		return err
 	})
@@ -39,12 +38,14 @@ func seed(ctx context.Context, cfg *rest.Config, prefix string, n, namespaces, s
 	}
 	payload := strings.Repeat("x", size)
 	return parallel(n, concurrency, func(i int) error {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%06d", i), Namespace: nsName(i % namespaces)},
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%06d", i), Namespace: nsName(prefix, i%namespaces)},
 			Data: map[string]string{"payload": payload}}
 		_, err := kc.CoreV1().ConfigMaps(cm.Namespace).Create(ctx, cm, metav1.CreateOptions{})
 		return err
 	})
 }
+
+func nsName(prefix string, i int) string { return fmt.Sprintf("%s-%03d", prefix, i) }
 
 // parallel calls fn for 0..n-1 with workers goroutines; an object that
 // exists already is not an error.
@@ -72,17 +73,19 @@ func parallel(n, workers int, fn func(int) error) error {
 	return firstErr
 }
 
-// plainList is the reference: a paged client-go LIST of every ConfigMap,
-// limit 500 like the backup's pages, timed after one warm-up run.
-func plainList(ctx context.Context, cfg *rest.Config) (int, time.Duration, error) {
+// plainList is the reference: paged client-go LISTs of every ConfigMap,
+// limit 500 like the backup's pages, made the way the backup makes them:
+// namespace by namespace when byNamespace, else cluster-wide. It is timed
+// after one warm-up run.
+func plainList(ctx context.Context, cfg *rest.Config, prefix string, namespaces int, byNamespace bool) (int, time.Duration, error) {
 	kc, err := fastClient(cfg)
 	if err != nil {
 		return 0, 0, err
 	}
-	list := func() (int, error) {
+	listIn := func(ns string) (int, error) {
 		total, cont := 0, ""
 		for {
-			page, err := kc.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{Limit: 500, Continue: cont})
+			page, err := kc.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{Limit: 500, Continue: cont})
 			if err != nil {
 				return 0, err
 			}
@@ -91,6 +94,20 @@ func plainList(ctx context.Context, cfg *rest.Config) (int, time.Duration, error
 				return total, nil
 			}
 		}
+	}
+	list := func() (int, error) {
+		if !byNamespace {
+			return listIn("")
+		}
+		total := 0
+		for i := range namespaces {
+			n, err := listIn(nsName(prefix, i))
+			if err != nil {
+				return 0, err
+			}
+			total += n
+		}
+		return total, nil
 	}
 	if _, err := list(); err != nil {
 		return 0, 0, err

@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"time"
 
+	collect "github.com/cairn-backup/cairn/activities/cluster"
 	"github.com/cairn-backup/cairn/internal/logging"
 	"github.com/cairn-backup/cairn/internal/sandbox"
 	"github.com/cairn-backup/cairn/starter"
@@ -42,9 +43,15 @@ type result struct {
 	ItemsPerSecond    float64 `json:"itemsPerSecond"`
 	ListSeconds       float64 `json:"listSeconds"`
 	RatioBackupToList float64 `json:"ratioBackupToList"`
-	WorkerPeakRSSMB   float64 `json:"workerPeakRssMB"`
-	TarballBytes      int64   `json:"tarballBytes"`
-	SeedSeconds       float64 `json:"seedSeconds"`
+	// ListByNamespace: the backup lists the ConfigMaps namespace by
+	// namespace, and so does the reference. ListClusterWideSeconds is then
+	// a cluster-wide LIST of them too, for comparison, up to
+	// maxClusterWideList objects.
+	ListByNamespace        bool    `json:"listByNamespace"`
+	ListClusterWideSeconds float64 `json:"listClusterWideSeconds,omitempty"`
+	WorkerPeakRSSMB        float64 `json:"workerPeakRssMB"`
+	TarballBytes           int64   `json:"tarballBytes"`
+	SeedSeconds            float64 `json:"seedSeconds"`
 	// PhaseSeconds is the backup's time per activity kind (plan, collect, finalize).
 	PhaseSeconds map[string]float64 `json:"phaseSeconds"`
 	// HistoryEvents is the length of the backup's history: bounded by
@@ -164,12 +171,20 @@ func run(cairnBin, kind string, n, namespaces, size int) error {
 			tc: tc, sc: sc, worker: worker}, n, namespaces, size)
 	}
 
-	listed, listTime, err := plainList(ctx, cluster.Config())
+	res.ListByNamespace = collect.ListsByNamespace(n, namespaces)
+	listed, listTime, err := plainList(ctx, cluster.Config(), "bench", namespaces, res.ListByNamespace)
 	if err != nil {
 		return err
 	}
 	res.ListSeconds = listTime.Seconds()
-	progress("plain LIST: %d ConfigMaps in %.2fs", listed, res.ListSeconds)
+	progress("plain LIST (by namespace: %t): %d ConfigMaps in %.2fs", res.ListByNamespace, listed, res.ListSeconds)
+	if res.ListByNamespace && n <= maxClusterWideList {
+		if _, listTime, err = plainList(ctx, cluster.Config(), "bench", namespaces, false); err != nil {
+			return err
+		}
+		res.ListClusterWideSeconds = listTime.Seconds()
+		progress("plain LIST cluster-wide: %.2fs", res.ListClusterWideSeconds)
+	}
 	progress("backing up")
 	if _, err := sc.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: workflows.BackupSpec{Name: "bench"}}); err != nil {
 		return err
@@ -197,6 +212,11 @@ func run(cairnBin, kind string, n, namespaces, size int) error {
 	}
 	return json.NewEncoder(os.Stdout).Encode(res)
 }
+
+// maxClusterWideList bounds the comparison's cluster-wide LIST: its time
+// grows with the square of the objects, and past a few hundred thousand
+// its continue token expires.
+const maxClusterWideList = 200_000
 
 func progress(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
