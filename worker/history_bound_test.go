@@ -173,7 +173,11 @@ func (h *historyHarness) startWorker() {
 		return plan, nil
 	})
 	fake(w, rs.ApplyResources, func(_ context.Context, in workflows.ApplyInput) (*workflows.ApplyResult, error) {
-		return &workflows.ApplyResult{Outcome: workflows.TypeOutcome{Restored: len(in.ClaimVolumes)}}, nil
+		res := &workflows.ApplyResult{}
+		for _, t := range in.Types {
+			res.Types = append(res.Types, workflows.TypeApplied{Resource: t.GroupResource(), Outcome: workflows.TypeOutcome{Restored: len(in.ClaimVolumes)}})
+		}
+		return res, nil
 	})
 	step := func(context.Context, workflows.RestoreStepInput) (*workflows.StepResult, error) {
 		return &workflows.StepResult{}, nil

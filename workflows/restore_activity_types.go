@@ -92,12 +92,13 @@ type RestorePlanResult struct {
 	StorageClasses map[string]string `json:"storageClasses,omitempty"`
 }
 
-// ApplyInput asks to apply the batches of one resource type.
+// ApplyInput asks to apply the batches of resource types, one type after
+// another in the order given.
 type ApplyInput struct {
 	Restore  string                 `json:"restore"`
 	Backup   string                 `json:"backup"`
 	Location string                 `json:"location"`
-	Type     RestoreType            `json:"type"`
+	Types    []RestoreType          `json:"types"`
 	Policy   ExistingResourcePolicy `json:"existingResourcePolicy"`
 	// PreserveNodePorts: node ports count when comparing with an existing Service.
 	PreserveNodePorts bool           `json:"preserveNodePorts,omitempty"`
@@ -117,9 +118,16 @@ type ClaimVolume struct {
 	Error            string `json:"error,omitempty"`
 }
 
-// ApplyResult counts the outcomes of one resource type.
+// ApplyResult counts the outcomes of each type of an ApplyInput, in its
+// order.
 type ApplyResult struct {
-	Outcome TypeOutcome `json:"outcome"`
+	Types []TypeApplied `json:"types"`
+}
+
+// TypeApplied counts the outcomes of one resource type.
+type TypeApplied struct {
+	Resource string      `json:"resource"`
+	Outcome  TypeOutcome `json:"outcome"`
 	// Deferred items were created without an owner reference to an owner
 	// not restored yet; the relink step adds it.
 	Deferred int `json:"deferred,omitempty"`

@@ -16,16 +16,20 @@ import (
 	"github.com/cairn-backup/cairn/activities/internal/actas"
 	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/internal/clock"
+	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
-// ApplyProgress is the heartbeat of an apply activity: a retried attempt
-// starts at NextBatch with the counts so far.
+// ApplyProgress is the heartbeat of an apply activity: the types of its
+// input done so far, and where the current one stands. A retried attempt
+// skips the types done and starts the current one at NextBatch with the
+// counts so far.
 type ApplyProgress struct {
-	NextBatch int                   `json:"nextBatch"`
-	Outcome   workflows.TypeOutcome `json:"outcome"`
-	Deferred  int                   `json:"deferred"`
+	Done      []workflows.TypeApplied `json:"done,omitempty"`
+	NextBatch int                     `json:"nextBatch"`
+	Outcome   workflows.TypeOutcome   `json:"outcome"`
+	Deferred  int                     `json:"deferred"`
 	// Reachability says since when, and why, the API server has been
 	// unreachable: what the Temporal UI shows of a waiting apply.
 	cluster.Reachability
@@ -40,48 +44,77 @@ type relink struct {
 	Owner     metav1.OwnerReference  `json:"owner"`
 }
 
-// ApplyResources applies the batches of one resource type in order. Each
-// batch's outcomes are stored before the heartbeat that records it, so a
-// retry neither re-applies a finished batch nor loses its outcomes; an
-// item of the batch cut short that was already created is recognised by
-// its restore label and counted once.
+// ApplyResources applies the batches of each type of its input in order,
+// one type after another. Each batch's outcomes are stored before the
+// heartbeat that records it, so a retry neither re-applies a finished
+// batch nor loses its outcomes; an item of the batch cut short that was
+// already created is recognised by its restore label and counted once. A
+// type counts as done in the heartbeat only once its last batch is
+// stored.
 func (a *Activities) ApplyResources(ctx context.Context, in workflows.ApplyInput) (*workflows.ApplyResult, error) {
 	run, err := runlog.StartRestore(ctx, a.Locations, a.Log, in.Restore, in.Backup, in.Location)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
 	}
 	defer run.End()
-	gr := in.Type.GroupResource()
-	log := run.Log.With(zap.String("resource", gr))
 
 	var prog ApplyProgress
-	if activity.HasHeartbeatDetails(ctx) && activity.GetHeartbeatDetails(ctx, &prog) == nil {
-		log.Info("Resuming", zap.Int("batch", prog.NextBatch), zap.Int("batches", in.Type.Batches))
+	if activity.HasHeartbeatDetails(ctx) {
+		if err := activity.GetHeartbeatDetails(ctx, &prog); err != nil || len(prog.Done) > len(in.Types) {
+			prog = ApplyProgress{}
+		}
+		done := make([]string, 0, len(prog.Done))
+		for _, d := range prog.Done {
+			done = append(done, d.Resource)
+		}
+		if len(prog.Done) < len(in.Types) {
+			run.Log.Info("Resuming", zap.String("resource", in.Types[len(prog.Done)].GroupResource()), zap.Int("batch", prog.NextBatch),
+				zap.Strings("done", done))
+		}
 	}
 	clients, err := actas.Clients(a.Clients, in.Options.ActingAs)
 	if err != nil {
 		return nil, err
 	}
-	ap := newApplier(clients, in, newOwnerResolver(clients))
+	owners := newOwnerResolver(clients)
+	for i := len(prog.Done); i < len(in.Types); i++ {
+		t := in.Types[i]
+		if err := a.applyType(ctx, run, clients, owners, in, t, &prog); err != nil {
+			return nil, fmt.Errorf("apply %s: %w", t.GroupResource(), err)
+		}
+		prog.Done = append(prog.Done, workflows.TypeApplied{Resource: t.GroupResource(), Outcome: prog.Outcome, Deferred: prog.Deferred})
+		prog.NextBatch, prog.Outcome, prog.Deferred = 0, workflows.TypeOutcome{}, 0
+		activity.RecordHeartbeat(ctx, prog)
+	}
+	return &workflows.ApplyResult{Types: prog.Done}, nil
+}
+
+// applyType applies the batches of one type from prog.NextBatch on,
+// counting into prog.
+func (a *Activities) applyType(ctx context.Context, run *runlog.Run, clients *kube.Clients, owners *ownerResolver,
+	in workflows.ApplyInput, t workflows.RestoreType, prog *ApplyProgress) error {
+	gr := t.GroupResource()
+	log := run.Log.With(zap.String("resource", gr))
+	ap := newApplier(clients, in, t, owners)
 	ap.namespaceExists = a.namespaceExists
-	pl := &pipeline{run: run, ap: ap, gr: gr, batches: in.Type.Batches}
+	pl := &pipeline{run: run, ap: ap, gr: gr, batches: t.Batches}
 	commit := func(b int, outcome workflows.TypeOutcome, deferred int) error {
 		prog.NextBatch, prog.Outcome, prog.Deferred = b+1, prog.Outcome.Add(outcome), prog.Deferred+deferred
-		activity.RecordHeartbeat(ctx, prog)
+		activity.RecordHeartbeat(ctx, *prog)
 		return clock.Sleep(ctx, a.BatchInterval)
 	}
 	// While the API server is unreachable, wait and go on from the last
 	// stored batch, up to the restore's limit.
-	heartbeat := func() { activity.RecordHeartbeat(ctx, prog) }
-	err = prog.Reachability.Do(ctx, ap.in.Options.ClusterUnreachableTimeout.Duration, log, heartbeat, func() error {
+	heartbeat := func() { activity.RecordHeartbeat(ctx, *prog) }
+	err := prog.Reachability.Do(ctx, ap.in.Options.ClusterUnreachableTimeout.Duration, log, heartbeat, func() error {
 		return pl.apply(ctx, prog.NextBatch, commit)
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	log.Info("Applied resource type", zap.Int("restored", prog.Outcome.Restored), zap.Int("skipped", prog.Outcome.Skipped),
 		zap.Int("failed", prog.Outcome.Failed), zap.Int("deferredOwners", prog.Deferred))
-	return &workflows.ApplyResult{Outcome: prog.Outcome, Deferred: prog.Deferred}, nil
+	return nil
 }
 
 // storedBatch returns the outcome of a batch an earlier attempt applied

@@ -24,7 +24,10 @@ import (
 	"github.com/cairn-backup/cairn/workflows"
 )
 
-var configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+var (
+	configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	widgetsGVR = schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+)
 
 func configMap(name, value, restore string) map[string]any {
 	return map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
@@ -49,7 +52,7 @@ func applyFixture(t *testing.T, batches [][]map[string]any, existing ...runtime.
 		require.NoError(t, loc.WriteAll(ctx, location.Restore("r1").Batch("configmaps", b), jsonLines(lines)))
 	}
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{configMaps: "ConfigMapList"}, existing...)
+		map[schema.GroupVersionResource]string{configMaps: "ConfigMapList", widgetsGVR: "WidgetList"}, existing...)
 	clients := &kube.Clients{Dynamic: dyn, Discovery: &fakediscovery.FakeDiscovery{Fake: &kubetesting.Fake{}}}
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
@@ -57,9 +60,11 @@ func applyFixture(t *testing.T, batches [][]map[string]any, existing ...runtime.
 	return env, dyn, locURL
 }
 
+var configMapType = workflows.ResourceType{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true}
+
 func applyInput(locURL string, batches int) workflows.ApplyInput {
 	return workflows.ApplyInput{Restore: "r1", Backup: "b1", Location: locURL,
-		Type:   workflows.RestoreType{ResourceType: workflows.ResourceType{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true}, Batches: batches},
+		Types:  []workflows.RestoreType{{ResourceType: configMapType, Batches: batches}},
 		Policy: workflows.ExistingResourceNone, Options: workflows.RestoreOptions{Concurrency: 3}.WithDefaults()}
 }
 
@@ -93,7 +98,7 @@ func TestApplyStoresEveryBatchAndJudgesExistingObjects(t *testing.T) {
 	require.NoError(t, err)
 	var res workflows.ApplyResult
 	require.NoError(t, val.Get(&res))
-	assert.Equal(t, workflows.TypeOutcome{Restored: 19, Skipped: 1}, res.Outcome)
+	assert.Equal(t, []workflows.TypeApplied{{Resource: "configmaps", Outcome: workflows.TypeOutcome{Restored: 19, Skipped: 1}}}, res.Types)
 
 	loc, err := location.OpenPlain(context.Background(), locURL)
 	require.NoError(t, err)
@@ -116,9 +121,10 @@ func TestApplyStoresEveryBatchAndJudgesExistingObjects(t *testing.T) {
 	assert.Len(t, created(dyn), 20, "one create per item, none repeated")
 }
 
-// TestApplyResumesAfterStoredBatches: a retried attempt neither re-applies
-// the batches its heartbeat reports nor one an earlier attempt stored
-// without reporting it, and still counts their outcomes.
+// TestApplyResumesAfterStoredBatches: a retried attempt applies neither
+// the types its heartbeat counts done, nor the batches it reports, nor
+// one an earlier attempt stored without reporting it, and still counts
+// their outcomes.
 func TestApplyResumesAfterStoredBatches(t *testing.T) {
 	batches := [][]map[string]any{
 		{configMap("a", "v", "r1")}, {configMap("b", "v", "r1")}, {configMap("c", "v", "r1")},
@@ -130,13 +136,47 @@ func TestApplyResumesAfterStoredBatches(t *testing.T) {
 	stored := []workflows.ItemOutcome{{Resource: "configmaps", Namespace: "shop", Name: "b", Result: workflows.ItemRestored, Action: workflows.ActionCreated}}
 	require.NoError(t, loc.WriteAll(context.Background(), location.Restore("r1").BatchResult("configmaps", 1), jsonLines(stored)))
 
-	env.SetHeartbeatDetails(ApplyProgress{NextBatch: 1, Outcome: workflows.TypeOutcome{Restored: 1}})
-	val, err := env.ExecuteActivity((&Activities{}).ApplyResources, applyInput(locURL, 3))
+	// The batch's first type, secrets, is done: its batches are not even
+	// in the location, so applying it again would fail.
+	in := applyInput(locURL, 3)
+	secrets := workflows.RestoreType{ResourceType: workflows.ResourceType{Version: "v1", Resource: "secrets", Kind: "Secret", Namespaced: true}, Batches: 1}
+	in.Types = append([]workflows.RestoreType{secrets}, in.Types...)
+	secretsDone := workflows.TypeApplied{Resource: "secrets", Outcome: workflows.TypeOutcome{Restored: 7}}
+	env.SetHeartbeatDetails(ApplyProgress{Done: []workflows.TypeApplied{secretsDone}, NextBatch: 1, Outcome: workflows.TypeOutcome{Restored: 1}})
+	val, err := env.ExecuteActivity((&Activities{}).ApplyResources, in)
 	require.NoError(t, err)
 	var res workflows.ApplyResult
 	require.NoError(t, val.Get(&res))
-	assert.Equal(t, workflows.TypeOutcome{Restored: 3}, res.Outcome)
+	assert.Equal(t, []workflows.TypeApplied{secretsDone, {Resource: "configmaps", Outcome: workflows.TypeOutcome{Restored: 3}}}, res.Types)
 	assert.Equal(t, []string{"c"}, created(dyn), "only the batch nobody stored is applied")
 	_, err = dyn.Resource(configMaps).Namespace("shop").Get(context.Background(), "c", metav1.GetOptions{})
 	assert.NoError(t, err)
 }
+
+// TestApplyTakesItsTypesInOrder: one activity applies the types of its
+// input one after another, each counted on its own.
+func TestApplyTakesItsTypesInOrder(t *testing.T) {
+	env, dyn, locURL := applyFixture(t, [][]map[string]any{{configMap("a", "v", "r1"), configMap("b", "v", "r1")}})
+	loc, err := location.OpenPlain(context.Background(), locURL)
+	require.NoError(t, err)
+	defer loc.Close()
+	widgets := workflows.ResourceType{Group: "example.com", Version: "v1", Resource: "widgets", Kind: "Widget", Namespaced: true}
+	widget := map[string]any{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w", "namespace": "shop"}}
+	require.NoError(t, loc.WriteAll(context.Background(), location.Restore("r1").Batch("widgets.example.com", 0), jsonLines([]Item{{Object: widget}})))
+
+	in := applyInput(locURL, 1)
+	in.Types = append([]workflows.RestoreType{{ResourceType: widgets, Batches: 1}}, in.Types...)
+	val, err := env.ExecuteActivity((&Activities{}).ApplyResources, in)
+	require.NoError(t, err)
+	var res workflows.ApplyResult
+	require.NoError(t, val.Get(&res))
+	assert.Equal(t, []workflows.TypeApplied{
+		{Resource: "widgets.example.com", Outcome: workflows.TypeOutcome{Restored: 1}},
+		{Resource: "configmaps", Outcome: workflows.TypeOutcome{Restored: 2}},
+	}, res.Types)
+	names := created(dyn)
+	require.Len(t, names, 3)
+	assert.Equal(t, "w", names[0], "the first type's items are created first")
+	assert.ElementsMatch(t, []string{"a", "b"}, names[1:])
+}
+

@@ -39,6 +39,7 @@ func (ap *applier) dryRun() []string {
 // applier creates the items of one resource type.
 type applier struct {
 	in       workflows.ApplyInput
+	t        workflows.RestoreType
 	resource dynamic.NamespaceableResourceInterface
 	owners   *ownerResolver
 	// namespaceExists answers with the worker's rights whether a
@@ -46,11 +47,10 @@ type applier struct {
 	namespaceExists func(ctx context.Context, name string) (bool, error)
 }
 
-func newApplier(c *kube.Clients, in workflows.ApplyInput, owners *ownerResolver) *applier {
-	t := in.Type
+func newApplier(c *kube.Clients, in workflows.ApplyInput, t workflows.RestoreType, owners *ownerResolver) *applier {
 	gvr := schema.GroupVersionResource{Group: t.Group, Version: t.Version, Resource: t.Resource}
 	in.Options = in.Options.WithDefaults()
-	return &applier{in: in, resource: c.Dynamic.Resource(gvr), owners: owners}
+	return &applier{in: in, t: t, resource: c.Dynamic.Resource(gvr), owners: owners}
 }
 
 // apply restores one item and says what happened to it. Only an
@@ -58,7 +58,7 @@ func newApplier(c *kube.Clients, in workflows.ApplyInput, owners *ownerResolver)
 // server answers is the item's outcome.
 func (ap *applier) apply(ctx context.Context, item Item) (workflows.ItemOutcome, []relink, error) {
 	obj := &unstructured.Unstructured{Object: item.Object}
-	out := workflows.ItemOutcome{Resource: ap.in.Type.GroupResource(), Namespace: obj.GetNamespace(), Name: obj.GetName(),
+	out := workflows.ItemOutcome{Resource: ap.t.GroupResource(), Namespace: obj.GetNamespace(), Name: obj.GetName(),
 		SourceNamespace: item.SourceNamespace, Modifiers: item.Modifiers}
 	// The plan kept the status only for types whose status is restored. It
 	// stays in the create body: a type without a status subresource stores
@@ -99,7 +99,7 @@ func (ap *applier) apply(ctx context.Context, item Item) (workflows.ItemOutcome,
 		return out, nil, nil
 	}
 	out.Result, out.Action = workflows.ItemRestored, action
-	if ap.in.Type.RestoreStatus && hasStatus && action != workflows.ActionUnchanged {
+	if ap.t.RestoreStatus && hasStatus && action != workflows.ActionUnchanged {
 		msg, err := ap.restoreStatus(ctx, client, result, status)
 		if err != nil {
 			return out, nil, err
@@ -115,7 +115,7 @@ func (ap *applier) apply(ctx context.Context, item Item) (workflows.ItemOutcome,
 	}
 	var relinks []relink
 	for _, ref := range missing {
-		relinks = append(relinks, relink{Type: ap.in.Type.ResourceType, Namespace: obj.GetNamespace(), Name: obj.GetName(), Owner: ref})
+		relinks = append(relinks, relink{Type: ap.t.ResourceType, Namespace: obj.GetNamespace(), Name: obj.GetName(), Owner: ref})
 	}
 	return out, relinks, nil
 }
@@ -153,7 +153,7 @@ func (ap *applier) createOrReconcile(ctx context.Context, client dynamic.Resourc
 	// Not only AlreadyExists means it exists: a Service that keeps its
 	// node ports is refused for the port before the name is checked.
 	existing, err := client.Get(ctx, obj.GetName(), metav1.GetOptions{})
-	if apierrors.IsForbidden(createErr) && apierrors.IsForbidden(err) && ap.in.Type.GroupResource() == "namespaces" {
+	if apierrors.IsForbidden(createErr) && apierrors.IsForbidden(err) && ap.t.GroupResource() == "namespaces" {
 		return ap.unreadableNamespace(ctx, obj, item, createErr)
 	}
 	switch {

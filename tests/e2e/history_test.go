@@ -51,7 +51,11 @@ func applyRuns(t *testing.T, s *stack, restore string) map[string]*typeRun {
 		if !activityInput(t, ev, applyActivity, &in) {
 			return nil
 		}
-		return []string{in.Type.GroupResource()}
+		var types []string
+		for _, rt := range in.Types {
+			types = append(types, rt.GroupResource())
+		}
+		return types
 	})
 }
 

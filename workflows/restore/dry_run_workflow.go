@@ -56,8 +56,8 @@ func (r *restoreRun) dryRunSteps(ctx workflow.Context) (*workflows.RestoreDryRun
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range plan.Types {
-		if _, err := r.apply(ctx, t); err != nil {
+	for _, group := range applyGroups(plan.Types) {
+		if _, err := r.apply(ctx, group); err != nil {
 			return nil, err
 		}
 	}

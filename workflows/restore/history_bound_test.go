@@ -55,7 +55,9 @@ func runMovingRestore(t *testing.T, volumes int, moveFor time.Duration) (workflo
 
 	env.OnActivity(restoreActs.PlanRestore, mock.Anything, mock.Anything).Return(flowtest.WithClaims(vols...), nil).Once()
 	env.OnActivity(restoreActs.ApplyResources, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.ApplyInput) (*workflows.ApplyResult, error) {
-		return &workflows.ApplyResult{Outcome: workflows.TypeOutcome{Restored: max(1, len(in.ClaimVolumes))}}, nil
+		return applied(in, func(workflows.RestoreType) workflows.TypeApplied {
+			return workflows.TypeApplied{Outcome: workflows.TypeOutcome{Restored: max(1, len(in.ClaimVolumes))}}
+		}), nil
 	}).Twice()
 	env.OnActivity(exposeActs.ExposeVolume, mock.Anything, mock.Anything).Return(&workflows.ExposeResult{DataMover: "pod", Node: "n1"}, nil).Times(volumes)
 	flowtest.LongMoves(env, datamoverActs.RestoreVolumeData, moveFor, volumes,

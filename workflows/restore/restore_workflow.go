@@ -76,21 +76,22 @@ func (r *restoreRun) run(ctx workflow.Context) (*workflows.RestoreStatus, error)
 	}
 	r.startVolumes(ctx, plan.Volumes)
 	deferred := 0
-	for _, t := range plan.Types {
+	for _, group := range applyGroups(plan.Types) {
 		if ctx.Err() != nil {
 			return r.end(ctx, temporal.NewCanceledError())
 		}
-		if t.GroupResource() == claimsGroupResource {
+		first := group[0].GroupResource()
+		if first == claimsGroupResource {
 			if err := r.awaitVolumes(ctx); err != nil {
 				return r.end(ctx, err)
 			}
 		}
-		n, err := r.apply(ctx, t)
+		n, err := r.apply(ctx, group)
 		if err != nil {
 			return r.end(ctx, err)
 		}
 		deferred += n
-		if t.GroupResource() == crdGroupResource {
+		if first == crdGroupResource {
 			if err := r.step(ctx, restoreActs.WaitCRDsEstablished, r.opts.CRDEstablishTimeout.Duration+time.Minute); err != nil {
 				return r.end(ctx, err)
 			}
@@ -128,38 +129,52 @@ func (r *restoreRun) plan(ctx workflow.Context) (*workflows.RestorePlanResult, e
 	return &plan, nil
 }
 
-// apply restores one resource type and returns how many of its owner
-// references wait for the relink step.
-func (r *restoreRun) apply(ctx workflow.Context, t workflows.RestoreType) (int, error) {
-	gr := t.GroupResource()
-	r.status.Current = gr
+// apply restores a group of resource types, one after another, and
+// returns how many of their owner references wait for the relink step.
+func (r *restoreRun) apply(ctx workflow.Context, group []workflows.RestoreType) (int, error) {
+	names := make([]string, len(group))
+	for i, t := range group {
+		names[i] = t.GroupResource()
+	}
+	r.status.Current = strings.Join(names, ", ")
 	r.updateDetails(ctx)
-	in := workflows.ApplyInput{Restore: r.spec.Name, Backup: r.spec.BackupName, Location: r.spec.StorageLocation, Type: t,
+	in := workflows.ApplyInput{Restore: r.spec.Name, Backup: r.spec.BackupName, Location: r.spec.StorageLocation, Types: group,
 		Policy: r.spec.ExistingResourcePolicy, PreserveNodePorts: r.spec.PreserveNodePorts, Options: r.opts, DryRun: r.dryRun}
-	if gr == claimsGroupResource {
+	claims := names[0] == claimsGroupResource
+	if claims {
 		in.ClaimVolumes = r.claimVolumes()
 	}
 	actx := workflow.WithActivityOptions(ctx, r.activityOptions(6*time.Hour))
 	var res workflows.ApplyResult
 	if err := workflow.ExecuteActivity(actx, restoreActs.ApplyResources, in).Get(ctx, &res); err != nil {
-		return 0, fmt.Errorf("apply %s: %w", gr, err)
+		return 0, fmt.Errorf("apply %s: %w", r.status.Current, err)
 	}
-	if gr == claimsGroupResource {
+	if claims {
 		r.volumes.claimsApplied = true
 	}
-	o := r.status.Resources[gr].Add(res.Outcome)
+	deferred := 0
+	for _, applied := range res.Types {
+		deferred += applied.Deferred
+		r.count(applied)
+	}
+	r.status.Current = ""
+	r.updateDetails(ctx)
+	return deferred, nil
+}
+
+// count adds a type's outcomes to the status.
+func (r *restoreRun) count(applied workflows.TypeApplied) {
+	gr := applied.Resource
+	o := r.status.Resources[gr].Add(applied.Outcome)
 	o.Done = true
 	r.status.Resources[gr] = o
 	r.status.ResourceTypesDone++
-	r.status.ItemsRestored += res.Outcome.Restored
-	r.status.ItemsSkipped += res.Outcome.Skipped
-	r.status.ItemsFailed += res.Outcome.Failed
-	r.status.Current = ""
-	if res.Outcome.Failed > 0 {
-		r.logger.Warn("Items not restored", "resource", gr, "failed", res.Outcome.Failed)
+	r.status.ItemsRestored += applied.Outcome.Restored
+	r.status.ItemsSkipped += applied.Outcome.Skipped
+	r.status.ItemsFailed += applied.Outcome.Failed
+	if applied.Outcome.Failed > 0 {
+		r.logger.Warn("Items not restored", "resource", gr, "failed", applied.Outcome.Failed)
 	}
-	r.updateDetails(ctx)
-	return res.Deferred, nil
 }
 
 // step runs a restore step that needs only the restore's name.

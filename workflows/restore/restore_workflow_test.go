@@ -65,6 +65,18 @@ func crdThenWidgets() *workflows.RestorePlanResult {
 	}}
 }
 
+// applied answers an apply activity with outcome's answer for each of its
+// types, in order.
+func applied(in workflows.ApplyInput, outcome func(workflows.RestoreType) workflows.TypeApplied) *workflows.ApplyResult {
+	res := &workflows.ApplyResult{}
+	for _, t := range in.Types {
+		a := outcome(t)
+		a.Resource = t.GroupResource()
+		res.Types = append(res.Types, a)
+	}
+	return res
+}
+
 func restoreStatusOf(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows.RestoreStatus {
 	t.Helper()
 	v, err := env.QueryWorkflow(workflows.QueryStatus)
@@ -82,13 +94,15 @@ func TestRestoreAppliesInPlanOrder(t *testing.T) {
 	var order []string
 	env.OnActivity(restoreActs.PlanRestore, mock.Anything, mock.Anything).Return(crdThenWidgets(), nil).Once()
 	env.OnActivity(restoreActs.ApplyResources, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.ApplyInput) (*workflows.ApplyResult, error) {
-		order = append(order, in.Type.GroupResource())
-		deferred := 0
-		if in.Type.Resource == "configmaps" {
-			deferred = 1 // owned by a widget, restored after it
-		}
-		return &workflows.ApplyResult{Outcome: workflows.TypeOutcome{Restored: 1}, Deferred: deferred}, nil
-	}).Times(3)
+		return applied(in, func(t workflows.RestoreType) workflows.TypeApplied {
+			order = append(order, t.GroupResource())
+			deferred := 0
+			if t.Resource == "configmaps" {
+				deferred = 1 // owned by a widget, restored after it
+			}
+			return workflows.TypeApplied{Outcome: workflows.TypeOutcome{Restored: 1}, Deferred: deferred}
+		}), nil
+	}).Times(2) // the CRDs alone, then the configmaps and widgets together
 	env.OnActivity(restoreActs.WaitCRDsEstablished, mock.Anything, mock.Anything).Return(func(context.Context, workflows.RestoreStepInput) (*workflows.StepResult, error) {
 		order = append(order, "wait-crds")
 		return &workflows.StepResult{Done: 1}, nil
@@ -119,7 +133,11 @@ func TestRestoreWithFailedItemsIsPartiallyFailed(t *testing.T) {
 	plan := crdThenWidgets()
 	plan.Types = plan.Types[1:2]
 	env.OnActivity(restoreActs.PlanRestore, mock.Anything, mock.Anything).Return(plan, nil).Once()
-	env.OnActivity(restoreActs.ApplyResources, mock.Anything, mock.Anything).Return(&workflows.ApplyResult{Outcome: workflows.TypeOutcome{Restored: 9, Failed: 1}}, nil).Once()
+	env.OnActivity(restoreActs.ApplyResources, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.ApplyInput) (*workflows.ApplyResult, error) {
+		return applied(in, func(workflows.RestoreType) workflows.TypeApplied {
+			return workflows.TypeApplied{Outcome: workflows.TypeOutcome{Restored: 9, Failed: 1}}
+		}), nil
+	}).Once()
 	env.OnActivity(restoreActs.FinalizeRestore, mock.Anything, mock.MatchedBy(func(in workflows.FinalizeRestoreInput) bool {
 		return in.Status.Phase == workflows.PhasePartiallyFailed && in.Status.ItemsFailed == 1
 	})).Return(&workflows.FinalizeRestoreResult{}, nil).Once()
@@ -159,9 +177,11 @@ func TestRestoreHooksRunLastAndFailuresMakeItPartiallyFailed(t *testing.T) {
 	var order []string
 	env.OnActivity(restoreActs.PlanRestore, mock.Anything, mock.Anything).Return(crdThenWidgets(), nil).Once()
 	env.OnActivity(restoreActs.ApplyResources, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.ApplyInput) (*workflows.ApplyResult, error) {
-		order = append(order, in.Type.GroupResource())
-		return &workflows.ApplyResult{Outcome: workflows.TypeOutcome{Restored: 1}}, nil
-	}).Times(3)
+		return applied(in, func(t workflows.RestoreType) workflows.TypeApplied {
+			order = append(order, t.GroupResource())
+			return workflows.TypeApplied{Outcome: workflows.TypeOutcome{Restored: 1}}
+		}), nil
+	}).Times(2)
 	env.OnActivity(restoreActs.WaitCRDsEstablished, mock.Anything, mock.Anything).Return(&workflows.StepResult{}, nil).Once()
 	env.OnActivity(hookActs.RunRestoreHooks, mock.Anything, mock.MatchedBy(func(in workflows.RestoreHooksInput) bool {
 		return in.Restore == "shop-r" && in.Backup == "shop-1"

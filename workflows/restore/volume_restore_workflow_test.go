@@ -37,16 +37,21 @@ func TestRestoreBindsClaimsToTheirRestoredVolumes(t *testing.T) {
 		return &workflows.VolumeRestoreResult{Phase: workflows.OperationCompleted, PersistentVolume: "pvc-1", Download: &workflows.DataDownloadInfo{Bytes: 10}}, nil
 	}).Twice()
 	env.OnActivity(restoreActs.ApplyResources, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.ApplyInput) (*workflows.ApplyResult, error) {
-		if in.Type.Resource != "persistentvolumeclaims" {
+		if in.Types[0].Resource != "persistentvolumeclaims" {
 			assert.Nil(t, in.ClaimVolumes)
-			return &workflows.ApplyResult{Outcome: workflows.TypeOutcome{Restored: 1}}, nil
+			return applied(in, func(workflows.RestoreType) workflows.TypeApplied {
+				return workflows.TypeApplied{Outcome: workflows.TypeOutcome{Restored: 1}}
+			}), nil
 		}
+		assert.Len(t, in.Types, 1, "claims are applied alone")
 		assert.True(t, done["data"] && done["logs"], "claims wait for their volumes' data")
 		assert.Equal(t, map[string]workflows.ClaimVolume{
 			"shop/data": {PersistentVolume: "pvc-1"},
 			"shop/logs": {Error: "its data was not restored (Failed): moving the data failed 5 times, last: disk full"},
 		}, in.ClaimVolumes)
-		return &workflows.ApplyResult{Outcome: workflows.TypeOutcome{Restored: 1, Failed: 1}}, nil
+		return applied(in, func(workflows.RestoreType) workflows.TypeApplied {
+			return workflows.TypeApplied{Outcome: workflows.TypeOutcome{Restored: 1, Failed: 1}}
+		}), nil
 	}).Twice()
 	env.OnActivity(exposeActs.FinishVolumeRestores, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.FinishVolumeRestoresInput) (*workflows.FinishVolumeRestoresResult, error) {
 		assert.Equal(t, []workflows.ClaimBinding{{Namespace: "shop", Claim: "data", PersistentVolume: "pvc-1"}}, in.Bindings)
