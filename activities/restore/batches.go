@@ -1,6 +1,7 @@
 package restore
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/objects"
 	"github.com/cairn-backup/cairn/internal/tarball"
 	"github.com/cairn-backup/cairn/workflows"
@@ -197,13 +199,17 @@ func pvRestored(name string, idx *backupIndex, p *restorePlan, sel *selection) b
 // batchWriter fills batches of prepared items per type and stores each
 // when full.
 type batchWriter struct {
-	run       *runlog.Run
-	size      int
-	pending   map[string]*bytes.Buffer
-	pendingN  map[string]int
-	counts    map[string]int
-	batches   map[string]int
-	skips     bytes.Buffer
+	run      *runlog.Run
+	size     int
+	pending  map[string]*bytes.Buffer
+	pendingN map[string]int
+	counts   map[string]int
+	batches  map[string]int
+	// skips streams the outcomes of the items left out by rule into the
+	// location as they come: a big cluster's pods, all owned by
+	// controllers, are hundreds of thousands of them.
+	skips     *location.Writer
+	skipsBuf  *bufio.Writer
 	ruleSkips int
 	// last is the type of the item added last: the tarball holds a type's
 	// items together, so its partly filled batch is stored, and its
@@ -268,15 +274,31 @@ func (w *batchWriter) flush(ctx context.Context, gr string) error {
 	return nil
 }
 
-func (w *batchWriter) skip(_ context.Context, o workflows.ItemOutcome) error {
+func (w *batchWriter) skip(ctx context.Context, o workflows.ItemOutcome) error {
 	line, err := json.Marshal(o)
 	if err != nil {
 		return err
 	}
-	w.skips.Write(line)
-	w.skips.WriteByte('\n')
+	if w.skips == nil {
+		if w.skips, err = w.run.Loc.NewWriter(ctx, w.run.Restore.PlanSkips()); err != nil {
+			return err
+		}
+		w.skipsBuf = bufio.NewWriterSize(w.skips, 1<<16)
+	}
+	w.skipsBuf.Write(line)
+	if err := w.skipsBuf.WriteByte('\n'); err != nil {
+		return fmt.Errorf("store the items skipped by rule: %w", err)
+	}
 	w.ruleSkips++
 	return nil
+}
+
+// abort discards the skips of a plan that did not finish.
+func (w *batchWriter) abort() {
+	if w.skips != nil {
+		w.skips.Abort()
+		w.skips = nil
+	}
 }
 
 // ensureNamespaces adds the namespaces items land in that the backup
@@ -295,12 +317,22 @@ func (w *batchWriter) ensureNamespaces(ctx context.Context, spec workflows.Resto
 	return nil
 }
 
-// finish stores the partly filled batches and the rule skips.
+// finish stores the partly filled batches and the rule skips; with no
+// skip, an empty object replaces what an earlier attempt stored.
 func (w *batchWriter) finish(ctx context.Context) error {
 	for _, gr := range slices.Sorted(maps.Keys(w.pending)) {
 		if err := w.flush(ctx, gr); err != nil {
 			return err
 		}
 	}
-	return w.run.Loc.WriteAll(ctx, w.run.Restore.PlanSkips(), w.skips.Bytes())
+	if w.skips == nil {
+		return w.run.Loc.WriteAll(ctx, w.run.Restore.PlanSkips(), nil)
+	}
+	skips := w.skips
+	w.skips = nil
+	if err := w.skipsBuf.Flush(); err != nil {
+		skips.Abort()
+		return fmt.Errorf("store the items skipped by rule: %w", err)
+	}
+	return skips.Close()
 }

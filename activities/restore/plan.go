@@ -122,6 +122,7 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 		return nil, err
 	}
 	w := newBatchWriter(run, opts.BatchSize)
+	defer w.abort()
 	if err := writeItems(ctx, src, idx, p, sel, w); err != nil {
 		return nil, corruptOr(err)
 	}
