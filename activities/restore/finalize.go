@@ -28,7 +28,7 @@ func (a *Activities) FinalizeRestore(ctx context.Context, in workflows.FinalizeR
 	keys := run.Restore
 
 	// Warnings first: the stored ones, then those the items give.
-	var warnings []string
+	var warnings warningList
 	warningKeys, err := run.Loc.Keys(ctx, keys.AllWarnings())
 	if err != nil {
 		return nil, err
@@ -39,7 +39,7 @@ func (a *Activities) FinalizeRestore(ctx context.Context, in workflows.FinalizeR
 			if err := json.Unmarshal(line, &w); err != nil {
 				return fmt.Errorf("decode warning: %w", err)
 			}
-			warnings = append(warnings, w)
+			warnings.add(w)
 			return nil
 		})
 		if err != nil {
@@ -59,7 +59,7 @@ func (a *Activities) FinalizeRestore(ctx context.Context, in workflows.FinalizeR
 		}
 		t.add(o)
 		if o.Result == workflows.ItemSkipped && o.Reason != "" && isConflictSkip(o) {
-			warnings = append(warnings, fmt.Sprintf("%s %s/%s: %s", o.Resource, o.Namespace, o.Name, o.Reason))
+			warnings.add(fmt.Sprintf("%s %s/%s: %s", o.Resource, o.Namespace, o.Name, o.Reason))
 		}
 		if t.items%200 == 0 {
 			beat(t.items)
@@ -70,13 +70,13 @@ func (a *Activities) FinalizeRestore(ctx context.Context, in workflows.FinalizeR
 		out.abort()
 		return nil, err
 	}
-	if err := out.close(in.Status.Skipped, warnings); err != nil {
+	if err := out.close(in.Status.Skipped, warnings.listed()); err != nil {
 		return nil, err
 	}
 	beat(t.items)
 
 	status := in.Status
-	status.Warnings = len(warnings)
+	status.Warnings = warnings.total
 	t.set(&status)
 	done := time.Now().UTC()
 	status.CompletionTime = &done
@@ -191,4 +191,29 @@ func (a *Activities) CleanupRestoreWork(ctx context.Context, in workflows.Restor
 	}
 	run.Log.Info("Removed intermediate state")
 	return nil
+}
+
+// maxListedWarnings bounds the warnings results.json lists: a restore into
+// a cluster that holds its objects already gives one per object.
+const maxListedWarnings = 1000
+
+// warningList keeps the first maxListedWarnings warnings and counts all.
+type warningList struct {
+	first []string
+	total int
+}
+
+func (l *warningList) add(w string) {
+	l.total++
+	if len(l.first) < maxListedWarnings {
+		l.first = append(l.first, w)
+	}
+}
+
+// listed is the first warnings, and a last line counting those left out.
+func (l *warningList) listed() []string {
+	if more := l.total - len(l.first); more > 0 {
+		return append(l.first, fmt.Sprintf("%d more warnings are not listed; each item's outcome is in the items above", more))
+	}
+	return l.first
 }

@@ -3,6 +3,7 @@ package restore
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -70,4 +71,22 @@ func TestFinalizeRestoreRecordsEveryOutcomeInApplyOrder(t *testing.T) {
 	var meta workflows.RestoreMetadata
 	require.NoError(t, loc.ReadJSON(context.Background(), keys.Metadata(), &meta))
 	assert.Equal(t, 2, meta.Status.ItemsRestored)
+}
+
+// TestWarningsListTheFirstAndCountAll: a restore with a warning per item
+// lists the first maxListedWarnings and counts the rest in a last line.
+func TestWarningsListTheFirstAndCountAll(t *testing.T) {
+	var l warningList
+	for i := range maxListedWarnings + 5 {
+		l.add(fmt.Sprint("w", i))
+	}
+	listed := l.listed()
+	assert.Equal(t, maxListedWarnings+5, l.total)
+	require.Len(t, listed, maxListedWarnings+1)
+	assert.Equal(t, "w0", listed[0])
+	assert.Equal(t, "5 more warnings are not listed; each item's outcome is in the items above", listed[maxListedWarnings])
+
+	var few warningList
+	few.add("only")
+	assert.Equal(t, []string{"only"}, few.listed())
 }
