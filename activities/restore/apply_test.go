@@ -3,6 +3,7 @@ package restore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/testsuite"
 	"go.uber.org/zap"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -180,3 +182,38 @@ func TestApplyTakesItsTypesInOrder(t *testing.T) {
 	assert.ElementsMatch(t, []string{"a", "b"}, names[1:])
 }
 
+// TestApplyLogsTheFirstFailuresOnly: a type whose every item fails logs
+// the first maxLoggedFailures of them and one line for the rest, while
+// each failure still has its outcome.
+func TestApplyLogsTheFirstFailuresOnly(t *testing.T) {
+	var batch []map[string]any
+	for i := range maxLoggedFailures + 20 {
+		batch = append(batch, configMap(fmt.Sprint("cm-", i), "v", "r1"))
+	}
+	env, dyn, locURL := applyFixture(t, [][]map[string]any{batch})
+	dyn.PrependReactor("create", "configmaps", func(kubetesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(configMaps.GroupResource(), "", errors.New("not allowed"))
+	})
+	val, err := env.ExecuteActivity((&Activities{}).ApplyResources, applyInput(locURL, 1))
+	require.NoError(t, err)
+	var res workflows.ApplyResult
+	require.NoError(t, val.Get(&res))
+	assert.Equal(t, maxLoggedFailures+20, res.Types[0].Outcome.Failed)
+
+	loc, err := location.OpenPlain(context.Background(), locURL)
+	require.NoError(t, err)
+	defer loc.Close()
+	keys, err := loc.Keys(context.Background(), location.Restore("r1").LogsPrefix())
+	require.NoError(t, err)
+	lines := map[string]int{}
+	for _, k := range keys {
+		require.NoError(t, loc.ReadLines(context.Background(), k, func(line []byte) error {
+			var l struct{ Msg string }
+			require.NoError(t, json.Unmarshal(line, &l))
+			lines[l.Msg]++
+			return nil
+		}))
+	}
+	assert.Equal(t, maxLoggedFailures, lines["Item not restored"])
+	assert.Equal(t, 1, lines["More items of this type not restored; results.json lists each"])
+}

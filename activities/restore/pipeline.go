@@ -27,7 +27,12 @@ type pipeline struct {
 	ap      *applier
 	gr      string
 	batches int
+	// failuresLogged counts the failed items met, of which the first
+	// maxLoggedFailures are logged.
+	failuresLogged int
 }
+
+const maxLoggedFailures = 100
 
 // batchWork is one batch on its way through the pipeline.
 type batchWork struct {
@@ -194,9 +199,17 @@ func (p *pipeline) store(ctx context.Context, bw *batchWork) (workflows.TypeOutc
 		return workflows.TypeOutcome{}, 0, err
 	}
 	for _, o := range bw.outcomes {
-		if o.Result == workflows.ItemFailed {
+		if o.Result != workflows.ItemFailed {
+			continue
+		}
+		// The attempt's log is held in memory until it ends, and
+		// results.json has every failure: the log names the first ones.
+		switch p.failuresLogged++; {
+		case p.failuresLogged <= maxLoggedFailures:
 			p.run.Log.Warn("Item not restored", zap.String("resource", o.Resource), zap.String("namespace", o.Namespace),
 				zap.String("name", o.Name), zap.String("error", o.Reason))
+		case p.failuresLogged == maxLoggedFailures+1:
+			p.run.Log.Warn("More items of this type not restored; results.json lists each", zap.String("resource", o.Resource))
 		}
 	}
 	return count(bw.outcomes), len(relinks), nil
