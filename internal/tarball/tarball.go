@@ -12,11 +12,16 @@ package tarball
 import (
 	"archive/tar"
 	"fmt"
-	"github.com/klauspost/compress/gzip"
 	"io"
 	"path"
+	"runtime"
 	"time"
+
+	"github.com/klauspost/pgzip"
 )
+
+// compressBlock is the input each core compresses at a time.
+const compressBlock = 1 << 20
 
 // FormatVersion is the Velero backup format this package writes.
 const FormatVersion = "1.1.0"
@@ -27,7 +32,7 @@ const PreferredVersionSuffix = "-preferredversion"
 
 // Writer streams objects into a gzipped tar.
 type Writer struct {
-	gz    *gzip.Writer
+	gz    *pgzip.Writer
 	tw    *tar.Writer
 	mtime time.Time
 	Items int
@@ -36,8 +41,14 @@ type Writer struct {
 // NewWriter starts a tarball on w; mtime is stamped on every entry so the
 // same backup always produces the same bytes.
 func NewWriter(w io.Writer, mtime time.Time) (*Writer, error) {
-	gz, err := gzip.NewWriterLevel(w, gzip.BestSpeed)
+	// Compression is most of the time a tarball takes (every object is
+	// in it twice): blocks are compressed on every core. The bytes do not
+	// depend on how many there are.
+	gz, err := pgzip.NewWriterLevel(w, pgzip.BestSpeed)
 	if err != nil {
+		return nil, err
+	}
+	if err := gz.SetConcurrency(compressBlock, runtime.GOMAXPROCS(0)); err != nil {
 		return nil, err
 	}
 	tw := &Writer{gz: gz, tw: tar.NewWriter(gz), mtime: mtime}
