@@ -49,9 +49,14 @@ type result struct {
 	// maxClusterWideList objects.
 	ListByNamespace        bool    `json:"listByNamespace"`
 	ListClusterWideSeconds float64 `json:"listClusterWideSeconds,omitempty"`
-	WorkerPeakRSSMB        float64 `json:"workerPeakRssMB"`
-	TarballBytes           int64   `json:"tarballBytes"`
-	SeedSeconds            float64 `json:"seedSeconds"`
+	// ListJSONSeconds is the same LIST asking for JSON, as cairn does,
+	// and reading the bytes without decoding them: what the API server
+	// takes to send what a backup stores. It encodes JSON more slowly
+	// than the protobuf the reference gets.
+	ListJSONSeconds float64 `json:"listJsonSeconds"`
+	WorkerPeakRSSMB float64 `json:"workerPeakRssMB"`
+	TarballBytes    int64   `json:"tarballBytes"`
+	SeedSeconds     float64 `json:"seedSeconds"`
 	// PhaseSeconds is the backup's time per activity kind (plan, collect, finalize).
 	PhaseSeconds map[string]float64 `json:"phaseSeconds"`
 	// HistoryEvents is the length of the backup's history: bounded by
@@ -178,6 +183,11 @@ func run(cairnBin, kind string, n, namespaces, size int) error {
 	}
 	res.ListSeconds = listTime.Seconds()
 	progress("plain LIST (by namespace: %t): %d ConfigMaps in %.2fs", res.ListByNamespace, listed, res.ListSeconds)
+	if listTime, err = rawJSONList(ctx, cluster.Config(), "bench", namespaces, res.ListByNamespace); err != nil {
+		return err
+	}
+	res.ListJSONSeconds = listTime.Seconds()
+	progress("plain LIST in JSON: %.2fs", res.ListJSONSeconds)
 	if res.ListByNamespace && n <= maxClusterWideList {
 		if _, listTime, err = plainList(ctx, cluster.Config(), "bench", namespaces, false); err != nil {
 			return err
