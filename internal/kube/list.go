@@ -128,10 +128,10 @@ func decodePage(body []byte, r Resource) (*Page, error) {
 	page := &Page{
 		Continue:  meta.Get("continue").String(),
 		Remaining: meta.Get("remainingItemCount").Int(),
-		Items:     make([]Item, 0, int(items.Get("#").Int())),
 	}
+	prefix := typePrefix(r)
 	items.ForEach(func(_, v gjson.Result) bool {
-		page.Items = append(page.Items, itemOf(v, r))
+		page.Items = append(page.Items, itemOf(v, prefix))
 		return true
 	})
 	return page, nil
@@ -141,13 +141,19 @@ func decodeItem(raw []byte, r Resource) (Item, error) {
 	if !gjson.ValidBytes(raw) {
 		return Item{}, fmt.Errorf("decode %s item: the API server sent invalid JSON", r.GroupResource())
 	}
-	return itemOf(gjson.ParseBytes(raw), r), nil
+	return itemOf(gjson.ParseBytes(raw), typePrefix(r)), nil
+}
+
+// typePrefix opens an object of r's type: what an item of a list, which
+// carries no type of its own, is stored with.
+func typePrefix(r Resource) []byte {
+	return fmt.Appendf(nil, `{"apiVersion":%q,"kind":%q`, r.GVR.GroupVersion().String(), r.Kind)
 }
 
 // itemOf returns one object as a compact JSON line that carries its own
 // apiVersion and kind (items of a list have none, but a stored object must
 // be restorable on its own), with the metadata filters look at.
-func itemOf(v gjson.Result, r Resource) Item {
+func itemOf(v gjson.Result, prefix []byte) Item {
 	meta := v.Get("metadata")
 	it := Item{Name: meta.Get("name").String(), Namespace: meta.Get("namespace").String()}
 	if labels := meta.Get("labels"); labels.IsObject() {
@@ -164,11 +170,10 @@ func itemOf(v gjson.Result, r Resource) Item {
 			raw = buf.Bytes()
 		}
 	}
-	if v.Get("kind").String() != "" && v.Get("apiVersion").String() != "" {
+	if hasTypeFields(v, raw) {
 		it.Raw = raw
 		return it
 	}
-	prefix := fmt.Sprintf(`{"apiVersion":%q,"kind":%q`, r.GVR.GroupVersion().String(), r.Kind)
 	rest := bytes.TrimLeft(bytes.TrimSpace(raw)[1:], " \t\r\n")
 	line := make([]byte, 0, len(prefix)+len(rest)+1)
 	line = append(line, prefix...)
@@ -177,4 +182,15 @@ func itemOf(v gjson.Result, r Resource) Item {
 	}
 	it.Raw = append(line, rest...)
 	return it
+}
+
+// hasTypeFields says whether an object carries its apiVersion and kind.
+// Items of a built-in type's list never do, and asking gjson for a key an
+// object lacks reads the whole object: a byte search (the API server
+// writes keys unescaped) rules the keys out first.
+func hasTypeFields(v gjson.Result, raw []byte) bool {
+	if !bytes.Contains(raw, []byte(`"kind"`)) || !bytes.Contains(raw, []byte(`"apiVersion"`)) {
+		return false
+	}
+	return v.Get("kind").String() != "" && v.Get("apiVersion").String() != ""
 }

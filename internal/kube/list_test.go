@@ -2,6 +2,7 @@ package kube
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,7 +16,7 @@ func TestDecodePageKeepsEachItemWhole(t *testing.T) {
 	body := []byte(`{"kind":"DeploymentList","apiVersion":"apps/v1",
 	  "metadata":{"continue":"tok","remainingItemCount":7},
 	  "items":[
-	    {"metadata":{"name":"web","namespace":"shop","labels":{"app":"web","tier":"front"}},"spec":{"replicas":2,"note":"a \"quoted\" }{ brace"}},
+	    {"metadata":{"name":"web","namespace":"shop","labels":{"app":"web","tier":"front"}},"spec":{"replicas":2,"note":"a \"quoted\" }{ brace","template":{"apiVersion":"v1","kind":"Pod"}}},
 	    {"metadata":{"name":"db","namespace":"shop"},"spec":{}}
 	  ]}`)
 	page, err := decodePage(body, deployments)
@@ -31,7 +32,8 @@ func TestDecodePageKeepsEachItemWhole(t *testing.T) {
 	var obj map[string]any
 	require.NoError(t, json.Unmarshal(web.Raw, &obj), string(web.Raw))
 	assert.Equal(t, "apps/v1", obj["apiVersion"], "list items get their type stamped")
-	assert.Equal(t, "Deployment", obj["kind"])
+	assert.Equal(t, "Deployment", obj["kind"], "a nested kind is not the object's")
+	assert.Equal(t, 1, strings.Count(string(web.Raw), `"kind":"Deployment"`))
 	assert.Equal(t, `a "quoted" }{ brace`, obj["spec"].(map[string]any)["note"])
 	assert.NotContains(t, string(web.Raw), "\n", "stored as one line")
 	assert.Nil(t, page.Items[1].Labels)
