@@ -220,8 +220,13 @@ func (b *batch) collector(t workflows.ResourceType) *collector {
 		isNSType: t.GroupResource() == "namespaces",
 		shards:   []string{""},
 	}
-	if t.Namespaced && (!b.plan.AllNamespaces || ListsByNamespace(t.Estimate, len(b.plan.Namespaces))) {
+	switch {
+	case !t.Namespaced:
+	case !b.plan.AllNamespaces:
 		c.shards = b.plan.Namespaces
+	case ListsByNamespace(t.Estimate, len(b.plan.Namespaces)):
+		c.shards = b.plan.Namespaces
+		c.log.Info("Listing namespace by namespace", zap.Int("estimate", t.Estimate), zap.Int("namespaces", len(c.shards)))
 	}
 	return c
 }
