@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/workflows/internal/flowtest"
 )
 
 func typesEstimated(estimates ...int) []workflows.ResourceType {
@@ -19,15 +20,7 @@ func typesEstimated(estimates ...int) []workflows.ResourceType {
 }
 
 func batchNames(batches [][]workflows.ResourceType) [][]string {
-	var names [][]string
-	for _, b := range batches {
-		var n []string
-		for _, t := range b {
-			n = append(n, t.Resource)
-		}
-		names = append(names, n)
-	}
-	return names
+	return flowtest.GroupNames(batches, func(t workflows.ResourceType) string { return t.Resource })
 }
 
 // TestCollectBatchesGivesLargeTypesTheirOwnActivity: a type of a page or

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/workflows/internal/flowtest"
 )
 
 func restoreType(resource string, batches int) workflows.RestoreType {
@@ -14,15 +15,7 @@ func restoreType(resource string, batches int) workflows.RestoreType {
 }
 
 func groupNames(groups [][]workflows.RestoreType) [][]string {
-	var names [][]string
-	for _, g := range groups {
-		var n []string
-		for _, t := range g {
-			n = append(n, t.Resource)
-		}
-		names = append(names, n)
-	}
-	return names
+	return flowtest.GroupNames(groups, func(t workflows.RestoreType) string { return t.Resource })
 }
 
 // TestApplyGroupsKeepOrderAndStandCRDsAndClaimsAlone: consecutive types
