@@ -25,9 +25,13 @@ AZURITE_VERSION := 3.37.0
 AZURITE := $(TOOLS)/azurite-$(AZURITE_VERSION)/node_modules/.bin/azurite-blob
 export CAIRN_AZURITE := $(AZURITE)
 
-.PHONY: all build image sandbox-bins node-deps tools kopia-cli lint test chaos test-unit test-e2e record-histories demo bench bench-restore bench-datapath clean
+.PHONY: all help build image sandbox-bins node-deps tools kopia-cli lint test chaos test-unit test-e2e record-histories demo bench bench-restore bench-datapath clean
 
 all: build
+
+## help: what each target does
+help:
+	@awk '/^## [a-z-]+:/ { print substr($$0, 4); next } /^## / { print "  " substr($$0, 4) }' $(firstword $(MAKEFILE_LIST))
 
 ## build: the cairn binary in bin/
 build:
@@ -106,6 +110,10 @@ chaos: sandbox-bins
 ## test-unit: only the fast tests (no sandbox, no processes)
 test-unit:
 	$(GO) test -count=1 -short ./...
+
+## test-e2e: only the end-to-end tests, against real processes; RUN=regexp picks tests by name
+test-e2e: sandbox-bins $(TOOLS)/minio $(TOOLS)/fake-gcs-server $(AZURITE)
+	$(GO) test -count=1 -timeout 60m -p 1 $(if $(RUN),-run '$(RUN)') ./tests/e2e
 
 ## record-histories: re-record workflows/testdata, one real history per workflow type (after a release)
 RECORD_TESTS := TestBadInput|TestRestoreRoundTrip|TestSchedules|TestEtcdSnapshots|TestBackupDeletionAndExpiry|TestVolumeSnapshots$$|TestDataMovement|TestRestoreFromMovedData|TestRepositoryStepsSurviveAWorkerKill|TestChecksumsFindCorruptBackups
