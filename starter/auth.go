@@ -9,17 +9,17 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // APIGroup is the API group of cairn's resources in RBAC rules: a Role
 // that grants `create` on `restores` in group cairn.io lets its subjects
 // restore into the Role's namespace through the starter API.
-const APIGroup = workflows.APIGroup
+const APIGroup = v1alpha1.APIGroup
 
 // The resources of APIGroup that the starter API authorizes.
 const (
-	ResourceBackups       = workflows.ResourceBackups
+	ResourceBackups       = v1alpha1.ResourceBackups
 	ResourceRestores      = "restores"
 	ResourceSchedules     = "schedules"
 	ResourceEtcdSnapshots = "etcdsnapshots"

@@ -6,16 +6,16 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // authorizeBackup: the caller must be allowed to create backups where
-// the spec reads (workflows.BackupSpec.BackupAccess).
+// the spec reads (v1alpha1.BackupSpec.BackupAccess).
 func (h *handler) authorizeBackup(ctx context.Context, req *CreateBackupRequest) error {
 	return h.authorizeBackupSpec(ctx, req.BackupSpec)
 }
 
-func (h *handler) authorizeBackupSpec(ctx context.Context, spec workflows.BackupSpec) error {
+func (h *handler) authorizeBackupSpec(ctx context.Context, spec v1alpha1.BackupSpec) error {
 	namespaces, clusterWide := spec.BackupAccess()
 	for _, ns := range namespaces {
 		if err := h.authorize(ctx, Access{Verb: "create", Resource: ResourceBackups, Namespace: ns}); err != nil {
@@ -32,8 +32,8 @@ func (h *handler) authorizeBackupSpec(ctx context.Context, spec workflows.Backup
 // it, so setting it needs what starting its run would: create backups
 // where the template reads, or create etcdsnapshots for that kind. Each
 // run is authorized again when it starts (activities/cluster).
-func (h *handler) authorizeSchedule(ctx context.Context, spec *workflows.ScheduleSpec) error {
-	if spec.RunKind() == workflows.KindEtcdSnapshot {
+func (h *handler) authorizeSchedule(ctx context.Context, spec *v1alpha1.ScheduleSpec) error {
+	if spec.RunKind() == v1alpha1.KindEtcdSnapshot {
 		return h.authorize(ctx, Access{Verb: "create", Resource: ResourceEtcdSnapshots})
 	}
 	return h.authorizeBackupSpec(ctx, spec.Template)
@@ -46,7 +46,7 @@ func (h *handler) authorizeSchedule(ctx context.Context, spec *workflows.Schedul
 // on restores cluster-wide: without it, the restore skips them and says
 // why, unless the spec asked for them explicitly (403).
 func (h *handler) authorizeRestore(ctx context.Context, req *CreateRestoreRequest) error {
-	sources, named := workflows.NamedNamespaces(req.IncludedNamespaces)
+	sources, named := v1alpha1.NamedNamespaces(req.IncludedNamespaces)
 	if !named {
 		if err := h.authorize(ctx, Access{Verb: "get", Resource: ResourceBackups, Name: req.BackupName}); err != nil {
 			return err
@@ -74,7 +74,7 @@ func (h *handler) authorizeRestore(ctx context.Context, req *CreateRestoreReques
 	clusterWide := Access{Verb: "create", Resource: ResourceRestores}
 	err := h.authorize(ctx, clusterWide)
 	var forbidden *ForbiddenError
-	if errors.As(err, &forbidden) && req.ClusterResources != workflows.ClusterResourcesInclude {
+	if errors.As(err, &forbidden) && req.ClusterResources != v1alpha1.ClusterResourcesInclude {
 		req.ClusterScopedDenied = fmt.Sprintf("%s may not restore cluster-scoped objects (needs %s)", userName(ctx), clusterWide)
 		return nil
 	}

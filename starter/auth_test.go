@@ -13,7 +13,7 @@ import (
 	"go.temporal.io/sdk/mocks"
 	"go.uber.org/zap"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // fakeAuth knows tokens by user name and allows each user what grants
@@ -126,17 +126,17 @@ func authorizeAs(t *testing.T, grants ...string) (*handler, context.Context) {
 func TestRestoreIsAuthorizedPerNamespace(t *testing.T) {
 	h, ctx := authorizeAs(t, "get backups.cairn.io nightly in namespace shop", "create restores.cairn.io in namespace team-a")
 
-	req := &CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{BackupName: "nightly",
+	req := &CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{BackupName: "nightly",
 		IncludedNamespaces: []string{"shop"}, NamespaceMapping: map[string]string{"shop": "team-a"}}}
 	require.NoError(t, h.authorizeRestore(ctx, req))
 	assert.Equal(t, "alice may not restore cluster-scoped objects (needs create restores.cairn.io cluster-wide)", req.ClusterScopedDenied)
 
-	for name, spec := range map[string]workflows.RestoreSpec{
+	for name, spec := range map[string]v1alpha1.RestoreSpec{
 		"into kube-system":        {BackupName: "nightly", IncludedNamespaces: []string{"shop"}, NamespaceMapping: map[string]string{"shop": "kube-system"}},
 		"from another namespace":  {BackupName: "nightly", IncludedNamespaces: []string{"kube-system"}, NamespaceMapping: map[string]string{"kube-system": "team-a"}},
 		"every namespace":         {BackupName: "nightly"},
 		"a glob":                  {BackupName: "nightly", IncludedNamespaces: []string{"sh*"}, NamespaceMapping: map[string]string{"shop": "team-a"}},
-		"cluster-scoped, by name": {BackupName: "nightly", IncludedNamespaces: []string{"shop"}, NamespaceMapping: map[string]string{"shop": "team-a"}, ClusterResources: workflows.ClusterResourcesInclude},
+		"cluster-scoped, by name": {BackupName: "nightly", IncludedNamespaces: []string{"shop"}, NamespaceMapping: map[string]string{"shop": "team-a"}, ClusterResources: v1alpha1.ClusterResourcesInclude},
 	} {
 		err := h.authorizeRestore(ctx, &CreateRestoreRequest{RestoreSpec: spec})
 		var forbidden *ForbiddenError
@@ -144,19 +144,19 @@ func TestRestoreIsAuthorizedPerNamespace(t *testing.T) {
 	}
 
 	admin, actx := authorizeAs(t, "get backups.cairn.io nightly cluster-wide", "create restores.cairn.io cluster-wide")
-	all := &CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{BackupName: "nightly"}}
+	all := &CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{BackupName: "nightly"}}
 	require.NoError(t, admin.authorizeRestore(actx, all))
 	assert.Empty(t, all.ClusterScopedDenied, "a cluster-wide grant restores cluster-scoped objects")
 }
 
 func TestBackupIsAuthorizedPerNamespace(t *testing.T) {
 	h, ctx := authorizeAs(t, "create backups.cairn.io in namespace team-a")
-	require.NoError(t, h.authorizeBackup(ctx, &CreateBackupRequest{BackupSpec: workflows.BackupSpec{IncludedNamespaces: []string{"team-a", "team-a"}}}))
-	for name, spec := range map[string]workflows.BackupSpec{
+	require.NoError(t, h.authorizeBackup(ctx, &CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{IncludedNamespaces: []string{"team-a", "team-a"}}}))
+	for name, spec := range map[string]v1alpha1.BackupSpec{
 		"another namespace's Secrets": {IncludedNamespaces: []string{"team-a", "kube-system"}},
 		"every namespace":             {},
 		"a glob":                      {IncludedNamespaces: []string{"team-*"}},
-		"every cluster-scoped object": {IncludedNamespaces: []string{"team-a"}, ClusterResources: workflows.ClusterResourcesInclude},
+		"every cluster-scoped object": {IncludedNamespaces: []string{"team-a"}, ClusterResources: v1alpha1.ClusterResourcesInclude},
 	} {
 		var forbidden *ForbiddenError
 		assert.ErrorAs(t, h.authorizeBackup(ctx, &CreateBackupRequest{BackupSpec: spec}), &forbidden, name)

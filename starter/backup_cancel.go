@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // CancelBackup asks a running backup to stop. The workflow cleans up its
@@ -18,7 +18,7 @@ func (c *Client) CancelBackup(ctx context.Context, name string) (*BackupView, er
 	if v.Source != SourceTemporal || v.Phase.Done() {
 		return nil, &ConflictError{Message: fmt.Sprintf("backup %q is not running (phase %s); nothing to cancel", name, v.Phase)}
 	}
-	if err := c.temporal.CancelWorkflow(ctx, workflows.BackupWorkflowID(name), v.RunID); err != nil {
+	if err := c.temporal.CancelWorkflow(ctx, v1alpha1.BackupWorkflowID(name), v.RunID); err != nil {
 		return nil, fmt.Errorf("cancel backup %s: %w", name, err)
 	}
 	return v, nil

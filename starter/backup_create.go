@@ -11,16 +11,17 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
 // CreateBackupRequest is the body of POST /v1/backups: the spec's fields at
 // top level, plus optional run options.
 type CreateBackupRequest struct {
-	workflows.BackupSpec
-	Options workflows.BackupOptions `json:"options"`
+	v1alpha1.BackupSpec
+	Options v1alpha1.BackupOptions `json:"options"`
 	// DryRun asks what the backup would take: the API answers a
-	// workflows.BackupDryRun and starts no backup.
+	// v1alpha1.BackupDryRun and starts no backup.
 	DryRun bool `json:"dryRun,omitempty"`
 }
 
@@ -56,26 +57,26 @@ func (c *Client) CreateBackup(ctx context.Context, req CreateBackupRequest) (*Cr
 		return existing, err
 	}
 
-	id := workflows.BackupWorkflowID(spec.Name)
+	id := v1alpha1.BackupWorkflowID(spec.Name)
 	opts := client.StartWorkflowOptions{
 		ID:                       id,
-		TaskQueue:                workflows.TaskQueue,
+		TaskQueue:                v1alpha1.TaskQueue,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		// An error, not the old run, so a repeat is told from a new start
 		// and its spec compared.
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		Memo: actingAsMemo(map[string]any{workflows.MemoSpecHash: spec.Hash(), workflows.MemoLocation: spec.StorageLocation},
+		Memo: actingAsMemo(map[string]any{v1alpha1.MemoSpecHash: spec.Hash(), v1alpha1.MemoLocation: spec.StorageLocation},
 			req.Options.ActingAs),
 		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.SearchAttrKind.ValueSet(workflows.KindBackup),
+			workflows.SearchAttrKind.ValueSet(v1alpha1.KindBackup),
 			workflows.SearchAttrName.ValueSet(spec.Name),
-			workflows.SearchAttrPhase.ValueSet(string(workflows.PhaseNew)),
+			workflows.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseNew)),
 			workflows.SearchAttrActingAs.ValueSet(req.Options.ActingAs.UsernameOrWorker()),
 		),
 	}
-	run, err := c.temporal.ExecuteWorkflow(ctx, opts, workflows.BackupWorkflowName,
-		workflows.BackupRequest{Spec: spec, Options: req.Options})
+	run, err := c.temporal.ExecuteWorkflow(ctx, opts, v1alpha1.BackupWorkflowName,
+		v1alpha1.BackupRequest{Spec: spec, Options: req.Options})
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
 		return c.existingInTemporal(ctx, spec)
@@ -89,14 +90,14 @@ func (c *Client) CreateBackup(ctx context.Context, req CreateBackupRequest) (*Cr
 // prepareSpec fills defaults and checks everything that can be checked
 // before a workflow starts: the spec itself, the resource filters against
 // the cluster, and that the location can be written.
-func (c *Client) prepareSpec(ctx context.Context, spec workflows.BackupSpec, optionProblems []string) (workflows.BackupSpec, error) {
+func (c *Client) prepareSpec(ctx context.Context, spec v1alpha1.BackupSpec, optionProblems []string) (v1alpha1.BackupSpec, error) {
 	spec = spec.WithDefaults(c.opts.DefaultLocation)
 	problems := optionProblems
-	if strings.HasPrefix(spec.Name, workflows.DryRunScratchPrefix) {
-		problems = append(problems, fmt.Sprintf("name %q: names starting with %q are kept for dry runs", spec.Name, workflows.DryRunScratchPrefix))
+	if strings.HasPrefix(spec.Name, v1alpha1.DryRunScratchPrefix) {
+		problems = append(problems, fmt.Sprintf("name %q: names starting with %q are kept for dry runs", spec.Name, v1alpha1.DryRunScratchPrefix))
 	}
 	if err := spec.Validate(); err != nil {
-		var invalid *workflows.InvalidSpecError
+		var invalid *v1alpha1.InvalidSpecError
 		if !errors.As(err, &invalid) {
 			return spec, err
 		}
@@ -134,7 +135,7 @@ func (c *Client) checkWritable(ctx context.Context, locationURL string) error {
 
 // existingInLocation answers a create for a name whose backup is already
 // committed in the location, possibly by another cairn install.
-func (c *Client) existingInLocation(ctx context.Context, spec workflows.BackupSpec) (*CreateResult, error) {
+func (c *Client) existingInLocation(ctx context.Context, spec v1alpha1.BackupSpec) (*CreateResult, error) {
 	meta, err := c.readMetadata(ctx, spec.StorageLocation, spec.Name)
 	if errors.Is(err, ErrNotFound) {
 		return nil, nil
@@ -142,7 +143,7 @@ func (c *Client) existingInLocation(ctx context.Context, spec workflows.BackupSp
 	if err != nil {
 		return nil, err
 	}
-	if meta.Format == workflows.BackupFormatVelero {
+	if meta.Format == v1alpha1.BackupFormatVelero {
 		return nil, &ConflictError{Message: fmt.Sprintf("%s already holds a Velero backup called %q; choose another name", spec.StorageLocation, spec.Name)}
 	}
 	if meta.Spec.Hash() != spec.Hash() {
@@ -153,8 +154,8 @@ func (c *Client) existingInLocation(ctx context.Context, spec workflows.BackupSp
 
 // existingInTemporal answers a create for a name Temporal already has a
 // run of: the same request again, or a conflict.
-func (c *Client) existingInTemporal(ctx context.Context, spec workflows.BackupSpec) (*CreateResult, error) {
-	id := workflows.BackupWorkflowID(spec.Name)
+func (c *Client) existingInTemporal(ctx context.Context, spec v1alpha1.BackupSpec) (*CreateResult, error) {
+	id := v1alpha1.BackupWorkflowID(spec.Name)
 	desc, err := c.temporal.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil {
 		return nil, fmt.Errorf("describe existing backup %s: %w", spec.Name, err)

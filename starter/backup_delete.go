@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/workflows"
 )
@@ -22,7 +23,7 @@ func (c *Client) DeleteBackup(ctx context.Context, name string, cancelRunning bo
 	if err != nil {
 		return nil, err
 	}
-	if v.Format == workflows.BackupFormatVelero {
+	if v.Format == v1alpha1.BackupFormatVelero {
 		return nil, &ConflictError{Message: fmt.Sprintf("backup %q was written by Velero; delete it with Velero", name)}
 	}
 	if v.ImmutableUntil != nil && time.Now().Before(*v.ImmutableUntil) {
@@ -39,14 +40,14 @@ func (c *Client) DeleteBackup(ctx context.Context, name string, cancelRunning bo
 	if err := c.checkDeletable("backup "+name, c.locationOr(v.Location)); err != nil {
 		return nil, err
 	}
-	return c.startDeletion(ctx, workflows.DeleteWorkflowID(name),
-		workflows.DeleteBackupRequest{Backup: name, Location: c.locationOr(v.Location), Reason: "requested"})
+	return c.startDeletion(ctx, v1alpha1.DeleteWorkflowID(name),
+		v1alpha1.DeleteBackupRequest{Backup: name, Location: c.locationOr(v.Location), Reason: "requested"})
 }
 
 // startDeletion starts (or joins, when one is running) the deletion
 // workflow id for req: a backup's or an etcd snapshot's.
-func (c *Client) startDeletion(ctx context.Context, id string, req workflows.DeleteBackupRequest) (*CreateResult, error) {
-	run, err := c.startOrJoin(ctx, id, workflows.KindDeletion, req.Backup, workflows.DeleteBackupWorkflowName, req)
+func (c *Client) startDeletion(ctx context.Context, id string, req v1alpha1.DeleteBackupRequest) (*CreateResult, error) {
+	run, err := c.startOrJoin(ctx, id, v1alpha1.KindDeletion, req.Backup, v1alpha1.DeleteBackupWorkflowName, req)
 	if err != nil {
 		return nil, fmt.Errorf("start deletion of %s: %w", req.Backup, err)
 	}
@@ -58,13 +59,13 @@ func (c *Client) startDeletion(ctx context.Context, id string, req workflows.Del
 func (c *Client) startOrJoin(ctx context.Context, id, kind, name, workflowName string, arg any) (client.WorkflowRun, error) {
 	return c.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                       id,
-		TaskQueue:                workflows.TaskQueue,
+		TaskQueue:                v1alpha1.TaskQueue,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			workflows.SearchAttrKind.ValueSet(kind),
 			workflows.SearchAttrName.ValueSet(name),
-			workflows.SearchAttrPhase.ValueSet(string(workflows.PhaseNew)),
+			workflows.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseNew)),
 		),
 	}, workflowName, arg)
 }

@@ -3,14 +3,14 @@ package starter
 import (
 	"context"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // DryRunBackup finds what the backup req asks for would take, without
 // taking it: it validates req as CreateBackup does, runs a short dry-run
 // workflow (visible in the Temporal UI, leaving nothing in the location
 // or the cluster) and waits for its report.
-func (c *Client) DryRunBackup(ctx context.Context, req CreateBackupRequest) (*workflows.BackupDryRun, error) {
+func (c *Client) DryRunBackup(ctx context.Context, req CreateBackupRequest) (*v1alpha1.BackupDryRun, error) {
 	if req.Schedule != "" {
 		return nil, &InvalidError{Problems: []string{"schedule is set by cairn on the backups a schedule starts; leave it out"}}
 	}
@@ -19,9 +19,9 @@ func (c *Client) DryRunBackup(ctx context.Context, req CreateBackupRequest) (*wo
 	if err != nil {
 		return nil, err
 	}
-	return runDryRun[workflows.BackupDryRun](ctx, c, dryRun{
-		id: workflows.BackupDryRunWorkflowID(spec.Name, nonce()), kind: workflows.KindBackupDryRun, name: spec.Name,
-		workflow: workflows.BackupDryRunWorkflowName, memo: map[string]any{workflows.MemoLocation: spec.StorageLocation},
-		actingAs: req.Options.ActingAs, input: workflows.BackupRequest{Spec: spec, Options: req.Options},
+	return runDryRun[v1alpha1.BackupDryRun](ctx, c, dryRun{
+		id: v1alpha1.BackupDryRunWorkflowID(spec.Name, nonce()), kind: v1alpha1.KindBackupDryRun, name: spec.Name,
+		workflow: v1alpha1.BackupDryRunWorkflowName, memo: map[string]any{v1alpha1.MemoLocation: spec.StorageLocation},
+		actingAs: req.Options.ActingAs, input: v1alpha1.BackupRequest{Spec: spec, Options: req.Options},
 	})
 }

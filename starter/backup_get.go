@@ -7,7 +7,7 @@ import (
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // Where a backup's view came from.
@@ -17,20 +17,20 @@ const (
 )
 
 // BackupView is everything cairn knows of one backup.
-type BackupView = RunView[workflows.BackupSpec, workflows.BackupStatus]
+type BackupView = RunView[v1alpha1.BackupSpec, v1alpha1.BackupStatus]
 
 // GetBackup returns the backup called name: the live status of a running
 // one (status query), the committed metadata of a finished one, or what
 // Temporal recorded of one that failed before committing.
 func (c *Client) GetBackup(ctx context.Context, name string) (*BackupView, error) {
-	v, err := describeRun[workflows.BackupSpec, workflows.BackupStatus](ctx, c, workflows.BackupWorkflowID(name))
+	v, err := describeRun[v1alpha1.BackupSpec, v1alpha1.BackupStatus](ctx, c, v1alpha1.BackupWorkflowID(name))
 	if err != nil {
 		return nil, err
 	}
 	if v == nil {
 		return c.getFromLocation(ctx, name, c.opts.DefaultLocation)
 	}
-	v.Format = workflows.BackupFormatCairn // only cairn backups are workflow runs
+	v.Format = v1alpha1.BackupFormatCairn // only cairn backups are workflow runs
 	if v.Phase.Done() && v.Location != "" {
 		meta, err := c.readMetadata(ctx, v.Location, name)
 		switch {
@@ -39,7 +39,7 @@ func (c *Client) GetBackup(ctx context.Context, name string) (*BackupView, error
 			v.ImmutableUntil = meta.ImmutableUntil
 			return v, nil
 		case errors.Is(err, ErrNotFound) && committedPhase(v.Phase):
-			v.Phase = workflows.PhaseDeleted // committed once, gone now
+			v.Phase = v1alpha1.PhaseDeleted // committed once, gone now
 			return v, nil
 		}
 	}
@@ -60,7 +60,7 @@ func (c *Client) getFromLocation(ctx context.Context, name, locationURL string) 
 	return viewOfMetadata(meta, locationURL), nil
 }
 
-func viewOfMetadata(meta *workflows.BackupMetadata, locationURL string) *BackupView {
+func viewOfMetadata(meta *v1alpha1.BackupMetadata, locationURL string) *BackupView {
 	return &BackupView{
 		Name: meta.Name, Phase: meta.Status.Phase, Spec: &meta.Spec, Status: &meta.Status,
 		Location: locationURL, WorkflowID: meta.WorkflowID, RunID: meta.RunID,
@@ -70,8 +70,8 @@ func viewOfMetadata(meta *workflows.BackupMetadata, locationURL string) *BackupV
 }
 
 // committedPhase reports the phases of a backup that wrote backup.json.
-func committedPhase(p workflows.Phase) bool {
-	return p == workflows.PhaseCompleted || p == workflows.PhasePartiallyFailed
+func committedPhase(p v1alpha1.Phase) bool {
+	return p == v1alpha1.PhaseCompleted || p == v1alpha1.PhasePartiallyFailed
 }
 
 // keywordAttr reads one keyword search attribute of a run.

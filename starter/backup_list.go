@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // BackupList is the answer of ListBackups.
@@ -23,12 +23,12 @@ type BackupList struct {
 // thus lists the backups already there. A location other than the
 // default that cannot be read is reported in Unreadable.
 func (c *Client) ListBackups(ctx context.Context) (*BackupList, error) {
-	byName, err := listRuns[workflows.BackupSpec, workflows.BackupStatus](ctx, c, workflows.KindBackup)
+	byName, err := listRuns[v1alpha1.BackupSpec, v1alpha1.BackupStatus](ctx, c, v1alpha1.KindBackup)
 	if err != nil {
 		return nil, err
 	}
 	for _, v := range byName {
-		v.Format = workflows.BackupFormatCairn
+		v.Format = v1alpha1.BackupFormatCairn
 	}
 	list := &BackupList{}
 	var listed []listedLocation
@@ -93,7 +93,7 @@ func (c *Client) ListBackups(ctx context.Context) (*BackupList, error) {
 // listedLocation is what one location holds, and the names of it.
 type listedLocation struct {
 	url       string
-	committed []*workflows.BackupMetadata
+	committed []*v1alpha1.BackupMetadata
 	names     map[string]bool
 }
 

@@ -11,8 +11,8 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // Options configure a Client.
@@ -86,5 +86,5 @@ func (c *Client) ScheduleURL(name string) string {
 		return ""
 	}
 	return fmt.Sprintf("%s/namespaces/%s/schedules/%s", strings.TrimSuffix(c.opts.UIBaseURL, "/"),
-		url.PathEscape(c.opts.Namespace), url.PathEscape(workflows.ScheduleID(name)))
+		url.PathEscape(c.opts.Namespace), url.PathEscape(v1alpha1.ScheduleID(name)))
 }

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -17,7 +18,7 @@ import (
 type dryRun struct {
 	id, kind, name, workflow string
 	memo                     map[string]any
-	actingAs                 *workflows.Identity
+	actingAs                 *v1alpha1.Identity
 	input                    any
 }
 
@@ -26,12 +27,12 @@ type dryRun struct {
 func runDryRun[T any](ctx context.Context, c *Client, d dryRun) (*T, error) {
 	opts := client.StartWorkflowOptions{
 		ID:        d.id,
-		TaskQueue: workflows.TaskQueue,
+		TaskQueue: v1alpha1.TaskQueue,
 		Memo:      actingAsMemo(d.memo, d.actingAs),
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			workflows.SearchAttrKind.ValueSet(d.kind),
 			workflows.SearchAttrName.ValueSet(d.name),
-			workflows.SearchAttrPhase.ValueSet(string(workflows.PhaseNew)),
+			workflows.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseNew)),
 			workflows.SearchAttrActingAs.ValueSet(d.actingAs.UsernameOrWorker()),
 		),
 	}
@@ -58,13 +59,13 @@ func nonce() string {
 func dryRunFailure(name string, err error) error {
 	if appErr := typedCause(err); appErr != nil {
 		switch appErr.Type() {
-		case workflows.ErrTypeForbidden:
+		case v1alpha1.ErrTypeForbidden:
 			return &ForbiddenError{Message: appErr.Message()}
-		case workflows.ErrTypeInvalidSpec:
+		case v1alpha1.ErrTypeInvalidSpec:
 			return &InvalidError{Problems: []string{appErr.Message()}}
-		case workflows.ErrTypeBackupNotFound:
+		case v1alpha1.ErrTypeBackupNotFound:
 			return fmt.Errorf("%s: %w", appErr.Message(), ErrNotFound)
-		case workflows.ErrTypeBackupNotReady:
+		case v1alpha1.ErrTypeBackupNotReady:
 			return &ConflictError{Message: appErr.Message()}
 		}
 		return fmt.Errorf("dry run of %s failed: %s", name, appErr.Message())

@@ -13,13 +13,14 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/backupmeta"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
 // EtcdSnapshotView is everything cairn knows of one etcd snapshot.
-type EtcdSnapshotView = RunView[workflows.EtcdSnapshotSpec, workflows.EtcdSnapshotStatus]
+type EtcdSnapshotView = RunView[v1alpha1.EtcdSnapshotSpec, v1alpha1.EtcdSnapshotStatus]
 
 // EtcdSnapshotList is the answer of ListEtcdSnapshots.
 type EtcdSnapshotList struct {
@@ -30,11 +31,11 @@ type EtcdSnapshotList struct {
 // CreateEtcdSnapshot validates spec and starts its snapshot. The same
 // name with the same spec returns the existing one; with another spec, or
 // a name already committed in the location, it is a ConflictError.
-func (c *Client) CreateEtcdSnapshot(ctx context.Context, spec workflows.EtcdSnapshotSpec) (*CreateResult, error) {
+func (c *Client) CreateEtcdSnapshot(ctx context.Context, spec v1alpha1.EtcdSnapshotSpec) (*CreateResult, error) {
 	spec = spec.WithDefaults(c.opts.DefaultLocation)
 	var problems []string
 	if err := spec.Validate(); err != nil {
-		var invalid *workflows.InvalidSpecError
+		var invalid *v1alpha1.InvalidSpecError
 		if !errors.As(err, &invalid) {
 			return nil, err
 		}
@@ -55,21 +56,21 @@ func (c *Client) CreateEtcdSnapshot(ctx context.Context, spec workflows.EtcdSnap
 		return nil, &ConflictError{Message: fmt.Sprintf("etcd snapshot %q already exists in %s; choose another name", spec.Name, location.Display(spec.StorageLocation))}
 	}
 
-	id := workflows.EtcdSnapshotWorkflowID(spec.Name)
+	id := v1alpha1.EtcdSnapshotWorkflowID(spec.Name)
 	hash := etcdSpecHash(spec)
 	run, err := c.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                                       id,
-		TaskQueue:                                workflows.TaskQueue,
+		TaskQueue:                                v1alpha1.TaskQueue,
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		Memo:                                     map[string]any{workflows.MemoSpecHash: hash, workflows.MemoLocation: spec.StorageLocation},
+		Memo:                                     map[string]any{v1alpha1.MemoSpecHash: hash, v1alpha1.MemoLocation: spec.StorageLocation},
 		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.SearchAttrKind.ValueSet(workflows.KindEtcdSnapshot),
+			workflows.SearchAttrKind.ValueSet(v1alpha1.KindEtcdSnapshot),
 			workflows.SearchAttrName.ValueSet(spec.Name),
-			workflows.SearchAttrPhase.ValueSet(string(workflows.PhaseNew)),
+			workflows.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseNew)),
 		),
-	}, workflows.EtcdSnapshotWorkflowName, workflows.EtcdSnapshotRequest{Spec: spec})
+	}, v1alpha1.EtcdSnapshotWorkflowName, v1alpha1.EtcdSnapshotRequest{Spec: spec})
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
 		desc, err := c.temporal.DescribeWorkflowExecution(ctx, id, "")
@@ -84,7 +85,7 @@ func (c *Client) CreateEtcdSnapshot(ctx context.Context, spec workflows.EtcdSnap
 	return &CreateResult{Name: spec.Name, WorkflowID: id, RunID: run.GetRunID(), Created: true, UIURL: c.RunURL(id, run.GetRunID())}, nil
 }
 
-func etcdSpecHash(spec workflows.EtcdSnapshotSpec) string {
+func etcdSpecHash(spec v1alpha1.EtcdSnapshotSpec) string {
 	data, _ := json.Marshal(spec) // plain fields always encode
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:8])
@@ -94,7 +95,7 @@ func etcdSpecHash(spec workflows.EtcdSnapshotSpec) string {
 // of a running one, snapshot.json of a committed one, or what Temporal
 // recorded of one that failed.
 func (c *Client) GetEtcdSnapshot(ctx context.Context, name string) (*EtcdSnapshotView, error) {
-	v, err := describeRun[workflows.EtcdSnapshotSpec, workflows.EtcdSnapshotStatus](ctx, c, workflows.EtcdSnapshotWorkflowID(name))
+	v, err := describeRun[v1alpha1.EtcdSnapshotSpec, v1alpha1.EtcdSnapshotStatus](ctx, c, v1alpha1.EtcdSnapshotWorkflowID(name))
 	if err != nil {
 		return nil, err
 	}
@@ -113,8 +114,8 @@ func (c *Client) GetEtcdSnapshot(ctx context.Context, name string) (*EtcdSnapsho
 			return committed, nil
 		case v == nil:
 			return nil, err
-		case errors.Is(err, ErrNotFound) && v.Phase == workflows.PhaseCompleted:
-			v.Phase = workflows.PhaseDeleted
+		case errors.Is(err, ErrNotFound) && v.Phase == v1alpha1.PhaseCompleted:
+			v.Phase = v1alpha1.PhaseDeleted
 			return v, nil
 		}
 	}
@@ -125,7 +126,7 @@ func (c *Client) GetEtcdSnapshot(ctx context.Context, name string) (*EtcdSnapsho
 // ListEtcdSnapshots lists the etcd snapshots Temporal knows and those
 // committed in the default location, newest first.
 func (c *Client) ListEtcdSnapshots(ctx context.Context) (*EtcdSnapshotList, error) {
-	byName, err := listRuns[workflows.EtcdSnapshotSpec, workflows.EtcdSnapshotStatus](ctx, c, workflows.KindEtcdSnapshot)
+	byName, err := listRuns[v1alpha1.EtcdSnapshotSpec, v1alpha1.EtcdSnapshotStatus](ctx, c, v1alpha1.KindEtcdSnapshot)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +153,7 @@ func (c *Client) ListEtcdSnapshots(ctx context.Context) (*EtcdSnapshotList, erro
 	}
 	for name, v := range byName {
 		// Completed runs whose snapshot is gone were deleted: not listed.
-		if !inLocation[name] && v.Phase != workflows.PhaseCompleted {
+		if !inLocation[name] && v.Phase != v1alpha1.PhaseCompleted {
 			list.Items = append(list.Items, v)
 		}
 	}
@@ -173,11 +174,11 @@ func (c *Client) DeleteEtcdSnapshot(ctx context.Context, name string) (*CreateRe
 	if err := c.checkDeletable("etcd snapshot "+name, c.locationOr(v.Location)); err != nil {
 		return nil, err
 	}
-	return c.startDeletion(ctx, workflows.DeleteEtcdWorkflowID(name), workflows.DeleteBackupRequest{
-		Backup: name, Location: c.locationOr(v.Location), Reason: "requested", Kind: workflows.KindEtcdSnapshot})
+	return c.startDeletion(ctx, v1alpha1.DeleteEtcdWorkflowID(name), v1alpha1.DeleteBackupRequest{
+		Backup: name, Location: c.locationOr(v.Location), Reason: "requested", Kind: v1alpha1.KindEtcdSnapshot})
 }
 
-func (c *Client) readEtcdSnapshot(ctx context.Context, locationURL, name string) (*workflows.EtcdSnapshotMetadata, error) {
+func (c *Client) readEtcdSnapshot(ctx context.Context, locationURL, name string) (*v1alpha1.EtcdSnapshotMetadata, error) {
 	loc, err := c.opts.Opener.Open(ctx, locationURL)
 	if err != nil {
 		return nil, err
@@ -190,7 +191,7 @@ func (c *Client) readEtcdSnapshot(ctx context.Context, locationURL, name string)
 	return meta, err
 }
 
-func etcdViewOfMetadata(m *workflows.EtcdSnapshotMetadata, locationURL string) *EtcdSnapshotView {
+func etcdViewOfMetadata(m *v1alpha1.EtcdSnapshotMetadata, locationURL string) *EtcdSnapshotView {
 	return &EtcdSnapshotView{
 		Name: m.Name, Phase: m.Status.Phase, Spec: &m.Spec, Status: &m.Status, Location: locationURL,
 		WorkflowID: m.WorkflowID, RunID: m.RunID, StartTime: m.Status.StartTime, EndTime: m.Status.CompletionTime,

@@ -12,8 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/metrics"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // maxRequestBytes bounds a request body; a spec is a few KiB at most.
@@ -250,7 +250,7 @@ func (h *handler) verifyBackup(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) updateSchedule(w http.ResponseWriter, r *http.Request) {
-	var spec workflows.ScheduleSpec
+	var spec v1alpha1.ScheduleSpec
 	if err := decodeStrict(r, "schedule", &spec); err != nil {
 		h.fail(w, r, err)
 		return

@@ -6,14 +6,14 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/backupmeta"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // readMetadata reads the committed metadata of name in a location, cairn's
 // or Velero's; ErrNotFound when the backup is not committed there.
-func (c *Client) readMetadata(ctx context.Context, locationURL, name string) (*workflows.BackupMetadata, error) {
+func (c *Client) readMetadata(ctx context.Context, locationURL, name string) (*v1alpha1.BackupMetadata, error) {
 	loc, err := c.opts.Opener.Open(ctx, locationURL)
 	if err != nil {
 		return nil, err
@@ -33,7 +33,7 @@ func (c *Client) readMetadata(ctx context.Context, locationURL, name string) (*w
 // whether cairn or Velero wrote them. A backup folder without metadata
 // (running, failed, half-deleted) is not listed; one whose metadata cannot
 // be read is reported in skipped.
-func (c *Client) committedBackups(ctx context.Context, locationURL string) (backups []*workflows.BackupMetadata, skipped []string, err error) {
+func (c *Client) committedBackups(ctx context.Context, locationURL string) (backups []*v1alpha1.BackupMetadata, skipped []string, err error) {
 	loc, err := c.opts.Opener.Open(ctx, locationURL)
 	if err != nil {
 		return nil, nil, err

@@ -15,9 +15,9 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/mocks"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
 	velerofixture "github.com/cairn-backup/cairn/tests/fixtures/velero"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // veleroLocation holds a cairn backup, two Velero backups (one still being
@@ -30,9 +30,9 @@ func veleroLocation(t *testing.T) string {
 	require.NoError(t, err)
 	defer loc.Close()
 	started := time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
-	require.NoError(t, loc.WriteJSON(ctx, location.Backup("cairn-one").Metadata(), workflows.BackupMetadata{
-		APIVersion: workflows.MetadataAPIVersion, Kind: workflows.MetadataKindBackup, Name: "cairn-one",
-		Status: workflows.BackupStatus{Name: "cairn-one", Phase: workflows.PhaseCompleted, StartTime: &started},
+	require.NoError(t, loc.WriteJSON(ctx, location.Backup("cairn-one").Metadata(), v1alpha1.BackupMetadata{
+		APIVersion: v1alpha1.MetadataAPIVersion, Kind: v1alpha1.MetadataKindBackup, Name: "cairn-one",
+		Status: v1alpha1.BackupStatus{Name: "cairn-one", Phase: v1alpha1.PhaseCompleted, StartTime: &started},
 	}))
 	cm := velerofixture.Object{GroupResource: "configmaps", Namespace: "shop", Name: "c", Preferred: "v1",
 		Versions: map[string][]byte{"v1": []byte(`{}`)}}
@@ -55,7 +55,7 @@ func TestListBackupsIncludesVelero(t *testing.T) {
 	require.NoError(t, err)
 
 	var names, formats []string
-	var phases []workflows.Phase
+	var phases []v1alpha1.Phase
 	for _, v := range list.Items {
 		names = append(names, v.Name)
 		formats = append(formats, v.Format)
@@ -64,7 +64,7 @@ func TestListBackupsIncludesVelero(t *testing.T) {
 	}
 	assert.Equal(t, []string{"velero-running", "velero-one", "cairn-one"}, names, "newest first")
 	assert.Equal(t, []string{"velero", "velero", "cairn"}, formats)
-	assert.Equal(t, []workflows.Phase{workflows.PhaseInProgress, workflows.PhaseCompleted, workflows.PhaseCompleted}, phases)
+	assert.Equal(t, []v1alpha1.Phase{v1alpha1.PhaseInProgress, v1alpha1.PhaseCompleted, v1alpha1.PhaseCompleted}, phases)
 	require.Len(t, list.Unreadable, 1)
 	assert.Contains(t, list.Unreadable[0], "broken: ")
 	assert.Contains(t, list.Unreadable[0], "velero-backup.json")
@@ -78,8 +78,8 @@ func TestGetBackupFindsVelero(t *testing.T) {
 
 	v, err := c.GetBackup(context.Background(), "velero-one")
 	require.NoError(t, err)
-	assert.Equal(t, workflows.BackupFormatVelero, v.Format)
-	assert.Equal(t, workflows.PhaseCompleted, v.Phase)
+	assert.Equal(t, v1alpha1.BackupFormatVelero, v.Format)
+	assert.Equal(t, v1alpha1.PhaseCompleted, v.Phase)
 	assert.Equal(t, 1, v.Status.ItemsDone)
 	assert.Equal(t, []string{"*"}, v.Spec.IncludedNamespaces)
 
@@ -90,7 +90,7 @@ func TestGetBackupFindsVelero(t *testing.T) {
 func TestCreateBackupRefusesVeleroName(t *testing.T) {
 	dir := veleroLocation(t)
 	_, err := New(mocks.NewClient(t), Options{DefaultLocation: dir}).CreateBackup(context.Background(),
-		CreateBackupRequest{BackupSpec: workflows.BackupSpec{Name: "velero-one"}})
+		CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{Name: "velero-one"}})
 	var conflict *ConflictError
 	require.ErrorAs(t, err, &conflict)
 	assert.Contains(t, conflict.Message, "Velero backup")
@@ -106,9 +106,9 @@ func TestListBackupsCoversEveryLocation(t *testing.T) {
 	loc, err := location.OpenPlain(ctx, home)
 	require.NoError(t, err)
 	started := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	require.NoError(t, loc.WriteJSON(ctx, location.Backup("at-home").Metadata(), workflows.BackupMetadata{
-		APIVersion: workflows.MetadataAPIVersion, Kind: workflows.MetadataKindBackup, Name: "at-home",
-		Status: workflows.BackupStatus{Name: "at-home", Phase: workflows.PhaseCompleted, StartTime: &started},
+	require.NoError(t, loc.WriteJSON(ctx, location.Backup("at-home").Metadata(), v1alpha1.BackupMetadata{
+		APIVersion: v1alpha1.MetadataAPIVersion, Kind: v1alpha1.MetadataKindBackup, Name: "at-home",
+		Status: v1alpha1.BackupStatus{Name: "at-home", Phase: v1alpha1.PhaseCompleted, StartTime: &started},
 	}))
 	require.NoError(t, loc.Close())
 	notADir := filepath.Join(t.TempDir(), "file")

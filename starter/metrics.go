@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // scheduleMetricsMaxAge is how long a scrape reuses the schedules it read:
@@ -62,14 +62,14 @@ func (sc *scheduleCollector) Collect(ch chan<- prometheus.Metric) {
 		if v.LastSuccess != nil {
 			ch <- prometheus.MustNewConstMetric(scheduleLastSuccess, prometheus.GaugeValue, float64(v.LastSuccess.Unix()), v.Name)
 		}
-		ch <- prometheus.MustNewConstMetric(scheduleDegraded, prometheus.GaugeValue, boolGauge(v.Health.State == workflows.HealthDegraded), v.Name)
+		ch <- prometheus.MustNewConstMetric(scheduleDegraded, prometheus.GaugeValue, boolGauge(v.Health.State == v1alpha1.HealthDegraded), v.Name)
 		ch <- prometheus.MustNewConstMetric(schedulePaused, prometheus.GaugeValue, boolGauge(v.Paused), v.Name)
 		ch <- prometheus.MustNewConstMetric(scheduleRunning, prometheus.GaugeValue, float64(len(v.Running)), v.Name)
-		byPhase := map[workflows.Phase]int{}
+		byPhase := map[v1alpha1.Phase]int{}
 		for _, b := range v.Backups {
 			byPhase[b.Phase]++
 		}
-		for _, p := range []workflows.Phase{workflows.PhaseCompleted, workflows.PhasePartiallyFailed, workflows.PhaseFailed} {
+		for _, p := range []v1alpha1.Phase{v1alpha1.PhaseCompleted, v1alpha1.PhasePartiallyFailed, v1alpha1.PhaseFailed} {
 			ch <- prometheus.MustNewConstMetric(scheduleBackups, prometheus.GaugeValue, float64(byPhase[p]), v.Name, string(p))
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // moverDescribes bounds the volume workflows one view describes at once.
@@ -52,7 +52,7 @@ func moverProgressOf(desc *workflowservice.DescribeWorkflowExecutionResponse) (s
 		if pa.GetHeartbeatDetails() == nil {
 			continue
 		}
-		var p workflows.MoverProgress
+		var p v1alpha1.MoverProgress
 		if converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p) == nil && p.Progress != "" {
 			return p.Progress, true
 		}
@@ -61,11 +61,11 @@ func moverProgressOf(desc *workflowservice.DescribeWorkflowExecutionResponse) (s
 }
 
 // movingOperations are a backup's operations still in progress.
-func movingOperations(s *workflows.BackupStatus) []moverVolume {
+func movingOperations(s *v1alpha1.BackupStatus) []moverVolume {
 	var out []moverVolume
 	for i := range s.Operations {
 		op := &s.Operations[i]
-		if op.Phase == workflows.OperationInProgress && op.WorkflowID != "" && op.Kind == workflows.OperationKindDataUpload {
+		if op.Phase == v1alpha1.OperationInProgress && op.WorkflowID != "" && op.Kind == v1alpha1.OperationKindDataUpload {
 			out = append(out, moverVolume{workflowID: op.WorkflowID, progress: &op.Progress})
 		}
 	}
@@ -73,11 +73,11 @@ func movingOperations(s *workflows.BackupStatus) []moverVolume {
 }
 
 // movingVolumes are a restore's volumes still in progress.
-func movingVolumes(s *workflows.RestoreStatus) []moverVolume {
+func movingVolumes(s *v1alpha1.RestoreStatus) []moverVolume {
 	var out []moverVolume
 	for i := range s.Volumes {
 		v := &s.Volumes[i]
-		if v.Phase == workflows.OperationInProgress && v.WorkflowID != "" {
+		if v.Phase == v1alpha1.OperationInProgress && v.WorkflowID != "" {
 			out = append(out, moverVolume{workflowID: v.WorkflowID, progress: &v.Progress})
 		}
 	}

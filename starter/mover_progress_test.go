@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 func heartbeatOf(t *testing.T, details any) *commonpb.Payloads {
@@ -41,10 +41,10 @@ func TestMoverProgressIsReadFromTheHeartbeat(t *testing.T) {
 
 // Only the operations whose data is still moving are read.
 func TestMovingOperationsAreTheUploadsInProgress(t *testing.T) {
-	s := &workflows.BackupStatus{Operations: []workflows.Operation{
-		{ID: "a", Kind: workflows.OperationKindDataUpload, Phase: workflows.OperationInProgress, WorkflowID: "volume/a"},
-		{ID: "b", Kind: workflows.OperationKindDataUpload, Phase: workflows.OperationCompleted, WorkflowID: "volume/b"},
-		{ID: "c", Kind: workflows.OperationKindCSISnapshot, Phase: workflows.OperationInProgress, WorkflowID: "volume/c"},
+	s := &v1alpha1.BackupStatus{Operations: []v1alpha1.Operation{
+		{ID: "a", Kind: v1alpha1.OperationKindDataUpload, Phase: v1alpha1.OperationInProgress, WorkflowID: "volume/a"},
+		{ID: "b", Kind: v1alpha1.OperationKindDataUpload, Phase: v1alpha1.OperationCompleted, WorkflowID: "volume/b"},
+		{ID: "c", Kind: v1alpha1.OperationKindCSISnapshot, Phase: v1alpha1.OperationInProgress, WorkflowID: "volume/c"},
 	}}
 	moving := movingOperations(s)
 	require.Len(t, moving, 1)

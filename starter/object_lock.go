@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // ttlLockProblems refuses a TTL shorter than the object lock of the
 // location a backup goes to: the backup could not be deleted when it
 // expires, and a TTL that says otherwise misleads.
-func ttlLockProblems(spec workflows.BackupSpec, lock *location.Lock) []string {
+func ttlLockProblems(spec v1alpha1.BackupSpec, lock *location.Lock) []string {
 	if lock == nil || spec.TTL == nil || spec.TTL.Duration >= lock.Period {
 		return nil
 	}
@@ -24,7 +24,7 @@ func ttlLockProblems(spec workflows.BackupSpec, lock *location.Lock) []string {
 // lock, or keepLast runs that span less than it at the schedule's
 // interval. maxTotalSize cannot be judged ahead; retention leaves locked
 // runs to a later run.
-func retentionLockProblems(spec workflows.ScheduleSpec, lock *location.Lock, now time.Time) []string {
+func retentionLockProblems(spec v1alpha1.ScheduleSpec, lock *location.Lock, now time.Time) []string {
 	if lock == nil {
 		return nil
 	}

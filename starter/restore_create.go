@@ -10,16 +10,17 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
 // CreateRestoreRequest is the body of POST /v1/restores: the spec's fields
 // at top level, plus optional run options.
 type CreateRestoreRequest struct {
-	workflows.RestoreSpec
-	Options workflows.RestoreOptions `json:"options"`
+	v1alpha1.RestoreSpec
+	Options v1alpha1.RestoreOptions `json:"options"`
 	// DryRun asks what the restore would do: the API answers a
-	// workflows.RestoreDryRun and writes nothing.
+	// v1alpha1.RestoreDryRun and writes nothing.
 	DryRun bool `json:"dryRun,omitempty"`
 }
 
@@ -42,24 +43,24 @@ func (c *Client) CreateRestore(ctx context.Context, req CreateRestoreRequest) (*
 		return nil, err
 	}
 
-	id := workflows.RestoreWorkflowID(spec.Name)
+	id := v1alpha1.RestoreWorkflowID(spec.Name)
 	opts := client.StartWorkflowOptions{
 		ID:                                       id,
-		TaskQueue:                                workflows.TaskQueue,
+		TaskQueue:                                v1alpha1.TaskQueue,
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		Memo: actingAsMemo(map[string]any{workflows.MemoSpecHash: spec.Hash(), workflows.MemoLocation: spec.StorageLocation,
-			workflows.MemoBackup: spec.BackupName}, req.Options.ActingAs),
+		Memo: actingAsMemo(map[string]any{v1alpha1.MemoSpecHash: spec.Hash(), v1alpha1.MemoLocation: spec.StorageLocation,
+			v1alpha1.MemoBackup: spec.BackupName}, req.Options.ActingAs),
 		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.SearchAttrKind.ValueSet(workflows.KindRestore),
+			workflows.SearchAttrKind.ValueSet(v1alpha1.KindRestore),
 			workflows.SearchAttrName.ValueSet(spec.Name),
-			workflows.SearchAttrPhase.ValueSet(string(workflows.PhaseNew)),
+			workflows.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseNew)),
 			workflows.SearchAttrActingAs.ValueSet(req.Options.ActingAs.UsernameOrWorker()),
 		),
 	}
-	run, err := c.temporal.ExecuteWorkflow(ctx, opts, workflows.RestoreWorkflowName,
-		workflows.RestoreRequest{Spec: spec, Options: req.Options})
+	run, err := c.temporal.ExecuteWorkflow(ctx, opts, v1alpha1.RestoreWorkflowName,
+		v1alpha1.RestoreRequest{Spec: spec, Options: req.Options})
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
 		return c.existingRestore(ctx, spec) // lost a race with the same name
@@ -72,10 +73,10 @@ func (c *Client) CreateRestore(ctx context.Context, req CreateRestoreRequest) (*
 
 // prepareRestore resolves a restore from a schedule, sets whom it acts
 // as and returns its spec with defaults, validated.
-func (c *Client) prepareRestore(ctx context.Context, req *CreateRestoreRequest) (workflows.RestoreSpec, error) {
+func (c *Client) prepareRestore(ctx context.Context, req *CreateRestoreRequest) (v1alpha1.RestoreSpec, error) {
 	if req.ScheduleName != "" {
 		if err := c.resolveSchedule(ctx, &req.RestoreSpec); err != nil {
-			return workflows.RestoreSpec{}, err
+			return v1alpha1.RestoreSpec{}, err
 		}
 	}
 	// Whom the restore reads and writes the cluster as comes from the
@@ -86,10 +87,10 @@ func (c *Client) prepareRestore(ctx context.Context, req *CreateRestoreRequest) 
 }
 
 // validateRestore checks the spec and normalizes its location.
-func (c *Client) validateRestore(spec *workflows.RestoreSpec, optionProblems []string) error {
+func (c *Client) validateRestore(spec *v1alpha1.RestoreSpec, optionProblems []string) error {
 	problems := optionProblems
 	if err := spec.Validate(); err != nil {
-		var invalid *workflows.InvalidSpecError
+		var invalid *v1alpha1.InvalidSpecError
 		if !errors.As(err, &invalid) {
 			return err
 		}
@@ -110,11 +111,11 @@ func (c *Client) validateRestore(spec *workflows.RestoreSpec, optionProblems []s
 // checkRestorable refuses a backup that does not exist, is still running
 // or did not complete, before anything starts. The committed metadata
 // decides: a backup whose run is still cleaning up is already restorable.
-func (c *Client) checkRestorable(ctx context.Context, spec workflows.RestoreSpec) error {
+func (c *Client) checkRestorable(ctx context.Context, spec v1alpha1.RestoreSpec) error {
 	meta, err := c.readMetadata(ctx, spec.StorageLocation, spec.BackupName)
 	switch {
 	case errors.Is(err, ErrNotFound):
-		running, derr := describeRun[workflows.BackupSpec, workflows.BackupStatus](ctx, c, workflows.BackupWorkflowID(spec.BackupName))
+		running, derr := describeRun[v1alpha1.BackupSpec, v1alpha1.BackupStatus](ctx, c, v1alpha1.BackupWorkflowID(spec.BackupName))
 		if derr != nil {
 			return derr
 		}
@@ -129,7 +130,7 @@ func (c *Client) checkRestorable(ctx context.Context, spec workflows.RestoreSpec
 	case err != nil:
 		return err
 	}
-	if p := meta.Status.Phase; p != workflows.PhaseCompleted && p != workflows.PhasePartiallyFailed {
+	if p := meta.Status.Phase; p != v1alpha1.PhaseCompleted && p != v1alpha1.PhasePartiallyFailed {
 		return &ConflictError{Message: fmt.Sprintf("backup %q is %s; only a Completed or PartiallyFailed backup can be restored", spec.BackupName, p)}
 	}
 	return nil
@@ -137,8 +138,8 @@ func (c *Client) checkRestorable(ctx context.Context, spec workflows.RestoreSpec
 
 // existingRestore answers a create for a name already used, in Temporal or
 // in the location: the same request again, or a conflict.
-func (c *Client) existingRestore(ctx context.Context, spec workflows.RestoreSpec) (*CreateResult, error) {
-	id := workflows.RestoreWorkflowID(spec.Name)
+func (c *Client) existingRestore(ctx context.Context, spec v1alpha1.RestoreSpec) (*CreateResult, error) {
+	id := v1alpha1.RestoreWorkflowID(spec.Name)
 	desc, err := c.temporal.DescribeWorkflowExecution(ctx, id, "")
 	var notFound *serviceerror.NotFound
 	switch {

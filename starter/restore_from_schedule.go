@@ -5,14 +5,14 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // resolveSchedule points a restore from a schedule at the schedule's
 // newest Completed backup, in the schedule's location unless the spec
 // names one. A failed or partly failed run newer than it is passed over,
 // as Velero does.
-func (c *Client) resolveSchedule(ctx context.Context, spec *workflows.RestoreSpec) error {
+func (c *Client) resolveSchedule(ctx context.Context, spec *v1alpha1.RestoreSpec) error {
 	if spec.BackupName != "" {
 		return &InvalidError{Problems: []string{fmt.Sprintf("give backupName (%s) or scheduleName (%s), not both", spec.BackupName, spec.ScheduleName)}}
 	}
@@ -24,7 +24,7 @@ func (c *Client) resolveSchedule(ctx context.Context, spec *workflows.RestoreSpe
 		return err
 	}
 	for _, run := range v.Backups { // newest first
-		if run.Phase == workflows.PhaseCompleted {
+		if run.Phase == v1alpha1.PhaseCompleted {
 			spec.BackupName = run.Name
 			if spec.StorageLocation == "" {
 				spec.StorageLocation = v.Spec.Template.StorageLocation

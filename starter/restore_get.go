@@ -7,8 +7,8 @@ import (
 	"io"
 	"sort"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // RestoreList is the answer of ListRestores.
@@ -21,7 +21,7 @@ type RestoreList struct {
 // GetRestore returns the restore called name: the live status of a running
 // one, the recorded restore.json of a finished one.
 func (c *Client) GetRestore(ctx context.Context, name string) (*RestoreView, error) {
-	v, err := describeRun[workflows.RestoreSpec, workflows.RestoreStatus](ctx, c, workflows.RestoreWorkflowID(name))
+	v, err := describeRun[v1alpha1.RestoreSpec, v1alpha1.RestoreStatus](ctx, c, v1alpha1.RestoreWorkflowID(name))
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +48,7 @@ func (c *Client) GetRestore(ctx context.Context, name string) (*RestoreView, err
 // ListRestores lists the restores Temporal knows of and those recorded in
 // the default location, merged by name, newest first.
 func (c *Client) ListRestores(ctx context.Context) (*RestoreList, error) {
-	byName, err := listRuns[workflows.RestoreSpec, workflows.RestoreStatus](ctx, c, workflows.KindRestore)
+	byName, err := listRuns[v1alpha1.RestoreSpec, v1alpha1.RestoreStatus](ctx, c, v1alpha1.KindRestore)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func (c *Client) CancelRestore(ctx context.Context, name string) (*RestoreView, 
 	if v.Source != SourceTemporal || v.Phase.Done() {
 		return nil, &ConflictError{Message: fmt.Sprintf("restore %q is not running (phase %s); nothing to cancel", name, v.Phase)}
 	}
-	if err := c.temporal.CancelWorkflow(ctx, workflows.RestoreWorkflowID(name), v.RunID); err != nil {
+	if err := c.temporal.CancelWorkflow(ctx, v1alpha1.RestoreWorkflowID(name), v.RunID); err != nil {
 		return nil, fmt.Errorf("cancel restore %s: %w", name, err)
 	}
 	return v, nil
@@ -104,7 +104,7 @@ func (c *Client) RestoreLogs(ctx context.Context, name string, w io.Writer) erro
 }
 
 // RestoreResults returns every item's outcome of a finished restore.
-func (c *Client) RestoreResults(ctx context.Context, name string) (*workflows.RestoreResults, error) {
+func (c *Client) RestoreResults(ctx context.Context, name string) (*v1alpha1.RestoreResults, error) {
 	v, err := c.GetRestore(ctx, name)
 	if err != nil {
 		return nil, err
@@ -114,7 +114,7 @@ func (c *Client) RestoreResults(ctx context.Context, name string) (*workflows.Re
 		return nil, err
 	}
 	defer loc.Close()
-	var res workflows.RestoreResults
+	var res v1alpha1.RestoreResults
 	err = loc.ReadJSON(ctx, location.Restore(name).Results(), &res)
 	if errors.Is(err, location.ErrNotFound) {
 		return nil, fmt.Errorf("restore %q has no results yet (phase %s): %w", name, v.Phase, ErrNotFound)
@@ -125,7 +125,7 @@ func (c *Client) RestoreResults(ctx context.Context, name string) (*workflows.Re
 	return &res, nil
 }
 
-func restoreViewOf(meta *workflows.RestoreMetadata, locationURL string) *RestoreView {
+func restoreViewOf(meta *v1alpha1.RestoreMetadata, locationURL string) *RestoreView {
 	return &RestoreView{
 		Name: meta.Name, Phase: meta.Status.Phase, Spec: &meta.Spec, Status: &meta.Status,
 		Location: locationURL, WorkflowID: meta.WorkflowID, RunID: meta.RunID,
@@ -134,13 +134,13 @@ func restoreViewOf(meta *workflows.RestoreMetadata, locationURL string) *Restore
 }
 
 // readRestoreMetadata reads restore.json of name; ErrNotFound when absent.
-func (c *Client) readRestoreMetadata(ctx context.Context, locationURL, name string) (*workflows.RestoreMetadata, error) {
+func (c *Client) readRestoreMetadata(ctx context.Context, locationURL, name string) (*v1alpha1.RestoreMetadata, error) {
 	loc, err := c.opts.Opener.Open(ctx, locationURL)
 	if err != nil {
 		return nil, err
 	}
 	defer loc.Close()
-	var meta workflows.RestoreMetadata
+	var meta v1alpha1.RestoreMetadata
 	err = loc.ReadJSON(ctx, location.Restore(name).Metadata(), &meta)
 	if errors.Is(err, location.ErrNotFound) {
 		return nil, fmt.Errorf("restore %q: %w", name, ErrNotFound)
@@ -152,7 +152,7 @@ func (c *Client) readRestoreMetadata(ctx context.Context, locationURL, name stri
 }
 
 // recordedRestores reads every restore.json of a location.
-func (c *Client) recordedRestores(ctx context.Context, locationURL string) (restores []*workflows.RestoreMetadata, unreadable []string, err error) {
+func (c *Client) recordedRestores(ctx context.Context, locationURL string) (restores []*v1alpha1.RestoreMetadata, unreadable []string, err error) {
 	loc, err := c.opts.Opener.Open(ctx, locationURL)
 	if err != nil {
 		return nil, nil, err
@@ -164,7 +164,7 @@ func (c *Client) recordedRestores(ctx context.Context, locationURL string) (rest
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		var meta workflows.RestoreMetadata
+		var meta v1alpha1.RestoreMetadata
 		err := loc.ReadJSON(ctx, location.Restore(name).Metadata(), &meta)
 		switch {
 		case errors.Is(err, location.ErrNotFound):

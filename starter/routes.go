@@ -8,7 +8,7 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // route is one operation of the starter API: how the server serves it and
@@ -105,7 +105,7 @@ func (h *handler) routes() []route {
 		listRoute(h, "GET /v1/schedules", "List schedules with their health", on("list", ResourceSchedules), c.ListSchedules),
 		nameRoute(h, "GET /v1/schedules/{name}", "A schedule: spec, health, next runs, running and kept runs", on("get", ResourceSchedules),
 			http.StatusOK, c.GetSchedule, notFound),
-		{pattern: "PUT /v1/schedules/{name}", summary: "Replace a schedule's spec", body: reflect.TypeFor[workflows.ScheduleSpec](),
+		{pattern: "PUT /v1/schedules/{name}", summary: "Replace a schedule's spec", body: reflect.TypeFor[v1alpha1.ScheduleSpec](),
 			reply: typeOf(c.UpdateSchedule), success: ok, failures: merge(invalid, notFound), access: on("update", ResourceSchedules), serve: h.updateSchedule},
 		nameRoute(h, "DELETE /v1/schedules/{name}", "Delete a schedule; its backups stay", on("delete", ResourceSchedules), http.StatusOK,
 			announced(h, "Schedule deleted", c.DeleteSchedule), notFound),

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // TestViewOfAnUncommittedRunHasItsSpec: a backup that is still running (no
@@ -20,15 +20,15 @@ func TestViewOfAnUncommittedRunHasItsSpec(t *testing.T) {
 	ctx := context.Background()
 
 	for _, name := range []string{"running", "terminated"} {
-		_, err := c.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: workflows.BackupSpec{
+		_, err := c.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{
 			Name: name, IncludedNamespaces: []string{"shop"}, ExcludedResources: []string{"secrets"}}})
 		require.NoError(t, err)
 	}
-	require.NoError(t, tc.TerminateWorkflow(ctx, workflows.BackupWorkflowID("terminated"), "", "test"))
+	require.NoError(t, tc.TerminateWorkflow(ctx, v1alpha1.BackupWorkflowID("terminated"), "", "test"))
 
 	// With no worker the status query gives up after StatusQueryTimeout;
 	// the spec does not depend on it.
-	for name, phase := range map[string]workflows.Phase{"running": workflows.PhaseNew, "terminated": workflows.PhaseFailed} {
+	for name, phase := range map[string]v1alpha1.Phase{"running": v1alpha1.PhaseNew, "terminated": v1alpha1.PhaseFailed} {
 		v, err := c.GetBackup(ctx, name)
 		require.NoError(t, err)
 		assert.Equal(t, phase, v.Phase, name)

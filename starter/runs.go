@@ -15,25 +15,26 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
 // RunView is everything cairn knows of one backup or restore: S is its
 // spec, T its status.
 type RunView[S any, T phased] struct {
-	Name       string          `json:"name"`
-	Phase      workflows.Phase `json:"phase"`
-	Spec       *S              `json:"spec,omitempty"`
-	Status     *T              `json:"status,omitempty"`
-	Location   string          `json:"location,omitempty"`
-	WorkflowID string          `json:"workflowId,omitempty"`
-	RunID      string          `json:"runId,omitempty"`
-	StartTime  *time.Time      `json:"startTime,omitempty"`
-	EndTime    *time.Time      `json:"endTime,omitempty"`
-	Source     string          `json:"source"`
-	UIURL      string          `json:"uiUrl,omitempty"`
-	// Format is the tool that wrote a backup: workflows.BackupFormatCairn
-	// or workflows.BackupFormatVelero.
+	Name       string         `json:"name"`
+	Phase      v1alpha1.Phase `json:"phase"`
+	Spec       *S             `json:"spec,omitempty"`
+	Status     *T             `json:"status,omitempty"`
+	Location   string         `json:"location,omitempty"`
+	WorkflowID string         `json:"workflowId,omitempty"`
+	RunID      string         `json:"runId,omitempty"`
+	StartTime  *time.Time     `json:"startTime,omitempty"`
+	EndTime    *time.Time     `json:"endTime,omitempty"`
+	Source     string         `json:"source"`
+	UIURL      string         `json:"uiUrl,omitempty"`
+	// Format is the tool that wrote a backup: v1alpha1.BackupFormatCairn
+	// or v1alpha1.BackupFormatVelero.
 	Format string `json:"format,omitempty"`
 	// ImmutableUntil is when a backup's object lock ends: it cannot be
 	// deleted before.
@@ -44,7 +45,7 @@ type RunView[S any, T phased] struct {
 	// ActingAs is whom a backup or restore that Temporal remembers acts
 	// as towards the cluster; nil for the worker (Temporal's path), and
 	// for a run known only from its location.
-	ActingAs *workflows.Identity `json:"actingAs,omitempty"`
+	ActingAs *v1alpha1.Identity `json:"actingAs,omitempty"`
 }
 
 // RetryingStep is a step of a running workflow that failed and is retried.
@@ -56,10 +57,10 @@ type RetryingStep struct {
 }
 
 // phased is a status that knows its phase.
-type phased interface{ CurrentPhase() workflows.Phase }
+type phased interface{ CurrentPhase() v1alpha1.Phase }
 
 // RestoreView is everything cairn knows of one restore.
-type RestoreView = RunView[workflows.RestoreSpec, workflows.RestoreStatus]
+type RestoreView = RunView[v1alpha1.RestoreSpec, v1alpha1.RestoreStatus]
 
 // describeRun returns the view of the latest run of a workflow ID, or nil
 // when Temporal has none.
@@ -95,16 +96,16 @@ func runViewOf[S any, T phased](c *Client, info *workflowpb.WorkflowExecutionInf
 	id := info.GetExecution().GetWorkflowId()
 	v := &RunView[S, T]{
 		Name:       keywordAttr(info, workflows.SearchAttrName.GetName()),
-		Phase:      workflows.Phase(keywordAttr(info, workflows.SearchAttrPhase.GetName())),
+		Phase:      v1alpha1.Phase(keywordAttr(info, workflows.SearchAttrPhase.GetName())),
 		WorkflowID: id,
 		RunID:      info.GetExecution().GetRunId(),
 		Source:     SourceTemporal,
 		UIURL:      c.RunURL(id, info.GetExecution().GetRunId()),
 	}
-	if p, ok := info.GetMemo().GetFields()[workflows.MemoLocation]; ok {
+	if p, ok := info.GetMemo().GetFields()[v1alpha1.MemoLocation]; ok {
 		_ = converter.GetDefaultDataConverter().FromPayload(p, &v.Location)
 	}
-	if p, ok := info.GetMemo().GetFields()[workflows.MemoActingAs]; ok {
+	if p, ok := info.GetMemo().GetFields()[v1alpha1.MemoActingAs]; ok {
 		_ = converter.GetDefaultDataConverter().FromPayload(p, &v.ActingAs)
 	}
 	if t := info.GetStartTime(); t != nil {
@@ -119,12 +120,12 @@ func runViewOf[S any, T phased](c *Client, info *workflowpb.WorkflowExecutionInf
 	// terminated or timed out; the execution status is authoritative then.
 	switch info.GetStatus() {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED, enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
-		v.Phase = workflows.PhaseFailed
+		v.Phase = v1alpha1.PhaseFailed
 	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
-		v.Phase = workflows.PhaseCanceled
+		v.Phase = v1alpha1.PhaseCanceled
 	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
 		if !v.Phase.Done() {
-			v.Phase = workflows.PhaseFailed
+			v.Phase = v1alpha1.PhaseFailed
 		}
 	}
 	return v
@@ -141,7 +142,7 @@ func addLiveStatus[S any, T phased](ctx context.Context, c *Client, v *RunView[S
 	}
 	qctx, cancel := context.WithTimeout(ctx, c.opts.StatusQueryTimeout)
 	defer cancel()
-	resp, err := c.temporal.QueryWorkflow(qctx, v.WorkflowID, v.RunID, workflows.QueryStatus)
+	resp, err := c.temporal.QueryWorkflow(qctx, v.WorkflowID, v.RunID, v1alpha1.QueryStatus)
 	if err != nil {
 		return
 	}
@@ -218,7 +219,7 @@ func later(a, b *time.Time) bool {
 // the same request again (its spec hash matches), or a conflict.
 func (c *Client) sameSpecRun(info *workflowpb.WorkflowExecutionInfo, what, name, hash string) (*CreateResult, error) {
 	var have string
-	if p, ok := info.GetMemo().GetFields()[workflows.MemoSpecHash]; ok {
+	if p, ok := info.GetMemo().GetFields()[v1alpha1.MemoSpecHash]; ok {
 		_ = converter.GetDefaultDataConverter().FromPayload(p, &have)
 	}
 	if have != hash {

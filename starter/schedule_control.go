@@ -8,13 +8,13 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // UpdateSchedule replaces the spec of an existing schedule; runs already
 // going keep the spec they started with. Pausing is left to
 // PauseSchedule and UnpauseSchedule, so spec.Paused is ignored here.
-func (c *Client) UpdateSchedule(ctx context.Context, name string, spec workflows.ScheduleSpec) (*ScheduleView, error) {
+func (c *Client) UpdateSchedule(ctx context.Context, name string, spec v1alpha1.ScheduleSpec) (*ScheduleView, error) {
 	if spec.Name == "" {
 		spec.Name = name
 	}
@@ -50,7 +50,7 @@ func (c *Client) PauseSchedule(ctx context.Context, name, note string) (*Schedul
 	if note == "" {
 		note = "paused with cairn"
 	}
-	if err := c.temporal.ScheduleClient().GetHandle(ctx, workflows.ScheduleID(name)).Pause(ctx, client.SchedulePauseOptions{Note: note}); err != nil {
+	if err := c.temporal.ScheduleClient().GetHandle(ctx, v1alpha1.ScheduleID(name)).Pause(ctx, client.SchedulePauseOptions{Note: note}); err != nil {
 		return nil, scheduleError(name, err)
 	}
 	return c.GetSchedule(ctx, name)
@@ -62,7 +62,7 @@ func (c *Client) UnpauseSchedule(ctx context.Context, name, note string) (*Sched
 	if note == "" {
 		note = "unpaused with cairn"
 	}
-	if err := c.temporal.ScheduleClient().GetHandle(ctx, workflows.ScheduleID(name)).Unpause(ctx, client.ScheduleUnpauseOptions{Note: note}); err != nil {
+	if err := c.temporal.ScheduleClient().GetHandle(ctx, v1alpha1.ScheduleID(name)).Unpause(ctx, client.ScheduleUnpauseOptions{Note: note}); err != nil {
 		return nil, scheduleError(name, err)
 	}
 	return c.GetSchedule(ctx, name)
@@ -71,7 +71,7 @@ func (c *Client) UnpauseSchedule(ctx context.Context, name, note string) (*Sched
 // DeleteSchedule deletes a schedule. Its backups stay, and expire by
 // their TTL; a run already going goes on.
 func (c *Client) DeleteSchedule(ctx context.Context, name string) (*ScheduleDeleted, error) {
-	if err := c.temporal.ScheduleClient().GetHandle(ctx, workflows.ScheduleID(name)).Delete(ctx); err != nil {
+	if err := c.temporal.ScheduleClient().GetHandle(ctx, v1alpha1.ScheduleID(name)).Delete(ctx); err != nil {
 		return nil, scheduleError(name, err)
 	}
 	return &ScheduleDeleted{Name: name, Deleted: true}, nil
@@ -100,7 +100,7 @@ const triggerWait = 10 * time.Second
 // answer is a ConflictError, so a caller is never told of a run that did
 // not happen.
 func (c *Client) TriggerSchedule(ctx context.Context, name string) (*TriggerResult, error) {
-	h := c.temporal.ScheduleClient().GetHandle(ctx, workflows.ScheduleID(name))
+	h := c.temporal.ScheduleClient().GetHandle(ctx, v1alpha1.ScheduleID(name))
 	before, err := h.Describe(ctx)
 	if err != nil {
 		return nil, scheduleError(name, err)
@@ -131,7 +131,7 @@ func (c *Client) TriggerSchedule(ctx context.Context, name string) (*TriggerResu
 		case after.Info.NumActions > before.Info.NumActions:
 			if n := len(after.Info.RecentActions); n > 0 && after.Info.RecentActions[n-1].StartWorkflowResult != nil {
 				res.WorkflowID = after.Info.RecentActions[n-1].StartWorkflowResult.WorkflowID
-				res.Backup = workflows.ScheduledBackupName(name, after.Info.RecentActions[n-1].ScheduleTime)
+				res.Backup = v1alpha1.ScheduledBackupName(name, after.Info.RecentActions[n-1].ScheduleTime)
 				res.UIURL = c.RunURL(res.WorkflowID, "")
 			}
 			return res, nil

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -21,7 +22,7 @@ const KindSchedule = "schedule"
 // CreateSchedule validates spec and creates its Temporal Schedule. A
 // schedule of that name already existing is a ConflictError; nothing is
 // created when anything is wrong.
-func (c *Client) CreateSchedule(ctx context.Context, spec workflows.ScheduleSpec) (*CreateResult, error) {
+func (c *Client) CreateSchedule(ctx context.Context, spec v1alpha1.ScheduleSpec) (*CreateResult, error) {
 	spec, err := c.prepareSchedule(ctx, spec)
 	if err != nil {
 		return nil, err
@@ -40,14 +41,14 @@ func (c *Client) CreateSchedule(ctx context.Context, spec workflows.ScheduleSpec
 
 // prepareSchedule fills defaults and checks the schedule and its backup
 // template the way a backup's spec is checked before it starts.
-func (c *Client) prepareSchedule(ctx context.Context, spec workflows.ScheduleSpec) (workflows.ScheduleSpec, error) {
+func (c *Client) prepareSchedule(ctx context.Context, spec v1alpha1.ScheduleSpec) (v1alpha1.ScheduleSpec, error) {
 	spec = spec.WithDefaults(c.opts.DefaultLocation)
 	// Every run of the schedule acts as whoever created or last updated
 	// it, authorized afresh by the cluster at each run.
 	spec.BackupOptions.ActingAs = ActingAs(ctx)
 	var problems []string
 	if err := spec.Validate(); err != nil {
-		var invalid *workflows.InvalidSpecError
+		var invalid *v1alpha1.InvalidSpecError
 		if !errors.As(err, &invalid) {
 			return spec, err
 		}
@@ -56,11 +57,11 @@ func (c *Client) prepareSchedule(ctx context.Context, spec workflows.ScheduleSpe
 	if len(problems) > 0 {
 		return spec, &InvalidError{Problems: problems}
 	}
-	if spec.RunKind() == workflows.KindEtcdSnapshot {
+	if spec.RunKind() == v1alpha1.KindEtcdSnapshot {
 		return c.prepareEtcdSchedule(ctx, spec)
 	}
 	template := spec.Template
-	template.Name = workflows.ScheduledBackupName(spec.Name, time.Now())
+	template.Name = v1alpha1.ScheduledBackupName(spec.Name, time.Now())
 	template, err := c.prepareSpec(ctx, template, nil)
 	if err != nil {
 		return spec, templateProblems(err)
@@ -87,7 +88,7 @@ func templateProblems(err error) error {
 
 // prepareEtcdSchedule checks the location of a schedule of etcd
 // snapshots; the backup filters of its template do not apply.
-func (c *Client) prepareEtcdSchedule(ctx context.Context, spec workflows.ScheduleSpec) (workflows.ScheduleSpec, error) {
+func (c *Client) prepareEtcdSchedule(ctx context.Context, spec v1alpha1.ScheduleSpec) (v1alpha1.ScheduleSpec, error) {
 	normalized, err := c.resolveLocation(spec.Template.StorageLocation, true)
 	if err != nil {
 		return spec, &InvalidError{Problems: []string{"template: " + err.Error()}}
@@ -98,9 +99,9 @@ func (c *Client) prepareEtcdSchedule(ctx context.Context, spec workflows.Schedul
 
 // scheduleOptions turns a cairn schedule into a Temporal Schedule whose
 // action starts ScheduledBackupWorkflow with the whole spec.
-func scheduleOptions(spec workflows.ScheduleSpec) client.ScheduleOptions {
+func scheduleOptions(spec v1alpha1.ScheduleSpec) client.ScheduleOptions {
 	return client.ScheduleOptions{
-		ID:            workflows.ScheduleID(spec.Name),
+		ID:            v1alpha1.ScheduleID(spec.Name),
 		Spec:          temporalSpec(spec),
 		Action:        scheduleAction(spec),
 		Overlap:       overlapPolicy(spec.Overlap),
@@ -114,7 +115,7 @@ func scheduleOptions(spec workflows.ScheduleSpec) client.ScheduleOptions {
 	}
 }
 
-func temporalSpec(spec workflows.ScheduleSpec) client.ScheduleSpec {
+func temporalSpec(spec v1alpha1.ScheduleSpec) client.ScheduleSpec {
 	var s client.ScheduleSpec
 	if spec.Every != nil {
 		s.Intervals = []client.ScheduleIntervalSpec{{Every: spec.Every.Duration}}
@@ -128,24 +129,24 @@ func temporalSpec(spec workflows.ScheduleSpec) client.ScheduleSpec {
 	return s
 }
 
-func scheduleAction(spec workflows.ScheduleSpec) *client.ScheduleWorkflowAction {
+func scheduleAction(spec v1alpha1.ScheduleSpec) *client.ScheduleWorkflowAction {
 	return &client.ScheduleWorkflowAction{
-		ID:        workflows.ScheduledRunWorkflowID(spec.Name),
-		Workflow:  workflows.ScheduledBackupWorkflowName,
-		Args:      []any{workflows.ScheduledBackupRequest{Schedule: spec}},
-		TaskQueue: workflows.TaskQueue,
+		ID:        v1alpha1.ScheduledRunWorkflowID(spec.Name),
+		Workflow:  v1alpha1.ScheduledBackupWorkflowName,
+		Args:      []any{v1alpha1.ScheduledBackupRequest{Schedule: spec}},
+		TaskQueue: v1alpha1.TaskQueue,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.SearchAttrKind.ValueSet(workflows.KindScheduledRun),
+			workflows.SearchAttrKind.ValueSet(v1alpha1.KindScheduledRun),
 			workflows.SearchAttrSchedule.ValueSet(spec.Name),
 		),
 	}
 }
 
-func overlapPolicy(p workflows.OverlapPolicy) enumspb.ScheduleOverlapPolicy {
+func overlapPolicy(p v1alpha1.OverlapPolicy) enumspb.ScheduleOverlapPolicy {
 	switch p {
-	case workflows.OverlapBufferOne:
+	case v1alpha1.OverlapBufferOne:
 		return enumspb.SCHEDULE_OVERLAP_POLICY_BUFFER_ONE
-	case workflows.OverlapAllowAll:
+	case v1alpha1.OverlapAllowAll:
 		return enumspb.SCHEDULE_OVERLAP_POLICY_ALLOW_ALL
 	}
 	return enumspb.SCHEDULE_OVERLAP_POLICY_SKIP

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/backupmeta"
 	"github.com/cairn-backup/cairn/workflows"
 )
@@ -20,20 +21,20 @@ import (
 // Temporal's record of its actions, its runs in the location, and its
 // health judged now.
 type ScheduleView struct {
-	Name      string                   `json:"name"`
-	Spec      workflows.ScheduleSpec   `json:"spec"`
-	Paused    bool                     `json:"paused"`
-	Note      string                   `json:"note,omitempty"`
-	CreatedAt time.Time                `json:"createdAt"`
-	Health    workflows.ScheduleHealth `json:"health"`
+	Name      string                  `json:"name"`
+	Spec      v1alpha1.ScheduleSpec   `json:"spec"`
+	Paused    bool                    `json:"paused"`
+	Note      string                  `json:"note,omitempty"`
+	CreatedAt time.Time               `json:"createdAt"`
+	Health    v1alpha1.ScheduleHealth `json:"health"`
 	// NextRuns are the next due times (before jitter).
 	NextRuns []time.Time `json:"nextRuns,omitempty"`
 	// Running are the runs not ended yet, with their backup names.
-	Running []workflows.RunningRun `json:"running,omitempty"`
+	Running []v1alpha1.RunningRun `json:"running,omitempty"`
 	// LastSuccess is when the newest completed backup ended.
 	LastSuccess *time.Time `json:"lastSuccess,omitempty"`
 	// Backups are the schedule's finished runs in the location, newest first.
-	Backups []workflows.ScheduleRun `json:"backups"`
+	Backups []v1alpha1.ScheduleRun `json:"backups"`
 	// Actions counts what Temporal did at due times.
 	Actions ScheduleActions `json:"actions"`
 	UIURL   string          `json:"uiUrl,omitempty"`
@@ -53,7 +54,7 @@ type ScheduleList struct {
 
 // GetSchedule describes the schedule called name.
 func (c *Client) GetSchedule(ctx context.Context, name string) (*ScheduleView, error) {
-	desc, err := c.temporal.ScheduleClient().GetHandle(ctx, workflows.ScheduleID(name)).Describe(ctx)
+	desc, err := c.temporal.ScheduleClient().GetHandle(ctx, v1alpha1.ScheduleID(name)).Describe(ctx)
 	if err != nil {
 		return nil, scheduleError(name, err)
 	}
@@ -83,14 +84,14 @@ func (c *Client) GetSchedule(ctx context.Context, name string) (*ScheduleView, e
 	if err := c.addScheduleBackups(ctx, v); err != nil {
 		return nil, err
 	}
-	in := workflows.ScheduleHealthInput{
+	in := v1alpha1.ScheduleHealthInput{
 		Now: time.Now(), Paused: v.Paused, Interval: spec.Interval(time.Now()),
 		Created: v.CreatedAt, LastSuccess: v.LastSuccess, Running: v.Running,
 	}
 	if spec.MaxRunDuration != nil {
 		in.MaxRunDuration = spec.MaxRunDuration.Duration
 	}
-	v.Health = workflows.EvaluateScheduleHealth(in)
+	v.Health = v1alpha1.EvaluateScheduleHealth(in)
 	return v, nil
 }
 
@@ -106,7 +107,7 @@ func (c *Client) ListSchedules(ctx context.Context) (*ScheduleList, error) {
 		if err != nil {
 			return nil, fmt.Errorf("list schedules: %w", err)
 		}
-		if name, ok := workflows.ScheduleNameOf(entry.ID); ok {
+		if name, ok := v1alpha1.ScheduleNameOf(entry.ID); ok {
 			names = append(names, name)
 		}
 	}
@@ -128,31 +129,31 @@ func (c *Client) ListSchedules(ctx context.Context) (*ScheduleList, error) {
 }
 
 // specOfSchedule decodes the cairn spec a schedule's action carries.
-func specOfSchedule(desc *client.ScheduleDescription) (workflows.ScheduleSpec, error) {
+func specOfSchedule(desc *client.ScheduleDescription) (v1alpha1.ScheduleSpec, error) {
 	action, ok := desc.Schedule.Action.(*client.ScheduleWorkflowAction)
 	if !ok || len(action.Args) != 1 {
-		return workflows.ScheduleSpec{}, fmt.Errorf("not a cairn backup schedule")
+		return v1alpha1.ScheduleSpec{}, fmt.Errorf("not a cairn backup schedule")
 	}
 	payload, ok := action.Args[0].(*commonpb.Payload)
 	if !ok {
-		return workflows.ScheduleSpec{}, fmt.Errorf("unexpected action argument %T", action.Args[0])
+		return v1alpha1.ScheduleSpec{}, fmt.Errorf("unexpected action argument %T", action.Args[0])
 	}
-	var req workflows.ScheduledBackupRequest
+	var req v1alpha1.ScheduledBackupRequest
 	if err := converter.GetDefaultDataConverter().FromPayload(payload, &req); err != nil {
-		return workflows.ScheduleSpec{}, fmt.Errorf("decode action argument: %w", err)
+		return v1alpha1.ScheduleSpec{}, fmt.Errorf("decode action argument: %w", err)
 	}
 	return req.Schedule, nil
 }
 
 // runningRun names the backup of a running scheduled run and says when
 // it started.
-func (c *Client) runningRun(ctx context.Context, workflowID string) (workflows.RunningRun, bool) {
+func (c *Client) runningRun(ctx context.Context, workflowID string) (v1alpha1.RunningRun, bool) {
 	desc, err := c.temporal.DescribeWorkflowExecution(ctx, workflowID, "")
 	if err != nil {
-		return workflows.RunningRun{}, false // ended meanwhile
+		return v1alpha1.RunningRun{}, false // ended meanwhile
 	}
 	info := desc.GetWorkflowExecutionInfo()
-	return workflows.RunningRun{
+	return v1alpha1.RunningRun{
 		Name:  cmp.Or(keywordAttr(info, workflows.SearchAttrName.GetName()), workflowID),
 		Start: info.GetStartTime().AsTime(),
 	}, true
@@ -171,6 +172,6 @@ func (c *Client) addScheduleBackups(ctx context.Context, v *ScheduleView) error 
 	}
 	sort.Slice(runs, func(i, j int) bool { return runs[i].Time.After(runs[j].Time) })
 	v.Backups = runs
-	v.LastSuccess = workflows.LastCompleted(runs)
+	v.LastSuccess = v1alpha1.LastCompleted(runs)
 	return nil
 }

@@ -10,9 +10,9 @@ import (
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/sealing"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // errorSurfacer makes every activity's non-retryable errors count as
@@ -54,7 +54,7 @@ func unaskedCancel(ctx context.Context, err error) error {
 		return err
 	}
 	return temporal.NewApplicationError(fmt.Sprintf("stopped without a cancel request (%v); the next attempt carries on", cause),
-		workflows.ErrTypeActivityStopped)
+		v1alpha1.ErrTypeActivityStopped)
 }
 
 // surface lifts a non-retryable application error wrapped inside err (say
@@ -74,9 +74,9 @@ func surface(err error) error {
 		return nil
 	case errors.As(err, &appErr) && appErr.NonRetryable():
 	case errors.As(err, &keyErr):
-		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeEncryptionKey, nil)
+		return temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeEncryptionKey, nil)
 	case errors.Is(err, sealing.ErrCorrupt), errors.Is(err, location.ErrChecksum):
-		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeCorruptBackup, nil)
+		return temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeCorruptBackup, nil)
 	default:
 		return err
 	}

@@ -16,8 +16,8 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	sdkworker "go.temporal.io/sdk/worker"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/sealing"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 func TestSurfaceLiftsWrappedNonRetryableError(t *testing.T) {
@@ -71,7 +71,7 @@ func TestSurfaceMakesUnreadableEncryptedObjectsNonRetryable(t *testing.T) {
 	var appErr *temporal.ApplicationError
 	require.ErrorAs(t, got, &appErr)
 	assert.True(t, appErr.NonRetryable())
-	assert.Equal(t, workflows.ErrTypeEncryptionKey, appErr.Type())
+	assert.Equal(t, v1alpha1.ErrTypeEncryptionKey, appErr.Type())
 	assert.Contains(t, appErr.Message(), "backups/b/resources.tar.gz")
 
 	flipped := bytes.Clone(sealed.Bytes())
@@ -81,7 +81,7 @@ func TestSurfaceMakesUnreadableEncryptedObjectsNonRetryable(t *testing.T) {
 	_, readErr := io.ReadAll(r)
 	require.ErrorAs(t, surface(fmt.Errorf("restore: %w", readErr)), &appErr)
 	assert.True(t, appErr.NonRetryable())
-	assert.Equal(t, workflows.ErrTypeCorruptBackup, appErr.Type())
+	assert.Equal(t, v1alpha1.ErrTypeCorruptBackup, appErr.Type())
 }
 
 func TestCancelsTemporalDidNotAskForAreRetried(t *testing.T) {
@@ -97,7 +97,7 @@ func TestCancelsTemporalDidNotAskForAreRetried(t *testing.T) {
 	require.True(t, errors.As(err, &appErr), "got %v", err)
 	assert.False(t, temporal.IsCanceledError(err), "no longer a cancellation")
 	assert.False(t, appErr.NonRetryable(), "retried")
-	assert.Equal(t, workflows.ErrTypeActivityStopped, appErr.Type())
+	assert.Equal(t, v1alpha1.ErrTypeActivityStopped, appErr.Type())
 	assert.Contains(t, appErr.Message(), "context deadline exceeded")
 
 	for name, ctx := range map[string]context.Context{

@@ -22,6 +22,7 @@ import (
 	"github.com/cairn-backup/cairn/activities/repository"
 	"github.com/cairn-backup/cairn/activities/restore"
 	"github.com/cairn-backup/cairn/activities/store"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/devserver/devservertest"
 	"github.com/cairn-backup/cairn/workflows"
 )
@@ -110,7 +111,7 @@ func fake(r sdkworker.ActivityRegistry, real, fn any) {
 }
 
 func (h *historyHarness) startWorker() {
-	w := sdkworker.New(h.tc, workflows.TaskQueue, sdkworker.Options{})
+	w := sdkworker.New(h.tc, v1alpha1.TaskQueue, sdkworker.Options{})
 	RegisterWorkflows(w)
 	var (
 		cl *cluster.Activities
@@ -121,81 +122,81 @@ func (h *historyHarness) startWorker() {
 		rp *repository.Activities
 		hk *hooks.Activities
 	)
-	fake(w, cl.PlanBackup, func(context.Context, workflows.PlanInput) (*workflows.PlanResult, error) {
-		return &workflows.PlanResult{}, nil
+	fake(w, cl.PlanBackup, func(context.Context, v1alpha1.PlanInput) (*v1alpha1.PlanResult, error) {
+		return &v1alpha1.PlanResult{}, nil
 	})
-	fake(w, cs.PlanVolumes, func(context.Context, workflows.PlanVolumesInput) (*workflows.PlanVolumesResult, error) {
-		res := &workflows.PlanVolumesResult{}
+	fake(w, cs.PlanVolumes, func(context.Context, v1alpha1.PlanVolumesInput) (*v1alpha1.PlanVolumesResult, error) {
+		res := &v1alpha1.PlanVolumesResult{}
 		for i := range boundVolumes {
-			res.Volumes = append(res.Volumes, workflows.Volume{Namespace: "app", Claim: fmt.Sprintf("data-%d", i),
+			res.Volumes = append(res.Volumes, v1alpha1.Volume{Namespace: "app", Claim: fmt.Sprintf("data-%d", i),
 				PersistentVolume: fmt.Sprintf("pv-%d", i), Driver: "d", VolumeHandle: fmt.Sprintf("h%d", i), SnapshotClass: "c"})
 		}
 		return res, nil
 	})
-	fake(w, hk.PlanBackupHooks, func(context.Context, workflows.PlanHooksInput) (*workflows.PlanHooksResult, error) {
-		return &workflows.PlanHooksResult{}, nil
+	fake(w, hk.PlanBackupHooks, func(context.Context, v1alpha1.PlanHooksInput) (*v1alpha1.PlanHooksResult, error) {
+		return &v1alpha1.PlanHooksResult{}, nil
 	})
-	fake(w, cs.CreateVolumeSnapshot, func(_ context.Context, in workflows.CreateSnapshotInput) (*workflows.CreateSnapshotResult, error) {
-		return &workflows.CreateSnapshotResult{Name: workflows.SnapshotName(in.Backup, in.Volume)}, nil
+	fake(w, cs.CreateVolumeSnapshot, func(_ context.Context, in v1alpha1.CreateSnapshotInput) (*v1alpha1.CreateSnapshotResult, error) {
+		return &v1alpha1.CreateSnapshotResult{Name: v1alpha1.SnapshotName(in.Backup, in.Volume)}, nil
 	})
-	fake(w, cs.WaitVolumeSnapshot, func(_ context.Context, in workflows.WaitSnapshotInput) (*workflows.SnapshotInfo, error) {
-		return &workflows.SnapshotInfo{Name: in.Name, Content: "content", Handle: "snap", RestoreBytes: 1 << 30}, nil
+	fake(w, cs.WaitVolumeSnapshot, func(_ context.Context, in v1alpha1.WaitSnapshotInput) (*v1alpha1.SnapshotInfo, error) {
+		return &v1alpha1.SnapshotInfo{Name: in.Name, Content: "content", Handle: "snap", RestoreBytes: 1 << 30}, nil
 	})
-	fake(w, cs.RemoveVolumeSnapshot, func(context.Context, workflows.RemoveSnapshotInput) error { return nil })
-	fake(w, cs.CollectVolumeSnapshots, func(context.Context, workflows.CollectSnapshotsInput) (*workflows.CollectSnapshotsResult, error) {
-		return &workflows.CollectSnapshotsResult{}, nil
+	fake(w, cs.RemoveVolumeSnapshot, func(context.Context, v1alpha1.RemoveSnapshotInput) error { return nil })
+	fake(w, cs.CollectVolumeSnapshots, func(context.Context, v1alpha1.CollectSnapshotsInput) (*v1alpha1.CollectSnapshotsResult, error) {
+		return &v1alpha1.CollectSnapshotsResult{}, nil
 	})
-	fake(w, rp.EnsureRepository, func(context.Context, workflows.EnsureRepositoryInput) error { return nil })
-	fake(w, ex.PlaceDataMover, func(context.Context, workflows.ExposeInput) (*workflows.Placement, error) {
-		return &workflows.Placement{Node: "n1", Limit: boundVolumes}, nil
+	fake(w, rp.EnsureRepository, func(context.Context, v1alpha1.EnsureRepositoryInput) error { return nil })
+	fake(w, ex.PlaceDataMover, func(context.Context, v1alpha1.ExposeInput) (*v1alpha1.Placement, error) {
+		return &v1alpha1.Placement{Node: "n1", Limit: boundVolumes}, nil
 	})
-	fake(w, ex.RequestDataMoverSlot, func(ctx context.Context, in workflows.SlotAsk) error {
-		return h.tc.SignalWorkflow(ctx, in.Request.WorkflowID, "", workflows.SignalSlotUpdate, workflows.SlotUpdate{Node: in.Node})
+	fake(w, ex.RequestDataMoverSlot, func(ctx context.Context, in v1alpha1.SlotAsk) error {
+		return h.tc.SignalWorkflow(ctx, in.Request.WorkflowID, "", v1alpha1.SignalSlotUpdate, v1alpha1.SlotUpdate{Node: in.Node})
 	})
-	fake(w, ex.ExposeVolume, func(_ context.Context, in workflows.ExposeInput) (*workflows.ExposeResult, error) {
+	fake(w, ex.ExposeVolume, func(_ context.Context, in v1alpha1.ExposeInput) (*v1alpha1.ExposeResult, error) {
 		h.startMover(in.TaskQueue)
-		return &workflows.ExposeResult{DataMover: "fake", Node: "n1"}, nil
+		return &v1alpha1.ExposeResult{DataMover: "fake", Node: "n1"}, nil
 	})
-	fake(w, ex.CleanupExposure, func(context.Context, workflows.ExposeInput) error { return nil })
-	fake(w, st.FinalizeBackup, func(context.Context, workflows.FinalizeInput) (*workflows.FinalizeResult, error) {
-		return &workflows.FinalizeResult{}, nil
+	fake(w, ex.CleanupExposure, func(context.Context, v1alpha1.ExposeInput) error { return nil })
+	fake(w, st.FinalizeBackup, func(context.Context, v1alpha1.FinalizeInput) (*v1alpha1.FinalizeResult, error) {
+		return &v1alpha1.FinalizeResult{}, nil
 	})
-	fake(w, st.CleanupBackupWork, func(context.Context, workflows.CleanupInput) error { return nil })
-	fake(w, rs.PlanRestore, func(context.Context, workflows.RestorePlanInput) (*workflows.RestorePlanResult, error) {
-		plan := &workflows.RestorePlanResult{BackupFormat: workflows.BackupFormatCairn, ItemsTotal: boundVolumes,
-			Types: []workflows.RestoreType{{ResourceType: workflows.ResourceType{Version: "v1", Resource: "persistentvolumeclaims", Namespaced: true},
+	fake(w, st.CleanupBackupWork, func(context.Context, v1alpha1.CleanupInput) error { return nil })
+	fake(w, rs.PlanRestore, func(context.Context, v1alpha1.RestorePlanInput) (*v1alpha1.RestorePlanResult, error) {
+		plan := &v1alpha1.RestorePlanResult{BackupFormat: v1alpha1.BackupFormatCairn, ItemsTotal: boundVolumes,
+			Types: []v1alpha1.RestoreType{{ResourceType: v1alpha1.ResourceType{Version: "v1", Resource: "persistentvolumeclaims", Namespaced: true},
 				Items: boundVolumes, Batches: 1}}}
 		for i := range boundVolumes {
 			claim := fmt.Sprintf("data-%d", i)
-			plan.Volumes = append(plan.Volumes, workflows.RestoreVolume{ID: workflows.VolumeRestoreID("app", claim), Namespace: "app",
+			plan.Volumes = append(plan.Volumes, v1alpha1.RestoreVolume{ID: v1alpha1.VolumeRestoreID("app", claim), Namespace: "app",
 				Claim: claim, SnapshotID: "k-" + claim, StorageClass: "fast", AccessModes: []string{"ReadWriteOnce"}, SizeBytes: 1 << 30})
 		}
 		return plan, nil
 	})
-	fake(w, rs.ApplyResources, func(_ context.Context, in workflows.ApplyInput) (*workflows.ApplyResult, error) {
-		res := &workflows.ApplyResult{}
+	fake(w, rs.ApplyResources, func(_ context.Context, in v1alpha1.ApplyInput) (*v1alpha1.ApplyResult, error) {
+		res := &v1alpha1.ApplyResult{}
 		for _, t := range in.Types {
-			res.Types = append(res.Types, workflows.TypeApplied{Resource: t.GroupResource(), Outcome: workflows.TypeOutcome{Restored: len(in.ClaimVolumes)}})
+			res.Types = append(res.Types, v1alpha1.TypeApplied{Resource: t.GroupResource(), Outcome: v1alpha1.TypeOutcome{Restored: len(in.ClaimVolumes)}})
 		}
 		return res, nil
 	})
-	step := func(context.Context, workflows.RestoreStepInput) (*workflows.StepResult, error) {
-		return &workflows.StepResult{}, nil
+	step := func(context.Context, v1alpha1.RestoreStepInput) (*v1alpha1.StepResult, error) {
+		return &v1alpha1.StepResult{}, nil
 	}
 	fake(w, rs.WaitCRDsEstablished, step)
 	fake(w, rs.RelinkOwners, step)
-	fake(w, rs.FinalizeRestore, func(context.Context, workflows.FinalizeRestoreInput) (*workflows.FinalizeRestoreResult, error) {
-		return &workflows.FinalizeRestoreResult{}, nil
+	fake(w, rs.FinalizeRestore, func(context.Context, v1alpha1.FinalizeRestoreInput) (*v1alpha1.FinalizeRestoreResult, error) {
+		return &v1alpha1.FinalizeRestoreResult{}, nil
 	})
-	fake(w, rs.CleanupRestoreWork, func(context.Context, workflows.RestoreStepInput) error { return nil })
-	fake(w, hk.RunRestoreHooks, func(context.Context, workflows.RestoreHooksInput) (*workflows.RestoreHooksResult, error) {
-		return &workflows.RestoreHooksResult{}, nil
+	fake(w, rs.CleanupRestoreWork, func(context.Context, v1alpha1.RestoreStepInput) error { return nil })
+	fake(w, hk.RunRestoreHooks, func(context.Context, v1alpha1.RestoreHooksInput) (*v1alpha1.RestoreHooksResult, error) {
+		return &v1alpha1.RestoreHooksResult{}, nil
 	})
-	fake(w, ex.HandOverVolume, func(_ context.Context, in workflows.ExposeInput) (*workflows.HandOverResult, error) {
-		return &workflows.HandOverResult{PersistentVolume: "pv-" + in.Volume.Claim}, nil
+	fake(w, ex.HandOverVolume, func(_ context.Context, in v1alpha1.ExposeInput) (*v1alpha1.HandOverResult, error) {
+		return &v1alpha1.HandOverResult{PersistentVolume: "pv-" + in.Volume.Claim}, nil
 	})
-	fake(w, ex.FinishVolumeRestores, func(_ context.Context, in workflows.FinishVolumeRestoresInput) (*workflows.FinishVolumeRestoresResult, error) {
-		return &workflows.FinishVolumeRestoresResult{}, nil
+	fake(w, ex.FinishVolumeRestores, func(_ context.Context, in v1alpha1.FinishVolumeRestoresInput) (*v1alpha1.FinishVolumeRestoresResult, error) {
+		return &v1alpha1.FinishVolumeRestoresResult{}, nil
 	})
 	require.NoError(h.t, w.Start())
 	h.t.Cleanup(w.Stop)
@@ -209,17 +210,17 @@ func (h *historyHarness) startMover(queue string) {
 	reports := h.reports
 	m := sdkworker.New(h.tc, queue, sdkworker.Options{})
 	var dm *datamover.Activities
-	fake(m, dm.UploadVolume, func(ctx context.Context, in workflows.UploadVolumeInput) (*workflows.DataUploadInfo, error) {
+	fake(m, dm.UploadVolume, func(ctx context.Context, in v1alpha1.UploadVolumeInput) (*v1alpha1.DataUploadInfo, error) {
 		for i := range reports {
-			activity.RecordHeartbeat(ctx, workflows.MoverProgress{Progress: fmt.Sprintf("uploading: report %d of %d", i+1, reports)})
+			activity.RecordHeartbeat(ctx, v1alpha1.MoverProgress{Progress: fmt.Sprintf("uploading: report %d of %d", i+1, reports)})
 		}
-		return &workflows.DataUploadInfo{SnapshotID: "k-" + in.Volume.Claim, Bytes: 1 << 30}, nil
+		return &v1alpha1.DataUploadInfo{SnapshotID: "k-" + in.Volume.Claim, Bytes: 1 << 30}, nil
 	})
-	fake(m, dm.RestoreVolumeData, func(ctx context.Context, in workflows.RestoreVolumeDataInput) (*workflows.DataDownloadInfo, error) {
+	fake(m, dm.RestoreVolumeData, func(ctx context.Context, in v1alpha1.RestoreVolumeDataInput) (*v1alpha1.DataDownloadInfo, error) {
 		for i := range reports {
-			activity.RecordHeartbeat(ctx, workflows.MoverProgress{Progress: fmt.Sprintf("restoring: report %d of %d", i+1, reports)})
+			activity.RecordHeartbeat(ctx, v1alpha1.MoverProgress{Progress: fmt.Sprintf("restoring: report %d of %d", i+1, reports)})
 		}
-		return &workflows.DataDownloadInfo{Bytes: 1 << 30}, nil
+		return &v1alpha1.DataDownloadInfo{Bytes: 1 << 30}, nil
 	})
 	require.NoError(h.t, m.Start())
 	h.movers = append(h.movers, m)
@@ -229,14 +230,14 @@ func (h *historyHarness) startMover(queue string) {
 // backup runs one data-moving backup to its end and counts the events of
 // its history and of each volume's.
 func (h *historyHarness) backup(name string, reports int) historyCounts {
-	spec := workflows.BackupSpec{Name: name, SnapshotMoveData: true}.WithDefaults("file://" + h.t.TempDir())
-	var status workflows.BackupStatus
-	id := h.runToEnd(workflows.BackupWorkflowID(name), workflows.BackupWorkflowName, workflows.BackupRequest{Spec: spec}, reports, &status)
-	require.Equal(h.t, workflows.PhaseCompleted, status.Phase, "reason: %s", status.FailureReason)
+	spec := v1alpha1.BackupSpec{Name: name, SnapshotMoveData: true}.WithDefaults("file://" + h.t.TempDir())
+	var status v1alpha1.BackupStatus
+	id := h.runToEnd(v1alpha1.BackupWorkflowID(name), v1alpha1.BackupWorkflowName, v1alpha1.BackupRequest{Spec: spec}, reports, &status)
+	require.Equal(h.t, v1alpha1.PhaseCompleted, status.Phase, "reason: %s", status.FailureReason)
 	require.Len(h.t, status.Operations, boundVolumes)
 	counts := historyCounts{parent: h.events(id)}
 	for _, op := range status.Operations {
-		require.Equal(h.t, workflows.OperationCompleted, op.Phase)
+		require.Equal(h.t, v1alpha1.OperationCompleted, op.Phase)
 		counts.volumes = append(counts.volumes, h.events(op.WorkflowID))
 	}
 	return counts
@@ -245,14 +246,14 @@ func (h *historyHarness) backup(name string, reports int) historyCounts {
 // restore runs one restore of 20 volumes from the repository to its end
 // and counts the events of its history and of each volume's.
 func (h *historyHarness) restore(name string, reports int) historyCounts {
-	spec := workflows.RestoreSpec{Name: name, BackupName: "long"}.WithDefaults("file://" + h.t.TempDir())
-	var status workflows.RestoreStatus
-	id := h.runToEnd(workflows.RestoreWorkflowID(name), workflows.RestoreWorkflowName, workflows.RestoreRequest{Spec: spec}, reports, &status)
-	require.Equal(h.t, workflows.PhaseCompleted, status.Phase, "reason: %s", status.FailureReason)
+	spec := v1alpha1.RestoreSpec{Name: name, BackupName: "long"}.WithDefaults("file://" + h.t.TempDir())
+	var status v1alpha1.RestoreStatus
+	id := h.runToEnd(v1alpha1.RestoreWorkflowID(name), v1alpha1.RestoreWorkflowName, v1alpha1.RestoreRequest{Spec: spec}, reports, &status)
+	require.Equal(h.t, v1alpha1.PhaseCompleted, status.Phase, "reason: %s", status.FailureReason)
 	require.Len(h.t, status.Volumes, boundVolumes)
 	counts := historyCounts{parent: h.events(id)}
 	for _, v := range status.Volumes {
-		require.Equal(h.t, workflows.OperationCompleted, v.Phase, "volume %s: %s", v.Key(), v.Error)
+		require.Equal(h.t, v1alpha1.OperationCompleted, v.Phase, "volume %s: %s", v.Key(), v.Error)
 		counts.volumes = append(counts.volumes, h.events(v.WorkflowID))
 	}
 	return counts
@@ -265,7 +266,7 @@ func (h *historyHarness) runToEnd(id, workflowName string, req any, reports int,
 	h.reports = reports
 	h.mu.Unlock()
 	ctx := context.Background()
-	run, err := h.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue, WorkflowExecutionTimeout: hangGuard},
+	run, err := h.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: v1alpha1.TaskQueue, WorkflowExecutionTimeout: hangGuard},
 		workflowName, req)
 	require.NoError(h.t, err)
 	require.NoError(h.t, run.Get(ctx, status))

@@ -8,7 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/cairn-backup/cairn/activities/datamover"
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/workflows/backup"
 	"github.com/cairn-backup/cairn/workflows/deletion"
 	"github.com/cairn-backup/cairn/workflows/etcdsnapshot"
@@ -25,21 +25,21 @@ import (
 
 // workerWorkflows are the workflows the worker runs, by name.
 var workerWorkflows = map[string]any{
-	workflows.BackupWorkflowName:                backup.BackupWorkflow,
-	workflows.BackupDryRunWorkflowName:          backup.BackupDryRunWorkflow,
-	workflows.ValidateFiltersWorkflowName:       backup.ValidateFiltersWorkflow,
-	workflows.RestoreWorkflowName:               restore.RestoreWorkflow,
-	workflows.RestoreDryRunWorkflowName:         restore.RestoreDryRunWorkflow,
-	workflows.VolumeSnapshotWorkflowName:        volume.VolumeSnapshotWorkflow,
-	workflows.VolumeRestoreWorkflowName:         volume.VolumeRestoreWorkflow,
-	workflows.DataMoverSlotsWorkflowName:        volume.DataMoverSlotsWorkflow,
-	workflows.ScheduledBackupWorkflowName:       schedule.ScheduledBackupWorkflow,
-	workflows.ApplyRetentionWorkflowName:        schedule.ApplyRetentionWorkflow,
-	workflows.DeleteBackupWorkflowName:          deletion.DeleteBackupWorkflow,
-	workflows.ExpireBackupsWorkflowName:         deletion.ExpireBackupsWorkflow,
-	workflows.RepositoryMaintenanceWorkflowName: deletion.RepositoryMaintenanceWorkflow,
-	workflows.EtcdSnapshotWorkflowName:          etcdsnapshot.EtcdSnapshotWorkflow,
-	workflows.VerifyBackupWorkflowName:          backup.VerifyBackupWorkflow,
+	v1alpha1.BackupWorkflowName:                backup.BackupWorkflow,
+	v1alpha1.BackupDryRunWorkflowName:          backup.BackupDryRunWorkflow,
+	v1alpha1.ValidateFiltersWorkflowName:       backup.ValidateFiltersWorkflow,
+	v1alpha1.RestoreWorkflowName:               restore.RestoreWorkflow,
+	v1alpha1.RestoreDryRunWorkflowName:         restore.RestoreDryRunWorkflow,
+	v1alpha1.VolumeSnapshotWorkflowName:        volume.VolumeSnapshotWorkflow,
+	v1alpha1.VolumeRestoreWorkflowName:         volume.VolumeRestoreWorkflow,
+	v1alpha1.DataMoverSlotsWorkflowName:        volume.DataMoverSlotsWorkflow,
+	v1alpha1.ScheduledBackupWorkflowName:       schedule.ScheduledBackupWorkflow,
+	v1alpha1.ApplyRetentionWorkflowName:        schedule.ApplyRetentionWorkflow,
+	v1alpha1.DeleteBackupWorkflowName:          deletion.DeleteBackupWorkflow,
+	v1alpha1.ExpireBackupsWorkflowName:         deletion.ExpireBackupsWorkflow,
+	v1alpha1.RepositoryMaintenanceWorkflowName: deletion.RepositoryMaintenanceWorkflow,
+	v1alpha1.EtcdSnapshotWorkflowName:          etcdsnapshot.EtcdSnapshotWorkflow,
+	v1alpha1.VerifyBackupWorkflowName:          backup.VerifyBackupWorkflow,
 }
 
 // workerActivities are the activities the worker runs: all but the data

@@ -165,15 +165,15 @@ func TestEveryCalledActivityIsRegistered(t *testing.T) {
 		assert.True(t, w.workflows[name], "child workflow %q is not registered in the worker", name)
 	}
 	for _, name := range workflowNames(t) {
-		assert.True(t, w.workflows[name], "workflow %q is named in package workflows but not registered in the worker", name)
+		assert.True(t, w.workflows[name], "workflow %q is named in package v1alpha1 but not registered in the worker", name)
 	}
 }
 
-// workflowNames are the values of package workflows' *WorkflowName
+// workflowNames are the values of package v1alpha1's *WorkflowName
 // constants, the names the starter and parents start workflows by.
 func workflowNames(t *testing.T) []string {
 	t.Helper()
-	pkgs, err := packages.Load(&packages.Config{Mode: packages.NeedTypes | packages.NeedName, Dir: ".."}, "./workflows")
+	pkgs, err := packages.Load(&packages.Config{Mode: packages.NeedTypes | packages.NeedName, Dir: ".."}, "./api/v1alpha1")
 	require.NoError(t, err)
 	scope := pkgs[0].Types.Scope()
 	var names []string

@@ -19,12 +19,12 @@ import (
 	"github.com/cairn-backup/cairn/activities/repository"
 	"github.com/cairn-backup/cairn/activities/restore"
 	"github.com/cairn-backup/cairn/activities/store"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/exposer"
 	"github.com/cairn-backup/cairn/internal/kopiarepo"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/tarball"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // Config is what a worker process needs besides its Temporal client.
@@ -171,7 +171,7 @@ func Run(ctx context.Context, c client.Client, cfg Config) error {
 		return fmt.Errorf("start worker: %w", err)
 	}
 	ensureLocationSchedules(ctx, c, cfg)
-	cfg.Log.Info("Worker polling", zap.String("taskQueue", workflows.TaskQueue), zap.String("kubernetes", cfg.Kube.Host))
+	cfg.Log.Info("Worker polling", zap.String("taskQueue", v1alpha1.TaskQueue), zap.String("kubernetes", cfg.Kube.Host))
 	<-ctx.Done()
 	w.Stop()
 	return nil

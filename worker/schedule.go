@@ -13,8 +13,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // EnsureExpirySchedule creates, or brings up to date, the Temporal
@@ -22,11 +22,11 @@ import (
 // Every worker calls it; the schedule exists once per namespace and
 // location.
 func EnsureExpirySchedule(ctx context.Context, c client.Client, loc location.Entry, interval time.Duration) error {
-	return ensureIntervalSchedule(ctx, c, workflows.LocationScheduleID(workflows.ExpireScheduleID, loc.Name), interval, &client.ScheduleWorkflowAction{
-		ID:        workflows.LocationScheduleID("expire-backups", loc.Name),
-		Workflow:  workflows.ExpireBackupsWorkflowName,
-		Args:      []any{workflows.ExpireBackupsRequest{Location: loc.URL}},
-		TaskQueue: workflows.TaskQueue,
+	return ensureIntervalSchedule(ctx, c, v1alpha1.LocationScheduleID(v1alpha1.ExpireScheduleID, loc.Name), interval, &client.ScheduleWorkflowAction{
+		ID:        v1alpha1.LocationScheduleID("expire-backups", loc.Name),
+		Workflow:  v1alpha1.ExpireBackupsWorkflowName,
+		Args:      []any{v1alpha1.ExpireBackupsRequest{Location: loc.URL}},
+		TaskQueue: v1alpha1.TaskQueue,
 	})
 }
 
@@ -35,11 +35,11 @@ func EnsureExpirySchedule(ctx context.Context, c client.Client, loc location.Ent
 // interval: one schedule per location, one run at a time, so one
 // maintainer.
 func EnsureMaintenanceSchedule(ctx context.Context, c client.Client, loc location.Entry, interval time.Duration) error {
-	return ensureIntervalSchedule(ctx, c, workflows.LocationScheduleID(workflows.MaintenanceScheduleID, loc.Name), interval, &client.ScheduleWorkflowAction{
-		ID:        workflows.LocationScheduleID("repository-maintenance", loc.Name),
-		Workflow:  workflows.RepositoryMaintenanceWorkflowName,
-		Args:      []any{workflows.MaintenanceRequest{Location: loc.URL, Mode: "auto"}},
-		TaskQueue: workflows.TaskQueue,
+	return ensureIntervalSchedule(ctx, c, v1alpha1.LocationScheduleID(v1alpha1.MaintenanceScheduleID, loc.Name), interval, &client.ScheduleWorkflowAction{
+		ID:        v1alpha1.LocationScheduleID("repository-maintenance", loc.Name),
+		Workflow:  v1alpha1.RepositoryMaintenanceWorkflowName,
+		Args:      []any{v1alpha1.MaintenanceRequest{Location: loc.URL, Mode: "auto"}},
+		TaskQueue: v1alpha1.TaskQueue,
 	})
 }
 
@@ -76,10 +76,10 @@ func ensureLocationSchedules(ctx context.Context, c client.Client, cfg Config) {
 func pruneLocationSchedules(ctx context.Context, c client.Client, cfg Config) error {
 	var bases []string
 	if cfg.ExpireInterval > 0 {
-		bases = append(bases, workflows.ExpireScheduleID)
+		bases = append(bases, v1alpha1.ExpireScheduleID)
 	}
 	if cfg.MaintenanceInterval > 0 {
-		bases = append(bases, workflows.MaintenanceScheduleID)
+		bases = append(bases, v1alpha1.MaintenanceScheduleID)
 	}
 	if len(bases) == 0 {
 		return nil
@@ -87,7 +87,7 @@ func pruneLocationSchedules(ctx context.Context, c client.Client, cfg Config) er
 	keep := map[string]bool{}
 	for _, loc := range cfg.locations() {
 		for _, base := range bases {
-			keep[workflows.LocationScheduleID(base, loc.Name)] = !loc.ReadOnly
+			keep[v1alpha1.LocationScheduleID(base, loc.Name)] = !loc.ReadOnly
 		}
 	}
 	it, err := c.ScheduleClient().List(ctx, client.ScheduleListOptions{PageSize: 100})

@@ -17,7 +17,7 @@ import (
 	"github.com/cairn-backup/cairn/activities/repository"
 	"github.com/cairn-backup/cairn/activities/restore"
 	"github.com/cairn-backup/cairn/activities/store"
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // Activities are the implementations a worker hosts.
@@ -45,7 +45,7 @@ type Options struct {
 
 // New returns a worker on TaskQueue with everything registered.
 func New(c client.Client, acts Activities, opts Options) sdkworker.Worker {
-	w := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{
+	w := sdkworker.New(c, v1alpha1.TaskQueue, sdkworker.Options{
 		MaxConcurrentActivityExecutionSize: opts.MaxConcurrentActivities,
 		Interceptors:                       []interceptor.WorkerInterceptor{&errorSurfacer{}, &heartbeatTimeouts{timeout: opts.HeartbeatTimeout}},
 	})

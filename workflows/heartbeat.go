@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 type heartbeatTimeoutKey struct{}
@@ -24,5 +26,5 @@ func HeartbeatTimeout(ctx workflow.Context) time.Duration {
 	if d, ok := ctx.Value(heartbeatTimeoutKey{}).(time.Duration); ok && d > 0 {
 		return d
 	}
-	return DefaultHeartbeatTimeout
+	return v1alpha1.DefaultHeartbeatTimeout
 }

@@ -15,10 +15,10 @@ import (
 
 	"github.com/cairn-backup/cairn/activities/internal/actas"
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/clock"
 	"github.com/cairn-backup/cairn/internal/filter"
 	"github.com/cairn-backup/cairn/internal/kube"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // CollectProgress is the heartbeat of a collect activity: the outcome of
@@ -26,8 +26,8 @@ import (
 // stands, so a retried attempt resumes at the page after the last one
 // stored.
 type CollectProgress struct {
-	Done    []workflows.TypeCollected `json:"done,omitempty"`
-	Current TypeProgress              `json:"current"`
+	Done    []v1alpha1.TypeCollected `json:"done,omitempty"`
+	Current TypeProgress             `json:"current"`
 }
 
 // TypeProgress is where the collection of one resource type stands.
@@ -92,10 +92,10 @@ type TypeResult struct {
 // from the last heartbeat overwrites at most the page it repeats: nothing
 // is duplicated. A type's result is stored before the heartbeat that
 // counts it done, so a retry skips the types already done.
-func (a *Activities) CollectResources(ctx context.Context, in workflows.CollectInput) (*workflows.CollectResult, error) {
+func (a *Activities) CollectResources(ctx context.Context, in v1alpha1.CollectInput) (*v1alpha1.CollectResult, error) {
 	run, err := runlog.Start(ctx, a.Locations, a.Log, in.Backup, in.Location)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	defer run.End()
 
@@ -129,7 +129,7 @@ func (a *Activities) CollectResources(ctx context.Context, in workflows.CollectI
 		b.progress.Current = TypeProgress{}
 		b.heartbeat(ctx)
 	}
-	return &workflows.CollectResult{Types: b.progress.Done}, nil
+	return &v1alpha1.CollectResult{Types: b.progress.Done}, nil
 }
 
 // batch is what the types of one collect activity share.
@@ -139,7 +139,7 @@ type batch struct {
 	// actingAsCaller: the run impersonates its caller, whose Forbidden
 	// is a namespace left out, not the worker's misconfiguration.
 	actingAsCaller bool
-	in             workflows.CollectInput
+	in             v1alpha1.CollectInput
 	plan           *StoredPlan
 	run            *runlog.Run
 	nsGlobs        filter.Globs
@@ -147,14 +147,14 @@ type batch struct {
 	progress       CollectProgress
 }
 
-func newBatch(a *Activities, in workflows.CollectInput, plan *StoredPlan, run *runlog.Run) (*batch, error) {
+func newBatch(a *Activities, in v1alpha1.CollectInput, plan *StoredPlan, run *runlog.Run) (*batch, error) {
 	nsGlobs, err := filter.NewGlobs(plan.Spec.IncludedNamespaces, plan.Spec.ExcludedNamespaces)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeInvalidSpec, err)
 	}
 	labels, err := filter.NewLabels(plan.Spec.LabelSelector, plan.Spec.OrLabelSelectors)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeInvalidSpec, err)
 	}
 	lister, err := actas.Lister(a.Clients, a.Lister, in.Options.ActingAs)
 	if err != nil {
@@ -167,7 +167,7 @@ func (b *batch) heartbeat(ctx context.Context) { activity.RecordHeartbeat(ctx, b
 
 // collectType collects one type, from where the heartbeat left it when
 // it was the type being collected, and stores its result for finalize.
-func (b *batch) collectType(ctx context.Context, t workflows.ResourceType) (*workflows.TypeCollected, error) {
+func (b *batch) collectType(ctx context.Context, t v1alpha1.ResourceType) (*v1alpha1.TypeCollected, error) {
 	c := b.collector(t)
 	if b.progress.Current.Resource == c.gr {
 		p := b.progress.Current
@@ -207,7 +207,7 @@ type collector struct {
 	isNSType bool
 }
 
-func (b *batch) collector(t workflows.ResourceType) *collector {
+func (b *batch) collector(t v1alpha1.ResourceType) *collector {
 	c := &collector{
 		batch: b,
 		res: kube.Resource{
@@ -263,7 +263,7 @@ func continuation(err error) string {
 	return st.Status().Continue
 }
 
-func (c *collector) collect(ctx context.Context) (*workflows.TypeCollected, error) {
+func (c *collector) collect(ctx context.Context) (*v1alpha1.TypeCollected, error) {
 	p := &c.progress.Current
 	var ahead <-chan fetched
 	for p.Shard < len(c.shards) {
@@ -297,7 +297,7 @@ func (c *collector) collect(ctx context.Context) (*workflows.TypeCollected, erro
 			c.forbid(ctx, err)
 			continue
 		case kube.IsTypeLevel(err):
-			return &workflows.TypeCollected{Resource: c.gr, Items: p.Items, Parts: p.Parts, Error: err.Error(), Restarts: p.Restarts}, nil
+			return &v1alpha1.TypeCollected{Resource: c.gr, Items: p.Items, Parts: p.Parts, Error: err.Error(), Restarts: p.Restarts}, nil
 		default:
 			return nil, err
 		}
@@ -325,7 +325,7 @@ func (c *collector) collect(ctx context.Context) (*workflows.TypeCollected, erro
 			return nil, err
 		}
 	}
-	return &workflows.TypeCollected{Resource: c.gr, Items: p.Items, Parts: p.Parts, Restarts: p.Restarts, Skipped: c.skipReason()}, nil
+	return &v1alpha1.TypeCollected{Resource: c.gr, Items: p.Items, Parts: p.Parts, Restarts: p.Restarts, Skipped: c.skipReason()}, nil
 }
 
 // forbid records that the caller may not list the current shard and

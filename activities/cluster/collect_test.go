@@ -17,9 +17,9 @@ import (
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 const pages, perPage = 10, 5
@@ -80,22 +80,22 @@ type collectFixture struct {
 	t      *testing.T
 	lister *scriptedLister
 	acts   *Activities
-	in     workflows.CollectInput
-	spec   workflows.BackupSpec
+	in     v1alpha1.CollectInput
+	spec   v1alpha1.BackupSpec
 	beats  []CollectProgress
 }
 
 func newCollectFixture(t *testing.T) *collectFixture {
 	t.Helper()
 	locURL := "file://" + t.TempDir()
-	spec := workflows.BackupSpec{Name: "b", StorageLocation: locURL}.WithDefaults("")
-	typ := workflows.ResourceType{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true}
+	spec := v1alpha1.BackupSpec{Name: "b", StorageLocation: locURL}.WithDefaults("")
+	typ := v1alpha1.ResourceType{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true}
 	lister := &scriptedLister{failOn: map[string]error{}}
 	f := &collectFixture{
 		t: t, lister: lister,
 		acts: &Activities{Lister: lister, Log: zap.NewNop()},
-		in: workflows.CollectInput{Backup: "b", Location: locURL, Types: []workflows.ResourceType{typ},
-			Options: workflows.BackupOptions{}.WithDefaults()},
+		in: v1alpha1.CollectInput{Backup: "b", Location: locURL, Types: []v1alpha1.ResourceType{typ},
+			Options: v1alpha1.BackupOptions{}.WithDefaults()},
 		spec: spec,
 	}
 	f.writePlan(true, "shop")
@@ -114,7 +114,7 @@ func (f *collectFixture) writePlan(allNamespaces bool, namespaces ...string) {
 
 // attempt runs the activity once, resuming from resume when set, and
 // returns the outcome of its first type.
-func (f *collectFixture) attempt(resume *CollectProgress) (*workflows.TypeCollected, error) {
+func (f *collectFixture) attempt(resume *CollectProgress) (*v1alpha1.TypeCollected, error) {
 	res, err := f.attemptBatch(resume)
 	if err != nil {
 		return nil, err
@@ -124,7 +124,7 @@ func (f *collectFixture) attempt(resume *CollectProgress) (*workflows.TypeCollec
 }
 
 // attemptBatch runs the activity once, resuming from resume when set.
-func (f *collectFixture) attemptBatch(resume *CollectProgress) (*workflows.CollectResult, error) {
+func (f *collectFixture) attemptBatch(resume *CollectProgress) (*v1alpha1.CollectResult, error) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
 	env.RegisterActivity(f.acts.CollectResources)
@@ -141,7 +141,7 @@ func (f *collectFixture) attemptBatch(resume *CollectProgress) (*workflows.Colle
 	if err != nil {
 		return nil, err
 	}
-	var res workflows.CollectResult
+	var res v1alpha1.CollectResult
 	require.NoError(f.t, val.Get(&res))
 	return &res, nil
 }
@@ -200,9 +200,9 @@ func TestCollectResumesFromLastHeartbeat(t *testing.T) {
 // current type already stored, and answers for every type in order.
 func TestCollectBatchResumesAfterTheTypesDone(t *testing.T) {
 	f := newCollectFixture(t)
-	secrets := workflows.ResourceType{Version: "v1", Resource: "secrets", Kind: "Secret", Namespaced: true}
-	services := workflows.ResourceType{Version: "v1", Resource: "services", Kind: "Service", Namespaced: true}
-	f.in.Types = []workflows.ResourceType{secrets, f.in.Types[0], services}
+	secrets := v1alpha1.ResourceType{Version: "v1", Resource: "secrets", Kind: "Secret", Namespaced: true}
+	services := v1alpha1.ResourceType{Version: "v1", Resource: "services", Kind: "Service", Namespaced: true}
+	f.in.Types = []v1alpha1.ResourceType{secrets, f.in.Types[0], services}
 	f.lister.failOn["services"] = errors.New("worker lost its connection")
 	_, err := f.attemptBatch(nil)
 	require.Error(t, err, "the first attempt fails at the third type")
@@ -214,9 +214,9 @@ func TestCollectBatchResumesAfterTheTypesDone(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"services"}, f.lister.calls, "the retry lists only the type not done")
 	require.Len(t, res.Types, 3)
-	assert.Equal(t, workflows.TypeCollected{Resource: "secrets"}, res.Types[0])
-	assert.Equal(t, workflows.TypeCollected{Resource: "configmaps", Items: pages * perPage, Parts: pages}, res.Types[1])
-	assert.Equal(t, workflows.TypeCollected{Resource: "services"}, res.Types[2])
+	assert.Equal(t, v1alpha1.TypeCollected{Resource: "secrets"}, res.Types[0])
+	assert.Equal(t, v1alpha1.TypeCollected{Resource: "configmaps", Items: pages * perPage, Parts: pages}, res.Types[1])
+	assert.Equal(t, v1alpha1.TypeCollected{Resource: "services"}, res.Types[2])
 	f.assertEveryObjectOnce()
 
 	loc, err := location.OpenPlain(context.Background(), f.in.Location)

@@ -16,21 +16,21 @@ import (
 
 	"github.com/cairn-backup/cairn/activities/internal/actas"
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/filter"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // StoredPlan is the plan object in the location: what collection needs
 // and would be too big for a workflow payload (the namespace list).
 type StoredPlan struct {
-	Spec workflows.BackupSpec `json:"spec"`
+	Spec v1alpha1.BackupSpec `json:"spec"`
 	// AllNamespaces: namespaced types are listed cluster-wide and filtered
 	// by the namespace globs; otherwise one list per namespace.
-	AllNamespaces bool                     `json:"allNamespaces"`
-	Namespaces    []string                 `json:"namespaces"`
-	Types         []workflows.ResourceType `json:"types"`
+	AllNamespaces bool                    `json:"allNamespaces"`
+	Namespaces    []string                `json:"namespaces"`
+	Types         []v1alpha1.ResourceType `json:"types"`
 }
 
 // StartWithPlan starts the run log of a step that works from a backup's
@@ -38,7 +38,7 @@ type StoredPlan struct {
 func StartWithPlan(ctx context.Context, locs *location.Opener, log *zap.Logger, backup, locationURL string) (*runlog.Run, *StoredPlan, error) {
 	run, err := runlog.Start(ctx, locs, log, backup, locationURL)
 	if err != nil {
-		return nil, nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return nil, nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	var plan StoredPlan
 	if err := run.Loc.ReadJSON(ctx, run.Keys.Plan(), &plan); err != nil {
@@ -64,11 +64,11 @@ func (p StoredPlan) Plans(resource string) bool {
 func (p StoredPlan) Selection() (filter.Labels, filter.Globs, []string, error) {
 	labels, err := filter.NewLabels(p.Spec.LabelSelector, p.Spec.OrLabelSelectors)
 	if err != nil {
-		return filter.Labels{}, filter.Globs{}, nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
+		return filter.Labels{}, filter.Globs{}, nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeInvalidSpec, err)
 	}
 	globs, err := filter.NewGlobs(p.Spec.IncludedNamespaces, p.Spec.ExcludedNamespaces)
 	if err != nil {
-		return filter.Labels{}, filter.Globs{}, nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
+		return filter.Labels{}, filter.Globs{}, nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeInvalidSpec, err)
 	}
 	if p.AllNamespaces {
 		return labels, globs, []string{metav1.NamespaceAll}, nil
@@ -77,15 +77,15 @@ func (p StoredPlan) Selection() (filter.Labels, filter.Globs, []string, error) {
 }
 
 // PlanBackup discovers what the spec selects and writes the plan.
-func (a *Activities) PlanBackup(ctx context.Context, in workflows.PlanInput) (*workflows.PlanResult, error) {
+func (a *Activities) PlanBackup(ctx context.Context, in v1alpha1.PlanInput) (*v1alpha1.PlanResult, error) {
 	run, err := runlog.Start(ctx, a.Locations, a.Log, in.Spec.Name, in.Spec.StorageLocation)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	defer run.End()
 
 	if err := in.Spec.Validate(); err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeInvalidSpec, err)
 	}
 	var reach Reachability
 	if activity.HasHeartbeatDetails(ctx) {
@@ -96,7 +96,7 @@ func (a *Activities) PlanBackup(ctx context.Context, in workflows.PlanInput) (*w
 
 	var (
 		plan   *StoredPlan
-		result *workflows.PlanResult
+		result *v1alpha1.PlanResult
 	)
 	err = reach.Do(ctx, timeout, run.Log, heartbeat, func() error {
 		var perr error
@@ -104,9 +104,9 @@ func (a *Activities) PlanBackup(ctx context.Context, in workflows.PlanInput) (*w
 		return perr
 	})
 	if err != nil {
-		var invalid *workflows.InvalidSpecError
+		var invalid *v1alpha1.InvalidSpecError
 		if errors.As(err, &invalid) {
-			return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
+			return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeInvalidSpec, err)
 		}
 		return nil, err
 	}
@@ -119,7 +119,7 @@ func (a *Activities) PlanBackup(ctx context.Context, in workflows.PlanInput) (*w
 	return result, nil
 }
 
-func (a *Activities) plan(ctx context.Context, in workflows.PlanInput, log *zap.Logger) (*StoredPlan, *workflows.PlanResult, error) {
+func (a *Activities) plan(ctx context.Context, in v1alpha1.PlanInput, log *zap.Logger) (*StoredPlan, *v1alpha1.PlanResult, error) {
 	spec := in.Spec
 	nsGlobs, _ := filter.NewGlobs(spec.IncludedNamespaces, spec.ExcludedNamespaces)
 	resGlobs, _ := filter.NewGlobs(spec.IncludedResources, spec.ExcludedResources)
@@ -147,7 +147,7 @@ func (a *Activities) plan(ctx context.Context, in workflows.PlanInput, log *zap.
 		return nil, nil, err
 	}
 	if unknown := kube.UnknownResources(resources, append(append([]string{}, spec.IncludedResources...), spec.ExcludedResources...)); len(unknown) > 0 {
-		return nil, nil, &workflows.InvalidSpecError{Problems: []string{fmt.Sprintf("unknown resources %v: the cluster serves no such type", unknown)}}
+		return nil, nil, &v1alpha1.InvalidSpecError{Problems: []string{fmt.Sprintf("unknown resources %v: the cluster serves no such type", unknown)}}
 	}
 	namespaces, err := selectNamespaces(ctx, lister, nsGlobs, spec.IncludedNamespaces)
 	if err != nil {
@@ -163,9 +163,9 @@ func (a *Activities) plan(ctx context.Context, in workflows.PlanInput, log *zap.
 	mode := spec.ClusterResources
 	fullCluster := spec.WholeCluster()
 
-	result := &workflows.PlanResult{KubernetesVersion: version.GitVersion, Namespaces: len(namespaces)}
+	result := &v1alpha1.PlanResult{KubernetesVersion: version.GitVersion, Namespaces: len(namespaces)}
 	for gv, gerr := range failedGroups {
-		result.Skipped = append(result.Skipped, workflows.SkippedResource{Resource: gv, Reason: "discovery failed: " + gerr.Error()})
+		result.Skipped = append(result.Skipped, v1alpha1.SkippedResource{Resource: gv, Reason: "discovery failed: " + gerr.Error()})
 	}
 	var estimated []int // indexes in result.Types of the types to estimate
 	var estimatedRes []kube.Resource
@@ -175,14 +175,14 @@ func (a *Activities) plan(ctx context.Context, in workflows.PlanInput, log *zap.
 			continue
 		}
 		if reason := kube.SkipReason(r); reason != "" {
-			result.Skipped = append(result.Skipped, workflows.SkippedResource{Resource: gr, Reason: reason})
+			result.Skipped = append(result.Skipped, v1alpha1.SkippedResource{Resource: gr, Reason: reason})
 			continue
 		}
 		isNamespaceType := gr == "namespaces"
 		if !r.Namespaced && !isNamespaceType && !fullCluster {
 			continue // cluster-scoped: only related objects, or none
 		}
-		t := workflows.ResourceType{Group: r.GVR.Group, Version: r.GVR.Version, Resource: r.GVR.Resource, Kind: r.Kind, Namespaced: r.Namespaced}
+		t := v1alpha1.ResourceType{Group: r.GVR.Group, Version: r.GVR.Version, Resource: r.GVR.Resource, Kind: r.Kind, Namespaced: r.Namespaced}
 		if allNamespaces && labelSel.Empty() && !isNamespaceType {
 			estimated = append(estimated, len(result.Types))
 			estimatedRes = append(estimatedRes, r)
@@ -193,7 +193,7 @@ func (a *Activities) plan(ctx context.Context, in workflows.PlanInput, log *zap.
 		result.Types[estimated[i]].Estimate = n
 	}
 	sort.Slice(result.Skipped, func(i, j int) bool { return result.Skipped[i].Resource < result.Skipped[j].Resource })
-	result.CollectRelated = mode == workflows.ClusterResourcesAuto && !fullCluster
+	result.CollectRelated = mode == v1alpha1.ClusterResourcesAuto && !fullCluster
 
 	plan := &StoredPlan{Spec: spec, AllNamespaces: allNamespaces, Namespaces: namespaces, Types: result.Types}
 	return plan, result, nil
@@ -242,7 +242,7 @@ func selectNamespaces(ctx context.Context, lister kube.Lister, globs filter.Glob
 	for _, ns := range included {
 		if filter.IsGlob(ns) {
 			msg := fmt.Sprintf("%v; without the right to list namespaces, name each namespace instead of %q", err, ns)
-			return nil, &workflows.InvalidSpecError{Problems: []string{msg}}
+			return nil, &v1alpha1.InvalidSpecError{Problems: []string{msg}}
 		}
 		if globs.Match(ns) {
 			named = append(named, ns)

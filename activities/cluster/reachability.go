@@ -8,8 +8,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/kube"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // Reachability tracks how long the API server has been unreachable. It is
@@ -42,7 +42,7 @@ func (r *Reachability) Do(ctx context.Context, timeout time.Duration, log *zap.L
 		down := now.Sub(*r.UnreachableSince)
 		if down >= timeout {
 			msg := fmt.Sprintf("the Kubernetes API server has been unreachable for %s (limit %s): %v", down.Round(time.Second), timeout, err)
-			return temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeClusterUnreachable, err)
+			return temporal.NewNonRetryableApplicationError(msg, v1alpha1.ErrTypeClusterUnreachable, err)
 		}
 		heartbeat()
 		log.Warn("API server unreachable, retrying", zap.Error(err), zap.Duration("for", down.Round(time.Second)), zap.Duration("backoff", backoff))

@@ -17,10 +17,10 @@ import (
 
 	"github.com/cairn-backup/cairn/activities/internal/actas"
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/filter"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/objects"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 var (
@@ -46,7 +46,7 @@ const relatedPageSize = 500
 // another cluster (the ClusterRoleBindings of the namespaces' service
 // accounts, the ClusterRoles bound, the classes objects name). It is
 // idempotent: parts are named by position in a sorted list of names.
-func (a *Activities) CollectRelated(ctx context.Context, in workflows.CollectRelatedInput) (*workflows.CollectRelatedResult, error) {
+func (a *Activities) CollectRelated(ctx context.Context, in v1alpha1.CollectRelatedInput) (*v1alpha1.CollectRelatedResult, error) {
 	run, plan, err := StartWithPlan(ctx, a.Locations, a.Log, in.Backup, in.Location)
 	if err != nil {
 		return nil, err
@@ -62,7 +62,7 @@ func (a *Activities) CollectRelated(ctx context.Context, in workflows.CollectRel
 		return nil, err
 	}
 	c := &relatedCollector{run: run, lister: lister, timeout: in.Options.ClusterUnreachableTimeout.Duration,
-		result: &workflows.CollectRelatedResult{Resources: map[string]int{}}}
+		result: &v1alpha1.CollectRelatedResult{Resources: map[string]int{}}}
 	c.heartbeat = func() { activity.RecordHeartbeat(ctx, c.reach) }
 
 	if err := c.fetch(ctx, pvResource, sortedNames(refs[objects.PersistentVolumesResource]), nil); err != nil {
@@ -76,7 +76,7 @@ func (a *Activities) CollectRelated(ctx context.Context, in workflows.CollectRel
 	if plan.Spec.TakesWorkloadDependencies() {
 		resources, err := filter.NewGlobs(plan.Spec.IncludedResources, plan.Spec.ExcludedResources)
 		if err != nil {
-			return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
+			return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeInvalidSpec, err)
 		}
 		accounts, err := collectedServiceAccounts(ctx, run)
 		if err != nil {
@@ -171,7 +171,7 @@ type relatedCollector struct {
 	timeout   time.Duration
 	reach     Reachability
 	heartbeat func()
-	result    *workflows.CollectRelatedResult
+	result    *v1alpha1.CollectRelatedResult
 }
 
 // fetch stores the named objects of r, calling seen (if set) with each.

@@ -12,10 +12,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/objects"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // objectLister serves cluster-scoped objects by group-resource and name;
@@ -49,7 +49,7 @@ func named(name string) string { return `{"metadata":{"name":"` + name + `"}}` }
 // collectRelated stores the given namespaced parts for a backup of
 // namespace shop with spec, runs CollectRelated over lister and returns
 // what it counted and the names stored per type.
-func collectRelated(t *testing.T, spec workflows.BackupSpec, lister kube.Lister, parts map[string]string) (*workflows.CollectRelatedResult, map[string][]string) {
+func collectRelated(t *testing.T, spec v1alpha1.BackupSpec, lister kube.Lister, parts map[string]string) (*v1alpha1.CollectRelatedResult, map[string][]string) {
 	t.Helper()
 	ctx := context.Background()
 	locURL := "file://" + t.TempDir()
@@ -66,10 +66,10 @@ func collectRelated(t *testing.T, spec workflows.BackupSpec, lister kube.Lister,
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
 	env.RegisterActivity(acts.CollectRelated)
-	val, err := env.ExecuteActivity(acts.CollectRelated, workflows.CollectRelatedInput{Backup: spec.Name, Location: locURL,
-		Options: workflows.BackupOptions{}.WithDefaults()})
+	val, err := env.ExecuteActivity(acts.CollectRelated, v1alpha1.CollectRelatedInput{Backup: spec.Name, Location: locURL,
+		Options: v1alpha1.BackupOptions{}.WithDefaults()})
 	require.NoError(t, err)
-	var res workflows.CollectRelatedResult
+	var res v1alpha1.CollectRelatedResult
 	require.NoError(t, val.Get(&res))
 	stored := map[string][]string{}
 	for gr := range res.Resources {
@@ -109,7 +109,7 @@ func shopCluster() *objectLister {
 }
 
 func TestCollectRelatedTakesWhatTheNamespacesNeed(t *testing.T) {
-	res, stored := collectRelated(t, workflows.BackupSpec{Name: "b", IncludedNamespaces: []string{"shop"}}, shopCluster(), shopParts)
+	res, stored := collectRelated(t, v1alpha1.BackupSpec{Name: "b", IncludedNamespaces: []string{"shop"}}, shopCluster(), shopParts)
 	assert.Equal(t, []string{"shop-high"}, stored[objects.PriorityClassesResource])
 	assert.Equal(t, []string{"shop-nodes"}, stored[objects.ClusterRoleBindingsResource])
 	assert.ElementsMatch(t, []string{"node-reader", "shop-editor"}, stored[objects.ClusterRolesResource])
@@ -120,18 +120,18 @@ func TestCollectRelatedTakesWhatTheNamespacesNeed(t *testing.T) {
 
 func TestCollectRelatedFollowsFiltersAndRights(t *testing.T) {
 	off := false
-	res, _ := collectRelated(t, workflows.BackupSpec{Name: "b", IncludedNamespaces: []string{"shop"}, RelatedClusterResources: &off},
+	res, _ := collectRelated(t, v1alpha1.BackupSpec{Name: "b", IncludedNamespaces: []string{"shop"}, RelatedClusterResources: &off},
 		shopCluster(), shopParts)
 	assert.Empty(t, res.Resources, "turned off, only volumes and CRDs are related")
 
-	_, stored := collectRelated(t, workflows.BackupSpec{Name: "b", IncludedNamespaces: []string{"shop"},
+	_, stored := collectRelated(t, v1alpha1.BackupSpec{Name: "b", IncludedNamespaces: []string{"shop"},
 		ExcludedResources: []string{"priorityclasses.scheduling.k8s.io"}}, shopCluster(), shopParts)
 	assert.Empty(t, stored[objects.PriorityClassesResource], "an excluded type is not taken as related")
 	assert.NotEmpty(t, stored[objects.ClusterRolesResource])
 
 	lister := shopCluster()
 	lister.forbidden = map[string]bool{objects.ClusterRoleBindingsResource: true}
-	res, stored = collectRelated(t, workflows.BackupSpec{Name: "b", IncludedNamespaces: []string{"shop"}}, lister, shopParts)
+	res, stored = collectRelated(t, v1alpha1.BackupSpec{Name: "b", IncludedNamespaces: []string{"shop"}}, lister, shopParts)
 	assert.Empty(t, stored[objects.ClusterRoleBindingsResource])
 	assert.Equal(t, []string{"shop-editor"}, stored[objects.ClusterRolesResource], "roles of the RoleBindings are still taken")
 	assert.Equal(t, 2, res.Warnings, "bindings not listable, and the missing class")

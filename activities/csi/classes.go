@@ -12,8 +12,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/objects"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // snapshotGroupVersion is the API the snapshots are made through.
@@ -50,7 +50,7 @@ func (c *classChooser) requireAPI(ctx context.Context, claim, pv, driver string)
 		msg := fmt.Sprintf("claim %s is bound to CSI volume %s (driver %s), but the cluster serves no %s VolumeSnapshot API: "+
 			"install the VolumeSnapshot CRDs and the snapshot controller, or back up with snapshotVolumes: false (--snapshot-volumes=false)",
 			claim, pv, driver, snapshotGroupVersion)
-		return temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeSnapshotAPIMissing, nil)
+		return temporal.NewNonRetryableApplicationError(msg, v1alpha1.ErrTypeSnapshotAPIMissing, nil)
 	}
 	list, err := c.a.Snapshots.SnapshotV1().VolumeSnapshotClasses().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -71,18 +71,18 @@ func (c *classChooser) requireAPI(ctx context.Context, claim, pv, driver string)
 func (c *classChooser) choose(claim corev1.PersistentVolumeClaim, driver string) (class, warning string) {
 	key := claim.Namespace + "/" + claim.Name
 	classes := c.byDriver[driver]
-	if name := claim.Annotations[workflows.AnnotationSnapshotClass]; name != "" {
+	if name := claim.Annotations[v1alpha1.AnnotationSnapshotClass]; name != "" {
 		for _, cl := range classes {
 			if cl.Name == name {
 				return name, ""
 			}
 		}
 		return "", fmt.Sprintf("claim %s asks for VolumeSnapshotClass %q (annotation %s), which does not exist for its CSI driver %s: not snapshotted",
-			key, name, workflows.AnnotationSnapshotClass, driver)
+			key, name, v1alpha1.AnnotationSnapshotClass, driver)
 	}
 	var labelled, defaults []string
 	for _, cl := range classes {
-		if cl.Labels[workflows.LabelSnapshotClass] == "true" {
+		if cl.Labels[v1alpha1.LabelSnapshotClass] == "true" {
 			labelled = append(labelled, cl.Name)
 		}
 		if cl.Annotations[annotationDefaultClass] == "true" {
@@ -96,15 +96,15 @@ func (c *classChooser) choose(claim corev1.PersistentVolumeClaim, driver string)
 		return labelled[0], ""
 	case len(labelled) > 1:
 		return "", fmt.Sprintf("claim %s: CSI driver %s has several VolumeSnapshotClasses labelled %s=true (%s): name one with the claim annotation %s; not snapshotted",
-			key, driver, workflows.LabelSnapshotClass, strings.Join(labelled, ", "), workflows.AnnotationSnapshotClass)
+			key, driver, v1alpha1.LabelSnapshotClass, strings.Join(labelled, ", "), v1alpha1.AnnotationSnapshotClass)
 	case len(defaults) == 1:
 		return defaults[0], ""
 	case len(defaults) > 1:
 		return "", fmt.Sprintf("claim %s: CSI driver %s has several default VolumeSnapshotClasses (%s): label one %s=true; not snapshotted",
-			key, driver, strings.Join(defaults, ", "), workflows.LabelSnapshotClass)
+			key, driver, strings.Join(defaults, ", "), v1alpha1.LabelSnapshotClass)
 	case len(classes) == 0:
 		return "", fmt.Sprintf("claim %s is bound to a volume of CSI driver %s, which has no VolumeSnapshotClass: not snapshotted", key, driver)
 	}
 	return "", fmt.Sprintf("claim %s: CSI driver %s has VolumeSnapshotClasses but none is its default or labelled %s=true: not snapshotted",
-		key, driver, workflows.LabelSnapshotClass)
+		key, driver, v1alpha1.LabelSnapshotClass)
 }

@@ -8,13 +8,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 func snapClass(name, driver string, labelled, isDefault bool) snapv1.VolumeSnapshotClass {
 	c := snapv1.VolumeSnapshotClass{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}, Annotations: map[string]string{}}, Driver: driver}
 	if labelled {
-		c.Labels[workflows.LabelSnapshotClass] = "true"
+		c.Labels[v1alpha1.LabelSnapshotClass] = "true"
 	}
 	if isDefault {
 		c.Annotations[annotationDefaultClass] = "true"
@@ -25,7 +25,7 @@ func snapClass(name, driver string, labelled, isDefault bool) snapv1.VolumeSnaps
 func claim(annotation string) corev1.PersistentVolumeClaim {
 	c := corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "data"}}
 	if annotation != "" {
-		c.Annotations = map[string]string{workflows.AnnotationSnapshotClass: annotation}
+		c.Annotations = map[string]string{v1alpha1.AnnotationSnapshotClass: annotation}
 	}
 	return c
 }

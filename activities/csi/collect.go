@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/objects"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // snapshotPartShard puts the re-collected snapshots after every part
@@ -23,10 +23,10 @@ const snapshotPartShard = 99999
 // contents, as they are after the operations (ready, with handles and
 // sizes), as backup items: one part per type under a fixed name, so a
 // retry overwrites instead of adding.
-func (a *Activities) CollectVolumeSnapshots(ctx context.Context, in workflows.CollectSnapshotsInput) (*workflows.CollectSnapshotsResult, error) {
+func (a *Activities) CollectVolumeSnapshots(ctx context.Context, in v1alpha1.CollectSnapshotsInput) (*v1alpha1.CollectSnapshotsResult, error) {
 	run, err := runlog.Start(ctx, a.Locations, a.Log, in.Backup, in.Location)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	defer run.End()
 	snaps := a.Snapshots.SnapshotV1()
@@ -55,7 +55,7 @@ func (a *Activities) CollectVolumeSnapshots(ctx context.Context, in workflows.Co
 		}
 		activity.RecordHeartbeat(ctx, i)
 	}
-	res := &workflows.CollectSnapshotsResult{Resources: map[string]int{}}
+	res := &v1alpha1.CollectSnapshotsResult{Resources: map[string]int{}}
 	for gr, lines := range map[string][][]byte{objects.VolumeSnapshotsResource: vsLines, objects.VolumeSnapshotContentsResource: contentLines} {
 		var data []byte
 		for _, l := range lines {

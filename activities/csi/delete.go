@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/objects"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // DeleteBackupSnapshots deletes every native snapshot a backup kept (its
@@ -21,10 +21,10 @@ import (
 // their VolumeSnapshots and the driver's snapshots). It runs when a backup
 // is deleted, and when one fails after some snapshots were taken. Deleting
 // what is gone succeeds, so it resumes wherever a dead worker left it.
-func (a *Activities) DeleteBackupSnapshots(ctx context.Context, in workflows.DeleteSnapshotsInput) (*workflows.DeleteSnapshotsResult, error) {
+func (a *Activities) DeleteBackupSnapshots(ctx context.Context, in v1alpha1.DeleteSnapshotsInput) (*v1alpha1.DeleteSnapshotsResult, error) {
 	run, err := runlog.Start(ctx, a.Locations, a.Log, in.Backup, in.Location)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	defer run.End()
 	// Restored copies carry the backup's label too, with a restore label:
@@ -33,11 +33,11 @@ func (a *Activities) DeleteBackupSnapshots(ctx context.Context, in workflows.Del
 	list, err := a.Snapshots.SnapshotV1().VolumeSnapshotContents().List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		if apierrors.IsNotFound(err) { // the cluster serves no snapshot API: nothing to delete
-			return &workflows.DeleteSnapshotsResult{}, nil
+			return &v1alpha1.DeleteSnapshotsResult{}, nil
 		}
 		return nil, fmt.Errorf("list snapshots of backup %s: %w", in.Backup, err)
 	}
-	res := &workflows.DeleteSnapshotsResult{}
+	res := &v1alpha1.DeleteSnapshotsResult{}
 	for _, c := range list.Items {
 		ref := c.Spec.VolumeSnapshotRef
 		if err := a.deleteSnapshot(ctx, ref.Namespace, ref.Name, ref.UID, c.Name); err != nil {

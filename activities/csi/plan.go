@@ -15,8 +15,8 @@ import (
 
 	"github.com/cairn-backup/cairn/activities/cluster"
 	"github.com/cairn-backup/cairn/activities/internal/actas"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/filter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // volumeResultsKey is the per-type results file the volume plan writes
@@ -28,13 +28,13 @@ const volumeResultsKey = "volume-snapshots"
 // VolumeSnapshotClass. Every other claim is a warning that names it. A
 // cluster without the snapshot API fails the backup here, before anything
 // is collected, when there is a CSI volume to snapshot.
-func (a *Activities) PlanVolumes(ctx context.Context, in workflows.PlanVolumesInput) (*workflows.PlanVolumesResult, error) {
+func (a *Activities) PlanVolumes(ctx context.Context, in v1alpha1.PlanVolumesInput) (*v1alpha1.PlanVolumesResult, error) {
 	run, plan, err := cluster.StartWithPlan(ctx, a.Locations, a.Log, in.Backup, in.Location)
 	if err != nil {
 		return nil, err
 	}
 	defer run.End()
-	res := &workflows.PlanVolumesResult{Volumes: []workflows.Volume{}}
+	res := &v1alpha1.PlanVolumesResult{Volumes: []v1alpha1.Volume{}}
 	if !plan.Plans("persistentvolumeclaims") {
 		return res, nil
 	}
@@ -89,7 +89,7 @@ func (a *Activities) PlanVolumes(ctx context.Context, in workflows.PlanVolumesIn
 // selectedClaims lists the claims the backup's filters select, sorted by
 // namespace and name, as the run's caller: a namespace whose claims the
 // caller may not list gets no snapshots, and a warning (unlisted) says so.
-func (a *Activities) selectedClaims(ctx context.Context, kc kubernetes.Interface, plan cluster.StoredPlan, id *workflows.Identity) (
+func (a *Activities) selectedClaims(ctx context.Context, kc kubernetes.Interface, plan cluster.StoredPlan, id *v1alpha1.Identity) (
 	claims []corev1.PersistentVolumeClaim, unlisted []string, err error) {
 	labels, globs, namespaces, err := plan.Selection()
 	if err != nil {
@@ -125,7 +125,7 @@ func (a *Activities) selectedClaims(ctx context.Context, kc kubernetes.Interface
 
 // asCaller returns the clients that read what a run's caller names (its
 // claims, its volume policies): the worker's own when id is nil.
-func (a *Activities) asCaller(id *workflows.Identity) (kubernetes.Interface, dynamic.Interface, error) {
+func (a *Activities) asCaller(id *v1alpha1.Identity) (kubernetes.Interface, dynamic.Interface, error) {
 	if id == nil {
 		return a.Kube, a.Dynamic, nil
 	}
@@ -173,29 +173,29 @@ func (a *Activities) boundVolume(ctx context.Context, c corev1.PersistentVolumeC
 // volumeOf returns the volume to snapshot for a claim bound to pv (nil
 // when it does not exist), or why it is not snapshotted.
 func (a *Activities) volumeOf(ctx context.Context, c corev1.PersistentVolumeClaim, pv *corev1.PersistentVolume,
-	classes *classChooser) (workflows.Volume, string, error) {
+	classes *classChooser) (v1alpha1.Volume, string, error) {
 	key := c.Namespace + "/" + c.Name
 	if c.Status.Phase != corev1.ClaimBound || c.Spec.VolumeName == "" {
-		return workflows.Volume{}, fmt.Sprintf("claim %s is not bound to a volume (phase %s): its volume is not snapshotted", key, c.Status.Phase), nil
+		return v1alpha1.Volume{}, fmt.Sprintf("claim %s is not bound to a volume (phase %s): its volume is not snapshotted", key, c.Status.Phase), nil
 	}
 	if pv == nil {
-		return workflows.Volume{}, fmt.Sprintf("claim %s is bound to volume %s, which does not exist: not snapshotted", key, c.Spec.VolumeName), nil
+		return v1alpha1.Volume{}, fmt.Sprintf("claim %s is bound to volume %s, which does not exist: not snapshotted", key, c.Spec.VolumeName), nil
 	}
 	if pv.Spec.CSI == nil {
-		return workflows.Volume{}, fmt.Sprintf("claim %s is bound to volume %s, which is not a CSI volume: not snapshotted", key, pv.Name), nil
+		return v1alpha1.Volume{}, fmt.Sprintf("claim %s is bound to volume %s, which is not a CSI volume: not snapshotted", key, pv.Name), nil
 	}
 	driver := pv.Spec.CSI.Driver
 	if err := classes.requireAPI(ctx, key, pv.Name, driver); err != nil {
-		return workflows.Volume{}, "", err
+		return v1alpha1.Volume{}, "", err
 	}
 	class, warning := classes.choose(c, driver)
 	if warning != "" {
-		return workflows.Volume{}, warning, nil
+		return v1alpha1.Volume{}, warning, nil
 	}
 	storageClass := pv.Spec.StorageClassName
 	if c.Spec.StorageClassName != nil {
 		storageClass = *c.Spec.StorageClassName
 	}
-	return workflows.Volume{Namespace: c.Namespace, Claim: c.Name, PersistentVolume: pv.Name, Driver: driver,
+	return v1alpha1.Volume{Namespace: c.Namespace, Claim: c.Name, PersistentVolume: pv.Name, Driver: driver,
 		VolumeHandle: pv.Spec.CSI.VolumeHandle, SnapshotClass: class, StorageClass: storageClass}, "", nil
 }

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/cairn-backup/cairn/activities/cluster"
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // A run's claims are listed as its caller: the worker, which sees the
@@ -32,9 +32,9 @@ func TestClaimsAreListedAsTheCaller(t *testing.T) {
 	defer srv.Close()
 	worker := fake.NewClientset(&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "team-a"}})
 	a := &Activities{Config: &rest.Config{Host: srv.URL}, Kube: worker}
-	plan := cluster.StoredPlan{Spec: workflows.BackupSpec{IncludedNamespaces: []string{"team-a"}}, Namespaces: []string{"team-a"}}
+	plan := cluster.StoredPlan{Spec: v1alpha1.BackupSpec{IncludedNamespaces: []string{"team-a"}}, Namespaces: []string{"team-a"}}
 
-	alice := &workflows.Identity{Username: "alice"}
+	alice := &v1alpha1.Identity{Username: "alice"}
 	kc, _, err := a.asCaller(alice)
 	require.NoError(t, err)
 	claims, unlisted, err := a.selectedClaims(context.Background(), kc, plan, alice)
@@ -51,6 +51,6 @@ func TestClaimsAreListedAsTheCaller(t *testing.T) {
 	assert.Len(t, claims, 1, "a run on Temporal's path lists with the worker's rights")
 	assert.Empty(t, unlisted)
 
-	_, _, err = a.asCaller(&workflows.Identity{Groups: []string{"system:masters"}})
+	_, _, err = a.asCaller(&v1alpha1.Identity{Groups: []string{"system:masters"}})
 	assert.Error(t, err, "an identity without a user is refused, not dropped")
 }

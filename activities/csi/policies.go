@@ -8,8 +8,8 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/cairn-backup/cairn/activities/internal/specdoc"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/volumepolicy"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // volumePolicies loads the backup's volume policies, from its spec or
@@ -17,7 +17,7 @@ import (
 // caller's); nil when it has none. A
 // document that is missing or invalid fails the backup before anything
 // is snapshotted.
-func (a *Activities) volumePolicies(ctx context.Context, dyn dynamic.Interface, spec workflows.BackupSpec) (*volumepolicy.Policies, error) {
+func (a *Activities) volumePolicies(ctx context.Context, dyn dynamic.Interface, spec v1alpha1.BackupSpec) (*volumepolicy.Policies, error) {
 	return specdoc.Load(ctx, dyn, a.ConfigNamespace, "volumePolicies", spec.VolumePolicies, volumepolicy.Parse)
 }
 

@@ -12,9 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/objects"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // pruneForNew makes room for one more kept snapshot of a volume: while
@@ -22,7 +22,7 @@ import (
 // oldest kept snapshot whose backup completed (Completed or
 // PartiallyFailed in the location). Snapshots of backups still running or
 // failed are never pruned. It returns the aliases it deleted.
-func (a *Activities) pruneForNew(ctx context.Context, run *runlog.Run, backup string, v workflows.Volume, alias string) ([]string, error) {
+func (a *Activities) pruneForNew(ctx context.Context, run *runlog.Run, backup string, v v1alpha1.Volume, alias string) ([]string, error) {
 	n := a.Retention.For(v.Driver)
 	kept, err := a.KeptSnapshots(ctx, v.PersistentVolume)
 	if err != nil {
@@ -90,7 +90,7 @@ func backupCompleted(ctx context.Context, loc *location.Location, backup string)
 	if backup == "" {
 		return false, nil
 	}
-	var meta workflows.BackupMetadata
+	var meta v1alpha1.BackupMetadata
 	err := loc.ReadJSON(ctx, location.Backup(backup).Metadata(), &meta)
 	switch {
 	case errors.Is(err, location.ErrNotFound):
@@ -98,7 +98,7 @@ func backupCompleted(ctx context.Context, loc *location.Location, backup string)
 	case err != nil:
 		return false, fmt.Errorf("read backup %s: %w", backup, err)
 	}
-	return meta.Status.Phase == workflows.PhaseCompleted || meta.Status.Phase == workflows.PhasePartiallyFailed, nil
+	return meta.Status.Phase == v1alpha1.PhaseCompleted || meta.Status.Phase == v1alpha1.PhasePartiallyFailed, nil
 }
 
 // cutTime is when the driver cut the snapshot (nanoseconds), or when its

@@ -14,8 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/objects"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // CreateVolumeSnapshot creates the VolumeSnapshot of a claim, under the
@@ -23,16 +23,16 @@ import (
 // snapshot the first one made instead of cutting a second. In keep-newest
 // mode it first deletes the oldest kept snapshots of the volume that would
 // exceed N.
-func (a *Activities) CreateVolumeSnapshot(ctx context.Context, in workflows.CreateSnapshotInput) (*workflows.CreateSnapshotResult, error) {
+func (a *Activities) CreateVolumeSnapshot(ctx context.Context, in v1alpha1.CreateSnapshotInput) (*v1alpha1.CreateSnapshotResult, error) {
 	run, err := runlog.Start(ctx, a.Locations, a.Log, in.Backup, in.Location)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	defer run.End()
 	v := in.Volume
-	name := workflows.SnapshotName(in.Backup, v)
+	name := v1alpha1.SnapshotName(in.Backup, v)
 	log := run.Log.With(zap.String("volume", v.Key()), zap.String("snapshot", name))
-	res := &workflows.CreateSnapshotResult{Name: name}
+	res := &v1alpha1.CreateSnapshotResult{Name: name}
 
 	existing, err := a.Snapshots.SnapshotV1().VolumeSnapshots(v.Namespace).Get(ctx, name, metav1.GetOptions{})
 	switch {
@@ -46,7 +46,7 @@ func (a *Activities) CreateVolumeSnapshot(ctx context.Context, in workflows.Crea
 		return nil, fmt.Errorf("get volumesnapshot %s/%s: %w", v.Namespace, name, err)
 	}
 
-	if in.NativeSnapshots == workflows.NativeSnapshotsKeepNewest {
+	if in.NativeSnapshots == v1alpha1.NativeSnapshotsKeepNewest {
 		if res.Pruned, err = a.pruneForNew(ctx, run, in.Backup, v, name); err != nil {
 			return nil, err
 		}
@@ -68,7 +68,7 @@ func (a *Activities) CreateVolumeSnapshot(ctx context.Context, in workflows.Crea
 	case apierrors.IsNotFound(err):
 		// The namespace is gone: nothing to snapshot any more.
 		msg := fmt.Sprintf("create volumesnapshot %s/%s: %v", v.Namespace, name, err)
-		return nil, temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeSnapshotFailed, err)
+		return nil, temporal.NewNonRetryableApplicationError(msg, v1alpha1.ErrTypeSnapshotFailed, err)
 	case err != nil:
 		return nil, fmt.Errorf("create volumesnapshot %s/%s: %w", v.Namespace, name, err)
 	}
@@ -84,7 +84,7 @@ func ours(labels map[string]string, backup, name string) error {
 	}
 	msg := fmt.Sprintf("VolumeSnapshot %s exists but was not made by backup %s (label %s=%q)", name, backup,
 		objects.LabelBackup, labels[objects.LabelBackup])
-	return temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeSnapshotFailed, nil)
+	return temporal.NewNonRetryableApplicationError(msg, v1alpha1.ErrTypeSnapshotFailed, nil)
 }
 
 func snapshotLabels(backup, alias, volume string) map[string]string {
@@ -101,10 +101,10 @@ func snapshotLabels(backup, alias, volume string) map[string]string {
 // the native snapshot outlives the claim's namespace for as long as the
 // backup owns it. An error the snapshot controller or the driver reports
 // fails the operation for good.
-func (a *Activities) WaitVolumeSnapshot(ctx context.Context, in workflows.WaitSnapshotInput) (*workflows.SnapshotInfo, error) {
+func (a *Activities) WaitVolumeSnapshot(ctx context.Context, in v1alpha1.WaitSnapshotInput) (*v1alpha1.SnapshotInfo, error) {
 	run, err := runlog.Start(ctx, a.Locations, a.Log, in.Backup, in.Location)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	defer run.End()
 	v := in.Volume
@@ -116,7 +116,7 @@ func (a *Activities) WaitVolumeSnapshot(ctx context.Context, in workflows.WaitSn
 		switch {
 		case apierrors.IsNotFound(err):
 			msg := fmt.Sprintf("VolumeSnapshot %s/%s was deleted while the backup waited for it", v.Namespace, in.Name)
-			return nil, temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeSnapshotFailed, err)
+			return nil, temporal.NewNonRetryableApplicationError(msg, v1alpha1.ErrTypeSnapshotFailed, err)
 		case err != nil:
 			log.Warn("Reading the VolumeSnapshot failed; retrying", zap.Error(err))
 		default:
@@ -125,7 +125,7 @@ func (a *Activities) WaitVolumeSnapshot(ctx context.Context, in workflows.WaitSn
 			}
 			if s := vs.Status; s != nil && s.Error != nil && s.Error.Message != nil {
 				msg := fmt.Sprintf("VolumeSnapshot %s/%s failed: %s", v.Namespace, in.Name, *s.Error.Message)
-				return nil, temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeSnapshotFailed, nil)
+				return nil, temporal.NewNonRetryableApplicationError(msg, v1alpha1.ErrTypeSnapshotFailed, nil)
 			}
 			if seen := describeSnapshot(vs); seen != last {
 				log.Info("Waiting for VolumeSnapshot", zap.String("state", seen))
@@ -160,7 +160,7 @@ func describeSnapshot(vs *snapv1.VolumeSnapshot) string {
 
 // retain sets the ready snapshot's content to Retain with cairn's labels
 // and returns what the backup records.
-func (a *Activities) retain(ctx context.Context, log *zap.Logger, in workflows.WaitSnapshotInput, vs *snapv1.VolumeSnapshot) (*workflows.SnapshotInfo, error) {
+func (a *Activities) retain(ctx context.Context, log *zap.Logger, in v1alpha1.WaitSnapshotInput, vs *snapv1.VolumeSnapshot) (*v1alpha1.SnapshotInfo, error) {
 	contentName := *vs.Status.BoundVolumeSnapshotContentName
 	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q,%q:%q,%q:%q}},"spec":{"deletionPolicy":"Retain"}}`,
 		objects.LabelBackup, in.Backup, objects.LabelSnapshotAlias, in.Name, objects.LabelSnapshotVolume, in.Volume.PersistentVolume)
@@ -168,7 +168,7 @@ func (a *Activities) retain(ctx context.Context, log *zap.Logger, in workflows.W
 	if err != nil {
 		return nil, fmt.Errorf("retain volumesnapshotcontent %s: %w", contentName, err)
 	}
-	info := &workflows.SnapshotInfo{Name: in.Name, Content: contentName}
+	info := &v1alpha1.SnapshotInfo{Name: in.Name, Content: contentName}
 	if s := content.Status; s != nil {
 		if s.SnapshotHandle != nil {
 			info.Handle = *s.SnapshotHandle
@@ -195,10 +195,10 @@ func (a *Activities) retain(ctx context.Context, log *zap.Logger, in workflows.W
 // RemoveVolumeSnapshot deletes a snapshot whose operation failed or was
 // canceled, with its content and the driver's snapshot, and waits until
 // they are gone. Removing what is already gone succeeds.
-func (a *Activities) RemoveVolumeSnapshot(ctx context.Context, in workflows.RemoveSnapshotInput) error {
+func (a *Activities) RemoveVolumeSnapshot(ctx context.Context, in v1alpha1.RemoveSnapshotInput) error {
 	run, err := runlog.Start(ctx, a.Locations, a.Log, in.Backup, in.Location)
 	if err != nil {
-		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	defer run.End()
 	log := run.Log.With(zap.String("volume", in.Volume.Key()), zap.String("snapshot", in.Name))

@@ -15,8 +15,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/kopiarepo"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // Activities move the data under Path.
@@ -35,10 +35,10 @@ type Activities struct {
 
 // UploadVolume uploads the volume at Path as the backup's snapshot of it.
 // A retry (on a new data mover) starts from the last checkpoint.
-func (a *Activities) UploadVolume(ctx context.Context, in workflows.UploadVolumeInput) (*workflows.DataUploadInfo, error) {
+func (a *Activities) UploadVolume(ctx context.Context, in v1alpha1.UploadVolumeInput) (*v1alpha1.DataUploadInfo, error) {
 	run, err := runlog.Start(ctx, a.Locations, a.Log, in.Backup, in.Location)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	defer run.End()
 	log := run.Log.With(zap.String("volume", in.Volume.Key()), zap.String("operation", in.OperationID), zap.String("path", a.Path))
@@ -73,7 +73,7 @@ func (a *Activities) UploadVolume(ctx context.Context, in workflows.UploadVolume
 		zap.Int64("bytes", res.Bytes), zap.Int64("files", res.Files), zap.Int64("hashedBytes", res.Progress.HashedBytes),
 		zap.Int64("uploadedBytes", res.Progress.UploadedBytes), zap.Int("checkpoints", res.Checkpoints),
 		zap.Bool("reused", res.Reused), zap.Duration("duration", res.Duration))
-	return &workflows.DataUploadInfo{
+	return &v1alpha1.DataUploadInfo{
 		SnapshotID: res.SnapshotID, ParentID: res.ParentID, Bytes: res.Bytes, Files: res.Files,
 		HashedBytes: res.Progress.HashedBytes, CachedBytes: res.Progress.CachedBytes, UploadedBytes: res.Progress.UploadedBytes,
 		Duration: res.Duration,
@@ -91,9 +91,9 @@ func (a *Activities) open(ctx context.Context, loc string) (*kopiarepo.Repositor
 	repo, err := kopiarepo.Open(ctx, cfg)
 	switch {
 	case errors.Is(err, kopiarepo.ErrWrongPassword), errors.Is(err, kopiarepo.ErrNoPassword):
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeRepositoryPassword, nil)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeRepositoryPassword, nil)
 	case errors.Is(err, kopiarepo.ErrNoRepository):
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeVolumeDataMissing, nil)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeVolumeDataMissing, nil)
 	case err != nil:
 		return nil, err
 	}

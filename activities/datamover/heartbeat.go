@@ -7,9 +7,9 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/kopiarepo"
 	"github.com/cairn-backup/cairn/internal/tick"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // liveInterval is how often a data mover heartbeats whatever kopia
@@ -61,18 +61,18 @@ func (h *heartbeat) record(details any) {
 // kopia's counters and, for a view, the sentence they read as.
 type uploadBeat struct {
 	kopiarepo.UploadProgress
-	workflows.MoverProgress
+	v1alpha1.MoverProgress
 }
 
 type restoreBeat struct {
 	kopiarepo.RestoreProgress
-	workflows.MoverProgress
+	v1alpha1.MoverProgress
 }
 
 func beatOfUpload(p kopiarepo.UploadProgress) uploadBeat {
-	return uploadBeat{p, workflows.MoverProgress{Progress: p.String()}}
+	return uploadBeat{p, v1alpha1.MoverProgress{Progress: p.String()}}
 }
 
 func beatOfRestore(p kopiarepo.RestoreProgress) restoreBeat {
-	return restoreBeat{p, workflows.MoverProgress{Progress: p.String()}}
+	return restoreBeat{p, v1alpha1.MoverProgress{Progress: p.String()}}
 }

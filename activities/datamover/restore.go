@@ -9,17 +9,17 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/kopiarepo"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // RestoreVolumeData writes the kopia snapshot into the fresh volume at
 // Path. A retry (on a new data mover, on the same volume) skips the files
 // an earlier one finished.
-func (a *Activities) RestoreVolumeData(ctx context.Context, in workflows.RestoreVolumeDataInput) (*workflows.DataDownloadInfo, error) {
+func (a *Activities) RestoreVolumeData(ctx context.Context, in v1alpha1.RestoreVolumeDataInput) (*v1alpha1.DataDownloadInfo, error) {
 	run, err := runlog.StartRestore(ctx, a.Locations, a.Log, in.Restore, "", in.Location)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	defer run.End()
 	log := run.Log.With(zap.String("volume", in.Volume), zap.String("kopiaSnapshot", in.SnapshotID), zap.String("operation", in.OperationID), zap.String("path", a.Path))
@@ -40,14 +40,14 @@ func (a *Activities) RestoreVolumeData(ctx context.Context, in workflows.Restore
 		log.Info("Restore canceled")
 		return nil, temporal.NewCanceledError("restore canceled")
 	case errors.Is(err, kopiarepo.ErrSnapshotMismatch):
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeCorruptBackup, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeCorruptBackup, err)
 	case errors.Is(err, kopiarepo.ErrSnapshotNotFound):
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeVolumeDataMissing, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeVolumeDataMissing, err)
 	case err != nil:
 		log.Error("Restore failed", zap.Error(err))
 		return nil, fmt.Errorf("restore volume %s: %w", in.Volume, err)
 	}
 	log.Info("Volume data restored", zap.Int64("bytes", res.Bytes), zap.Int64("files", res.Files),
 		zap.Int64("skippedBytes", res.Skipped), zap.Duration("duration", res.Duration))
-	return &workflows.DataDownloadInfo{Bytes: res.Bytes, Files: res.Files, SkippedBytes: res.Skipped, Duration: res.Duration}, nil
+	return &v1alpha1.DataDownloadInfo{Bytes: res.Bytes, Files: res.Files, SkippedBytes: res.Skipped, Duration: res.Duration}, nil
 }

@@ -9,9 +9,9 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.uber.org/zap"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/activitytest"
 	"github.com/cairn-backup/cairn/internal/kopiarepo"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // TestUploadIntoALocationWithoutARepositoryCreatesNone: a data mover only
@@ -23,9 +23,9 @@ func TestUploadIntoALocationWithoutARepositoryCreatesNone(t *testing.T) {
 	a := &Activities{Path: t.TempDir(), Repository: cfg, Log: zap.NewNop()}
 	env := (&testsuite.WorkflowTestSuite{}).NewTestActivityEnvironment()
 	env.RegisterActivity(a.UploadVolume)
-	_, err := env.ExecuteActivity(a.UploadVolume, workflows.UploadVolumeInput{Backup: "b1", Location: "file://" + dir,
-		Volume: workflows.Volume{Namespace: "shop", Claim: "data"}})
-	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeVolumeDataMissing)
+	_, err := env.ExecuteActivity(a.UploadVolume, v1alpha1.UploadVolumeInput{Backup: "b1", Location: "file://" + dir,
+		Volume: v1alpha1.Volume{Namespace: "shop", Claim: "data"}})
+	activitytest.RequireNonRetryable(t, err, v1alpha1.ErrTypeVolumeDataMissing)
 
 	cfg.Location, cfg.NoCreate, cfg.ConfigDir = "file://"+dir, true, filepath.Join(t.TempDir(), "inspector")
 	_, err = kopiarepo.Open(context.Background(), cfg)

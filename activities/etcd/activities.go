@@ -18,8 +18,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // Config says how the worker reaches etcd.
@@ -42,15 +42,15 @@ type Activities struct {
 // TakeEtcdSnapshot streams a snapshot into etcd/<name>/snapshot.db while
 // hashing it. The object is committed by the location only when the whole
 // stream arrived, so a cut stream leaves nothing that looks complete.
-func (a *Activities) TakeEtcdSnapshot(ctx context.Context, spec workflows.EtcdSnapshotSpec) (*workflows.TakeEtcdSnapshotResult, error) {
+func (a *Activities) TakeEtcdSnapshot(ctx context.Context, spec v1alpha1.EtcdSnapshotSpec) (*v1alpha1.TakeEtcdSnapshotResult, error) {
 	if len(a.Etcd.Endpoints) == 0 {
 		return nil, temporal.NewNonRetryableApplicationError(
 			"this worker has no etcd endpoints: start it with --etcd-endpoints (and --etcd-ca, --etcd-cert, --etcd-key for TLS)",
-			workflows.ErrTypeEtcdNotConfigured, nil)
+			v1alpha1.ErrTypeEtcdNotConfigured, nil)
 	}
 	loc, err := a.Locations.Open(ctx, spec.StorageLocation)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	defer loc.Close()
 	log := a.Log.With(zap.String("etcdSnapshot", spec.Name))
@@ -71,7 +71,7 @@ func (a *Activities) TakeEtcdSnapshot(ctx context.Context, spec workflows.EtcdSn
 	return nil, fmt.Errorf("no etcd endpoint gave a snapshot: %s", strings.Join(failures, "; "))
 }
 
-func (a *Activities) snapshotFrom(ctx context.Context, loc *location.Location, spec workflows.EtcdSnapshotSpec, endpoint string) (*workflows.TakeEtcdSnapshotResult, error) {
+func (a *Activities) snapshotFrom(ctx context.Context, loc *location.Location, spec v1alpha1.EtcdSnapshotSpec, endpoint string) (*v1alpha1.TakeEtcdSnapshotResult, error) {
 	dial := a.Etcd.DialTimeout
 	if dial <= 0 {
 		dial = 10 * time.Second
@@ -107,7 +107,7 @@ func (a *Activities) snapshotFrom(ctx context.Context, loc *location.Location, s
 	if err := w.Close(); err != nil {
 		return nil, fmt.Errorf("store snapshot: %w", err)
 	}
-	res := &workflows.TakeEtcdSnapshotResult{Endpoint: endpoint, EtcdVersion: snap.Version, Bytes: progress.n,
+	res := &v1alpha1.TakeEtcdSnapshotResult{Endpoint: endpoint, EtcdVersion: snap.Version, Bytes: progress.n,
 		SHA256: hex.EncodeToString(sum.Sum(nil))}
 	res.Revision = status.Header.GetRevision()
 	if rev := snap.Header.GetRevision(); rev > 0 {

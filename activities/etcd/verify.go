@@ -11,8 +11,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // trailerSize is the SHA-256 etcd appends to every snapshot it streams:
@@ -23,10 +23,10 @@ const trailerSize = sha256.Size
 // heartbeating the bytes read, and checks its size, its hash against the one taken while streaming, and
 // etcd's own trailer against the data, so what is called Completed is
 // what etcd sent and what a restore will read.
-func (a *Activities) VerifyEtcdSnapshot(ctx context.Context, in workflows.VerifyEtcdSnapshotInput) error {
+func (a *Activities) VerifyEtcdSnapshot(ctx context.Context, in v1alpha1.VerifyEtcdSnapshotInput) error {
 	loc, err := a.Locations.Open(ctx, in.Spec.StorageLocation)
 	if err != nil {
-		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	defer loc.Close()
 	r, err := loc.NewReader(ctx, location.EtcdSnapshot(in.Spec.Name).Snapshot())
@@ -37,7 +37,7 @@ func (a *Activities) VerifyEtcdSnapshot(ctx context.Context, in workflows.Verify
 	// A real snapshot is gigabytes: the bytes read go in the heartbeat.
 	if err := Verify(io.TeeReader(r, &heartbeatCounter{ctx: ctx}), in.Bytes, in.SHA256); err != nil {
 		return temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("stored etcd snapshot %s is not what etcd sent: %v", in.Spec.Name, err), workflows.ErrTypeCorruptBackup, err)
+			fmt.Sprintf("stored etcd snapshot %s is not what etcd sent: %v", in.Spec.Name, err), v1alpha1.ErrTypeCorruptBackup, err)
 	}
 	a.Log.Info("Verified stored etcd snapshot", zap.String("etcdSnapshot", in.Spec.Name), zap.Int64("bytes", in.Bytes))
 	return nil

@@ -14,8 +14,8 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.uber.org/zap"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // fakeSnapshot is data followed by its SHA-256, as etcd streams it.
@@ -69,8 +69,8 @@ func TestVerifyEtcdSnapshotHeartbeatsTheBytesRead(t *testing.T) {
 		require.NoError(t, details.Get(&n))
 		beats = append(beats, n)
 	})
-	_, err = env.ExecuteActivity(a.VerifyEtcdSnapshot, workflows.VerifyEtcdSnapshotInput{
-		Spec: workflows.EtcdSnapshotSpec{Name: "s1", StorageLocation: url}, Bytes: int64(len(snap)), SHA256: sum})
+	_, err = env.ExecuteActivity(a.VerifyEtcdSnapshot, v1alpha1.VerifyEtcdSnapshotInput{
+		Spec: v1alpha1.EtcdSnapshotSpec{Name: "s1", StorageLocation: url}, Bytes: int64(len(snap)), SHA256: sum})
 	require.NoError(t, err)
 	require.NotEmpty(t, beats, "verifying heartbeats")
 	for _, n := range beats {

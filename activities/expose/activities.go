@@ -18,8 +18,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/exposer"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // Activities expose volumes with Exposer, in Namespace.
@@ -58,7 +58,7 @@ type SignalStarter interface {
 	DescribeWorkflowExecution(ctx context.Context, workflowID, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error)
 }
 
-func (a *Activities) target(in workflows.ExposeInput) exposer.Target {
+func (a *Activities) target(in v1alpha1.ExposeInput) exposer.Target {
 	return exposer.Target{
 		Owner: in.Owner, Mode: exposer.Mode(in.Mode), Namespace: a.Namespace,
 		SourceNamespace: in.Volume.Namespace, Snapshot: in.Snapshot, SourceClaim: in.Volume.Claim, Size: in.SnapshotSize,
@@ -67,16 +67,16 @@ func (a *Activities) target(in workflows.ExposeInput) exposer.Target {
 }
 
 // start opens the owner's log for this attempt.
-func (a *Activities) start(ctx context.Context, in workflows.ExposeInput) (*runlog.Run, error) {
+func (a *Activities) start(ctx context.Context, in v1alpha1.ExposeInput) (*runlog.Run, error) {
 	var run *runlog.Run
 	var err error
-	if in.Mode == workflows.ExposeRestore {
+	if in.Mode == v1alpha1.ExposeRestore {
 		run, err = runlog.StartRestore(ctx, a.Locations, a.Log, in.Owner, "", in.Location)
 	} else {
 		run, err = runlog.Start(ctx, a.Locations, a.Log, in.Owner, in.Location)
 	}
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	return run, nil
 }
@@ -89,7 +89,7 @@ func heartbeat(ctx context.Context) func(string) {
 
 // ExposeVolume makes the volume reachable and starts the attempt's data
 // mover (or keeps the one that runs).
-func (a *Activities) ExposeVolume(ctx context.Context, in workflows.ExposeInput) (*workflows.ExposeResult, error) {
+func (a *Activities) ExposeVolume(ctx context.Context, in v1alpha1.ExposeInput) (*v1alpha1.ExposeResult, error) {
 	run, err := a.start(ctx, in)
 	if err != nil {
 		return nil, err
@@ -102,17 +102,17 @@ func (a *Activities) ExposeVolume(ctx context.Context, in workflows.ExposeInput)
 	}
 	run.Log.Info("Data mover started", zap.String("volume", in.Volume.Key()), zap.String("claim", started.Claim),
 		zap.String("dataMover", started.DataMover), zap.String("node", started.Node), zap.Int("attempt", in.Attempt))
-	return &workflows.ExposeResult{Claim: started.Claim, DataMover: started.DataMover, Node: started.Node}, nil
+	return &v1alpha1.ExposeResult{Claim: started.Claim, DataMover: started.DataMover, Node: started.Node}, nil
 }
 
 // DiagnoseExposure says why the volume's data mover has not started.
-func (a *Activities) DiagnoseExposure(ctx context.Context, in workflows.ExposeInput) (*workflows.DiagnoseResult, error) {
-	return &workflows.DiagnoseResult{Reason: a.Exposer.Diagnose(ctx, a.target(in))}, nil
+func (a *Activities) DiagnoseExposure(ctx context.Context, in v1alpha1.ExposeInput) (*v1alpha1.DiagnoseResult, error) {
+	return &v1alpha1.DiagnoseResult{Reason: a.Exposer.Diagnose(ctx, a.target(in))}, nil
 }
 
 // CleanupExposure stops the volume's data movers and deletes what
 // exposing it created.
-func (a *Activities) CleanupExposure(ctx context.Context, in workflows.ExposeInput) error {
+func (a *Activities) CleanupExposure(ctx context.Context, in v1alpha1.ExposeInput) error {
 	run, err := a.start(ctx, in)
 	if err != nil {
 		return err
@@ -130,7 +130,7 @@ const anyNode = "any-node"
 
 // PlaceDataMover says which node's slots the operation's data mover
 // takes, and that node's limit.
-func (a *Activities) PlaceDataMover(ctx context.Context, in workflows.ExposeInput) (*workflows.Placement, error) {
+func (a *Activities) PlaceDataMover(ctx context.Context, in v1alpha1.ExposeInput) (*v1alpha1.Placement, error) {
 	node, err := a.Exposer.Node(ctx, a.target(in))
 	if err != nil {
 		return nil, fmt.Errorf("place the data mover of %s: %w", in.Volume.Key(), err)
@@ -138,16 +138,16 @@ func (a *Activities) PlaceDataMover(ctx context.Context, in workflows.ExposeInpu
 	if node == "" {
 		node = anyNode
 	}
-	return &workflows.Placement{Node: node, Limit: a.Concurrency.For(node)}, nil
+	return &v1alpha1.Placement{Node: node, Limit: a.Concurrency.For(node)}, nil
 }
 
 // RequestDataMoverSlot queues the operation for a slot on its node,
 // starting the node's slots workflow if it is not running.
-func (a *Activities) RequestDataMoverSlot(ctx context.Context, in workflows.SlotAsk) error {
-	id := workflows.DataMoverSlotsWorkflowID(in.Node)
-	_, err := a.Temporal.SignalWithStartWorkflow(ctx, id, workflows.SignalAcquireSlot, in.Request,
-		client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.DataMoverSlotsWorkflowName,
-		workflows.SlotsState{Node: in.Node, Limit: in.Request.Limit})
+func (a *Activities) RequestDataMoverSlot(ctx context.Context, in v1alpha1.SlotAsk) error {
+	id := v1alpha1.DataMoverSlotsWorkflowID(in.Node)
+	_, err := a.Temporal.SignalWithStartWorkflow(ctx, id, v1alpha1.SignalAcquireSlot, in.Request,
+		client.StartWorkflowOptions{ID: id, TaskQueue: v1alpha1.TaskQueue}, v1alpha1.DataMoverSlotsWorkflowName,
+		v1alpha1.SlotsState{Node: in.Node, Limit: in.Request.Limit})
 	if err != nil {
 		return fmt.Errorf("ask for a data mover slot on %s: %w", in.Node, err)
 	}
@@ -156,7 +156,7 @@ func (a *Activities) RequestDataMoverSlot(ctx context.Context, in workflows.Slot
 
 // ClosedSlotHolders returns the slot holders whose workflow is no longer
 // running (terminated, timed out, or gone).
-func (a *Activities) ClosedSlotHolders(ctx context.Context, holders []workflows.SlotRequest) ([]string, error) {
+func (a *Activities) ClosedSlotHolders(ctx context.Context, holders []v1alpha1.SlotRequest) ([]string, error) {
 	var closed []string
 	for _, h := range holders {
 		desc, err := a.Temporal.DescribeWorkflowExecution(ctx, h.WorkflowID, "")

@@ -19,9 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/activitytest"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // TestExposeVolumeRestoreCreatesClaimAndPodInTheDataMoverNamespace: a
@@ -133,14 +133,14 @@ func TestABadLocationFailsNonRetryableBeforeTouchingTheCluster(t *testing.T) {
 	f := newFixture(t)
 	in := restoreInput("ftp://host/x")
 	_, err := f.env.ExecuteActivity(f.acts.ExposeVolume, in)
-	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeLocation)
+	activitytest.RequireNonRetryable(t, err, v1alpha1.ErrTypeLocation)
 	_, err = f.env.ExecuteActivity(f.acts.CleanupExposure, in)
-	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeLocation)
+	activitytest.RequireNonRetryable(t, err, v1alpha1.ErrTypeLocation)
 	_, err = f.env.ExecuteActivity(f.acts.HandOverVolume, in)
-	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeLocation)
-	_, err = f.env.ExecuteActivity(f.acts.FinishVolumeRestores, workflows.FinishVolumeRestoresInput{Restore: "r1",
-		Location: "ftp://host/x", Bindings: []workflows.ClaimBinding{{Namespace: "shop", Claim: "data", PersistentVolume: "pv-1"}}})
-	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeLocation)
+	activitytest.RequireNonRetryable(t, err, v1alpha1.ErrTypeLocation)
+	_, err = f.env.ExecuteActivity(f.acts.FinishVolumeRestores, v1alpha1.FinishVolumeRestoresInput{Restore: "r1",
+		Location: "ftp://host/x", Bindings: []v1alpha1.ClaimBinding{{Namespace: "shop", Claim: "data", PersistentVolume: "pv-1"}}})
+	activitytest.RequireNonRetryable(t, err, v1alpha1.ErrTypeLocation)
 	assert.Empty(t, f.kube.Actions(), "the cluster was not touched")
 }
 
@@ -176,7 +176,7 @@ func TestDiagnoseExposureDescribesTheAttemptsDataMover(t *testing.T) {
 
 	val, err := f.env.ExecuteActivity(f.acts.DiagnoseExposure, in)
 	require.NoError(t, err)
-	var res workflows.DiagnoseResult
+	var res v1alpha1.DiagnoseResult
 	require.NoError(t, val.Get(&res))
 	assert.Contains(t, res.Reason, pod.Name)
 	assert.Contains(t, res.Reason, "ImagePullBackOff")
@@ -253,7 +253,7 @@ func TestCleanupExposureOfNothingIsNoError(t *testing.T) {
 	in := backupInput(f.url)
 	_, err := f.env.ExecuteActivity(f.acts.CleanupExposure, in)
 	require.NoError(t, err)
-	in.Mode = workflows.ExposeRestore
+	in.Mode = v1alpha1.ExposeRestore
 	_, err = f.env.ExecuteActivity(f.acts.CleanupExposure, in)
 	require.NoError(t, err)
 }
@@ -288,11 +288,11 @@ func volumeOnNode(node string) []runtime.Object {
 	return []runtime.Object{pv, claim}
 }
 
-func (f *fixture) place(t *testing.T, in workflows.ExposeInput) *workflows.Placement {
+func (f *fixture) place(t *testing.T, in v1alpha1.ExposeInput) *v1alpha1.Placement {
 	t.Helper()
 	val, err := f.env.ExecuteActivity(f.acts.PlaceDataMover, in)
 	require.NoError(t, err)
-	var p workflows.Placement
+	var p v1alpha1.Placement
 	require.NoError(t, val.Get(&p))
 	return &p
 }
@@ -302,7 +302,7 @@ func (f *fixture) place(t *testing.T, in workflows.ExposeInput) *workflows.Place
 func TestPlaceDataMoverTakesThePinnedNodesSlots(t *testing.T) {
 	f := newFixture(t, volumeOnNode("node-a")...)
 	f.acts.Concurrency = Concurrency{Default: 2, ByNode: map[string]int{"node-a": 5}}
-	assert.Equal(t, workflows.Placement{Node: "node-a", Limit: 5}, *f.place(t, backupInput(f.url)))
+	assert.Equal(t, v1alpha1.Placement{Node: "node-a", Limit: 5}, *f.place(t, backupInput(f.url)))
 }
 
 // TestPlaceDataMoverOfAnUnpinnedVolumeTakesAnyNodesSlots: a volume no
@@ -311,8 +311,8 @@ func TestPlaceDataMoverTakesThePinnedNodesSlots(t *testing.T) {
 func TestPlaceDataMoverOfAnUnpinnedVolumeTakesAnyNodesSlots(t *testing.T) {
 	f := newFixture(t, volumeOnNode("")...)
 	f.acts.Concurrency = Concurrency{Default: 3, ByNode: map[string]int{"node-a": 5}}
-	assert.Equal(t, workflows.Placement{Node: anyNode, Limit: 3}, *f.place(t, backupInput(f.url)))
-	assert.Equal(t, workflows.Placement{Node: anyNode, Limit: 3}, *f.place(t, restoreInput(f.url)))
+	assert.Equal(t, v1alpha1.Placement{Node: anyNode, Limit: 3}, *f.place(t, backupInput(f.url)))
+	assert.Equal(t, v1alpha1.Placement{Node: anyNode, Limit: 3}, *f.place(t, restoreInput(f.url)))
 }
 
 // TestPlaceDataMoverFailureIsRetryableAndNamesTheVolume: when the cluster
@@ -376,19 +376,19 @@ func TestRequestDataMoverSlotSignalsTheNodesSlotsWorkflow(t *testing.T) {
 	f := newFixture(t)
 	tc := &fakeTemporal{}
 	f.acts.Temporal = tc
-	req := workflows.SlotRequest{WorkflowID: "backup/b1/volume/shop/data", Operation: "op-1", Limit: 4}
-	_, err := f.env.ExecuteActivity(f.acts.RequestDataMoverSlot, workflows.SlotAsk{Node: "node-a", Request: req})
+	req := v1alpha1.SlotRequest{WorkflowID: "backup/b1/volume/shop/data", Operation: "op-1", Limit: 4}
+	_, err := f.env.ExecuteActivity(f.acts.RequestDataMoverSlot, v1alpha1.SlotAsk{Node: "node-a", Request: req})
 	require.NoError(t, err)
 
 	require.Len(t, tc.signals, 1)
 	s := tc.signals[0]
-	assert.Equal(t, workflows.DataMoverSlotsWorkflowID("node-a"), s.workflowID)
-	assert.Equal(t, workflows.SignalAcquireSlot, s.signal)
+	assert.Equal(t, v1alpha1.DataMoverSlotsWorkflowID("node-a"), s.workflowID)
+	assert.Equal(t, v1alpha1.SignalAcquireSlot, s.signal)
 	assert.Equal(t, req, s.arg)
 	assert.Equal(t, s.workflowID, s.options.ID, "the started workflow is the one signalled")
-	assert.Equal(t, workflows.TaskQueue, s.options.TaskQueue)
-	assert.Equal(t, workflows.DataMoverSlotsWorkflowName, s.workflow)
-	assert.Equal(t, []any{workflows.SlotsState{Node: "node-a", Limit: 4}}, s.args)
+	assert.Equal(t, v1alpha1.TaskQueue, s.options.TaskQueue)
+	assert.Equal(t, v1alpha1.DataMoverSlotsWorkflowName, s.workflow)
+	assert.Equal(t, []any{v1alpha1.SlotsState{Node: "node-a", Limit: 4}}, s.args)
 }
 
 // TestRequestDataMoverSlotFailureIsRetryable: a Temporal error fails the
@@ -396,16 +396,16 @@ func TestRequestDataMoverSlotSignalsTheNodesSlotsWorkflow(t *testing.T) {
 func TestRequestDataMoverSlotFailureIsRetryable(t *testing.T) {
 	f := newFixture(t)
 	f.acts.Temporal = &fakeTemporal{signalErr: serviceerror.NewUnavailable("frontend restarting")}
-	_, err := f.env.ExecuteActivity(f.acts.RequestDataMoverSlot, workflows.SlotAsk{Node: "node-a",
-		Request: workflows.SlotRequest{WorkflowID: "w"}})
+	_, err := f.env.ExecuteActivity(f.acts.RequestDataMoverSlot, v1alpha1.SlotAsk{Node: "node-a",
+		Request: v1alpha1.SlotRequest{WorkflowID: "w"}})
 	activitytest.RequireRetryable(t, err)
 	assert.Contains(t, err.Error(), "node-a")
 }
 
 func (f *fixture) closedHolders(holders ...string) ([]string, error) {
-	var reqs []workflows.SlotRequest
+	var reqs []v1alpha1.SlotRequest
 	for _, h := range holders {
-		reqs = append(reqs, workflows.SlotRequest{WorkflowID: h})
+		reqs = append(reqs, v1alpha1.SlotRequest{WorkflowID: h})
 	}
 	val, err := f.env.ExecuteActivity(f.acts.ClosedSlotHolders, reqs)
 	if err != nil {

@@ -20,10 +20,10 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/activitytest"
 	"github.com/cairn-backup/cairn/internal/exposer"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // dmNamespace is the data mover namespace the activities are given.
@@ -152,53 +152,53 @@ func (f *fixture) emulateReclaim() {
 }
 
 // shopData is the backed-up (or restored) claim shop/data.
-var shopData = workflows.Volume{Namespace: "shop", Claim: "data", StorageClass: "fast"}
+var shopData = v1alpha1.Volume{Namespace: "shop", Claim: "data", StorageClass: "fast"}
 
-func restoreInput(url string) workflows.ExposeInput {
-	return workflows.ExposeInput{Owner: "r1", Location: url, Mode: workflows.ExposeRestore, Volume: shopData,
+func restoreInput(url string) v1alpha1.ExposeInput {
+	return v1alpha1.ExposeInput{Owner: "r1", Location: url, Mode: v1alpha1.ExposeRestore, Volume: shopData,
 		SnapshotSize: 5 << 30, AccessModes: []string{"ReadWriteMany"},
-		TaskQueue: workflows.DataMoverTaskQueue("r1", shopData), Attempt: 1}
+		TaskQueue: v1alpha1.DataMoverTaskQueue("r1", shopData), Attempt: 1}
 }
 
-func backupInput(url string) workflows.ExposeInput {
-	return workflows.ExposeInput{Owner: "b1", Location: url, Mode: workflows.ExposeBackup, Volume: shopData,
-		Snapshot: "snap", SnapshotSize: 1 << 30, TaskQueue: workflows.DataMoverTaskQueue("b1", shopData), Attempt: 1}
+func backupInput(url string) v1alpha1.ExposeInput {
+	return v1alpha1.ExposeInput{Owner: "b1", Location: url, Mode: v1alpha1.ExposeBackup, Volume: shopData,
+		Snapshot: "snap", SnapshotSize: 1 << 30, TaskQueue: v1alpha1.DataMoverTaskQueue("b1", shopData), Attempt: 1}
 }
 
 // claimName is the data mover claim of in: the exposer's name for it.
-func claimName(in workflows.ExposeInput) string {
+func claimName(in v1alpha1.ExposeInput) string {
 	return exposer.Target{TaskQueue: in.TaskQueue}.Name()
 }
 
-func (f *fixture) expose(t *testing.T, in workflows.ExposeInput) *workflows.ExposeResult {
+func (f *fixture) expose(t *testing.T, in v1alpha1.ExposeInput) *v1alpha1.ExposeResult {
 	t.Helper()
-	res, err := activitytest.Run[workflows.ExposeResult](t, f.env, f.acts.ExposeVolume, in)
+	res, err := activitytest.Run[v1alpha1.ExposeResult](t, f.env, f.acts.ExposeVolume, in)
 	require.NoError(t, err)
 	return res
 }
 
-func (f *fixture) handOver(in workflows.ExposeInput) (string, error) {
+func (f *fixture) handOver(in v1alpha1.ExposeInput) (string, error) {
 	val, err := f.env.ExecuteActivity(f.acts.HandOverVolume, in)
 	if err != nil {
 		return "", err
 	}
-	var res workflows.HandOverResult
+	var res v1alpha1.HandOverResult
 	if err := val.Get(&res); err != nil {
 		return "", err
 	}
 	return res.PersistentVolume, nil
 }
 
-func (f *fixture) finish(t *testing.T, in workflows.FinishVolumeRestoresInput) *workflows.FinishVolumeRestoresResult {
+func (f *fixture) finish(t *testing.T, in v1alpha1.FinishVolumeRestoresInput) *v1alpha1.FinishVolumeRestoresResult {
 	t.Helper()
-	res, err := activitytest.Run[workflows.FinishVolumeRestoresResult](t, f.env, f.acts.FinishVolumeRestores, in)
+	res, err := activitytest.Run[v1alpha1.FinishVolumeRestoresResult](t, f.env, f.acts.FinishVolumeRestores, in)
 	require.NoError(t, err)
 	return res
 }
 
 // bindDataMoverClaim plays the provisioner: it creates volume pv (reclaim
 // policy Delete) for in's data mover claim and binds the claim to it.
-func (f *fixture) bindDataMoverClaim(t *testing.T, in workflows.ExposeInput, pv string) {
+func (f *fixture) bindDataMoverClaim(t *testing.T, in v1alpha1.ExposeInput, pv string) {
 	t.Helper()
 	ctx := context.Background()
 	claims := f.kube.CoreV1().PersistentVolumeClaims(dmNamespace)

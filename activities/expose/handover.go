@@ -10,16 +10,16 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/clock"
 	"github.com/cairn-backup/cairn/internal/exposer"
 	"github.com/cairn-backup/cairn/internal/objects"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // HandOverVolume stops the restore's data movers of the volume and gives
 // the volume they wrote to the target claim, which the restore creates
 // next.
-func (a *Activities) HandOverVolume(ctx context.Context, in workflows.ExposeInput) (*workflows.HandOverResult, error) {
+func (a *Activities) HandOverVolume(ctx context.Context, in v1alpha1.ExposeInput) (*v1alpha1.HandOverResult, error) {
 	run, err := a.start(ctx, in)
 	if err != nil {
 		return nil, err
@@ -32,7 +32,7 @@ func (a *Activities) HandOverVolume(ctx context.Context, in workflows.ExposeInpu
 		return nil, fmt.Errorf("hand the restored volume over to claim %s: %w", in.Volume.Key(), err)
 	}
 	run.Log.Info("Restored volume handed over", zap.String("volume", in.Volume.Key()), zap.String("persistentVolume", pv))
-	return &workflows.HandOverResult{PersistentVolume: pv}, nil
+	return &v1alpha1.HandOverResult{PersistentVolume: pv}, nil
 }
 
 // FinishVolumeRestores waits for the restored claims to bind to the
@@ -40,18 +40,18 @@ func (a *Activities) HandOverVolume(ctx context.Context, in workflows.ExposeInpu
 // back. A volume whose claim was not created by the timeout, or bound
 // another volume, is deleted: nothing would ever use it, and its data is
 // still in the repository.
-func (a *Activities) FinishVolumeRestores(ctx context.Context, in workflows.FinishVolumeRestoresInput) (*workflows.FinishVolumeRestoresResult, error) {
+func (a *Activities) FinishVolumeRestores(ctx context.Context, in v1alpha1.FinishVolumeRestoresInput) (*v1alpha1.FinishVolumeRestoresResult, error) {
 	run, err := runlog.StartRestore(ctx, a.Locations, a.Log, in.Restore, "", in.Location)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	defer run.End()
 	deadline := time.Now().Add(in.Timeout)
-	pending := map[string]workflows.ClaimBinding{}
+	pending := map[string]v1alpha1.ClaimBinding{}
 	for _, b := range in.Bindings {
 		pending[b.Namespace+"/"+b.Claim] = b
 	}
-	res := &workflows.FinishVolumeRestoresResult{Unbound: map[string]string{}}
+	res := &v1alpha1.FinishVolumeRestoresResult{Unbound: map[string]string{}}
 	last := map[string]exposer.HandOverState{}
 	for {
 		for key, b := range pending {
@@ -97,7 +97,7 @@ func (a *Activities) FinishVolumeRestores(ctx context.Context, in workflows.Fini
 	return res, nil
 }
 
-func (a *Activities) abandon(ctx context.Context, run *runlog.Run, b workflows.ClaimBinding, why string) error {
+func (a *Activities) abandon(ctx context.Context, run *runlog.Run, b v1alpha1.ClaimBinding, why string) error {
 	run.Log.Warn("Deleting a restored volume nothing will bind", zap.String("persistentVolume", b.PersistentVolume),
 		zap.String("reason", why))
 	return a.Exposer.DeleteVolume(ctx, b.PersistentVolume)

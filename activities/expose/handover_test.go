@@ -16,15 +16,15 @@ import (
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/activitytest"
 	"github.com/cairn-backup/cairn/internal/exposer"
 	"github.com/cairn-backup/cairn/internal/objects"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // exposedRestore exposes a restore of shop/data and has its data mover
 // claim bound to volume pv-1.
-func exposedRestore(t *testing.T, f *fixture) workflows.ExposeInput {
+func exposedRestore(t *testing.T, f *fixture) v1alpha1.ExposeInput {
 	t.Helper()
 	in := restoreInput(f.url)
 	f.expose(t, in)
@@ -106,8 +106,8 @@ func TestHandOverVolumeRetryNeverUnbindsAHandedOverVolume(t *testing.T) {
 	pv, err := f.handOver(in)
 	require.NoError(t, err)
 	f.bindTargetClaim(t, pv)
-	res := f.finish(t, workflows.FinishVolumeRestoresInput{Restore: "r1", Location: f.url, Timeout: time.Second,
-		Bindings: []workflows.ClaimBinding{{Namespace: "shop", Claim: "data", PersistentVolume: pv}}})
+	res := f.finish(t, v1alpha1.FinishVolumeRestoresInput{Restore: "r1", Location: f.url, Timeout: time.Second,
+		Bindings: []v1alpha1.ClaimBinding{{Namespace: "shop", Claim: "data", PersistentVolume: pv}}})
 	require.Empty(t, res.Unbound)
 	before := f.volume(t, pv)
 	require.Equal(t, corev1.PersistentVolumeReclaimDelete, before.Spec.PersistentVolumeReclaimPolicy)
@@ -145,8 +145,8 @@ func TestHandOverVolumeRetryAfterAPartialHandOverKeepsTheVolumesPolicy(t *testin
 	assert.Equal(t, "data", vol.Spec.ClaimRef.Name)
 
 	f.bindTargetClaim(t, pv)
-	res := f.finish(t, workflows.FinishVolumeRestoresInput{Restore: "r1", Location: f.url, Timeout: time.Second,
-		Bindings: []workflows.ClaimBinding{{Namespace: "shop", Claim: "data", PersistentVolume: pv}}})
+	res := f.finish(t, v1alpha1.FinishVolumeRestoresInput{Restore: "r1", Location: f.url, Timeout: time.Second,
+		Bindings: []v1alpha1.ClaimBinding{{Namespace: "shop", Claim: "data", PersistentVolume: pv}}})
 	assert.Empty(t, res.Unbound)
 	assert.Equal(t, corev1.PersistentVolumeReclaimDelete, f.volume(t, pv).Spec.PersistentVolumeReclaimPolicy)
 }
@@ -200,11 +200,11 @@ func targetClaim(volume string, phase corev1.PersistentVolumeClaimPhase) *corev1
 		Spec: corev1.PersistentVolumeClaimSpec{VolumeName: volume}, Status: corev1.PersistentVolumeClaimStatus{Phase: phase}}
 }
 
-func finishInput(url string, timeout time.Duration, bindings ...workflows.ClaimBinding) workflows.FinishVolumeRestoresInput {
-	return workflows.FinishVolumeRestoresInput{Restore: "r1", Location: url, Timeout: timeout, Bindings: bindings}
+func finishInput(url string, timeout time.Duration, bindings ...v1alpha1.ClaimBinding) v1alpha1.FinishVolumeRestoresInput {
+	return v1alpha1.FinishVolumeRestoresInput{Restore: "r1", Location: url, Timeout: timeout, Bindings: bindings}
 }
 
-var shopDataOnPV1 = workflows.ClaimBinding{Namespace: "shop", Claim: "data", PersistentVolume: "pv-1"}
+var shopDataOnPV1 = v1alpha1.ClaimBinding{Namespace: "shop", Claim: "data", PersistentVolume: "pv-1"}
 
 // requireGivenBackForDeletion asserts the volume now has the Delete
 // policy and a claimRef with a UID, so the volume controller releases and
@@ -223,7 +223,7 @@ func TestFinishVolumeRestoresGivesABoundVolumeItsPolicyBack(t *testing.T) {
 	pv2 := handedOver()
 	pv2.Name, pv2.Spec.ClaimRef.Name = "pv-2", "logs"
 	f := newFixture(t, handedOver(), targetClaim("pv-1", corev1.ClaimBound), pv2)
-	logs := workflows.ClaimBinding{Namespace: "shop", Claim: "logs", PersistentVolume: "pv-2"}
+	logs := v1alpha1.ClaimBinding{Namespace: "shop", Claim: "logs", PersistentVolume: "pv-2"}
 
 	res := f.finish(t, finishInput(f.url, 0, shopDataOnPV1, logs))
 	assert.NotContains(t, res.Unbound, "shop/data", "a bound claim is not reported")

@@ -12,9 +12,9 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/cairn-backup/cairn/activities/internal/actas"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // Activities holds the clients the hook activities share.
@@ -27,7 +27,7 @@ type Activities struct {
 	// HeartbeatInterval is how often a running hook heartbeats.
 	HeartbeatInterval time.Duration
 	// MaxTimeout bounds every hook's timeout and wait (0:
-	// workflows.DefaultMaxHookTimeout).
+	// v1alpha1.DefaultMaxHookTimeout).
 	MaxTimeout time.Duration
 	// asCaller: the clients impersonate a run's caller, whose Forbidden
 	// means pods it may not read (and so are not backed up), not the
@@ -39,7 +39,7 @@ type Activities struct {
 func (a *Activities) bound(d time.Duration) (time.Duration, bool) {
 	maxTimeout := a.MaxTimeout
 	if maxTimeout <= 0 {
-		maxTimeout = workflows.DefaultMaxHookTimeout
+		maxTimeout = v1alpha1.DefaultMaxHookTimeout
 	}
 	if d > maxTimeout {
 		return maxTimeout, true
@@ -48,7 +48,7 @@ func (a *Activities) bound(d time.Duration) (time.Duration, bool) {
 }
 
 // boundHooks caps the hooks' timeouts, with a warning for each it cut.
-func (a *Activities) boundHooks(pod string, hs []workflows.PodHook) ([]workflows.PodHook, []string) {
+func (a *Activities) boundHooks(pod string, hs []v1alpha1.PodHook) ([]v1alpha1.PodHook, []string) {
 	var warnings []string
 	for i := range hs {
 		if d, cut := a.bound(hs[i].Timeout); cut {
@@ -62,7 +62,7 @@ func (a *Activities) boundHooks(pod string, hs []workflows.PodHook) ([]workflows
 // actingAs returns the activities with clients that send every request
 // as id, so a hook's exec is the caller's to be allowed (pods/exec); a
 // itself when id is nil.
-func (a *Activities) actingAs(id *workflows.Identity) (*Activities, error) {
+func (a *Activities) actingAs(id *v1alpha1.Identity) (*Activities, error) {
 	if id == nil {
 		return a, nil
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // TestHookTimeoutsAreBounded: a pod annotation asking a pre hook for a
@@ -14,11 +14,11 @@ import (
 // wins, with a warning naming the hook.
 func TestHookTimeoutsAreBounded(t *testing.T) {
 	a := &Activities{}
-	hs, warnings := a.boundHooks("shop/db", []workflows.PodHook{
+	hs, warnings := a.boundHooks("shop/db", []v1alpha1.PodHook{
 		{Source: "pre.hook.backup.velero.io/", Timeout: 8760 * time.Hour},
 		{Source: "spec", Timeout: time.Minute},
 	})
-	assert.Equal(t, workflows.DefaultMaxHookTimeout, hs[0].Timeout)
+	assert.Equal(t, v1alpha1.DefaultMaxHookTimeout, hs[0].Timeout)
 	assert.Equal(t, time.Minute, hs[1].Timeout, "a timeout within the bound is kept")
 	assert.Equal(t, []string{"pod shop/db: hook pre.hook.backup.velero.io/ asks for a timeout of 8760h0m0s; it runs with the limit of 30m0s"}, warnings)
 

@@ -16,8 +16,8 @@ import (
 	"k8s.io/client-go/tools/pager"
 
 	"github.com/cairn-backup/cairn/activities/cluster"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/hooks"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // hookResultsKey is the per-type results file the hook plan writes its
@@ -27,7 +27,7 @@ const hookResultsKey = "backup-hooks"
 // PlanBackupHooks finds the pods the backup holds that have hooks, with
 // the claims of theirs whose volumes it snapshots. A pod that is not
 // running is a warning: its hooks cannot run (as in Velero).
-func (a *Activities) PlanBackupHooks(ctx context.Context, in workflows.PlanHooksInput) (*workflows.PlanHooksResult, error) {
+func (a *Activities) PlanBackupHooks(ctx context.Context, in v1alpha1.PlanHooksInput) (*v1alpha1.PlanHooksResult, error) {
 	a, err := a.actingAs(in.ActingAs)
 	if err != nil {
 		return nil, err
@@ -37,7 +37,7 @@ func (a *Activities) PlanBackupHooks(ctx context.Context, in workflows.PlanHooks
 		return nil, err
 	}
 	defer run.End()
-	res := &workflows.PlanHooksResult{Pods: []workflows.HookedPod{}}
+	res := &v1alpha1.PlanHooksResult{Pods: []v1alpha1.HookedPod{}}
 	if !plan.Plans("pods") {
 		return res, nil
 	}
@@ -55,15 +55,15 @@ func (a *Activities) PlanBackupHooks(ctx context.Context, in workflows.PlanHooks
 				p.Namespace, p.Name, p.Status.Phase))
 			return nil
 		}
-		if len(res.Pods) == workflows.MaxHookedPods {
+		if len(res.Pods) == v1alpha1.MaxHookedPods {
 			err := fmt.Errorf("more than %d pods of the backup have hooks; select fewer pods, or back them up in several backups",
-				workflows.MaxHookedPods)
-			return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
+				v1alpha1.MaxHookedPods)
+			return temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeInvalidSpec, err)
 		}
 		pre, preCut := a.boundHooks(p.Namespace+"/"+p.Name, pre)
 		post, postCut := a.boundHooks(p.Namespace+"/"+p.Name, post)
 		res.Warnings = append(append(res.Warnings, preCut...), postCut...)
-		hp := workflows.HookedPod{Namespace: p.Namespace, Name: p.Name, Pre: pre, Post: post}
+		hp := v1alpha1.HookedPod{Namespace: p.Namespace, Name: p.Name, Pre: pre, Post: post}
 		for _, vol := range p.Spec.Volumes {
 			if c := vol.PersistentVolumeClaim; c != nil && snapshotted[p.Namespace+"/"+c.ClaimName] {
 				hp.Claims = append(hp.Claims, p.Namespace+"/"+c.ClaimName)

@@ -22,10 +22,10 @@ import (
 	"k8s.io/client-go/tools/pager"
 
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/hooks"
 	"github.com/cairn-backup/cairn/internal/objects"
 	"github.com/cairn-backup/cairn/internal/tick"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // restoreHookPods is how many restored pods run their hooks at once: a
@@ -40,18 +40,18 @@ const readyPollInterval = time.Second
 // restore created, each once its container runs (or is ready), several
 // pods at once. The results so far are its heartbeat: a retry skips the
 // pods that are done and runs the others' hooks again.
-func (a *Activities) RunRestoreHooks(ctx context.Context, in workflows.RestoreHooksInput) (*workflows.RestoreHooksResult, error) {
+func (a *Activities) RunRestoreHooks(ctx context.Context, in v1alpha1.RestoreHooksInput) (*v1alpha1.RestoreHooksResult, error) {
 	a, err := a.actingAs(in.ActingAs)
 	if err != nil {
 		return nil, err
 	}
 	run, err := runlog.StartRestore(ctx, a.Locations, a.Log, in.Restore, in.Backup, in.Location)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	defer run.End()
-	done := map[string][]workflows.HookResult{}
-	var prior []workflows.HookResult
+	done := map[string][]v1alpha1.HookResult{}
+	var prior []v1alpha1.HookResult
 	if activity.HasHeartbeatDetails(ctx) && activity.GetHeartbeatDetails(ctx, &prior) == nil {
 		for _, r := range prior {
 			done[r.Pod] = append(done[r.Pod], r)
@@ -68,7 +68,7 @@ func (a *Activities) RunRestoreHooks(ctx context.Context, in workflows.RestoreHo
 	run.Log.Info("Running restore hooks", zap.Int("pods", len(pods)), zap.Int("done before", len(done)))
 
 	var mu sync.Mutex
-	results := append([]workflows.HookResult{}, prior...)
+	results := append([]v1alpha1.HookResult{}, prior...)
 	stop := tick.Every(a.heartbeatInterval(ctx), func() {
 		mu.Lock()
 		defer mu.Unlock()
@@ -116,17 +116,17 @@ func (a *Activities) RunRestoreHooks(ctx context.Context, in workflows.RestoreHo
 	if err := run.Loc.WriteAll(ctx, run.Restore.Warnings("hooks"), warnings.Bytes()); err != nil {
 		return nil, err
 	}
-	return &workflows.RestoreHooksResult{Results: results}, nil
+	return &v1alpha1.RestoreHooksResult{Results: results}, nil
 }
 
 type podWithHooks struct {
 	pod   *corev1.Pod
-	hooks []workflows.RestoreExecHook
+	hooks []v1alpha1.RestoreExecHook
 }
 
 // restoredPodsWithHooks lists the pods the restore created that have
 // post-restore exec hooks.
-func (a *Activities) restoredPodsWithHooks(ctx context.Context, in workflows.RestoreHooksInput, created map[string]bool) ([]podWithHooks, error) {
+func (a *Activities) restoredPodsWithHooks(ctx context.Context, in v1alpha1.RestoreHooksInput, created map[string]bool) ([]podWithHooks, error) {
 	source := map[string]string{} // restored namespace -> backed-up one
 	for from, to := range in.NamespaceMapping {
 		source[to] = from
@@ -164,27 +164,27 @@ func (a *Activities) restoredPodsWithHooks(ctx context.Context, in workflows.Res
 		if apierrors.IsForbidden(err) {
 			// No retry gives the caller that right.
 			msg := fmt.Sprintf("post-restore hooks: may not list the restored pods in %s: %v", listed, err)
-			return nil, temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeForbidden, nil)
+			return nil, temporal.NewNonRetryableApplicationError(msg, v1alpha1.ErrTypeForbidden, nil)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("list restored pods in %s: %w", listed, err)
 		}
 	}
-	if len(out) > workflows.MaxHookedPods {
-		err := fmt.Errorf("%d restored pods have hooks, more than %d", len(out), workflows.MaxHookedPods)
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
+	if len(out) > v1alpha1.MaxHookedPods {
+		err := fmt.Errorf("%d restored pods have hooks, more than %d", len(out), v1alpha1.MaxHookedPods)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeInvalidSpec, err)
 	}
 	return out, nil
 }
 
 // runRestorePodHooks runs one pod's hooks in order, each once its
 // container is up. The error is what a retry may fix.
-func (a *Activities) runRestorePodHooks(ctx context.Context, pod *corev1.Pod, hs []workflows.RestoreExecHook) ([]workflows.HookResult, error) {
-	in := workflows.RunHooksInput{Namespace: pod.Namespace, Pod: pod.Name, Phase: workflows.HookPostRestore}
+func (a *Activities) runRestorePodHooks(ctx context.Context, pod *corev1.Pod, hs []v1alpha1.RestoreExecHook) ([]v1alpha1.HookResult, error) {
+	in := v1alpha1.RunHooksInput{Namespace: pod.Namespace, Pod: pod.Name, Phase: v1alpha1.HookPostRestore}
 	attempt := activity.GetInfo(ctx).Attempt
-	var out []workflows.HookResult
+	var out []v1alpha1.HookResult
 	for _, h := range hs {
-		r := workflows.HookResult{Pod: pod.Namespace + "/" + pod.Name, Phase: in.Phase, Source: h.Source, Container: h.Container,
+		r := v1alpha1.HookResult{Pod: pod.Namespace + "/" + pod.Name, Phase: in.Phase, Source: h.Source, Container: h.Container,
 			Command: h.Command, OnError: h.OnError, ExitCode: -1, Attempt: attempt}
 		if h.Problem == "" {
 			why, err := a.waitContainer(ctx, pod, h)
@@ -210,7 +210,7 @@ func (a *Activities) runRestorePodHooks(ctx context.Context, pod *corev1.Pod, hs
 // waitContainer waits until the hook's container runs, or is ready when
 // the hook asks, for at most its wait timeout. It returns why the hook
 // cannot run ("" when it can).
-func (a *Activities) waitContainer(ctx context.Context, pod *corev1.Pod, h workflows.RestoreExecHook) (string, error) {
+func (a *Activities) waitContainer(ctx context.Context, pod *corev1.Pod, h v1alpha1.RestoreExecHook) (string, error) {
 	want := "running"
 	if h.WaitForReady {
 		want = "ready"
@@ -270,11 +270,11 @@ func createdPods(ctx context.Context, run *runlog.Run) (map[string]bool, error) 
 	created := map[string]bool{}
 	for _, key := range keys {
 		err := run.Loc.ReadLines(ctx, key, func(line []byte) error {
-			var o workflows.ItemOutcome
+			var o v1alpha1.ItemOutcome
 			if err := json.Unmarshal(line, &o); err != nil {
 				return fmt.Errorf("decode %s: %w", key, err)
 			}
-			if o.Result == workflows.ItemRestored && o.Action == workflows.ActionCreated {
+			if o.Result == v1alpha1.ItemRestored && o.Action == v1alpha1.ActionCreated {
 				created[o.Namespace+"/"+o.Name] = true
 			}
 			return nil

@@ -17,8 +17,8 @@ import (
 	utilexec "k8s.io/client-go/util/exec"
 
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/tick"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // RunPodHooks runs the hooks of one phase of one pod, in order, and
@@ -28,7 +28,7 @@ import (
 // stops the pod's other pre hooks; post hooks all run, whatever fails
 // (a location that cannot take their log included), so nothing stays
 // frozen.
-func (a *Activities) RunPodHooks(ctx context.Context, in workflows.RunHooksInput) (*workflows.RunHooksResult, error) {
+func (a *Activities) RunPodHooks(ctx context.Context, in v1alpha1.RunHooksInput) (*v1alpha1.RunHooksResult, error) {
 	a, err := a.actingAs(in.ActingAs)
 	if err != nil {
 		return nil, err
@@ -43,7 +43,7 @@ func (a *Activities) RunPodHooks(ctx context.Context, in workflows.RunHooksInput
 		log = run.Log
 	}
 	log = log.With(zap.String("pod", in.Namespace+"/"+in.Pod), zap.String("phase", string(in.Phase)))
-	res := &workflows.RunHooksResult{Results: []workflows.HookResult{}}
+	res := &v1alpha1.RunHooksResult{Results: []v1alpha1.HookResult{}}
 	if activity.HasHeartbeatDetails(ctx) {
 		if err := activity.GetHeartbeatDetails(ctx, &res.Results); err != nil {
 			res.Results = nil
@@ -64,7 +64,7 @@ func (a *Activities) RunPodHooks(ctx context.Context, in workflows.RunHooksInput
 		if r.Failed() {
 			log.Warn("Hook failed", zap.Int("hook", i), zap.String("onError", string(h.OnError)), zap.Int("exitCode", r.ExitCode),
 				zap.String("reason", r.Error), zap.String("stderr", r.Stderr))
-			if in.Phase == workflows.HookPre && h.OnError == workflows.HookFail {
+			if in.Phase == v1alpha1.HookPre && h.OnError == v1alpha1.HookFail {
 				break
 			}
 			continue
@@ -77,8 +77,8 @@ func (a *Activities) RunPodHooks(ctx context.Context, in workflows.RunHooksInput
 // runHook runs one hook. What the hook did, failures included, is the
 // result; the error is what a retry may fix: the API server unreachable,
 // or the activity canceled.
-func (a *Activities) runHook(ctx context.Context, in workflows.RunHooksInput, h workflows.PodHook, beat func()) (workflows.HookResult, error) {
-	r := workflows.HookResult{Pod: in.Namespace + "/" + in.Pod, Phase: in.Phase, Source: h.Source, Container: h.Container,
+func (a *Activities) runHook(ctx context.Context, in v1alpha1.RunHooksInput, h v1alpha1.PodHook, beat func()) (v1alpha1.HookResult, error) {
+	r := v1alpha1.HookResult{Pod: in.Namespace + "/" + in.Pod, Phase: in.Phase, Source: h.Source, Container: h.Container,
 		Command: h.Command, OnError: h.OnError, ExitCode: -1}
 	if h.Problem != "" {
 		r.Error = h.Problem
@@ -97,7 +97,7 @@ func (a *Activities) runHook(ctx context.Context, in workflows.RunHooksInput, h 
 		return r, nil
 	}
 
-	stdout, stderr := newTail(workflows.HookOutputTail), newTail(workflows.HookOutputTail)
+	stdout, stderr := newTail(v1alpha1.HookOutputTail), newTail(v1alpha1.HookOutputTail)
 	hctx, cancel := context.WithTimeout(ctx, h.Timeout)
 	defer cancel()
 	stop := tick.Every(a.heartbeatInterval(ctx), beat)

@@ -12,7 +12,7 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // TestHooksRunWithoutTheRunLog: a location that cannot be opened does
@@ -23,12 +23,12 @@ func TestHooksRunWithoutTheRunLog(t *testing.T) {
 	env := suite.NewTestActivityEnvironment()
 	a := &Activities{Kube: fake.NewSimpleClientset(), Log: zap.NewNop(), HeartbeatInterval: time.Hour}
 	env.RegisterActivity(a.RunPodHooks)
-	in := workflows.RunHooksInput{Backup: "b", Location: "nosuchscheme://nowhere", Namespace: "shop", Pod: "db", Phase: workflows.HookPost,
-		Hooks: []workflows.PodHook{{Source: "spec hook unfreeze", Container: "db", Command: []string{"/unfreeze"}, OnError: workflows.HookFail,
+	in := v1alpha1.RunHooksInput{Backup: "b", Location: "nosuchscheme://nowhere", Namespace: "shop", Pod: "db", Phase: v1alpha1.HookPost,
+		Hooks: []v1alpha1.PodHook{{Source: "spec hook unfreeze", Container: "db", Command: []string{"/unfreeze"}, OnError: v1alpha1.HookFail,
 			Timeout: time.Minute}}}
 	v, err := env.ExecuteActivity(a.RunPodHooks, in)
 	require.NoError(t, err)
-	var res workflows.RunHooksResult
+	var res v1alpha1.RunHooksResult
 	require.NoError(t, v.Get(&res))
 	require.Len(t, res.Results, 1)
 	assert.Equal(t, "pod shop/db no longer exists", res.Results[0].Error)

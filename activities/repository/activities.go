@@ -15,11 +15,11 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/backupmeta"
 	"github.com/cairn-backup/cairn/internal/kopiarepo"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/tick"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // Activities open repositories with Repository (Location comes per call).
@@ -38,15 +38,15 @@ type Activities struct {
 // location without a repository, is left alone: nothing is opened or
 // created. The data itself goes at the repository's next full
 // maintenance, once no other backup shares it.
-func (a *Activities) DeleteVolumeData(ctx context.Context, in workflows.DeleteVolumeDataInput) (*workflows.DeleteVolumeDataResult, error) {
+func (a *Activities) DeleteVolumeData(ctx context.Context, in v1alpha1.DeleteVolumeDataInput) (*v1alpha1.DeleteVolumeDataResult, error) {
 	run, err := runlog.Start(ctx, a.Locations, a.Log, in.Backup, in.Location)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	defer run.End()
 	moved, err := movedData(ctx, run.Loc, in.Backup)
 	if err != nil || !moved {
-		return &workflows.DeleteVolumeDataResult{}, err
+		return &v1alpha1.DeleteVolumeDataResult{}, err
 	}
 	// Opening a large repository reads its indexes: heartbeat meanwhile.
 	stop := heartbeatWhileRunning(ctx)
@@ -56,7 +56,7 @@ func (a *Activities) DeleteVolumeData(ctx context.Context, in workflows.DeleteVo
 	repo, err := open(ctx, cfg)
 	switch {
 	case errors.Is(err, kopiarepo.ErrNoRepository):
-		return &workflows.DeleteVolumeDataResult{}, nil
+		return &v1alpha1.DeleteVolumeDataResult{}, nil
 	case err != nil:
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func (a *Activities) DeleteVolumeData(ctx context.Context, in workflows.DeleteVo
 		return nil, fmt.Errorf("delete the volume data of backup %s: %w", in.Backup, err)
 	}
 	run.Log.Info("Deleted the backup's volume data snapshots", zap.Int("snapshots", n))
-	return &workflows.DeleteVolumeDataResult{Snapshots: n}, nil
+	return &v1alpha1.DeleteVolumeDataResult{Snapshots: n}, nil
 }
 
 // movedData says whether the backup's volumes.json records any upload.
@@ -86,7 +86,7 @@ func movedData(ctx context.Context, loc *location.Location, backup string) (bool
 // MaintainRepository runs kopia maintenance on the location's repository
 // under cairn's one maintenance identity, heartbeating while it runs. A
 // location without a repository is left alone.
-func (a *Activities) MaintainRepository(ctx context.Context, in workflows.MaintenanceRequest) (*workflows.MaintenanceResult, error) {
+func (a *Activities) MaintainRepository(ctx context.Context, in v1alpha1.MaintenanceRequest) (*v1alpha1.MaintenanceResult, error) {
 	stop := heartbeatWhileRunning(ctx)
 	defer stop()
 	cfg := a.Repository
@@ -94,7 +94,7 @@ func (a *Activities) MaintainRepository(ctx context.Context, in workflows.Mainte
 	repo, err := open(ctx, cfg)
 	switch {
 	case errors.Is(err, kopiarepo.ErrNoRepository):
-		return &workflows.MaintenanceResult{Mode: in.Mode}, nil
+		return &v1alpha1.MaintenanceResult{Mode: in.Mode}, nil
 	case err != nil:
 		return nil, err
 	}
@@ -102,11 +102,11 @@ func (a *Activities) MaintainRepository(ctx context.Context, in workflows.Mainte
 	a.Log.Info("Maintaining the volume data repository", zap.String("location", repo.Location()), zap.String("mode", in.Mode))
 	if err := repo.Maintain(ctx, in.Mode); err != nil {
 		if errors.Is(err, kopiarepo.ErrMaintenanceOwner) {
-			return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeMaintenanceOwner, nil)
+			return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeMaintenanceOwner, nil)
 		}
 		return nil, err
 	}
-	return &workflows.MaintenanceResult{Ran: true, Mode: in.Mode}, nil
+	return &v1alpha1.MaintenanceResult{Ran: true, Mode: in.Mode}, nil
 }
 
 // open opens a repository with cfg. A missing or wrong password is for a
@@ -114,7 +114,7 @@ func (a *Activities) MaintainRepository(ctx context.Context, in workflows.Mainte
 func open(ctx context.Context, cfg kopiarepo.Config) (*kopiarepo.Repository, error) {
 	repo, err := kopiarepo.Open(ctx, cfg)
 	if errors.Is(err, kopiarepo.ErrWrongPassword) || errors.Is(err, kopiarepo.ErrNoPassword) {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeRepositoryPassword, nil)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeRepositoryPassword, nil)
 	}
 	return repo, err
 }

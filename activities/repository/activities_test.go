@@ -10,10 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/activitytest"
 	"github.com/cairn-backup/cairn/internal/kopiarepo"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // TestDeleteVolumeDataDeletesOnlyTheBackupsSnapshots: every snapshot the
@@ -26,7 +26,7 @@ func TestDeleteVolumeDataDeletesOnlyTheBackupsSnapshots(t *testing.T) {
 	f.upload(t, "b2", "data", 3)
 	f.recordVolumes(t, "b1", map[string]string{"data": data, "logs": logs}, "data", "logs", "cache")
 
-	res, err := deleteVolumeData(f.env, f.acts, workflows.DeleteVolumeDataInput{Backup: "b1", Location: f.url})
+	res, err := deleteVolumeData(f.env, f.acts, v1alpha1.DeleteVolumeDataInput{Backup: "b1", Location: f.url})
 	require.NoError(t, err)
 	assert.Equal(t, 2, res.Snapshots)
 	assert.Empty(t, f.snapshotsOf(t, "b1"))
@@ -43,7 +43,7 @@ func TestDeleteVolumeDataAgainIsSuccess(t *testing.T) {
 	f := newFixture(t)
 	f.recordVolumes(t, "b1", map[string]string{"data": f.upload(t, "b1", "data", 1)}, "data")
 	keep := f.upload(t, "b2", "data", 2)
-	in := workflows.DeleteVolumeDataInput{Backup: "b1", Location: f.url}
+	in := v1alpha1.DeleteVolumeDataInput{Backup: "b1", Location: f.url}
 	_, err := deleteVolumeData(f.env, f.acts, in)
 	require.NoError(t, err)
 
@@ -69,10 +69,10 @@ func TestDeleteVolumeDataOfABackupThatMovedNoDataOpensNothing(t *testing.T) {
 	wrong := f.worker(t, "worker-a", "not the password")
 	env := f.newEnv(wrong)
 
-	res, err := deleteVolumeData(env, wrong, workflows.DeleteVolumeDataInput{Backup: "b1", Location: f.url})
+	res, err := deleteVolumeData(env, wrong, v1alpha1.DeleteVolumeDataInput{Backup: "b1", Location: f.url})
 	require.NoError(t, err)
 	assert.Zero(t, res.Snapshots)
-	res, err = deleteVolumeData(env, wrong, workflows.DeleteVolumeDataInput{Backup: "never-recorded", Location: f.url})
+	res, err = deleteVolumeData(env, wrong, v1alpha1.DeleteVolumeDataInput{Backup: "never-recorded", Location: f.url})
 	require.NoError(t, err)
 	assert.Zero(t, res.Snapshots)
 	assert.NoDirExists(t, filepath.Join(f.dir, "kopia"), "no repository storage was opened")
@@ -85,7 +85,7 @@ func TestDeleteVolumeDataOfABackupThatMovedNoDataOpensNothing(t *testing.T) {
 func TestDeleteVolumeDataWithoutARepositoryIsSuccess(t *testing.T) {
 	f := newFixture(t)
 	f.recordVolumes(t, "b1", map[string]string{"data": "k0123456789abcdef"}, "data")
-	res, err := deleteVolumeData(f.env, f.acts, workflows.DeleteVolumeDataInput{Backup: "b1", Location: f.url})
+	res, err := deleteVolumeData(f.env, f.acts, v1alpha1.DeleteVolumeDataInput{Backup: "b1", Location: f.url})
 	require.NoError(t, err)
 	assert.Zero(t, res.Snapshots)
 	f.requireNoRepository(t)
@@ -99,8 +99,8 @@ func TestDeleteVolumeDataWithAWrongPasswordIsNonRetryable(t *testing.T) {
 	f.recordVolumes(t, "b1", map[string]string{"data": f.upload(t, "b1", "data", 1)}, "data")
 	wrong := f.worker(t, "worker-a", "not the password")
 
-	_, err := deleteVolumeData(f.newEnv(wrong), wrong, workflows.DeleteVolumeDataInput{Backup: "b1", Location: f.url})
-	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeRepositoryPassword)
+	_, err := deleteVolumeData(f.newEnv(wrong), wrong, v1alpha1.DeleteVolumeDataInput{Backup: "b1", Location: f.url})
+	activitytest.RequireNonRetryable(t, err, v1alpha1.ErrTypeRepositoryPassword)
 	assert.NotContains(t, err.Error(), "not the password")
 	assert.Len(t, f.snapshotsOf(t, "b1"), 1)
 }
@@ -112,8 +112,8 @@ func TestDeleteVolumeDataWithoutAPasswordIsNonRetryable(t *testing.T) {
 	f.recordVolumes(t, "b1", map[string]string{"data": f.upload(t, "b1", "data", 1)}, "data")
 	none := f.worker(t, "worker-a", "")
 
-	_, err := deleteVolumeData(f.newEnv(none), none, workflows.DeleteVolumeDataInput{Backup: "b1", Location: f.url})
-	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeRepositoryPassword)
+	_, err := deleteVolumeData(f.newEnv(none), none, v1alpha1.DeleteVolumeDataInput{Backup: "b1", Location: f.url})
+	activitytest.RequireNonRetryable(t, err, v1alpha1.ErrTypeRepositoryPassword)
 	assert.Len(t, f.snapshotsOf(t, "b1"), 1)
 }
 
@@ -121,8 +121,8 @@ func TestDeleteVolumeDataWithoutAPasswordIsNonRetryable(t *testing.T) {
 // cannot be opened fails at once as LocationUnavailable.
 func TestDeleteVolumeDataWithABadLocationIsNonRetryable(t *testing.T) {
 	f := newFixture(t)
-	_, err := deleteVolumeData(f.env, f.acts, workflows.DeleteVolumeDataInput{Backup: "b1", Location: "ftp://host/x"})
-	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeLocation)
+	_, err := deleteVolumeData(f.env, f.acts, v1alpha1.DeleteVolumeDataInput{Backup: "b1", Location: "ftp://host/x"})
+	activitytest.RequireNonRetryable(t, err, v1alpha1.ErrTypeLocation)
 }
 
 // TestDeleteVolumeDataOfAnUnreadableVolumesFileIsRetryable: volumes.json
@@ -131,7 +131,7 @@ func TestDeleteVolumeDataWithABadLocationIsNonRetryable(t *testing.T) {
 func TestDeleteVolumeDataOfAnUnreadableVolumesFileIsRetryable(t *testing.T) {
 	f := newFixture(t)
 	require.NoError(t, f.loc.WriteAll(context.Background(), location.Backup("b1").Volumes(), []byte("{not json")))
-	_, err := deleteVolumeData(f.env, f.acts, workflows.DeleteVolumeDataInput{Backup: "b1", Location: f.url})
+	_, err := deleteVolumeData(f.env, f.acts, v1alpha1.DeleteVolumeDataInput{Backup: "b1", Location: f.url})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "b1")
 }
@@ -140,7 +140,7 @@ func TestDeleteVolumeDataOfAnUnreadableVolumesFileIsRetryable(t *testing.T) {
 // repository yet: nothing runs and none is created.
 func TestMaintainRepositoryWithoutARepositoryLeavesTheLocationAlone(t *testing.T) {
 	f := newFixture(t)
-	res, err := maintain(f.env, f.acts, workflows.MaintenanceRequest{Location: f.url, Mode: "full"})
+	res, err := maintain(f.env, f.acts, v1alpha1.MaintenanceRequest{Location: f.url, Mode: "full"})
 	require.NoError(t, err)
 	assert.False(t, res.Ran)
 	assert.Equal(t, "full", res.Mode)
@@ -153,9 +153,9 @@ func TestMaintainRepositoryWithoutARepositoryLeavesTheLocationAlone(t *testing.T
 func TestMaintainRepositoryRunsUnderCairnsOneMaintenanceIdentity(t *testing.T) {
 	f := newFixture(t)
 	f.upload(t, "b1", "data", 1)
-	res, err := maintain(f.env, f.acts, workflows.MaintenanceRequest{Location: f.url, Mode: "full"})
+	res, err := maintain(f.env, f.acts, v1alpha1.MaintenanceRequest{Location: f.url, Mode: "full"})
 	require.NoError(t, err)
-	assert.Equal(t, workflows.MaintenanceResult{Ran: true, Mode: "full"}, *res)
+	assert.Equal(t, v1alpha1.MaintenanceResult{Ran: true, Mode: "full"}, *res)
 
 	r, err := f.open(t, kopiarepo.Config{Password: password, Hostname: "inspector"})
 	require.NoError(t, err)
@@ -164,7 +164,7 @@ func TestMaintainRepositoryRunsUnderCairnsOneMaintenanceIdentity(t *testing.T) {
 	assert.Equal(t, "cairn@"+kopiarepo.MaintenanceHostname, params.Owner)
 
 	other := f.worker(t, "worker-b", password)
-	res, err = maintain(f.newEnv(other), other, workflows.MaintenanceRequest{Location: f.url, Mode: "quick"})
+	res, err = maintain(f.newEnv(other), other, v1alpha1.MaintenanceRequest{Location: f.url, Mode: "quick"})
 	require.NoError(t, err, "another worker maintains under the same identity")
 	assert.True(t, res.Ran)
 }
@@ -178,8 +178,8 @@ func TestMaintainRepositoryOwnedByAnotherClientIsNonRetryable(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, r.Maintain(context.Background(), "quick"), "someone's kopia takes ownership")
 
-	_, err = maintain(f.env, f.acts, workflows.MaintenanceRequest{Location: f.url, Mode: "quick"})
-	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeMaintenanceOwner)
+	_, err = maintain(f.env, f.acts, v1alpha1.MaintenanceRequest{Location: f.url, Mode: "quick"})
+	activitytest.RequireNonRetryable(t, err, v1alpha1.ErrTypeMaintenanceOwner)
 	assert.Contains(t, err.Error(), "laptop", "the message names the owner")
 }
 
@@ -191,8 +191,8 @@ func TestMaintainRepositoryWithAWrongOrMissingPasswordIsNonRetryable(t *testing.
 	f.upload(t, "b1", "data", 1)
 	for _, pw := range []string{"not the password", ""} {
 		acts := f.worker(t, "worker-a", pw)
-		_, err := maintain(f.newEnv(acts), acts, workflows.MaintenanceRequest{Location: f.url, Mode: "quick"})
-		activitytest.RequireNonRetryable(t, err, workflows.ErrTypeRepositoryPassword)
+		_, err := maintain(f.newEnv(acts), acts, v1alpha1.MaintenanceRequest{Location: f.url, Mode: "quick"})
+		activitytest.RequireNonRetryable(t, err, v1alpha1.ErrTypeRepositoryPassword)
 		if pw != "" {
 			assert.NotContains(t, err.Error(), pw)
 		}

@@ -6,7 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // EnsureRepository creates the location's kopia repository when it holds
@@ -14,7 +14,7 @@ import (
 // data mover, so data movers only connect: several first uploads at once
 // can no longer each create a repository of their own in the same place.
 // Calls of this process for the same location take turns.
-func (a *Activities) EnsureRepository(ctx context.Context, in workflows.EnsureRepositoryInput) error {
+func (a *Activities) EnsureRepository(ctx context.Context, in v1alpha1.EnsureRepositoryInput) error {
 	unlock := a.lock(in.Location)
 	defer unlock()
 	stop := heartbeatWhileRunning(ctx)

@@ -9,10 +9,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/activitytest"
 	"github.com/cairn-backup/cairn/internal/datatree"
 	"github.com/cairn-backup/cairn/internal/kopiarepo"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // TestTwoFirstUploadsAtOnceBothRestore: the worker makes sure of an empty
@@ -22,7 +22,7 @@ import (
 func TestTwoFirstUploadsAtOnceBothRestore(t *testing.T) {
 	f := newFixture(t)
 	f.requireNoRepository(t)
-	in := workflows.EnsureRepositoryInput{Backup: "b1", Location: f.url}
+	in := v1alpha1.EnsureRepositoryInput{Backup: "b1", Location: f.url}
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for i := range errs {
@@ -84,7 +84,7 @@ func TestEnsureRepositoryKeepsTheRepositoryThatIsThere(t *testing.T) {
 	f := newFixture(t)
 	id := f.upload(t, "b1", "data", 7)
 	other := f.worker(t, "worker-b", password)
-	_, err := f.newEnv(other).ExecuteActivity(other.EnsureRepository, workflows.EnsureRepositoryInput{Backup: "b2", Location: f.url})
+	_, err := f.newEnv(other).ExecuteActivity(other.EnsureRepository, v1alpha1.EnsureRepositoryInput{Backup: "b2", Location: f.url})
 	require.NoError(t, err)
 	snaps := f.snapshotsOf(t, "b1")
 	require.Len(t, snaps, 1)
@@ -95,6 +95,6 @@ func TestEnsureRepositoryWithAWrongPasswordIsNonRetryable(t *testing.T) {
 	f := newFixture(t)
 	f.upload(t, "b1", "data", 7)
 	wrong := f.worker(t, "worker-b", "not the password")
-	_, err := f.newEnv(wrong).ExecuteActivity(wrong.EnsureRepository, workflows.EnsureRepositoryInput{Backup: "b2", Location: f.url})
-	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeRepositoryPassword)
+	_, err := f.newEnv(wrong).ExecuteActivity(wrong.EnsureRepository, v1alpha1.EnsureRepositoryInput{Backup: "b2", Location: f.url})
+	activitytest.RequireNonRetryable(t, err, v1alpha1.ErrTypeRepositoryPassword)
 }

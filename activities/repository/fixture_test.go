@@ -9,10 +9,10 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.uber.org/zap"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/datatree"
 	"github.com/cairn-backup/cairn/internal/kopiarepo"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 const password = "correct horse battery staple"
@@ -87,11 +87,11 @@ func (f *fixture) upload(t *testing.T, backup, claim string, seed uint64) string
 // the upload when uploads has its snapshot.
 func (f *fixture) recordVolumes(t *testing.T, backup string, uploads map[string]string, claims ...string) {
 	t.Helper()
-	var vf workflows.VolumesFile
+	var vf v1alpha1.VolumesFile
 	for _, c := range claims {
-		rec := workflows.VolumeRecord{Volume: workflows.Volume{Namespace: "shop", Claim: c}}
+		rec := v1alpha1.VolumeRecord{Volume: v1alpha1.Volume{Namespace: "shop", Claim: c}}
 		if id, ok := uploads[c]; ok {
-			rec.Upload = &workflows.DataUploadInfo{SnapshotID: id}
+			rec.Upload = &v1alpha1.DataUploadInfo{SnapshotID: id}
 		}
 		vf.Volumes = append(vf.Volumes, rec)
 	}
@@ -115,20 +115,20 @@ func (f *fixture) requireNoRepository(t *testing.T) {
 	require.ErrorIs(t, err, kopiarepo.ErrNoRepository)
 }
 
-func deleteVolumeData(env *testsuite.TestActivityEnvironment, acts *Activities, in workflows.DeleteVolumeDataInput) (*workflows.DeleteVolumeDataResult, error) {
+func deleteVolumeData(env *testsuite.TestActivityEnvironment, acts *Activities, in v1alpha1.DeleteVolumeDataInput) (*v1alpha1.DeleteVolumeDataResult, error) {
 	val, err := env.ExecuteActivity(acts.DeleteVolumeData, in)
 	if err != nil {
 		return nil, err
 	}
-	var res workflows.DeleteVolumeDataResult
+	var res v1alpha1.DeleteVolumeDataResult
 	return &res, val.Get(&res)
 }
 
-func maintain(env *testsuite.TestActivityEnvironment, acts *Activities, in workflows.MaintenanceRequest) (*workflows.MaintenanceResult, error) {
+func maintain(env *testsuite.TestActivityEnvironment, acts *Activities, in v1alpha1.MaintenanceRequest) (*v1alpha1.MaintenanceResult, error) {
 	val, err := env.ExecuteActivity(acts.MaintainRepository, in)
 	if err != nil {
 		return nil, err
 	}
-	var res workflows.MaintenanceResult
+	var res v1alpha1.MaintenanceResult
 	return &res, val.Get(&res)
 }

@@ -7,19 +7,19 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/backupmeta"
 	"github.com/cairn-backup/cairn/internal/kopiarepo"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // VerifyBackupVolumes checks the backup's moved volume data with kopia's
 // own verification: every file's contents are indexed and their pack
 // blobs exist, and a sample of the files (all with Full) reads back
 // whole. A backup that moved no data gets nil.
-func (a *Activities) VerifyBackupVolumes(ctx context.Context, in workflows.VerifyBackupRequest) (*workflows.VolumeDataVerified, error) {
+func (a *Activities) VerifyBackupVolumes(ctx context.Context, in v1alpha1.VerifyBackupRequest) (*v1alpha1.VolumeDataVerified, error) {
 	loc, err := a.Locations.Open(ctx, in.Location)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	defer loc.Close()
 	vols, err := backupmeta.Volumes(ctx, loc, in.Backup)
@@ -41,13 +41,13 @@ func (a *Activities) VerifyBackupVolumes(ctx context.Context, in workflows.Verif
 	cfg.Location, cfg.NoCreate = in.Location, true
 	repo, err := open(ctx, cfg)
 	if errors.Is(err, kopiarepo.ErrNoRepository) {
-		return &workflows.VolumeDataVerified{Snapshots: len(ids), Errors: []string{"the location holds no kopia repository"}}, nil
+		return &v1alpha1.VolumeDataVerified{Snapshots: len(ids), Errors: []string{"the location holds no kopia repository"}}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	defer repo.Close(context.WithoutCancel(ctx)) //nolint:errcheck // verification writes nothing
-	percent := float64(workflows.VerifySamplePercent)
+	percent := float64(v1alpha1.VerifySamplePercent)
 	if in.Full {
 		percent = 100
 	}
@@ -57,6 +57,6 @@ func (a *Activities) VerifyBackupVolumes(ctx context.Context, in workflows.Verif
 	}
 	a.Log.Info("Verified the backup's volume data", zap.String("backup", in.Backup), zap.Int("snapshots", len(ids)),
 		zap.Int64("files", res.Files), zap.Int64("readBytes", res.ReadBytes), zap.Strings("errors", res.Errors))
-	return &workflows.VolumeDataVerified{Snapshots: len(ids), Files: res.Files, Bytes: res.Bytes, ReadFiles: res.ReadFiles,
+	return &v1alpha1.VolumeDataVerified{Snapshots: len(ids), Files: res.Files, Bytes: res.Bytes, ReadFiles: res.ReadFiles,
 		ReadBytes: res.ReadBytes, Errors: res.Errors}, nil
 }

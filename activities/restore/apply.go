@@ -15,10 +15,10 @@ import (
 	"github.com/cairn-backup/cairn/activities/cluster"
 	"github.com/cairn-backup/cairn/activities/internal/actas"
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/clock"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // ApplyProgress is the heartbeat of an apply activity: the types of its
@@ -26,10 +26,10 @@ import (
 // skips the types done and starts the current one at NextBatch with the
 // counts so far.
 type ApplyProgress struct {
-	Done      []workflows.TypeApplied `json:"done,omitempty"`
-	NextBatch int                     `json:"nextBatch"`
-	Outcome   workflows.TypeOutcome   `json:"outcome"`
-	Deferred  int                     `json:"deferred"`
+	Done      []v1alpha1.TypeApplied `json:"done,omitempty"`
+	NextBatch int                    `json:"nextBatch"`
+	Outcome   v1alpha1.TypeOutcome   `json:"outcome"`
+	Deferred  int                    `json:"deferred"`
 	// Reachability says since when, and why, the API server has been
 	// unreachable: what the Temporal UI shows of a waiting apply.
 	cluster.Reachability
@@ -38,10 +38,10 @@ type ApplyProgress struct {
 // relink is an owner reference that could not be set when its object was
 // created, because the owner was not restored yet.
 type relink struct {
-	Type      workflows.ResourceType `json:"type"`
-	Namespace string                 `json:"namespace,omitempty"`
-	Name      string                 `json:"name"`
-	Owner     metav1.OwnerReference  `json:"owner"`
+	Type      v1alpha1.ResourceType `json:"type"`
+	Namespace string                `json:"namespace,omitempty"`
+	Name      string                `json:"name"`
+	Owner     metav1.OwnerReference `json:"owner"`
 }
 
 // ApplyResources applies the batches of each type of its input in order,
@@ -51,10 +51,10 @@ type relink struct {
 // already created is recognised by its restore label and counted once. A
 // type counts as done in the heartbeat only once its last batch is
 // stored.
-func (a *Activities) ApplyResources(ctx context.Context, in workflows.ApplyInput) (*workflows.ApplyResult, error) {
+func (a *Activities) ApplyResources(ctx context.Context, in v1alpha1.ApplyInput) (*v1alpha1.ApplyResult, error) {
 	run, err := runlog.StartRestore(ctx, a.Locations, a.Log, in.Restore, in.Backup, in.Location)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	defer run.End()
 
@@ -82,23 +82,23 @@ func (a *Activities) ApplyResources(ctx context.Context, in workflows.ApplyInput
 		if err := a.applyType(ctx, run, clients, owners, in, t, &prog); err != nil {
 			return nil, fmt.Errorf("apply %s: %w", t.GroupResource(), err)
 		}
-		prog.Done = append(prog.Done, workflows.TypeApplied{Resource: t.GroupResource(), Outcome: prog.Outcome, Deferred: prog.Deferred})
-		prog.NextBatch, prog.Outcome, prog.Deferred = 0, workflows.TypeOutcome{}, 0
+		prog.Done = append(prog.Done, v1alpha1.TypeApplied{Resource: t.GroupResource(), Outcome: prog.Outcome, Deferred: prog.Deferred})
+		prog.NextBatch, prog.Outcome, prog.Deferred = 0, v1alpha1.TypeOutcome{}, 0
 		activity.RecordHeartbeat(ctx, prog)
 	}
-	return &workflows.ApplyResult{Types: prog.Done}, nil
+	return &v1alpha1.ApplyResult{Types: prog.Done}, nil
 }
 
 // applyType applies the batches of one type from prog.NextBatch on,
 // counting into prog.
 func (a *Activities) applyType(ctx context.Context, run *runlog.Run, clients *kube.Clients, owners *ownerResolver,
-	in workflows.ApplyInput, t workflows.RestoreType, prog *ApplyProgress) error {
+	in v1alpha1.ApplyInput, t v1alpha1.RestoreType, prog *ApplyProgress) error {
 	gr := t.GroupResource()
 	log := run.Log.With(zap.String("resource", gr))
 	ap := newApplier(clients, in, t, owners)
 	ap.namespaceExists = a.namespaceExists
 	pl := &pipeline{run: run, ap: ap, gr: gr, batches: t.Batches}
-	commit := func(b int, outcome workflows.TypeOutcome, deferred int) error {
+	commit := func(b int, outcome v1alpha1.TypeOutcome, deferred int) error {
 		prog.NextBatch, prog.Outcome, prog.Deferred = b+1, prog.Outcome.Add(outcome), prog.Deferred+deferred
 		activity.RecordHeartbeat(ctx, *prog)
 		return clock.Sleep(ctx, a.BatchInterval)
@@ -119,10 +119,10 @@ func (a *Activities) applyType(ctx context.Context, run *runlog.Run, clients *ku
 
 // storedBatch returns the outcome of a batch an earlier attempt applied
 // and stored but did not live to report.
-func storedBatch(ctx context.Context, run *runlog.Run, gr string, b int) (workflows.TypeOutcome, int, bool, error) {
-	var outcomes []workflows.ItemOutcome
+func storedBatch(ctx context.Context, run *runlog.Run, gr string, b int) (v1alpha1.TypeOutcome, int, bool, error) {
+	var outcomes []v1alpha1.ItemOutcome
 	err := run.Loc.ReadLines(ctx, run.Restore.BatchResult(gr, b), func(line []byte) error {
-		var o workflows.ItemOutcome
+		var o v1alpha1.ItemOutcome
 		if err := json.Unmarshal(line, &o); err != nil {
 			return err
 		}
@@ -131,27 +131,27 @@ func storedBatch(ctx context.Context, run *runlog.Run, gr string, b int) (workfl
 	})
 	switch {
 	case errors.Is(err, location.ErrNotFound):
-		return workflows.TypeOutcome{}, 0, false, nil
+		return v1alpha1.TypeOutcome{}, 0, false, nil
 	case err != nil:
-		return workflows.TypeOutcome{}, 0, false, fmt.Errorf("read stored outcome of batch %d of %s: %w", b, gr, err)
+		return v1alpha1.TypeOutcome{}, 0, false, fmt.Errorf("read stored outcome of batch %d of %s: %w", b, gr, err)
 	}
 	deferred := 0
 	err = run.Loc.ReadLines(ctx, run.Restore.Relink(gr, b), func([]byte) error { deferred++; return nil })
 	if err != nil && !errors.Is(err, location.ErrNotFound) {
-		return workflows.TypeOutcome{}, 0, false, err
+		return v1alpha1.TypeOutcome{}, 0, false, err
 	}
 	return count(outcomes), deferred, true, nil
 }
 
-func count(outcomes []workflows.ItemOutcome) workflows.TypeOutcome {
-	var t workflows.TypeOutcome
+func count(outcomes []v1alpha1.ItemOutcome) v1alpha1.TypeOutcome {
+	var t v1alpha1.TypeOutcome
 	for _, o := range outcomes {
 		switch o.Result {
-		case workflows.ItemRestored:
+		case v1alpha1.ItemRestored:
 			t.Restored++
-		case workflows.ItemSkipped:
+		case v1alpha1.ItemSkipped:
 			t.Skipped++
-		case workflows.ItemFailed:
+		case v1alpha1.ItemFailed:
 			t.Failed++
 		}
 	}

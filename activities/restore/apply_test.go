@@ -20,10 +20,10 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	kubetesting "k8s.io/client-go/testing"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/objects"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 var (
@@ -62,12 +62,12 @@ func applyFixture(t *testing.T, batches [][]map[string]any, existing ...runtime.
 	return env, dyn, locURL
 }
 
-var configMapType = workflows.ResourceType{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true}
+var configMapType = v1alpha1.ResourceType{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true}
 
-func applyInput(locURL string, batches int) workflows.ApplyInput {
-	return workflows.ApplyInput{Restore: "r1", Backup: "b1", Location: locURL,
-		Types:  []workflows.RestoreType{{ResourceType: configMapType, Batches: batches}},
-		Policy: workflows.ExistingResourceNone, Options: workflows.RestoreOptions{Concurrency: 3}.WithDefaults()}
+func applyInput(locURL string, batches int) v1alpha1.ApplyInput {
+	return v1alpha1.ApplyInput{Restore: "r1", Backup: "b1", Location: locURL,
+		Types:  []v1alpha1.RestoreType{{ResourceType: configMapType, Batches: batches}},
+		Policy: v1alpha1.ExistingResourceNone, Options: v1alpha1.RestoreOptions{Concurrency: 3}.WithDefaults()}
 }
 
 func created(dyn *dynamicfake.FakeDynamicClient) []string {
@@ -98,17 +98,17 @@ func TestApplyStoresEveryBatchAndJudgesExistingObjects(t *testing.T) {
 
 	val, err := env.ExecuteActivity((&Activities{}).ApplyResources, applyInput(locURL, 4))
 	require.NoError(t, err)
-	var res workflows.ApplyResult
+	var res v1alpha1.ApplyResult
 	require.NoError(t, val.Get(&res))
-	assert.Equal(t, []workflows.TypeApplied{{Resource: "configmaps", Outcome: workflows.TypeOutcome{Restored: 19, Skipped: 1}}}, res.Types)
+	assert.Equal(t, []v1alpha1.TypeApplied{{Resource: "configmaps", Outcome: v1alpha1.TypeOutcome{Restored: 19, Skipped: 1}}}, res.Types)
 
 	loc, err := location.OpenPlain(context.Background(), locURL)
 	require.NoError(t, err)
 	defer loc.Close()
-	seen := map[string]workflows.ItemOutcome{}
+	seen := map[string]v1alpha1.ItemOutcome{}
 	for b := range 4 {
 		require.NoError(t, loc.ReadLines(context.Background(), location.Restore("r1").BatchResult("configmaps", b), func(line []byte) error {
-			var o workflows.ItemOutcome
+			var o v1alpha1.ItemOutcome
 			require.NoError(t, json.Unmarshal(line, &o))
 			assert.NotContains(t, seen, o.Name)
 			seen[o.Name] = o
@@ -116,10 +116,10 @@ func TestApplyStoresEveryBatchAndJudgesExistingObjects(t *testing.T) {
 		}))
 	}
 	assert.Len(t, seen, 20)
-	assert.Equal(t, workflows.ActionUnchanged, seen["cm-1-1"].Action)
-	assert.Equal(t, workflows.ItemSkipped, seen["cm-2-2"].Result)
+	assert.Equal(t, v1alpha1.ActionUnchanged, seen["cm-1-1"].Action)
+	assert.Equal(t, v1alpha1.ItemSkipped, seen["cm-2-2"].Result)
 	assert.Equal(t, ReasonExistsDiffers, seen["cm-2-2"].Reason)
-	assert.Equal(t, workflows.ActionCreated, seen["cm-3-4"].Action)
+	assert.Equal(t, v1alpha1.ActionCreated, seen["cm-3-4"].Action)
 	assert.Len(t, created(dyn), 20, "one create per item, none repeated")
 }
 
@@ -135,21 +135,21 @@ func TestApplyResumesAfterStoredBatches(t *testing.T) {
 	loc, err := location.OpenPlain(context.Background(), locURL)
 	require.NoError(t, err)
 	defer loc.Close()
-	stored := []workflows.ItemOutcome{{Resource: "configmaps", Namespace: "shop", Name: "b", Result: workflows.ItemRestored, Action: workflows.ActionCreated}}
+	stored := []v1alpha1.ItemOutcome{{Resource: "configmaps", Namespace: "shop", Name: "b", Result: v1alpha1.ItemRestored, Action: v1alpha1.ActionCreated}}
 	require.NoError(t, loc.WriteAll(context.Background(), location.Restore("r1").BatchResult("configmaps", 1), jsonLines(stored)))
 
 	// The batch's first type, secrets, is done: its batches are not even
 	// in the location, so applying it again would fail.
 	in := applyInput(locURL, 3)
-	secrets := workflows.RestoreType{ResourceType: workflows.ResourceType{Version: "v1", Resource: "secrets", Kind: "Secret", Namespaced: true}, Batches: 1}
-	in.Types = append([]workflows.RestoreType{secrets}, in.Types...)
-	secretsDone := workflows.TypeApplied{Resource: "secrets", Outcome: workflows.TypeOutcome{Restored: 7}}
-	env.SetHeartbeatDetails(ApplyProgress{Done: []workflows.TypeApplied{secretsDone}, NextBatch: 1, Outcome: workflows.TypeOutcome{Restored: 1}})
+	secrets := v1alpha1.RestoreType{ResourceType: v1alpha1.ResourceType{Version: "v1", Resource: "secrets", Kind: "Secret", Namespaced: true}, Batches: 1}
+	in.Types = append([]v1alpha1.RestoreType{secrets}, in.Types...)
+	secretsDone := v1alpha1.TypeApplied{Resource: "secrets", Outcome: v1alpha1.TypeOutcome{Restored: 7}}
+	env.SetHeartbeatDetails(ApplyProgress{Done: []v1alpha1.TypeApplied{secretsDone}, NextBatch: 1, Outcome: v1alpha1.TypeOutcome{Restored: 1}})
 	val, err := env.ExecuteActivity((&Activities{}).ApplyResources, in)
 	require.NoError(t, err)
-	var res workflows.ApplyResult
+	var res v1alpha1.ApplyResult
 	require.NoError(t, val.Get(&res))
-	assert.Equal(t, []workflows.TypeApplied{secretsDone, {Resource: "configmaps", Outcome: workflows.TypeOutcome{Restored: 3}}}, res.Types)
+	assert.Equal(t, []v1alpha1.TypeApplied{secretsDone, {Resource: "configmaps", Outcome: v1alpha1.TypeOutcome{Restored: 3}}}, res.Types)
 	assert.Equal(t, []string{"c"}, created(dyn), "only the batch nobody stored is applied")
 	_, err = dyn.Resource(configMaps).Namespace("shop").Get(context.Background(), "c", metav1.GetOptions{})
 	assert.NoError(t, err)
@@ -162,19 +162,19 @@ func TestApplyTakesItsTypesInOrder(t *testing.T) {
 	loc, err := location.OpenPlain(context.Background(), locURL)
 	require.NoError(t, err)
 	defer loc.Close()
-	widgets := workflows.ResourceType{Group: "example.com", Version: "v1", Resource: "widgets", Kind: "Widget", Namespaced: true}
+	widgets := v1alpha1.ResourceType{Group: "example.com", Version: "v1", Resource: "widgets", Kind: "Widget", Namespaced: true}
 	widget := map[string]any{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w", "namespace": "shop"}}
 	require.NoError(t, loc.WriteAll(context.Background(), location.Restore("r1").Batch("widgets.example.com", 0), jsonLines([]Item{{Object: widget}})))
 
 	in := applyInput(locURL, 1)
-	in.Types = append([]workflows.RestoreType{{ResourceType: widgets, Batches: 1}}, in.Types...)
+	in.Types = append([]v1alpha1.RestoreType{{ResourceType: widgets, Batches: 1}}, in.Types...)
 	val, err := env.ExecuteActivity((&Activities{}).ApplyResources, in)
 	require.NoError(t, err)
-	var res workflows.ApplyResult
+	var res v1alpha1.ApplyResult
 	require.NoError(t, val.Get(&res))
-	assert.Equal(t, []workflows.TypeApplied{
-		{Resource: "widgets.example.com", Outcome: workflows.TypeOutcome{Restored: 1}},
-		{Resource: "configmaps", Outcome: workflows.TypeOutcome{Restored: 2}},
+	assert.Equal(t, []v1alpha1.TypeApplied{
+		{Resource: "widgets.example.com", Outcome: v1alpha1.TypeOutcome{Restored: 1}},
+		{Resource: "configmaps", Outcome: v1alpha1.TypeOutcome{Restored: 2}},
 	}, res.Types)
 	names := created(dyn)
 	require.Len(t, names, 3)
@@ -196,7 +196,7 @@ func TestApplyLogsTheFirstFailuresOnly(t *testing.T) {
 	})
 	val, err := env.ExecuteActivity((&Activities{}).ApplyResources, applyInput(locURL, 1))
 	require.NoError(t, err)
-	var res workflows.ApplyResult
+	var res v1alpha1.ApplyResult
 	require.NoError(t, val.Get(&res))
 	assert.Equal(t, maxLoggedFailures+20, res.Types[0].Outcome.Failed)
 

@@ -14,10 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/objects"
 	"github.com/cairn-backup/cairn/internal/tarball"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // writeItems is the second pass over the tarball: every selected object of
@@ -62,7 +62,7 @@ func writeItems(ctx context.Context, src tarballSource, idx *backupIndex, p *res
 			!relatedClusterItem(e.GroupResource, obj, idx, p, sel) {
 			return nil
 		}
-		outcome := workflows.ItemOutcome{Resource: e.GroupResource, Namespace: spec.MapNamespace(obj.GetNamespace()), Name: obj.GetName()}
+		outcome := v1alpha1.ItemOutcome{Resource: e.GroupResource, Namespace: spec.MapNamespace(obj.GetNamespace()), Name: obj.GetName()}
 		if e.GroupResource == "namespaces" {
 			outcome.Name = spec.MapNamespace(obj.GetName())
 		}
@@ -77,7 +77,7 @@ func writeItems(ctx context.Context, src tarballSource, idx *backupIndex, p *res
 			reason = snapshotReplacesVolume(obj.GetName(), idx, p)
 		}
 		if reason != "" {
-			outcome.Result, outcome.Reason = workflows.ItemSkipped, reason
+			outcome.Result, outcome.Reason = v1alpha1.ItemSkipped, reason
 			return w.skip(ctx, outcome)
 		}
 		item := Item{SourceNamespace: outcome.SourceNamespace, CreateOnly: createOnly(e.GroupResource, p, sel)}
@@ -95,13 +95,13 @@ func writeItems(ctx context.Context, src tarballSource, idx *backupIndex, p *res
 		objects.Prepare(obj, opts)
 		if e.GroupResource == "pods" {
 			if problem := addInitHooks(obj, sourceNS, spec.Hooks); problem != "" {
-				outcome.Result, outcome.Reason = workflows.ItemSkipped, problem
+				outcome.Result, outcome.Reason = v1alpha1.ItemSkipped, problem
 				return w.skip(ctx, outcome)
 			}
 		}
 		applied, err := p.modifiers.Apply(obj, e.GroupResource)
 		if err != nil {
-			outcome.Result, outcome.Reason = workflows.ItemFailed, err.Error()
+			outcome.Result, outcome.Reason = v1alpha1.ItemFailed, err.Error()
 			return w.skip(ctx, outcome)
 		}
 		item.Modifiers = applied
@@ -130,7 +130,7 @@ func fromFolder(e tarball.Entry, version string, ti *typeIndex) bool {
 // relatedClusterItem applies the auto rule to cluster-scoped items: a
 // PersistentVolume is restored with its claim, a CRD with its resources.
 func relatedClusterItem(gr string, obj *unstructured.Unstructured, idx *backupIndex, p *restorePlan, sel *selection) bool {
-	if obj.GetNamespace() != "" || sel.allCluster || sel.spec.ClusterResources == workflows.ClusterResourcesInclude {
+	if obj.GetNamespace() != "" || sel.allCluster || sel.spec.ClusterResources == v1alpha1.ClusterResourcesInclude {
 		return true
 	}
 	switch gr {
@@ -193,7 +193,7 @@ func pvRestored(name string, idx *backupIndex, p *restorePlan, sel *selection) b
 	if _, planned := p.types["persistentvolumes"]; !planned || !inBackup || movedVolumeReplaces(name, idx) != "" {
 		return false
 	}
-	return sel.allCluster || sel.spec.ClusterResources == workflows.ClusterResourcesInclude || idx.claims[claim]
+	return sel.allCluster || sel.spec.ClusterResources == v1alpha1.ClusterResourcesInclude || idx.claims[claim]
 }
 
 // batchWriter fills batches of prepared items per type and stores each
@@ -274,7 +274,7 @@ func (w *batchWriter) flush(ctx context.Context, gr string) error {
 	return nil
 }
 
-func (w *batchWriter) skip(ctx context.Context, o workflows.ItemOutcome) error {
+func (w *batchWriter) skip(ctx context.Context, o v1alpha1.ItemOutcome) error {
 	line, err := json.Marshal(o)
 	if err != nil {
 		return err
@@ -303,7 +303,7 @@ func (w *batchWriter) abort() {
 
 // ensureNamespaces adds the namespaces items land in that the backup
 // holds no Namespace object for.
-func (w *batchWriter) ensureNamespaces(ctx context.Context, spec workflows.RestoreSpec) error {
+func (w *batchWriter) ensureNamespaces(ctx context.Context, spec v1alpha1.RestoreSpec) error {
 	for _, ns := range slices.Sorted(maps.Keys(w.namespaces)) {
 		if w.namespaces[ns] {
 			continue

@@ -10,15 +10,15 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 func storedSkips(t *testing.T, run *runlog.Run) []string {
 	t.Helper()
 	var names []string
 	require.NoError(t, run.Loc.ReadLines(context.Background(), run.Restore.PlanSkips(), func(line []byte) error {
-		var o workflows.ItemOutcome
+		var o v1alpha1.ItemOutcome
 		require.NoError(t, json.Unmarshal(line, &o))
 		names = append(names, o.Name)
 		return nil
@@ -37,7 +37,7 @@ func TestRuleSkipsAreStoredWholeOrNotAtAll(t *testing.T) {
 	defer loc.Close()
 	run := &runlog.Run{Log: zap.NewNop(), Loc: loc, Restore: location.Restore("r1")}
 	skip := func(w *batchWriter, name string) {
-		require.NoError(t, w.skip(ctx, workflows.ItemOutcome{Resource: "pods", Namespace: "shop", Name: name, Result: workflows.ItemSkipped}))
+		require.NoError(t, w.skip(ctx, v1alpha1.ItemOutcome{Resource: "pods", Namespace: "shop", Name: name, Result: v1alpha1.ItemSkipped}))
 	}
 
 	w := newBatchWriter(run, 200)

@@ -16,9 +16,9 @@ import (
 
 	"github.com/cairn-backup/cairn/activities/internal/actas"
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/clock"
 	"github.com/cairn-backup/cairn/internal/kube"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
@@ -27,10 +27,10 @@ var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version:
 // resources, so the custom resources that follow can be created. A CRD
 // that is not Established in time is a warning: its resources then fail
 // one by one, with the server's reason.
-func (a *Activities) WaitCRDsEstablished(ctx context.Context, in workflows.RestoreStepInput) (*workflows.StepResult, error) {
+func (a *Activities) WaitCRDsEstablished(ctx context.Context, in v1alpha1.RestoreStepInput) (*v1alpha1.StepResult, error) {
 	run, err := runlog.StartRestore(ctx, a.Locations, a.Log, in.Restore, "", in.Location)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	defer run.End()
 	names, err := crdNamesOf(ctx, run)
@@ -78,7 +78,7 @@ func (a *Activities) WaitCRDsEstablished(ctx context.Context, in workflows.Resto
 	}
 	run.Log.Info("CRDs established", zap.Int("established", len(names)-len(pending)-unread), zap.Strings("notEstablished", pending),
 		zap.Int("unreadable", unread))
-	return &workflows.StepResult{Done: len(names) - len(pending) - unread, Warnings: len(warnings)}, nil
+	return &v1alpha1.StepResult{Done: len(names) - len(pending) - unread, Warnings: len(warnings)}, nil
 }
 
 func established(ctx context.Context, clients *kube.Clients, name string) (bool, error) {

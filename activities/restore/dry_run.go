@@ -8,36 +8,36 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/cairn-backup/cairn/activities/runlog"
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // SummarizeRestoreDryRun reads the outcomes a restore's dry run stored
 // under its scratch name and counts them per type, listing the first
 // items of each and which resource modifier rules changed what. It only
 // reads.
-func (a *Activities) SummarizeRestoreDryRun(ctx context.Context, in workflows.SummarizeRestoreDryRunInput) (*workflows.RestoreDryRun, error) {
+func (a *Activities) SummarizeRestoreDryRun(ctx context.Context, in v1alpha1.SummarizeRestoreDryRunInput) (*v1alpha1.RestoreDryRun, error) {
 	run, err := runlog.StartRestore(ctx, a.Locations, a.Log, in.Scratch, "", in.Location)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	defer run.End()
-	sum := &workflows.RestoreDryRun{Resources: map[string]workflows.DryRunTypeOutcome{}}
+	sum := &v1alpha1.RestoreDryRun{Resources: map[string]v1alpha1.DryRunTypeOutcome{}}
 	modifiers := map[string]int{}
 	listed := 0
 	add := func(line []byte) error {
-		var o workflows.ItemOutcome
+		var o v1alpha1.ItemOutcome
 		if err := json.Unmarshal(line, &o); err != nil {
 			return fmt.Errorf("decode outcome: %w", err)
 		}
 		t := sum.Resources[o.Resource]
 		before := len(t.Items)
-		t.Add(o, listed < workflows.DryRunItems)
+		t.Add(o, listed < v1alpha1.DryRunItems)
 		listed += len(t.Items) - before
 		sum.Resources[o.Resource] = t
 		for _, rule := range o.Modifiers {
 			if modifiers[rule] == 0 {
 				modifiers[rule] = len(sum.Modifiers) + 1
-				sum.Modifiers = append(sum.Modifiers, workflows.DryRunModifier{Rule: rule, Sample: sampleName(o)})
+				sum.Modifiers = append(sum.Modifiers, v1alpha1.DryRunModifier{Rule: rule, Sample: sampleName(o)})
 			}
 			sum.Modifiers[modifiers[rule]-1].Objects++
 		}
@@ -50,7 +50,7 @@ func (a *Activities) SummarizeRestoreDryRun(ctx context.Context, in workflows.Su
 }
 
 // sampleName names an item as kubectl does: resource, namespace/name.
-func sampleName(o workflows.ItemOutcome) string {
+func sampleName(o v1alpha1.ItemOutcome) string {
 	if o.Namespace == "" {
 		return o.Resource + " " + o.Name
 	}
@@ -59,10 +59,10 @@ func sampleName(o workflows.ItemOutcome) string {
 
 // DiscardRestoreDryRun removes everything a restore's dry run wrote
 // under its scratch name, logs included.
-func (a *Activities) DiscardRestoreDryRun(ctx context.Context, in workflows.SummarizeRestoreDryRunInput) error {
+func (a *Activities) DiscardRestoreDryRun(ctx context.Context, in v1alpha1.SummarizeRestoreDryRunInput) error {
 	run, err := runlog.StartRestore(ctx, a.Locations, a.Log, in.Scratch, "", in.Location)
 	if err != nil {
-		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	// Not run.End(): its log chunk would land in the prefix removed.
 	defer run.Loc.Close()

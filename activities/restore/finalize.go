@@ -11,18 +11,18 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/metrics"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // FinalizeRestore writes results.json (every item's outcome, in apply
 // order), restore.json and the restore's log. It runs however the restore
 // ended, so a failed or canceled restore still tells what it did.
-func (a *Activities) FinalizeRestore(ctx context.Context, in workflows.FinalizeRestoreInput) (*workflows.FinalizeRestoreResult, error) {
+func (a *Activities) FinalizeRestore(ctx context.Context, in v1alpha1.FinalizeRestoreInput) (*v1alpha1.FinalizeRestoreResult, error) {
 	run, err := runlog.StartRestore(ctx, a.Locations, a.Log, in.Spec.Name, "", in.Spec.StorageLocation)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	defer run.End()
 	keys := run.Restore
@@ -53,12 +53,12 @@ func (a *Activities) FinalizeRestore(ctx context.Context, in workflows.FinalizeR
 	t := newTally(in.Status.Resources)
 	beat := runlog.Heartbeat(ctx)
 	add := func(line []byte) error {
-		var o workflows.ItemOutcome
+		var o v1alpha1.ItemOutcome
 		if err := json.Unmarshal(line, &o); err != nil {
 			return fmt.Errorf("decode outcome: %w", err)
 		}
 		t.add(o)
-		if o.Result == workflows.ItemSkipped && o.Reason != "" && isConflictSkip(o) {
+		if o.Result == v1alpha1.ItemSkipped && o.Reason != "" && isConflictSkip(o) {
 			warnings.add(fmt.Sprintf("%s %s/%s: %s", o.Resource, o.Namespace, o.Name, o.Reason))
 		}
 		if t.items%200 == 0 {
@@ -81,7 +81,7 @@ func (a *Activities) FinalizeRestore(ctx context.Context, in workflows.FinalizeR
 	done := time.Now().UTC()
 	status.CompletionTime = &done
 	info := run.Info()
-	meta := workflows.RestoreMetadata{APIVersion: workflows.MetadataAPIVersion, Kind: workflows.MetadataKindRestore,
+	meta := v1alpha1.RestoreMetadata{APIVersion: v1alpha1.MetadataAPIVersion, Kind: v1alpha1.MetadataKindRestore,
 		Name: in.Spec.Name, Spec: in.Spec, Status: status, WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID,
 		EncryptionKeyID: run.Loc.KeyID()}
 	run.Log.Info("Recording restore", zap.String("phase", string(status.Phase)), zap.Int("restored", status.ItemsRestored),
@@ -92,8 +92,8 @@ func (a *Activities) FinalizeRestore(ctx context.Context, in workflows.FinalizeR
 	if err := run.Loc.WriteJSON(ctx, keys.Metadata(), meta); err != nil {
 		return nil, err
 	}
-	metrics.RunEnded(workflows.KindRestore, string(status.Phase), status.StartTime, &done, status.ItemsRestored)
-	return &workflows.FinalizeRestoreResult{Warnings: status.Warnings, CompletionTime: &done, Resources: status.Resources,
+	metrics.RunEnded(v1alpha1.KindRestore, string(status.Phase), status.StartTime, &done, status.ItemsRestored)
+	return &v1alpha1.FinalizeRestoreResult{Warnings: status.Warnings, CompletionTime: &done, Resources: status.Resources,
 		ItemsRestored: status.ItemsRestored, ItemsSkipped: status.ItemsSkipped, ItemsFailed: status.ItemsFailed}, nil
 }
 
@@ -120,30 +120,30 @@ func writeOutcomes(ctx context.Context, run *runlog.Run, keys location.RestoreKe
 // tally counts the stored outcomes, which also hold what an apply cut
 // short by a cancel or a failure did.
 type tally struct {
-	resources                 map[string]workflows.TypeOutcome
+	resources                 map[string]v1alpha1.TypeOutcome
 	items                     int
 	restored, skipped, failed int
 }
 
-func newTally(planned map[string]workflows.TypeOutcome) *tally {
-	t := &tally{resources: map[string]workflows.TypeOutcome{}}
+func newTally(planned map[string]v1alpha1.TypeOutcome) *tally {
+	t := &tally{resources: map[string]v1alpha1.TypeOutcome{}}
 	for gr, o := range planned {
-		t.resources[gr] = workflows.TypeOutcome{Total: o.Total, Done: o.Done}
+		t.resources[gr] = v1alpha1.TypeOutcome{Total: o.Total, Done: o.Done}
 	}
 	return t
 }
 
-func (t *tally) add(o workflows.ItemOutcome) {
+func (t *tally) add(o v1alpha1.ItemOutcome) {
 	t.items++
 	r := t.resources[o.Resource]
 	switch o.Result {
-	case workflows.ItemRestored:
+	case v1alpha1.ItemRestored:
 		r.Restored++
 		t.restored++
-	case workflows.ItemSkipped:
+	case v1alpha1.ItemSkipped:
 		r.Skipped++
 		t.skipped++
-	case workflows.ItemFailed:
+	case v1alpha1.ItemFailed:
 		r.Failed++
 		t.failed++
 	}
@@ -151,14 +151,14 @@ func (t *tally) add(o workflows.ItemOutcome) {
 }
 
 // set puts the counts into a restore's status.
-func (t *tally) set(status *workflows.RestoreStatus) {
+func (t *tally) set(status *v1alpha1.RestoreStatus) {
 	status.Resources = t.resources
 	status.ItemsRestored, status.ItemsSkipped, status.ItemsFailed = t.restored, t.skipped, t.failed
 }
 
 // isConflictSkip reports an item skipped because it exists and differs,
 // which a user should look at (rule skips are expected and are not).
-func isConflictSkip(o workflows.ItemOutcome) bool {
+func isConflictSkip(o v1alpha1.ItemOutcome) bool {
 	return o.Action == "" && (o.Reason == ReasonExistsDiffers || o.Reason == ReasonRelatedExists)
 }
 
@@ -172,10 +172,10 @@ func readIfExists(ctx context.Context, run *runlog.Run, key string, fn func([]by
 
 // CleanupRestoreWork removes a restore's intermediate state once its
 // results and log are stored.
-func (a *Activities) CleanupRestoreWork(ctx context.Context, in workflows.RestoreStepInput) error {
+func (a *Activities) CleanupRestoreWork(ctx context.Context, in v1alpha1.RestoreStepInput) error {
 	run, err := runlog.StartRestore(ctx, a.Locations, a.Log, in.Restore, "", in.Location)
 	if err != nil {
-		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	// Not run.End(): its log chunk would land in the prefix removed here.
 	defer run.Loc.Close()

@@ -12,9 +12,9 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.uber.org/zap"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/activitytest"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 func writeLines(t *testing.T, loc *location.Location, key string, values ...any) {
@@ -38,11 +38,11 @@ func TestFinalizeRestoreRecordsEveryOutcomeInApplyOrder(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = loc.Close() })
 	keys := location.Restore("r1")
-	skip := workflows.ItemOutcome{Resource: "events", Namespace: "shop", Name: "e", Result: workflows.ItemSkipped, Reason: "never restored"}
-	ns := workflows.ItemOutcome{Resource: "namespaces", Name: "shop", Result: workflows.ItemRestored, Action: workflows.ActionCreated}
-	cm1 := workflows.ItemOutcome{Resource: "configmaps", Namespace: "shop", Name: "a", Result: workflows.ItemRestored, Action: workflows.ActionCreated}
-	cm2 := workflows.ItemOutcome{Resource: "configmaps", Namespace: "shop", Name: "b", Result: workflows.ItemSkipped, Reason: ReasonExistsDiffers}
-	cm3 := workflows.ItemOutcome{Resource: "configmaps", Namespace: "shop", Name: "c", Result: workflows.ItemFailed, Reason: "forbidden"}
+	skip := v1alpha1.ItemOutcome{Resource: "events", Namespace: "shop", Name: "e", Result: v1alpha1.ItemSkipped, Reason: "never restored"}
+	ns := v1alpha1.ItemOutcome{Resource: "namespaces", Name: "shop", Result: v1alpha1.ItemRestored, Action: v1alpha1.ActionCreated}
+	cm1 := v1alpha1.ItemOutcome{Resource: "configmaps", Namespace: "shop", Name: "a", Result: v1alpha1.ItemRestored, Action: v1alpha1.ActionCreated}
+	cm2 := v1alpha1.ItemOutcome{Resource: "configmaps", Namespace: "shop", Name: "b", Result: v1alpha1.ItemSkipped, Reason: ReasonExistsDiffers}
+	cm3 := v1alpha1.ItemOutcome{Resource: "configmaps", Namespace: "shop", Name: "c", Result: v1alpha1.ItemFailed, Reason: "forbidden"}
 	writeLines(t, loc, keys.PlanSkips(), skip)
 	writeLines(t, loc, keys.BatchResultsOf("namespaces")+"00000.jsonl", ns)
 	writeLines(t, loc, keys.BatchResultsOf("configmaps")+"00000.jsonl", cm1, cm2)
@@ -52,23 +52,23 @@ func TestFinalizeRestoreRecordsEveryOutcomeInApplyOrder(t *testing.T) {
 	a := &Activities{Log: zap.NewNop()}
 	env := (&testsuite.WorkflowTestSuite{}).NewTestActivityEnvironment()
 	env.RegisterActivity(a.FinalizeRestore)
-	in := workflows.FinalizeRestoreInput{
-		Spec:   workflows.RestoreSpec{Name: "r1", BackupName: "b1", StorageLocation: "file://" + dir},
-		Status: workflows.RestoreStatus{Phase: workflows.PhasePartiallyFailed, Order: []string{"namespaces", "configmaps"}},
+	in := v1alpha1.FinalizeRestoreInput{
+		Spec:   v1alpha1.RestoreSpec{Name: "r1", BackupName: "b1", StorageLocation: "file://" + dir},
+		Status: v1alpha1.RestoreStatus{Phase: v1alpha1.PhasePartiallyFailed, Order: []string{"namespaces", "configmaps"}},
 	}
-	res, err := activitytest.Run[workflows.FinalizeRestoreResult](t, env, a.FinalizeRestore, in)
+	res, err := activitytest.Run[v1alpha1.FinalizeRestoreResult](t, env, a.FinalizeRestore, in)
 	require.NoError(t, err)
 	assert.Equal(t, 2, res.ItemsRestored)
 	assert.Equal(t, 2, res.ItemsSkipped)
 	assert.Equal(t, 1, res.ItemsFailed)
 	assert.Equal(t, 2, res.Warnings)
-	assert.Equal(t, workflows.TypeOutcome{Restored: 1, Skipped: 1, Failed: 1}, res.Resources["configmaps"])
+	assert.Equal(t, v1alpha1.TypeOutcome{Restored: 1, Skipped: 1, Failed: 1}, res.Resources["configmaps"])
 
-	var results workflows.RestoreResults
+	var results v1alpha1.RestoreResults
 	require.NoError(t, loc.ReadJSON(context.Background(), keys.Results(), &results))
-	assert.Equal(t, []workflows.ItemOutcome{skip, ns, cm1, cm2, cm3}, results.Items)
+	assert.Equal(t, []v1alpha1.ItemOutcome{skip, ns, cm1, cm2, cm3}, results.Items)
 	assert.Equal(t, []string{"a stored warning", "configmaps shop/b: " + ReasonExistsDiffers}, results.Warnings)
-	var meta workflows.RestoreMetadata
+	var meta v1alpha1.RestoreMetadata
 	require.NoError(t, loc.ReadJSON(context.Background(), keys.Metadata(), &meta))
 	assert.Equal(t, 2, meta.Status.ItemsRestored)
 }

@@ -8,15 +8,15 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/hooks"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // addInitHooks puts a restored pod's init hooks (its annotations', or the
 // spec's) before its own init containers. A malformed init hook
 // annotation keeps the pod from being restored without it: the returned
 // problem is the reason it is skipped.
-func addInitHooks(obj *unstructured.Unstructured, sourceNamespace string, spec *workflows.RestoreHooks) string {
+func addInitHooks(obj *unstructured.Unstructured, sourceNamespace string, spec *v1alpha1.RestoreHooks) string {
 	var pod corev1.Pod
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &pod); err != nil {
 		return fmt.Sprintf("not a pod: %v", err)

@@ -12,9 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/objects"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // ReasonExistsDiffers is why an item is skipped under policy none.
@@ -38,8 +38,8 @@ func (ap *applier) dryRun() []string {
 
 // applier creates the items of one resource type.
 type applier struct {
-	in       workflows.ApplyInput
-	t        workflows.RestoreType
+	in       v1alpha1.ApplyInput
+	t        v1alpha1.RestoreType
 	resource dynamic.NamespaceableResourceInterface
 	owners   *ownerResolver
 	// namespaceExists answers with the worker's rights whether a
@@ -47,7 +47,7 @@ type applier struct {
 	namespaceExists func(ctx context.Context, name string) (bool, error)
 }
 
-func newApplier(c *kube.Clients, in workflows.ApplyInput, t workflows.RestoreType, owners *ownerResolver) *applier {
+func newApplier(c *kube.Clients, in v1alpha1.ApplyInput, t v1alpha1.RestoreType, owners *ownerResolver) *applier {
 	gvr := schema.GroupVersionResource{Group: t.Group, Version: t.Version, Resource: t.Resource}
 	in.Options = in.Options.WithDefaults()
 	return &applier{in: in, t: t, resource: c.Dynamic.Resource(gvr), owners: owners}
@@ -56,9 +56,9 @@ func newApplier(c *kube.Clients, in workflows.ApplyInput, t workflows.RestoreTyp
 // apply restores one item and says what happened to it. Only an
 // unreachable API server is an error (the batch is retried); anything the
 // server answers is the item's outcome.
-func (ap *applier) apply(ctx context.Context, item Item) (workflows.ItemOutcome, []relink, error) {
+func (ap *applier) apply(ctx context.Context, item Item) (v1alpha1.ItemOutcome, []relink, error) {
 	obj := &unstructured.Unstructured{Object: item.Object}
-	out := workflows.ItemOutcome{Resource: ap.t.GroupResource(), Namespace: obj.GetNamespace(), Name: obj.GetName(),
+	out := v1alpha1.ItemOutcome{Resource: ap.t.GroupResource(), Namespace: obj.GetNamespace(), Name: obj.GetName(),
 		SourceNamespace: item.SourceNamespace, Modifiers: item.Modifiers}
 	// The plan kept the status only for types whose status is restored. It
 	// stays in the create body: a type without a status subresource stores
@@ -67,7 +67,7 @@ func (ap *applier) apply(ctx context.Context, item Item) (workflows.ItemOutcome,
 
 	if cv, ok := ap.in.ClaimVolumes[obj.GetNamespace()+"/"+obj.GetName()]; ok && obj.GetKind() == "PersistentVolumeClaim" {
 		if cv.Error != "" {
-			out.Result, out.Reason = workflows.ItemFailed, cv.Error
+			out.Result, out.Reason = v1alpha1.ItemFailed, cv.Error
 			return out, nil, nil
 		}
 		// The volume restored from the repository waits, pre-bound, for
@@ -82,8 +82,8 @@ func (ap *applier) apply(ctx context.Context, item Item) (workflows.ItemOutcome,
 	result, action, reason, err := ap.createOrReconcile(ctx, client, obj, item)
 	if ap.in.DryRun && err == nil && reason == "" {
 		// Nothing was written: no status to restore, no owner to relink.
-		out.Result, out.Action = workflows.ItemRestored, action
-		if result == nil && action == workflows.ActionCreated {
+		out.Result, out.Action = v1alpha1.ItemRestored, action
+		if result == nil && action == v1alpha1.ActionCreated {
 			out.Reason = ReasonUncheckedDryRun
 		}
 		return out, nil, nil
@@ -92,14 +92,14 @@ func (ap *applier) apply(ctx context.Context, item Item) (workflows.ItemOutcome,
 	case err != nil && kube.IsUnreachable(err):
 		return out, nil, fmt.Errorf("%s %s: %w", out.Resource, obj.GetName(), err)
 	case err != nil:
-		out.Result, out.Reason = workflows.ItemFailed, err.Error()
+		out.Result, out.Reason = v1alpha1.ItemFailed, err.Error()
 		return out, nil, nil
 	case reason != "":
-		out.Result, out.Reason = workflows.ItemSkipped, reason
+		out.Result, out.Reason = v1alpha1.ItemSkipped, reason
 		return out, nil, nil
 	}
-	out.Result, out.Action = workflows.ItemRestored, action
-	if ap.t.RestoreStatus && hasStatus && action != workflows.ActionUnchanged {
+	out.Result, out.Action = v1alpha1.ItemRestored, action
+	if ap.t.RestoreStatus && hasStatus && action != v1alpha1.ActionUnchanged {
 		msg, err := ap.restoreStatus(ctx, client, result, status)
 		if err != nil {
 			return out, nil, err
@@ -110,7 +110,7 @@ func (ap *applier) apply(ctx context.Context, item Item) (workflows.ItemOutcome,
 	// owner, and, for an object an earlier attempt made, those whose
 	// owner appeared since. The relink step adds them.
 	missing := append([]metav1.OwnerReference(nil), deferredRefs...)
-	if action == workflows.ActionCreated && result != nil {
+	if action == v1alpha1.ActionCreated && result != nil {
 		missing = append(missing, refsMissingFrom(result, obj.GetOwnerReferences())...)
 	}
 	var relinks []relink
@@ -140,15 +140,15 @@ func refsMissingFrom(obj *unstructured.Unstructured, want []metav1.OwnerReferenc
 // batch), identical, or different, which the policy decides. A non-empty
 // reason means the item is skipped.
 func (ap *applier) createOrReconcile(ctx context.Context, client dynamic.ResourceInterface, obj *unstructured.Unstructured,
-	item Item) (*unstructured.Unstructured, workflows.ItemAction, string, error) {
+	item Item) (*unstructured.Unstructured, v1alpha1.ItemAction, string, error) {
 	created, createErr := client.Create(ctx, obj, metav1.CreateOptions{DryRun: ap.dryRun()})
 	switch {
 	case createErr == nil:
-		return created, workflows.ActionCreated, "", nil
+		return created, v1alpha1.ActionCreated, "", nil
 	case ap.in.DryRun && apierrors.IsNotFound(createErr):
 		// Its namespace, or its type's CRD, is created by this restore:
 		// the dry run did not create it, so the server cannot check more.
-		return nil, workflows.ActionCreated, "", nil
+		return nil, v1alpha1.ActionCreated, "", nil
 	}
 	// Not only AlreadyExists means it exists: a Service that keeps its
 	// node ports is refused for the port before the name is checked.
@@ -165,12 +165,12 @@ func (ap *applier) createOrReconcile(ctx context.Context, client dynamic.Resourc
 	preserve := ap.in.PreserveNodePorts
 	switch {
 	case existing.GetLabels()[objects.LabelRestore] == obj.GetLabels()[objects.LabelRestore]:
-		return existing, workflows.ActionCreated, "", nil // an earlier attempt of this restore made it
+		return existing, v1alpha1.ActionCreated, "", nil // an earlier attempt of this restore made it
 	case item.EnsureOnly, objects.Equivalent(existing, obj, preserve):
-		return existing, workflows.ActionUnchanged, "", nil
+		return existing, v1alpha1.ActionUnchanged, "", nil
 	case item.CreateOnly:
 		return nil, "", ReasonRelatedExists, nil
-	case ap.in.Policy != workflows.ExistingResourceUpdate:
+	case ap.in.Policy != v1alpha1.ExistingResourceUpdate:
 		return nil, "", ReasonExistsDiffers, nil
 	}
 	patch, err := objects.UpdatePatch(existing, obj, preserve)
@@ -181,7 +181,7 @@ func (ap *applier) createOrReconcile(ctx context.Context, client dynamic.Resourc
 	if err != nil {
 		return nil, "", "", fmt.Errorf("it exists and differs from the backup; updating it failed: %w", err)
 	}
-	return updated, workflows.ActionUpdated, "", nil
+	return updated, v1alpha1.ActionUpdated, "", nil
 }
 
 // unreadableNamespace judges a Namespace the restore's caller may neither
@@ -189,7 +189,7 @@ func (ap *applier) createOrReconcile(ctx context.Context, client dynamic.Resourc
 // into it without rights on the Namespace object. Only whether it exists
 // is asked, with the worker's rights; it is never changed.
 func (ap *applier) unreadableNamespace(ctx context.Context, obj *unstructured.Unstructured, item Item,
-	createErr error) (*unstructured.Unstructured, workflows.ItemAction, string, error) {
+	createErr error) (*unstructured.Unstructured, v1alpha1.ItemAction, string, error) {
 	if ap.namespaceExists == nil {
 		return nil, "", "", createErr
 	}
@@ -200,7 +200,7 @@ func (ap *applier) unreadableNamespace(ctx context.Context, obj *unstructured.Un
 	case !exists:
 		return nil, "", "", createErr
 	case item.EnsureOnly:
-		return nil, workflows.ActionUnchanged, "", nil
+		return nil, v1alpha1.ActionUnchanged, "", nil
 	}
 	return nil, "", "it exists, and the restore's caller may not read or change the Namespace object: " + createErr.Error(), nil
 }

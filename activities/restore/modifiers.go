@@ -4,9 +4,9 @@ import (
 	"context"
 
 	"github.com/cairn-backup/cairn/activities/internal/specdoc"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/resourcemodifiers"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // resourceModifiers loads the restore's resource modifiers, from its
@@ -14,6 +14,6 @@ import (
 // (the run's caller's: a ConfigMap the caller may not read is refused);
 // nil when it has none. A document that is missing or invalid fails the
 // restore before anything is created.
-func (a *Activities) resourceModifiers(ctx context.Context, clients *kube.Clients, spec workflows.RestoreSpec) (*resourcemodifiers.Rules, error) {
+func (a *Activities) resourceModifiers(ctx context.Context, clients *kube.Clients, spec v1alpha1.RestoreSpec) (*resourcemodifiers.Rules, error) {
 	return specdoc.Load(ctx, clients.Dynamic, a.ConfigNamespace, "resourceModifiers", spec.ResourceModifiers, resourcemodifiers.Parse)
 }

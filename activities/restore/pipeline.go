@@ -10,7 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/cairn-backup/cairn/activities/runlog"
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // batchWindow is how many batches may be loaded ahead of the oldest one
@@ -38,12 +38,12 @@ const maxLoggedFailures = 100
 type batchWork struct {
 	index    int
 	items    []Item
-	outcomes []workflows.ItemOutcome
+	outcomes []v1alpha1.ItemOutcome
 	relinks  [][]relink
 	left     atomic.Int32
 	complete chan struct{} // closed when every item has an outcome
 	// stored is set for a batch an earlier attempt already stored.
-	stored *workflows.TypeOutcome
+	stored *v1alpha1.TypeOutcome
 	// storedDeferred counts that batch's pending owner references.
 	storedDeferred int
 }
@@ -55,7 +55,7 @@ type itemJob struct {
 
 // apply runs batches start..batches-1 and calls commit after each one is
 // stored, in order.
-func (p *pipeline) apply(ctx context.Context, start int, commit func(b int, o workflows.TypeOutcome, deferred int) error) error {
+func (p *pipeline) apply(ctx context.Context, start int, commit func(b int, o v1alpha1.TypeOutcome, deferred int) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	ordered := make(chan *batchWork, batchWindow)
@@ -128,7 +128,7 @@ func (p *pipeline) load(ctx context.Context, bw *batchWork) error {
 	if err != nil {
 		return fmt.Errorf("read batch %d of %s: %w", bw.index, p.gr, err)
 	}
-	bw.outcomes = make([]workflows.ItemOutcome, len(bw.items))
+	bw.outcomes = make([]v1alpha1.ItemOutcome, len(bw.items))
 	bw.relinks = make([][]relink, len(bw.items))
 	bw.left.Store(int32(len(bw.items)))
 	if len(bw.items) == 0 {
@@ -159,7 +159,7 @@ func (p *pipeline) work(ctx context.Context, cancel context.CancelCauseFunc, job
 // commitInOrder stores each batch's outcomes once all its items are done,
 // oldest batch first.
 func (p *pipeline) commitInOrder(ctx context.Context, ordered <-chan *batchWork,
-	commit func(b int, o workflows.TypeOutcome, deferred int) error) error {
+	commit func(b int, o v1alpha1.TypeOutcome, deferred int) error) error {
 	for bw := range ordered {
 		select {
 		case <-bw.complete:
@@ -168,7 +168,7 @@ func (p *pipeline) commitInOrder(ctx context.Context, ordered <-chan *batchWork,
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
-		outcome, deferred := workflows.TypeOutcome{}, bw.storedDeferred
+		outcome, deferred := v1alpha1.TypeOutcome{}, bw.storedDeferred
 		if bw.stored != nil {
 			outcome = *bw.stored
 		} else {
@@ -185,21 +185,21 @@ func (p *pipeline) commitInOrder(ctx context.Context, ordered <-chan *batchWork,
 }
 
 // store writes a batch's pending owner references, then its outcomes.
-func (p *pipeline) store(ctx context.Context, bw *batchWork) (workflows.TypeOutcome, int, error) {
+func (p *pipeline) store(ctx context.Context, bw *batchWork) (v1alpha1.TypeOutcome, int, error) {
 	var relinks []relink
 	for _, r := range bw.relinks {
 		relinks = append(relinks, r...)
 	}
 	if len(relinks) > 0 {
 		if err := p.run.Loc.WriteAll(ctx, p.run.Restore.Relink(p.gr, bw.index), jsonLines(relinks)); err != nil {
-			return workflows.TypeOutcome{}, 0, err
+			return v1alpha1.TypeOutcome{}, 0, err
 		}
 	}
 	if err := p.run.Loc.WriteAll(ctx, p.run.Restore.BatchResult(p.gr, bw.index), jsonLines(bw.outcomes)); err != nil {
-		return workflows.TypeOutcome{}, 0, err
+		return v1alpha1.TypeOutcome{}, 0, err
 	}
 	for _, o := range bw.outcomes {
-		if o.Result != workflows.ItemFailed {
+		if o.Result != v1alpha1.ItemFailed {
 			continue
 		}
 		// The attempt's log is held in memory until it ends, and

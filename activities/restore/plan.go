@@ -18,11 +18,11 @@ import (
 	"github.com/cairn-backup/cairn/activities/cluster"
 	"github.com/cairn-backup/cairn/activities/internal/actas"
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/backupmeta"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/objects"
 	"github.com/cairn-backup/cairn/internal/resourcemodifiers"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 const (
@@ -34,11 +34,11 @@ const (
 // and at which version the target cluster takes them, and writes the
 // prepared items in batches. It is idempotent: a retry rewrites the same
 // batches.
-func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanInput) (*workflows.RestorePlanResult, error) {
+func (a *Activities) PlanRestore(ctx context.Context, in v1alpha1.RestorePlanInput) (*v1alpha1.RestorePlanResult, error) {
 	spec, opts := in.Spec, in.Options.WithDefaults()
 	run, err := runlog.StartRestore(ctx, a.Locations, a.Log, spec.Name, spec.BackupName, spec.StorageLocation)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	defer run.End()
 
@@ -46,15 +46,15 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 	switch {
 	case errors.Is(err, location.ErrNotFound):
 		msg := fmt.Sprintf("backup %q is not in %s", spec.BackupName, spec.StorageLocation)
-		return nil, temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeBackupNotFound, err)
+		return nil, temporal.NewNonRetryableApplicationError(msg, v1alpha1.ErrTypeBackupNotFound, err)
 	case errors.Is(err, backupmeta.ErrCorrupt):
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeCorruptBackup, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeCorruptBackup, err)
 	case err != nil:
 		return nil, fmt.Errorf("read backup %s: %w", spec.BackupName, err)
 	}
-	if p := meta.Status.Phase; p != workflows.PhaseCompleted && p != workflows.PhasePartiallyFailed {
+	if p := meta.Status.Phase; p != v1alpha1.PhaseCompleted && p != v1alpha1.PhasePartiallyFailed {
 		msg := fmt.Sprintf("backup %q is %s; only a Completed or PartiallyFailed backup can be restored", spec.BackupName, p)
-		return nil, temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeBackupNotReady, nil)
+		return nil, temporal.NewNonRetryableApplicationError(msg, v1alpha1.ErrTypeBackupNotReady, nil)
 	}
 	backupLoc, err := sealedBackup(run.Loc, spec, meta)
 	if err != nil {
@@ -62,7 +62,7 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 	}
 	sel, err := newSelection(spec)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeInvalidSpec, err)
 	}
 	clients, err := actas.Clients(a.Clients, opts.ActingAs)
 	if err != nil {
@@ -103,7 +103,7 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 		return nil, corruptOr(err)
 	}
 	if err := mappingCollisions(spec, idx); err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeInvalidSpec, err)
 	}
 	if idx.moved, err = movedVolumes(ctx, backupLoc, spec.BackupName, m); err != nil {
 		return nil, err
@@ -130,7 +130,7 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 		return nil, err
 	}
 
-	res := &workflows.RestorePlanResult{BackupFormat: meta.Format, Skipped: p.skipped, ItemsSkipped: w.ruleSkips, Volumes: vols}
+	res := &v1alpha1.RestorePlanResult{BackupFormat: meta.Format, Skipped: p.skipped, ItemsSkipped: w.ruleSkips, Volumes: vols}
 	if len(classes) > 0 {
 		res.StorageClasses = classes
 	}
@@ -140,7 +140,7 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 	}
 	priorities := spec.ResourcePriorities
 	if len(priorities) == 0 {
-		priorities = workflows.DefaultResourcePriorities
+		priorities = v1alpha1.DefaultResourcePriorities
 	}
 	for _, gr := range objects.Order(grs, priorities) {
 		t := p.types[gr]
@@ -158,14 +158,14 @@ func (a *Activities) PlanRestore(ctx context.Context, in workflows.RestorePlanIn
 // a key is configured, a backup cairn wrote with it has a manifest and
 // every object encrypted; one that has not, or a plain object in it, is
 // CorruptBackup unless the restore allows plaintext (a foreign backup).
-func sealedBackup(loc *location.Location, spec workflows.RestoreSpec, meta *workflows.BackupMetadata) (*location.Location, error) {
+func sealedBackup(loc *location.Location, spec v1alpha1.RestoreSpec, meta *v1alpha1.BackupMetadata) (*location.Location, error) {
 	if loc.KeyID() == "" || spec.AllowPlaintext {
 		return loc, nil
 	}
-	if meta.Format == workflows.BackupFormatVelero || meta.ManifestSHA256 == "" {
+	if meta.Format == v1alpha1.BackupFormatVelero || meta.ManifestSHA256 == "" {
 		msg := fmt.Sprintf("backup %q was not written with this location's encryption key (it has no manifest); "+
 			"restore it with allowPlaintext (--allow-plaintext) if it is a foreign backup, such as Velero's", spec.BackupName)
-		return nil, temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeCorruptBackup, nil)
+		return nil, temporal.NewNonRetryableApplicationError(msg, v1alpha1.ErrTypeCorruptBackup, nil)
 	}
 	return loc.SealedOnly(), nil
 }
@@ -175,19 +175,19 @@ func sealedBackup(loc *location.Location, spec workflows.RestoreSpec, meta *work
 func corruptOr(err error) error {
 	var ce *corruptError
 	if errors.As(err, &ce) {
-		return temporal.NewNonRetryableApplicationError("the backup's tarball is corrupt: "+ce.Error(), workflows.ErrTypeCorruptBackup, err)
+		return temporal.NewNonRetryableApplicationError("the backup's tarball is corrupt: "+ce.Error(), v1alpha1.ErrTypeCorruptBackup, err)
 	}
 	var ue *unsupportedError
 	if errors.As(err, &ue) {
-		return temporal.NewNonRetryableApplicationError(ue.Error(), workflows.ErrTypeUnsupportedFormat, err)
+		return temporal.NewNonRetryableApplicationError(ue.Error(), v1alpha1.ErrTypeUnsupportedFormat, err)
 	}
 	return err
 }
 
 // restorePlan is what decide chose per backed-up type.
 type restorePlan struct {
-	types   map[string]workflows.RestoreType
-	skipped []workflows.SkippedResource
+	types   map[string]v1alpha1.RestoreType
+	skipped []v1alpha1.SkippedResource
 	// crds are the CRD names (plural.group) restored in this run.
 	crds map[string]bool
 	// bareNamespaces: the filters leave the backup's Namespace objects
@@ -204,9 +204,9 @@ type restorePlan struct {
 
 // decide picks the types to restore and their versions.
 func decide(idx *backupIndex, target *targetAPI, sel *selection) *restorePlan {
-	p := &restorePlan{types: map[string]workflows.RestoreType{}, crds: map[string]bool{}}
+	p := &restorePlan{types: map[string]v1alpha1.RestoreType{}, crds: map[string]bool{}}
 	skip := func(gr, reason string) {
-		p.skipped = append(p.skipped, workflows.SkippedResource{Resource: gr, Reason: reason})
+		p.skipped = append(p.skipped, v1alpha1.SkippedResource{Resource: gr, Reason: reason})
 	}
 
 	grs := make([]string, 0, len(idx.types))
@@ -215,7 +215,7 @@ func decide(idx *backupIndex, target *targetAPI, sel *selection) *restorePlan {
 	}
 	sort.Strings(grs)
 	// CRDs first: whether a custom type can be restored depends on them.
-	if ti := idx.types[crdResource]; ti != nil && sel.resource(crdNames(ti)...) && sel.spec.ClusterResources != workflows.ClusterResourcesExclude {
+	if ti := idx.types[crdResource]; ti != nil && sel.resource(crdNames(ti)...) && sel.spec.ClusterResources != v1alpha1.ClusterResourcesExclude {
 		for _, gr := range grs {
 			if t := idx.types[gr]; t.selected > 0 && t.namespaced && idx.crds[gr] {
 				p.crds[gr] = true // auto: the CRDs of restored custom resources
@@ -246,8 +246,8 @@ func decide(idx *backupIndex, target *targetAPI, sel *selection) *restorePlan {
 			continue
 		}
 		g := schema.ParseGroupResource(gr)
-		p.types[gr] = workflows.RestoreType{
-			ResourceType: workflows.ResourceType{Group: g.Group, Version: version, Resource: g.Resource,
+		p.types[gr] = v1alpha1.RestoreType{
+			ResourceType: v1alpha1.ResourceType{Group: g.Group, Version: version, Resource: g.Resource,
 				Kind: ti.kind, Namespaced: ti.namespaced},
 			RestoreStatus: sel.restoreStatus(names...),
 		}
@@ -255,7 +255,7 @@ func decide(idx *backupIndex, target *targetAPI, sel *selection) *restorePlan {
 	// Namespaces are created even when the backup has no Namespace objects.
 	if _, ok := p.types["namespaces"]; !ok {
 		p.bareNamespaces = true
-		p.types["namespaces"] = workflows.RestoreType{ResourceType: workflows.ResourceType{Version: "v1", Resource: "namespaces", Kind: "Namespace"}}
+		p.types["namespaces"] = v1alpha1.RestoreType{ResourceType: v1alpha1.ResourceType{Version: "v1", Resource: "namespaces", Kind: "Namespace"}}
 	}
 	return p
 }
@@ -270,9 +270,9 @@ func (p *restorePlan) crdRestored(gr string, idx *backupIndex, sel *selection) b
 // workloads' related objects are judged per item.
 func (s *selection) clusterType(gr string) bool {
 	switch s.spec.ClusterResources {
-	case workflows.ClusterResourcesExclude:
+	case v1alpha1.ClusterResourcesExclude:
 		return false
-	case workflows.ClusterResourcesInclude:
+	case v1alpha1.ClusterResourcesInclude:
 		return true
 	}
 	return s.allCluster || gr == "persistentvolumes" || gr == crdResource || gr == objects.VolumeSnapshotContentsResource || workloadDependency(gr)
@@ -289,7 +289,7 @@ func crdNames(ti *typeIndex) []string { return typeNames(crdResource, ti) }
 // namespace restored under its own name: two backed-up namespaces would
 // land in one, and their objects of the same name would overwrite each
 // other's outcome.
-func mappingCollisions(spec workflows.RestoreSpec, idx *backupIndex) error {
+func mappingCollisions(spec v1alpha1.RestoreSpec, idx *backupIndex) error {
 	for _, from := range slices.Sorted(maps.Keys(spec.NamespaceMapping)) {
 		to := spec.NamespaceMapping[from]
 		if !idx.namespaces[from] || !idx.namespaces[to] {

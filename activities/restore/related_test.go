@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/objects"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // A restore of one namespace from a backup holding more than it needs
@@ -35,7 +35,7 @@ func TestRestoreTakesOnlyTheRelatedObjectsOfItsNamespaces(t *testing.T) {
 			`"metadata":{"name":"b-reader"},"roleRef":{"kind":"ClusterRole","name":"b-role"},"subjects":[{"kind":"ServiceAccount","name":"app","namespace":"team-b"}]}`,
 	})
 	require.NoError(t, err)
-	sel, err := newSelection(workflows.RestoreSpec{Name: "r", BackupName: "b", IncludedNamespaces: []string{"team-a"}}.WithDefaults(""))
+	sel, err := newSelection(v1alpha1.RestoreSpec{Name: "r", BackupName: "b", IncludedNamespaces: []string{"team-a"}}.WithDefaults(""))
 	require.NoError(t, err)
 	p := &restorePlan{storageClasses: map[string]string{"old": "standard"}}
 
@@ -62,7 +62,7 @@ func TestRestoreTakesOnlyTheRelatedObjectsOfItsNamespaces(t *testing.T) {
 	assert.True(t, createOnly(objects.ClusterRolesResource, p, sel), "a namespace restore never changes a role its namespaces bind")
 	assert.False(t, createOnly("configmaps", p, sel))
 
-	all, err := newSelection(workflows.RestoreSpec{Name: "r", BackupName: "b"}.WithDefaults(""))
+	all, err := newSelection(v1alpha1.RestoreSpec{Name: "r", BackupName: "b"}.WithDefaults(""))
 	require.NoError(t, err)
 	assert.True(t, relatedClusterItem(objects.ClusterRolesResource, &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "b-role"}}}, idx, p, all),
 		"a whole-cluster restore restores every object")
@@ -74,7 +74,7 @@ func TestRestoreTakesOnlyTheRelatedObjectsOfItsNamespaces(t *testing.T) {
 // A restore that selects pods' owners by label still restores the
 // PriorityClass they name, which carries no such label.
 func TestLabelledRestoreKeepsWhatItsObjectsNeed(t *testing.T) {
-	spec := workflows.RestoreSpec{Name: "r", BackupName: "b", IncludedNamespaces: []string{"team-a"}, LabelSelector: "app=web"}
+	spec := v1alpha1.RestoreSpec{Name: "r", BackupName: "b", IncludedNamespaces: []string{"team-a"}, LabelSelector: "app=web"}
 	idx, err := scanFilesWith(t, map[string]string{
 		"resources/deployments.apps/namespaces/team-a/web.json": `{"apiVersion":"apps/v1","kind":"Deployment",` +
 			`"metadata":{"name":"web","namespace":"team-a","labels":{"app":"web"}},"spec":{"template":{"spec":{"priorityClassName":"team-high"}}}}`,

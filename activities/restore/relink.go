@@ -15,17 +15,17 @@ import (
 
 	"github.com/cairn-backup/cairn/activities/internal/actas"
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/kube"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // RelinkOwners adds the owner references that could not be set when their
 // objects were created, now that every owner is restored. Adding a
 // reference that is already there changes nothing, so a retry is safe.
-func (a *Activities) RelinkOwners(ctx context.Context, in workflows.RestoreStepInput) (*workflows.StepResult, error) {
+func (a *Activities) RelinkOwners(ctx context.Context, in v1alpha1.RestoreStepInput) (*v1alpha1.StepResult, error) {
 	run, err := runlog.StartRestore(ctx, a.Locations, a.Log, in.Restore, "", in.Location)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	defer run.End()
 	keys, err := run.Loc.Keys(ctx, run.Restore.Relinks())
@@ -37,7 +37,7 @@ func (a *Activities) RelinkOwners(ctx context.Context, in workflows.RestoreStepI
 		return nil, err
 	}
 	owners := newOwnerResolver(clients)
-	res := &workflows.StepResult{}
+	res := &v1alpha1.StepResult{}
 	var warnings []string
 	for i, key := range keys {
 		err := run.Loc.ReadLines(ctx, key, func(line []byte) error {

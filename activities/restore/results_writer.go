@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // resultsWriter streams results.json one item at a time, in the shape
-// workflows.RestoreResults decodes from, so finalizing a restore of a
+// v1alpha1.RestoreResults decodes from, so finalizing a restore of a
 // million objects holds none of their outcomes in memory. Nothing is
 // visible at the key until close succeeds.
 type resultsWriter struct {
@@ -34,7 +34,7 @@ func newResultsWriter(ctx context.Context, loc *location.Location, key string) (
 }
 
 // add writes one item's outcome, one per line.
-func (r *resultsWriter) add(o workflows.ItemOutcome) error {
+func (r *resultsWriter) add(o v1alpha1.ItemOutcome) error {
 	line, err := json.Marshal(o)
 	if err != nil {
 		return fmt.Errorf("encode outcome: %w", err)
@@ -52,10 +52,10 @@ func (r *resultsWriter) add(o workflows.ItemOutcome) error {
 }
 
 // close ends the item list, writes the rest and makes the file visible.
-func (r *resultsWriter) close(skipped []workflows.SkippedResource, warnings []string) error {
+func (r *resultsWriter) close(skipped []v1alpha1.SkippedResource, warnings []string) error {
 	tail := struct {
-		Skipped  []workflows.SkippedResource `json:"skippedResources,omitempty"`
-		Warnings []string                    `json:"warnings,omitempty"`
+		Skipped  []v1alpha1.SkippedResource `json:"skippedResources,omitempty"`
+		Warnings []string                   `json:"warnings,omitempty"`
 	}{skipped, warnings}
 	rest, err := json.Marshal(tail)
 	if err != nil {

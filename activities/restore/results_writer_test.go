@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 func openTempLocation(t *testing.T) *location.Location {
@@ -24,14 +24,14 @@ func openTempLocation(t *testing.T) *location.Location {
 func TestResultsWriterStreamsWhatRestoreResultsDecodes(t *testing.T) {
 	ctx := context.Background()
 	loc := openTempLocation(t)
-	want := workflows.RestoreResults{
-		Skipped:  []workflows.SkippedResource{{Resource: "events", Reason: "never restored"}},
+	want := v1alpha1.RestoreResults{
+		Skipped:  []v1alpha1.SkippedResource{{Resource: "events", Reason: "never restored"}},
 		Warnings: []string{"configmaps shop/a: exists and differs"},
 	}
 	w, err := newResultsWriter(ctx, loc, "results.json")
 	require.NoError(t, err)
 	for i := range 1000 {
-		o := workflows.ItemOutcome{Resource: "configmaps", Namespace: "shop", Name: fmt.Sprintf("cm-%d", i), Result: workflows.ItemRestored}
+		o := v1alpha1.ItemOutcome{Resource: "configmaps", Namespace: "shop", Name: fmt.Sprintf("cm-%d", i), Result: v1alpha1.ItemRestored}
 		want.Items = append(want.Items, o)
 		require.NoError(t, w.add(o))
 	}
@@ -40,7 +40,7 @@ func TestResultsWriterStreamsWhatRestoreResultsDecodes(t *testing.T) {
 	assert.False(t, exists, "nothing is visible before close")
 	require.NoError(t, w.close(want.Skipped, want.Warnings))
 
-	var got workflows.RestoreResults
+	var got v1alpha1.RestoreResults
 	require.NoError(t, loc.ReadJSON(ctx, "results.json", &got))
 	assert.Equal(t, want, got)
 }
@@ -52,7 +52,7 @@ func TestResultsWriterWithNothingWritesAnEmptyList(t *testing.T) {
 	w, err := newResultsWriter(ctx, loc, "results.json")
 	require.NoError(t, err)
 	require.NoError(t, w.close(nil, nil))
-	var got workflows.RestoreResults
+	var got v1alpha1.RestoreResults
 	require.NoError(t, loc.ReadJSON(ctx, "results.json", &got))
 	assert.NotNil(t, got.Items)
 	assert.Empty(t, got.Items)
@@ -64,7 +64,7 @@ func TestResultsWriterAbortLeavesNothing(t *testing.T) {
 	loc := openTempLocation(t)
 	w, err := newResultsWriter(ctx, loc, "results.json")
 	require.NoError(t, err)
-	require.NoError(t, w.add(workflows.ItemOutcome{Resource: "configmaps", Name: "a"}))
+	require.NoError(t, w.add(v1alpha1.ItemOutcome{Resource: "configmaps", Name: "a"}))
 	w.abort()
 	exists, err := loc.Exists(ctx, "results.json")
 	require.NoError(t, err)

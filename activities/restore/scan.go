@@ -11,10 +11,10 @@ import (
 	"go.temporal.io/sdk/activity"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/objects"
 	"github.com/cairn-backup/cairn/internal/tarball"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // backupIndex is what a first pass over the tarball learns: which version
@@ -43,7 +43,7 @@ type backupIndex struct {
 	claimShapes map[string]claimShape
 	// moved are the claims ("ns/claim") whose data the backup moved into
 	// the repository, from volumes.json.
-	moved map[string]workflows.VolumeRecord
+	moved map[string]v1alpha1.VolumeRecord
 	// references are the cluster-scoped objects (by group-resource, then
 	// name) that selected namespaced objects name, and the
 	// ClusterRoleBindings of their namespaces' service accounts with the

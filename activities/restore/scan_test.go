@@ -9,9 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/activitytest"
 	"github.com/cairn-backup/cairn/internal/tarball"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // writeTarball stores a gzipped tar of files (path: content) at key.
@@ -39,7 +39,7 @@ func TestTarballOfAnUnknownFormatIsUnsupported(t *testing.T) {
 		"resources/configmaps/namespaces/app/a.json": `{"kind":"ConfigMap"}`,
 	})
 	err := walkTarball(context.Background(), src, func(tarball.Entry) error { return nil })
-	activitytest.RequireNonRetryable(t, corruptOr(err), workflows.ErrTypeUnsupportedFormat)
+	activitytest.RequireNonRetryable(t, corruptOr(err), v1alpha1.ErrTypeUnsupportedFormat)
 }
 
 // An object past the limit fails the restore for good with CorruptBackup.
@@ -50,7 +50,7 @@ func TestTarballPastTheLimitsIsCorrupt(t *testing.T) {
 		"resources/configmaps/namespaces/app/a.json": `{"kind":"ConfigMap","data":{"big":"yes"}}`,
 	})
 	err := walkTarball(context.Background(), src, func(tarball.Entry) error { return nil })
-	activitytest.RequireNonRetryable(t, corruptOr(err), workflows.ErrTypeCorruptBackup)
+	activitytest.RequireNonRetryable(t, corruptOr(err), v1alpha1.ErrTypeCorruptBackup)
 }
 
 // A tarball whose stored bytes differ from the manifest's digest fails
@@ -75,6 +75,6 @@ func TestTarballThatDiffersFromTheManifestIsCorrupt(t *testing.T) {
 		"resources/configmaps/namespaces/app/a.json": `{"kind":"ConfigMap","data":{"swapped":"in"}}`,
 	})
 	err = walkTarball(ctx, src, func(tarball.Entry) error { return nil })
-	activitytest.RequireNonRetryable(t, corruptOr(err), workflows.ErrTypeCorruptBackup)
+	activitytest.RequireNonRetryable(t, corruptOr(err), v1alpha1.ErrTypeCorruptBackup)
 	require.ErrorContains(t, err, "does not match the backup's manifest")
 }

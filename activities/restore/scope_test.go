@@ -7,10 +7,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/activitytest"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/tarball"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 const crb = `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"mine","namespace":"team-a"},` +
@@ -18,11 +18,11 @@ const crb = `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBin
 
 func scanFiles(t *testing.T, files map[string]string) (*backupIndex, error) {
 	t.Helper()
-	return scanFilesWith(t, files, workflows.RestoreSpec{Name: "r", BackupName: "b", IncludedNamespaces: []string{"team-a"}})
+	return scanFilesWith(t, files, v1alpha1.RestoreSpec{Name: "r", BackupName: "b", IncludedNamespaces: []string{"team-a"}})
 }
 
 // scanFilesWith scans a tarball of files for a restore of spec.
-func scanFilesWith(t *testing.T, files map[string]string, spec workflows.RestoreSpec) (*backupIndex, error) {
+func scanFilesWith(t *testing.T, files map[string]string, spec v1alpha1.RestoreSpec) (*backupIndex, error) {
 	t.Helper()
 	src := tarballSource{loc: openTempLocation(t), key: "b/b.tar.gz"}
 	files["metadata/version"] = tarball.FormatVersion
@@ -44,7 +44,7 @@ func TestClusterScopedTypeUnderANamespaceIsCorrupt(t *testing.T) {
 		GVR:  schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
 		Kind: "ClusterRoleBinding", Namespaced: false}}}
 	err = target.checkScopes(idx)
-	activitytest.RequireNonRetryable(t, corruptOr(err), workflows.ErrTypeCorruptBackup)
+	activitytest.RequireNonRetryable(t, corruptOr(err), v1alpha1.ErrTypeCorruptBackup)
 	require.ErrorContains(t, err, "clusterrolebindings.rbac.authorization.k8s.io is cluster-scoped in the cluster, but the backup stores it as namespaced")
 
 	target.preferred["clusterrolebindings.rbac.authorization.k8s.io"] = kube.Resource{Namespaced: true}
@@ -57,13 +57,13 @@ func TestObjectsThatDisagreeWithTheirPathAreCorrupt(t *testing.T) {
 	_, err := scanFiles(t, map[string]string{
 		"resources/configmaps/namespaces/team-a/a.json": `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"kube-system"}}`,
 	})
-	activitytest.RequireNonRetryable(t, corruptOr(err), workflows.ErrTypeCorruptBackup)
+	activitytest.RequireNonRetryable(t, corruptOr(err), v1alpha1.ErrTypeCorruptBackup)
 	require.ErrorContains(t, err, `its metadata.namespace "kube-system" differs from its path's "team-a"`)
 
 	_, err = scanFiles(t, map[string]string{
 		"resources/configmaps/namespaces/team-a/a.json": `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"team-a"}}`,
 		"resources/configmaps/cluster/b.json":           `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"}}`,
 	})
-	activitytest.RequireNonRetryable(t, corruptOr(err), workflows.ErrTypeCorruptBackup)
+	activitytest.RequireNonRetryable(t, corruptOr(err), v1alpha1.ErrTypeCorruptBackup)
 	require.ErrorContains(t, err, "stored both in namespaces and cluster-wide")
 }

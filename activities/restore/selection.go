@@ -1,13 +1,13 @@
 package restore
 
 import (
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/filter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // selection is a restore spec's filters, compiled.
 type selection struct {
-	spec       workflows.RestoreSpec
+	spec       v1alpha1.RestoreSpec
 	namespaces filter.Globs
 	resources  filter.Globs
 	labels     filter.Labels
@@ -17,7 +17,7 @@ type selection struct {
 	allCluster bool
 }
 
-func newSelection(spec workflows.RestoreSpec) (*selection, error) {
+func newSelection(spec v1alpha1.RestoreSpec) (*selection, error) {
 	s := &selection{spec: spec}
 	var err error
 	if s.namespaces, err = filter.NewGlobs(spec.IncludedNamespaces, spec.ExcludedNamespaces); err != nil {
@@ -37,12 +37,12 @@ func newSelection(spec workflows.RestoreSpec) (*selection, error) {
 		s.status = &g
 	}
 	if spec.ClusterScopedDenied != "" {
-		s.spec.ClusterResources = workflows.ClusterResourcesExclude
+		s.spec.ClusterResources = v1alpha1.ClusterResourcesExclude
 	}
 	switch s.spec.ClusterResources {
-	case workflows.ClusterResourcesInclude:
+	case v1alpha1.ClusterResourcesInclude:
 		s.allCluster = true
-	case workflows.ClusterResourcesAuto, "":
+	case v1alpha1.ClusterResourcesAuto, "":
 		s.allCluster = s.namespaces.IncludesEverything() && s.labels.Empty()
 	}
 	return s, nil
@@ -74,8 +74,8 @@ func (s *selection) itemOrRelated(groupResource, namespace, name string, labels 
 // one by one, by what the restored objects need (auto mode, not the
 // whole cluster).
 func (s *selection) relatedByReference() bool {
-	return !s.allCluster && s.spec.ClusterResources != workflows.ClusterResourcesInclude &&
-		s.spec.ClusterResources != workflows.ClusterResourcesExclude
+	return !s.allCluster && s.spec.ClusterResources != v1alpha1.ClusterResourcesInclude &&
+		s.spec.ClusterResources != v1alpha1.ClusterResourcesExclude
 }
 
 // resource reports whether the resource filters select a type, by any of

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 var (
@@ -29,7 +29,7 @@ const veleroClassMapLabel = "velero.io/change-storage-class=RestoreItemAction"
 // change-storage-class ConfigMaps in the worker's namespace, overridden
 // by the spec's own. A class it maps to that the cluster does not have
 // fails the restore before anything is created.
-func (a *Activities) storageClasses(ctx context.Context, spec workflows.RestoreSpec) (map[string]string, error) {
+func (a *Activities) storageClasses(ctx context.Context, spec v1alpha1.RestoreSpec) (map[string]string, error) {
 	mapping := map[string]string{}
 	if a.ConfigNamespace != "" {
 		list, err := a.Clients.Dynamic.Resource(configMapsGVR).Namespace(a.ConfigNamespace).List(ctx, metav1.ListOptions{LabelSelector: veleroClassMapLabel})
@@ -56,7 +56,7 @@ func (a *Activities) storageClasses(ctx context.Context, spec workflows.RestoreS
 	}
 	if len(missing) > 0 {
 		msg := fmt.Sprintf("storage class mapping: the cluster has no StorageClass %s", strings.Join(missing, ", "))
-		return nil, temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeInvalidSpec, nil)
+		return nil, temporal.NewNonRetryableApplicationError(msg, v1alpha1.ErrTypeInvalidSpec, nil)
 	}
 	return mapping, nil
 }

@@ -15,10 +15,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/backupmeta"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // claimShape is what a new volume needs to fit a backed-up claim.
@@ -44,17 +44,17 @@ func readClaimShape(data []byte) claimShape {
 // movedVolumes reads which claims of the backup had their data moved into
 // the repository ("namespace/claim" as backed up). A backup without
 // volumes.json moved none.
-func movedVolumes(ctx context.Context, loc *location.Location, backup string, m *location.Manifest) (map[string]workflows.VolumeRecord, error) {
+func movedVolumes(ctx context.Context, loc *location.Location, backup string, m *location.Manifest) (map[string]v1alpha1.VolumeRecord, error) {
 	vols, err := backupmeta.CheckedVolumes(ctx, loc, backup, m)
 	if errors.Is(err, location.ErrChecksum) {
-		return nil, temporal.NewNonRetryableApplicationError("the backup is corrupt: "+err.Error(), workflows.ErrTypeCorruptBackup, err)
+		return nil, temporal.NewNonRetryableApplicationError("the backup is corrupt: "+err.Error(), v1alpha1.ErrTypeCorruptBackup, err)
 	}
 	if err != nil {
 		return nil, err
 	}
-	moved := map[string]workflows.VolumeRecord{}
+	moved := map[string]v1alpha1.VolumeRecord{}
 	for _, v := range vols {
-		if v.Phase == workflows.OperationCompleted && v.Upload != nil && v.Upload.SnapshotID != "" {
+		if v.Phase == v1alpha1.OperationCompleted && v.Upload != nil && v.Upload.SnapshotID != "" {
 			moved[v.Volume.Key()] = v
 		}
 	}
@@ -66,12 +66,12 @@ var claimsGVR = schema.GroupVersionResource{Version: "v1", Resource: "persistent
 // planVolumes lists the selected claims whose data is written back from
 // the repository. A claim that already exists in the target namespace
 // keeps its volume: its data is not restored, with a warning.
-func planVolumes(ctx context.Context, clients *kube.Clients, run *runlog.Run, spec workflows.RestoreSpec, idx *backupIndex,
-	p *restorePlan) ([]workflows.RestoreVolume, error) {
+func planVolumes(ctx context.Context, clients *kube.Clients, run *runlog.Run, spec v1alpha1.RestoreSpec, idx *backupIndex,
+	p *restorePlan) ([]v1alpha1.RestoreVolume, error) {
 	if _, planned := p.types[claimsGroupResource]; !planned || len(idx.moved) == 0 {
 		return nil, nil
 	}
-	var vols []workflows.RestoreVolume
+	var vols []v1alpha1.RestoreVolume
 	var warnings []string
 	for _, key := range slices.Sorted(maps.Keys(idx.moved)) {
 		rec, shape := idx.moved[key], idx.claimShapes[key]
@@ -94,8 +94,8 @@ func planVolumes(ctx context.Context, clients *kube.Clients, run *runlog.Run, sp
 		case !apierrors.IsNotFound(err):
 			return nil, fmt.Errorf("claim %s/%s: %w", ns, rec.Volume.Claim, err)
 		}
-		v := workflows.RestoreVolume{
-			ID: workflows.VolumeRestoreID(ns, rec.Volume.Claim), Namespace: ns, Claim: rec.Volume.Claim,
+		v := v1alpha1.RestoreVolume{
+			ID: v1alpha1.VolumeRestoreID(ns, rec.Volume.Claim), Namespace: ns, Claim: rec.Volume.Claim,
 			SnapshotID: rec.Upload.SnapshotID, Bytes: rec.Upload.Bytes, Files: rec.Upload.Files,
 			StorageClass: shape.storageClass, AccessModes: shape.accessModes, SizeBytes: shape.sizeBytes,
 		}

@@ -9,19 +9,19 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/metrics"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // CleanupBackupWork removes a backup's intermediate state. With Discard
 // (a failed or canceled backup) it also removes any half-written result
 // but keeps the log, so the user can read why it stopped. A committed
 // backup (backup.json present) is never discarded.
-func (a *Activities) CleanupBackupWork(ctx context.Context, in workflows.CleanupInput) error {
+func (a *Activities) CleanupBackupWork(ctx context.Context, in v1alpha1.CleanupInput) error {
 	run, err := runlog.Start(ctx, a.Locations, a.Log, in.Backup, in.Location)
 	if err != nil {
-		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	// Not run.End(): its log chunk would land in the prefix just removed.
 	defer run.Loc.Close()
@@ -34,7 +34,7 @@ func (a *Activities) CleanupBackupWork(ctx context.Context, in workflows.Cleanup
 	if in.Discard && !committed {
 		run.Log.Info("Discarding the unfinished backup's data")
 		now := time.Now()
-		metrics.RunEnded(workflows.KindBackup, string(in.Phase), in.StartTime, &now, 0)
+		metrics.RunEnded(v1alpha1.KindBackup, string(in.Phase), in.StartTime, &now, 0)
 		if _, err := run.Loc.ReadAll(ctx, keys.Logs()); errors.Is(err, location.ErrNotFound) {
 			if err := run.JoinLogs(ctx, keys.LogsPrefix(), keys.Logs()); err != nil {
 				return err

@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/activitytest"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // seedCommitted writes a committed backup b1 whose intermediate state is
@@ -26,7 +26,7 @@ func seedCommitted(t *testing.T, f *fixture) {
 	f.write(t, location.Backup("b10").Plan(), `{}`)
 }
 
-func (f *fixture) cleanup(t *testing.T, in workflows.CleanupInput) error {
+func (f *fixture) cleanup(t *testing.T, in v1alpha1.CleanupInput) error {
 	t.Helper()
 	in.Backup, in.Location = "b1", f.url
 	_, err := f.env.ExecuteActivity(f.acts.CleanupBackupWork, in)
@@ -39,7 +39,7 @@ func (f *fixture) cleanup(t *testing.T, in workflows.CleanupInput) error {
 func TestCleanupRemovesOnlyIntermediateState(t *testing.T) {
 	f := newFixture(t, nil)
 	seedCommitted(t, f)
-	require.NoError(t, f.cleanup(t, workflows.CleanupInput{}))
+	require.NoError(t, f.cleanup(t, v1alpha1.CleanupInput{}))
 	assert.Equal(t, []string{b1.Metadata(), b1.Logs(), b1.Resources(), b1.Results(), b1.Volumes()}, f.keys(t, b1.Prefix()))
 	assert.True(t, f.exists(t, location.Backup("b10").Plan()))
 }
@@ -49,9 +49,9 @@ func TestCleanupRemovesOnlyIntermediateState(t *testing.T) {
 func TestCleanupRetryAfterSuccessIsHarmless(t *testing.T) {
 	f := newFixture(t, nil)
 	seedCommitted(t, f)
-	require.NoError(t, f.cleanup(t, workflows.CleanupInput{}))
+	require.NoError(t, f.cleanup(t, v1alpha1.CleanupInput{}))
 	left := f.keys(t, "")
-	require.NoError(t, f.cleanup(t, workflows.CleanupInput{}))
+	require.NoError(t, f.cleanup(t, v1alpha1.CleanupInput{}))
 	assert.Equal(t, left, f.keys(t, ""))
 }
 
@@ -63,7 +63,7 @@ func TestCleanupDiscardKeepsOnlyTheLog(t *testing.T) {
 	seedCollected(t, f)
 	f.write(t, b1.Resources(), "half a tarball")
 	f.write(t, b1.Results(), `{}`)
-	require.NoError(t, f.cleanup(t, workflows.CleanupInput{Discard: true, Phase: workflows.PhaseFailed}))
+	require.NoError(t, f.cleanup(t, v1alpha1.CleanupInput{Discard: true, Phase: v1alpha1.PhaseFailed}))
 	assert.Equal(t, []string{b1.Logs()}, f.keys(t, b1.Prefix()))
 	assert.Equal(t, []string{"planned", "Discarding the unfinished backup's data"}, f.logMessages(t, b1.Logs()))
 }
@@ -79,7 +79,7 @@ func TestCleanupDiscardAfterAFailedCommitKeepsOnlyTheLog(t *testing.T) {
 	activitytest.RequireRetryable(t, err)
 	require.True(t, f.exists(t, b1.Volumes()), "finalize got as far as the volume files")
 	f.unblockKey(t, b1.Metadata())
-	require.NoError(t, f.cleanup(t, workflows.CleanupInput{Discard: true, Phase: workflows.PhaseFailed}))
+	require.NoError(t, f.cleanup(t, v1alpha1.CleanupInput{Discard: true, Phase: v1alpha1.PhaseFailed}))
 	assert.Equal(t, []string{b1.Logs()}, f.keys(t, b1.Prefix()))
 }
 
@@ -89,7 +89,7 @@ func TestCleanupDiscardAfterAFailedCommitKeepsOnlyTheLog(t *testing.T) {
 func TestCleanupDiscardRetryKeepsTheJoinedLog(t *testing.T) {
 	f := newFixture(t, nil)
 	seedCollected(t, f)
-	in := workflows.CleanupInput{Discard: true, Phase: workflows.PhaseFailed}
+	in := v1alpha1.CleanupInput{Discard: true, Phase: v1alpha1.PhaseFailed}
 	require.NoError(t, f.cleanup(t, in))
 	joined, err := f.loc.ReadAll(context.Background(), b1.Logs())
 	require.NoError(t, err)
@@ -109,7 +109,7 @@ func TestCleanupNeverDiscardsACommittedBackup(t *testing.T) {
 	seedCommitted(t, f)
 	labels := map[string]string{"kind": "backup", "phase": "Failed"}
 	runs := counter(t, "cairn_runs_total", labels)
-	require.NoError(t, f.cleanup(t, workflows.CleanupInput{Discard: true, Phase: workflows.PhaseFailed}))
+	require.NoError(t, f.cleanup(t, v1alpha1.CleanupInput{Discard: true, Phase: v1alpha1.PhaseFailed}))
 	assert.Equal(t, []string{b1.Metadata(), b1.Logs(), b1.Resources(), b1.Results(), b1.Volumes()}, f.keys(t, b1.Prefix()))
 	data, err := f.loc.ReadAll(context.Background(), b1.Logs())
 	require.NoError(t, err)
@@ -125,7 +125,7 @@ func TestCleanupDiscardCountsTheEndedRun(t *testing.T) {
 	labels := map[string]string{"kind": "backup", "phase": "Canceled"}
 	runs := counter(t, "cairn_runs_total", labels)
 	start := time.Now().Add(-time.Minute)
-	require.NoError(t, f.cleanup(t, workflows.CleanupInput{Discard: true, Phase: workflows.PhaseCanceled, StartTime: &start}))
+	require.NoError(t, f.cleanup(t, v1alpha1.CleanupInput{Discard: true, Phase: v1alpha1.PhaseCanceled, StartTime: &start}))
 	assert.Equal(t, runs+1, counter(t, "cairn_runs_total", labels))
 }
 
@@ -133,6 +133,6 @@ func TestCleanupDiscardCountsTheEndedRun(t *testing.T) {
 // opened fails for good, typed as a location error.
 func TestCleanupWithABadLocationIsNonRetryable(t *testing.T) {
 	f := newFixture(t, nil)
-	_, err := f.env.ExecuteActivity(f.acts.CleanupBackupWork, workflows.CleanupInput{Backup: "b1", Location: "ftp://host/x"})
-	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeLocation)
+	_, err := f.env.ExecuteActivity(f.acts.CleanupBackupWork, v1alpha1.CleanupInput{Backup: "b1", Location: "ftp://host/x"})
+	activitytest.RequireNonRetryable(t, err, v1alpha1.ErrTypeLocation)
 }

@@ -13,11 +13,11 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/backupmeta"
 	"github.com/cairn-backup/cairn/internal/clock"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/metrics"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // DeleteBackupData deletes a backup's objects: backup.json first, so the
@@ -25,14 +25,14 @@ import (
 // everything under its prefix. What is already gone is not an error, so
 // a retry after a killed worker finishes the job. (Its log goes to the
 // worker's log: the backup's own log is among what is deleted.)
-func (a *Activities) DeleteBackupData(ctx context.Context, req workflows.DeleteBackupRequest) (*workflows.DeleteBackupResult, error) {
+func (a *Activities) DeleteBackupData(ctx context.Context, req v1alpha1.DeleteBackupRequest) (*v1alpha1.DeleteBackupResult, error) {
 	log := a.Log.With(zap.String("backup", req.Backup), zap.String("reason", req.Reason))
 	loc, err := a.Locations.Open(ctx, req.Location)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	defer loc.Close()
-	if req.Kind == workflows.KindEtcdSnapshot {
+	if req.Kind == v1alpha1.KindEtcdSnapshot {
 		return a.deleteEtcdSnapshot(ctx, loc, req)
 	}
 	keys := location.Backup(req.Backup)
@@ -45,10 +45,10 @@ func (a *Activities) DeleteBackupData(ctx context.Context, req workflows.DeleteB
 			return nil, err
 		} else if velero {
 			msg := fmt.Sprintf("backup %q was written by Velero; delete it with Velero", req.Backup)
-			return nil, temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeInvalidSpec, nil)
+			return nil, temporal.NewNonRetryableApplicationError(msg, v1alpha1.ErrTypeInvalidSpec, nil)
 		}
 	}
-	res := &workflows.DeleteBackupResult{Backup: req.Backup}
+	res := &v1alpha1.DeleteBackupResult{Backup: req.Backup}
 	if committed {
 		if err := loc.Delete(ctx, keys.Metadata()); err != nil {
 			return nil, err
@@ -72,13 +72,13 @@ func (a *Activities) DeleteBackupData(ctx context.Context, req workflows.DeleteB
 // is touched. The store's retention of the backup's objects is the
 // truth; the date backup.json records stands in where the store reports
 // none. An etcd snapshot is not locked.
-func (a *Activities) CheckBackupDeletable(ctx context.Context, req workflows.DeleteBackupRequest) error {
-	if req.Kind == workflows.KindEtcdSnapshot {
+func (a *Activities) CheckBackupDeletable(ctx context.Context, req v1alpha1.DeleteBackupRequest) error {
+	if req.Kind == v1alpha1.KindEtcdSnapshot {
 		return nil
 	}
 	loc, err := a.Locations.Open(ctx, req.Location)
 	if err != nil {
-		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	defer loc.Close()
 	until, err := lockedUntil(ctx, loc, req.Backup)
@@ -87,7 +87,7 @@ func (a *Activities) CheckBackupDeletable(ctx context.Context, req workflows.Del
 	}
 	if now := a.now(); now.Before(until) {
 		err := &location.ImmutableError{Backup: req.Backup, Until: until}
-		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeImmutable, err)
+		return temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeImmutable, err)
 	}
 	return nil
 }
@@ -126,9 +126,9 @@ func (a *Activities) now() time.Time {
 }
 
 // deleteEtcdSnapshot deletes an etcd snapshot, snapshot.json first.
-func (a *Activities) deleteEtcdSnapshot(ctx context.Context, loc *location.Location, req workflows.DeleteBackupRequest) (*workflows.DeleteBackupResult, error) {
+func (a *Activities) deleteEtcdSnapshot(ctx context.Context, loc *location.Location, req v1alpha1.DeleteBackupRequest) (*v1alpha1.DeleteBackupResult, error) {
 	keys := location.EtcdSnapshot(req.Backup)
-	res := &workflows.DeleteBackupResult{Backup: req.Backup}
+	res := &v1alpha1.DeleteBackupResult{Backup: req.Backup}
 	if err := loc.Delete(ctx, keys.Metadata()); err != nil {
 		return nil, err
 	}
@@ -142,7 +142,7 @@ func (a *Activities) deleteEtcdSnapshot(ctx context.Context, loc *location.Locat
 
 // deleteAll deletes every object under prefix, one at a time with the
 // configured pause, heartbeating as it goes.
-func (a *Activities) deleteAll(ctx context.Context, loc *location.Location, prefix string, res *workflows.DeleteBackupResult) error {
+func (a *Activities) deleteAll(ctx context.Context, loc *location.Location, prefix string, res *v1alpha1.DeleteBackupResult) error {
 	objects, err := loc.Keys(ctx, prefix)
 	if err != nil {
 		return err
@@ -162,10 +162,10 @@ func (a *Activities) deleteAll(ctx context.Context, loc *location.Location, pref
 
 // ListExpiredEtcdSnapshots names, in name order, the etcd snapshots of a
 // location whose expiry has passed: at most req.Limit, after req.After.
-func (a *Activities) ListExpiredEtcdSnapshots(ctx context.Context, req workflows.ExpireBackupsRequest) ([]string, error) {
+func (a *Activities) ListExpiredEtcdSnapshots(ctx context.Context, req v1alpha1.ExpireBackupsRequest) ([]string, error) {
 	loc, err := a.Locations.Open(ctx, req.Location)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	defer loc.Close()
 	snaps, err := backupmeta.EtcdSnapshots(ctx, loc, "", backupmeta.Hooks{
@@ -177,7 +177,7 @@ func (a *Activities) ListExpiredEtcdSnapshots(ctx context.Context, req workflows
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(snaps, func(a, b *workflows.EtcdSnapshotMetadata) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(snaps, func(a, b *v1alpha1.EtcdSnapshotMetadata) int { return strings.Compare(a.Name, b.Name) })
 	now := time.Now()
 	expired := []string{}
 	for _, m := range snaps {
@@ -194,10 +194,10 @@ func (a *Activities) ListExpiredEtcdSnapshots(ctx context.Context, req workflows
 // ListExpiredBackups names, in name order, the cairn backups of a location
 // whose expiry has passed: at most req.Limit of them, after req.After.
 // Velero's backups are Velero's to expire.
-func (a *Activities) ListExpiredBackups(ctx context.Context, req workflows.ExpireBackupsRequest) ([]string, error) {
+func (a *Activities) ListExpiredBackups(ctx context.Context, req v1alpha1.ExpireBackupsRequest) ([]string, error) {
 	loc, err := a.Locations.Open(ctx, req.Location)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	defer loc.Close()
 	names, err := loc.Dirs(ctx, location.BackupsPrefix())
@@ -222,7 +222,7 @@ func (a *Activities) ListExpiredBackups(ctx context.Context, req workflows.Expir
 			a.Log.Warn("Unreadable backup metadata; not expiring it", zap.String("backup", name), zap.Error(err))
 			continue
 		}
-		if meta.Format != workflows.BackupFormatCairn || meta.Status.Expiration == nil || !meta.Status.Expiration.Before(now) {
+		if meta.Format != v1alpha1.BackupFormatCairn || meta.Status.Expiration == nil || !meta.Status.Expiration.Before(now) {
 			continue
 		}
 		if meta.Immutable(now) {
@@ -241,21 +241,21 @@ func (a *Activities) ListExpiredBackups(ctx context.Context, req workflows.Expir
 // at in.Now, and returns the first in.Limit of them with what the
 // schedule's health needs: the payload stays bounded however many runs
 // the location holds.
-func (a *Activities) PlanRetention(ctx context.Context, in workflows.RetentionPageInput) (*workflows.RetentionPage, error) {
-	listed, err := a.ListScheduleRuns(ctx, workflows.ScheduleRunsInput{Schedule: in.Schedule})
+func (a *Activities) PlanRetention(ctx context.Context, in v1alpha1.RetentionPageInput) (*v1alpha1.RetentionPage, error) {
+	listed, err := a.ListScheduleRuns(ctx, v1alpha1.ScheduleRunsInput{Schedule: in.Schedule})
 	if err != nil {
 		return nil, err
 	}
-	return workflows.PageRetention(*listed, in), nil
+	return v1alpha1.PageRetention(*listed, in), nil
 }
 
 // ListScheduleRuns returns the finished runs of a schedule in its
 // location, and the schedule's interval now, for retention and the
 // overdue check.
-func (a *Activities) ListScheduleRuns(ctx context.Context, in workflows.ScheduleRunsInput) (*workflows.ScheduleRunsResult, error) {
+func (a *Activities) ListScheduleRuns(ctx context.Context, in v1alpha1.ScheduleRunsInput) (*v1alpha1.ScheduleRunsResult, error) {
 	loc, err := a.Locations.Open(ctx, in.Schedule.Template.StorageLocation)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	defer loc.Close()
 	runs, err := backupmeta.RunsOf(ctx, loc, in.Schedule, backupmeta.Hooks{
@@ -267,5 +267,5 @@ func (a *Activities) ListScheduleRuns(ctx context.Context, in workflows.Schedule
 	if err != nil {
 		return nil, err
 	}
-	return &workflows.ScheduleRunsResult{Runs: runs, Interval: in.Schedule.Interval(time.Now())}, nil
+	return &v1alpha1.ScheduleRunsResult{Runs: runs, Interval: in.Schedule.Interval(time.Now())}, nil
 }

@@ -12,9 +12,9 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.uber.org/zap"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/activitytest"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 const veleroBackupJSON = `{"apiVersion":"velero.io/v1","kind":"Backup","metadata":{"name":"b1"},"status":{"phase":"Completed"}}`
@@ -31,10 +31,10 @@ func seedEtcd(t *testing.T, f *fixture) {
 	f.write(t, location.Backup("s1").Metadata(), `{"name":"s1"}`)
 }
 
-func (f *fixture) deleteData(t *testing.T, req workflows.DeleteBackupRequest) (*workflows.DeleteBackupResult, error) {
+func (f *fixture) deleteData(t *testing.T, req v1alpha1.DeleteBackupRequest) (*v1alpha1.DeleteBackupResult, error) {
 	t.Helper()
 	req.Location = f.url
-	return activitytest.Run[workflows.DeleteBackupResult](t, f.env, f.acts.DeleteBackupData, req)
+	return activitytest.Run[v1alpha1.DeleteBackupResult](t, f.env, f.acts.DeleteBackupData, req)
 }
 
 // TestDeleteRemovesEveryObjectOfTheBackup: every object under the backup's
@@ -43,9 +43,9 @@ func TestDeleteRemovesEveryObjectOfTheBackup(t *testing.T) {
 	f := newFixture(t, nil)
 	seedCommitted(t, f)
 	objects := len(f.keys(t, b1.Prefix()))
-	res, err := f.deleteData(t, workflows.DeleteBackupRequest{Backup: "b1", Reason: "requested"})
+	res, err := f.deleteData(t, v1alpha1.DeleteBackupRequest{Backup: "b1", Reason: "requested"})
 	require.NoError(t, err)
-	assert.Equal(t, &workflows.DeleteBackupResult{Backup: "b1", ObjectsDeleted: objects}, res)
+	assert.Equal(t, &v1alpha1.DeleteBackupResult{Backup: "b1", ObjectsDeleted: objects}, res)
 	assert.Empty(t, f.keys(t, b1.Prefix()))
 	assert.True(t, f.exists(t, location.Backup("b10").Plan()))
 }
@@ -55,9 +55,9 @@ func TestDeleteRemovesEveryObjectOfTheBackup(t *testing.T) {
 func TestDeleteRetryAfterSuccessIsHarmless(t *testing.T) {
 	f := newFixture(t, nil)
 	seedCommitted(t, f)
-	_, err := f.deleteData(t, workflows.DeleteBackupRequest{Backup: "b1", Reason: "requested"})
+	_, err := f.deleteData(t, v1alpha1.DeleteBackupRequest{Backup: "b1", Reason: "requested"})
 	require.NoError(t, err)
-	res, err := f.deleteData(t, workflows.DeleteBackupRequest{Backup: "b1", Reason: "requested"})
+	res, err := f.deleteData(t, v1alpha1.DeleteBackupRequest{Backup: "b1", Reason: "requested"})
 	require.NoError(t, err)
 	assert.Equal(t, 0, res.ObjectsDeleted)
 }
@@ -67,7 +67,7 @@ func TestDeleteRetryAfterSuccessIsHarmless(t *testing.T) {
 func TestDeleteRemovesAFailedBackupsLog(t *testing.T) {
 	f := newFixture(t, nil)
 	f.write(t, b1.Logs(), "log")
-	res, err := f.deleteData(t, workflows.DeleteBackupRequest{Backup: "b1", Reason: "retention"})
+	res, err := f.deleteData(t, v1alpha1.DeleteBackupRequest{Backup: "b1", Reason: "retention"})
 	require.NoError(t, err)
 	assert.Equal(t, 1, res.ObjectsDeleted)
 	assert.False(t, f.exists(t, b1.Logs()))
@@ -79,8 +79,8 @@ func TestDeleteRefusesAVeleroBackup(t *testing.T) {
 	f := newFixture(t, nil)
 	f.write(t, b1.VeleroMetadata(), veleroBackupJSON)
 	f.write(t, b1.VeleroResources(), "tarball")
-	_, err := f.deleteData(t, workflows.DeleteBackupRequest{Backup: "b1", Reason: "requested"})
-	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeInvalidSpec)
+	_, err := f.deleteData(t, v1alpha1.DeleteBackupRequest{Backup: "b1", Reason: "requested"})
+	activitytest.RequireNonRetryable(t, err, v1alpha1.ErrTypeInvalidSpec)
 	assert.ErrorContains(t, err, "written by Velero")
 	assert.Equal(t, []string{b1.VeleroResources(), b1.VeleroMetadata()}, f.keys(t, b1.Prefix()))
 }
@@ -91,7 +91,7 @@ func TestDeleteCairnBackupInAVeleroFolder(t *testing.T) {
 	f := newFixture(t, nil)
 	f.write(t, b1.VeleroMetadata(), veleroBackupJSON)
 	f.write(t, b1.Metadata(), `{"name":"b1"}`)
-	res, err := f.deleteData(t, workflows.DeleteBackupRequest{Backup: "b1", Reason: "requested"})
+	res, err := f.deleteData(t, v1alpha1.DeleteBackupRequest{Backup: "b1", Reason: "requested"})
 	require.NoError(t, err)
 	assert.Equal(t, 2, res.ObjectsDeleted)
 	assert.Empty(t, f.keys(t, b1.Prefix()))
@@ -103,7 +103,7 @@ func TestDeleteCairnBackupInAVeleroFolder(t *testing.T) {
 func TestDeleteEtcdSnapshot(t *testing.T) {
 	f := newFixture(t, nil)
 	seedEtcd(t, f)
-	req := workflows.DeleteBackupRequest{Backup: "s1", Reason: "expired", Kind: workflows.KindEtcdSnapshot}
+	req := v1alpha1.DeleteBackupRequest{Backup: "s1", Reason: "expired", Kind: v1alpha1.KindEtcdSnapshot}
 	res, err := f.deleteData(t, req)
 	require.NoError(t, err)
 	assert.Equal(t, "s1", res.Backup)
@@ -123,11 +123,11 @@ func TestDeleteEtcdSnapshot(t *testing.T) {
 func TestDeleteRemovesTheCommitMarkerFirst(t *testing.T) {
 	for _, tc := range []struct {
 		name, marker, prefix string
-		req                  workflows.DeleteBackupRequest
+		req                  v1alpha1.DeleteBackupRequest
 		seed                 func(*testing.T, *fixture)
 	}{
-		{"backup", b1.Metadata(), b1.Prefix(), workflows.DeleteBackupRequest{Backup: "b1", Reason: "requested"}, seedCommitted},
-		{"etcd", s1.Metadata(), s1.Prefix(), workflows.DeleteBackupRequest{Backup: "s1", Reason: "requested", Kind: workflows.KindEtcdSnapshot},
+		{"backup", b1.Metadata(), b1.Prefix(), v1alpha1.DeleteBackupRequest{Backup: "b1", Reason: "requested"}, seedCommitted},
+		{"etcd", s1.Metadata(), s1.Prefix(), v1alpha1.DeleteBackupRequest{Backup: "s1", Reason: "requested", Kind: v1alpha1.KindEtcdSnapshot},
 			func(t *testing.T, f *fixture) { seedEtcd(t, f); f.write(t, s1.Prefix()+"extra", "x") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -164,7 +164,7 @@ func TestDeletePausesAfterEveryObject(t *testing.T) {
 		f.write(t, k, "x")
 	}
 	start := time.Now()
-	res, err := f.deleteData(t, workflows.DeleteBackupRequest{Backup: "b1", Reason: "requested"})
+	res, err := f.deleteData(t, v1alpha1.DeleteBackupRequest{Backup: "b1", Reason: "requested"})
 	require.NoError(t, err)
 	require.Equal(t, 3, res.ObjectsDeleted)
 	assert.GreaterOrEqual(t, time.Since(start), 3*pause)
@@ -178,9 +178,9 @@ func TestDeleteCountsTheDeletionByReason(t *testing.T) {
 	seedEtcd(t, f)
 	labels := map[string]string{"reason": "retention"}
 	before := counter(t, "cairn_backup_deletions_total", labels)
-	_, err := f.deleteData(t, workflows.DeleteBackupRequest{Backup: "b1", Reason: "retention"})
+	_, err := f.deleteData(t, v1alpha1.DeleteBackupRequest{Backup: "b1", Reason: "retention"})
 	require.NoError(t, err)
-	_, err = f.deleteData(t, workflows.DeleteBackupRequest{Backup: "s1", Reason: "retention", Kind: workflows.KindEtcdSnapshot})
+	_, err = f.deleteData(t, v1alpha1.DeleteBackupRequest{Backup: "s1", Reason: "retention", Kind: v1alpha1.KindEtcdSnapshot})
 	require.NoError(t, err)
 	assert.Equal(t, before+2, counter(t, "cairn_backup_deletions_total", labels))
 }
@@ -189,6 +189,6 @@ func TestDeleteCountsTheDeletionByReason(t *testing.T) {
 // opened fails for good, typed as a location error.
 func TestDeleteWithABadLocationIsNonRetryable(t *testing.T) {
 	f := newFixture(t, nil)
-	_, err := f.env.ExecuteActivity(f.acts.DeleteBackupData, workflows.DeleteBackupRequest{Backup: "b1", Location: "ftp://host/x"})
-	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeLocation)
+	_, err := f.env.ExecuteActivity(f.acts.DeleteBackupData, v1alpha1.DeleteBackupRequest{Backup: "b1", Location: "ftp://host/x"})
+	activitytest.RequireNonRetryable(t, err, v1alpha1.ErrTypeLocation)
 }

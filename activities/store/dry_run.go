@@ -8,26 +8,26 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/cairn-backup/cairn/activities/runlog"
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // SummarizeDryRun reads what a dry run's steps wrote under its scratch
 // name: every warning, and the names of the related cluster-scoped
 // objects of the types asked for. It only reads.
-func (a *Activities) SummarizeDryRun(ctx context.Context, in workflows.SummarizeDryRunInput) (*workflows.DryRunSummary, error) {
+func (a *Activities) SummarizeDryRun(ctx context.Context, in v1alpha1.SummarizeDryRunInput) (*v1alpha1.DryRunSummary, error) {
 	run, err := runlog.Start(ctx, a.Locations, a.Log, in.Scratch, in.Location)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	defer run.End()
 	results, err := collectResults(ctx, run, nil)
 	if err != nil {
 		return nil, err
 	}
-	sum := &workflows.DryRunSummary{Related: map[string][]string{}}
-	add := func(prefix string, entries []workflows.ResultEntry) {
+	sum := &v1alpha1.DryRunSummary{Related: map[string][]string{}}
+	add := func(prefix string, entries []v1alpha1.ResultEntry) {
 		for _, e := range entries {
-			if sum.WarningsTotal++; len(sum.Warnings) < workflows.DryRunWarningLines {
+			if sum.WarningsTotal++; len(sum.Warnings) < v1alpha1.DryRunWarningLines {
 				sum.Warnings = append(sum.Warnings, prefix+e.Resource+": "+e.Message)
 			}
 		}
@@ -56,7 +56,7 @@ func partNames(ctx context.Context, run *runlog.Run, gr string) ([]string, error
 	var names []string
 	for _, key := range keys {
 		err := run.Loc.ReadLines(ctx, key, func(line []byte) error {
-			if len(names) < workflows.DryRunNamesPerType {
+			if len(names) < v1alpha1.DryRunNamesPerType {
 				names = append(names, gjson.GetBytes(line, "metadata.name").String())
 			}
 			return nil
@@ -70,10 +70,10 @@ func partNames(ctx context.Context, run *runlog.Run, gr string) ([]string, error
 
 // DiscardDryRun removes everything a dry run wrote under its scratch
 // name, its logs included: a dry run leaves nothing in the location.
-func (a *Activities) DiscardDryRun(ctx context.Context, in workflows.SummarizeDryRunInput) error {
+func (a *Activities) DiscardDryRun(ctx context.Context, in v1alpha1.SummarizeDryRunInput) error {
 	run, err := runlog.Start(ctx, a.Locations, a.Log, in.Scratch, in.Location)
 	if err != nil {
-		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	// Not run.End(): its log chunk would land in the prefix removed.
 	defer run.Loc.Close()

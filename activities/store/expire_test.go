@@ -11,9 +11,9 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/activitytest"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // observed returns activities whose log the test can read.
@@ -24,10 +24,10 @@ func observed() (*Activities, *observer.ObservedLogs) {
 
 func (f *fixture) listExpired(t *testing.T, fn any) []string {
 	t.Helper()
-	return f.listExpiredPage(t, fn, workflows.ExpireBackupsRequest{Location: f.url})
+	return f.listExpiredPage(t, fn, v1alpha1.ExpireBackupsRequest{Location: f.url})
 }
 
-func (f *fixture) listExpiredPage(t *testing.T, fn any, req workflows.ExpireBackupsRequest) []string {
+func (f *fixture) listExpiredPage(t *testing.T, fn any, req v1alpha1.ExpireBackupsRequest) []string {
 	t.Helper()
 	val, err := f.env.ExecuteActivity(fn, req)
 	require.NoError(t, err)
@@ -45,8 +45,8 @@ func TestListExpiredBackupsOnlyCommittedCairnBackupsPastExpiry(t *testing.T) {
 	f := newFixture(t, acts)
 	past, future := time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
 	commit := func(name string, exp *time.Time) {
-		f.writeJSON(t, location.Backup(name).Metadata(), workflows.BackupMetadata{Name: name,
-			Status: workflows.BackupStatus{Phase: workflows.PhaseCompleted, Expiration: exp}})
+		f.writeJSON(t, location.Backup(name).Metadata(), v1alpha1.BackupMetadata{Name: name,
+			Status: v1alpha1.BackupStatus{Phase: v1alpha1.PhaseCompleted, Expiration: exp}})
 	}
 	commit("old", &past)
 	commit("fresh", &future)
@@ -71,16 +71,16 @@ func TestListExpiredEtcdSnapshotsOnlyCompletePastExpiry(t *testing.T) {
 	f := newFixture(t, acts)
 	past, future := time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
 	commit := func(name string, exp *time.Time) {
-		f.writeJSON(t, location.EtcdSnapshot(name).Metadata(), workflows.EtcdSnapshotMetadata{Name: name,
-			Status: workflows.EtcdSnapshotStatus{Phase: workflows.PhaseCompleted, Expiration: exp}})
+		f.writeJSON(t, location.EtcdSnapshot(name).Metadata(), v1alpha1.EtcdSnapshotMetadata{Name: name,
+			Status: v1alpha1.EtcdSnapshotStatus{Phase: v1alpha1.PhaseCompleted, Expiration: exp}})
 	}
 	commit("old", &past)
 	commit("fresh", &future)
 	commit("forever", nil)
 	f.write(t, location.EtcdSnapshot("partial").Snapshot(), "bolt")
 	f.write(t, location.EtcdSnapshot("broken").Metadata(), `[`)
-	f.writeJSON(t, location.Backup("expired-backup").Metadata(), workflows.BackupMetadata{Name: "expired-backup",
-		Status: workflows.BackupStatus{Expiration: &past}})
+	f.writeJSON(t, location.Backup("expired-backup").Metadata(), v1alpha1.BackupMetadata{Name: "expired-backup",
+		Status: v1alpha1.BackupStatus{Expiration: &past}})
 
 	assert.Equal(t, []string{"old"}, f.listExpired(t, acts.ListExpiredEtcdSnapshots))
 	warned := logs.FilterMessage("Unreadable etcd snapshot metadata; not expiring it").All()
@@ -98,14 +98,14 @@ func TestListExpiredGoesPageByPageInNameOrder(t *testing.T) {
 	for i := range 7 {
 		name := fmt.Sprintf("b-%02d", 6-i) // written out of order
 		want = append([]string{name}, want...)
-		f.writeJSON(t, location.Backup(name).Metadata(), workflows.BackupMetadata{Name: name,
-			Status: workflows.BackupStatus{Phase: workflows.PhaseCompleted, Expiration: &past}})
-		f.writeJSON(t, location.EtcdSnapshot(name).Metadata(), workflows.EtcdSnapshotMetadata{Name: name,
-			Status: workflows.EtcdSnapshotStatus{Phase: workflows.PhaseCompleted, Expiration: &past}})
+		f.writeJSON(t, location.Backup(name).Metadata(), v1alpha1.BackupMetadata{Name: name,
+			Status: v1alpha1.BackupStatus{Phase: v1alpha1.PhaseCompleted, Expiration: &past}})
+		f.writeJSON(t, location.EtcdSnapshot(name).Metadata(), v1alpha1.EtcdSnapshotMetadata{Name: name,
+			Status: v1alpha1.EtcdSnapshotStatus{Phase: v1alpha1.PhaseCompleted, Expiration: &past}})
 	}
 	for _, fn := range []any{f.acts.ListExpiredBackups, f.acts.ListExpiredEtcdSnapshots} {
 		var got []string
-		req := workflows.ExpireBackupsRequest{Location: f.url, Limit: 3}
+		req := v1alpha1.ExpireBackupsRequest{Location: f.url, Limit: 3}
 		for pages := 0; ; pages++ {
 			require.Less(t, pages, 4, "paging does not end")
 			page := f.listExpiredPage(t, fn, req)
@@ -127,11 +127,11 @@ func TestListExpiredOfAnEmptyLocation(t *testing.T) {
 	assert.Empty(t, f.listExpired(t, f.acts.ListExpiredEtcdSnapshots))
 }
 
-func (f *fixture) scheduleRuns(t *testing.T, spec workflows.ScheduleSpec) *workflows.ScheduleRunsResult {
+func (f *fixture) scheduleRuns(t *testing.T, spec v1alpha1.ScheduleSpec) *v1alpha1.ScheduleRunsResult {
 	t.Helper()
-	val, err := f.env.ExecuteActivity(f.acts.ListScheduleRuns, workflows.ScheduleRunsInput{Schedule: spec})
+	val, err := f.env.ExecuteActivity(f.acts.ListScheduleRuns, v1alpha1.ScheduleRunsInput{Schedule: spec})
 	require.NoError(t, err)
-	var res workflows.ScheduleRunsResult
+	var res v1alpha1.ScheduleRunsResult
 	require.NoError(t, val.Get(&res))
 	return &res
 }
@@ -142,19 +142,19 @@ func (f *fixture) scheduleRuns(t *testing.T, spec workflows.ScheduleSpec) *workf
 func TestListScheduleRunsOfABackupSchedule(t *testing.T) {
 	f := newFixture(t, nil)
 	done := time.Date(2026, 11, 22, 2, 3, 0, 0, time.UTC)
-	f.writeJSON(t, location.Backup("nightly-20261122020000").Metadata(), workflows.BackupMetadata{
-		Spec:   workflows.BackupSpec{Name: "nightly-20261122020000", Schedule: "nightly"},
-		Status: workflows.BackupStatus{Phase: workflows.PhaseCompleted, CompletionTime: &done, TarballBytes: 42}})
+	f.writeJSON(t, location.Backup("nightly-20261122020000").Metadata(), v1alpha1.BackupMetadata{
+		Spec:   v1alpha1.BackupSpec{Name: "nightly-20261122020000", Schedule: "nightly"},
+		Status: v1alpha1.BackupStatus{Phase: v1alpha1.PhaseCompleted, CompletionTime: &done, TarballBytes: 42}})
 	f.write(t, location.Backup("nightly-20261121020000").Logs(), "log")
-	f.writeJSON(t, location.EtcdSnapshot("nightly-20261120020000").Metadata(), workflows.EtcdSnapshotMetadata{
-		Name: "nightly-20261120020000", Spec: workflows.EtcdSnapshotSpec{Schedule: "nightly"}})
+	f.writeJSON(t, location.EtcdSnapshot("nightly-20261120020000").Metadata(), v1alpha1.EtcdSnapshotMetadata{
+		Name: "nightly-20261120020000", Spec: v1alpha1.EtcdSnapshotSpec{Schedule: "nightly"}})
 
-	spec := workflows.ScheduleSpec{Name: "nightly", Every: &metav1.Duration{Duration: 6 * time.Hour},
-		Template: workflows.BackupSpec{StorageLocation: f.url}}
+	spec := v1alpha1.ScheduleSpec{Name: "nightly", Every: &metav1.Duration{Duration: 6 * time.Hour},
+		Template: v1alpha1.BackupSpec{StorageLocation: f.url}}
 	res := f.scheduleRuns(t, spec)
-	assert.ElementsMatch(t, []workflows.ScheduleRun{
-		{Name: "nightly-20261122020000", Phase: workflows.PhaseCompleted, Time: done, Bytes: 42},
-		{Name: "nightly-20261121020000", Phase: workflows.PhaseFailed, Time: time.Date(2026, 11, 21, 2, 0, 0, 0, time.UTC)},
+	assert.ElementsMatch(t, []v1alpha1.ScheduleRun{
+		{Name: "nightly-20261122020000", Phase: v1alpha1.PhaseCompleted, Time: done, Bytes: 42},
+		{Name: "nightly-20261121020000", Phase: v1alpha1.PhaseFailed, Time: time.Date(2026, 11, 21, 2, 0, 0, 0, time.UTC)},
 	}, res.Runs)
 	assert.Equal(t, 6*time.Hour, res.Interval)
 }
@@ -164,15 +164,15 @@ func TestListScheduleRunsOfABackupSchedule(t *testing.T) {
 func TestListScheduleRunsOfAnEtcdSchedule(t *testing.T) {
 	f := newFixture(t, nil)
 	done := time.Date(2026, 11, 22, 2, 3, 0, 0, time.UTC)
-	f.writeJSON(t, location.EtcdSnapshot("etcd-20261122020000").Metadata(), workflows.EtcdSnapshotMetadata{
-		Name: "etcd-20261122020000", Spec: workflows.EtcdSnapshotSpec{Schedule: "etcd"},
-		Status: workflows.EtcdSnapshotStatus{Phase: workflows.PhaseCompleted, CompletionTime: &done, Bytes: 7}})
+	f.writeJSON(t, location.EtcdSnapshot("etcd-20261122020000").Metadata(), v1alpha1.EtcdSnapshotMetadata{
+		Name: "etcd-20261122020000", Spec: v1alpha1.EtcdSnapshotSpec{Schedule: "etcd"},
+		Status: v1alpha1.EtcdSnapshotStatus{Phase: v1alpha1.PhaseCompleted, CompletionTime: &done, Bytes: 7}})
 	f.write(t, location.Backup("etcd-20261121020000").Logs(), "log")
 
-	spec := workflows.ScheduleSpec{Name: "etcd", Kind: workflows.KindEtcdSnapshot, Cron: "0 2 * * *",
-		Template: workflows.BackupSpec{StorageLocation: f.url}}
+	spec := v1alpha1.ScheduleSpec{Name: "etcd", Kind: v1alpha1.KindEtcdSnapshot, Cron: "0 2 * * *",
+		Template: v1alpha1.BackupSpec{StorageLocation: f.url}}
 	res := f.scheduleRuns(t, spec)
-	assert.Equal(t, []workflows.ScheduleRun{{Name: "etcd-20261122020000", Phase: workflows.PhaseCompleted, Time: done, Bytes: 7}}, res.Runs)
+	assert.Equal(t, []v1alpha1.ScheduleRun{{Name: "etcd-20261122020000", Phase: v1alpha1.PhaseCompleted, Time: done, Bytes: 7}}, res.Runs)
 	assert.Equal(t, 24*time.Hour, res.Interval)
 }
 
@@ -180,12 +180,12 @@ func TestListScheduleRunsOfAnEtcdSchedule(t *testing.T) {
 // be opened fails each listing for good, typed as a location error.
 func TestListingsWithABadLocationAreNonRetryable(t *testing.T) {
 	f := newFixture(t, nil)
-	bad := workflows.ExpireBackupsRequest{Location: "ftp://host/x"}
+	bad := v1alpha1.ExpireBackupsRequest{Location: "ftp://host/x"}
 	_, err := f.env.ExecuteActivity(f.acts.ListExpiredBackups, bad)
-	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeLocation)
+	activitytest.RequireNonRetryable(t, err, v1alpha1.ErrTypeLocation)
 	_, err = f.env.ExecuteActivity(f.acts.ListExpiredEtcdSnapshots, bad)
-	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeLocation)
-	_, err = f.env.ExecuteActivity(f.acts.ListScheduleRuns, workflows.ScheduleRunsInput{
-		Schedule: workflows.ScheduleSpec{Name: "nightly", Template: workflows.BackupSpec{StorageLocation: "ftp://host/x"}}})
-	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeLocation)
+	activitytest.RequireNonRetryable(t, err, v1alpha1.ErrTypeLocation)
+	_, err = f.env.ExecuteActivity(f.acts.ListScheduleRuns, v1alpha1.ScheduleRunsInput{
+		Schedule: v1alpha1.ScheduleSpec{Name: "nightly", Template: v1alpha1.BackupSpec{StorageLocation: "ftp://host/x"}}})
+	activitytest.RequireNonRetryable(t, err, v1alpha1.ErrTypeLocation)
 }

@@ -15,24 +15,24 @@ import (
 
 	"github.com/cairn-backup/cairn/activities/cluster"
 	"github.com/cairn-backup/cairn/activities/runlog"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/metrics"
 	"github.com/cairn-backup/cairn/internal/tarball"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // FinalizeBackup streams the collected parts into resources.tar.gz, writes
 // results.json and logs.jsonl.gz, and commits the backup by writing
 // backup.json last. Run again after backup.json exists, it only reports.
-func (a *Activities) FinalizeBackup(ctx context.Context, in workflows.FinalizeInput) (*workflows.FinalizeResult, error) {
+func (a *Activities) FinalizeBackup(ctx context.Context, in v1alpha1.FinalizeInput) (*v1alpha1.FinalizeResult, error) {
 	run, err := runlog.Start(ctx, a.Locations, a.Log, in.Spec.Name, in.Spec.StorageLocation)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	defer run.End()
 	keys := run.Keys
 
-	var existing workflows.BackupMetadata
+	var existing v1alpha1.BackupMetadata
 	switch err := run.Loc.ReadJSON(ctx, keys.Metadata(), &existing); {
 	case err == nil && (existing.WorkflowID != in.WorkRef || existing.RunID != in.RunID):
 		// Only this run's own commit may end it: a backup.json that names
@@ -40,10 +40,10 @@ func (a *Activities) FinalizeBackup(ctx context.Context, in workflows.FinalizeIn
 		// this run collected. Hiding that would call a foreign backup ours.
 		msg := fmt.Sprintf("%s already holds backup %q, committed by another run (workflow %q, run %q); this run did not commit",
 			in.Spec.StorageLocation, in.Spec.Name, existing.WorkflowID, existing.RunID)
-		return nil, temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeBackupConflict, nil)
+		return nil, temporal.NewNonRetryableApplicationError(msg, v1alpha1.ErrTypeBackupConflict, nil)
 	case err == nil:
 		run.Log.Info("Backup already committed")
-		return &workflows.FinalizeResult{Items: existing.Status.ItemsDone, TarballBytes: existing.Status.TarballBytes,
+		return &v1alpha1.FinalizeResult{Items: existing.Status.ItemsDone, TarballBytes: existing.Status.TarballBytes,
 			CompletionTime: existing.Status.CompletionTime}, nil
 	case !errors.Is(err, location.ErrNotFound):
 		return nil, err
@@ -75,8 +75,8 @@ func (a *Activities) FinalizeBackup(ctx context.Context, in workflows.FinalizeIn
 	status := in.Status
 	status.TarballBytes = size
 	status.Warnings = len(results.Warnings)
-	meta := workflows.BackupMetadata{
-		APIVersion: workflows.MetadataAPIVersion, Kind: workflows.MetadataKindBackup,
+	meta := v1alpha1.BackupMetadata{
+		APIVersion: v1alpha1.MetadataAPIVersion, Kind: v1alpha1.MetadataKindBackup,
 		Name: in.Spec.Name, FormatVersion: tarball.FormatVersion,
 		Spec: in.Spec, Status: status, WorkflowID: in.WorkRef, RunID: in.RunID, EncryptionKeyID: run.Loc.KeyID(),
 	}
@@ -100,9 +100,9 @@ func (a *Activities) FinalizeBackup(ctx context.Context, in workflows.FinalizeIn
 	if err := run.Loc.WriteJSON(ctx, keys.Metadata(), meta); err != nil {
 		return nil, err
 	}
-	metrics.RunEnded(workflows.KindBackup, string(status.Phase), status.StartTime, &done, items)
+	metrics.RunEnded(v1alpha1.KindBackup, string(status.Phase), status.StartTime, &done, items)
 	metrics.BackupBytes(size)
-	return &workflows.FinalizeResult{Items: items, TarballBytes: size, Warnings: len(results.Warnings), Errors: len(results.Errors),
+	return &v1alpha1.FinalizeResult{Items: items, TarballBytes: size, Warnings: len(results.Warnings), Errors: len(results.Errors),
 		CompletionTime: &done}, nil
 }
 
@@ -156,29 +156,29 @@ func (a *Activities) writeTarball(ctx context.Context, run *runlog.Run, start *t
 	return tw.Items, nil
 }
 
-func collectResults(ctx context.Context, run *runlog.Run, skipped []workflows.SkippedResource) (*workflows.BackupResults, error) {
+func collectResults(ctx context.Context, run *runlog.Run, skipped []v1alpha1.SkippedResource) (*v1alpha1.BackupResults, error) {
 	keys, err := run.Loc.Keys(ctx, run.Keys.TypeResults())
 	if err != nil {
 		return nil, err
 	}
-	res := &workflows.BackupResults{Errors: []workflows.ResultEntry{}, Warnings: []workflows.ResultEntry{}, Skipped: skipped}
+	res := &v1alpha1.BackupResults{Errors: []v1alpha1.ResultEntry{}, Warnings: []v1alpha1.ResultEntry{}, Skipped: skipped}
 	for _, key := range keys {
 		var tr cluster.TypeResult
 		if err := run.Loc.ReadJSON(ctx, key, &tr); err != nil {
 			return nil, err
 		}
 		for _, e := range tr.Errors {
-			res.Errors = append(res.Errors, workflows.ResultEntry{Resource: tr.Resource, Message: e})
+			res.Errors = append(res.Errors, v1alpha1.ResultEntry{Resource: tr.Resource, Message: e})
 		}
 		for _, w := range tr.Warnings {
-			res.Warnings = append(res.Warnings, workflows.ResultEntry{Resource: tr.Resource, Message: w})
+			res.Warnings = append(res.Warnings, v1alpha1.ResultEntry{Resource: tr.Resource, Message: w})
 		}
 		for _, x := range tr.Excluded {
-			res.Excluded = append(res.Excluded, workflows.ResultEntry{Resource: tr.Resource, Namespace: x.Namespace, Name: x.Name,
+			res.Excluded = append(res.Excluded, v1alpha1.ResultEntry{Resource: tr.Resource, Namespace: x.Namespace, Name: x.Name,
 				Message: "labelled " + x.Label + "=true"})
 		}
 		if more := tr.ExcludedTotal - len(tr.Excluded); more > 0 {
-			res.Excluded = append(res.Excluded, workflows.ResultEntry{Resource: tr.Resource,
+			res.Excluded = append(res.Excluded, v1alpha1.ResultEntry{Resource: tr.Resource,
 				Message: fmt.Sprintf("%d more labelled to be excluded", more)})
 		}
 	}

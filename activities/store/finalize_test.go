@@ -13,10 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-backup/cairn/activities/cluster"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/activitytest"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/tarball"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 var b1 = location.Backup("b1")
@@ -42,27 +42,27 @@ func seedCollected(t *testing.T, f *fixture) {
 
 var (
 	startTime = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
-	failedOp  = workflows.Operation{ID: "op1", Kind: workflows.OperationKindCSISnapshot, Phase: workflows.OperationFailed,
-		Volume: workflows.Volume{Namespace: "shop", Claim: "data", PersistentVolume: "pv-1"}, Error: "snapshot timed out"}
-	doneOp = workflows.Operation{ID: "op2", Kind: workflows.OperationKindCSISnapshot, Phase: workflows.OperationCompleted,
-		Volume:   workflows.Volume{Namespace: "shop", Claim: "logs", PersistentVolume: "pv-2"},
-		Snapshot: &workflows.SnapshotInfo{Name: "snap-2", Content: "content-2", Handle: "h-2"}}
+	failedOp  = v1alpha1.Operation{ID: "op1", Kind: v1alpha1.OperationKindCSISnapshot, Phase: v1alpha1.OperationFailed,
+		Volume: v1alpha1.Volume{Namespace: "shop", Claim: "data", PersistentVolume: "pv-1"}, Error: "snapshot timed out"}
+	doneOp = v1alpha1.Operation{ID: "op2", Kind: v1alpha1.OperationKindCSISnapshot, Phase: v1alpha1.OperationCompleted,
+		Volume:   v1alpha1.Volume{Namespace: "shop", Claim: "logs", PersistentVolume: "pv-2"},
+		Snapshot: &v1alpha1.SnapshotInfo{Name: "snap-2", Content: "content-2", Handle: "h-2"}}
 )
 
-func finalizeInput(f *fixture, ops ...workflows.Operation) workflows.FinalizeInput {
+func finalizeInput(f *fixture, ops ...v1alpha1.Operation) v1alpha1.FinalizeInput {
 	start := startTime
 	began := startTime.Add(time.Minute) // when finalizing began, per the workflow
-	return workflows.FinalizeInput{
-		Spec: workflows.BackupSpec{Name: "b1", StorageLocation: f.url, IncludedNamespaces: []string{"shop"}},
-		Status: workflows.BackupStatus{Name: "b1", Phase: workflows.PhaseCompleted, StartTime: &start, CompletionTime: &began,
-			ItemsDone: 4, Warnings: 99, Skipped: []workflows.SkippedResource{{Resource: "secrets", Reason: "excluded"}}, Operations: ops},
+	return v1alpha1.FinalizeInput{
+		Spec: v1alpha1.BackupSpec{Name: "b1", StorageLocation: f.url, IncludedNamespaces: []string{"shop"}},
+		Status: v1alpha1.BackupStatus{Name: "b1", Phase: v1alpha1.PhaseCompleted, StartTime: &start, CompletionTime: &began,
+			ItemsDone: 4, Warnings: 99, Skipped: []v1alpha1.SkippedResource{{Resource: "secrets", Reason: "excluded"}}, Operations: ops},
 		WorkRef: "backup-b1", RunID: "run-1",
 	}
 }
 
-func (f *fixture) finalize(t *testing.T, in workflows.FinalizeInput) (*workflows.FinalizeResult, error) {
+func (f *fixture) finalize(t *testing.T, in v1alpha1.FinalizeInput) (*v1alpha1.FinalizeResult, error) {
 	t.Helper()
-	return activitytest.Run[workflows.FinalizeResult](t, f.env, f.acts.FinalizeBackup, in)
+	return activitytest.Run[v1alpha1.FinalizeResult](t, f.env, f.acts.FinalizeBackup, in)
 }
 
 // TestFinalizeStreamsEveryPartIntoTheTarball: each item lands at its
@@ -150,14 +150,14 @@ func TestFinalizeWritesResultsFromTypesAndFailedVolumes(t *testing.T) {
 	res, err := f.finalize(t, finalizeInput(f, failedOp, doneOp))
 	require.NoError(t, err)
 
-	var results workflows.BackupResults
+	var results v1alpha1.BackupResults
 	f.readJSON(t, b1.Results(), &results)
-	assert.Equal(t, []workflows.ResultEntry{
+	assert.Equal(t, []v1alpha1.ResultEntry{
 		{Resource: "configmaps", Message: "cm broken"},
 		{Resource: "persistentvolumeclaims", Namespace: "shop", Name: "data", Message: "snapshot timed out"},
 	}, results.Errors)
-	assert.Equal(t, []workflows.ResultEntry{{Resource: "configmaps", Message: "w1"}, {Resource: "configmaps", Message: "w2"}}, results.Warnings)
-	assert.Equal(t, []workflows.SkippedResource{{Resource: "secrets", Reason: "excluded"}}, results.Skipped)
+	assert.Equal(t, []v1alpha1.ResultEntry{{Resource: "configmaps", Message: "w1"}, {Resource: "configmaps", Message: "w2"}}, results.Warnings)
+	assert.Equal(t, []v1alpha1.SkippedResource{{Resource: "secrets", Reason: "excluded"}}, results.Skipped)
 	assert.Equal(t, 2, res.Errors)
 	assert.Equal(t, 2, res.Warnings)
 }
@@ -171,14 +171,14 @@ func TestFinalizeRecordsOperationsAndVolumes(t *testing.T) {
 	_, err := f.finalize(t, finalizeInput(f, failedOp, doneOp))
 	require.NoError(t, err)
 
-	var ops workflows.OperationsFile
+	var ops v1alpha1.OperationsFile
 	f.readJSON(t, b1.Operations(), &ops)
-	assert.Equal(t, []workflows.Operation{failedOp, doneOp}, ops.Operations)
-	var vols workflows.VolumesFile
+	assert.Equal(t, []v1alpha1.Operation{failedOp, doneOp}, ops.Operations)
+	var vols v1alpha1.VolumesFile
 	f.readJSON(t, b1.Volumes(), &vols)
-	assert.Equal(t, []workflows.VolumeRecord{
-		{Volume: failedOp.Volume, Phase: workflows.OperationFailed, Error: "snapshot timed out"},
-		{Volume: doneOp.Volume, Phase: workflows.OperationCompleted, Snapshot: doneOp.Snapshot},
+	assert.Equal(t, []v1alpha1.VolumeRecord{
+		{Volume: failedOp.Volume, Phase: v1alpha1.OperationFailed, Error: "snapshot timed out"},
+		{Volume: doneOp.Volume, Phase: v1alpha1.OperationCompleted, Snapshot: doneOp.Snapshot},
 	}, vols.Volumes)
 }
 
@@ -205,16 +205,16 @@ func TestFinalizeCommitsBackupJSON(t *testing.T) {
 	res, err := f.finalize(t, in)
 	require.NoError(t, err)
 
-	var meta workflows.BackupMetadata
+	var meta v1alpha1.BackupMetadata
 	f.readJSON(t, b1.Metadata(), &meta)
-	assert.Equal(t, workflows.MetadataAPIVersion, meta.APIVersion)
-	assert.Equal(t, workflows.MetadataKindBackup, meta.Kind)
+	assert.Equal(t, v1alpha1.MetadataAPIVersion, meta.APIVersion)
+	assert.Equal(t, v1alpha1.MetadataKindBackup, meta.Kind)
 	assert.Equal(t, "b1", meta.Name)
 	assert.Equal(t, tarball.FormatVersion, meta.FormatVersion)
 	assert.Equal(t, in.Spec, meta.Spec)
 	assert.Equal(t, "backup-b1", meta.WorkflowID)
 	assert.Equal(t, "run-1", meta.RunID)
-	assert.Equal(t, workflows.PhaseCompleted, meta.Status.Phase)
+	assert.Equal(t, v1alpha1.PhaseCompleted, meta.Status.Phase)
 	assert.Equal(t, 4, meta.Status.ItemsDone)
 	assert.Equal(t, 2, meta.Status.Warnings, "the results' warnings, not the input's count")
 	assert.Equal(t, res.TarballBytes, meta.Status.TarballBytes)
@@ -289,7 +289,7 @@ func TestFinalizeRefusesABackupJSONOfAnotherRun(t *testing.T) {
 
 	in.RunID = "run-2"
 	_, err = f.finalize(t, in)
-	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeBackupConflict)
+	activitytest.RequireNonRetryable(t, err, v1alpha1.ErrTypeBackupConflict)
 	assert.ErrorContains(t, err, `committed by another run (workflow "backup-b1", run "run-1")`)
 	after, err := f.loc.ReadAll(context.Background(), b1.Metadata())
 	require.NoError(t, err)
@@ -302,7 +302,7 @@ func TestFinalizeCountsTheCommittedRun(t *testing.T) {
 	f := newFixture(t, nil)
 	seedCollected(t, f)
 	in := finalizeInput(f)
-	in.Status.Phase = workflows.PhasePartiallyFailed
+	in.Status.Phase = v1alpha1.PhasePartiallyFailed
 	labels := map[string]string{"kind": "backup", "phase": "PartiallyFailed"}
 	runs, bytes := counter(t, "cairn_runs_total", labels), counter(t, "cairn_backup_bytes_total", nil)
 	res, err := f.finalize(t, in)
@@ -364,7 +364,7 @@ func TestFinalizeWithABadLocationIsNonRetryable(t *testing.T) {
 	in := finalizeInput(f)
 	in.Spec.StorageLocation = "ftp://host/x"
 	_, err := f.finalize(t, in)
-	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeLocation)
+	activitytest.RequireNonRetryable(t, err, v1alpha1.ErrTypeLocation)
 }
 
 // TestFinalizeWritesFailedHooksAsResults: a failed hook with onError Fail
@@ -373,21 +373,21 @@ func TestFinalizeWritesFailedHooksAsResults(t *testing.T) {
 	f := newFixture(t, nil)
 	seedCollected(t, f)
 	in := finalizeInput(f)
-	in.Status.Hooks = []workflows.HookResult{
-		{Pod: "shop/db", Phase: workflows.HookPre, Source: "spec hook freeze", Container: "db", OnError: workflows.HookFail,
+	in.Status.Hooks = []v1alpha1.HookResult{
+		{Pod: "shop/db", Phase: v1alpha1.HookPre, Source: "spec hook freeze", Container: "db", OnError: v1alpha1.HookFail,
 			ExitCode: 3, Error: "exit code 3", Stderr: "cannot freeze\n"},
-		{Pod: "shop/web", Phase: workflows.HookPost, Source: "post.hook.backup.velero.io/", Container: "web", OnError: workflows.HookContinue,
+		{Pod: "shop/web", Phase: v1alpha1.HookPost, Source: "post.hook.backup.velero.io/", Container: "web", OnError: v1alpha1.HookContinue,
 			ExitCode: -1, Error: "timed out after 2s"},
-		{Pod: "shop/ok", Phase: workflows.HookPre, Container: "ok"},
+		{Pod: "shop/ok", Phase: v1alpha1.HookPre, Container: "ok"},
 	}
 	res, err := f.finalize(t, in)
 	require.NoError(t, err)
 
-	var results workflows.BackupResults
+	var results v1alpha1.BackupResults
 	f.readJSON(t, b1.Results(), &results)
-	assert.Contains(t, results.Errors, workflows.ResultEntry{Resource: "pods", Namespace: "shop", Name: "db",
+	assert.Contains(t, results.Errors, v1alpha1.ResultEntry{Resource: "pods", Namespace: "shop", Name: "db",
 		Message: "pre hook (spec hook freeze) in container db failed: exit code 3: cannot freeze"})
-	assert.Contains(t, results.Warnings, workflows.ResultEntry{Resource: "pods", Namespace: "shop", Name: "web",
+	assert.Contains(t, results.Warnings, v1alpha1.ResultEntry{Resource: "pods", Namespace: "shop", Name: "web",
 		Message: "post hook (post.hook.backup.velero.io/) in container web failed: timed out after 2s"})
 	assert.Equal(t, 2, res.Errors)
 	assert.Equal(t, 3, res.Warnings)

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // hookEntries are the backup's failed hooks as results: an error each
 // for those with onError Fail, a warning each for those with Continue.
-func hookEntries(hooks []workflows.HookResult) (errs, warnings []workflows.ResultEntry) {
+func hookEntries(hooks []v1alpha1.HookResult) (errs, warnings []v1alpha1.ResultEntry) {
 	for _, h := range hooks {
 		if !h.Failed() {
 			continue
@@ -19,8 +19,8 @@ func hookEntries(hooks []workflows.HookResult) (errs, warnings []workflows.Resul
 		if s := strings.TrimSpace(h.Stderr); s != "" {
 			msg += ": " + s
 		}
-		e := workflows.ResultEntry{Resource: "pods", Namespace: ns, Name: name, Message: msg}
-		if h.OnError == workflows.HookContinue {
+		e := v1alpha1.ResultEntry{Resource: "pods", Namespace: ns, Name: name, Message: msg}
+		if h.OnError == v1alpha1.HookContinue {
 			warnings = append(warnings, e)
 		} else {
 			errs = append(errs, e)

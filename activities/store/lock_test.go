@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // TestImmutableBackupsWaitForTheirLock: a backup whose object lock has not
@@ -20,11 +20,11 @@ func TestImmutableBackupsWaitForTheirLock(t *testing.T) {
 	f := newFixture(t, acts)
 	now := time.Now()
 	expired, lockEnds := now.Add(-time.Hour), now.Add(time.Hour)
-	f.writeJSON(t, location.Backup("locked").Metadata(), workflows.BackupMetadata{Name: "locked", ImmutableUntil: &lockEnds,
-		Status: workflows.BackupStatus{Phase: workflows.PhaseCompleted, Expiration: &expired}})
-	f.writeJSON(t, location.Backup("free").Metadata(), workflows.BackupMetadata{Name: "free",
-		Status: workflows.BackupStatus{Phase: workflows.PhaseCompleted, Expiration: &expired}})
-	req := workflows.DeleteBackupRequest{Backup: "locked", Location: f.url}
+	f.writeJSON(t, location.Backup("locked").Metadata(), v1alpha1.BackupMetadata{Name: "locked", ImmutableUntil: &lockEnds,
+		Status: v1alpha1.BackupStatus{Phase: v1alpha1.PhaseCompleted, Expiration: &expired}})
+	f.writeJSON(t, location.Backup("free").Metadata(), v1alpha1.BackupMetadata{Name: "free",
+		Status: v1alpha1.BackupStatus{Phase: v1alpha1.PhaseCompleted, Expiration: &expired}})
+	req := v1alpha1.DeleteBackupRequest{Backup: "locked", Location: f.url}
 
 	acts.Now = func() time.Time { return now }
 	assert.Equal(t, []string{"free"}, f.listExpired(t, acts.ListExpiredBackups))
@@ -32,7 +32,7 @@ func TestImmutableBackupsWaitForTheirLock(t *testing.T) {
 	_, err := f.env.ExecuteActivity(acts.CheckBackupDeletable, req)
 	var appErr *temporal.ApplicationError
 	require.ErrorAs(t, err, &appErr)
-	assert.Equal(t, workflows.ErrTypeImmutable, appErr.Type())
+	assert.Equal(t, v1alpha1.ErrTypeImmutable, appErr.Type())
 	assert.True(t, appErr.NonRetryable())
 	assert.Contains(t, appErr.Error(), "backup locked is immutable until "+lockEnds.UTC().Format(time.RFC3339))
 

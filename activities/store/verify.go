@@ -10,9 +10,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/backupmeta"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // VerifyBackupData re-reads every object of a committed backup as stored
@@ -20,23 +20,23 @@ import (
 // encryption key: the digests are of the stored bytes. What differs is
 // the verdict, not an error; a backup that is not there, or whose
 // metadata does not decode, is.
-func (a *Activities) VerifyBackupData(ctx context.Context, in workflows.VerifyBackupRequest) (*workflows.VerifyBackupResult, error) {
+func (a *Activities) VerifyBackupData(ctx context.Context, in v1alpha1.VerifyBackupRequest) (*v1alpha1.VerifyBackupResult, error) {
 	loc, err := a.Locations.Open(ctx, in.Location)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeLocation, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	defer loc.Close()
 	meta, _, err := backupmeta.Read(ctx, loc, in.Backup)
 	switch {
 	case errors.Is(err, location.ErrNotFound):
 		msg := fmt.Sprintf("backup %q is not in %s", in.Backup, location.Display(in.Location))
-		return nil, temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeBackupNotFound, err)
+		return nil, temporal.NewNonRetryableApplicationError(msg, v1alpha1.ErrTypeBackupNotFound, err)
 	case errors.Is(err, backupmeta.ErrCorrupt):
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeCorruptBackup, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeCorruptBackup, err)
 	case err != nil:
 		return nil, err
 	}
-	res := &workflows.VerifyBackupResult{Backup: in.Backup}
+	res := &v1alpha1.VerifyBackupResult{Backup: in.Backup}
 	if meta.ManifestSHA256 == "" {
 		return res, nil
 	}

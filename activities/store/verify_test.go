@@ -9,14 +9,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/activitytest"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
-func (f *fixture) verify(t *testing.T, backup string) (*workflows.VerifyBackupResult, error) {
+func (f *fixture) verify(t *testing.T, backup string) (*v1alpha1.VerifyBackupResult, error) {
 	t.Helper()
-	return activitytest.Run[workflows.VerifyBackupResult](t, f.env, f.acts.VerifyBackupData,
-		workflows.VerifyBackupRequest{Backup: backup, Location: f.url})
+	return activitytest.Run[v1alpha1.VerifyBackupResult](t, f.env, f.acts.VerifyBackupData,
+		v1alpha1.VerifyBackupRequest{Backup: backup, Location: f.url})
 }
 
 // A committed backup verifies; a flipped byte, a cut object and a
@@ -56,9 +56,9 @@ func TestVerifyNamesWhatDiffersFromTheManifest(t *testing.T) {
 func TestVerifyWithoutABackupOrAManifest(t *testing.T) {
 	f := newFixture(t, nil)
 	_, err := f.verify(t, "missing")
-	activitytest.RequireNonRetryable(t, err, workflows.ErrTypeBackupNotFound)
+	activitytest.RequireNonRetryable(t, err, v1alpha1.ErrTypeBackupNotFound)
 
-	f.writeJSON(t, b1.Metadata(), workflows.BackupMetadata{Name: "b1", Status: workflows.BackupStatus{Phase: workflows.PhaseCompleted}})
+	f.writeJSON(t, b1.Metadata(), v1alpha1.BackupMetadata{Name: "b1", Status: v1alpha1.BackupStatus{Phase: v1alpha1.PhaseCompleted}})
 	res, err := f.verify(t, "b1")
 	require.NoError(t, err)
 	assert.False(t, res.Manifest)

@@ -3,8 +3,8 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // backups is what the shared get, describe, logs and --wait code needs of
@@ -13,7 +13,7 @@ var backups = runKind[*starter.BackupView]{
 	name:     "backup",
 	get:      starter.Service.GetBackup,
 	logs:     starter.Service.BackupLogs,
-	phase:    func(v *starter.BackupView) workflows.Phase { return v.Phase },
+	phase:    func(v *starter.BackupView) v1alpha1.Phase { return v.Phase },
 	progress: backupProgress,
 	describe: describeBackup,
 }

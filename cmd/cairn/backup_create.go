@@ -7,8 +7,8 @@ import (
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 type createFlags struct {
@@ -97,7 +97,7 @@ snapshot, runs no hook and leaves nothing in the location.`,
 				return err
 			}
 			cf.req.Name = args[0]
-			cf.req.ClusterResources = workflows.ClusterResources(cf.clusterResources)
+			cf.req.ClusterResources = v1alpha1.ClusterResources(cf.clusterResources)
 			if cmd.Flags().Changed("ttl") {
 				cf.req.TTL = &metav1.Duration{Duration: cf.ttl}
 			}
@@ -141,7 +141,7 @@ snapshot, runs no hook and leaves nothing in the location.`,
 	f.StringVar(&cf.clusterResources, "cluster-resources", "auto", "cluster-scoped objects: auto, include or exclude")
 	f.StringVarP(&cf.req.LabelSelector, "selector", "l", "", "only objects with these labels (e.g. app=shop,tier!=cache)")
 	f.StringArrayVar(&cf.req.OrLabelSelectors, "or-selector", nil, "objects matching any of these selectors (repeat the flag)")
-	f.DurationVar(&cf.ttl, "ttl", workflows.DefaultTTL, "how long the backup is kept")
+	f.DurationVar(&cf.ttl, "ttl", v1alpha1.DefaultTTL, "how long the backup is kept")
 	f.StringVar(&cf.req.StorageLocation, "storage-location", "", "backup location URL (default: --location)")
 	f.IntVar(&cf.req.Options.PageSize, "page-size", 0, "objects per LIST page (default 500)")
 	f.IntVar(&cf.req.Options.Concurrency, "concurrency", 0, "resource types collected at once (default 4)")

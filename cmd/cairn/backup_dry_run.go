@@ -6,12 +6,12 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // describeDryRun is the terminal view of a backup's dry run: what the
 // backup would take, type by type, and what it would do to each volume.
-func describeDryRun(w io.Writer, r *workflows.BackupDryRun) {
+func describeDryRun(w io.Writer, r *v1alpha1.BackupDryRun) {
 	row(w, "Dry run of backup:", r.Name+" (nothing was taken; run "+r.WorkflowID+")")
 	total := 0
 	for _, n := range r.Resources {
@@ -63,7 +63,7 @@ func describeDryRun(w io.Writer, r *workflows.BackupDryRun) {
 }
 
 // hookCommands prints hooks as their commands, "; " between them.
-func hookCommands(hooks []workflows.PodHook) string {
+func hookCommands(hooks []v1alpha1.PodHook) string {
 	cmds := make([]string, 0, len(hooks))
 	for _, h := range hooks {
 		cmds = append(cmds, strings.Join(h.Command, " "))

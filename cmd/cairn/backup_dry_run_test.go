@@ -7,16 +7,16 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 func TestDryRunReadsAsATable(t *testing.T) {
-	r := &workflows.BackupDryRun{Name: "shop-1", WorkflowID: "dry-run/backup/shop-1/ab12", Namespaces: 1,
+	r := &v1alpha1.BackupDryRun{Name: "shop-1", WorkflowID: "dry-run/backup/shop-1/ab12", Namespaces: 1,
 		Resources: map[string]int{"configmaps": 3, "priorityclasses.scheduling.k8s.io": 1},
 		Related:   map[string][]string{"priorityclasses.scheduling.k8s.io": {"shop-critical"}},
-		Volumes: []workflows.DryRunVolume{{Volume: workflows.Volume{Namespace: "shop", Claim: "data", Driver: "csi.example", SnapshotClass: "snap"},
+		Volumes: []v1alpha1.DryRunVolume{{Volume: v1alpha1.Volume{Namespace: "shop", Claim: "data", Driver: "csi.example", SnapshotClass: "snap"},
 			Action: "snapshot and move data"}},
-		Hooks:    []workflows.HookedPod{{Namespace: "shop", Name: "db", Claims: []string{"shop/data"}, Pre: []workflows.PodHook{{Command: []string{"fsfreeze", "-f", "/data"}}}}},
+		Hooks:    []v1alpha1.HookedPod{{Namespace: "shop", Name: "db", Claims: []string{"shop/data"}, Pre: []v1alpha1.PodHook{{Command: []string{"fsfreeze", "-f", "/data"}}}}},
 		Warnings: []string{"persistentvolumeclaims: claim shop/cache: skipped by a volume policy"}, WarningsTotal: 3}
 	var buf bytes.Buffer
 	tw := tabwriter.NewWriter(&buf, 0, 4, 2, ' ', 0)

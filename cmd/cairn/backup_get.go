@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 func newBackupGetCommand(g *globals) *cobra.Command {
@@ -61,7 +61,7 @@ func describeBackup(w io.Writer, v *starter.BackupView) {
 	if sp := v.Spec; sp != nil {
 		row(w, "Namespaces:", fmt.Sprintf("include %v, exclude %v", sp.IncludedNamespaces, sp.ExcludedNamespaces))
 		cluster := string(sp.ClusterResources)
-		if sp.ClusterResources == workflows.ClusterResourcesAuto && !sp.TakesWorkloadDependencies() {
+		if sp.ClusterResources == v1alpha1.ClusterResourcesAuto && !sp.TakesWorkloadDependencies() {
 			cluster += " (without the workloads' related cluster resources)"
 		}
 		row(w, "Resources:", fmt.Sprintf("include %v, exclude %v, cluster-scoped %s", sp.IncludedResources, sp.ExcludedResources, cluster))
@@ -112,7 +112,7 @@ func describeBackup(w io.Writer, v *starter.BackupView) {
 
 // operationsTable lists a backup's async operations: one CSI snapshot per
 // volume, where it stands and, once ready, its handle and size.
-func operationsTable(w io.Writer, ops []workflows.Operation) {
+func operationsTable(w io.Writer, ops []v1alpha1.Operation) {
 	if len(ops) == 0 {
 		return
 	}

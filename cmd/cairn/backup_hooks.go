@@ -5,12 +5,12 @@ import (
 	"io"
 	"strings"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // hooksTable lists what a backup's hooks did: where each ran, its exit
 // code and time, and the end of its output when it failed.
-func hooksTable(w io.Writer, hooks []workflows.HookResult) {
+func hooksTable(w io.Writer, hooks []v1alpha1.HookResult) {
 	if len(hooks) == 0 {
 		return
 	}

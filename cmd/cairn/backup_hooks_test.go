@@ -8,17 +8,17 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 func TestHooksTableShowsWhatEachHookDid(t *testing.T) {
 	var buf bytes.Buffer
-	hooksTable(&buf, []workflows.HookResult{
-		{Pod: "shop/db", Phase: workflows.HookPre, Container: "db", Command: []string{"/bin/sh", "-c", "fsfreeze -f /data"},
+	hooksTable(&buf, []v1alpha1.HookResult{
+		{Pod: "shop/db", Phase: v1alpha1.HookPre, Container: "db", Command: []string{"/bin/sh", "-c", "fsfreeze -f /data"},
 			Duration: 1500 * time.Millisecond, Attempt: 2},
-		{Pod: "shop/db", Phase: workflows.HookPost, Container: "db", Command: []string{"fsfreeze", "-u", "/data"}, OnError: workflows.HookFail,
+		{Pod: "shop/db", Phase: v1alpha1.HookPost, Container: "db", Command: []string{"fsfreeze", "-u", "/data"}, OnError: v1alpha1.HookFail,
 			ExitCode: 1, Error: "exit code 1", Stderr: "…old line\nfsfreeze: /data: not frozen\n"},
-		{Pod: "shop/web", Phase: workflows.HookPre, Container: "nope", OnError: workflows.HookContinue, ExitCode: -1,
+		{Pod: "shop/web", Phase: v1alpha1.HookPre, Container: "nope", OnError: v1alpha1.HookContinue, ExitCode: -1,
 			Error: `pod shop/web has no container "nope" (it has web)`},
 	})
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 func newBackupVerifyCommand(g *globals) *cobra.Command {
@@ -54,12 +54,12 @@ backup, 3 it is still running.`,
 		},
 	}
 	out.register(cmd)
-	cmd.Flags().BoolVar(&full, "full", false, fmt.Sprintf("read all the moved volume data back, not a %d%% sample", workflows.VerifySamplePercent))
+	cmd.Flags().BoolVar(&full, "full", false, fmt.Sprintf("read all the moved volume data back, not a %d%% sample", v1alpha1.VerifySamplePercent))
 	return cmd
 }
 
 // verdict is a verification's one line.
-func verdict(r *workflows.VerifyBackupResult) string {
+func verdict(r *v1alpha1.VerifyBackupResult) string {
 	switch {
 	case !r.Manifest:
 		return fmt.Sprintf("Backup %s has no manifest (written by Velero, or by cairn before manifests): nothing to check it against.", r.Backup)

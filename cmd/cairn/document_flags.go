@@ -5,17 +5,17 @@ import (
 	"io"
 	"os"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // documentRef turns a --NAME file flag and its --NAME-configmap twin into
 // a spec's reference: the file's content inline, or the ConfigMap's name.
-func documentRef(flag, file, configMap string) (*workflows.DocumentRef, error) {
+func documentRef(flag, file, configMap string) (*v1alpha1.DocumentRef, error) {
 	switch {
 	case file != "" && configMap != "":
 		return nil, &usageError{fmt.Errorf("--%s and its ConfigMap flag go one at a time", flag)}
 	case configMap != "":
-		return &workflows.DocumentRef{ConfigMap: configMap}, nil
+		return &v1alpha1.DocumentRef{ConfigMap: configMap}, nil
 	case file == "":
 		return nil, nil
 	}
@@ -24,12 +24,12 @@ func documentRef(flag, file, configMap string) (*workflows.DocumentRef, error) {
 		return nil, &usageError{fmt.Errorf("--%s: %w", flag, err)}
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, workflows.MaxInlineDocument+1))
+	data, err := io.ReadAll(io.LimitReader(f, v1alpha1.MaxInlineDocument+1))
 	if err != nil {
 		return nil, &usageError{fmt.Errorf("--%s: %w", flag, err)}
 	}
-	if len(data) > workflows.MaxInlineDocument {
-		return nil, &usageError{fmt.Errorf("--%s: %s is larger than %d bytes: put it in a ConfigMap", flag, file, workflows.MaxInlineDocument)}
+	if len(data) > v1alpha1.MaxInlineDocument {
+		return nil, &usageError{fmt.Errorf("--%s: %s is larger than %d bytes: put it in a ConfigMap", flag, file, v1alpha1.MaxInlineDocument)}
 	}
-	return &workflows.DocumentRef{Inline: string(data)}, nil
+	return &v1alpha1.DocumentRef{Inline: string(data)}, nil
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // etcdSnapshots is what the shared get, describe and --wait code needs of
@@ -17,7 +17,7 @@ import (
 var etcdSnapshots = runKind[*starter.EtcdSnapshotView]{
 	name:  "etcd-snapshot",
 	get:   starter.Service.GetEtcdSnapshot,
-	phase: func(v *starter.EtcdSnapshotView) workflows.Phase { return v.Phase },
+	phase: func(v *starter.EtcdSnapshotView) v1alpha1.Phase { return v.Phase },
 	progress: func(v *starter.EtcdSnapshotView) string {
 		if s := v.Status; s != nil && s.Bytes > 0 {
 			return fmt.Sprintf("%s: %d bytes, verified %t", v.Phase, s.Bytes, s.Verified)
@@ -62,7 +62,7 @@ Exit codes: 0 ok, 1 error, 2 invalid input, 3 conflict, 4 not found,
 }
 
 func newEtcdSnapshotCreateCommand(g *globals) *cobra.Command {
-	var spec workflows.EtcdSnapshotSpec
+	var spec v1alpha1.EtcdSnapshotSpec
 	var ttl time.Duration
 	var wait bool
 	var out outputFlag
@@ -94,7 +94,7 @@ func newEtcdSnapshotCreateCommand(g *globals) *cobra.Command {
 			return waitFor(cmd, sc, etcdSnapshots, res.Name, &out)
 		},
 	}
-	cmd.Flags().DurationVar(&ttl, "ttl", workflows.DefaultTTL, "how long the snapshot is kept")
+	cmd.Flags().DurationVar(&ttl, "ttl", v1alpha1.DefaultTTL, "how long the snapshot is kept")
 	cmd.Flags().StringVar(&spec.StorageLocation, "storage-location", "", "backup location URL (default: --location)")
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until the snapshot is stored and verified; the exit code tells how it ended")
 	out.register(cmd)

@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/spf13/pflag"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // relatedFlag is --related-cluster-resources of backups and schedules.
@@ -14,7 +14,7 @@ func (r *relatedFlag) register(f *pflag.FlagSet) {
 		"ClusterRoleBindings of their service accounts, the ClusterRoles bound, the storage, priority, runtime and ingress classes they name")
 }
 
-func (r *relatedFlag) apply(changed func(string) bool, spec *workflows.BackupSpec) {
+func (r *relatedFlag) apply(changed func(string) bool, spec *v1alpha1.BackupSpec) {
 	if changed("related-cluster-resources") {
 		on := r.on
 		spec.RelatedClusterResources = &on

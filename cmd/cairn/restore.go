@@ -3,8 +3,8 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // restores is what the shared get, describe, logs and --wait code needs of
@@ -13,7 +13,7 @@ var restores = runKind[*starter.RestoreView]{
 	name:     "restore",
 	get:      starter.Service.GetRestore,
 	logs:     starter.Service.RestoreLogs,
-	phase:    func(v *starter.RestoreView) workflows.Phase { return v.Phase },
+	phase:    func(v *starter.RestoreView) v1alpha1.Phase { return v.Phase },
 	progress: restoreProgress,
 	describe: describeRestore,
 }

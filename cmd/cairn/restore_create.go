@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 type restoreCreateFlags struct {
@@ -93,7 +93,7 @@ func newRestoreCreateCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "create NAME (--from-backup BACKUP | --from-schedule SCHEDULE)",
 		Short: "Start a restore of a backup into the cluster",
-		Long:  fmt.Sprintf(restoreCreateLong, indentList(workflows.DefaultResourcePriorities, "  ", 78)),
+		Long:  fmt.Sprintf(restoreCreateLong, indentList(v1alpha1.DefaultResourcePriorities, "  ", 78)),
 		Example: `  # Namespace shop of backup nightly, and wait for the outcome
   cairn restore create shop-1 --from-backup nightly --include-namespaces shop --wait
 
@@ -168,9 +168,9 @@ func (cf *restoreCreateFlags) register(f *pflag.FlagSet) {
 		"that change objects before they are created or compared")
 	f.StringVar(&cf.modifiersConfig, "resource-modifier-configmap", "", "a ConfigMap in the worker's namespace holding resource modifier rules, as Velero takes them")
 	f.StringSliceVar(&cf.classMappings, "storage-class-mappings", nil, "restore claims, volumes and StatefulSet claim templates of a storage class into another: old:new,... (each new class must exist in the cluster)")
-	f.StringVar(&cf.existingPolicy, "existing-resource-policy", string(workflows.ExistingResourceNone), "objects already in the cluster: none (leave them) or update (patch them)")
+	f.StringVar(&cf.existingPolicy, "existing-resource-policy", string(v1alpha1.ExistingResourceNone), "objects already in the cluster: none (leave them) or update (patch them)")
 	f.StringSliceVar(&cf.restoreStatus, "restore-status", nil, "resource types whose status is restored too, globs allowed")
-	f.StringVar(&cf.clusterResources, "cluster-resources", string(workflows.ClusterResourcesAuto), "cluster-scoped objects: auto, include or exclude")
+	f.StringVar(&cf.clusterResources, "cluster-resources", string(v1alpha1.ClusterResourcesAuto), "cluster-scoped objects: auto, include or exclude")
 	f.BoolVar(&cf.req.AllowPlaintext, "allow-plaintext", false, "restore a backup written without the location's encryption key "+
 		"(Velero's, or one from before the key); without it such a backup is refused as corrupt")
 	f.BoolVar(&cf.req.PreserveNodePorts, "preserve-nodeports", false, "keep the nodePorts of Services instead of letting the cluster assign new ones")
@@ -179,8 +179,8 @@ func (cf *restoreCreateFlags) register(f *pflag.FlagSet) {
 	f.IntVar(&cf.req.Options.Concurrency, "concurrency", 0, "items of one resource type applied at once (default 16)")
 	f.IntVar(&cf.req.Options.BatchSize, "batch-size", 0, "items per batch, the unit a retried step resumes after (default 200)")
 	f.DurationVar(&cf.unreachable, "cluster-unreachable-timeout", 0, "fail when the API server stays unreachable this long (default 10m)")
-	f.DurationVar(&cf.prepareTimeout, "datamover-prepare-timeout", workflows.DefaultDataMoverPrepareTimeout, "how long a volume's data mover may take to start")
-	f.DurationVar(&cf.dataTimeout, "datamover-timeout", workflows.DefaultDataMoverTimeout, "how long one volume's data may take to restore, retries included")
+	f.DurationVar(&cf.prepareTimeout, "datamover-prepare-timeout", v1alpha1.DefaultDataMoverPrepareTimeout, "how long a volume's data mover may take to start")
+	f.DurationVar(&cf.dataTimeout, "datamover-timeout", v1alpha1.DefaultDataMoverTimeout, "how long one volume's data may take to restore, retries included")
 	f.IntVar(&cf.req.Options.VolumeConcurrency, "volume-concurrency", 0, "volumes whose data is restored at once (default 4; each also waits for a data mover slot on its node)")
 	f.BoolVar(&cf.wait, "wait", false, "show progress until the restore ends; the exit code tells how it ended")
 	f.BoolVar(&cf.dryRun, "dry-run", false, "show what the restore would create, leave, update or skip per type, as the API server answers it, and write nothing")
@@ -192,11 +192,11 @@ func (cf *restoreCreateFlags) complete(name string, changed func(flag string) bo
 	if (cf.req.BackupName == "") == (cf.req.ScheduleName == "") {
 		return &usageError{fmt.Errorf("give --from-backup (list backups with 'cairn backup list') or --from-schedule (the newest Completed backup of a schedule), one of them")}
 	}
-	mapping, err := workflows.ParseNamespaceMapping(cf.namespaceMappings)
+	mapping, err := v1alpha1.ParseNamespaceMapping(cf.namespaceMappings)
 	if err != nil {
 		return &usageError{fmt.Errorf("--namespace-mappings: %w", err)}
 	}
-	classes, err := workflows.ParseStorageClassMapping(cf.classMappings)
+	classes, err := v1alpha1.ParseStorageClassMapping(cf.classMappings)
 	if err != nil {
 		return &usageError{fmt.Errorf("--storage-class-mappings: %w", err)}
 	}
@@ -206,10 +206,10 @@ func (cf *restoreCreateFlags) complete(name string, changed func(flag string) bo
 	if cf.req.ResourceModifiers, err = documentRef("resource-modifiers", cf.modifiersFile, cf.modifiersConfig); err != nil {
 		return err
 	}
-	cf.req.ExistingResourcePolicy = workflows.ExistingResourcePolicy(cf.existingPolicy)
-	cf.req.ClusterResources = workflows.ClusterResources(cf.clusterResources)
+	cf.req.ExistingResourcePolicy = v1alpha1.ExistingResourcePolicy(cf.existingPolicy)
+	cf.req.ClusterResources = v1alpha1.ClusterResources(cf.clusterResources)
 	if len(cf.restoreStatus) > 0 {
-		cf.req.RestoreStatus = &workflows.ResourceSelector{IncludedResources: cf.restoreStatus}
+		cf.req.RestoreStatus = &v1alpha1.ResourceSelector{IncludedResources: cf.restoreStatus}
 	}
 	if cf.unreachable > 0 {
 		cf.req.Options.ClusterUnreachableTimeout = &metav1.Duration{Duration: cf.unreachable}

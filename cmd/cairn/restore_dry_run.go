@@ -7,12 +7,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // describeRestoreDryRun is the terminal view of a restore's dry run: per
 // type what would happen, then the items skipped or failed and why.
-func describeRestoreDryRun(w io.Writer, r *workflows.RestoreDryRun) {
+func describeRestoreDryRun(w io.Writer, r *v1alpha1.RestoreDryRun) {
 	row(w, "Dry run of restore:", r.Name+" from backup "+r.Backup+" (nothing was written; run "+r.WorkflowID+")")
 	row(w, "Namespace mapping:", orDash(mapping(r.NamespaceMapping)))
 	row(w, "Storage class mapping:", orDash(mapping(r.StorageClassMapping)))
@@ -31,10 +31,10 @@ func describeRestoreDryRun(w io.Writer, r *workflows.RestoreDryRun) {
 		o := r.Resources[gr]
 		row(w, gr, fmt.Sprint(o.Created), fmt.Sprint(o.Unchanged), fmt.Sprint(o.Updated), fmt.Sprint(o.Skipped), fmt.Sprint(o.Failed))
 	}
-	var notes []workflows.ItemOutcome
+	var notes []v1alpha1.ItemOutcome
 	for _, gr := range slices.Sorted(maps.Keys(r.Resources)) {
 		for _, it := range r.Resources[gr].Items {
-			if it.Result != workflows.ItemRestored || it.Reason != "" {
+			if it.Result != v1alpha1.ItemRestored || it.Reason != "" {
 				notes = append(notes, it)
 			}
 		}
@@ -44,7 +44,7 @@ func describeRestoreDryRun(w io.Writer, r *workflows.RestoreDryRun) {
 		row(w, "OBJECT", "WOULD BE", "WHY")
 		for _, it := range notes {
 			what := string(it.Result)
-			if it.Result == workflows.ItemRestored {
+			if it.Result == v1alpha1.ItemRestored {
 				what = string(it.Action)
 			}
 			row(w, objectName(it), what, it.Reason)
@@ -68,7 +68,7 @@ func mapping(m map[string]string) string {
 	return strings.Join(pairs, ",")
 }
 
-func objectName(it workflows.ItemOutcome) string {
+func objectName(it v1alpha1.ItemOutcome) string {
 	if it.Namespace == "" {
 		return it.Resource + " " + it.Name
 	}

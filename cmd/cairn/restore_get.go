@@ -10,8 +10,8 @@ import (
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 func newRestoreGetCommand(g *globals) *cobra.Command {
@@ -111,7 +111,7 @@ func describeRestore(w io.Writer, v *starter.RestoreView) {
 
 // volumeRestoresTable lists the claims whose data a restore wrote back
 // from the repository: where each stands and what was written.
-func volumeRestoresTable(w io.Writer, vols []workflows.VolumeRestoreStatus) {
+func volumeRestoresTable(w io.Writer, vols []v1alpha1.VolumeRestoreStatus) {
 	if len(vols) == 0 {
 		return
 	}
@@ -139,7 +139,7 @@ func volumeRestoresTable(w io.Writer, vols []workflows.VolumeRestoreStatus) {
 }
 
 // describeRestoreSpec summarizes what a restore asked for.
-func describeRestoreSpec(w io.Writer, sp *workflows.RestoreSpec) {
+func describeRestoreSpec(w io.Writer, sp *v1alpha1.RestoreSpec) {
 	row(w, "Namespaces:", fmt.Sprintf("include %v, exclude %v", sp.IncludedNamespaces, sp.ExcludedNamespaces))
 	if len(sp.NamespaceMapping) > 0 {
 		from := make([]string, 0, len(sp.NamespaceMapping))
@@ -173,11 +173,11 @@ func describeRestoreSpec(w io.Writer, sp *workflows.RestoreSpec) {
 }
 
 // existingPolicyText says what a policy does to objects already there.
-func existingPolicyText(p workflows.ExistingResourcePolicy) string {
+func existingPolicyText(p v1alpha1.ExistingResourcePolicy) string {
 	switch p {
-	case workflows.ExistingResourceNone:
+	case v1alpha1.ExistingResourceNone:
 		return "none (identical ones count as restored, different ones are skipped)"
-	case workflows.ExistingResourceUpdate:
+	case v1alpha1.ExistingResourceUpdate:
 		return "update (patched to their backed-up state)"
 	}
 	return orDash(string(p))
@@ -185,7 +185,7 @@ func existingPolicyText(p workflows.ExistingResourcePolicy) string {
 
 // restoreOrder is the status's resource types in apply order, then any it
 // counts but the order misses, by name.
-func restoreOrder(s *workflows.RestoreStatus) []string {
+func restoreOrder(s *v1alpha1.RestoreStatus) []string {
 	seen := make(map[string]bool, len(s.Order))
 	names := make([]string, 0, len(s.Resources))
 	for _, n := range s.Order {

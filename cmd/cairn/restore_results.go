@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 func newRestoreResultsCommand(g *globals) *cobra.Command {
@@ -27,8 +27,8 @@ namespace too. The resource types left out and the warnings follow.`,
 			if err := out.validate(); err != nil {
 				return err
 			}
-			switch workflows.ItemResult(only) {
-			case "", workflows.ItemRestored, workflows.ItemSkipped, workflows.ItemFailed:
+			switch v1alpha1.ItemResult(only) {
+			case "", v1alpha1.ItemRestored, v1alpha1.ItemSkipped, v1alpha1.ItemFailed:
 			default:
 				return &usageError{fmt.Errorf("--only %q: use restored, skipped or failed", only)}
 			}
@@ -41,7 +41,7 @@ namespace too. The resource types left out and the warnings follow.`,
 			if err != nil {
 				return err
 			}
-			res = onlyResult(res, workflows.ItemResult(only))
+			res = onlyResult(res, v1alpha1.ItemResult(only))
 			return out.print(cmd.OutOrStdout(), res, func(w io.Writer) { resultsTable(w, res, only) })
 		},
 	}
@@ -51,7 +51,7 @@ namespace too. The resource types left out and the warnings follow.`,
 }
 
 // onlyResult keeps the items with result r (all of them when r is "").
-func onlyResult(res *workflows.RestoreResults, r workflows.ItemResult) *workflows.RestoreResults {
+func onlyResult(res *v1alpha1.RestoreResults, r v1alpha1.ItemResult) *v1alpha1.RestoreResults {
 	if r == "" {
 		return res
 	}
@@ -62,13 +62,13 @@ func onlyResult(res *workflows.RestoreResults, r workflows.ItemResult) *workflow
 			kept.Items = append(kept.Items, it)
 		}
 	}
-	if r != workflows.ItemSkipped {
+	if r != v1alpha1.ItemSkipped {
 		kept.Skipped = nil
 	}
 	return &kept
 }
 
-func resultsTable(w io.Writer, res *workflows.RestoreResults, only string) {
+func resultsTable(w io.Writer, res *v1alpha1.RestoreResults, only string) {
 	if len(res.Items) == 0 {
 		if only != "" {
 			fmt.Fprintf(w, "No %s items.\n", only)

@@ -12,14 +12,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 func TestRestoreCreateFlagMistakesAreUsageErrors(t *testing.T) {
 	for name, cf := range map[string]*restoreCreateFlags{
 		"no backup":   {},
-		"bad mapping": {req: starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{BackupName: "b"}}, namespaceMappings: []string{"shop"}},
+		"bad mapping": {req: starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{BackupName: "b"}}, namespaceMappings: []string{"shop"}},
 	} {
 		var usage *usageError
 		assert.True(t, errors.As(cf.complete("r", noneChanged), &usage), name)
@@ -28,7 +28,7 @@ func TestRestoreCreateFlagMistakesAreUsageErrors(t *testing.T) {
 
 func TestRestoreCreateFlagsFillTheRequest(t *testing.T) {
 	cf := &restoreCreateFlags{
-		req:               starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{BackupName: "nightly"}},
+		req:               starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{BackupName: "nightly"}},
 		namespaceMappings: []string{"shop:shop-copy"},
 		existingPolicy:    "update",
 		clusterResources:  "exclude",
@@ -37,8 +37,8 @@ func TestRestoreCreateFlagsFillTheRequest(t *testing.T) {
 	require.NoError(t, cf.complete("r1", noneChanged))
 	assert.Equal(t, "r1", cf.req.Name)
 	assert.Equal(t, map[string]string{"shop": "shop-copy"}, cf.req.NamespaceMapping)
-	assert.Equal(t, workflows.ExistingResourceUpdate, cf.req.ExistingResourcePolicy)
-	assert.Equal(t, workflows.ClusterResourcesExclude, cf.req.ClusterResources)
+	assert.Equal(t, v1alpha1.ExistingResourceUpdate, cf.req.ExistingResourcePolicy)
+	assert.Equal(t, v1alpha1.ClusterResourcesExclude, cf.req.ClusterResources)
 	assert.Equal(t, []string{"*.example.com"}, cf.req.RestoreStatus.IncludedResources)
 }
 
@@ -67,17 +67,17 @@ func TestRestoreCreateDataMoverFlags(t *testing.T) {
 func TestDescribeRestoreListsTypesInRestoreOrder(t *testing.T) {
 	start := time.Date(2025, 6, 1, 2, 0, 0, 0, time.UTC)
 	v := &starter.RestoreView{
-		Name: "r1", Phase: workflows.PhaseInProgress, StartTime: &start,
-		Spec: &workflows.RestoreSpec{BackupName: "nightly", NamespaceMapping: map[string]string{"shop": "shop-copy"}},
-		Status: &workflows.RestoreStatus{
+		Name: "r1", Phase: v1alpha1.PhaseInProgress, StartTime: &start,
+		Spec: &v1alpha1.RestoreSpec{BackupName: "nightly", NamespaceMapping: map[string]string{"shop": "shop-copy"}},
+		Status: &v1alpha1.RestoreStatus{
 			Order:   []string{"namespaces", "configmaps", "deployments.apps"},
 			Current: "configmaps",
-			Resources: map[string]workflows.TypeOutcome{
+			Resources: map[string]v1alpha1.TypeOutcome{
 				"deployments.apps": {Total: 2},
 				"configmaps":       {Total: 5, Restored: 3},
 				"namespaces":       {Total: 1, Restored: 1, Done: true},
 			},
-			Skipped: []workflows.SkippedResource{{Resource: "nodes", Reason: "nodes belong to the target cluster's machines"}},
+			Skipped: []v1alpha1.SkippedResource{{Resource: "nodes", Reason: "nodes belong to the target cluster's machines"}},
 		},
 	}
 	var buf bytes.Buffer
@@ -94,18 +94,18 @@ func TestDescribeRestoreListsTypesInRestoreOrder(t *testing.T) {
 }
 
 func TestResultsOnlyKeepsOneResult(t *testing.T) {
-	res := &workflows.RestoreResults{
-		Items: []workflows.ItemOutcome{
-			{Resource: "configmaps", Namespace: "shop-copy", SourceNamespace: "shop", Name: "a", Result: workflows.ItemRestored, Action: workflows.ActionCreated},
-			{Resource: "pods", Namespace: "shop-copy", Name: "p", Result: workflows.ItemSkipped, Reason: "owned by ReplicaSet web"},
+	res := &v1alpha1.RestoreResults{
+		Items: []v1alpha1.ItemOutcome{
+			{Resource: "configmaps", Namespace: "shop-copy", SourceNamespace: "shop", Name: "a", Result: v1alpha1.ItemRestored, Action: v1alpha1.ActionCreated},
+			{Resource: "pods", Namespace: "shop-copy", Name: "p", Result: v1alpha1.ItemSkipped, Reason: "owned by ReplicaSet web"},
 		},
-		Skipped: []workflows.SkippedResource{{Resource: "events", Reason: "ephemeral"}},
+		Skipped: []v1alpha1.SkippedResource{{Resource: "events", Reason: "ephemeral"}},
 	}
-	got := onlyResult(res, workflows.ItemSkipped)
+	got := onlyResult(res, v1alpha1.ItemSkipped)
 	require.Len(t, got.Items, 1)
 	assert.Equal(t, "p", got.Items[0].Name)
 	assert.Len(t, got.Skipped, 1)
-	assert.Empty(t, onlyResult(res, workflows.ItemFailed).Skipped)
+	assert.Empty(t, onlyResult(res, v1alpha1.ItemFailed).Skipped)
 	assert.Len(t, res.Items, 2, "the original is left alone")
 
 	var buf bytes.Buffer

@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	cairnloc "github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // schedules is what the shared get and list code needs of a schedule.
@@ -94,7 +94,7 @@ func describeSchedule(w io.Writer, v *starter.ScheduleView) {
 	}
 	row(w, "Retention:", retention(s.Retention))
 	t := s.Template
-	if s.RunKind() == workflows.KindBackup {
+	if s.RunKind() == v1alpha1.KindBackup {
 		row(w, "Backs up:", fmt.Sprintf("namespaces include %v exclude %v; resources include %v exclude %v; cluster-scoped %s",
 			t.IncludedNamespaces, t.ExcludedNamespaces, t.IncludedResources, t.ExcludedResources, t.ClusterResources))
 	}
@@ -138,7 +138,7 @@ func describeSchedule(w io.Writer, v *starter.ScheduleView) {
 	}
 }
 
-func when(s workflows.ScheduleSpec) string {
+func when(s v1alpha1.ScheduleSpec) string {
 	if s.Every != nil {
 		return "every " + s.Every.Duration.String()
 	}
@@ -148,7 +148,7 @@ func when(s workflows.ScheduleSpec) string {
 	return s.Cron
 }
 
-func retention(r workflows.RetentionPolicy) string {
+func retention(r v1alpha1.RetentionPolicy) string {
 	var kind string
 	var calendar []string
 	for _, rule := range []struct {

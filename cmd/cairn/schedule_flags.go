@@ -8,14 +8,14 @@ import (
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // scheduleFlags are the flags of schedule create and update. Plain fields
 // are bound straight into spec; the optional ones (pointers in the spec)
 // go through apply, which sets only what was given.
 type scheduleFlags struct {
-	spec             workflows.ScheduleSpec
+	spec             v1alpha1.ScheduleSpec
 	overlap          string
 	clusterResources string
 	every, jitter    time.Duration
@@ -23,7 +23,7 @@ type scheduleFlags struct {
 	maxRunDuration   time.Duration
 	maxAge, ttl      time.Duration
 	keepLast         int
-	calendar         workflows.RetentionPolicy // keep-hourly ... keep-yearly
+	calendar         v1alpha1.RetentionPolicy // keep-hourly ... keep-yearly
 	keepFailed       int
 	pageSize         int
 	concurrency      int
@@ -39,7 +39,7 @@ func (sf *scheduleFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&s.TimeZone, "time-zone", "", "IANA time zone --cron is read in (default UTC), e.g. Europe/Berlin")
 	f.DurationVar(&sf.jitter, "jitter", 0, "delay each run by a random duration up to this")
 	f.StringVar(&sf.overlap, "overlap", "skip", "when a run is due while one is going: skip, buffer-one or allow-all")
-	f.DurationVar(&sf.catchupWindow, "catchup-window", workflows.DefaultCatchupWindow, "how late a run missed during an outage may still start")
+	f.DurationVar(&sf.catchupWindow, "catchup-window", v1alpha1.DefaultCatchupWindow, "how late a run missed during an outage may still start")
 	f.DurationVar(&sf.maxRunDuration, "max-run-duration", 0, "report the schedule Degraded when a run takes longer than this")
 	f.IntVar(&sf.keepLast, "keep-last", 0, "retention: keep the newest N successful backups")
 	f.IntVar(&sf.calendar.KeepHourly, "keep-hourly", 0, "retention: keep the newest backup of each of the last N hours that have one")
@@ -49,7 +49,7 @@ func (sf *scheduleFlags) register(f *pflag.FlagSet) {
 	f.IntVar(&sf.calendar.KeepYearly, "keep-yearly", 0, "retention: keep the newest backup of each of the last N years that have one")
 	f.StringVar(&s.Retention.MaxTotalSize, "max-total-size", "", "retention: keep the newest backups up to this total size (500Mi, 10G)")
 	f.DurationVar(&sf.maxAge, "max-age", 0, "retention: keep backups younger than this (e.g. 720h)")
-	f.IntVar(&sf.keepFailed, "keep-failed", workflows.DefaultKeepFailed, "how many failed or canceled runs to keep, for their logs")
+	f.IntVar(&sf.keepFailed, "keep-failed", v1alpha1.DefaultKeepFailed, "how many failed or canceled runs to keep, for their logs")
 	f.BoolVar(&s.Paused, "paused", false, "create the schedule paused")
 
 	t := &s.Template
@@ -60,7 +60,7 @@ func (sf *scheduleFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&sf.clusterResources, "cluster-resources", "auto", "cluster-scoped objects: auto, include or exclude")
 	f.StringVarP(&t.LabelSelector, "selector", "l", "", "only objects with these labels (e.g. app=shop,tier!=cache)")
 	f.StringArrayVar(&t.OrLabelSelectors, "or-selector", nil, "objects matching any of these selectors (repeat the flag)")
-	f.DurationVar(&sf.ttl, "ttl", workflows.DefaultTTL, "how long each backup is kept, whatever the retention")
+	f.DurationVar(&sf.ttl, "ttl", v1alpha1.DefaultTTL, "how long each backup is kept, whatever the retention")
 	f.StringVar(&t.StorageLocation, "storage-location", "", "backup location URL (default: --location)")
 	f.IntVar(&sf.pageSize, "page-size", 0, "objects per LIST page (default 500)")
 	f.IntVar(&sf.concurrency, "concurrency", 0, "resource types collected at once (default 4)")
@@ -100,7 +100,7 @@ func (sf *scheduleFlags) apply(changed func(string) bool) error {
 		s.Jitter = d(sf.jitter)
 	}
 	if changed("overlap") || s.Overlap == "" {
-		s.Overlap = workflows.OverlapPolicy(sf.overlap)
+		s.Overlap = v1alpha1.OverlapPolicy(sf.overlap)
 	}
 	if changed("catchup-window") {
 		s.CatchupWindow = d(sf.catchupWindow)
@@ -132,7 +132,7 @@ func (sf *scheduleFlags) apply(changed func(string) bool) error {
 		r.KeepFailed = &keep
 	}
 	if changed("cluster-resources") || s.Template.ClusterResources == "" {
-		s.Template.ClusterResources = workflows.ClusterResources(sf.clusterResources)
+		s.Template.ClusterResources = v1alpha1.ClusterResources(sf.clusterResources)
 	}
 	if changed("ttl") {
 		s.Template.TTL = d(sf.ttl)
@@ -150,7 +150,7 @@ func (sf *scheduleFlags) apply(changed func(string) bool) error {
 // overlay applies the flags given on cmd to base, leaving the rest of
 // base as it is: the flags are registered again on a flag set bound to a
 // copy of base, and only the changed values are set there.
-func overlay(cmd *cobra.Command, base workflows.ScheduleSpec) (workflows.ScheduleSpec, error) {
+func overlay(cmd *cobra.Command, base v1alpha1.ScheduleSpec) (v1alpha1.ScheduleSpec, error) {
 	into := &scheduleFlags{}
 	fs := pflag.NewFlagSet("overlay", pflag.ContinueOnError)
 	into.register(fs)

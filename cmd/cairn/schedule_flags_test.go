@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 func parsedScheduleCommand(t *testing.T, args ...string) (*cobra.Command, *scheduleFlags) {
@@ -32,8 +32,8 @@ func TestScheduleCreateFlagsFillTheSpec(t *testing.T) {
 	assert.Equal(t, time.Hour, s.MaxRunDuration.Duration)
 	assert.Equal(t, []string{"shop", "web"}, s.Template.IncludedNamespaces)
 	assert.Equal(t, 48*time.Hour, s.Template.TTL.Duration)
-	assert.Equal(t, workflows.OverlapBufferOne, s.Overlap)
-	assert.Equal(t, workflows.ClusterResourcesAuto, s.Template.ClusterResources)
+	assert.Equal(t, v1alpha1.OverlapBufferOne, s.Overlap)
+	assert.Equal(t, v1alpha1.ClusterResourcesAuto, s.Template.ClusterResources)
 	assert.Nil(t, s.Every)
 }
 
@@ -41,10 +41,10 @@ func TestScheduleCreateFlagsFillTheSpec(t *testing.T) {
 // flags name; one retention kind replaces another; the rest stays.
 func TestScheduleUpdateOverlaysOnlyTheGivenFlags(t *testing.T) {
 	keep := 3
-	base := workflows.ScheduleSpec{
-		Name: "nightly", Cron: "0 2 * * *", TimeZone: "Europe/Berlin", Overlap: workflows.OverlapAllowAll,
-		Retention: workflows.RetentionPolicy{MaxAge: &metav1.Duration{Duration: time.Hour}, KeepFailed: &keep},
-		Template:  workflows.BackupSpec{IncludedNamespaces: []string{"shop"}, ClusterResources: workflows.ClusterResourcesExclude},
+	base := v1alpha1.ScheduleSpec{
+		Name: "nightly", Cron: "0 2 * * *", TimeZone: "Europe/Berlin", Overlap: v1alpha1.OverlapAllowAll,
+		Retention: v1alpha1.RetentionPolicy{MaxAge: &metav1.Duration{Duration: time.Hour}, KeepFailed: &keep},
+		Template:  v1alpha1.BackupSpec{IncludedNamespaces: []string{"shop"}, ClusterResources: v1alpha1.ClusterResourcesExclude},
 	}
 	cmd, _ := parsedScheduleCommand(t, "--keep-last", "14", "--exclude-namespaces", "kube-system")
 	got, err := overlay(cmd, base)
@@ -54,10 +54,10 @@ func TestScheduleUpdateOverlaysOnlyTheGivenFlags(t *testing.T) {
 	assert.Equal(t, 3, *got.Retention.KeepFailed)
 	assert.Equal(t, "0 2 * * *", got.Cron)
 	assert.Equal(t, "Europe/Berlin", got.TimeZone)
-	assert.Equal(t, workflows.OverlapAllowAll, got.Overlap)
+	assert.Equal(t, v1alpha1.OverlapAllowAll, got.Overlap)
 	assert.Equal(t, []string{"shop"}, got.Template.IncludedNamespaces)
 	assert.Equal(t, []string{"kube-system"}, got.Template.ExcludedNamespaces)
-	assert.Equal(t, workflows.ClusterResourcesExclude, got.Template.ClusterResources)
+	assert.Equal(t, v1alpha1.ClusterResourcesExclude, got.Template.ClusterResources)
 
 	cmd, _ = parsedScheduleCommand(t, "--every", "30m")
 	got, err = overlay(cmd, base)
@@ -93,7 +93,7 @@ func TestScheduleCalendarRetentionFlags(t *testing.T) {
 	cmd, _ = parsedScheduleCommand(t, "--max-age", "48h")
 	got, err = overlay(cmd, base)
 	require.NoError(t, err)
-	assert.Equal(t, workflows.RetentionPolicy{MaxAge: &metav1.Duration{Duration: 48 * time.Hour}}, got.Retention, "max-age replaced every count rule")
+	assert.Equal(t, v1alpha1.RetentionPolicy{MaxAge: &metav1.Duration{Duration: 48 * time.Hour}}, got.Retention, "max-age replaced every count rule")
 
 	cmd, sf = parsedScheduleCommand(t, "--every", "1h", "--keep-weekly", "3", "--max-total-size", "1Gi")
 	var usage *usageError
@@ -114,7 +114,7 @@ func TestScheduleVolumeFlagsFillTheTemplate(t *testing.T) {
 	require.NoError(t, sf.apply(cmd.Flags().Changed))
 	tpl := sf.spec.Template
 	assert.True(t, tpl.SnapshotMoveData)
-	assert.Equal(t, workflows.NativeSnapshotsDelete, tpl.NativeSnapshots)
+	assert.Equal(t, v1alpha1.NativeSnapshotsDelete, tpl.NativeSnapshots)
 	assert.Equal(t, 10*time.Minute, tpl.DataMoverPrepareTimeout.Duration)
 	assert.Equal(t, 2*time.Hour, tpl.DataMoverTimeout.Duration)
 	assert.Equal(t, 5*time.Minute, tpl.CSISnapshotTimeout.Duration)

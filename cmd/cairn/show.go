@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	cairnloc "github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // runKind is what the commands shared by backups and restores need to know
@@ -21,7 +21,7 @@ type runKind[V any] struct {
 	name     string // "backup" or "restore", as in the workflow ID
 	get      func(starter.Service, context.Context, string) (V, error)
 	logs     func(starter.Service, context.Context, string, io.Writer) error
-	phase    func(V) workflows.Phase
+	phase    func(V) v1alpha1.Phase
 	progress func(V) string // one line for --wait
 	describe func(io.Writer, V)
 }
@@ -101,14 +101,14 @@ func describeTimes(w io.Writer, start, end *time.Time, location, uiURL string) {
 // describeActingAs says whom a run acts as towards the cluster, when
 // Temporal remembers the run (a run known only from its location does not
 // say).
-func describeActingAs(w io.Writer, source string, id *workflows.Identity) {
+func describeActingAs(w io.Writer, source string, id *v1alpha1.Identity) {
 	if source == starter.SourceTemporal {
 		row(w, "Acting as:", id.Describe())
 	}
 }
 
 // skippedTable lists the resource types a run left out, with the reason.
-func skippedTable(w io.Writer, skipped []workflows.SkippedResource) {
+func skippedTable(w io.Writer, skipped []v1alpha1.SkippedResource) {
 	if len(skipped) == 0 {
 		return
 	}

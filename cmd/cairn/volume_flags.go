@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // volumeFlags are a backup's volume flags, the same for backup create and
@@ -21,13 +21,13 @@ type volumeFlags struct {
 	policiesConfig  string
 }
 
-func (v *volumeFlags) register(f *pflag.FlagSet, spec *workflows.BackupSpec, opts *workflows.BackupOptions) {
+func (v *volumeFlags) register(f *pflag.FlagSet, spec *v1alpha1.BackupSpec, opts *v1alpha1.BackupOptions) {
 	f.BoolVar(&v.snapshotVolumes, "snapshot-volumes", true, "take a CSI snapshot of every bound claim backed up")
 	f.StringVar((*string)(&spec.NativeSnapshots), "native-snapshots", "", "what becomes of the snapshots: keep, keep-newest or delete (default keep)")
 	f.BoolVar(&spec.SnapshotMoveData, "snapshot-move-data", false, "copy each snapshot's data into the location's kopia repository")
-	f.DurationVar(&v.prepareTimeout, "datamover-prepare-timeout", workflows.DefaultDataMoverPrepareTimeout, "how long a volume's data mover may take to start")
-	f.DurationVar(&v.dataTimeout, "datamover-timeout", workflows.DefaultDataMoverTimeout, "how long moving one volume's data may take, retries included")
-	f.DurationVar(&v.snapshotTimeout, "csi-snapshot-timeout", workflows.DefaultCSISnapshotTimeout, "how long a snapshot may take to be ready before its operation fails")
+	f.DurationVar(&v.prepareTimeout, "datamover-prepare-timeout", v1alpha1.DefaultDataMoverPrepareTimeout, "how long a volume's data mover may take to start")
+	f.DurationVar(&v.dataTimeout, "datamover-timeout", v1alpha1.DefaultDataMoverTimeout, "how long moving one volume's data may take, retries included")
+	f.DurationVar(&v.snapshotTimeout, "csi-snapshot-timeout", v1alpha1.DefaultCSISnapshotTimeout, "how long a snapshot may take to be ready before its operation fails")
 	f.IntVar(&opts.VolumeConcurrency, "volume-concurrency", 0, "volumes snapshotted at once (default 4)")
 	f.StringVar(&v.policiesFile, "resource-policies", "", "a file of volume policies (Velero's resource-policy format: version v1, volumePolicies) "+
 		"that skip volumes by class, driver, size, labels or phase")
@@ -35,7 +35,7 @@ func (v *volumeFlags) register(f *pflag.FlagSet, spec *workflows.BackupSpec, opt
 }
 
 // apply sets the optional volume fields of spec whose flags were given.
-func (v *volumeFlags) apply(changed func(string) bool, spec *workflows.BackupSpec) error {
+func (v *volumeFlags) apply(changed func(string) bool, spec *v1alpha1.BackupSpec) error {
 	if changed("resource-policies") || changed("resource-policies-configmap") {
 		ref, err := documentRef("resource-policies", v.policiesFile, v.policiesConfig)
 		if err != nil {

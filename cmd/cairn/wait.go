@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // waitFor shows the run's progress on stderr until it ends, prints its
@@ -56,9 +56,9 @@ func waitFor[V any](cmd *cobra.Command, sc starter.Service, k runKind[V], name s
 		return err
 	}
 	switch k.phase(v) {
-	case workflows.PhaseCompleted:
+	case v1alpha1.PhaseCompleted:
 		return nil
-	case workflows.PhasePartiallyFailed:
+	case v1alpha1.PhasePartiallyFailed:
 		return &exitError{code: starter.ExitPartiallyFailed}
 	}
 	return &exitError{code: starter.ExitFailed}

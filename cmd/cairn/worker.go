@@ -15,11 +15,11 @@ import (
 
 	"github.com/cairn-backup/cairn/activities/csi"
 	"github.com/cairn-backup/cairn/activities/etcd"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/tarball"
 	"github.com/cairn-backup/cairn/worker"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 type workerFlags struct {
@@ -47,7 +47,7 @@ type workerFlags struct {
 
 func (w *workerFlags) register(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&w.pageInterval, "page-interval", 0, "pause after every LIST page, to spare a busy API server")
-	cmd.Flags().DurationVar(&w.maxHookTimeout, "max-hook-timeout", workflows.DefaultMaxHookTimeout,
+	cmd.Flags().DurationVar(&w.maxHookTimeout, "max-hook-timeout", v1alpha1.DefaultMaxHookTimeout,
 		"upper bound of every hook's timeout and of a restore hook's wait, whatever a pod annotation or a spec asks")
 	cmd.Flags().DurationVar(&w.batchInterval, "batch-interval", 0, "pause after every restored batch of objects, to spare a busy API server")
 	cmd.Flags().Int64Var(&w.tarballLimits.EntryBytes, "max-object-bytes", tarball.DefaultEntryBytes,
@@ -73,7 +73,7 @@ func (w *workerFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringToIntVar(&w.keepNewestByDriver, "snapshot-keep-newest-driver", nil,
 		"per-CSI-driver override of --snapshot-keep-newest, e.g. ebs.csi.aws.com=7,pd.csi.storage.gke.io=2")
 	cmd.Flags().IntVar(&w.maxConcurrentActivities, "max-concurrent-activities", 0, "activities this worker runs at once (0: SDK default)")
-	cmd.Flags().DurationVar(&w.heartbeatTimeout, "heartbeat-timeout", workflows.DefaultHeartbeatTimeout,
+	cmd.Flags().DurationVar(&w.heartbeatTimeout, "heartbeat-timeout", v1alpha1.DefaultHeartbeatTimeout,
 		"how long a silent step of a schedule, retention, deletion, etcd snapshot, verification or maintenance run is presumed alive "+
 			"before Temporal retries it elsewhere (verification and maintenance get twice it); a backup or restore sets its own in its options")
 	cmd.Flags().StringVar(&w.configNamespace, "config-namespace", "", "namespace of the Velero-format ConfigMaps restores read, such as "+
@@ -144,9 +144,9 @@ repository password.`,
 
 // validate refuses flags no run could work with, before anything starts.
 func (w *workerFlags) validate() error {
-	if w.heartbeatTimeout < workflows.MinHeartbeatTimeout || w.heartbeatTimeout > workflows.MaxHeartbeatTimeout {
+	if w.heartbeatTimeout < v1alpha1.MinHeartbeatTimeout || w.heartbeatTimeout > v1alpha1.MaxHeartbeatTimeout {
 		return &usageError{fmt.Errorf("--heartbeat-timeout %s: must be between %s and %s",
-			w.heartbeatTimeout, workflows.MinHeartbeatTimeout, workflows.MaxHeartbeatTimeout)}
+			w.heartbeatTimeout, v1alpha1.MinHeartbeatTimeout, v1alpha1.MaxHeartbeatTimeout)}
 	}
 	return nil
 }

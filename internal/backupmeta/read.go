@@ -8,9 +8,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/velero"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // MaxMetadataBytes bounds a backup's metadata file: a real one is a few
@@ -26,19 +26,19 @@ var ErrCorrupt = errors.New("corrupt backup metadata")
 // wrote into the same folder. A folder with neither file is an error
 // wrapping location.ErrNotFound; a file that exists but cannot be decoded
 // is another error, so callers can tell "absent" from "unreadable".
-func Read(ctx context.Context, loc *location.Location, name string) (*workflows.BackupMetadata, string, error) {
+func Read(ctx context.Context, loc *location.Location, name string) (*v1alpha1.BackupMetadata, string, error) {
 	keys := location.Backup(name)
 	data, err := loc.ReadAtMost(ctx, keys.Metadata(), MaxMetadataBytes)
 	switch {
 	case errors.Is(err, location.ErrTooLarge):
 		return nil, "", fmt.Errorf("%w: %w", ErrCorrupt, err)
 	case err == nil:
-		var meta workflows.BackupMetadata
+		var meta v1alpha1.BackupMetadata
 		if err := json.Unmarshal(data, &meta); err != nil {
 			return nil, "", fmt.Errorf("%w: decode %s: %w", ErrCorrupt, keys.Metadata(), err)
 		}
 		if meta.Format == "" {
-			meta.Format = workflows.BackupFormatCairn
+			meta.Format = v1alpha1.BackupFormatCairn
 		}
 		return &meta, keys.Resources(), nil
 	case !errors.Is(err, location.ErrNotFound):

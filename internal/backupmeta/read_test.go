@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 const veleroJSON = `{"apiVersion":"velero.io/v1","kind":"Backup","metadata":{"name":"%s"},
@@ -40,22 +40,22 @@ func TestRead(t *testing.T) {
 
 	meta, key, err := Read(ctx, loc, "old-cairn")
 	require.NoError(t, err)
-	assert.Equal(t, workflows.BackupFormatCairn, meta.Format, "a backup.json without format is cairn's")
-	assert.Equal(t, workflows.PhaseCompleted, meta.Status.Phase)
+	assert.Equal(t, v1alpha1.BackupFormatCairn, meta.Format, "a backup.json without format is cairn's")
+	assert.Equal(t, v1alpha1.PhaseCompleted, meta.Status.Phase)
 	assert.Equal(t, "backups/old-cairn/resources.tar.gz", key)
 
 	meta, key, err = Read(ctx, loc, "velero-only")
 	require.NoError(t, err)
-	assert.Equal(t, workflows.BackupFormatVelero, meta.Format)
+	assert.Equal(t, v1alpha1.BackupFormatVelero, meta.Format)
 	assert.Equal(t, "velero-only", meta.Name)
-	assert.Equal(t, workflows.PhaseCompleted, meta.Status.Phase)
+	assert.Equal(t, v1alpha1.PhaseCompleted, meta.Status.Phase)
 	assert.Equal(t, 3, meta.Status.ItemsDone)
 	assert.Equal(t, "backups/velero-only/velero-only.tar.gz", key)
 
 	meta, key, err = Read(ctx, loc, "both")
 	require.NoError(t, err)
-	assert.Equal(t, workflows.BackupFormatCairn, meta.Format)
-	assert.Equal(t, workflows.PhaseFailed, meta.Status.Phase)
+	assert.Equal(t, v1alpha1.BackupFormatCairn, meta.Format)
+	assert.Equal(t, v1alpha1.PhaseFailed, meta.Status.Phase)
 	assert.Equal(t, "backups/both/resources.tar.gz", key)
 
 	for _, name := range []string{"empty", "never-written"} {

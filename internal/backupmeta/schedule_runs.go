@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // ScheduleRuns returns the finished runs of schedule that location holds:
@@ -13,15 +13,15 @@ import (
 // phase, completion time and tarball size, and failed or canceled runs,
 // which left only their log, as Failed. A run still going has neither
 // and is left out, and so is a run whose backup.json cannot be decoded.
-func ScheduleRuns(ctx context.Context, loc *location.Location, schedule string, hooks Hooks) ([]workflows.ScheduleRun, error) {
+func ScheduleRuns(ctx context.Context, loc *location.Location, schedule string, hooks Hooks) ([]v1alpha1.ScheduleRun, error) {
 	names, err := loc.DirsStartingWith(ctx, location.BackupsPrefix(), schedule+"-")
 	if err != nil {
 		return nil, err
 	}
-	runs := []workflows.ScheduleRun{}
+	runs := []v1alpha1.ScheduleRun{}
 	for i, name := range names {
 		hooks.progress(i)
-		due, ok := workflows.ScheduledRunTime(schedule, name)
+		due, ok := v1alpha1.ScheduledRunTime(schedule, name)
 		if !ok {
 			continue // another schedule's run, or a backup named by hand
 		}
@@ -31,7 +31,7 @@ func ScheduleRuns(ctx context.Context, loc *location.Location, schedule string, 
 			if meta.Spec.Schedule != schedule {
 				continue
 			}
-			run := workflows.ScheduleRun{Name: name, Phase: meta.Status.Phase, Time: due, Bytes: meta.Status.TarballBytes,
+			run := v1alpha1.ScheduleRun{Name: name, Phase: meta.Status.Phase, Time: due, Bytes: meta.Status.TarballBytes,
 				ImmutableUntil: meta.ImmutableUntil}
 			if meta.Status.CompletionTime != nil {
 				run.Time = *meta.Status.CompletionTime
@@ -43,7 +43,7 @@ func ScheduleRuns(ctx context.Context, loc *location.Location, schedule string, 
 				return nil, err
 			}
 			if ended {
-				runs = append(runs, workflows.ScheduleRun{Name: name, Phase: workflows.PhaseFailed, Time: due})
+				runs = append(runs, v1alpha1.ScheduleRun{Name: name, Phase: v1alpha1.PhaseFailed, Time: due})
 			}
 		default:
 			hooks.unreadable(name, err)

@@ -8,14 +8,14 @@ import (
 	"io"
 	"path"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // Volumes reads the backup's volumes.json. A backup without one (no
 // volumes, or written by Velero) has none: an empty list, no error.
-func Volumes(ctx context.Context, loc *location.Location, backup string) ([]workflows.VolumeRecord, error) {
-	var vols workflows.VolumesFile
+func Volumes(ctx context.Context, loc *location.Location, backup string) ([]v1alpha1.VolumeRecord, error) {
+	var vols v1alpha1.VolumesFile
 	err := loc.ReadJSON(ctx, location.Backup(backup).Volumes(), &vols)
 	if errors.Is(err, location.ErrNotFound) {
 		return nil, nil
@@ -35,7 +35,7 @@ const maxVolumesBytes = 64 << 20
 // that differs from the manifest's digest, or that is not in it, is an
 // error wrapping location.ErrChecksum, so that a restore never takes a
 // snapshot ID from a file someone changed.
-func CheckedVolumes(ctx context.Context, loc *location.Location, backup string, m *location.Manifest) ([]workflows.VolumeRecord, error) {
+func CheckedVolumes(ctx context.Context, loc *location.Location, backup string, m *location.Manifest) ([]v1alpha1.VolumeRecord, error) {
 	if m == nil {
 		return Volumes(ctx, loc, backup)
 	}
@@ -63,7 +63,7 @@ func CheckedVolumes(ctx context.Context, loc *location.Location, backup string, 
 	case len(data) > maxVolumesBytes:
 		return nil, fmt.Errorf("%s: %w of %d bytes", key, location.ErrTooLarge, maxVolumesBytes)
 	}
-	var vols workflows.VolumesFile
+	var vols v1alpha1.VolumesFile
 	if err := json.Unmarshal(data, &vols); err != nil {
 		return nil, fmt.Errorf("decode %s: %w", key, err)
 	}

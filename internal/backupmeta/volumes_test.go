@@ -7,9 +7,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/sealing"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // A restore takes snapshot IDs from volumes.json only when it is what the
@@ -31,8 +31,8 @@ func testCheckedVolumes(t *testing.T, opener *location.Opener) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = loc.Close() })
 	b := location.Backup("b")
-	vols := workflows.VolumesFile{Volumes: []workflows.VolumeRecord{{Volume: workflows.Volume{Namespace: "ns", Claim: "data"},
-		Upload: &workflows.DataUploadInfo{SnapshotID: "k1234"}}}}
+	vols := v1alpha1.VolumesFile{Volumes: []v1alpha1.VolumeRecord{{Volume: v1alpha1.Volume{Namespace: "ns", Claim: "data"},
+		Upload: &v1alpha1.DataUploadInfo{SnapshotID: "k1234"}}}}
 	require.NoError(t, loc.WriteJSON(ctx, b.Volumes(), vols))
 	sum, err := loc.WriteManifest(ctx, b, b.Stored(), nil)
 	require.NoError(t, err)
@@ -44,7 +44,7 @@ func testCheckedVolumes(t *testing.T, opener *location.Opener) {
 	assert.Equal(t, vols.Volumes, got)
 
 	tampered := vols
-	tampered.Volumes = []workflows.VolumeRecord{{Volume: vols.Volumes[0].Volume, Upload: &workflows.DataUploadInfo{SnapshotID: "k9999"}}}
+	tampered.Volumes = []v1alpha1.VolumeRecord{{Volume: vols.Volumes[0].Volume, Upload: &v1alpha1.DataUploadInfo{SnapshotID: "k9999"}}}
 	require.NoError(t, loc.WriteJSON(ctx, b.Volumes(), tampered))
 	_, err = CheckedVolumes(ctx, loc, "b", m)
 	assert.ErrorIs(t, err, location.ErrChecksum, "another snapshot ID")

@@ -12,7 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // AnnotationDomains are where a pod's hook annotations live, in order of
@@ -31,31 +31,31 @@ const (
 // pod's annotations win; without them, every spec hook resource that
 // selects the pod contributes its hooks, in spec order. A hook that
 // cannot run carries its Problem.
-func ForPod(pod *corev1.Pod, spec *workflows.BackupHooks) (pre, post []workflows.PodHook) {
-	return forPhase(pod, spec, workflows.HookPre), forPhase(pod, spec, workflows.HookPost)
+func ForPod(pod *corev1.Pod, spec *v1alpha1.BackupHooks) (pre, post []v1alpha1.PodHook) {
+	return forPhase(pod, spec, v1alpha1.HookPre), forPhase(pod, spec, v1alpha1.HookPost)
 }
 
-func forPhase(pod *corev1.Pod, spec *workflows.BackupHooks, phase workflows.HookPhase) []workflows.PodHook {
+func forPhase(pod *corev1.Pod, spec *v1alpha1.BackupHooks, phase v1alpha1.HookPhase) []v1alpha1.PodHook {
 	if h, ok := fromAnnotations(pod, phase); ok {
-		return []workflows.PodHook{h}
+		return []v1alpha1.PodHook{h}
 	}
 	if spec == nil {
 		return nil
 	}
-	var out []workflows.PodHook
+	var out []v1alpha1.PodHook
 	for _, r := range spec.Resources {
 		if !selects(r, pod) {
 			continue
 		}
 		hooks := r.Pre
-		if phase == workflows.HookPost {
+		if phase == v1alpha1.HookPost {
 			hooks = r.Post
 		}
 		for _, h := range hooks {
 			if h.Exec == nil {
 				continue // refused by the spec's validation
 			}
-			out = append(out, resolve(pod, workflows.PodHook{
+			out = append(out, resolve(pod, v1alpha1.PodHook{
 				Source: "spec hook " + r.Name, Container: h.Exec.Container, Command: h.Exec.Command,
 				OnError: h.Exec.OnError, Timeout: timeoutOf(h.Exec.Timeout),
 			}))
@@ -64,20 +64,20 @@ func forPhase(pod *corev1.Pod, spec *workflows.BackupHooks, phase workflows.Hook
 	return out
 }
 
-func selects(r workflows.BackupResourceHook, pod *corev1.Pod) bool {
+func selects(r v1alpha1.BackupResourceHook, pod *corev1.Pod) bool {
 	return selectsIn(r.IncludedNamespaces, r.ExcludedNamespaces, r.LabelSelector, pod.Namespace, pod.Labels)
 }
 
 func timeoutOf(d *metav1.Duration) time.Duration {
 	if d == nil || d.Duration <= 0 {
-		return workflows.DefaultHookTimeout
+		return v1alpha1.DefaultHookTimeout
 	}
 	return d.Duration
 }
 
 // fromAnnotations reads the pod's hook of a phase from the first domain
 // that has any of its keys.
-func fromAnnotations(pod *corev1.Pod, phase workflows.HookPhase) (workflows.PodHook, bool) {
+func fromAnnotations(pod *corev1.Pod, phase v1alpha1.HookPhase) (v1alpha1.PodHook, bool) {
 	for _, domain := range AnnotationDomains {
 		prefix := fmt.Sprintf("%s.hook.backup.%s/", phase, domain)
 		values := map[string]string{}
@@ -91,14 +91,14 @@ func fromAnnotations(pod *corev1.Pod, phase workflows.HookPhase) (workflows.PodH
 		}
 		return resolve(pod, parseAnnotations(prefix, values)), true
 	}
-	return workflows.PodHook{}, false
+	return v1alpha1.PodHook{}, false
 }
 
 // parseAnnotations makes a hook of the annotation values under prefix; the
 // first malformed one is its Problem.
-func parseAnnotations(prefix string, values map[string]string) workflows.PodHook {
-	h := workflows.PodHook{Source: prefix, Container: values[keyContainer], OnError: workflows.HookOnError(values[keyOnError]),
-		Timeout: workflows.DefaultHookTimeout}
+func parseAnnotations(prefix string, values map[string]string) v1alpha1.PodHook {
+	h := v1alpha1.PodHook{Source: prefix, Container: values[keyContainer], OnError: v1alpha1.HookOnError(values[keyOnError]),
+		Timeout: v1alpha1.DefaultHookTimeout}
 	var problems []string
 	command, problem := parseCommand(prefix, values[keyCommand])
 	if problem != "" {
@@ -106,12 +106,12 @@ func parseAnnotations(prefix string, values map[string]string) workflows.PodHook
 	}
 	h.Command = command
 	switch h.OnError {
-	case workflows.HookFail, workflows.HookContinue:
+	case v1alpha1.HookFail, v1alpha1.HookContinue:
 	case "":
-		h.OnError = workflows.HookFail
+		h.OnError = v1alpha1.HookFail
 	default:
 		problems = append(problems, fmt.Sprintf("annotation %s%s %q must be Fail or Continue", prefix, keyOnError, h.OnError))
-		h.OnError = workflows.HookFail
+		h.OnError = v1alpha1.HookFail
 	}
 	if t, ok := values[keyTimeout]; ok {
 		d, err := time.ParseDuration(t)
@@ -144,9 +144,9 @@ func parseCommand(prefix, command string) ([]string, string) {
 
 // resolve defaults the container to the pod's first and checks that the
 // pod has it.
-func resolve(pod *corev1.Pod, h workflows.PodHook) workflows.PodHook {
+func resolve(pod *corev1.Pod, h v1alpha1.PodHook) v1alpha1.PodHook {
 	if h.OnError == "" {
-		h.OnError = workflows.HookFail
+		h.OnError = v1alpha1.HookFail
 	}
 	var names []string
 	for _, c := range pod.Spec.Containers {

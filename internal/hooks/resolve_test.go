@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 func pod(annotations map[string]string) *corev1.Pod {
@@ -31,11 +31,11 @@ func TestVeleroAnnotations(t *testing.T) {
 		"pre.hook.backup.velero.io/unknownkey": "ignored",
 	}), nil)
 	require.Len(t, pre, 1)
-	assert.Equal(t, workflows.PodHook{Source: "pre.hook.backup.velero.io/", Container: "sidecar", Command: []string{"/bin/sh", "-c", "sync"},
-		OnError: workflows.HookContinue, Timeout: 2 * time.Minute}, pre[0])
+	assert.Equal(t, v1alpha1.PodHook{Source: "pre.hook.backup.velero.io/", Container: "sidecar", Command: []string{"/bin/sh", "-c", "sync"},
+		OnError: v1alpha1.HookContinue, Timeout: 2 * time.Minute}, pre[0])
 	require.Len(t, post, 1)
-	assert.Equal(t, workflows.PodHook{Source: "post.hook.backup.velero.io/", Container: "db", Command: []string{"/unfreeze"},
-		OnError: workflows.HookFail, Timeout: workflows.DefaultHookTimeout}, post[0], "a plain string is one argument; defaults apply")
+	assert.Equal(t, v1alpha1.PodHook{Source: "post.hook.backup.velero.io/", Container: "db", Command: []string{"/unfreeze"},
+		OnError: v1alpha1.HookFail, Timeout: v1alpha1.DefaultHookTimeout}, post[0], "a plain string is one argument; defaults apply")
 }
 
 func TestCairnAnnotationsWinOverVelero(t *testing.T) {
@@ -69,10 +69,10 @@ func TestMalformedAnnotationsAreProblems(t *testing.T) {
 }
 
 func TestSpecHooksSelectPods(t *testing.T) {
-	exec := func(cmd string) []workflows.BackupHook {
-		return []workflows.BackupHook{{Exec: &workflows.ExecHook{Command: []string{cmd}}}}
+	exec := func(cmd string) []v1alpha1.BackupHook {
+		return []v1alpha1.BackupHook{{Exec: &v1alpha1.ExecHook{Command: []string{cmd}}}}
 	}
-	spec := &workflows.BackupHooks{Resources: []workflows.BackupResourceHook{
+	spec := &v1alpha1.BackupHooks{Resources: []v1alpha1.BackupResourceHook{
 		{Name: "all", Pre: exec("/all")},
 		{Name: "db", IncludedNamespaces: []string{"sh*"}, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
 			Pre: exec("/db-pre"), Post: exec("/db-post")},
@@ -85,7 +85,7 @@ func TestSpecHooksSelectPods(t *testing.T) {
 	for _, h := range pre {
 		cmds = append(cmds, h.Command[0])
 		assert.Equal(t, "db", h.Container)
-		assert.Equal(t, workflows.HookFail, h.OnError)
+		assert.Equal(t, v1alpha1.HookFail, h.OnError)
 		assert.Empty(t, h.Problem)
 	}
 	assert.Equal(t, []string{"/all", "/db-pre"}, cmds)

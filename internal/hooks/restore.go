@@ -10,8 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/filter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // The keys of restore hook annotations, "<kind>.hook.restore.<domain>/<key>".
@@ -30,7 +30,7 @@ const defaultInitContainerName = "restore-hook"
 // before the pod's own: from its annotations, or else from the spec's
 // hook resources that select it (by its backed-up namespace). A malformed
 // annotation adds nothing and is a problem.
-func InitContainers(pod *corev1.Pod, sourceNamespace string, spec *workflows.RestoreHooks) ([]corev1.Container, []string) {
+func InitContainers(pod *corev1.Pod, sourceNamespace string, spec *v1alpha1.RestoreHooks) ([]corev1.Container, []string) {
 	for _, domain := range AnnotationDomains {
 		prefix := "init.hook.restore." + domain + "/"
 		image, hasImage := pod.Annotations[prefix+keyContainerImage]
@@ -69,7 +69,7 @@ func InitContainers(pod *corev1.Pod, sourceNamespace string, spec *workflows.Res
 
 // RestoreExecHooks returns a restored pod's post-restore exec hooks: from
 // its annotations, or else from the spec's hook resources that select it.
-func RestoreExecHooks(pod *corev1.Pod, sourceNamespace string, spec *workflows.RestoreHooks) []workflows.RestoreExecHook {
+func RestoreExecHooks(pod *corev1.Pod, sourceNamespace string, spec *v1alpha1.RestoreHooks) []v1alpha1.RestoreExecHook {
 	for _, domain := range AnnotationDomains {
 		prefix := "post.hook.restore." + domain + "/"
 		values := map[string]string{}
@@ -81,35 +81,35 @@ func RestoreExecHooks(pod *corev1.Pod, sourceNamespace string, spec *workflows.R
 		if len(values) == 0 {
 			continue
 		}
-		return []workflows.RestoreExecHook{resolveRestore(pod, parseRestoreAnnotations(prefix, values))}
+		return []v1alpha1.RestoreExecHook{resolveRestore(pod, parseRestoreAnnotations(prefix, values))}
 	}
-	var out []workflows.RestoreExecHook
+	var out []v1alpha1.RestoreExecHook
 	for _, r := range selectingRestoreHooks(spec, pod, sourceNamespace) {
 		for _, h := range r.PostHooks {
 			e := h.Exec
 			if e == nil {
 				continue
 			}
-			out = append(out, resolveRestore(pod, workflows.RestoreExecHook{
-				PodHook: workflows.PodHook{Source: "spec hook " + r.Name, Container: e.Container, Command: e.Command, OnError: e.OnError,
-					Timeout: durationOr(e.ExecTimeout, workflows.DefaultRestoreExecTimeout)},
-				WaitTimeout: durationOr(e.WaitTimeout, workflows.DefaultRestoreWaitTimeout), WaitForReady: e.WaitForReady,
+			out = append(out, resolveRestore(pod, v1alpha1.RestoreExecHook{
+				PodHook: v1alpha1.PodHook{Source: "spec hook " + r.Name, Container: e.Container, Command: e.Command, OnError: e.OnError,
+					Timeout: durationOr(e.ExecTimeout, v1alpha1.DefaultRestoreExecTimeout)},
+				WaitTimeout: durationOr(e.WaitTimeout, v1alpha1.DefaultRestoreWaitTimeout), WaitForReady: e.WaitForReady,
 			}))
 		}
 	}
 	return out
 }
 
-func resolveRestore(pod *corev1.Pod, h workflows.RestoreExecHook) workflows.RestoreExecHook {
+func resolveRestore(pod *corev1.Pod, h v1alpha1.RestoreExecHook) v1alpha1.RestoreExecHook {
 	h.PodHook = resolve(pod, h.PodHook)
 	return h
 }
 
-func selectingRestoreHooks(spec *workflows.RestoreHooks, pod *corev1.Pod, sourceNamespace string) []workflows.RestoreResourceHook {
+func selectingRestoreHooks(spec *v1alpha1.RestoreHooks, pod *corev1.Pod, sourceNamespace string) []v1alpha1.RestoreResourceHook {
 	if spec == nil {
 		return nil
 	}
-	var out []workflows.RestoreResourceHook
+	var out []v1alpha1.RestoreResourceHook
 	for _, r := range spec.Resources {
 		if selectsIn(r.IncludedNamespaces, r.ExcludedNamespaces, r.LabelSelector, sourceNamespace, pod.Labels) {
 			out = append(out, r)
@@ -141,15 +141,15 @@ func durationOr(d *metav1.Duration, def time.Duration) time.Duration {
 
 // parseRestoreAnnotations makes a post-restore exec hook of the
 // annotation values under prefix; what is malformed is its Problem.
-func parseRestoreAnnotations(prefix string, values map[string]string) workflows.RestoreExecHook {
+func parseRestoreAnnotations(prefix string, values map[string]string) v1alpha1.RestoreExecHook {
 	common := map[string]string{}
 	for _, key := range []string{keyContainer, keyCommand, keyOnError} {
 		if v, ok := values[key]; ok {
 			common[key] = v
 		}
 	}
-	h := workflows.RestoreExecHook{PodHook: parseAnnotations(prefix, common), WaitTimeout: workflows.DefaultRestoreWaitTimeout}
-	h.Timeout = workflows.DefaultRestoreExecTimeout
+	h := v1alpha1.RestoreExecHook{PodHook: parseAnnotations(prefix, common), WaitTimeout: v1alpha1.DefaultRestoreWaitTimeout}
+	h.Timeout = v1alpha1.DefaultRestoreExecTimeout
 	var problems []string
 	if h.Problem != "" {
 		problems = append(problems, h.Problem)

@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 func TestRestoreAnnotations(t *testing.T) {
@@ -29,9 +29,9 @@ func TestRestoreAnnotations(t *testing.T) {
 
 	execs := RestoreExecHooks(p, "shop", nil)
 	require.Len(t, execs, 1)
-	assert.Equal(t, workflows.RestoreExecHook{
-		PodHook: workflows.PodHook{Source: "post.hook.restore.velero.io/", Container: "sidecar", Command: []string{"/bin/sh", "-c", "echo restored"},
-			OnError: workflows.HookContinue, Timeout: time.Minute},
+	assert.Equal(t, v1alpha1.RestoreExecHook{
+		PodHook: v1alpha1.PodHook{Source: "post.hook.restore.velero.io/", Container: "sidecar", Command: []string{"/bin/sh", "-c", "echo restored"},
+			OnError: v1alpha1.HookContinue, Timeout: time.Minute},
 		WaitTimeout: 3 * time.Minute, WaitForReady: true,
 	}, execs[0])
 }
@@ -51,11 +51,11 @@ func TestMalformedRestoreAnnotations(t *testing.T) {
 }
 
 func TestRestoreSpecHooksSelectByBackedUpNamespace(t *testing.T) {
-	spec := &workflows.RestoreHooks{Resources: []workflows.RestoreResourceHook{{
+	spec := &v1alpha1.RestoreHooks{Resources: []v1alpha1.RestoreResourceHook{{
 		Name: "db", IncludedNamespaces: []string{"shop"}, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
-		PostHooks: []workflows.RestoreHook{
-			{Init: &workflows.InitRestoreHook{InitContainers: []corev1.Container{{Name: "warm", Image: "busybox"}}}},
-			{Exec: &workflows.ExecRestoreHook{Command: []string{"/check"}}},
+		PostHooks: []v1alpha1.RestoreHook{
+			{Init: &v1alpha1.InitRestoreHook{InitContainers: []corev1.Container{{Name: "warm", Image: "busybox"}}}},
+			{Exec: &v1alpha1.ExecRestoreHook{Command: []string{"/check"}}},
 		},
 	}}}
 	restored := pod(nil)
@@ -65,7 +65,7 @@ func TestRestoreSpecHooksSelectByBackedUpNamespace(t *testing.T) {
 	execs := RestoreExecHooks(restored, "shop", spec)
 	require.Len(t, execs, 1)
 	assert.Equal(t, "db", execs[0].Container)
-	assert.Equal(t, workflows.DefaultRestoreExecTimeout, execs[0].Timeout)
-	assert.Equal(t, workflows.DefaultRestoreWaitTimeout, execs[0].WaitTimeout)
+	assert.Equal(t, v1alpha1.DefaultRestoreExecTimeout, execs[0].Timeout)
+	assert.Equal(t, v1alpha1.DefaultRestoreWaitTimeout, execs[0].WaitTimeout)
 	assert.Empty(t, RestoreExecHooks(restored, "shop-copy", spec), "the backed-up namespace selects, not the restored one")
 }

@@ -11,7 +11,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // APIVersion and Kind head every velero-backup.json.
@@ -96,8 +96,8 @@ func Parse(data []byte) (*Backup, error) {
 
 // Metadata is cairn's view of the Velero backup. Velero's storageLocation
 // names a BackupStorageLocation object, not a URL, so it is left out.
-func (b *Backup) Metadata() workflows.BackupMetadata {
-	spec := workflows.BackupSpec{
+func (b *Backup) Metadata() v1alpha1.BackupMetadata {
+	spec := v1alpha1.BackupSpec{
 		Name:               b.Name,
 		IncludedNamespaces: b.Spec.IncludedNamespaces,
 		ExcludedNamespaces: b.Spec.ExcludedNamespaces,
@@ -117,7 +117,7 @@ func (b *Backup) Metadata() workflows.BackupMetadata {
 	}
 
 	st := b.Status
-	status := workflows.BackupStatus{
+	status := v1alpha1.BackupStatus{
 		Name:           b.Name,
 		StartTime:      timeOf(st.StartTimestamp),
 		CompletionTime: timeOf(st.CompletionTimestamp),
@@ -129,12 +129,12 @@ func (b *Backup) Metadata() workflows.BackupMetadata {
 	if st.Progress != nil {
 		status.ItemsDone, status.ItemsEstimate = st.Progress.ItemsBackedUp, st.Progress.TotalItems
 	}
-	return workflows.BackupMetadata{
-		APIVersion:    workflows.MetadataAPIVersion,
-		Kind:          workflows.MetadataKindBackup,
+	return v1alpha1.BackupMetadata{
+		APIVersion:    v1alpha1.MetadataAPIVersion,
+		Kind:          v1alpha1.MetadataKindBackup,
 		Name:          b.Name,
 		FormatVersion: st.FormatVersion,
-		Format:        workflows.BackupFormatVelero,
+		Format:        v1alpha1.BackupFormatVelero,
 		Spec:          spec,
 		Status:        status,
 	}
@@ -143,35 +143,35 @@ func (b *Backup) Metadata() workflows.BackupMetadata {
 // phase maps Velero's phase onto cairn's. Only Completed and
 // PartiallyFailed backups are whole; a backup Velero is deleting may lose
 // its tarball at any moment, so it is reported as failed.
-func phase(st BackupStatus) (workflows.Phase, string) {
+func phase(st BackupStatus) (v1alpha1.Phase, string) {
 	switch st.Phase {
 	case PhaseCompleted:
-		return workflows.PhaseCompleted, ""
+		return v1alpha1.PhaseCompleted, ""
 	case PhasePartiallyFailed:
-		return workflows.PhasePartiallyFailed, ""
+		return v1alpha1.PhasePartiallyFailed, ""
 	case PhaseFailed:
-		return workflows.PhaseFailed, st.FailureReason
+		return v1alpha1.PhaseFailed, st.FailureReason
 	case PhaseFailedValidation:
 		reason := "failed Velero's validation"
 		if len(st.ValidationErrors) > 0 {
 			reason = fmt.Sprintf("%s: %v", reason, st.ValidationErrors)
 		}
-		return workflows.PhaseFailed, reason
+		return v1alpha1.PhaseFailed, reason
 	case PhaseDeleting:
-		return workflows.PhaseFailed, "being deleted by Velero"
+		return v1alpha1.PhaseFailed, "being deleted by Velero"
 	default:
-		return workflows.PhaseInProgress, ""
+		return v1alpha1.PhaseInProgress, ""
 	}
 }
 
-func clusterResources(include *bool) workflows.ClusterResources {
+func clusterResources(include *bool) v1alpha1.ClusterResources {
 	switch {
 	case include == nil:
-		return workflows.ClusterResourcesAuto
+		return v1alpha1.ClusterResourcesAuto
 	case *include:
-		return workflows.ClusterResourcesInclude
+		return v1alpha1.ClusterResourcesInclude
 	default:
-		return workflows.ClusterResourcesExclude
+		return v1alpha1.ClusterResourcesExclude
 	}
 }
 

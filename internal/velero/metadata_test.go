@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // A velero-backup.json as Velero uploads it, with fields cairn ignores.
@@ -59,25 +59,25 @@ func TestParseAndMetadata(t *testing.T) {
 	start := time.Date(2024, 1, 2, 3, 0, 1, 0, time.UTC)
 	done := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
 	expires := time.Date(2024, 1, 9, 3, 0, 1, 0, time.UTC)
-	assert.Equal(t, workflows.BackupMetadata{
-		APIVersion:    workflows.MetadataAPIVersion,
-		Kind:          workflows.MetadataKindBackup,
+	assert.Equal(t, v1alpha1.BackupMetadata{
+		APIVersion:    v1alpha1.MetadataAPIVersion,
+		Kind:          v1alpha1.MetadataKindBackup,
 		Name:          "nightly-20240102",
 		FormatVersion: "1.1.0",
-		Format:        workflows.BackupFormatVelero,
-		Spec: workflows.BackupSpec{
+		Format:        v1alpha1.BackupFormatVelero,
+		Spec: v1alpha1.BackupSpec{
 			Name:               "nightly-20240102",
 			IncludedNamespaces: []string{"shop", "billing"},
 			ExcludedNamespaces: []string{"kube-system"},
 			IncludedResources:  []string{"*"},
 			ExcludedResources:  []string{"events", "events.events.k8s.io"},
-			ClusterResources:   workflows.ClusterResourcesExclude,
+			ClusterResources:   v1alpha1.ClusterResourcesExclude,
 			LabelSelector:      "app=web,tier in (back,front)",
 			TTL:                &metav1.Duration{Duration: 168 * time.Hour},
 		},
-		Status: workflows.BackupStatus{
+		Status: v1alpha1.BackupStatus{
 			Name:           "nightly-20240102",
-			Phase:          workflows.PhasePartiallyFailed,
+			Phase:          v1alpha1.PhasePartiallyFailed,
 			StartTime:      &start,
 			CompletionTime: &done,
 			Expiration:     &expires,
@@ -94,37 +94,37 @@ func TestMetadataDefaults(t *testing.T) {
 		"spec":{"orLabelSelectors":[{"matchLabels":{"a":"1"}},{"matchLabels":{"b":"2"}}]}}`))
 	require.NoError(t, err)
 	m := b.Metadata()
-	assert.Equal(t, workflows.ClusterResourcesAuto, m.Spec.ClusterResources, "no includeClusterResources is auto")
+	assert.Equal(t, v1alpha1.ClusterResourcesAuto, m.Spec.ClusterResources, "no includeClusterResources is auto")
 	assert.Empty(t, m.Spec.LabelSelector)
 	assert.Equal(t, []string{"a=1", "b=2"}, m.Spec.OrLabelSelectors)
 	assert.Nil(t, m.Spec.TTL)
 	assert.Empty(t, m.Spec.StorageLocation)
 	assert.Nil(t, m.Status.StartTime)
 	assert.Zero(t, m.Status.ItemsDone)
-	assert.Equal(t, workflows.PhaseInProgress, m.Status.Phase, "no phase is a backup Velero has not finished")
+	assert.Equal(t, v1alpha1.PhaseInProgress, m.Status.Phase, "no phase is a backup Velero has not finished")
 
 	include := true
 	b.Spec.IncludeClusterResources = &include
-	assert.Equal(t, workflows.ClusterResourcesInclude, b.Metadata().Spec.ClusterResources)
+	assert.Equal(t, v1alpha1.ClusterResourcesInclude, b.Metadata().Spec.ClusterResources)
 }
 
 func TestPhases(t *testing.T) {
 	cases := []struct {
 		velero string
-		phase  workflows.Phase
+		phase  v1alpha1.Phase
 		reason string
 	}{
-		{"Completed", workflows.PhaseCompleted, ""},
-		{"PartiallyFailed", workflows.PhasePartiallyFailed, ""},
-		{"Failed", workflows.PhaseFailed, "boom"},
-		{"FailedValidation", workflows.PhaseFailed, "failed Velero's validation: [bad ttl]"},
-		{"Deleting", workflows.PhaseFailed, "being deleted by Velero"},
-		{"New", workflows.PhaseInProgress, ""},
-		{"InProgress", workflows.PhaseInProgress, ""},
-		{"WaitingForPluginOperations", workflows.PhaseInProgress, ""},
-		{"WaitingForPluginOperationsPartiallyFailed", workflows.PhaseInProgress, ""},
-		{"Finalizing", workflows.PhaseInProgress, ""},
-		{"FinalizingPartiallyFailed", workflows.PhaseInProgress, ""},
+		{"Completed", v1alpha1.PhaseCompleted, ""},
+		{"PartiallyFailed", v1alpha1.PhasePartiallyFailed, ""},
+		{"Failed", v1alpha1.PhaseFailed, "boom"},
+		{"FailedValidation", v1alpha1.PhaseFailed, "failed Velero's validation: [bad ttl]"},
+		{"Deleting", v1alpha1.PhaseFailed, "being deleted by Velero"},
+		{"New", v1alpha1.PhaseInProgress, ""},
+		{"InProgress", v1alpha1.PhaseInProgress, ""},
+		{"WaitingForPluginOperations", v1alpha1.PhaseInProgress, ""},
+		{"WaitingForPluginOperationsPartiallyFailed", v1alpha1.PhaseInProgress, ""},
+		{"Finalizing", v1alpha1.PhaseInProgress, ""},
+		{"FinalizingPartiallyFailed", v1alpha1.PhaseInProgress, ""},
 	}
 	for _, c := range cases {
 		b := Backup{Status: BackupStatus{Phase: c.velero, FailureReason: "boom", ValidationErrors: []string{"bad ttl"}}}

@@ -15,8 +15,8 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // maxReplyBytes bounds a reply the client decodes (logs are streamed).
@@ -147,9 +147,9 @@ func (c *Client) CreateBackup(ctx context.Context, req starter.CreateBackupReque
 	return &res, c.do(ctx, http.MethodPost, "/v1/backups", nil, req, &res)
 }
 
-func (c *Client) DryRunBackup(ctx context.Context, req starter.CreateBackupRequest) (*workflows.BackupDryRun, error) {
+func (c *Client) DryRunBackup(ctx context.Context, req starter.CreateBackupRequest) (*v1alpha1.BackupDryRun, error) {
 	req.DryRun = true
-	var res workflows.BackupDryRun
+	var res v1alpha1.BackupDryRun
 	return &res, c.do(ctx, http.MethodPost, "/v1/backups", nil, req, &res)
 }
 
@@ -181,12 +181,12 @@ func (c *Client) BackupLogs(ctx context.Context, name string, w io.Writer) error
 	return c.copy(ctx, named("backups", name)+"/logs", w)
 }
 
-func (c *Client) VerifyBackup(ctx context.Context, name string, full bool) (*workflows.VerifyBackupResult, error) {
+func (c *Client) VerifyBackup(ctx context.Context, name string, full bool) (*v1alpha1.VerifyBackupResult, error) {
 	q := url.Values{}
 	if full {
 		q.Set("full", "true")
 	}
-	var r workflows.VerifyBackupResult
+	var r v1alpha1.VerifyBackupResult
 	return &r, c.do(ctx, http.MethodPost, named("backups", name)+"/verify", q, nil, &r)
 }
 
@@ -195,9 +195,9 @@ func (c *Client) CreateRestore(ctx context.Context, req starter.CreateRestoreReq
 	return &res, c.do(ctx, http.MethodPost, "/v1/restores", nil, req, &res)
 }
 
-func (c *Client) DryRunRestore(ctx context.Context, req starter.CreateRestoreRequest) (*workflows.RestoreDryRun, error) {
+func (c *Client) DryRunRestore(ctx context.Context, req starter.CreateRestoreRequest) (*v1alpha1.RestoreDryRun, error) {
 	req.DryRun = true
-	var res workflows.RestoreDryRun
+	var res v1alpha1.RestoreDryRun
 	return &res, c.do(ctx, http.MethodPost, "/v1/restores", nil, req, &res)
 }
 
@@ -220,12 +220,12 @@ func (c *Client) RestoreLogs(ctx context.Context, name string, w io.Writer) erro
 	return c.copy(ctx, named("restores", name)+"/logs", w)
 }
 
-func (c *Client) RestoreResults(ctx context.Context, name string) (*workflows.RestoreResults, error) {
-	var r workflows.RestoreResults
+func (c *Client) RestoreResults(ctx context.Context, name string) (*v1alpha1.RestoreResults, error) {
+	var r v1alpha1.RestoreResults
 	return &r, c.do(ctx, http.MethodGet, named("restores", name)+"/results", nil, nil, &r)
 }
 
-func (c *Client) CreateSchedule(ctx context.Context, spec workflows.ScheduleSpec) (*starter.CreateResult, error) {
+func (c *Client) CreateSchedule(ctx context.Context, spec v1alpha1.ScheduleSpec) (*starter.CreateResult, error) {
 	var res starter.CreateResult
 	return &res, c.do(ctx, http.MethodPost, "/v1/schedules", nil, spec, &res)
 }
@@ -240,7 +240,7 @@ func (c *Client) ListSchedules(ctx context.Context) (*starter.ScheduleList, erro
 	return &l, c.do(ctx, http.MethodGet, "/v1/schedules", nil, nil, &l)
 }
 
-func (c *Client) UpdateSchedule(ctx context.Context, name string, spec workflows.ScheduleSpec) (*starter.ScheduleView, error) {
+func (c *Client) UpdateSchedule(ctx context.Context, name string, spec v1alpha1.ScheduleSpec) (*starter.ScheduleView, error) {
 	var v starter.ScheduleView
 	return &v, c.do(ctx, http.MethodPut, named("schedules", name), nil, spec, &v)
 }
@@ -272,7 +272,7 @@ func (c *Client) DeleteSchedule(ctx context.Context, name string) (*starter.Sche
 	return &r, c.do(ctx, http.MethodDelete, named("schedules", name), nil, nil, &r)
 }
 
-func (c *Client) CreateEtcdSnapshot(ctx context.Context, spec workflows.EtcdSnapshotSpec) (*starter.CreateResult, error) {
+func (c *Client) CreateEtcdSnapshot(ctx context.Context, spec v1alpha1.EtcdSnapshotSpec) (*starter.CreateResult, error) {
 	var res starter.CreateResult
 	return &res, c.do(ctx, http.MethodPost, "/v1/etcd-snapshots", nil, spec, &res)
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // The API's error replies become the starter errors their statuses stand
@@ -73,13 +73,13 @@ func TestCallsGoToTheirRoutes(t *testing.T) {
 	c, err := New(srv.URL+"/", srv.Client())
 	require.NoError(t, err)
 	ctx := context.Background()
-	_, err = c.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: workflows.BackupSpec{Name: "b1"}})
+	_, err = c.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{Name: "b1"}})
 	require.NoError(t, err)
 	_, err = c.DeleteBackup(ctx, "b 1", true)
 	require.NoError(t, err)
 	_, err = c.PauseSchedule(ctx, "nightly", "upgrade")
 	require.NoError(t, err)
-	_, err = c.UpdateSchedule(ctx, "nightly", workflows.ScheduleSpec{Name: "nightly"})
+	_, err = c.UpdateSchedule(ctx, "nightly", v1alpha1.ScheduleSpec{Name: "nightly"})
 	require.NoError(t, err)
 	_, err = c.RestoreResults(ctx, "r1")
 	require.NoError(t, err)
@@ -120,9 +120,9 @@ func TestWaitRunFollowsDeletionsUntilGone(t *testing.T) {
 	defer srv.Close()
 	c, err := New(srv.URL, srv.Client())
 	require.NoError(t, err)
-	require.NoError(t, c.WaitRun(context.Background(), workflows.DeleteWorkflowID("b1"), ""))
+	require.NoError(t, c.WaitRun(context.Background(), v1alpha1.DeleteWorkflowID("b1"), ""))
 	assert.Equal(t, 2, gets)
-	err = c.WaitRun(context.Background(), workflows.BackupWorkflowID("b1"), "")
+	err = c.WaitRun(context.Background(), v1alpha1.BackupWorkflowID("b1"), "")
 	assert.Error(t, err, "only deletions are followed")
 	assert.False(t, errors.Is(err, starter.ErrNotFound))
 }

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // pollInterval is how often WaitRun asks the API again.
@@ -38,16 +38,16 @@ func (c *Client) WaitRun(ctx context.Context, workflowID, _ string) error {
 }
 
 func (c *Client) goneCheck(workflowID string) (func(context.Context) (bool, error), error) {
-	if name, ok := strings.CutPrefix(workflowID, "delete/etcd/"); ok && workflowID == workflows.DeleteEtcdWorkflowID(name) {
+	if name, ok := strings.CutPrefix(workflowID, "delete/etcd/"); ok && workflowID == v1alpha1.DeleteEtcdWorkflowID(name) {
 		return func(ctx context.Context) (bool, error) {
 			_, err := c.GetEtcdSnapshot(ctx, name)
 			return notFound(err)
 		}, nil
 	}
-	if name, ok := strings.CutPrefix(workflowID, "delete/"); ok && workflowID == workflows.DeleteWorkflowID(name) {
+	if name, ok := strings.CutPrefix(workflowID, "delete/"); ok && workflowID == v1alpha1.DeleteWorkflowID(name) {
 		return func(ctx context.Context) (bool, error) {
 			v, err := c.GetBackup(ctx, name)
-			if err == nil && v.Phase == workflows.PhaseDeleted {
+			if err == nil && v.Phase == v1alpha1.PhaseDeleted {
 				return true, nil
 			}
 			return notFound(err)

@@ -25,10 +25,10 @@ import (
 	"time"
 
 	collect "github.com/cairn-backup/cairn/activities/cluster"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/logging"
 	"github.com/cairn-backup/cairn/internal/sandbox"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // result is the JSON line the benchmark prints.
@@ -196,14 +196,14 @@ func run(cairnBin, kind string, n, namespaces, size int) error {
 		progress("plain LIST cluster-wide: %.2fs", res.ListClusterWideSeconds)
 	}
 	progress("backing up")
-	if _, err := sc.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: workflows.BackupSpec{Name: "bench"}}); err != nil {
+	if _, err := sc.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{Name: "bench"}}); err != nil {
 		return err
 	}
 	v, err := waitDone(ctx, sc, "bench")
 	if err != nil {
 		return err
 	}
-	if v.Phase != workflows.PhaseCompleted || v.Status == nil || v.Status.StartTime == nil || v.Status.CompletionTime == nil {
+	if v.Phase != v1alpha1.PhaseCompleted || v.Status == nil || v.Status.StartTime == nil || v.Status.CompletionTime == nil {
 		return fmt.Errorf("backup ended %s: %+v", v.Phase, v.Status)
 	}
 	res.BackupItems = v.Status.ItemsDone

@@ -11,9 +11,9 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/sandbox"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // restoreResult is the JSON line of the restore benchmark.
@@ -51,13 +51,13 @@ type restoreSetup struct {
 // loop of the same objects into that cluster at the same concurrency.
 func benchRestore(ctx context.Context, s restoreSetup, n, namespaces, size int) error {
 	progress("backing up")
-	backup := workflows.BackupSpec{Name: "bench", IncludedNamespaces: []string{"bench-*"}}
+	backup := v1alpha1.BackupSpec{Name: "bench", IncludedNamespaces: []string{"bench-*"}}
 	if _, err := s.sc.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: backup}); err != nil {
 		return err
 	}
 	if v, err := waitDone(ctx, s.sc, "bench"); err != nil {
 		return err
-	} else if v.Phase != workflows.PhaseCompleted {
+	} else if v.Phase != v1alpha1.PhaseCompleted {
 		return fmt.Errorf("backup ended %s: %+v", v.Phase, v.Status)
 	}
 	s.worker.stop() // the next worker serves the target cluster
@@ -67,7 +67,7 @@ func benchRestore(ctx context.Context, s restoreSetup, n, namespaces, size int) 
 		return err
 	}
 	defer target.Stop()
-	opts := workflows.RestoreOptions{}.WithDefaults()
+	opts := v1alpha1.RestoreOptions{}.WithDefaults()
 	res := restoreResult{Machine: thisMachine(), Benchmark: "restore-configmaps", Objects: n, Namespaces: namespaces, ObjectBytes: size, Concurrency: opts.Concurrency}
 
 	progress("plain create loop of %d ConfigMaps at concurrency %d", n, opts.Concurrency)
@@ -86,7 +86,7 @@ func benchRestore(ctx context.Context, s restoreSetup, n, namespaces, size int) 
 	ctx, stopWatching := watched(ctx, worker)
 	defer stopWatching()
 	progress("restoring")
-	created, err := s.sc.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "bench-restore", BackupName: "bench"}})
+	created, err := s.sc.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "bench-restore", BackupName: "bench"}})
 	if err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func benchRestore(ctx context.Context, s restoreSetup, n, namespaces, size int) 
 	if err != nil {
 		return err
 	}
-	if v.Phase != workflows.PhaseCompleted || v.Status == nil {
+	if v.Phase != v1alpha1.PhaseCompleted || v.Status == nil {
 		return fmt.Errorf("restore ended %s: %+v", v.Phase, v.Status)
 	}
 	res.RestoredItems = v.Status.ItemsRestored

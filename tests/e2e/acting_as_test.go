@@ -19,8 +19,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 const aliceUser = "system:serviceaccount:team-a:alice"
@@ -57,14 +57,14 @@ func TestRunsActAsTheirCaller(t *testing.T) {
 	code, e := postJSON(t, api.URL+"/v1/backups", alice, `{"name":"team-a-alice","includedNamespaces":["team-a"]}`)
 	require.Equal(t, http.StatusCreated, code, "%+v", e)
 	b := waitBackupStatus(t, s, "team-a-alice")
-	require.Equal(t, workflows.PhaseCompleted, b.Phase, "%+v", b.Status)
+	require.Equal(t, v1alpha1.PhaseCompleted, b.Phase, "%+v", b.Status)
 	assert.Contains(t, skippedReason(b.Status.Skipped, "namespaces"), aliceUser+" may not list namespaces cluster-wide")
 	assert.Equal(t, 1, b.Status.Resources["secrets"].Items, "alice, admin of team-a, backs up its Secret")
 	// viewers and powerful, and the four bindings of alice's and viewer's rights
 	assert.Equal(t, 6, b.Status.Resources["rolebindings.rbac.authorization.k8s.io"].Items)
 
 	// The run records whom it acts as, and never the token.
-	history := historyText(t, s, workflows.BackupWorkflowID("team-a-alice"))
+	history := historyText(t, s, v1alpha1.BackupWorkflowID("team-a-alice"))
 	assert.Contains(t, history, aliceUser)
 	assert.NotContains(t, history, alice, "the caller's token is nowhere in the run's history")
 	assert.NotContains(t, history, alice[strings.LastIndex(alice, ".")+1:], "not even the token's signature")
@@ -78,7 +78,7 @@ func TestRunsActAsTheirCaller(t *testing.T) {
 	code, e = postJSON(t, api.URL+"/v1/backups", viewer, `{"name":"team-a-viewer","includedNamespaces":["team-a"]}`)
 	require.Equal(t, http.StatusCreated, code, "%+v", e)
 	v := waitBackupStatus(t, s, "team-a-viewer")
-	require.Equal(t, workflows.PhaseCompleted, v.Phase, "%+v", v.Status)
+	require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "%+v", v.Status)
 	assert.Contains(t, skippedReason(v.Status.Skipped, "secrets"), "system:serviceaccount:team-a:viewer may not list secrets in namespaces team-a")
 	assert.Zero(t, v.Status.Resources["secrets"].Items)
 	assert.GreaterOrEqual(t, v.Status.Resources["configmaps"].Items, 1, "team-a's ConfigMap")
@@ -100,7 +100,7 @@ func TestRunsActAsTheirCaller(t *testing.T) {
 	// The worker's backup of team-a holds the Namespace object; alice may
 	// read it. Relabelling the Namespace through a modifier is hers to
 	// do only if the cluster lets her patch Namespaces: it does not.
-	s.backup(workflows.BackupSpec{Name: "team-a-worker", IncludedNamespaces: []string{"team-a"}})
+	s.backup(v1alpha1.BackupSpec{Name: "team-a-worker", IncludedNamespaces: []string{"team-a"}})
 	relabel := `{"name":"relabel","backupName":"team-a-worker","includedNamespaces":["team-a"],"existingResourcePolicy":"update",` +
 		`"includedResources":["namespaces"],"resourceModifiers":{"inline":` +
 		`"version: v1\nresourceModifierRules:\n- conditions: {groupResource: namespaces}\n` +
@@ -112,7 +112,7 @@ func TestRunsActAsTheirCaller(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, ns.Labels, "pod-security.kubernetes.io/enforce", "the Namespace is not relabelled")
 	out := s.outcomes("relabel")
-	assert.NotEqual(t, workflows.ItemRestored, out["namespaces /team-a"].Result, "%+v", out["namespaces /team-a"])
+	assert.NotEqual(t, v1alpha1.ItemRestored, out["namespaces /team-a"].Result, "%+v", out["namespaces /team-a"])
 
 	// The legitimate path: everything of team-a is deleted, and alice
 	// restores her backup. The RoleBinding to cluster-admin is hers to
@@ -122,10 +122,10 @@ func TestRunsActAsTheirCaller(t *testing.T) {
 	code, e = request(t, api.URL, alice, `{"name":"team-a-back","backupName":"team-a-alice","includedNamespaces":["team-a"]}`)
 	require.Equal(t, http.StatusCreated, code, "%+v", e)
 	r := s.waitRestore("team-a-back", 2*time.Minute)
-	require.Equal(t, workflows.PhasePartiallyFailed, r.Phase, "%+v", r.Status)
+	require.Equal(t, v1alpha1.PhasePartiallyFailed, r.Phase, "%+v", r.Status)
 	out = s.outcomes("team-a-back")
 	powerful := out["rolebindings.rbac.authorization.k8s.io team-a/powerful"]
-	assert.Equal(t, workflows.ItemFailed, powerful.Result, "%+v", powerful)
+	assert.Equal(t, v1alpha1.ItemFailed, powerful.Result, "%+v", powerful)
 	assert.Contains(t, powerful.Reason, "forbidden")
 	assert.Equal(t, []string{"rolebindings.rbac.authorization.k8s.io team-a/powerful: " + powerful.Reason}, failedOutcomes(out), "only the escalating binding fails")
 	_, err = kc.RbacV1().RoleBindings("team-a").Get(ctx, "powerful", metav1.GetOptions{})
@@ -212,7 +212,7 @@ func waitScheduledFailure(t *testing.T, s *stack, name string, earlier ...string
 		list, err := s.starter.ListBackups(context.Background())
 		require.NoError(t, err)
 		for _, v := range list.Items {
-			if strings.HasPrefix(v.Name, name+"-") && !slices.Contains(earlier, v.Name) && v.Phase == workflows.PhaseFailed {
+			if strings.HasPrefix(v.Name, name+"-") && !slices.Contains(earlier, v.Name) && v.Phase == v1alpha1.PhaseFailed {
 				return waitBackupStatus(t, s, v.Name)
 			}
 		}
@@ -310,7 +310,7 @@ func waitBackupStatus(t *testing.T, s *stack, name string) *starter.BackupView {
 	return s.waitDone(name, 2*time.Minute)
 }
 
-func skippedReason(skipped []workflows.SkippedResource, resource string) string {
+func skippedReason(skipped []v1alpha1.SkippedResource, resource string) string {
 	for _, sk := range skipped {
 		if sk.Resource == resource {
 			return sk.Reason

@@ -25,9 +25,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/apiauth"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // TestAPIAuthorizesWithTheClusterRBAC drives the starter API with a
@@ -45,7 +45,7 @@ func TestAPIAuthorizesWithTheClusterRBAC(t *testing.T) {
 		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: "team-a", Name: "alice"}}}
 	_, err := kc.RbacV1().ClusterRoleBindings().Create(ctx, escalation, metav1.CreateOptions{})
 	require.NoError(t, err)
-	s.backup(workflows.BackupSpec{Name: "shop-full", IncludedNamespaces: []string{"shop"}, ClusterResources: workflows.ClusterResourcesInclude})
+	s.backup(v1alpha1.BackupSpec{Name: "shop-full", IncludedNamespaces: []string{"shop"}, ClusterResources: v1alpha1.ClusterResourcesInclude})
 	require.NoError(t, kc.RbacV1().ClusterRoleBindings().Delete(ctx, escalation.Name, metav1.DeleteOptions{}))
 
 	// alice may read shop's backups and restore into team-a, nothing more.
@@ -74,13 +74,13 @@ func TestAPIAuthorizesWithTheClusterRBAC(t *testing.T) {
 	code, body = request(t, api.URL, alice, `{"name":"to-team-a","backupName":"shop-full","includedNamespaces":["shop"],"namespaceMapping":{"shop":"team-a"}}`)
 	require.Equal(t, http.StatusCreated, code, "restore of shop into team-a: %s", body)
 	v := s.waitRestore("to-team-a", 2*time.Minute)
-	require.Equal(t, workflows.PhaseCompleted, v.Phase, "%+v", v.Status)
+	require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "%+v", v.Status)
 	cm, err := kc.CoreV1().ConfigMaps("team-a").Get(ctx, "prices", metav1.GetOptions{})
 	require.NoError(t, err, "shop's ConfigMap is restored into team-a")
 	assert.Equal(t, "1", cm.Data["apple"])
 	_, err = kc.RbacV1().ClusterRoleBindings().Get(ctx, escalation.Name, metav1.GetOptions{})
 	assert.True(t, apierrors.IsNotFound(err), "the backup's ClusterRoleBinding is not restored by alice: %v", err)
-	assert.Contains(t, v.Status.Skipped, workflows.SkippedResource{Resource: "clusterrolebindings.rbac.authorization.k8s.io",
+	assert.Contains(t, v.Status.Skipped, v1alpha1.SkippedResource{Resource: "clusterrolebindings.rbac.authorization.k8s.io",
 		Reason: "system:serviceaccount:team-a:alice may not restore cluster-scoped objects (needs create restores.cairn.io cluster-wide)"})
 }
 

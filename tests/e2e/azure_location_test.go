@@ -9,10 +9,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/datatree"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // TestAzureLocation runs an azblob:// location on Azurite, addressed as a
@@ -39,7 +39,7 @@ func TestAzureLocation(t *testing.T) {
 	_, err := m.starter.CreateBackup(ctx, req)
 	require.NoError(t, err)
 	v := m.waitDone("az-1", 4*time.Minute)
-	require.Equal(t, workflows.PhaseCompleted, v.Phase, "%+v", v.Status)
+	require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "%+v", v.Status)
 	counts := tarballCountsAt(t, m.stack, url, "az-1")
 	for key := range want {
 		assert.Equal(t, 1, counts["configmaps"][key], "ConfigMap %s in the tarball", key)
@@ -73,9 +73,9 @@ func TestAzureLocation(t *testing.T) {
 		mapping[fmt.Sprintf("az-%02d", i)] = fmt.Sprintf("az-r-%02d", i)
 	}
 	deleteNamespace(t, m.cluster.Config(), "azv")
-	r := m.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "az-r1", BackupName: "az-1",
+	r := m.restore(starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "az-r1", BackupName: "az-1",
 		StorageLocation: url, NamespaceMapping: mapping}}, 4*time.Minute)
-	require.Equal(t, workflows.PhaseCompleted, r.Phase, "%+v", r.Status)
+	require.Equal(t, v1alpha1.PhaseCompleted, r.Phase, "%+v", r.Status)
 	assertRestoredSeed(t, m.stack, mapping, want)
 	assert.Empty(t, datatree.Diff(data, digestVolume(t, m.stack, "azv", "data"), 10), "the volume is byte-identical")
 

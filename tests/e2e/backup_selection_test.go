@@ -16,10 +16,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/sandbox"
 	"github.com/cairn-backup/cairn/internal/sandbox/csistate"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // TestExclusionLabels: a ConfigMap labelled cairn.io/exclude-from-backup
@@ -45,7 +45,7 @@ func TestExclusionLabels(t *testing.T) {
 		require.NoError(t, err)
 	}
 
-	s.backup(workflows.BackupSpec{Name: "excl-1", IncludedNamespaces: []string{"excl"}})
+	s.backup(v1alpha1.BackupSpec{Name: "excl-1", IncludedNamespaces: []string{"excl"}})
 	counts := tarballCounts(t, s, "excl-1")
 	assert.Equal(t, 1, counts["configmaps"]["excl/keep"])
 	assert.Equal(t, 1, counts["configmaps"]["excl/not-true"], "only the value true excludes")
@@ -57,9 +57,9 @@ func TestExclusionLabels(t *testing.T) {
 	require.Len(t, v.Status.Operations, 1, "only the claim left in is snapshotted: %+v", v.Status.Operations)
 	assert.Equal(t, "data", v.Status.Operations[0].Volume.Claim)
 
-	var results workflows.BackupResults
+	var results v1alpha1.BackupResults
 	require.NoError(t, json.Unmarshal(readLocation(t, s, "backups/excl-1/results.json"), &results))
-	assert.ElementsMatch(t, []workflows.ResultEntry{
+	assert.ElementsMatch(t, []v1alpha1.ResultEntry{
 		{Resource: "configmaps", Namespace: "excl", Name: "skip", Message: "labelled cairn.io/exclude-from-backup=true"},
 		{Resource: "persistentvolumeclaims", Namespace: "excl", Name: "scratch", Message: "labelled velero.io/exclude-from-backup=true"},
 	}, results.Excluded)
@@ -117,14 +117,14 @@ volumePolicies:
 		Data: map[string]string{"policies.yaml": policies}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 
-	s.backup(workflows.BackupSpec{Name: "pol-1", IncludedNamespaces: []string{"pol"},
-		VolumePolicies: &workflows.DocumentRef{ConfigMap: "volume-policies"}})
+	s.backup(v1alpha1.BackupSpec{Name: "pol-1", IncludedNamespaces: []string{"pol"},
+		VolumePolicies: &v1alpha1.DocumentRef{ConfigMap: "volume-policies"}})
 	v, err := s.starter.GetBackup(ctx, "pol-1")
 	require.NoError(t, err)
 	require.Len(t, v.Status.Operations, 1, "only db is snapshotted: %+v", v.Status.Operations)
 	assert.Equal(t, "db", v.Status.Operations[0].Volume.Claim)
 
-	var results workflows.BackupResults
+	var results v1alpha1.BackupResults
 	require.NoError(t, json.Unmarshal(readLocation(t, s, "backups/pol-1/results.json"), &results))
 	var warnings []string
 	for _, w := range results.Warnings {
@@ -164,11 +164,11 @@ volumePolicies:
 	})
 
 	t.Run("a ConfigMap that does not exist fails the backup before any snapshot", func(t *testing.T) {
-		_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: workflows.BackupSpec{Name: "pol-3",
-			IncludedNamespaces: []string{"pol"}, VolumePolicies: &workflows.DocumentRef{ConfigMap: "no-such-map"}}})
+		_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{Name: "pol-3",
+			IncludedNamespaces: []string{"pol"}, VolumePolicies: &v1alpha1.DocumentRef{ConfigMap: "no-such-map"}}})
 		require.NoError(t, err)
 		v := s.waitDone("pol-3", 2*time.Minute)
-		require.Equal(t, workflows.PhaseFailed, v.Phase, "%+v", v.Status)
+		require.Equal(t, v1alpha1.PhaseFailed, v.Phase, "%+v", v.Status)
 		assert.Contains(t, v.Status.FailureReason, "configmap backup-config/no-such-map")
 		assert.Empty(t, v.Status.Operations)
 	})

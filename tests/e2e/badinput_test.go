@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 type apiError struct {
@@ -104,9 +104,9 @@ func TestBadInputIsRejectedBeforeAnythingStarts(t *testing.T) {
 
 	// Once committed, the same request is answered from the location too.
 	v := s.waitDone("same", 2*time.Minute)
-	require.Equal(t, workflows.PhaseCompleted, v.Phase)
-	recordHistory(t, s, workflows.BackupWorkflowID("same"), "backup_completed.json")
-	recordLatest(t, s, workflows.ValidateFiltersWorkflowName, "validate_filters_completed.json")
+	require.Equal(t, v1alpha1.PhaseCompleted, v.Phase)
+	recordHistory(t, s, v1alpha1.BackupWorkflowID("same"), "backup_completed.json")
+	recordLatest(t, s, v1alpha1.ValidateFiltersWorkflowName, "validate_filters_completed.json")
 	code, _ = post(t, api.URL+"/v1/backups", good)
 	assert.Equal(t, http.StatusOK, code)
 
@@ -138,7 +138,7 @@ func TestBadInputIsRejectedBeforeAnythingStarts(t *testing.T) {
 	require.Len(t, listed.Items, 1)
 	assert.Equal(t, "same", listed.Items[0].Name)
 	assert.Equal(t, starter.SourceLocation, listed.Items[0].Source)
-	assert.Equal(t, workflows.PhaseCompleted, listed.Items[0].Phase)
+	assert.Equal(t, v1alpha1.PhaseCompleted, listed.Items[0].Phase)
 	_, stderr, code = runCLI(t, "backup", "create", "same", "--include-namespaces", "kube-public",
 		"--temporal-address", freshAddr, "--location", s.location)
 	assert.Equal(t, starter.ExitConflict, code, stderr)

@@ -17,10 +17,10 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/datatree"
 	"github.com/cairn-backup/cairn/internal/exposer"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // chaosKillsPerRun bounds the kills of one backup or restore, and
@@ -61,9 +61,9 @@ func TestChaos(t *testing.T) {
 	req.IncludedNamespaces = append(req.IncludedNamespaces, "chaosc-*")
 	_, err := m.starter.CreateBackup(ctx, req)
 	require.NoError(t, err)
-	c.until(workflows.BackupWorkflowID("chaos-1"))
+	c.until(v1alpha1.BackupWorkflowID("chaos-1"))
 	v := m.waitDone("chaos-1", 10*time.Minute)
-	require.Equal(t, workflows.PhaseCompleted, v.Phase, "%+v", v.Status)
+	require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "%+v", v.Status)
 	counts := tarballCounts(t, m.stack, "chaos-1")
 	for key := range objects {
 		assert.Equal(t, 1, counts["configmaps"][key], "ConfigMap %s in the tarball", key)
@@ -81,11 +81,11 @@ func TestChaos(t *testing.T) {
 		deleteNamespace(t, m.cluster.Config(), ns)
 	}
 	deleteNamespace(t, m.cluster.Config(), "chaos")
-	_, err = m.starter.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "chaos-r1", BackupName: "chaos-1"}})
+	_, err = m.starter.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "chaos-r1", BackupName: "chaos-1"}})
 	require.NoError(t, err)
-	c.until(workflows.RestoreWorkflowID("chaos-r1"))
+	c.until(v1alpha1.RestoreWorkflowID("chaos-r1"))
 	r := m.waitRestore("chaos-r1", 10*time.Minute)
-	require.Equal(t, workflows.PhaseCompleted, r.Phase, "%+v", r.Status)
+	require.Equal(t, v1alpha1.PhaseCompleted, r.Phase, "%+v", r.Status)
 	assertRestoredSeed(t, m.stack, mapping, objects)
 	assert.Empty(t, datatree.Diff(data, digestVolume(t, m.stack, "chaos", "data"), 10), "the volume is byte-identical")
 

@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // TestChecksumsFindCorruptBackups: three committed backups are damaged
@@ -27,12 +27,12 @@ func TestChecksumsFindCorruptBackups(t *testing.T) {
 	s.startWorker()
 	seedConfigMaps(t, s.cluster.Config(), "ck", 2, 20)
 	for _, name := range []string{"ck-good", "ck-flip", "ck-cut", "ck-swap"} {
-		s.backup(workflows.BackupSpec{Name: name, IncludedNamespaces: []string{"ck-*"}})
+		s.backup(v1alpha1.BackupSpec{Name: name, IncludedNamespaces: []string{"ck-*"}})
 	}
 	stdout, stderr, code := s.cli("backup", "verify", "ck-good")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "Backup ck-good verified")
-	recordHistory(t, s, workflows.VerifyWorkflowID("ck-good"), "verify_backup_completed.json")
+	recordHistory(t, s, v1alpha1.VerifyWorkflowID("ck-good"), "verify_backup_completed.json")
 
 	root := s.locationDir()
 	tarball := func(name string) string { return filepath.Join(root, location.Backup(name).Resources()) }
@@ -53,18 +53,18 @@ func TestChecksumsFindCorruptBackups(t *testing.T) {
 		assert.Contains(t, stdout, "Backup "+name+" is not whole: resources.tar.gz")
 	}
 	stdout, _, _ = s.cli("backup", "verify", "ck-cut", "-o", "json")
-	var res workflows.VerifyBackupResult
+	var res v1alpha1.VerifyBackupResult
 	require.NoError(t, json.Unmarshal([]byte(stdout), &res))
 	require.Len(t, res.Differ, 1)
 	assert.Regexp(t, `^resources.tar.gz: \d+ bytes, not \d+$`, res.Differ[0], "a cut is told by its size")
 
 	for _, name := range []string{"ck-flip", "ck-cut", "ck-swap"} {
-		v := s.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "r-" + name, BackupName: name,
+		v := s.restore(starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "r-" + name, BackupName: name,
 			NamespaceMapping: map[string]string{"ck-00": "r-" + name + "-00", "ck-01": "r-" + name + "-01"}}}, 2*time.Minute)
-		assert.Equal(t, workflows.PhaseFailed, v.Phase, name)
-		assert.Contains(t, v.Status.FailureReason, workflows.ErrTypeCorruptBackup, name)
+		assert.Equal(t, v1alpha1.PhaseFailed, v.Phase, name)
+		assert.Contains(t, v.Status.FailureReason, v1alpha1.ErrTypeCorruptBackup, name)
 	}
-	v := s.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "r-ck-good", BackupName: "ck-good",
+	v := s.restore(starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "r-ck-good", BackupName: "ck-good",
 		NamespaceMapping: map[string]string{"ck-00": "r-good-00", "ck-01": "r-good-01"}}}, 2*time.Minute)
-	assert.Equal(t, workflows.PhaseCompleted, v.Phase, "the untouched backup restores: %+v", v.Status)
+	assert.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "the untouched backup restores: %+v", v.Status)
 }

@@ -12,9 +12,9 @@ import (
 	"go.temporal.io/sdk/client"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // assertListedFromFreshTemporal: a fresh Temporal, which never ran the
@@ -28,7 +28,7 @@ func assertListedFromFreshTemporal(t *testing.T, catalog *location.Catalog, open
 	require.Empty(t, list.Unreadable)
 	for _, b := range list.Items {
 		if b.Name == backup {
-			assert.Equal(t, workflows.PhaseCompleted, b.Phase)
+			assert.Equal(t, v1alpha1.PhaseCompleted, b.Phase)
 			assert.Equal(t, starter.SourceLocation, b.Source)
 			return
 		}
@@ -43,23 +43,23 @@ func assertListedFromFreshTemporal(t *testing.T, catalog *location.Catalog, open
 func assertExpiresFrom(t *testing.T, s *stack, url, name, namespace string) {
 	t.Helper()
 	ctx := context.Background()
-	_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: workflows.BackupSpec{Name: name,
+	_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{Name: name,
 		IncludedNamespaces: []string{namespace}, IncludedResources: []string{"configmaps"}, StorageLocation: url,
 		TTL: &metav1.Duration{Duration: time.Second}}})
 	require.NoError(t, err)
-	require.NoError(t, s.temporalC.GetWorkflow(ctx, workflows.BackupWorkflowID(name), "").Get(ctx, nil))
+	require.NoError(t, s.temporalC.GetWorkflow(ctx, v1alpha1.BackupWorkflowID(name), "").Get(ctx, nil))
 	v, err := s.starter.GetBackup(ctx, name)
 	require.NoError(t, err)
-	require.Equal(t, workflows.PhaseCompleted, v.Phase, "%+v", v.Status)
+	require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "%+v", v.Status)
 	require.NotNil(t, v.Status.Expiration)
 	for time.Now().Before(*v.Status.Expiration) { // the expiry date itself, not a guess at how long a backup takes
 		time.Sleep(100 * time.Millisecond)
 	}
 
-	run, err := s.temporalC.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "expire-" + name, TaskQueue: workflows.TaskQueue},
-		workflows.ExpireBackupsWorkflowName, workflows.ExpireBackupsRequest{Location: url})
+	run, err := s.temporalC.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "expire-" + name, TaskQueue: v1alpha1.TaskQueue},
+		v1alpha1.ExpireBackupsWorkflowName, v1alpha1.ExpireBackupsRequest{Location: url})
 	require.NoError(t, err)
-	var res workflows.ExpireBackupsResult
+	var res v1alpha1.ExpireBackupsResult
 	require.NoError(t, run.Get(ctx, &res))
 	assert.Equal(t, []string{name}, res.Deleted, "only the expired backup")
 	loc, err := s.locations.Open(ctx, url)
@@ -74,10 +74,10 @@ func assertExpiresFrom(t *testing.T, s *stack, url, name, namespace string) {
 func maintainFully(t *testing.T, s *stack, url string) {
 	t.Helper()
 	ctx := context.Background()
-	run, err := s.temporalC.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "maintenance-" + t.Name(), TaskQueue: workflows.TaskQueue},
-		workflows.RepositoryMaintenanceWorkflowName, workflows.MaintenanceRequest{Location: url, Mode: "full"})
+	run, err := s.temporalC.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "maintenance-" + t.Name(), TaskQueue: v1alpha1.TaskQueue},
+		v1alpha1.RepositoryMaintenanceWorkflowName, v1alpha1.MaintenanceRequest{Location: url, Mode: "full"})
 	require.NoError(t, err)
-	var maint workflows.MaintenanceResult
+	var maint v1alpha1.MaintenanceResult
 	require.NoError(t, run.Get(ctx, &maint))
 	assert.True(t, maint.Ran)
 }
@@ -93,8 +93,8 @@ func assertListedPastOnePage(t *testing.T, s *stack, catalog *location.Catalog, 
 	const n = 1005
 	for i := range n {
 		name := fmt.Sprintf("page-%04d", i)
-		require.NoError(t, loc.WriteJSON(ctx, location.Backup(name).Metadata(), workflows.BackupMetadata{Name: name,
-			Format: workflows.BackupFormatCairn, Status: workflows.BackupStatus{Phase: workflows.PhaseCompleted}}))
+		require.NoError(t, loc.WriteJSON(ctx, location.Backup(name).Metadata(), v1alpha1.BackupMetadata{Name: name,
+			Format: v1alpha1.BackupFormatCairn, Status: v1alpha1.BackupStatus{Phase: v1alpha1.PhaseCompleted}}))
 	}
 	list, err := starter.New(s.temporalC, starter.Options{Locations: catalog, Opener: opener}).ListBackups(ctx)
 	require.NoError(t, err)

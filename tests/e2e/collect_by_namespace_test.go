@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // TestWholeClusterBackupListsAHugeTypeByNamespace: in a whole-cluster
@@ -22,7 +22,7 @@ func TestWholeClusterBackupListsAHugeTypeByNamespace(t *testing.T) {
 	// of ListsByNamespace (about 5,000 for 6 namespaces, 5,700 for 8).
 	want := seedConfigMaps(t, s.cluster.Config(), "huge", 2, 3000)
 
-	s.backup(workflows.BackupSpec{Name: "everything"})
+	s.backup(v1alpha1.BackupSpec{Name: "everything"})
 	lines := logLines(t, s, "everything", "Listing namespace by namespace")
 	require.Len(t, lines, 1, "one type is large enough")
 	assert.Equal(t, "configmaps", lines[0]["resource"])

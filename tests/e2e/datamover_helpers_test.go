@@ -16,12 +16,12 @@ import (
 	"go.temporal.io/sdk/converter"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/datatree"
 	"github.com/cairn-backup/cairn/internal/exposer"
 	"github.com/cairn-backup/cairn/internal/kopiarepo"
 	"github.com/cairn-backup/cairn/starter"
 	"github.com/cairn-backup/cairn/worker"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 const repoPassword = "e2e repository password"
@@ -194,10 +194,10 @@ func (m *moverStack) assertNoDataMoverLeftovers(t *testing.T) {
 }
 
 // uploadOf is the data upload of a backup's operation on a claim.
-func uploadOf(t *testing.T, st *workflows.BackupStatus, namespace, claim string) *workflows.DataUploadInfo {
+func uploadOf(t *testing.T, st *v1alpha1.BackupStatus, namespace, claim string) *v1alpha1.DataUploadInfo {
 	t.Helper()
 	op := operation(t, st, namespace, claim)
-	require.Equal(t, workflows.OperationCompleted, op.Phase, "operation: %+v", op)
+	require.Equal(t, v1alpha1.OperationCompleted, op.Phase, "operation: %+v", op)
 	require.NotNil(t, op.Upload, "operation: %+v", op)
 	return op.Upload
 }
@@ -212,17 +212,17 @@ var throttled = []string{"CAIRN_UPLOAD_BYTES_PER_SECOND=10000000", "CAIRN_CHECKP
 // movers are noticed within 10 seconds.
 func moveRequest(name, namespace string) starter.CreateBackupRequest {
 	return starter.CreateBackupRequest{
-		BackupSpec: workflows.BackupSpec{Name: name, IncludedNamespaces: []string{namespace}, SnapshotMoveData: true},
-		Options:    workflows.BackupOptions{HeartbeatTimeout: &metav1.Duration{Duration: 10 * time.Second}},
+		BackupSpec: v1alpha1.BackupSpec{Name: name, IncludedNamespaces: []string{namespace}, SnapshotMoveData: true},
+		Options:    v1alpha1.BackupOptions{HeartbeatTimeout: &metav1.Duration{Duration: 10 * time.Second}},
 	}
 }
 
 // uploadHeartbeat reads the progress the volume's running upload last
 // heartbeated, from its child workflow's pending activity.
-func uploadHeartbeat(t *testing.T, s *stack, backup string, v workflows.Volume) (kopiarepo.UploadProgress, bool) {
+func uploadHeartbeat(t *testing.T, s *stack, backup string, v v1alpha1.Volume) (kopiarepo.UploadProgress, bool) {
 	t.Helper()
 	var p kopiarepo.UploadProgress
-	desc, err := s.temporalC.DescribeWorkflowExecution(context.Background(), workflows.VolumeWorkflowID(backup, v), "")
+	desc, err := s.temporalC.DescribeWorkflowExecution(context.Background(), v1alpha1.VolumeWorkflowID(backup, v), "")
 	if err != nil {
 		return p, false
 	}
@@ -240,7 +240,7 @@ func uploadHeartbeat(t *testing.T, s *stack, backup string, v workflows.Volume) 
 // waitUploaded waits until the volume's upload has sent more than bytes.
 func waitUploaded(t *testing.T, s *stack, backup, namespace, claim string, bytes int64) kopiarepo.UploadProgress {
 	t.Helper()
-	v := workflows.Volume{Namespace: namespace, Claim: claim}
+	v := v1alpha1.Volume{Namespace: namespace, Claim: claim}
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		p, ok := uploadHeartbeat(t, s, backup, v)
@@ -368,9 +368,9 @@ func waitActivityCancelRequested(t *testing.T, s *stack, workflowID string) {
 
 // logActivityFailures logs why the volume's activities failed or timed
 // out, to explain an unexpected retry.
-func logActivityFailures(t *testing.T, s *stack, backup string, v workflows.Volume) {
+func logActivityFailures(t *testing.T, s *stack, backup string, v v1alpha1.Volume) {
 	t.Helper()
-	for _, ev := range runHistory(t, s, workflows.VolumeWorkflowID(backup, v)) {
+	for _, ev := range runHistory(t, s, v1alpha1.VolumeWorkflowID(backup, v)) {
 		if a := ev.GetActivityTaskFailedEventAttributes(); a != nil {
 			t.Logf("activity failed: %v", a.GetFailure())
 		}
@@ -387,20 +387,20 @@ func (m *moverStack) failedBackup(t *testing.T, req starter.CreateBackupRequest)
 	_, err := m.starter.CreateBackup(context.Background(), req)
 	require.NoError(t, err)
 	v := m.waitDone(req.Name, 3*time.Minute)
-	require.Equal(t, workflows.PhaseFailed, v.Phase)
+	require.Equal(t, v1alpha1.PhaseFailed, v.Phase)
 	require.NotNil(t, v.Status)
 	return v.Status.FailureReason
 }
 
 // failedMove starts a data-moving backup whose one volume operation is
 // to fail, waits for it, and returns that operation.
-func (m *moverStack) failedMove(t *testing.T, req starter.CreateBackupRequest, namespace string) workflows.Operation {
+func (m *moverStack) failedMove(t *testing.T, req starter.CreateBackupRequest, namespace string) v1alpha1.Operation {
 	t.Helper()
 	_, err := m.starter.CreateBackup(context.Background(), req)
 	require.NoError(t, err)
 	v := m.waitDone(req.Name, 3*time.Minute)
-	assert.Equal(t, workflows.PhasePartiallyFailed, v.Phase)
+	assert.Equal(t, v1alpha1.PhasePartiallyFailed, v.Phase)
 	op := operation(t, v.Status, namespace, "data")
-	assert.Equal(t, workflows.OperationFailed, op.Phase)
+	assert.Equal(t, v1alpha1.OperationFailed, op.Phase)
 	return op
 }

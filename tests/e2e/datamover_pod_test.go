@@ -14,12 +14,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/datatree"
 	"github.com/cairn-backup/cairn/internal/exposer"
 	"github.com/cairn-backup/cairn/internal/sandbox"
 	"github.com/cairn-backup/cairn/starter"
 	"github.com/cairn-backup/cairn/worker"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // TestDataMoverPodsOnTheNode runs the production data mover path on the
@@ -63,18 +63,18 @@ func TestDataMoverPodsOnTheNode(t *testing.T) {
 	_, err = s.starter.CreateBackup(ctx, moveRequest("podmv-1", "podmv"))
 	require.NoError(t, err)
 	v := s.waitDone("podmv-1", 3*time.Minute)
-	require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+	require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
 	up := uploadOf(t, v.Status, "podmv", "data")
 	assert.Contains(t, up.DataMover, "pod "+ns+"/", "the data mover was a pod")
 	// A data mover whose heartbeats Temporal answers too late on a loaded
 	// machine is replaced, so no kill does not mean one attempt.
 	assert.Positive(t, up.Attempts)
 
-	_, err = s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "podmv-r1", BackupName: "podmv-1",
+	_, err = s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "podmv-r1", BackupName: "podmv-1",
 		NamespaceMapping: map[string]string{"podmv": "podmv-copy"}}})
 	require.NoError(t, err)
 	r := s.waitRestore("podmv-r1", 3*time.Minute)
-	require.Equal(t, workflows.PhaseCompleted, r.Phase, "reason: %s", r.Status.FailureReason)
+	require.Equal(t, v1alpha1.PhaseCompleted, r.Phase, "reason: %s", r.Status.FailureReason)
 	assert.Empty(t, datatree.Diff(want, digestVolume(t, s, "podmv-copy", "data"), 10), "byte-identical after a pod restored it")
 	assertPrivateFile(t, filepath.Join(mustVolumePath(t, s, "podmv-copy", "data"), private))
 
@@ -94,7 +94,7 @@ func TestDataMoverPodsOnTheNode(t *testing.T) {
 	t.Logf("SIGKILL data mover pod process %d", pid)
 	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
 	v = s.waitDone("podkill-1", 3*time.Minute)
-	require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+	require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
 	upKill := uploadOf(t, v.Status, "podkill", "data")
 	assert.Equal(t, 2, upKill.Attempts, "a second data mover pod finished the upload")
 	assert.Less(t, upKill.UploadedBytes, total/2, "the second pod uploaded less than half again")
@@ -105,15 +105,15 @@ func TestDataMoverPodsOnTheNode(t *testing.T) {
 	// SIGKILL of the data mover pod's process mid-restore: a new pod
 	// carries on, skipping what the first one wrote.
 	_, err = s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{
-		RestoreSpec: workflows.RestoreSpec{Name: "podkill-r1", BackupName: "podkill-1", NamespaceMapping: map[string]string{"podkill": "podkill-copy"}},
-		Options:     workflows.RestoreOptions{HeartbeatTimeout: &metav1.Duration{Duration: 10 * time.Second}}})
+		RestoreSpec: v1alpha1.RestoreSpec{Name: "podkill-r1", BackupName: "podkill-1", NamespaceMapping: map[string]string{"podkill": "podkill-copy"}},
+		Options:     v1alpha1.RestoreOptions{HeartbeatTimeout: &metav1.Duration{Duration: 10 * time.Second}}})
 	require.NoError(t, err)
 	at := waitRestored(t, s, "podkill-r1", "podkill-copy", "data", total*2/5)
 	pid = podDataMoverPID(t)
 	t.Logf("SIGKILL restoring data mover pod process %d at %d of %d bytes", pid, at.RestoredBytes, total)
 	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
 	r = s.waitRestore("podkill-r1", 3*time.Minute)
-	require.Equal(t, workflows.PhaseCompleted, r.Phase, "reason: %s", r.Status.FailureReason)
+	require.Equal(t, v1alpha1.PhaseCompleted, r.Phase, "reason: %s", r.Status.FailureReason)
 	vol := restoredVolume(t, r.Status, "podkill-copy", "data")
 	require.NotNil(t, vol.Download)
 	assert.Equal(t, 2, vol.Download.Attempts, "a second data mover pod finished the restore")
@@ -130,10 +130,10 @@ func TestDataMoverPodsOnTheNode(t *testing.T) {
 	_, err = s.starter.CreateBackup(ctx, req)
 	require.NoError(t, err)
 	v = s.waitDone("podmv-2", 3*time.Minute)
-	assert.Equal(t, workflows.PhasePartiallyFailed, v.Phase)
+	assert.Equal(t, v1alpha1.PhasePartiallyFailed, v.Phase)
 	failed := operation(t, v.Status, "podmv", "data")
-	assert.Equal(t, workflows.OperationFailed, failed.Phase)
-	assert.Contains(t, failed.Error, workflows.ErrTypeDataMoverNotStarted, "%+v", failed)
+	assert.Equal(t, v1alpha1.OperationFailed, failed.Phase)
+	assert.Contains(t, failed.Error, v1alpha1.ErrTypeDataMoverNotStarted, "%+v", failed)
 	assert.Contains(t, failed.Error, "no data mover started within dataMoverPrepareTimeout 15s")
 	assert.Contains(t, failed.Error, "ErrImageNeverPull", "the reason names the image error")
 	assertNoDataMoverPods(t, s)

@@ -12,11 +12,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/datatree"
 	"github.com/cairn-backup/cairn/internal/exposer"
 	"github.com/cairn-backup/cairn/internal/kopiarepo"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // TestRestoreFromMovedData restores claims whose data a backup moved
@@ -31,16 +31,16 @@ func TestRestoreFromMovedData(t *testing.T) {
 
 	makeClaims(t, m.stack, "rs", "data")
 	want := fillVolume(t, m.stack, "rs", "data", datatree.Spec{LargeFiles: 2, LargeSize: 4 << 20, SmallFiles: 500, SmallSize: 4096, Seed: 12})
-	m.backup(workflows.BackupSpec{Name: "rs-1", IncludedNamespaces: []string{"rs"}, SnapshotMoveData: true,
-		NativeSnapshots: workflows.NativeSnapshotsDelete})
+	m.backup(v1alpha1.BackupSpec{Name: "rs-1", IncludedNamespaces: []string{"rs"}, SnapshotMoveData: true,
+		NativeSnapshots: v1alpha1.NativeSnapshotsDelete})
 	original := claimVolume(t, m.stack, "rs", "data")
 	deleteNamespace(t, m.cluster.Config(), "rs")
 
 	t.Run("namespace deleted, restored: byte-identical, bound, reclaim policy given back", func(t *testing.T) {
-		v := m.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "rs-r1", BackupName: "rs-1"}}, 3*time.Minute)
-		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
-		recordHistory(t, m.stack, workflows.VolumeRestoreWorkflowID("rs-r1", "rs", "data"), "volume_restore_completed.json")
-		recordLatest(t, m.stack, workflows.DataMoverSlotsWorkflowName, "datamover_slots.json")
+		v := m.restore(starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "rs-r1", BackupName: "rs-1"}}, 3*time.Minute)
+		require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+		recordHistory(t, m.stack, v1alpha1.VolumeRestoreWorkflowID("rs-r1", "rs", "data"), "volume_restore_completed.json")
+		recordLatest(t, m.stack, v1alpha1.DataMoverSlotsWorkflowName, "datamover_slots.json")
 		vol := restoredVolume(t, v.Status, "rs", "data")
 		assert.NotEqual(t, original.Name, vol.PersistentVolume, "a new volume")
 		require.NotNil(t, vol.Download)
@@ -56,16 +56,16 @@ func TestRestoreFromMovedData(t *testing.T) {
 		assert.Empty(t, datatree.Diff(want, digestVolume(t, m.stack, "rs", "data"), 10), "the restored volume holds the backed-up data")
 
 		out := m.outcomes("rs-r1")
-		assert.Equal(t, workflows.ItemRestored, out["persistentvolumeclaims rs/data"].Result)
+		assert.Equal(t, v1alpha1.ItemRestored, out["persistentvolumeclaims rs/data"].Result)
 		assert.Contains(t, out["persistentvolumes /"+original.Name].Reason, "was moved into the repository: the claim gets a new volume",
 			"the backed-up volume gives way to the restored one")
 		m.assertNoDataMoverLeftovers(t)
 	})
 
 	t.Run("into a mapped namespace, next to the first restore", func(t *testing.T) {
-		v := m.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "rs-r2", BackupName: "rs-1",
+		v := m.restore(starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "rs-r2", BackupName: "rs-1",
 			NamespaceMapping: map[string]string{"rs": "rs-copy"}}}, 3*time.Minute)
-		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+		require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
 		vol := restoredVolume(t, v.Status, "rs-copy", "data")
 		assert.Equal(t, "rs", vol.SourceNamespace)
 		assert.Equal(t, vol.PersistentVolume, claimVolume(t, m.stack, "rs-copy", "data").Name)
@@ -77,8 +77,8 @@ func TestRestoreFromMovedData(t *testing.T) {
 	t.Run("a claim that exists keeps its volume, with a warning", func(t *testing.T) {
 		before := claimVolume(t, m.stack, "rs", "data").Name
 		writeVolume(t, m.stack, "rs", "data", map[string]string{"changed-after-restore": "x"})
-		v := m.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "rs-r3", BackupName: "rs-1"}}, 3*time.Minute)
-		require.True(t, v.Phase == workflows.PhaseCompleted, "phase %s, reason: %s", v.Phase, v.Status.FailureReason)
+		v := m.restore(starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "rs-r3", BackupName: "rs-1"}}, 3*time.Minute)
+		require.True(t, v.Phase == v1alpha1.PhaseCompleted, "phase %s, reason: %s", v.Phase, v.Status.FailureReason)
 		assert.Empty(t, v.Status.Volumes, "no data is written over an existing claim's")
 		assert.Equal(t, before, claimVolume(t, m.stack, "rs", "data").Name)
 		assert.Equal(t, "x", readVolume(t, m.stack, "rs", "data")["changed-after-restore"])
@@ -103,17 +103,17 @@ func TestVolumeRestoreDurability(t *testing.T) {
 	total, err := datatree.Bytes(mustVolumePath(t, m.stack, "krs", "data"))
 	require.NoError(t, err)
 	req := moveRequest("krs-1", "krs")
-	req.NativeSnapshots = workflows.NativeSnapshotsDelete
+	req.NativeSnapshots = v1alpha1.NativeSnapshotsDelete
 	_, err = m.starter.CreateBackup(ctx, req)
 	require.NoError(t, err)
 	b := m.waitDone("krs-1", 3*time.Minute)
-	require.Equal(t, workflows.PhaseCompleted, b.Phase, "reason: %s", b.Status.FailureReason)
+	require.Equal(t, v1alpha1.PhaseCompleted, b.Phase, "reason: %s", b.Status.FailureReason)
 	deleteNamespace(t, m.cluster.Config(), "krs")
 
 	restoreReq := func(name, target string) starter.CreateRestoreRequest {
 		return starter.CreateRestoreRequest{
-			RestoreSpec: workflows.RestoreSpec{Name: name, BackupName: "krs-1", NamespaceMapping: map[string]string{"krs": target}},
-			Options:     workflows.RestoreOptions{HeartbeatTimeout: &metav1.Duration{Duration: 10 * time.Second}},
+			RestoreSpec: v1alpha1.RestoreSpec{Name: name, BackupName: "krs-1", NamespaceMapping: map[string]string{"krs": target}},
+			Options:     v1alpha1.RestoreOptions{HeartbeatTimeout: &metav1.Duration{Duration: 10 * time.Second}},
 		}
 	}
 
@@ -124,7 +124,7 @@ func TestVolumeRestoreDurability(t *testing.T) {
 		m.killDataMover(t)
 
 		v := m.waitRestore("krs-r1", 3*time.Minute)
-		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+		require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
 		vol := restoredVolume(t, v.Status, "krs-a", "data")
 		require.NotNil(t, vol.Download)
 		assert.Equal(t, 2, vol.Download.Attempts, "a second data mover finished the restore")
@@ -143,11 +143,11 @@ func TestVolumeRestoreDurability(t *testing.T) {
 		w = m.startMoverWorker(env...)
 
 		v := m.waitRestore("krs-r2", 3*time.Minute)
-		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+		require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
 		vol := restoredVolume(t, v.Status, "krs-b", "data")
 		require.NotNil(t, vol.Download)
 		assert.Equal(t, 1, vol.Download.Attempts, "the data mover outlived the worker")
-		assert.True(t, activityCompletedAt(t, m.stack, workflows.VolumeRestoreWorkflowID("krs-r2", "krs-b", "data"), restoreVolumeDataActivity).After(killedAt),
+		assert.True(t, activityCompletedAt(t, m.stack, v1alpha1.VolumeRestoreWorkflowID("krs-r2", "krs-b", "data"), restoreVolumeDataActivity).After(killedAt),
 			"the kill landed mid-restore: the data mover's restore completed after it")
 		assert.Empty(t, datatree.Diff(want, digestVolume(t, m.stack, "krs-b", "data"), 10))
 		m.assertNoDataMoverLeftovers(t)
@@ -160,9 +160,9 @@ func TestVolumeRestoreDurability(t *testing.T) {
 		killedAt := m.killTemporalMidTransfer(t)
 
 		v := m.waitRestore("krs-r4", 3*time.Minute)
-		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+		require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
 		require.Less(t, at.RestoredBytes, total, "the kill came mid-restore")
-		assert.True(t, activityCompletedAt(t, m.stack, workflows.VolumeRestoreWorkflowID("krs-r4", "krs-d", "data"), restoreVolumeDataActivity).After(killedAt),
+		assert.True(t, activityCompletedAt(t, m.stack, v1alpha1.VolumeRestoreWorkflowID("krs-r4", "krs-d", "data"), restoreVolumeDataActivity).After(killedAt),
 			"the kill landed mid-restore: the data mover's restore completed after it")
 		assert.Empty(t, datatree.Diff(want, digestVolume(t, m.stack, "krs-d", "data"), 10))
 		m.assertNoDataMoverLeftovers(t)
@@ -175,19 +175,19 @@ func TestVolumeRestoreDurability(t *testing.T) {
 		thaw := m.freezeDataMover(t) // the restore cannot end before the cancel reaches it
 		_, err = m.starter.CancelRestore(ctx, "krs-r3")
 		require.NoError(t, err)
-		waitActivityCancelRequested(t, m.stack, workflows.VolumeRestoreWorkflowID("krs-r3", "krs-c", "data"))
+		waitActivityCancelRequested(t, m.stack, v1alpha1.VolumeRestoreWorkflowID("krs-r3", "krs-c", "data"))
 		thaw()
 		v := m.waitRestore("krs-r3", 2*time.Minute)
-		assert.Equal(t, workflows.PhaseCanceled, v.Phase)
+		assert.Equal(t, v1alpha1.PhaseCanceled, v.Phase)
 		vol := restoredVolume(t, v.Status, "krs-c", "data")
-		assert.Equal(t, workflows.OperationCanceled, vol.Phase)
+		assert.Equal(t, v1alpha1.OperationCanceled, vol.Phase)
 		m.assertNoDataMoverLeftovers(t)
 		assertNoHandOverLeftovers(t, m)
 	})
 }
 
 // restoredVolume is a restore's volume status of a target claim.
-func restoredVolume(t *testing.T, st *workflows.RestoreStatus, namespace, claim string) workflows.VolumeRestoreStatus {
+func restoredVolume(t *testing.T, st *v1alpha1.RestoreStatus, namespace, claim string) v1alpha1.VolumeRestoreStatus {
 	t.Helper()
 	require.NotNil(t, st)
 	for _, v := range st.Volumes {
@@ -196,7 +196,7 @@ func restoredVolume(t *testing.T, st *workflows.RestoreStatus, namespace, claim 
 		}
 	}
 	require.Failf(t, "no volume restored", "%s/%s not in %+v", namespace, claim, st.Volumes)
-	return workflows.VolumeRestoreStatus{}
+	return v1alpha1.VolumeRestoreStatus{}
 }
 
 // claimVolume is the volume a claim is bound to, once it is.
@@ -231,7 +231,7 @@ func containsWith(list []string, part string) bool {
 // bytes, from its heartbeats.
 func waitRestored(t *testing.T, s *stack, restore, namespace, claim string, bytes int64) kopiarepo.RestoreProgress {
 	t.Helper()
-	id := workflows.VolumeRestoreWorkflowID(restore, namespace, claim)
+	id := v1alpha1.VolumeRestoreWorkflowID(restore, namespace, claim)
 	deadline := time.Now().Add(2 * time.Minute)
 	var p kopiarepo.RestoreProgress
 	for {

@@ -16,11 +16,11 @@ import (
 	"go.temporal.io/sdk/client"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/datatree"
 	"github.com/cairn-backup/cairn/internal/exposer"
 	"github.com/cairn-backup/cairn/internal/sandbox/csistate"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // TestDataMovement moves snapshot data into the location's kopia
@@ -36,14 +36,14 @@ func TestDataMovement(t *testing.T) {
 		makeClaims(t, m.stack, "dm", "data")
 		want := fillVolume(t, m.stack, "dm", "data", datatree.Spec{LargeFiles: 2, LargeSize: 8 << 20, SmallFiles: 2000, SmallSize: 4096, Seed: 11})
 
-		m.backup(workflows.BackupSpec{Name: "dm-1", IncludedNamespaces: []string{"dm"}, SnapshotMoveData: true,
-			NativeSnapshots: workflows.NativeSnapshotsDelete})
-		recordHistory(t, m.stack, workflows.VolumeWorkflowID("dm-1", workflows.Volume{Namespace: "dm", Claim: "data"}), "volume_data_upload_completed.json")
+		m.backup(v1alpha1.BackupSpec{Name: "dm-1", IncludedNamespaces: []string{"dm"}, SnapshotMoveData: true,
+			NativeSnapshots: v1alpha1.NativeSnapshotsDelete})
+		recordHistory(t, m.stack, v1alpha1.VolumeWorkflowID("dm-1", v1alpha1.Volume{Namespace: "dm", Claim: "data"}), "volume_data_upload_completed.json")
 		v, err := m.starter.GetBackup(ctx, "dm-1")
 		require.NoError(t, err)
-		assert.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+		assert.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
 		op := operation(t, v.Status, "dm", "data")
-		assert.Equal(t, workflows.OperationKindDataUpload, op.Kind)
+		assert.Equal(t, v1alpha1.OperationKindDataUpload, op.Kind)
 		up := uploadOf(t, v.Status, "dm", "data")
 		assert.NotEmpty(t, up.SnapshotID)
 		assert.Empty(t, up.ParentID, "the volume's first upload has no parent")
@@ -57,7 +57,7 @@ func TestDataMovement(t *testing.T) {
 		snaps, _ := backupSnapshots(t, m.stack, "dm-1")
 		assert.Empty(t, snaps)
 
-		var volumes workflows.VolumesFile
+		var volumes v1alpha1.VolumesFile
 		require.NoError(t, json.Unmarshal(readLocation(t, m.stack, "backups/dm-1/volumes.json"), &volumes))
 		require.Len(t, volumes.Volumes, 1)
 		require.NotNil(t, volumes.Volumes[0].Upload)
@@ -67,7 +67,7 @@ func TestDataMovement(t *testing.T) {
 		assert.Empty(t, datatree.Diff(want, m.restoredDigest(t, up.SnapshotID), 10), "the repository holds the volume byte for byte")
 		m.assertNoDataMoverLeftovers(t)
 
-		m.backup(workflows.BackupSpec{Name: "dm-2", IncludedNamespaces: []string{"dm"}, SnapshotMoveData: true})
+		m.backup(v1alpha1.BackupSpec{Name: "dm-2", IncludedNamespaces: []string{"dm"}, SnapshotMoveData: true})
 		v2, err := m.starter.GetBackup(ctx, "dm-2")
 		require.NoError(t, err)
 		up2 := uploadOf(t, v2.Status, "dm", "data")
@@ -86,10 +86,10 @@ func TestDataMovement(t *testing.T) {
 
 		// Maintenance runs under cairn's one identity and leaves the
 		// remaining backup whole.
-		run, err := m.temporalC.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "maintenance-test", TaskQueue: workflows.TaskQueue},
-			workflows.RepositoryMaintenanceWorkflowName, workflows.MaintenanceRequest{Location: m.location, Mode: "full"})
+		run, err := m.temporalC.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "maintenance-test", TaskQueue: v1alpha1.TaskQueue},
+			v1alpha1.RepositoryMaintenanceWorkflowName, v1alpha1.MaintenanceRequest{Location: m.location, Mode: "full"})
 		require.NoError(t, err)
-		var maint workflows.MaintenanceResult
+		var maint v1alpha1.MaintenanceResult
 		require.NoError(t, run.Get(ctx, &maint))
 		assert.True(t, maint.Ran)
 		assert.Empty(t, datatree.Diff(want, m.restoredDigest(t, up2.SnapshotID), 10))
@@ -137,7 +137,7 @@ func TestDataMovement(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 		v := m.waitDone("line-1", 2*time.Minute)
-		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %+v", v.Status)
+		require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "reason: %+v", v.Status)
 		for _, claim := range []string{"a", "b", "c"} {
 			uploadOf(t, v.Status, "line", claim)
 		}
@@ -170,10 +170,10 @@ func TestDataMovement(t *testing.T) {
 		makeClaims(t, m.stack, "badpw", "data")
 		fillVolume(t, m.stack, "badpw", "data", datatree.Spec{SmallFiles: 10, SmallSize: 100, Seed: 32})
 		reason := m.failedBackup(t, moveRequest("badpw-1", "badpw"))
-		assert.Contains(t, reason, workflows.ErrTypeRepositoryPassword)
+		assert.Contains(t, reason, v1alpha1.ErrTypeRepositoryPassword)
 		assert.Contains(t, reason, "the repository password does not open the volume data repository")
 		assert.NotContains(t, reason, "not the password", "the password never appears in errors")
-		assert.Equal(t, int32(1), activityAttempt(t, m.stack, workflows.BackupWorkflowID("badpw-1"), ensureRepositoryActivity),
+		assert.Equal(t, int32(1), activityAttempt(t, m.stack, v1alpha1.BackupWorkflowID("badpw-1"), ensureRepositoryActivity),
 			"a wrong password is not retried")
 		snaps, _ := backupSnapshots(t, m.stack, "badpw-1")
 		assert.Empty(t, snaps, "the backup failed before any snapshot was taken")
@@ -192,7 +192,7 @@ func TestDataMovement(t *testing.T) {
 		req.StorageLocation = "file://" + broken
 		reason := m.failedBackup(t, req)
 		assert.Contains(t, reason, "not a directory")
-		assert.Equal(t, int32(5), activityAttempt(t, m.stack, workflows.BackupWorkflowID("broken-1"), ensureRepositoryActivity),
+		assert.Equal(t, int32(5), activityAttempt(t, m.stack, v1alpha1.BackupWorkflowID("broken-1"), ensureRepositoryActivity),
 			"the repository step was tried 5 times")
 		m.assertNoDataMoverLeftovers(t)
 	})
@@ -211,17 +211,17 @@ func TestSlotOfATerminatedHolderIsFreed(t *testing.T) {
 	// The holder: any workflow, terminated. The slots workflow of another
 	// node will do.
 	holder := "e2e-slot-holder"
-	_, err := m.temporalC.SignalWithStartWorkflow(ctx, holder, workflows.SignalAcquireSlot, workflows.SlotRequest{WorkflowID: "nobody"},
-		client.StartWorkflowOptions{ID: holder, TaskQueue: workflows.TaskQueue}, workflows.DataMoverSlotsWorkflowName,
-		workflows.SlotsState{Node: "elsewhere", Limit: 1})
+	_, err := m.temporalC.SignalWithStartWorkflow(ctx, holder, v1alpha1.SignalAcquireSlot, v1alpha1.SlotRequest{WorkflowID: "nobody"},
+		client.StartWorkflowOptions{ID: holder, TaskQueue: v1alpha1.TaskQueue}, v1alpha1.DataMoverSlotsWorkflowName,
+		v1alpha1.SlotsState{Node: "elsewhere", Limit: 1})
 	require.NoError(t, err)
 	require.NoError(t, m.temporalC.TerminateWorkflow(ctx, holder, "", "the e2e test stands in for a terminated operation"))
 
-	slotsID := workflows.DataMoverSlotsWorkflowID("e2e-node")
+	slotsID := v1alpha1.DataMoverSlotsWorkflowID("e2e-node")
 	for _, id := range []string{holder, "e2e-slot-waiter"} {
-		_, err := m.temporalC.SignalWithStartWorkflow(ctx, slotsID, workflows.SignalAcquireSlot, workflows.SlotRequest{WorkflowID: id, Limit: 1},
-			client.StartWorkflowOptions{ID: slotsID, TaskQueue: workflows.TaskQueue}, workflows.DataMoverSlotsWorkflowName,
-			workflows.SlotsState{Node: "e2e-node", Limit: 1, HolderCheck: 2 * time.Second})
+		_, err := m.temporalC.SignalWithStartWorkflow(ctx, slotsID, v1alpha1.SignalAcquireSlot, v1alpha1.SlotRequest{WorkflowID: id, Limit: 1},
+			client.StartWorkflowOptions{ID: slotsID, TaskQueue: v1alpha1.TaskQueue}, v1alpha1.DataMoverSlotsWorkflowName,
+			v1alpha1.SlotsState{Node: "e2e-node", Limit: 1, HolderCheck: 2 * time.Second})
 		require.NoError(t, err)
 	}
 	defer func() { _ = m.temporalC.TerminateWorkflow(ctx, slotsID, "", "e2e test done") }()
@@ -231,8 +231,8 @@ func TestSlotOfATerminatedHolderIsFreed(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Minute)
 	holders := func() []string {
 		for {
-			v, err := m.temporalC.QueryWorkflow(ctx, slotsID, "", workflows.QuerySlots)
-			var st workflows.SlotsState
+			v, err := m.temporalC.QueryWorkflow(ctx, slotsID, "", v1alpha1.QuerySlots)
+			var st v1alpha1.SlotsState
 			if err == nil {
 				err = v.Get(&st)
 			}
@@ -286,10 +286,10 @@ func TestDataMoverDurability(t *testing.T) {
 		m.killDataMover(t)
 
 		v := m.waitDone("kill-dm-1", 3*time.Minute)
-		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+		require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
 		up := uploadOf(t, v.Status, "kill-dm", "data")
 		if !assert.Equal(t, 2, up.Attempts, "a second data mover finished the upload") {
-			logActivityFailures(t, m.stack, "kill-dm-1", workflows.Volume{Namespace: "kill-dm", Claim: "data"})
+			logActivityFailures(t, m.stack, "kill-dm-1", v1alpha1.Volume{Namespace: "kill-dm", Claim: "data"})
 		}
 		assert.Less(t, up.UploadedBytes, total/2, "the retry uploaded less than half of the data again (killed at %d of %d bytes)", at.UploadedBytes, total)
 		assert.Equal(t, 1, m.completeSnapshots(t, "kill-dm-1"))
@@ -308,12 +308,12 @@ func TestDataMoverDurability(t *testing.T) {
 		w = m.startMoverWorker(throttled...)
 
 		v := m.waitDone("kill-w-1", 3*time.Minute)
-		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+		require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
 		up := uploadOf(t, v.Status, "kill-w", "data")
 		if !assert.Equal(t, 1, up.Attempts, "the data mover outlived the worker and finished") {
-			logActivityFailures(t, m.stack, "kill-w-1", workflows.Volume{Namespace: "kill-w", Claim: "data"})
+			logActivityFailures(t, m.stack, "kill-w-1", v1alpha1.Volume{Namespace: "kill-w", Claim: "data"})
 		}
-		volumeID := workflows.VolumeWorkflowID("kill-w-1", workflows.Volume{Namespace: "kill-w", Claim: "data"})
+		volumeID := v1alpha1.VolumeWorkflowID("kill-w-1", v1alpha1.Volume{Namespace: "kill-w", Claim: "data"})
 		assert.True(t, activityCompletedAt(t, m.stack, volumeID, uploadVolumeActivity).After(killedAt),
 			"the kill landed mid-upload: the upload completed after it")
 		assert.Equal(t, 1, m.completeSnapshots(t, "kill-w-1"))
@@ -329,14 +329,14 @@ func TestDataMoverDurability(t *testing.T) {
 			name = fmt.Sprintf("kill-x-%d", try)
 			_, err := m.starter.CreateBackup(ctx, moveRequest(name, "kill-x"))
 			require.NoError(t, err)
-			return workflows.VolumeWorkflowID(name, workflows.Volume{Namespace: "kill-x", Claim: "data"})
+			return v1alpha1.VolumeWorkflowID(name, v1alpha1.Volume{Namespace: "kill-x", Claim: "data"})
 		})
 		w.kill()
 		w = m.startMoverWorker(throttled...)
 
 		v := m.waitDone(name, 3*time.Minute)
-		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
-		volumeID := workflows.VolumeWorkflowID(name, workflows.Volume{Namespace: "kill-x", Claim: "data"})
+		require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+		volumeID := v1alpha1.VolumeWorkflowID(name, v1alpha1.Volume{Namespace: "kill-x", Claim: "data"})
 		assert.Greater(t, activityAttempt(t, m.stack, volumeID, exposeVolumeActivity), int32(1),
 			"the kill landed mid-step: ExposeVolume ran again")
 		up := uploadOf(t, v.Status, "kill-x", "data")
@@ -352,9 +352,9 @@ func TestDataMoverDurability(t *testing.T) {
 		killedAt := m.killTemporalMidTransfer(t)
 
 		v := m.waitDone("kill-t-1", 3*time.Minute)
-		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+		require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
 		require.Less(t, at.UploadedBytes, total, "the kill came mid-upload")
-		volumeID := workflows.VolumeWorkflowID("kill-t-1", workflows.Volume{Namespace: "kill-t", Claim: "data"})
+		volumeID := v1alpha1.VolumeWorkflowID("kill-t-1", v1alpha1.Volume{Namespace: "kill-t", Claim: "data"})
 		assert.True(t, activityCompletedAt(t, m.stack, volumeID, uploadVolumeActivity).After(killedAt),
 			"the kill landed mid-upload: the upload completed after it")
 		up := uploadOf(t, v.Status, "kill-t", "data")
@@ -372,10 +372,10 @@ func TestDataMoverDurability(t *testing.T) {
 		thaw := m.freezeDataMover(t) // the upload cannot end before the cancel reaches it
 		_, err = m.starter.CancelBackup(ctx, "cancel-dm-1")
 		require.NoError(t, err)
-		waitActivityCancelRequested(t, m.stack, workflows.VolumeWorkflowID("cancel-dm-1", workflows.Volume{Namespace: "cancel-dm", Claim: "data"}))
+		waitActivityCancelRequested(t, m.stack, v1alpha1.VolumeWorkflowID("cancel-dm-1", v1alpha1.Volume{Namespace: "cancel-dm", Claim: "data"}))
 		thaw()
 		v := m.waitDone("cancel-dm-1", 2*time.Minute)
-		assert.Equal(t, workflows.PhaseCanceled, v.Phase)
+		assert.Equal(t, v1alpha1.PhaseCanceled, v.Phase)
 		assert.Zero(t, m.completeSnapshots(t, "cancel-dm-1"), "a canceled upload saves no snapshot")
 		snaps, _ := backupSnapshots(t, m.stack, "cancel-dm-1")
 		assert.Empty(t, snaps, "the canceled backup's native snapshot is removed")

@@ -12,9 +12,9 @@ import (
 	"go.temporal.io/sdk/client"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // backupObjects lists what a backup still has in the location.
@@ -55,17 +55,17 @@ func TestBackupDeletionAndExpiry(t *testing.T) {
 	ctx := context.Background()
 
 	short := &metav1.Duration{Duration: time.Second}
-	s.backup(workflows.BackupSpec{Name: "expiring", IncludedNamespaces: []string{"del-*"}, TTL: short})
-	s.backup(workflows.BackupSpec{Name: "kept", IncludedNamespaces: []string{"del-*"}})
-	s.backup(workflows.BackupSpec{Name: "to-delete", IncludedNamespaces: []string{"del-*"}})
-	s.backup(workflows.BackupSpec{Name: "killed-mid-delete", IncludedNamespaces: []string{"del-*"}})
+	s.backup(v1alpha1.BackupSpec{Name: "expiring", IncludedNamespaces: []string{"del-*"}, TTL: short})
+	s.backup(v1alpha1.BackupSpec{Name: "kept", IncludedNamespaces: []string{"del-*"}})
+	s.backup(v1alpha1.BackupSpec{Name: "to-delete", IncludedNamespaces: []string{"del-*"}})
+	s.backup(v1alpha1.BackupSpec{Name: "killed-mid-delete", IncludedNamespaces: []string{"del-*"}})
 
 	t.Run("expired backups go on the schedule, through a worker kill", func(t *testing.T) {
 		time.Sleep(time.Second) // past the 1s expiry
-		require.NoError(t, s.temporalC.ScheduleClient().GetHandle(ctx, workflows.ExpireScheduleID).Trigger(ctx, client.ScheduleTriggerOptions{}))
+		require.NoError(t, s.temporalC.ScheduleClient().GetHandle(ctx, v1alpha1.ExpireScheduleID).Trigger(ctx, client.ScheduleTriggerOptions{}))
 		// The worker dies frozen in the expiry's deletion of the backup,
 		// which deletes an object every 1.5 s: it cannot end first.
-		deletion := workflows.DeleteWorkflowID("expiring")
+		deletion := v1alpha1.DeleteWorkflowID("expiring")
 		require.True(t, catchActivity(t, s, worker, deletion, deleteBackupDataActivity), "the expiry's deletion was caught")
 		worker.kill()
 		worker = startWorker()
@@ -76,31 +76,31 @@ func TestBackupDeletionAndExpiry(t *testing.T) {
 			"the kill landed mid-deletion: DeleteBackupData ran again")
 		v, err := s.starter.GetBackup(ctx, "expiring")
 		require.NoError(t, err)
-		assert.Equal(t, workflows.PhaseDeleted, v.Phase)
+		assert.Equal(t, v1alpha1.PhaseDeleted, v.Phase)
 		names := listedBackups(t, s)
 		assert.False(t, names["expiring"], "a deleted backup is not listed")
 		assert.True(t, names["kept"] && names["to-delete"], "backups that have not expired stay: %v", names)
-		recordLatest(t, s, workflows.ExpireBackupsWorkflowName, "expire_completed.json")
+		recordLatest(t, s, v1alpha1.ExpireBackupsWorkflowName, "expire_completed.json")
 	})
 
 	t.Run("delete on request", func(t *testing.T) {
 		_, stderr, code := s.cli("backup", "delete", "to-delete", "--wait")
 		require.Equal(t, 0, code, stderr)
-		recordHistory(t, s, workflows.DeleteWorkflowID("to-delete"), "delete_completed.json")
+		recordHistory(t, s, v1alpha1.DeleteWorkflowID("to-delete"), "delete_completed.json")
 		assert.Empty(t, backupObjects(t, s, "to-delete"))
 		stdout, _, code := s.cli("backup", "get", "to-delete", "-o", "json")
 		require.Equal(t, 0, code)
 		var v starter.BackupView
 		require.NoError(t, json.Unmarshal([]byte(stdout), &v))
-		assert.Equal(t, workflows.PhaseDeleted, v.Phase)
+		assert.Equal(t, v1alpha1.PhaseDeleted, v.Phase)
 		_, _, code = s.cli("backup", "delete", "no-such-backup")
 		assert.Equal(t, starter.ExitNotFound, code)
 	})
 
 	t.Run("a running backup is deleted only with cancel", func(t *testing.T) {
 		_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{
-			BackupSpec: workflows.BackupSpec{Name: "busy", IncludedNamespaces: []string{"del-*"}},
-			Options:    workflows.BackupOptions{PageSize: 5}})
+			BackupSpec: v1alpha1.BackupSpec{Name: "busy", IncludedNamespaces: []string{"del-*"}},
+			Options:    v1alpha1.BackupOptions{PageSize: 5}})
 		require.NoError(t, err)
 		worker.freeze() // the backup cannot end while the plain delete is refused
 		_, stderr, code := s.cli("backup", "delete", "busy")
@@ -125,9 +125,9 @@ func TestBackupDeletionAndExpiry(t *testing.T) {
 		worker.kill()
 		assert.False(t, listedBackups(t, s)["killed-mid-delete"], "a half-deleted backup is not listed")
 		s.startWorker("--location", s.location, "--delete-interval", "100ms")
-		require.NoError(t, s.starter.WaitRun(ctx, workflows.DeleteWorkflowID("killed-mid-delete"), ""))
+		require.NoError(t, s.starter.WaitRun(ctx, v1alpha1.DeleteWorkflowID("killed-mid-delete"), ""))
 		assert.Empty(t, backupObjects(t, s, "killed-mid-delete"))
-		assert.Greater(t, activityAttempt(t, s, workflows.DeleteWorkflowID("killed-mid-delete"), deleteBackupDataActivity), int32(1),
+		assert.Greater(t, activityAttempt(t, s, v1alpha1.DeleteWorkflowID("killed-mid-delete"), deleteBackupDataActivity), int32(1),
 			"the kill landed mid-step: DeleteBackupData ran again")
 	})
 }

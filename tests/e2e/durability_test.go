@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 const (
@@ -27,8 +27,8 @@ const (
 // the middle of collecting ConfigMaps.
 func slowBackup(name, prefix string) starter.CreateBackupRequest {
 	return starter.CreateBackupRequest{
-		BackupSpec: workflows.BackupSpec{Name: name, IncludedNamespaces: []string{prefix + "-*"}},
-		Options: workflows.BackupOptions{
+		BackupSpec: v1alpha1.BackupSpec{Name: name, IncludedNamespaces: []string{prefix + "-*"}},
+		Options: v1alpha1.BackupOptions{
 			PageSize:         50,
 			HeartbeatTimeout: &metav1.Duration{Duration: 3 * time.Second},
 		},
@@ -96,7 +96,7 @@ func TestBackupResumesAfterWorkerKill(t *testing.T) {
 	s.startWorker("--page-interval", "100ms")
 
 	v := s.waitDone("worker-kill", 4*time.Minute)
-	require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %+v", v.Status)
+	require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "reason: %+v", v.Status)
 	assertExactlySeeded(t, s, "worker-kill", "wk", want)
 	assertPrivateFiles(t, strings.TrimPrefix(location.Display(s.location), "file://")+"/backups/worker-kill")
 
@@ -159,7 +159,7 @@ func TestBackupResumesAfterTemporalKill(t *testing.T) {
 	s.startTemporal()           // same port, same SQLite file
 
 	v := s.waitDone("temporal-kill", 4*time.Minute)
-	require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %+v", v.Status)
+	require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "reason: %+v", v.Status)
 	assertExactlySeeded(t, s, "temporal-kill", "tk", want)
 	runs := collectRuns(t, s, "temporal-kill")
 	require.Contains(t, runs, "configmaps")
@@ -184,7 +184,7 @@ func TestCancelDuringCollectionCleansUp(t *testing.T) {
 	assert.Contains(t, out, "Cancel requested")
 
 	v := s.waitDone("canceled", 2*time.Minute)
-	assert.Equal(t, workflows.PhaseCanceled, v.Phase)
+	assert.Equal(t, v1alpha1.PhaseCanceled, v.Phase)
 	// Only the log stays, so the user can read what happened.
 	keys := locationKeys(t, s.location, "canceled")
 	assert.Equal(t, []string{"backups/canceled/logs.jsonl.gz"}, keys)

@@ -17,11 +17,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/sealing"
 	"github.com/cairn-backup/cairn/starter"
 	"github.com/cairn-backup/cairn/tests/fixtures/velero"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // TestEncryptedBackupsNeedTheirKey: a worker with --encryption-key writes
@@ -47,7 +47,7 @@ func TestEncryptedBackupsNeedTheirKey(t *testing.T) {
 	require.NoError(t, err)
 
 	w := s.startWorker("--location", s.location, "--encryption-key", keyFile, "--datamover-encryption-key-secret", "cairn-encryption-key")
-	s.backup(workflows.BackupSpec{Name: "enc-1", IncludedNamespaces: []string{"enc"}})
+	s.backup(v1alpha1.BackupSpec{Name: "enc-1", IncludedNamespaces: []string{"enc"}})
 
 	root := s.locationDir()
 	var files int
@@ -73,7 +73,7 @@ func TestEncryptedBackupsNeedTheirKey(t *testing.T) {
 			assertSealed(t, s, k)
 		}
 	}
-	var meta workflows.BackupMetadata
+	var meta v1alpha1.BackupMetadata
 	require.NoError(t, json.Unmarshal(readLocation(t, s, location.Backup("enc-1").Metadata()), &meta))
 	assert.Equal(t, oldID, meta.EncryptionKeyID, "backup.json records the key")
 	t.Logf("%d files in the location, none holding the Secret's value; key %s", files, oldID)
@@ -89,10 +89,10 @@ func TestEncryptedBackupsNeedTheirKey(t *testing.T) {
 	t.Run("without the key: EncryptionKey, nothing restored", func(t *testing.T) {
 		w.stop()
 		w = s.startWorker("--location", s.location)
-		v := s.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "enc-nokey", BackupName: "enc-1",
+		v := s.restore(starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "enc-nokey", BackupName: "enc-1",
 			NamespaceMapping: map[string]string{"enc": "enc-nokey"}}}, 2*time.Minute)
-		assert.Equal(t, workflows.PhaseFailed, v.Phase)
-		assert.Contains(t, v.Status.FailureReason, workflows.ErrTypeEncryptionKey)
+		assert.Equal(t, v1alpha1.PhaseFailed, v.Phase)
+		assert.Contains(t, v.Status.FailureReason, v1alpha1.ErrTypeEncryptionKey)
 		_, err := kc.CoreV1().Secrets("enc-nokey").Get(ctx, "db", metav1.GetOptions{})
 		assert.True(t, apierrors.IsNotFound(err), "nothing is restored without the key: %v", err)
 	})
@@ -102,30 +102,30 @@ func TestEncryptedBackupsNeedTheirKey(t *testing.T) {
 		rotated := s.useEncryptionKey(newKey(t), oldKey)
 		require.NotEqual(t, oldID, s.locations.KeyID())
 		w = s.startWorker("--location", s.location, "--encryption-key", rotated, "--datamover-encryption-key-secret", "cairn-encryption-key")
-		v := s.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "enc-r", BackupName: "enc-1",
+		v := s.restore(starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "enc-r", BackupName: "enc-1",
 			NamespaceMapping: map[string]string{"enc": "enc-r"}}}, 2*time.Minute)
-		require.Equal(t, workflows.PhaseCompleted, v.Phase, "%+v", v.Status)
+		require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "%+v", v.Status)
 		sec, err := kc.CoreV1().Secrets("enc-r").Get(ctx, "db", metav1.GetOptions{})
 		require.NoError(t, err)
 		assert.Equal(t, password, string(sec.Data["password"]))
-		assert.Equal(t, workflows.ItemRestored, s.outcomes("enc-r")["secrets enc-r/db"].Result, "results read with the new key")
-		var rmeta workflows.RestoreMetadata
+		assert.Equal(t, v1alpha1.ItemRestored, s.outcomes("enc-r")["secrets enc-r/db"].Result, "results read with the new key")
+		var rmeta v1alpha1.RestoreMetadata
 		require.NoError(t, json.Unmarshal(readLocation(t, s, location.Restore("enc-r").Metadata()), &rmeta))
 		assert.Equal(t, s.locations.KeyID(), rmeta.EncryptionKeyID, "the restore's own files use the new key")
 	})
 
 	t.Run("a plain Velero backup restores only when the restore allows plaintext", func(t *testing.T) {
 		require.NoError(t, velero.Write(ctx, s.location, veleroShop("velero-plain")))
-		v := s.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "plain-refused", BackupName: "velero-plain",
+		v := s.restore(starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "plain-refused", BackupName: "velero-plain",
 			NamespaceMapping: map[string]string{"vshop": "vplain"}}}, 2*time.Minute)
-		require.Equal(t, workflows.PhaseFailed, v.Phase, "%+v", v.Status)
+		require.Equal(t, v1alpha1.PhaseFailed, v.Phase, "%+v", v.Status)
 		assert.Contains(t, v.Status.FailureReason, "was not written with this location's encryption key")
 		assert.Contains(t, v.Status.FailureReason, "CorruptBackup")
 
-		v = s.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "from-plain", BackupName: "velero-plain",
+		v = s.restore(starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "from-plain", BackupName: "velero-plain",
 			NamespaceMapping: map[string]string{"vshop": "vplain"}, AllowPlaintext: true}}, 2*time.Minute)
-		assert.NotEqual(t, workflows.PhaseFailed, v.Phase, "%+v", v.Status)
-		assert.Equal(t, workflows.ItemRestored, s.outcomes("from-plain")["configmaps vplain/settings"].Result)
+		assert.NotEqual(t, v1alpha1.PhaseFailed, v.Phase, "%+v", v.Status)
+		assert.Equal(t, v1alpha1.ItemRestored, s.outcomes("from-plain")["configmaps vplain/settings"].Result)
 	})
 }
 

@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // TestEtcdSnapshots snapshots the sandbox's own etcd: stored, verified,
@@ -42,7 +42,7 @@ func TestEtcdSnapshots(t *testing.T) {
 		require.Equal(t, 0, code, stderr)
 		var v starter.EtcdSnapshotView
 		require.NoError(t, json.Unmarshal([]byte(stdout), &v))
-		require.Equal(t, workflows.PhaseCompleted, v.Phase)
+		require.Equal(t, v1alpha1.PhaseCompleted, v.Phase)
 		st := v.Status
 		require.NotNil(t, st)
 		assert.True(t, st.Verified)
@@ -59,11 +59,11 @@ func TestEtcdSnapshots(t *testing.T) {
 		bodySum := sha256.Sum256(body)
 		assert.True(t, bytes.Equal(bodySum[:], trailer), "etcd's integrity trailer matches the stored data")
 		assertSealed(t, s, location.EtcdSnapshot("snap-1").Snapshot())
-		var meta workflows.EtcdSnapshotMetadata
+		var meta v1alpha1.EtcdSnapshotMetadata
 		require.NoError(t, json.Unmarshal(readLocation(t, s, location.EtcdSnapshot("snap-1").Metadata()), &meta))
 		assert.Equal(t, s.locations.KeyID(), meta.EncryptionKeyID)
 
-		recordHistory(t, s, workflows.EtcdSnapshotWorkflowID("snap-1"), "etcd_snapshot_completed.json")
+		recordHistory(t, s, v1alpha1.EtcdSnapshotWorkflowID("snap-1"), "etcd_snapshot_completed.json")
 		stdout, _, code = s.cli("etcd-snapshot", "list")
 		require.Equal(t, 0, code)
 		assert.Contains(t, stdout, "snap-1")
@@ -77,7 +77,7 @@ func TestEtcdSnapshots(t *testing.T) {
 		id := ""
 		for i := 1; i <= stepKillTries && id == ""; i++ {
 			name := fmt.Sprintf("snap-tk-%d", i)
-			res, err := s.starter.CreateEtcdSnapshot(ctx, workflows.EtcdSnapshotSpec{Name: name})
+			res, err := s.starter.CreateEtcdSnapshot(ctx, v1alpha1.EtcdSnapshotSpec{Name: name})
 			require.NoError(t, err)
 			if catchActivity(t, s, worker, res.WorkflowID, takeEtcdSnapshotActivity) {
 				id = res.WorkflowID
@@ -92,7 +92,7 @@ func TestEtcdSnapshots(t *testing.T) {
 		require.NoError(t, s.starter.WaitRun(ctx, id, ""))
 		v, err := s.starter.GetEtcdSnapshot(ctx, strings.TrimPrefix(id, "etcd-snapshot/"))
 		require.NoError(t, err)
-		require.Equal(t, workflows.PhaseCompleted, v.Phase, "%+v", v.Status)
+		require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "%+v", v.Status)
 		assert.True(t, v.Status.Verified)
 		assert.True(t, activityCompletedAt(t, s, id, takeEtcdSnapshotActivity).After(killedAt),
 			"the kill landed mid-step: the snapshot was taken after it")
@@ -102,18 +102,18 @@ func TestEtcdSnapshots(t *testing.T) {
 		var name string
 		catchInNewRun(t, s, worker, takeEtcdSnapshotActivity, func(try int) string {
 			name = fmt.Sprintf("snap-wk-%d", try)
-			res, err := s.starter.CreateEtcdSnapshot(ctx, workflows.EtcdSnapshotSpec{Name: name})
+			res, err := s.starter.CreateEtcdSnapshot(ctx, v1alpha1.EtcdSnapshotSpec{Name: name})
 			require.NoError(t, err)
 			return res.WorkflowID
 		})
 		worker.kill()
 		worker = startWorker()
 
-		id := workflows.EtcdSnapshotWorkflowID(name)
+		id := v1alpha1.EtcdSnapshotWorkflowID(name)
 		require.NoError(t, s.starter.WaitRun(ctx, id, ""))
 		v, err := s.starter.GetEtcdSnapshot(ctx, name)
 		require.NoError(t, err)
-		require.Equal(t, workflows.PhaseCompleted, v.Phase, "%+v", v.Status)
+		require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "%+v", v.Status)
 		assert.True(t, v.Status.Verified)
 		assert.Greater(t, activityAttempt(t, s, id, takeEtcdSnapshotActivity), int32(1), "the kill landed mid-step: the snapshot was taken again")
 		data := readLocation(t, s, location.EtcdSnapshot(name).Snapshot())
@@ -130,7 +130,7 @@ func TestEtcdSnapshots(t *testing.T) {
 		v := sch.get("etcd-daily")
 		require.Len(t, v.Backups, 1, "%+v", v.Backups)
 		assert.Equal(t, second, v.Backups[0].Name, "the older snapshot was pruned")
-		var meta workflows.EtcdSnapshotMetadata
+		var meta v1alpha1.EtcdSnapshotMetadata
 		require.NoError(t, json.Unmarshal(readLocation(t, s, location.EtcdSnapshot(second).Metadata()), &meta))
 		assert.Equal(t, "etcd-daily", meta.Spec.Schedule)
 		assert.True(t, meta.Status.Verified)
@@ -140,7 +140,7 @@ func TestEtcdSnapshots(t *testing.T) {
 		_, stderr, code := s.cli("etcd-snapshot", "create", "short-lived", "--ttl", "1s", "--wait")
 		require.Equal(t, 0, code, stderr)
 		time.Sleep(time.Second)
-		require.NoError(t, s.temporalC.ScheduleClient().GetHandle(ctx, workflows.ExpireScheduleID).Trigger(ctx, client.ScheduleTriggerOptions{}))
+		require.NoError(t, s.temporalC.ScheduleClient().GetHandle(ctx, v1alpha1.ExpireScheduleID).Trigger(ctx, client.ScheduleTriggerOptions{}))
 		require.Eventually(t, func() bool { return !etcdListed(t, s)["short-lived"] }, time.Minute, 300*time.Millisecond)
 		assert.True(t, etcdListed(t, s)["snap-1"], "a snapshot that has not expired stays")
 

@@ -8,10 +8,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/datatree"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // TestGCSLocation runs a gs:// location on fake-gcs-server: a backup
@@ -33,7 +33,7 @@ func TestGCSLocation(t *testing.T) {
 	_, err := m.starter.CreateBackup(ctx, req)
 	require.NoError(t, err)
 	v := m.waitDone("gcs-1", 4*time.Minute)
-	require.Equal(t, workflows.PhaseCompleted, v.Phase, "%+v", v.Status)
+	require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "%+v", v.Status)
 
 	t.Run("listed from a fresh Temporal, by the location alone", func(t *testing.T) {
 		catalog, err := location.ParseCatalog(m.location, []string{"gcs=" + url}, false)
@@ -57,8 +57,8 @@ func TestGCSLocation(t *testing.T) {
 	assert.GreaterOrEqual(t, res.VolumeData.ReadBytes, int64(4<<20))
 
 	deleteNamespace(t, m.cluster.Config(), "gcs")
-	r := m.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "gcs-r1", BackupName: "gcs-1", StorageLocation: url}}, 4*time.Minute)
-	require.Equal(t, workflows.PhaseCompleted, r.Phase, "%+v", r.Status)
+	r := m.restore(starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "gcs-r1", BackupName: "gcs-1", StorageLocation: url}}, 4*time.Minute)
+	require.Equal(t, v1alpha1.PhaseCompleted, r.Phase, "%+v", r.Status)
 	assert.Empty(t, datatree.Diff(want, digestVolume(t, m.stack, "gcs", "data"), 10))
 
 	del, err := m.starter.DeleteBackup(ctx, "gcs-1", false)

@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/cairn-backup/cairn/activities/cluster"
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // typeRun is the activity that ran one resource type (a collection of
@@ -30,8 +30,8 @@ type typeRun struct {
 // of each resource type; a type scheduled twice fails the test.
 func collectRuns(t *testing.T, s *stack, backup string) map[string]*typeRun {
 	t.Helper()
-	return typeRuns(t, s, workflows.BackupWorkflowID(backup), func(ev *historypb.HistoryEvent) []string {
-		var in workflows.CollectInput
+	return typeRuns(t, s, v1alpha1.BackupWorkflowID(backup), func(ev *historypb.HistoryEvent) []string {
+		var in v1alpha1.CollectInput
 		if !activityInput(t, ev, collectActivity, &in) {
 			return nil
 		}
@@ -46,8 +46,8 @@ func collectRuns(t *testing.T, s *stack, backup string) map[string]*typeRun {
 // applyRuns is collectRuns for a restore's apply activities.
 func applyRuns(t *testing.T, s *stack, restore string) map[string]*typeRun {
 	t.Helper()
-	return typeRuns(t, s, workflows.RestoreWorkflowID(restore), func(ev *historypb.HistoryEvent) []string {
-		var in workflows.ApplyInput
+	return typeRuns(t, s, v1alpha1.RestoreWorkflowID(restore), func(ev *historypb.HistoryEvent) []string {
+		var in v1alpha1.ApplyInput
 		if !activityInput(t, ev, applyActivity, &in) {
 			return nil
 		}
@@ -105,7 +105,7 @@ func activityInput(t *testing.T, ev *historypb.HistoryEvent, activity string, in
 // collecting it or it has stored no item yet.
 func pendingProgress(t *testing.T, s *stack, backup, resource string) (cluster.TypeProgress, bool) {
 	t.Helper()
-	desc, err := s.temporalC.DescribeWorkflowExecution(context.Background(), workflows.BackupWorkflowID(backup), "")
+	desc, err := s.temporalC.DescribeWorkflowExecution(context.Background(), v1alpha1.BackupWorkflowID(backup), "")
 	require.NoError(t, err)
 	for _, pa := range desc.GetPendingActivities() {
 		if pa.GetActivityType().GetName() != collectActivity || pa.GetHeartbeatDetails() == nil {

@@ -16,10 +16,10 @@ import (
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/sandbox"
 	"github.com/cairn-backup/cairn/internal/sandbox/csistate"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // TestHooksOnRealPods runs backup and restore hooks in pods on the
@@ -40,7 +40,7 @@ func TestHooksOnRealPods(t *testing.T) {
 		_, err := s.starter.CreateBackup(ctx, moveRequest("hk-consistent-1", "hk-consistent"))
 		require.NoError(t, err)
 		v := s.waitDone("hk-consistent-1", 3*time.Minute)
-		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+		require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
 		require.Len(t, v.Status.Hooks, 2, "%+v", v.Status.Hooks)
 		for _, r := range v.Status.Hooks {
 			assert.Equal(t, 0, r.ExitCode, "%+v", r)
@@ -61,10 +61,10 @@ func TestHooksOnRealPods(t *testing.T) {
 			"post.hook.backup.velero.io/command": `["/bin/sh", "-c", "touch /data/post-ran"]`,
 		})
 		v := snapshotBackup(t, s, "hk-fail-1", "hk-fail", nil)
-		assert.Equal(t, workflows.PhasePartiallyFailed, v.Phase)
+		assert.Equal(t, v1alpha1.PhasePartiallyFailed, v.Phase)
 		assert.Contains(t, v.Status.FailureReason, "pre hook of pod hk-fail/db (pre.hook.backup.velero.io/) failed: exit code 3: cannot freeze the tables")
 		op := operation(t, v.Status, "hk-fail", "data")
-		assert.Equal(t, workflows.OperationFailed, op.Phase)
+		assert.Equal(t, v1alpha1.OperationFailed, op.Phase)
 		assert.Nil(t, op.Snapshot)
 		assert.Contains(t, readVolume(t, s, "hk-fail", "data"), "post-ran")
 	})
@@ -76,12 +76,12 @@ func TestHooksOnRealPods(t *testing.T) {
 			"pre.hook.backup.cairn.io/on-error": "Continue",
 		})
 		v := snapshotBackup(t, s, "hk-continue-1", "hk-continue", nil)
-		assert.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+		assert.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
 		assert.GreaterOrEqual(t, v.Status.Warnings, 1)
 		require.Len(t, v.Status.Hooks, 1)
 		assert.Equal(t, "timed out after 2s", v.Status.Hooks[0].Error)
 		assert.Equal(t, -1, v.Status.Hooks[0].ExitCode)
-		assert.Equal(t, workflows.OperationCompleted, operation(t, v.Status, "hk-continue", "data").Phase)
+		assert.Equal(t, v1alpha1.OperationCompleted, operation(t, v.Status, "hk-continue", "data").Phase)
 	})
 
 	t.Run("spec hooks select pods; bad hooks get clear errors", func(t *testing.T) {
@@ -89,21 +89,21 @@ func TestHooksOnRealPods(t *testing.T) {
 			"post.hook.backup.velero.io/container": "not-there",
 			"post.hook.backup.velero.io/command":   "true",
 		})
-		hooks := &workflows.BackupHooks{Resources: []workflows.BackupResourceHook{{
+		hooks := &v1alpha1.BackupHooks{Resources: []v1alpha1.BackupResourceHook{{
 			Name: "app-db", IncludedNamespaces: []string{"hk-*"}, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
-			Pre: []workflows.BackupHook{{Exec: &workflows.ExecHook{Command: []string{"/bin/sh", "-c", "echo spec > /data/spec-ran"}}}},
+			Pre: []v1alpha1.BackupHook{{Exec: &v1alpha1.ExecHook{Command: []string{"/bin/sh", "-c", "echo spec > /data/spec-ran"}}}},
 		}}}
 		v := snapshotBackup(t, s, "hk-spec-1", "hk-spec", hooks)
-		assert.Equal(t, workflows.PhasePartiallyFailed, v.Phase)
+		assert.Equal(t, v1alpha1.PhasePartiallyFailed, v.Phase)
 		require.Len(t, v.Status.Hooks, 2, "%+v", v.Status.Hooks)
 		assert.Equal(t, "spec hook app-db", v.Status.Hooks[0].Source)
 		assert.Empty(t, v.Status.Hooks[0].Error)
 		assert.Contains(t, v.Status.Hooks[1].Error, `pod hk-spec/db has no container "not-there" (it has main)`)
 		assert.Contains(t, readVolume(t, s, "hk-spec", "data"), "spec-ran")
 
-		bad := &workflows.BackupHooks{Resources: []workflows.BackupResourceHook{{Name: "x",
-			Pre: []workflows.BackupHook{{Exec: &workflows.ExecHook{Command: []string{"true"}, OnError: "Ignore"}}}}}}
-		_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: workflows.BackupSpec{Name: "hk-bad",
+		bad := &v1alpha1.BackupHooks{Resources: []v1alpha1.BackupResourceHook{{Name: "x",
+			Pre: []v1alpha1.BackupHook{{Exec: &v1alpha1.ExecHook{Command: []string{"true"}, OnError: "Ignore"}}}}}}
+		_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{Name: "hk-bad",
 			IncludedNamespaces: []string{"hk-spec"}, Hooks: bad}})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), `hooks.resources[0].pre[0]: exec.onError "Ignore" must be Fail or Continue`)
@@ -125,10 +125,10 @@ func TestHooksOnRealPods(t *testing.T) {
 		writeVolume(t, s, "hk-kill", "data", map[string]string{"go": ""})
 		w = m.startMoverWorker()
 		v := s.waitDone("hk-kill-1", 4*time.Minute)
-		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+		require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
 		require.Len(t, v.Status.Hooks, 2, "%+v", v.Status.Hooks)
 		pre := v.Status.Hooks[0]
-		assert.Equal(t, workflows.HookPre, pre.Phase)
+		assert.Equal(t, v1alpha1.HookPre, pre.Phase)
 		assert.Equal(t, int32(2), pre.Attempt, "the kill landed while the pre hook ran: a second attempt ran it")
 		files := readVolume(t, s, "hk-kill", "data")
 		assert.Equal(t, "run\nrun\n", files["pre-runs"], "the hook runs at least once: here twice")
@@ -141,14 +141,14 @@ func TestHooksOnRealPods(t *testing.T) {
 			"pre.hook.backup.velero.io/timeout":  "15m",
 			"post.hook.backup.velero.io/command": `["/bin/sh", "-c", "touch /data/post-ran"]`,
 		})
-		_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: workflows.BackupSpec{Name: "hk-cancel-1",
-			IncludedNamespaces: []string{"hk-cancel"}}, Options: workflows.BackupOptions{HeartbeatTimeout: &metav1.Duration{Duration: 10 * time.Second}}})
+		_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{Name: "hk-cancel-1",
+			IncludedNamespaces: []string{"hk-cancel"}}, Options: v1alpha1.BackupOptions{HeartbeatTimeout: &metav1.Duration{Duration: 10 * time.Second}}})
 		require.NoError(t, err)
 		waitVolumeFile(t, s, "hk-cancel", "data", "pre-started")
 		_, err = s.starter.CancelBackup(ctx, "hk-cancel-1")
 		require.NoError(t, err)
 		v := s.waitDone("hk-cancel-1", 2*time.Minute)
-		assert.Equal(t, workflows.PhaseCanceled, v.Phase)
+		assert.Equal(t, v1alpha1.PhaseCanceled, v.Phase)
 		assert.Contains(t, readVolume(t, s, "hk-cancel", "data"), "post-ran")
 		assert.Nil(t, operation(t, v.Status, "hk-cancel", "data").Snapshot, "no snapshot was taken")
 	})
@@ -170,13 +170,13 @@ func TestHooksOnRealPods(t *testing.T) {
 			"post.hook.restore.velero.io/wait-timeout":   "5s",
 		})
 		v := snapshotBackup(t, s, "rh-1", "rh-src", nil)
-		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+		require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
 
-		_, err = s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "rh-r1", BackupName: "rh-1",
+		_, err = s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "rh-r1", BackupName: "rh-1",
 			NamespaceMapping: map[string]string{"rh-src": "rh-dst"}}})
 		require.NoError(t, err)
 		r := s.waitRestore("rh-r1", 3*time.Minute)
-		assert.Equal(t, workflows.PhasePartiallyFailed, r.Phase)
+		assert.Equal(t, v1alpha1.PhasePartiallyFailed, r.Phase)
 		assert.Contains(t, r.Status.FailureReason, "1 post-restore hooks failed: pod rh-dst/stuck (post.hook.restore.velero.io/): "+
 			"container main of pod rh-dst/stuck was not ready within its wait timeout 5s (last: running, not ready)")
 		require.Len(t, r.Status.Hooks, 2, "%+v", r.Status.Hooks)
@@ -206,11 +206,11 @@ func TestHooksOnRealPods(t *testing.T) {
 			"post.hook.restore.velero.io/exec-timeout": "2m",
 		})
 		v := snapshotBackup(t, s, "rhk-1", "rhk-src", nil)
-		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+		require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
 
-		_, err = s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "rhk-r1", BackupName: "rhk-1",
+		_, err = s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "rhk-r1", BackupName: "rhk-1",
 			NamespaceMapping: map[string]string{"rhk-src": "rhk-dst"}},
-			Options: workflows.RestoreOptions{HeartbeatTimeout: &metav1.Duration{Duration: 10 * time.Second}}})
+			Options: v1alpha1.RestoreOptions{HeartbeatTimeout: &metav1.Duration{Duration: 10 * time.Second}}})
 		require.NoError(t, err)
 		waitFile(t, filepath.Join(marks, "runs"))
 		w.kill()
@@ -218,12 +218,12 @@ func TestHooksOnRealPods(t *testing.T) {
 		w = m.startMoverWorker()
 
 		r := s.waitRestore("rhk-r1", 3*time.Minute)
-		require.Equal(t, workflows.PhaseCompleted, r.Phase, "reason: %s", r.Status.FailureReason)
+		require.Equal(t, v1alpha1.PhaseCompleted, r.Phase, "reason: %s", r.Status.FailureReason)
 		require.Len(t, r.Status.Hooks, 1, "%+v", r.Status.Hooks)
 		assert.Equal(t, "rhk-dst/app", r.Status.Hooks[0].Pod)
 		assert.Equal(t, 0, r.Status.Hooks[0].ExitCode, "%+v", r.Status.Hooks[0])
 		assert.Equal(t, int32(2), r.Status.Hooks[0].Attempt, "the kill landed while the hook ran: a second attempt ran it")
-		assert.Greater(t, activityAttempt(t, s, workflows.RestoreWorkflowID("rhk-r1"), runRestoreHooksActivity), int32(1))
+		assert.Greater(t, activityAttempt(t, s, v1alpha1.RestoreWorkflowID("rhk-r1"), runRestoreHooksActivity), int32(1))
 		runs, err := os.ReadFile(filepath.Join(marks, "runs"))
 		require.NoError(t, err)
 		assert.Equal(t, "run\nrun\n", string(runs), "the hook runs at least once: here twice")
@@ -327,9 +327,9 @@ func hookPod(t *testing.T, s *stack, ns string, annotations map[string]string) {
 
 // snapshotBackup backs up a namespace with snapshots and no data
 // movement, and waits until it ends.
-func snapshotBackup(t *testing.T, s *stack, name, ns string, hooks *workflows.BackupHooks) *starter.BackupView {
+func snapshotBackup(t *testing.T, s *stack, name, ns string, hooks *v1alpha1.BackupHooks) *starter.BackupView {
 	t.Helper()
-	_, err := s.starter.CreateBackup(context.Background(), starter.CreateBackupRequest{BackupSpec: workflows.BackupSpec{
+	_, err := s.starter.CreateBackup(context.Background(), starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{
 		Name: name, IncludedNamespaces: []string{ns}, Hooks: hooks}})
 	require.NoError(t, err)
 	return s.waitDone(name, 3*time.Minute)

@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/starter"
 	"github.com/cairn-backup/cairn/tests/fixtures/velero"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // bombBytes is what the gzip bomb decompresses to; peakRSSBound is the
@@ -37,9 +37,9 @@ func TestGzipBombFailsTheRestoreWithoutHurtingTheWorker(t *testing.T) {
 	ctx := context.Background()
 	require.NoError(t, velero.Write(ctx, s.location, velero.Backup{Name: "bomb", IncludedNamespaces: []string{"bomb"}, Bomb: bombBytes}))
 
-	v := s.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "from-bomb", BackupName: "bomb"}}, 2*time.Minute)
-	assert.Equal(t, workflows.PhaseFailed, v.Phase)
-	assert.Contains(t, v.Status.FailureReason, workflows.ErrTypeCorruptBackup)
+	v := s.restore(starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "from-bomb", BackupName: "bomb"}}, 2*time.Minute)
+	assert.Equal(t, v1alpha1.PhaseFailed, v.Phase)
+	assert.Contains(t, v.Status.FailureReason, v1alpha1.ErrTypeCorruptBackup)
 	assert.Contains(t, v.Status.FailureReason, "bomb.json")
 
 	peak := peakRSS(t, w.cmd.Process.Pid)

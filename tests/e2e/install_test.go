@@ -28,12 +28,12 @@ import (
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/datatree"
 	"github.com/cairn-backup/cairn/internal/exposer"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/sandbox"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 const (
@@ -127,7 +127,7 @@ func TestHelmInstallRunsCairnInTheCluster(t *testing.T) {
 		t.Logf("SIGKILL in-cluster worker process %d", pid)
 		require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
 		v := s.waitDone("inst-kill", 4*time.Minute)
-		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %+v", v.Status)
+		require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "reason: %+v", v.Status)
 		assertExactlySeeded(t, s, "inst-kill", "ik", want)
 		assert.Greater(t, collectRuns(t, s, "inst-kill")["configmaps"].attempt, int32(1), "the kill landed mid-collection")
 		pods, err := kc.CoreV1().Pods(installNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=worker"})
@@ -150,15 +150,15 @@ func TestHelmInstallRunsCairnInTheCluster(t *testing.T) {
 		_, err := s.starter.CreateBackup(ctx, moveRequest("inst-1", "inst"))
 		require.NoError(t, err)
 		v := s.waitDone("inst-1", 4*time.Minute)
-		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+		require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
 		assert.Contains(t, uploadOf(t, v.Status, "inst", "data").DataMover, "pod "+installMovers+"/")
 
 		require.NoError(t, kc.CoreV1().Namespaces().Delete(ctx, "inst", metav1.DeleteOptions{}))
 		waitNamespaceGone(t, s, "inst")
-		_, err = s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "inst-r1", BackupName: "inst-1"}})
+		_, err = s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "inst-r1", BackupName: "inst-1"}})
 		require.NoError(t, err)
 		r := s.waitRestore("inst-r1", 4*time.Minute)
-		require.Equal(t, workflows.PhaseCompleted, r.Phase, "reason: %s", r.Status.FailureReason)
+		require.Equal(t, v1alpha1.PhaseCompleted, r.Phase, "reason: %s", r.Status.FailureReason)
 		assert.Empty(t, datatree.Diff(want, digestVolume(t, s, "inst", "data"), 10), "byte-identical")
 		cm, err := kc.CoreV1().ConfigMaps("inst").Get(ctx, "settings", metav1.GetOptions{})
 		require.NoError(t, err)
@@ -208,7 +208,7 @@ func TestHelmInstallRunsCairnInTheCluster(t *testing.T) {
 		code, e = postJSONWith(t, client, api, operator, body)
 		require.Equal(t, http.StatusCreated, code, "%+v", e)
 		v := s.waitDone("inst-api", 4*time.Minute)
-		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+		require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
 		assert.Positive(t, v.Status.ItemsDone, "the in-cluster worker ran the API's backup")
 	})
 
@@ -223,11 +223,11 @@ func TestHelmInstallRunsCairnInTheCluster(t *testing.T) {
 			"--set", "worker.logLevel=debug"}, values...)...)
 		assert.Equal(t, password, repositoryPassword(t, s))
 		assert.Equal(t, caBefore, apiCA(), "clients keep trusting the API")
-		_, err := s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "inst-r2", BackupName: "inst-1",
+		_, err := s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "inst-r2", BackupName: "inst-1",
 			NamespaceMapping: map[string]string{"inst": "inst-copy"}}})
 		require.NoError(t, err)
 		r := s.waitRestore("inst-r2", 4*time.Minute)
-		require.Equal(t, workflows.PhaseCompleted, r.Phase, "reason: %s", r.Status.FailureReason)
+		require.Equal(t, v1alpha1.PhaseCompleted, r.Phase, "reason: %s", r.Status.FailureReason)
 		assert.Empty(t, datatree.Diff(want, digestVolume(t, s, "inst-copy", "data"), 10), "restored with the kept password")
 	})
 

@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // TestWorkerKeepsEveryWritableLocation: a worker given named locations
@@ -27,9 +27,9 @@ func TestWorkerKeepsEveryWritableLocation(t *testing.T) {
 		"--location-name", "archive=file://"+t.TempDir()+";readonly")
 	ctx := context.Background()
 	want := []string{
-		workflows.ExpireScheduleID, workflows.ExpireScheduleID + "-offsite",
-		workflows.MaintenanceScheduleID, workflows.MaintenanceScheduleID + "-offsite",
-		workflows.ExpireScheduleID + "-spare", workflows.MaintenanceScheduleID + "-spare",
+		v1alpha1.ExpireScheduleID, v1alpha1.ExpireScheduleID + "-offsite",
+		v1alpha1.MaintenanceScheduleID, v1alpha1.MaintenanceScheduleID + "-offsite",
+		v1alpha1.ExpireScheduleID + "-spare", v1alpha1.MaintenanceScheduleID + "-spare",
 	}
 	// The worker sets them up once it polls; each is waited for.
 	for _, id := range want {
@@ -38,7 +38,7 @@ func TestWorkerKeepsEveryWritableLocation(t *testing.T) {
 			return err == nil
 		}, time.Minute, 100*time.Millisecond, "schedule %s", id)
 	}
-	desc, err := s.temporalC.ScheduleClient().GetHandle(ctx, workflows.ExpireScheduleID+"-offsite").Describe(ctx)
+	desc, err := s.temporalC.ScheduleClient().GetHandle(ctx, v1alpha1.ExpireScheduleID+"-offsite").Describe(ctx)
 	require.NoError(t, err)
 	action, ok := desc.Schedule.Action.(*client.ScheduleWorkflowAction)
 	require.True(t, ok)
@@ -46,7 +46,7 @@ func TestWorkerKeepsEveryWritableLocation(t *testing.T) {
 
 	// The worker goes through archive before offsite: had it made
 	// archive's schedules, they would be there by now.
-	for _, base := range []string{workflows.ExpireScheduleID, workflows.MaintenanceScheduleID} {
+	for _, base := range []string{v1alpha1.ExpireScheduleID, v1alpha1.MaintenanceScheduleID} {
 		_, err := s.temporalC.ScheduleClient().GetHandle(ctx, base+"-archive").Describe(ctx)
 		var notFound *serviceerror.NotFound
 		assert.ErrorAs(t, err, &notFound, "no schedule writes the read-only archive")
@@ -66,15 +66,15 @@ func TestWorkerKeepsEveryWritableLocation(t *testing.T) {
 		}, time.Minute, 200*time.Millisecond)
 		w.stop()
 		s.startWorker("--location", s.location, "--location-name", "offsite="+offsite+";readonly")
-		for _, id := range []string{workflows.ExpireScheduleID + "-offsite", workflows.MaintenanceScheduleID + "-offsite",
-			workflows.ExpireScheduleID + "-spare", workflows.MaintenanceScheduleID + "-spare"} {
+		for _, id := range []string{v1alpha1.ExpireScheduleID + "-offsite", v1alpha1.MaintenanceScheduleID + "-offsite",
+			v1alpha1.ExpireScheduleID + "-spare", v1alpha1.MaintenanceScheduleID + "-spare"} {
 			require.Eventually(t, func() bool {
 				_, err := s.temporalC.ScheduleClient().GetHandle(ctx, id).Describe(ctx)
 				var notFound *serviceerror.NotFound
 				return errors.As(err, &notFound)
 			}, time.Minute, 100*time.Millisecond, "schedule %s is deleted", id)
 		}
-		for _, id := range []string{workflows.ExpireScheduleID, workflows.MaintenanceScheduleID} {
+		for _, id := range []string{v1alpha1.ExpireScheduleID, v1alpha1.MaintenanceScheduleID} {
 			_, err := s.temporalC.ScheduleClient().GetHandle(ctx, id).Describe(ctx)
 			assert.NoError(t, err, "the default location keeps %s", id)
 		}

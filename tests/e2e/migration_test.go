@@ -11,10 +11,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/datatree"
 	"github.com/cairn-backup/cairn/internal/sandbox"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // TestMigrationToAClusterWithOtherStorageClasses: a backup whose volume
@@ -34,7 +34,7 @@ func TestMigrationToAClusterWithOtherStorageClasses(t *testing.T) {
 	_, err := src.starter.CreateBackup(ctx, moveRequest("mig-1", "mig"))
 	require.NoError(t, err)
 	v := src.waitDone("mig-1", 4*time.Minute)
-	require.Equal(t, workflows.PhaseCompleted, v.Phase, "%+v", v.Status)
+	require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "%+v", v.Status)
 
 	dst := newMoverStackAt(t, src.location)
 	kc := fastClient(t, dst.cluster.Config())
@@ -48,18 +48,18 @@ func TestMigrationToAClusterWithOtherStorageClasses(t *testing.T) {
 	dst.startMoverWorker()
 
 	t.Run("a mapping to a class the cluster lacks fails before anything is created", func(t *testing.T) {
-		r := dst.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "mig-missing", BackupName: "mig-1",
+		r := dst.restore(starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "mig-missing", BackupName: "mig-1",
 			StorageClassMappings: map[string]string{sandbox.CSIStorageClass: "missing"}}}, 2*time.Minute)
-		require.Equal(t, workflows.PhaseFailed, r.Phase)
+		require.Equal(t, v1alpha1.PhaseFailed, r.Phase)
 		assert.Contains(t, r.Status.FailureReason, "the cluster has no StorageClass missing")
 		_, err := kc.CoreV1().Namespaces().Get(ctx, "mig", metav1.GetOptions{})
 		assert.True(t, apierrors.IsNotFound(err), "nothing was created: %v", err)
 	})
 
 	t.Run("the spec's mapping", func(t *testing.T) {
-		r := dst.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "mig-r1", BackupName: "mig-1",
+		r := dst.restore(starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "mig-r1", BackupName: "mig-1",
 			StorageClassMappings: map[string]string{sandbox.CSIStorageClass: "fast"}}}, 4*time.Minute)
-		require.Equal(t, workflows.PhaseCompleted, r.Phase, "%+v", r.Status)
+		require.Equal(t, v1alpha1.PhaseCompleted, r.Phase, "%+v", r.Status)
 		assertBoundTo(t, dst.stack, "mig", "data", "fast")
 		assert.Empty(t, datatree.Diff(want, digestVolume(t, dst.stack, "mig", "data"), 10))
 	})
@@ -74,9 +74,9 @@ func TestMigrationToAClusterWithOtherStorageClasses(t *testing.T) {
 			Data:       map[string]string{sandbox.CSIStorageClass: "fast"},
 		}, metav1.CreateOptions{})
 		require.NoError(t, err)
-		r := dst.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "mig-r2", BackupName: "mig-1",
+		r := dst.restore(starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "mig-r2", BackupName: "mig-1",
 			NamespaceMapping: map[string]string{"mig": "mig-2"}}}, 4*time.Minute)
-		require.Equal(t, workflows.PhaseCompleted, r.Phase, "%+v", r.Status)
+		require.Equal(t, v1alpha1.PhaseCompleted, r.Phase, "%+v", r.Status)
 		assertBoundTo(t, dst.stack, "mig-2", "data", "fast")
 		assert.Empty(t, datatree.Diff(want, digestVolume(t, dst.stack, "mig-2", "data"), 10))
 	})

@@ -16,10 +16,10 @@ import (
 	"go.temporal.io/sdk/temporal"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/datatree"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // TestImmutableLocation: a location declared immutable, on a MinIO bucket
@@ -65,9 +65,9 @@ func TestImmutableLocation(t *testing.T) {
 
 	t.Run("a schedule keeping less than the lock is refused", func(t *testing.T) {
 		keep := 3
-		_, err := m.starter.CreateSchedule(ctx, workflows.ScheduleSpec{Name: "vault-hourly", Every: &metav1.Duration{Duration: time.Hour},
-			Template:  workflows.BackupSpec{StorageLocation: lockedURL, TTL: &metav1.Duration{Duration: 72 * time.Hour}},
-			Retention: workflows.RetentionPolicy{KeepLast: &keep}})
+		_, err := m.starter.CreateSchedule(ctx, v1alpha1.ScheduleSpec{Name: "vault-hourly", Every: &metav1.Duration{Duration: time.Hour},
+			Template:  v1alpha1.BackupSpec{StorageLocation: lockedURL, TTL: &metav1.Duration{Duration: 72 * time.Hour}},
+			Retention: v1alpha1.RetentionPolicy{KeepLast: &keep}})
 		var invalid *starter.InvalidError
 		require.ErrorAs(t, err, &invalid)
 		assert.Contains(t, invalid.Error(), "retention.keepLast 3 keeps 3h0m0s of runs every 1h0m0s, less than the object lock")
@@ -79,10 +79,10 @@ func TestImmutableLocation(t *testing.T) {
 	req.StorageLocation, req.TTL = lockedURL, &metav1.Duration{Duration: 72 * time.Hour}
 	_, err = m.starter.CreateBackup(ctx, req)
 	require.NoError(t, err)
-	require.NoError(t, m.temporalC.GetWorkflow(ctx, workflows.BackupWorkflowID("vault-1"), "").Get(ctx, nil), "the backup ran to its end")
+	require.NoError(t, m.temporalC.GetWorkflow(ctx, v1alpha1.BackupWorkflowID("vault-1"), "").Get(ctx, nil), "the backup ran to its end")
 	v, err := m.starter.GetBackup(ctx, "vault-1")
 	require.NoError(t, err)
-	require.Equal(t, workflows.PhaseCompleted, v.Phase, "%+v", v.Status)
+	require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "%+v", v.Status)
 	s3c := vault.client()
 	backupKeys := vault.keys("cairn-vault", "backups/vault-1/")
 
@@ -118,17 +118,17 @@ func TestImmutableLocation(t *testing.T) {
 		assert.Contains(t, stderr, "backup vault-1 is immutable until")
 
 		// As expiry or retention would: the deletion workflow itself.
-		run, err := m.temporalC.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "vault-delete", TaskQueue: workflows.TaskQueue},
-			workflows.DeleteBackupWorkflowName, workflows.DeleteBackupRequest{Backup: "vault-1", Location: lockedURL, Reason: "test"})
+		run, err := m.temporalC.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "vault-delete", TaskQueue: v1alpha1.TaskQueue},
+			v1alpha1.DeleteBackupWorkflowName, v1alpha1.DeleteBackupRequest{Backup: "vault-1", Location: lockedURL, Reason: "test"})
 		require.NoError(t, err)
 		err = run.Get(ctx, nil)
 		var appErr *temporal.ApplicationError
 		require.ErrorAs(t, err, &appErr)
-		assert.Equal(t, workflows.ErrTypeImmutable, appErr.Type())
+		assert.Equal(t, v1alpha1.ErrTypeImmutable, appErr.Type())
 		assert.Equal(t, backupKeys, vault.keys("cairn-vault", "backups/vault-1/"), "nothing of the backup was deleted")
 		got, err := m.starter.GetBackup(ctx, "vault-1")
 		require.NoError(t, err)
-		assert.Equal(t, workflows.PhaseCompleted, got.Phase)
+		assert.Equal(t, v1alpha1.PhaseCompleted, got.Phase)
 	})
 
 	t.Run("the store refuses to delete a locked version", func(t *testing.T) {
@@ -165,18 +165,18 @@ func TestImmutableLocation(t *testing.T) {
 	t.Run("full maintenance extends the lock of the data in use, and the backup restores byte-identical", func(t *testing.T) {
 		blob := dataBlobs(vault.keys("cairn-vault", "kopia/"))[0]
 		_, before := retention(t, s3c, blob)
-		run, err := m.temporalC.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "vault-maintenance", TaskQueue: workflows.TaskQueue},
-			workflows.RepositoryMaintenanceWorkflowName, workflows.MaintenanceRequest{Location: lockedURL, Mode: "full"})
+		run, err := m.temporalC.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "vault-maintenance", TaskQueue: v1alpha1.TaskQueue},
+			v1alpha1.RepositoryMaintenanceWorkflowName, v1alpha1.MaintenanceRequest{Location: lockedURL, Mode: "full"})
 		require.NoError(t, err)
-		var maint workflows.MaintenanceResult
+		var maint v1alpha1.MaintenanceResult
 		require.NoError(t, run.Get(ctx, &maint))
 		assert.True(t, maint.Ran)
 		_, after := retention(t, s3c, blob)
 		assert.True(t, after.After(before), "the lock of %s was extended: %s, then %s", blob, before, after)
 
 		deleteNamespace(t, m.cluster.Config(), "vault")
-		r := m.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "vault-r1", BackupName: "vault-1", StorageLocation: lockedURL}}, 4*time.Minute)
-		require.Equal(t, workflows.PhaseCompleted, r.Phase, "%+v", r.Status)
+		r := m.restore(starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "vault-r1", BackupName: "vault-1", StorageLocation: lockedURL}}, 4*time.Minute)
+		require.Equal(t, v1alpha1.PhaseCompleted, r.Phase, "%+v", r.Status)
 		assert.Empty(t, datatree.Diff(want, digestVolume(t, m.stack, "vault", "data"), 10))
 	})
 }

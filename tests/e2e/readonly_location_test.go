@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // TestFinalizeWaitsForAReadOnlyLocation turns the location's file system
@@ -44,10 +44,10 @@ func TestFinalizeWaitsForAReadOnlyLocation(t *testing.T) {
 	var name string
 	catchInNewRun(t, s, w, finalizeBackupActivity, func(try int) string {
 		name = fmt.Sprintf("ro-%d", try)
-		_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: workflows.BackupSpec{
+		_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{
 			Name: name, IncludedNamespaces: []string{"rol-*"}}})
 		require.NoError(t, err)
-		return workflows.BackupWorkflowID(name)
+		return v1alpha1.BackupWorkflowID(name)
 	})
 	inWorkerNamespace("mount", "--bind", "-o", "ro", dir, dir)
 	w.thaw()
@@ -56,14 +56,14 @@ func TestFinalizeWaitsForAReadOnlyLocation(t *testing.T) {
 	assert.Contains(t, step.LastError, "read-only file system")
 	v, err := s.starter.GetBackup(ctx, name)
 	require.NoError(t, err)
-	assert.Equal(t, workflows.PhaseFinalizing, v.Phase, "nothing is committed while the location is read-only")
+	assert.Equal(t, v1alpha1.PhaseFinalizing, v.Phase, "nothing is committed while the location is read-only")
 	_, err = os.Stat(filepath.Join(dir, "backups", name, "backup.json"))
 	assert.ErrorIs(t, err, os.ErrNotExist, "no backup.json: the half-written backup is not listed")
 
 	inWorkerNamespace("umount", "--lazy", dir)
 	v = s.waitDone(name, 3*time.Minute)
-	require.Equal(t, workflows.PhaseCompleted, v.Phase, "%+v", v.Status)
-	assert.Greater(t, activityAttempt(t, s, workflows.BackupWorkflowID(name), finalizeBackupActivity), int32(1),
+	require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "%+v", v.Status)
+	assert.Greater(t, activityAttempt(t, s, v1alpha1.BackupWorkflowID(name), finalizeBackupActivity), int32(1),
 		"the failure landed mid-step: FinalizeBackup ran again")
 	assertExactlySeeded(t, s, name, "rol", want)
 }

@@ -27,13 +27,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/objects"
 	"github.com/cairn-backup/cairn/internal/sandbox"
 	"github.com/cairn-backup/cairn/internal/sandbox/csistate"
 	"github.com/cairn-backup/cairn/starter"
 	"github.com/cairn-backup/cairn/starter/remote"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // TestNamespaceRunsInAnotherCluster: a namespace whose Deployment runs
@@ -61,7 +61,7 @@ func TestNamespaceRunsInAnotherCluster(t *testing.T) {
 	api := devAPI(t, src)
 	rc, err := remote.New(api.URL, api.Client())
 	require.NoError(t, err)
-	dry, err := rc.DryRunBackup(ctx, starter.CreateBackupRequest{BackupSpec: workflows.BackupSpec{Name: "rel-1", IncludedNamespaces: []string{"rel"}}})
+	dry, err := rc.DryRunBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{Name: "rel-1", IncludedNamespaces: []string{"rel"}}})
 	require.NoError(t, err)
 	recordHistory(t, src, dry.WorkflowID, "backup_dry_run_completed.json")
 	assert.Empty(t, scratchKeys(t, src.location), "a dry run leaves nothing in the location")
@@ -72,7 +72,7 @@ func TestNamespaceRunsInAnotherCluster(t *testing.T) {
 	assert.Contains(t, out, "Dry run of backup:")
 	assert.Regexp(t, `priorityclasses.scheduling.k8s.io\s+1\s+rel-critical`, out)
 
-	src.backup(workflows.BackupSpec{Name: "rel-1", IncludedNamespaces: []string{"rel"}})
+	src.backup(v1alpha1.BackupSpec{Name: "rel-1", IncludedNamespaces: []string{"rel"}})
 	counts := tarballCounts(t, src, "rel-1")
 	want := map[string]map[string]int{
 		objects.ClusterRoleBindingsResource: {"rel-node-reader": 1},
@@ -96,7 +96,7 @@ func TestNamespaceRunsInAnotherCluster(t *testing.T) {
 	assert.Equal(t, taken, dry.Resources, "the dry run counted what the backup took, type by type")
 
 	off := false
-	src.backup(workflows.BackupSpec{Name: "rel-off", IncludedNamespaces: []string{"rel"}, RelatedClusterResources: &off})
+	src.backup(v1alpha1.BackupSpec{Name: "rel-off", IncludedNamespaces: []string{"rel"}, RelatedClusterResources: &off})
 	counts = tarballCounts(t, src, "rel-off")
 	for gr := range want {
 		assert.Empty(t, counts[gr], "%s without related cluster resources", gr)
@@ -114,8 +114,8 @@ func TestNamespaceRunsInAnotherCluster(t *testing.T) {
 	_, err = dc.RbacV1().ClusterRoles().Create(ctx, editor, metav1.CreateOptions{})
 	require.NoError(t, err)
 
-	restoreReq := starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "rel-r1", BackupName: "rel-1",
-		NamespaceMapping: map[string]string{"rel": "rel-copy"}, ExistingResourcePolicy: workflows.ExistingResourceUpdate}}
+	restoreReq := starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "rel-r1", BackupName: "rel-1",
+		NamespaceMapping: map[string]string{"rel": "rel-copy"}, ExistingResourcePolicy: v1alpha1.ExistingResourceUpdate}}
 	// The restore's dry run, through the API, while the cluster is
 	// watched: it writes nothing.
 	dstAPI := devAPI(t, dst)
@@ -165,11 +165,11 @@ func TestNamespaceRunsInAnotherCluster(t *testing.T) {
 	assert.Regexp(t, `serviceaccounts\s+0\s+1\s+0\s+0\s+0`, out, "after the restore, the ServiceAccount is there as backed up")
 	assert.Regexp(t, `deployments.apps rel-copy/web\s+skipped\s+it already exists and differs`, out,
 		"the running Deployment differs from the backup, and policy none would leave it")
-	require.Equal(t, workflows.PhaseCompleted, r.Phase, "%s %v", r.Status.FailureReason, failedOutcomes(outcomes))
+	require.Equal(t, v1alpha1.PhaseCompleted, r.Phase, "%s %v", r.Status.FailureReason, failedOutcomes(outcomes))
 	kept := outcomes[objects.ClusterRolesResource+" /rel-config-editor"]
-	assert.Equal(t, workflows.ItemSkipped, kept.Result)
+	assert.Equal(t, v1alpha1.ItemSkipped, kept.Result)
 	assert.Contains(t, kept.Reason, "is never changed")
-	assert.Equal(t, workflows.ActionCreated, outcomes[objects.PriorityClassesResource+" /rel-critical"].Action)
+	assert.Equal(t, v1alpha1.ActionCreated, outcomes[objects.PriorityClassesResource+" /rel-critical"].Action)
 	role, err := dc.RbacV1().ClusterRoles().Get(ctx, "rel-config-editor", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Len(t, role.Rules, 2, "the existing ClusterRole was not changed")
@@ -257,7 +257,7 @@ func scratchKeys(t *testing.T, locationURL string) []string {
 	require.NoError(t, err)
 	var scratch []string
 	for _, k := range keys {
-		if strings.Contains(k, workflows.DryRunScratchPrefix) {
+		if strings.Contains(k, v1alpha1.DryRunScratchPrefix) {
 			scratch = append(scratch, k)
 		}
 	}

@@ -13,8 +13,8 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/datatree"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // TestRepositoryStepsSurviveAWorkerKill SIGKILLs the worker while it runs
@@ -40,8 +40,8 @@ func TestRepositoryStepsSurviveAWorkerKill(t *testing.T) {
 	want := fillVolume(t, m.stack, "rk", "data", datatree.Spec{LargeFiles: 1, LargeSize: 4 << 20, SmallFiles: 500, SmallSize: 4096, Seed: 31})
 	names := []string{"rk-1", "rk-2", "rk-3", "rk-4"}
 	for _, name := range names {
-		m.backup(workflows.BackupSpec{Name: name, IncludedNamespaces: []string{"rk"}, SnapshotMoveData: true,
-			NativeSnapshots: workflows.NativeSnapshotsDelete})
+		m.backup(v1alpha1.BackupSpec{Name: name, IncludedNamespaces: []string{"rk"}, SnapshotMoveData: true,
+			NativeSnapshots: v1alpha1.NativeSnapshotsDelete})
 	}
 	kept, err := m.starter.GetBackup(ctx, "rk-4")
 	require.NoError(t, err)
@@ -75,8 +75,8 @@ func TestRepositoryStepsSurviveAWorkerKill(t *testing.T) {
 
 	t.Run("repository maintenance", func(t *testing.T) {
 		maintain := func(id string) client.WorkflowRun {
-			run, err := m.temporalC.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue},
-				workflows.RepositoryMaintenanceWorkflowName, workflows.MaintenanceRequest{Location: m.location, Mode: "full"})
+			run, err := m.temporalC.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: v1alpha1.TaskQueue},
+				v1alpha1.RepositoryMaintenanceWorkflowName, v1alpha1.MaintenanceRequest{Location: m.location, Mode: "full"})
 			require.NoError(t, err)
 			return run
 		}
@@ -88,7 +88,7 @@ func TestRepositoryStepsSurviveAWorkerKill(t *testing.T) {
 				w = startWorker()
 				killed = true
 			}
-			var res workflows.MaintenanceResult
+			var res v1alpha1.MaintenanceResult
 			require.NoError(t, run.Get(ctx, &res), "the maintenance finishes")
 			assert.True(t, res.Ran)
 			if killed {
@@ -98,7 +98,7 @@ func TestRepositoryStepsSurviveAWorkerKill(t *testing.T) {
 		}
 		require.True(t, killed, "the worker was killed while maintenance ran")
 
-		var again workflows.MaintenanceResult
+		var again v1alpha1.MaintenanceResult
 		require.NoError(t, maintain("maintenance-after-kill").Get(ctx, &again), "the maintenance owner is still cairn's")
 		recordHistory(t, m.stack, "maintenance-after-kill", "maintenance_completed.json")
 		assert.True(t, again.Ran)
@@ -112,14 +112,14 @@ func TestRepositoryStepsSurviveAWorkerKill(t *testing.T) {
 			catchInNewRun(t, m.stack, w, step, func(try int) string {
 				var err error
 				run, err = m.temporalC.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("verify-kill-%s-%d", step, try),
-					TaskQueue: workflows.TaskQueue}, workflows.VerifyBackupWorkflowName,
-					workflows.VerifyBackupRequest{Backup: "rk-4", Location: m.location, Full: true})
+					TaskQueue: v1alpha1.TaskQueue}, v1alpha1.VerifyBackupWorkflowName,
+					v1alpha1.VerifyBackupRequest{Backup: "rk-4", Location: m.location, Full: true})
 				require.NoError(t, err)
 				return run.GetID()
 			})
 			w.kill()
 			w = startWorker()
-			var res workflows.VerifyBackupResult
+			var res v1alpha1.VerifyBackupResult
 			require.NoError(t, run.Get(ctx, &res), "the verification finishes")
 			assert.True(t, res.OK(), "%+v", res)
 			require.NotNil(t, res.VolumeData)

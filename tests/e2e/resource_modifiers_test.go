@@ -15,8 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // modifierRules is a Velero resource-modifier document: a JSON Patch, a
@@ -67,7 +67,7 @@ func TestResourceModifiers(t *testing.T) {
 		_, err := kc.CoreV1().ConfigMaps("mod").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 		require.NoError(t, err)
 	}
-	s.backup(workflows.BackupSpec{Name: "mod-1", IncludedNamespaces: []string{"mod"}})
+	s.backup(v1alpha1.BackupSpec{Name: "mod-1", IncludedNamespaces: []string{"mod"}})
 	deleteNamespace(t, s.cluster.Config(), "mod")
 	dir := t.TempDir()
 	file := func(name, content string) string {
@@ -108,7 +108,7 @@ func TestResourceModifiers(t *testing.T) {
 			assert.Equal(t, tier, cm.Labels["tier"], "the merge patch by name: %s", name)
 		}
 
-		var results workflows.RestoreResults
+		var results v1alpha1.RestoreResults
 		require.NoError(t, json.Unmarshal(readLocation(t, s, "restores/mod-r1/results.json"), &results))
 		changed := map[string][]string{}
 		for _, it := range results.Items {
@@ -130,16 +130,16 @@ func TestResourceModifiers(t *testing.T) {
 			Data: map[string]string{"rules.yaml": "version: v1\nresourceModifierRules:\n- conditions: {groupResource: deployments.apps}\n" +
 				"  patches:\n  - {operation: replace, path: /spec/replicas, value: \"5\"}\n"}}, metav1.CreateOptions{})
 		require.NoError(t, err)
-		r := s.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "mod-r2", BackupName: "mod-1",
-			NamespaceMapping: map[string]string{"mod": "mod-2"}, ResourceModifiers: &workflows.DocumentRef{ConfigMap: "replicas"}}}, 2*time.Minute)
-		require.Equal(t, workflows.PhaseCompleted, r.Phase, "%+v", r.Status)
+		r := s.restore(starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "mod-r2", BackupName: "mod-1",
+			NamespaceMapping: map[string]string{"mod": "mod-2"}, ResourceModifiers: &v1alpha1.DocumentRef{ConfigMap: "replicas"}}}, 2*time.Minute)
+		require.Equal(t, v1alpha1.PhaseCompleted, r.Phase, "%+v", r.Status)
 		web, err := kc.AppsV1().Deployments("mod-2").Get(ctx, "web", metav1.GetOptions{})
 		require.NoError(t, err)
 		assert.Equal(t, int32(5), *web.Spec.Replicas)
 
-		r = s.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "mod-r3", BackupName: "mod-1",
-			NamespaceMapping: map[string]string{"mod": "mod-3"}, ResourceModifiers: &workflows.DocumentRef{ConfigMap: "no-such-map"}}}, 2*time.Minute)
-		require.Equal(t, workflows.PhaseFailed, r.Phase)
+		r = s.restore(starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "mod-r3", BackupName: "mod-1",
+			NamespaceMapping: map[string]string{"mod": "mod-3"}, ResourceModifiers: &v1alpha1.DocumentRef{ConfigMap: "no-such-map"}}}, 2*time.Minute)
+		require.Equal(t, v1alpha1.PhaseFailed, r.Phase)
 		assert.Contains(t, r.Status.FailureReason, "configmap mod-config/no-such-map")
 	})
 }

@@ -13,8 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cairn-backup/cairn/activities/restore"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // TestRestoreResumesAfterWorkerKill kills the worker in the middle of
@@ -25,15 +25,15 @@ func TestRestoreResumesAfterWorkerKill(t *testing.T) {
 	s := newSharedStack(t)
 	want := seedConfigMaps(t, s.cluster.Config(), "rk", seedNamespaces, seedPerNS)
 	first := s.startWorker("--batch-interval", "150ms")
-	s.backup(workflows.BackupSpec{Name: "rk-1", IncludedNamespaces: []string{"rk-*"}})
+	s.backup(v1alpha1.BackupSpec{Name: "rk-1", IncludedNamespaces: []string{"rk-*"}})
 
 	mapping := map[string]string{}
 	for i := range seedNamespaces {
 		mapping[fmt.Sprintf("rk-%02d", i)] = fmt.Sprintf("rk-%02d-back", i)
 	}
 	req := starter.CreateRestoreRequest{
-		RestoreSpec: workflows.RestoreSpec{Name: "rk-r", BackupName: "rk-1", NamespaceMapping: mapping},
-		Options:     workflows.RestoreOptions{BatchSize: 50, HeartbeatTimeout: &metav1.Duration{Duration: 3 * time.Second}},
+		RestoreSpec: v1alpha1.RestoreSpec{Name: "rk-r", BackupName: "rk-1", NamespaceMapping: mapping},
+		Options:     v1alpha1.RestoreOptions{BatchSize: 50, HeartbeatTimeout: &metav1.Duration{Duration: 3 * time.Second}},
 	}
 	_, err := s.starter.CreateRestore(context.Background(), req)
 	require.NoError(t, err)
@@ -43,12 +43,12 @@ func TestRestoreResumesAfterWorkerKill(t *testing.T) {
 
 	v := s.waitRestore("rk-r", 4*time.Minute)
 	outcomes := s.outcomes("rk-r") // fails on any item listed twice
-	require.Equal(t, workflows.PhaseCompleted, v.Phase, "failed: %v", failedOutcomes(outcomes))
+	require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "failed: %v", failedOutcomes(outcomes))
 	for key := range want {
 		ns, name, _ := strings.Cut(key, "/")
 		o, ok := outcomes["configmaps "+mapping[ns]+"/"+name]
 		if assert.True(t, ok, "%s missing from the results", key) {
-			assert.Equal(t, workflows.ItemRestored, o.Result, "%s: %s", key, o.Reason)
+			assert.Equal(t, v1alpha1.ItemRestored, o.Result, "%s: %s", key, o.Reason)
 		}
 	}
 	kc := fastClient(t, s.cluster.Config())
@@ -82,10 +82,10 @@ func TestRestoreResumesAfterWorkerKill(t *testing.T) {
 
 		v := s.waitRestore("rk-temporal", 4*time.Minute)
 		o := s.outcomes("rk-temporal")
-		require.Equal(t, workflows.PhaseCompleted, v.Phase, "failed: %v", failedOutcomes(o))
+		require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "failed: %v", failedOutcomes(o))
 		for key := range want {
 			ns, name, _ := strings.Cut(key, "/")
-			assert.Equal(t, workflows.ItemRestored, o["configmaps "+tMapping[ns]+"/"+name].Result, key)
+			assert.Equal(t, v1alpha1.ItemRestored, o["configmaps "+tMapping[ns]+"/"+name].Result, key)
 		}
 		runs := applyRuns(t, s, "rk-temporal")
 		require.Contains(t, runs, "configmaps")
@@ -102,10 +102,10 @@ func TestRestoreResumesAfterWorkerKill(t *testing.T) {
 		worker.thaw()
 		require.Equal(t, 0, code, stderr)
 		v := s.waitRestore("rk-cancel", time.Minute)
-		assert.Equal(t, workflows.PhaseCanceled, v.Phase)
+		assert.Equal(t, v1alpha1.PhaseCanceled, v.Phase)
 		restored := 0
 		for _, o := range s.outcomes("rk-cancel") {
-			if o.Result == workflows.ItemRestored && o.Resource == "configmaps" {
+			if o.Result == v1alpha1.ItemRestored && o.Resource == "configmaps" {
 				restored++
 			}
 		}
@@ -134,7 +134,7 @@ func restoreAgain(t *testing.T, s *stack, req starter.CreateRestoreRequest, name
 // least batches batches.
 func waitApplying(t *testing.T, s *stack, restoreName, resource string, batches int) {
 	t.Helper()
-	waitHeartbeat(t, s, workflows.RestoreWorkflowID(restoreName), applyActivity, func(p restore.ApplyProgress) bool {
+	waitHeartbeat(t, s, v1alpha1.RestoreWorkflowID(restoreName), applyActivity, func(p restore.ApplyProgress) bool {
 		if p.NextBatch < batches {
 			return false
 		}

@@ -14,9 +14,9 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // liveObjects lists every object of every namespaced type in namespace,
@@ -137,21 +137,21 @@ func (s *stack) waitRestore(name string, timeout time.Duration) *starter.Restore
 }
 
 // backup creates a backup and requires it to complete.
-func (s *stack) backup(spec workflows.BackupSpec) {
+func (s *stack) backup(spec v1alpha1.BackupSpec) {
 	s.t.Helper()
 	_, err := s.starter.CreateBackup(context.Background(), starter.CreateBackupRequest{BackupSpec: spec})
 	require.NoError(s.t, err)
 	v := s.waitDone(spec.Name, 2*time.Minute)
-	require.Equal(s.t, workflows.PhaseCompleted, v.Phase, "backup %s: %+v", spec.Name, v.Status)
+	require.Equal(s.t, v1alpha1.PhaseCompleted, v.Phase, "backup %s: %+v", spec.Name, v.Status)
 }
 
 // outcomes reads a restore's results.json keyed "resource ns/name", and
 // fails the test when an item appears twice.
-func (s *stack) outcomes(restore string) map[string]workflows.ItemOutcome {
+func (s *stack) outcomes(restore string) map[string]v1alpha1.ItemOutcome {
 	s.t.Helper()
 	res, err := s.starter.RestoreResults(context.Background(), restore)
 	require.NoError(s.t, err)
-	out := map[string]workflows.ItemOutcome{}
+	out := map[string]v1alpha1.ItemOutcome{}
 	for _, o := range res.Items {
 		key := o.Resource + " " + o.Namespace + "/" + o.Name
 		_, dup := out[key]
@@ -162,10 +162,10 @@ func (s *stack) outcomes(restore string) map[string]workflows.ItemOutcome {
 }
 
 // failedOutcomes lists the items of a restore that failed, for messages.
-func failedOutcomes(outcomes map[string]workflows.ItemOutcome) []string {
+func failedOutcomes(outcomes map[string]v1alpha1.ItemOutcome) []string {
 	var failed []string
 	for key, o := range outcomes {
-		if o.Result == workflows.ItemFailed {
+		if o.Result == v1alpha1.ItemFailed {
 			failed = append(failed, key+": "+o.Reason)
 		}
 	}

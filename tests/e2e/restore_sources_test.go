@@ -14,11 +14,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/sample"
 	"github.com/cairn-backup/cairn/starter"
 	"github.com/cairn-backup/cairn/tests/fixtures/velero"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // veleroShop is a Velero backup of namespace vshop: a ConfigMap, one the
@@ -87,27 +87,27 @@ func TestRestoreFromOtherSources(t *testing.T) {
 			}
 		}
 		require.NotNil(t, found, "the Velero backup is listed")
-		assert.Equal(t, workflows.BackupFormatVelero, found.Format)
-		assert.Equal(t, workflows.PhaseCompleted, found.Phase)
+		assert.Equal(t, v1alpha1.BackupFormatVelero, found.Format)
+		assert.Equal(t, v1alpha1.PhaseCompleted, found.Phase)
 
-		v := s.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "from-velero", BackupName: "velero-shop"}}, 2*time.Minute)
-		require.Equal(t, workflows.PhasePartiallyFailed, v.Phase, "the rejected ConfigMap makes it PartiallyFailed")
-		assert.Equal(t, workflows.BackupFormatVelero, v.Status.BackupFormat)
+		v := s.restore(starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "from-velero", BackupName: "velero-shop"}}, 2*time.Minute)
+		require.Equal(t, v1alpha1.PhasePartiallyFailed, v.Phase, "the rejected ConfigMap makes it PartiallyFailed")
+		assert.Equal(t, v1alpha1.BackupFormatVelero, v.Status.BackupFormat)
 		o := s.outcomes("from-velero")
 		bad := o["configmaps vshop/bad"]
-		assert.Equal(t, workflows.ItemFailed, bad.Result)
+		assert.Equal(t, v1alpha1.ItemFailed, bad.Result)
 		assert.Contains(t, bad.Reason, "not a key!", "the server's reason names the field")
-		assert.Equal(t, workflows.ItemRestored, o["configmaps vshop/settings"].Result)
-		assert.Equal(t, workflows.ItemRestored, o["horizontalpodautoscalers.autoscaling vshop/web"].Result)
+		assert.Equal(t, v1alpha1.ItemRestored, o["configmaps vshop/settings"].Result)
+		assert.Equal(t, v1alpha1.ItemRestored, o["horizontalpodautoscalers.autoscaling vshop/web"].Result)
 		assert.Equal(t, 1, v.Status.ItemsFailed)
 
 		// What the cluster's controllers recreate is left to them.
-		assert.Equal(t, workflows.ItemRestored, o["deployments.apps vshop/web"].Result)
-		assert.Equal(t, workflows.ItemRestored, o["services vshop/web"].Result)
+		assert.Equal(t, v1alpha1.ItemRestored, o["deployments.apps vshop/web"].Result)
+		assert.Equal(t, v1alpha1.ItemRestored, o["services vshop/web"].Result)
 		for key, reason := range map[string]string{
 			"replicasets.apps vshop/web-5d4": "Deployment web", "pods vshop/web-5d4-x7k": "ReplicaSet web-5d4", "endpoints vshop/web": "Service",
 		} {
-			assert.Equal(t, workflows.ItemSkipped, o[key].Result, key)
+			assert.Equal(t, v1alpha1.ItemSkipped, o[key].Result, key)
 			assert.Contains(t, o[key].Reason, reason, key)
 		}
 		kc := fastClient(t, s.cluster.Config())
@@ -130,7 +130,7 @@ func TestRestoreFromOtherSources(t *testing.T) {
 		assert.Equal(t, starter.ExitPartiallyFailed, code, "restore create --wait exit code; stderr: %s", stderr)
 		stdout, stderr, code := s.cli("restore", "results", "velero-cli", "--only", "failed", "-o", "json")
 		require.Equal(t, 0, code, stderr)
-		var res workflows.RestoreResults
+		var res v1alpha1.RestoreResults
 		require.NoError(t, json.Unmarshal([]byte(stdout), &res))
 		require.Len(t, res.Items, 1, "only the failed item: %s", stdout)
 		assert.Equal(t, "vshop-cli", res.Items[0].Namespace)
@@ -142,7 +142,7 @@ func TestRestoreFromOtherSources(t *testing.T) {
 	})
 
 	t.Run("unknown backup", func(t *testing.T) {
-		_, err := s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "r-unknown", BackupName: "no-such-backup"}})
+		_, err := s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "r-unknown", BackupName: "no-such-backup"}})
 		require.Error(t, err)
 		assert.True(t, errors.Is(err, starter.ErrNotFound), "%v", err)
 		_, stderr, code := s.cli("restore", "create", "r-unknown", "--from-backup", "no-such-backup")
@@ -155,10 +155,10 @@ func TestRestoreFromOtherSources(t *testing.T) {
 	t.Run("backup in progress", func(t *testing.T) {
 		seedConfigMaps(t, s.cluster.Config(), "busy", 1, 200)
 		_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{
-			BackupSpec: workflows.BackupSpec{Name: "busy-1", IncludedNamespaces: []string{"busy-*"}},
-			Options:    workflows.BackupOptions{PageSize: 10}})
+			BackupSpec: v1alpha1.BackupSpec{Name: "busy-1", IncludedNamespaces: []string{"busy-*"}},
+			Options:    v1alpha1.BackupOptions{PageSize: 10}})
 		require.NoError(t, err)
-		_, err = s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "r-busy", BackupName: "busy-1"}})
+		_, err = s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "r-busy", BackupName: "busy-1"}})
 		var conflict *starter.ConflictError
 		require.True(t, errors.As(err, &conflict), "%v", err)
 		assert.Contains(t, err.Error(), "still in progress")
@@ -172,16 +172,16 @@ func TestRestoreFromOtherSources(t *testing.T) {
 		require.NoError(t, err)
 		b.TruncateAt = len(tarball) / 2
 		require.NoError(t, velero.Write(ctx, s.location, b))
-		v := s.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "from-cut", BackupName: "velero-cut"}}, time.Minute)
-		assert.Equal(t, workflows.PhaseFailed, v.Phase)
-		assert.Contains(t, v.Status.FailureReason, workflows.ErrTypeCorruptBackup)
+		v := s.restore(starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "from-cut", BackupName: "velero-cut"}}, time.Minute)
+		assert.Equal(t, v1alpha1.PhaseFailed, v.Phase)
+		assert.Contains(t, v.Status.FailureReason, v1alpha1.ErrTypeCorruptBackup)
 		assert.Contains(t, v.Status.FailureReason, "velero-cut.tar.gz")
 	})
 
 	t.Run("into another cluster", func(t *testing.T) {
 		_, err := sample.Seed(ctx, s.cluster.Config(), "shop2")
 		require.NoError(t, err)
-		s.backup(workflows.BackupSpec{Name: "shop2-1", IncludedNamespaces: []string{"shop2"}})
+		s.backup(v1alpha1.BackupSpec{Name: "shop2-1", IncludedNamespaces: []string{"shop2"}})
 		want := liveObjects(t, s.cluster.Config(), "shop2")
 
 		other := newStackAt(t, s.location)
@@ -194,8 +194,8 @@ func TestRestoreFromOtherSources(t *testing.T) {
 		}
 		assert.True(t, names["shop2-1"] && names["velero-shop"], "a fresh install lists the location's backups: %v", names)
 
-		v := other.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "shop2-elsewhere", BackupName: "shop2-1"}}, 2*time.Minute)
-		require.Equal(t, workflows.PhaseCompleted, v.Phase, "failed: %v", failedOutcomes(other.outcomes("shop2-elsewhere")))
+		v := other.restore(starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "shop2-elsewhere", BackupName: "shop2-1"}}, 2*time.Minute)
+		require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "failed: %v", failedOutcomes(other.outcomes("shop2-elsewhere")))
 		assertSameObjects(t, want, liveObjects(t, other.cluster.Config(), "shop2"))
 	})
 

@@ -13,9 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/sample"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // TestRestoreRoundTrip backs up a realistic application namespace, deletes
@@ -34,7 +34,7 @@ func TestRestoreRoundTrip(t *testing.T) {
 	require.Contains(t, before, "widgets.demo.cairn.io/blue-widget")
 	require.Contains(t, before, "ingresses.networking.k8s.io/shop-web")
 
-	s.backup(workflows.BackupSpec{Name: "shop-1", IncludedNamespaces: []string{"shop"}})
+	s.backup(v1alpha1.BackupSpec{Name: "shop-1", IncludedNamespaces: []string{"shop"}})
 	deleteNamespace(t, cfg, "shop")
 	ext, err := apiext.NewForConfig(cfg)
 	require.NoError(t, err)
@@ -45,27 +45,27 @@ func TestRestoreRoundTrip(t *testing.T) {
 	}, time.Minute, 200*time.Millisecond, "CRD not deleted")
 
 	t.Run("into the deleted namespace", func(t *testing.T) {
-		v := s.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "shop-r1", BackupName: "shop-1"}}, 2*time.Minute)
+		v := s.restore(starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "shop-r1", BackupName: "shop-1"}}, 2*time.Minute)
 		outcomes := s.outcomes("shop-r1")
-		require.Equal(t, workflows.PhaseCompleted, v.Phase, "failed items: %v", failedOutcomes(outcomes))
+		require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "failed items: %v", failedOutcomes(outcomes))
 		after := liveObjects(t, cfg, "shop")
 		assertSameObjects(t, before, after)
 
-		assert.Equal(t, workflows.ItemRestored, outcomes["customresourcedefinitions.apiextensions.k8s.io /widgets.demo.cairn.io"].Result)
+		assert.Equal(t, v1alpha1.ItemRestored, outcomes["customresourcedefinitions.apiextensions.k8s.io /widgets.demo.cairn.io"].Result)
 		for key, o := range outcomes {
-			assert.NotEqual(t, workflows.ItemFailed, o.Result, "%s: %s", key, o.Reason)
+			assert.NotEqual(t, v1alpha1.ItemFailed, o.Result, "%s: %s", key, o.Reason)
 		}
 		assertRestoredDetails(t, s, "shop", "shop-r1")
 		assert.Nil(t, widgetStatus(t, s, "shop"), "status is left to controllers unless asked for")
-		recordHistory(t, s, workflows.RestoreWorkflowID("shop-r1"), "restore_completed.json")
+		recordHistory(t, s, v1alpha1.RestoreWorkflowID("shop-r1"), "restore_completed.json")
 	})
 
 	t.Run("into a mapped namespace", func(t *testing.T) {
-		spec := workflows.RestoreSpec{Name: "shop-r2", BackupName: "shop-1", NamespaceMapping: map[string]string{"shop": "shop-copy"},
-			RestoreStatus: &workflows.ResourceSelector{IncludedResources: []string{"widgets.demo.cairn.io"}}}
+		spec := v1alpha1.RestoreSpec{Name: "shop-r2", BackupName: "shop-1", NamespaceMapping: map[string]string{"shop": "shop-copy"},
+			RestoreStatus: &v1alpha1.ResourceSelector{IncludedResources: []string{"widgets.demo.cairn.io"}}}
 		v := s.restore(starter.CreateRestoreRequest{RestoreSpec: spec}, 2*time.Minute)
 		outcomes := s.outcomes("shop-r2")
-		require.Equal(t, workflows.PhaseCompleted, v.Phase, "failed items: %v", failedOutcomes(outcomes))
+		require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "failed items: %v", failedOutcomes(outcomes))
 		copied := liveObjects(t, cfg, "shop-copy")
 		assertSameObjects(t, before, copied)
 		assert.Equal(t, "shop", outcomes["configmaps shop-copy/shop-settings"].SourceNamespace)
@@ -136,7 +136,7 @@ func TestRestoreExistingResourcePolicy(t *testing.T) {
 	kc := fastClient(t, s.cluster.Config())
 	seedConfigMaps(t, s.cluster.Config(), "half", 1, 3) // half-00: cm-00000, cm-00001, cm-00002
 	const ns = "half-00"
-	s.backup(workflows.BackupSpec{Name: "half-1", IncludedNamespaces: []string{ns}})
+	s.backup(v1alpha1.BackupSpec{Name: "half-1", IncludedNamespaces: []string{ns}})
 
 	changed, err := kc.CoreV1().ConfigMaps(ns).Get(ctx, "cm-00000", metav1.GetOptions{})
 	require.NoError(t, err)
@@ -153,42 +153,42 @@ func TestRestoreExistingResourcePolicy(t *testing.T) {
 	key := func(name string) string { return "configmaps " + ns + "/" + name }
 
 	t.Run("none", func(t *testing.T) {
-		spec := workflows.RestoreSpec{Name: "half-none", BackupName: "half-1", ExistingResourcePolicy: workflows.ExistingResourceNone}
+		spec := v1alpha1.RestoreSpec{Name: "half-none", BackupName: "half-1", ExistingResourcePolicy: v1alpha1.ExistingResourceNone}
 		v := s.restore(starter.CreateRestoreRequest{RestoreSpec: spec}, time.Minute)
-		require.Equal(t, workflows.PhaseCompleted, v.Phase)
+		require.Equal(t, v1alpha1.PhaseCompleted, v.Phase)
 		o := s.outcomes("half-none")
-		assert.Equal(t, workflows.ItemSkipped, o[key("cm-00000")].Result, "changed object is kept")
+		assert.Equal(t, v1alpha1.ItemSkipped, o[key("cm-00000")].Result, "changed object is kept")
 		assert.Contains(t, o[key("cm-00000")].Reason, "differs")
 		assert.Equal(t, "changed", payload("cm-00000"))
-		assert.Equal(t, workflows.ItemOutcome{Resource: "configmaps", Namespace: ns, Name: "cm-00001", Result: workflows.ItemRestored,
-			Action: workflows.ActionCreated}, o[key("cm-00001")], "deleted object is recreated")
-		assert.Equal(t, workflows.ActionUnchanged, o[key("cm-00002")].Action, "identical object counts as restored")
-		assert.Equal(t, workflows.ItemRestored, o[key("cm-00002")].Result)
+		assert.Equal(t, v1alpha1.ItemOutcome{Resource: "configmaps", Namespace: ns, Name: "cm-00001", Result: v1alpha1.ItemRestored,
+			Action: v1alpha1.ActionCreated}, o[key("cm-00001")], "deleted object is recreated")
+		assert.Equal(t, v1alpha1.ActionUnchanged, o[key("cm-00002")].Action, "identical object counts as restored")
+		assert.Equal(t, v1alpha1.ItemRestored, o[key("cm-00002")].Result)
 		assert.Equal(t, 1, v.Status.ItemsSkipped-skippedByRule(o), "skipped items")
 		assert.GreaterOrEqual(t, v.Status.Warnings, 1, "the skipped object is a warning")
 	})
 
 	t.Run("update", func(t *testing.T) {
-		spec := workflows.RestoreSpec{Name: "half-update", BackupName: "half-1", ExistingResourcePolicy: workflows.ExistingResourceUpdate}
+		spec := v1alpha1.RestoreSpec{Name: "half-update", BackupName: "half-1", ExistingResourcePolicy: v1alpha1.ExistingResourceUpdate}
 		v := s.restore(starter.CreateRestoreRequest{RestoreSpec: spec}, time.Minute)
-		require.Equal(t, workflows.PhaseCompleted, v.Phase)
+		require.Equal(t, v1alpha1.PhaseCompleted, v.Phase)
 		o := s.outcomes("half-update")
-		assert.Equal(t, workflows.ActionUpdated, o[key("cm-00000")].Action, "changed object is patched back")
-		assert.Equal(t, workflows.ItemRestored, o[key("cm-00000")].Result)
+		assert.Equal(t, v1alpha1.ActionUpdated, o[key("cm-00000")].Action, "changed object is patched back")
+		assert.Equal(t, v1alpha1.ItemRestored, o[key("cm-00000")].Result)
 		assert.NotEqual(t, "changed", payload("cm-00000"))
 		assert.Equal(t, payload("cm-00002"), payload("cm-00000"), "patched to the backed-up payload")
-		assert.Equal(t, workflows.ActionUnchanged, o[key("cm-00001")].Action, "the object restored by the first run is identical")
-		assert.Equal(t, workflows.ActionUnchanged, o[key("cm-00002")].Action)
+		assert.Equal(t, v1alpha1.ActionUnchanged, o[key("cm-00001")].Action, "the object restored by the first run is identical")
+		assert.Equal(t, v1alpha1.ActionUnchanged, o[key("cm-00002")].Action)
 		cm, err := kc.CoreV1().ConfigMaps(ns).Get(ctx, "cm-00000", metav1.GetOptions{})
 		require.NoError(t, err)
 		assert.Equal(t, "half-update", cm.Labels["cairn.io/restore-name"], "an updated object carries the restore's label")
 	})
 }
 
-func skippedByRule(o map[string]workflows.ItemOutcome) int {
+func skippedByRule(o map[string]v1alpha1.ItemOutcome) int {
 	n := 0
 	for _, x := range o {
-		if x.Result == workflows.ItemSkipped && x.Action == "" && x.Reason != "" && !strings.Contains(x.Reason, "differs") {
+		if x.Result == v1alpha1.ItemSkipped && x.Action == "" && x.Reason != "" && !strings.Contains(x.Reason, "differs") {
 			n++
 		}
 	}

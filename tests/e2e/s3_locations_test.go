@@ -10,10 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/datatree"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // TestS3LocationsWithTheirOwnCredentials: two real S3 servers (MinIO),
@@ -52,7 +52,7 @@ func TestS3LocationsWithTheirOwnCredentials(t *testing.T) {
 	_, err = m.starter.CreateBackup(ctx, req)
 	require.NoError(t, err)
 	v := m.waitDone("s3-1", 4*time.Minute)
-	require.Equal(t, workflows.PhaseCompleted, v.Phase, "%+v", v.Status)
+	require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "%+v", v.Status)
 	written := offsite.keys("cairn-offsite", "")
 	for _, key := range []string{"backups/s3-1/backup.json", "backups/s3-1/resources.tar.gz", "backups/s3-1/logs.jsonl.gz"} {
 		assert.Contains(t, written, key)
@@ -70,8 +70,8 @@ func TestS3LocationsWithTheirOwnCredentials(t *testing.T) {
 
 	t.Run("restored byte-identical", func(t *testing.T) {
 		deleteNamespace(t, m.cluster.Config(), "s3")
-		r := m.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "s3-r1", BackupName: "s3-1", StorageLocation: offsiteURL}}, 4*time.Minute)
-		require.Equal(t, workflows.PhaseCompleted, r.Phase, "%+v", r.Status)
+		r := m.restore(starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "s3-r1", BackupName: "s3-1", StorageLocation: offsiteURL}}, 4*time.Minute)
+		require.Equal(t, v1alpha1.PhaseCompleted, r.Phase, "%+v", r.Status)
 		assert.Empty(t, datatree.Diff(want, digestVolume(t, m.stack, "s3", "data"), 10))
 	})
 
@@ -99,7 +99,7 @@ func TestS3LocationsWithTheirOwnCredentials(t *testing.T) {
 	})
 
 	t.Run("the other location, with the other credentials", func(t *testing.T) {
-		m.backup(workflows.BackupSpec{Name: "s3-archive", IncludedNamespaces: []string{"s3"}, IncludedResources: []string{"configmaps"},
+		m.backup(v1alpha1.BackupSpec{Name: "s3-archive", IncludedNamespaces: []string{"s3"}, IncludedResources: []string{"configmaps"},
 			StorageLocation: archiveURL})
 		assert.Contains(t, archive.keys("cairn-archive", "backups/"), "backups/s3-archive/backup.json")
 		assert.Empty(t, offsite.keys("cairn-offsite", "backups/s3-archive/"))

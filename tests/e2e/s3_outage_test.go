@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // TestFinalizeWaitsForTheObjectStore kills the S3 server (MinIO) while a
@@ -37,10 +37,10 @@ func TestFinalizeWaitsForTheObjectStore(t *testing.T) {
 	var name string
 	catchInNewRun(t, s, w, finalizeBackupActivity, func(try int) string {
 		name = fmt.Sprintf("outage-%d", try)
-		_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: workflows.BackupSpec{
+		_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{
 			Name: name, IncludedNamespaces: []string{"so-*"}, StorageLocation: url}})
 		require.NoError(t, err)
-		return workflows.BackupWorkflowID(name)
+		return v1alpha1.BackupWorkflowID(name)
 	})
 	store.proc.kill()
 	w.thaw()
@@ -50,13 +50,13 @@ func TestFinalizeWaitsForTheObjectStore(t *testing.T) {
 	step := waitRetrying(t, s, name, finalizeBackupActivity)
 	v, err := s.starter.GetBackup(ctx, name)
 	require.NoError(t, err)
-	assert.Equal(t, workflows.PhaseFinalizing, v.Phase, "nothing is committed while the store is down")
+	assert.Equal(t, v1alpha1.PhaseFinalizing, v.Phase, "nothing is committed while the store is down")
 	t.Logf("while the store is down: %+v", step)
 
 	store.start()
 	v = s.waitDone(name, 3*time.Minute)
-	require.Equal(t, workflows.PhaseCompleted, v.Phase, "%+v", v.Status)
-	assert.Greater(t, activityAttempt(t, s, workflows.BackupWorkflowID(name), finalizeBackupActivity), int32(1),
+	require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "%+v", v.Status)
+	assert.Greater(t, activityAttempt(t, s, v1alpha1.BackupWorkflowID(name), finalizeBackupActivity), int32(1),
 		"the outage landed mid-step: FinalizeBackup ran again")
 	assertExactlySeededAt(t, s, url, name, "so", want)
 	assert.Contains(t, store.keys("cairn-outage", "backups/"+name+"/"), "backups/"+name+"/backup.json")

@@ -17,8 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // TestSchedules drives backup schedules on a real Temporal server against
@@ -88,7 +88,7 @@ func TestSchedules(t *testing.T) {
 			assert.Regexp(t, regexp.MustCompile(`^tick-\d{14}$`), b)
 			v, err := s.starter.GetBackup(context.Background(), b)
 			require.NoError(t, err)
-			if v.Phase == workflows.PhaseDeleted {
+			if v.Phase == v1alpha1.PhaseDeleted {
 				// keep-last 2 pruned it since the list (the schedule runs
 				// every 2s).
 				continue
@@ -136,9 +136,9 @@ func TestSchedules(t *testing.T) {
 	})
 
 	t.Run("keep-last 3 leaves the newest 3 of 5 runs or more, through worker kills and a Temporal kill", func(t *testing.T) {
-		_, err := s.starter.CreateSchedule(context.Background(), workflows.ScheduleSpec{Name: "five", Cron: "0 0 1 1 *",
-			Retention: workflows.RetentionPolicy{KeepLast: ptr.To(3)}, Template: workflows.BackupSpec{IncludedNamespaces: []string{"sch-*"}},
-			BackupOptions: workflows.BackupOptions{HeartbeatTimeout: &metav1.Duration{Duration: 5 * time.Second}}})
+		_, err := s.starter.CreateSchedule(context.Background(), v1alpha1.ScheduleSpec{Name: "five", Cron: "0 0 1 1 *",
+			Retention: v1alpha1.RetentionPolicy{KeepLast: ptr.To(3)}, Template: v1alpha1.BackupSpec{IncludedNamespaces: []string{"sch-*"}},
+			BackupOptions: v1alpha1.BackupOptions{HeartbeatTimeout: &metav1.Duration{Duration: 5 * time.Second}}})
 		require.NoError(t, err)
 		restartWorker := func() {
 			worker.kill()
@@ -157,14 +157,14 @@ func TestSchedules(t *testing.T) {
 			switch {
 			case len(names) >= 3 && !workerKilled:
 				// The worker dies frozen in the run's last step.
-				if catchActivity(t, s, worker, workflows.BackupWorkflowID(last.Backup), finalizeBackupActivity) {
+				if catchActivity(t, s, worker, v1alpha1.BackupWorkflowID(last.Backup), finalizeBackupActivity) {
 					restartWorker()
 					workerKilled, killedHere = true, true
 				}
 			case len(names) >= 4 && !deletionKilled:
 				// The worker dies frozen in the deletion of the run that
 				// retention no longer keeps: the oldest of the four left.
-				pruned := workflows.DeleteWorkflowID(names[len(names)-4])
+				pruned := v1alpha1.DeleteWorkflowID(names[len(names)-4])
 				if catchActivity(t, s, worker, pruned, deleteBackupDataActivity) {
 					restartWorker()
 					require.NoError(t, s.starter.WaitRun(context.Background(), last.WorkflowID, ""))
@@ -175,7 +175,7 @@ func TestSchedules(t *testing.T) {
 			case workerKilled && !temporalKilled:
 				// Temporal dies with the worker frozen in the run's
 				// retention, which then finishes after it.
-				retention := workflows.RetentionWorkflowID(last.Backup)
+				retention := v1alpha1.RetentionWorkflowID(last.Backup)
 				if catchActivity(t, s, worker, retention, planRetentionActivity) {
 					s.temporal.kill()
 					killedAt := time.Now()
@@ -190,14 +190,14 @@ func TestSchedules(t *testing.T) {
 			}
 			require.NoError(t, s.starter.WaitRun(context.Background(), last.WorkflowID, ""))
 			if killedHere {
-				assert.Greater(t, activityAttempt(t, s, workflows.BackupWorkflowID(last.Backup), finalizeBackupActivity), int32(1),
+				assert.Greater(t, activityAttempt(t, s, v1alpha1.BackupWorkflowID(last.Backup), finalizeBackupActivity), int32(1),
 					"the worker kill landed mid-step: the run's finalize ran again")
 			}
 		}
 		// scheduled_run_retention.json, recorded before retention was
 		// paged, keeps the old branch replayed.
 		recordHistory(t, s, last.WorkflowID, "scheduled_run_paged_retention.json")
-		recordHistory(t, s, workflows.RetentionWorkflowID(last.Backup), "apply_retention_completed.json")
+		recordHistory(t, s, v1alpha1.RetentionWorkflowID(last.Backup), "apply_retention_completed.json")
 		sort.Strings(names)
 		newest := names[len(names)-3:]
 		assert.Equal(t, newest, sch.completed("five"), "exactly the newest three stay")
@@ -236,7 +236,7 @@ func TestSchedules(t *testing.T) {
 		require.Equal(t, 0, code, stderr)
 		time.Sleep(3500 * time.Millisecond)
 		trig := sch.trigger("aged")
-		s.waitBackup(trig.Backup, time.Minute, func(v *starter.BackupView) bool { return v.Phase == workflows.PhaseInProgress })
+		s.waitBackup(trig.Backup, time.Minute, func(v *starter.BackupView) bool { return v.Phase == v1alpha1.PhaseInProgress })
 		worker.freeze() // the run cannot end before the cancel lands
 		_, stderr, code = s.cli("backup", "cancel", trig.Backup)
 		worker.thaw()
@@ -245,7 +245,7 @@ func TestSchedules(t *testing.T) {
 		v := sch.get("aged")
 		assert.Equal(t, []string{b}, sch.completed("aged"), "the newest success survives")
 		require.Len(t, v.Backups, 2, "%+v", v.Backups)
-		assert.Equal(t, workflows.PhaseFailed, v.Backups[0].Phase, "the canceled run is kept (keep-failed 1)")
+		assert.Equal(t, v1alpha1.PhaseFailed, v.Backups[0].Phase, "the canceled run is kept (keep-failed 1)")
 
 		// A restore from the schedule takes its newest success, not the
 		// newer canceled run.
@@ -275,7 +275,7 @@ func TestSchedules(t *testing.T) {
 		require.NoError(t, err)
 		newestOfDay := map[string]string{}
 		for _, name := range names {
-			at, ok := workflows.ScheduledRunTime("gfs", name)
+			at, ok := v1alpha1.ScheduledRunTime("gfs", name)
 			require.True(t, ok, name)
 			if day := at.In(zone).Format(time.DateOnly); name > newestOfDay[day] {
 				newestOfDay[day] = name
@@ -302,7 +302,7 @@ func TestSchedules(t *testing.T) {
 		require.Eventually(t, func() bool {
 			v = sch.get("slow")
 			mostRunning = max(mostRunning, len(v.Running))
-			return v.Actions.SkippedOverlap >= 1 && v.Health.State == workflows.HealthDegraded
+			return v.Actions.SkippedOverlap >= 1 && v.Health.State == v1alpha1.HealthDegraded
 		}, time.Minute, 300*time.Millisecond)
 		assert.Equal(t, 1, mostRunning, "overlap skip: never two runs at once")
 		assert.Contains(t, v.Health.Reasons[0], "longer than maxRunDuration 3s")
@@ -355,7 +355,7 @@ func (h *schedules) names() []string {
 func (h *schedules) completed(name string) []string {
 	var out []string
 	for _, b := range h.get(name).Backups {
-		if b.Phase == workflows.PhaseCompleted {
+		if b.Phase == v1alpha1.PhaseCompleted {
 			out = append(out, b.Name)
 		}
 	}
@@ -396,7 +396,7 @@ func backupsOf(t *testing.T, s *stack, schedule string) []string {
 	t.Helper()
 	var out []string
 	for name := range listedBackups(t, s) {
-		if _, ok := workflows.ScheduledRunTime(schedule, name); ok {
+		if _, ok := v1alpha1.ScheduledRunTime(schedule, name); ok {
 			out = append(out, name)
 		}
 	}

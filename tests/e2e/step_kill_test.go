@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // stepKillTries bounds how many runs a test starts to catch a short step
@@ -60,13 +60,13 @@ func TestShortStepsSurviveAWorkerKill(t *testing.T) {
 	var backup string
 	t.Run("FinalizeBackup", func(t *testing.T) {
 		backup = killIn(finalizeBackupActivity, func(name string) string {
-			_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: workflows.BackupSpec{Name: name, IncludedNamespaces: []string{"sk-*"}}})
+			_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{Name: name, IncludedNamespaces: []string{"sk-*"}}})
 			require.NoError(t, err)
-			return workflows.BackupWorkflowID(name)
+			return v1alpha1.BackupWorkflowID(name)
 		})
 		v := s.waitDone(backup, 2*time.Minute)
-		require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %+v", v.Status)
-		assert.Greater(t, activityAttempt(t, s, workflows.BackupWorkflowID(backup), finalizeBackupActivity), int32(1),
+		require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "reason: %+v", v.Status)
+		assert.Greater(t, activityAttempt(t, s, v1alpha1.BackupWorkflowID(backup), finalizeBackupActivity), int32(1),
 			"the kill landed mid-step: FinalizeBackup ran again")
 		assertExactlySeeded(t, s, backup, "sk", want)
 	})
@@ -80,14 +80,14 @@ func TestShortStepsSurviveAWorkerKill(t *testing.T) {
 				for i := range seedNamespaces {
 					mapping[fmt.Sprintf("sk-%02d", i)] = fmt.Sprintf("%s-%02d", name, i)
 				}
-				_, err := s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{
+				_, err := s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{
 					Name: name, BackupName: backup, NamespaceMapping: mapping}})
 				require.NoError(t, err)
-				return workflows.RestoreWorkflowID(name)
+				return v1alpha1.RestoreWorkflowID(name)
 			})
 			v := s.waitRestore(restore, 2*time.Minute)
-			require.Equal(t, workflows.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
-			assert.Greater(t, activityAttempt(t, s, workflows.RestoreWorkflowID(restore), activity), int32(1),
+			require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
+			assert.Greater(t, activityAttempt(t, s, v1alpha1.RestoreWorkflowID(restore), activity), int32(1),
 				"the kill landed mid-step: %s ran again", activity)
 			assertRestoredSeed(t, s, mapping, want)
 		})

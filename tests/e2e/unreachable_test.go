@@ -16,8 +16,8 @@ import (
 
 	"github.com/cairn-backup/cairn/activities/cluster"
 	"github.com/cairn-backup/cairn/activities/restore"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // apiServerHost is the host:port of the stack's API server.
@@ -83,13 +83,13 @@ func TestUnreachableAPIServerFailsWithReason(t *testing.T) {
 	// run's deadline is far off, so the heartbeat is seen however slow
 	// the machine is; the run is then ended by hand.
 	w := cutBackup("unreachable-retrying", 30*time.Minute)
-	endWhenHeartbeat(t, s, w, workflows.BackupWorkflowID("unreachable-retrying"), func(p cluster.CollectProgress) bool {
+	endWhenHeartbeat(t, s, w, v1alpha1.BackupWorkflowID("unreachable-retrying"), func(p cluster.CollectProgress) bool {
 		return p.Current.LastError != "" && p.Current.UnreachableSince != nil
 	})
 
 	cutBackup("unreachable", 8*time.Second)
 	v := s.waitDone("unreachable", 2*time.Minute)
-	require.Equal(t, workflows.PhaseFailed, v.Phase)
+	require.Equal(t, v1alpha1.PhaseFailed, v.Phase)
 	require.NotNil(t, v.Status)
 	assert.Contains(t, v.Status.FailureReason, "ClusterUnreachable")
 	assert.Contains(t, v.Status.FailureReason, "unreachable for")
@@ -109,7 +109,7 @@ func TestRestoreUnreachableAPIServerFailsWithReason(t *testing.T) {
 	s := newSharedStack(t)
 	seedConfigMaps(t, s.cluster.Config(), "ru", seedNamespaces, seedPerNS)
 	backupWorker := s.startWorker()
-	s.backup(workflows.BackupSpec{Name: "ru-1", IncludedNamespaces: []string{"ru-*"}})
+	s.backup(v1alpha1.BackupSpec{Name: "ru-1", IncludedNamespaces: []string{"ru-*"}})
 	backupWorker.kill()
 	// cutRestore is cutBackup's twin: a restore into namespaces of its
 	// own, cut after three batches of ConfigMaps.
@@ -122,8 +122,8 @@ func TestRestoreUnreachableAPIServerFailsWithReason(t *testing.T) {
 			mapping[fmt.Sprintf("ru-%02d", i)] = fmt.Sprintf("%s-%02d", name, i)
 		}
 		_, err := s.starter.CreateRestore(context.Background(), starter.CreateRestoreRequest{
-			RestoreSpec: workflows.RestoreSpec{Name: name, BackupName: "ru-1", NamespaceMapping: mapping},
-			Options: workflows.RestoreOptions{BatchSize: 50, ClusterUnreachableTimeout: &metav1.Duration{Duration: unreachable},
+			RestoreSpec: v1alpha1.RestoreSpec{Name: name, BackupName: "ru-1", NamespaceMapping: mapping},
+			Options: v1alpha1.RestoreOptions{BatchSize: 50, ClusterUnreachableTimeout: &metav1.Duration{Duration: unreachable},
 				HeartbeatTimeout: &metav1.Duration{Duration: 5 * time.Second}},
 		})
 		require.NoError(t, err)
@@ -133,14 +133,14 @@ func TestRestoreUnreachableAPIServerFailsWithReason(t *testing.T) {
 	}
 
 	w := cutRestore("ru-retrying", 30*time.Minute)
-	endWhenHeartbeat(t, s, w, workflows.RestoreWorkflowID("ru-retrying"), func(p restore.ApplyProgress) bool {
+	endWhenHeartbeat(t, s, w, v1alpha1.RestoreWorkflowID("ru-retrying"), func(p restore.ApplyProgress) bool {
 		return p.LastError != "" && p.UnreachableSince != nil
 	})
 
 	cutRestore("ru-r", 8*time.Second)
 	v := s.waitRestore("ru-r", 2*time.Minute)
-	require.Equal(t, workflows.PhaseFailed, v.Phase)
-	assert.Contains(t, v.Status.FailureReason, workflows.ErrTypeClusterUnreachable)
+	require.Equal(t, v1alpha1.PhaseFailed, v.Phase)
+	assert.Contains(t, v.Status.FailureReason, v1alpha1.ErrTypeClusterUnreachable)
 	assert.Contains(t, v.Status.FailureReason, "unreachable for")
 	outcomes := s.outcomes("ru-r")
 	assert.GreaterOrEqual(t, len(outcomes), 3*50, "the results list the batches applied before the cut")

@@ -15,10 +15,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/objects"
 	"github.com/cairn-backup/cairn/internal/sandbox"
 	"github.com/cairn-backup/cairn/internal/sandbox/csistate"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // makeClaims creates a namespace with claims of the sandbox's CSI class
@@ -149,7 +149,7 @@ func waitNoSnapshots(t *testing.T, s *stack, backup string, handles ...string) {
 }
 
 // operation returns a backup's operation of a claim.
-func operation(t *testing.T, status *workflows.BackupStatus, namespace, claim string) workflows.Operation {
+func operation(t *testing.T, status *v1alpha1.BackupStatus, namespace, claim string) v1alpha1.Operation {
 	t.Helper()
 	require.NotNil(t, status)
 	for _, op := range status.Operations {
@@ -158,5 +158,5 @@ func operation(t *testing.T, status *workflows.BackupStatus, namespace, claim st
 		}
 	}
 	t.Fatalf("no operation for claim %s/%s in %+v", namespace, claim, status.Operations)
-	return workflows.Operation{}
+	return v1alpha1.Operation{}
 }

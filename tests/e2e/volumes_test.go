@@ -14,10 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/objects"
 	"github.com/cairn-backup/cairn/internal/sandbox/csistate"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // TestVolumeSnapshots runs backups of CSI volumes against the sandbox's
@@ -38,8 +38,8 @@ func TestVolumeSnapshots(t *testing.T) {
 		pendingClaim(t, s, "vol", "pending")
 		foreignClaim(t, s, "vol", "foreign")
 
-		s.backup(workflows.BackupSpec{Name: "vol-1", IncludedNamespaces: []string{"vol"}})
-		recordHistory(t, s, workflows.VolumeWorkflowID("vol-1", workflows.Volume{Namespace: "vol", Claim: "data"}), "volume_snapshot_completed.json")
+		s.backup(v1alpha1.BackupSpec{Name: "vol-1", IncludedNamespaces: []string{"vol"}})
+		recordHistory(t, s, v1alpha1.VolumeWorkflowID("vol-1", v1alpha1.Volume{Namespace: "vol", Claim: "data"}), "volume_snapshot_completed.json")
 		v, err := s.starter.GetBackup(ctx, "vol-1")
 		require.NoError(t, err)
 		st := v.Status
@@ -47,7 +47,7 @@ func TestVolumeSnapshots(t *testing.T) {
 		handles := []string{}
 		for _, claim := range []string{"data", "logs"} {
 			op := operation(t, st, "vol", claim)
-			assert.Equal(t, workflows.OperationCompleted, op.Phase)
+			assert.Equal(t, v1alpha1.OperationCompleted, op.Phase)
 			require.NotNil(t, op.Snapshot)
 			assert.NotEmpty(t, op.Snapshot.Handle)
 			assert.Equal(t, int64(16<<20), op.Snapshot.RestoreBytes)
@@ -58,7 +58,7 @@ func TestVolumeSnapshots(t *testing.T) {
 		assert.Equal(t, 2, st.Resources["volumesnapshots.snapshot.storage.k8s.io"].Items)
 		assert.Equal(t, 2, st.Resources["volumesnapshotcontents.snapshot.storage.k8s.io"].Items)
 
-		var results workflows.BackupResults
+		var results v1alpha1.BackupResults
 		require.NoError(t, json.Unmarshal(readLocation(t, s, "backups/vol-1/results.json"), &results))
 		warnings := ""
 		for _, w := range results.Warnings {
@@ -66,10 +66,10 @@ func TestVolumeSnapshots(t *testing.T) {
 		}
 		assert.Contains(t, warnings, "claim vol/pending is not bound")
 		assert.Contains(t, warnings, "claim vol/foreign is bound to a volume of CSI driver other.csi.example.com, which has no VolumeSnapshotClass")
-		var volumes workflows.VolumesFile
+		var volumes v1alpha1.VolumesFile
 		require.NoError(t, json.Unmarshal(readLocation(t, s, "backups/vol-1/volumes.json"), &volumes))
 		require.Len(t, volumes.Volumes, 2)
-		var ops workflows.OperationsFile
+		var ops v1alpha1.OperationsFile
 		require.NoError(t, json.Unmarshal(readLocation(t, s, "backups/vol-1/operations.json"), &ops))
 		require.Len(t, ops.Operations, 2)
 
@@ -88,11 +88,11 @@ func TestVolumeSnapshots(t *testing.T) {
 		_, contents = backupSnapshots(t, s, "vol-1")
 		assert.Len(t, contents, 2, "the retained contents outlive the namespace")
 
-		r := s.restore(starter.CreateRestoreRequest{RestoreSpec: workflows.RestoreSpec{Name: "vol-1-r", BackupName: "vol-1",
+		r := s.restore(starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "vol-1-r", BackupName: "vol-1",
 			NamespaceMapping: map[string]string{"vol": "vol-r"}}}, 2*time.Minute)
 		out := s.outcomes("vol-1-r")
 		for _, key := range []string{"persistentvolumeclaims vol-r/data", "persistentvolumeclaims vol-r/logs"} {
-			assert.Equal(t, workflows.ItemRestored, out[key].Result, "%s: %+v (restore %s: %v)", key, out[key], r.Phase, failedOutcomes(out))
+			assert.Equal(t, v1alpha1.ItemRestored, out[key].Result, "%s: %+v (restore %s: %v)", key, out[key], r.Phase, failedOutcomes(out))
 		}
 		waitClaimBound(t, s, "vol-r", "data")
 		waitClaimBound(t, s, "vol-r", "logs")
@@ -118,30 +118,30 @@ func TestVolumeSnapshots(t *testing.T) {
 		defer func() { require.NoError(t, s.cluster.SetCSIControl(csistate.Control{})) }()
 		makeClaims(t, s, "slow", "data")
 		before := len(driverSnapshots(t, s))
-		_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: workflows.BackupSpec{
+		_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{
 			Name: "slow-1", IncludedNamespaces: []string{"slow"}, CSISnapshotTimeout: &metav1.Duration{Duration: 4 * time.Second}}})
 		require.NoError(t, err)
 		v := s.waitDone("slow-1", 2*time.Minute)
-		require.Equal(t, workflows.PhasePartiallyFailed, v.Phase, "%+v", v.Status)
+		require.Equal(t, v1alpha1.PhasePartiallyFailed, v.Phase, "%+v", v.Status)
 		op := operation(t, v.Status, "slow", "data")
-		assert.Equal(t, workflows.OperationFailed, op.Phase)
+		assert.Equal(t, v1alpha1.OperationFailed, op.Phase)
 		assert.Contains(t, op.Error, "was not ready within csiSnapshotTimeout 4s")
 		assert.Contains(t, v.Status.FailureReason, "1 of 1 volume operations failed")
 		waitNoSnapshots(t, s, "slow-1")
 		assert.Len(t, driverSnapshots(t, s), before, "the driver's snapshot was deleted too")
 
 		// Canceled while waiting: the snapshot goes too.
-		_, err = s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: workflows.BackupSpec{
+		_, err = s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{
 			Name: "slow-2", IncludedNamespaces: []string{"slow"}}})
 		require.NoError(t, err)
 		s.waitBackup("slow-2", time.Minute, func(v *starter.BackupView) bool {
-			return v.Status != nil && v.Status.Phase == workflows.PhaseWaitingForOperations && len(v.Status.Operations) == 1 &&
+			return v.Status != nil && v.Status.Phase == v1alpha1.PhaseWaitingForOperations && len(v.Status.Operations) == 1 &&
 				strings.Contains(v.Status.Operations[0].Progress, "waiting for VolumeSnapshot")
 		})
 		_, err = s.starter.CancelBackup(ctx, "slow-2")
 		require.NoError(t, err)
 		v = s.waitDone("slow-2", time.Minute)
-		assert.Equal(t, workflows.PhaseCanceled, v.Phase)
+		assert.Equal(t, v1alpha1.PhaseCanceled, v.Phase)
 		waitNoSnapshots(t, s, "slow-2")
 		assert.Len(t, driverSnapshots(t, s), before)
 	})
@@ -155,8 +155,8 @@ func TestVolumeSnapshots(t *testing.T) {
 		makeClaims(t, s, "kill", "a", "b")
 		before := driverSnapshots(t, s)
 		_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{
-			BackupSpec: workflows.BackupSpec{Name: "kill-1", IncludedNamespaces: []string{"kill"}},
-			Options:    workflows.BackupOptions{HeartbeatTimeout: &metav1.Duration{Duration: 5 * time.Second}},
+			BackupSpec: v1alpha1.BackupSpec{Name: "kill-1", IncludedNamespaces: []string{"kill"}},
+			Options:    v1alpha1.BackupOptions{HeartbeatTimeout: &metav1.Duration{Duration: 5 * time.Second}},
 		})
 		require.NoError(t, err)
 		waiting := s.waitBackup("kill-1", 2*time.Minute, func(v *starter.BackupView) bool {
@@ -174,9 +174,9 @@ func TestVolumeSnapshots(t *testing.T) {
 		w = s.startWorker("--snapshot-keep-newest", "2")
 		require.NoError(t, s.cluster.SetCSIControl(csistate.Control{}))
 		v := s.waitDone("kill-1", 2*time.Minute)
-		require.Equal(t, workflows.PhaseCompleted, v.Phase, "%+v", v.Status)
+		require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "%+v", v.Status)
 		for _, op := range waiting.Status.Operations {
-			assert.Greater(t, activityAttempt(t, s, workflows.VolumeWorkflowID("kill-1", op.Volume), waitSnapshotActivity), int32(1),
+			assert.Greater(t, activityAttempt(t, s, v1alpha1.VolumeWorkflowID("kill-1", op.Volume), waitSnapshotActivity), int32(1),
 				"the kill landed mid-wait: %s/%s's wait ran again", op.Volume.Namespace, op.Volume.Claim)
 		}
 		vs, contents := backupSnapshots(t, s, "kill-1")
@@ -197,7 +197,7 @@ func TestVolumeSnapshots(t *testing.T) {
 		var volume string
 		for i, name := range names {
 			writeVolume(t, s, "ring", "data", map[string]string{"generation": name})
-			s.backup(workflows.BackupSpec{Name: name, IncludedNamespaces: []string{"ring"}, NativeSnapshots: workflows.NativeSnapshotsKeepNewest})
+			s.backup(v1alpha1.BackupSpec{Name: name, IncludedNamespaces: []string{"ring"}, NativeSnapshots: v1alpha1.NativeSnapshotsKeepNewest})
 			v, err := s.starter.GetBackup(ctx, name)
 			require.NoError(t, err)
 			op := operation(t, v.Status, "ring", "data")
@@ -232,17 +232,17 @@ func TestVolumeSnapshotsWithoutSnapshotAPI(t *testing.T) {
 	require.NoError(t, err)
 	foreignClaim(t, s, "nocrd", "data")
 
-	_, err = s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: workflows.BackupSpec{Name: "nocrd-1", IncludedNamespaces: []string{"nocrd"}}})
+	_, err = s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{Name: "nocrd-1", IncludedNamespaces: []string{"nocrd"}}})
 	require.NoError(t, err)
 	v := s.waitDone("nocrd-1", time.Minute)
-	require.Equal(t, workflows.PhaseFailed, v.Phase)
-	assert.Contains(t, v.Status.FailureReason, workflows.ErrTypeSnapshotAPIMissing)
+	require.Equal(t, v1alpha1.PhaseFailed, v.Phase)
+	assert.Contains(t, v.Status.FailureReason, v1alpha1.ErrTypeSnapshotAPIMissing)
 	assert.Contains(t, v.Status.FailureReason, "claim nocrd/data is bound to CSI volume")
 	assert.Contains(t, v.Status.FailureReason, "snapshotVolumes: false")
 	assert.Equal(t, 0, v.Status.ItemsDone, "nothing was collected before the plan failed")
 
 	off := false
-	s.backup(workflows.BackupSpec{Name: "nocrd-2", IncludedNamespaces: []string{"nocrd"}, SnapshotVolumes: &off})
+	s.backup(v1alpha1.BackupSpec{Name: "nocrd-2", IncludedNamespaces: []string{"nocrd"}, SnapshotVolumes: &off})
 }
 
 // pendingClaim creates a claim of a class nobody provisions: never bound.

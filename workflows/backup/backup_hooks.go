@@ -7,7 +7,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/workflows/internal/flow"
 )
 
@@ -22,7 +22,7 @@ const hookAttempts = 3
 
 // podHooks is where one pod with hooks stands.
 type podHooks struct {
-	pod workflows.HookedPod
+	pod v1alpha1.HookedPod
 	// waiting are the pod's claims whose snapshot is not yet ready (or
 	// failed): its post hooks run when none is left.
 	waiting     map[string]bool
@@ -44,13 +44,13 @@ func (b *backupRun) planHooks(ctx workflow.Context) error {
 	if workflow.GetVersion(ctx, hooksVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return nil
 	}
-	var volumes []workflows.Volume
+	var volumes []v1alpha1.Volume
 	for _, op := range b.status.Operations {
 		volumes = append(volumes, op.Volume)
 	}
 	actx := workflow.WithActivityOptions(ctx, b.activityOptions(10*time.Minute))
-	var res workflows.PlanHooksResult
-	in := workflows.PlanHooksInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, Volumes: volumes, ActingAs: b.opts.ActingAs}
+	var res v1alpha1.PlanHooksResult
+	in := v1alpha1.PlanHooksInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, Volumes: volumes, ActingAs: b.opts.ActingAs}
 	if err := workflow.ExecuteActivity(actx, hookActs.PlanBackupHooks, in).Get(ctx, &res); err != nil {
 		return fmt.Errorf("plan backup hooks: %w", err)
 	}
@@ -93,7 +93,7 @@ func (b *backupRun) hooksWithoutVolumes(ctx workflow.Context) {
 
 // beforeSnapshot runs the pre hooks of the pods that mount the volume,
 // and returns why the volume must not be snapshotted ("" if it may be).
-func (b *backupRun) beforeSnapshot(ctx workflow.Context, v workflows.Volume) string {
+func (b *backupRun) beforeSnapshot(ctx workflow.Context, v v1alpha1.Volume) string {
 	if b.hooks == nil {
 		return ""
 	}
@@ -109,7 +109,7 @@ func (b *backupRun) beforeSnapshot(ctx workflow.Context, v workflows.Volume) str
 
 // snapshotTaken is told that a volume's snapshot is ready, or will never
 // be: the post hooks of the pods waiting for no other volume start.
-func (b *backupRun) snapshotTaken(ctx workflow.Context, v workflows.Volume) {
+func (b *backupRun) snapshotTaken(ctx workflow.Context, v v1alpha1.Volume) {
 	if b.hooks == nil {
 		return
 	}
@@ -127,10 +127,10 @@ func (b *backupRun) runPre(ctx workflow.Context, ph *podHooks) {
 		return
 	}
 	ph.preStarted = true
-	results := b.runHooks(ctx, ph.pod, workflows.HookPre, ph.pod.Pre)
+	results := b.runHooks(ctx, ph.pod, v1alpha1.HookPre, ph.pod.Pre)
 	ph.preDone = true
 	for _, r := range results {
-		if r.Failed() && r.OnError == workflows.HookFail {
+		if r.Failed() && r.OnError == v1alpha1.HookFail {
 			ph.preFailed = hookFailure(r)
 		}
 	}
@@ -148,7 +148,7 @@ func (b *backupRun) startPost(ctx workflow.Context, ph *podHooks) {
 	b.hooks.posts.Add(1)
 	workflow.Go(dctx, func(gctx workflow.Context) {
 		defer b.hooks.posts.Done()
-		b.runHooks(gctx, ph.pod, workflows.HookPost, ph.pod.Post)
+		b.runHooks(gctx, ph.pod, v1alpha1.HookPost, ph.pod.Post)
 	})
 }
 
@@ -167,7 +167,7 @@ func (b *backupRun) finishHooks(ctx workflow.Context) {
 
 // runHooks runs one phase of a pod's hooks and records their results. An
 // activity that fails for good (after hookAttempts) is one failed hook.
-func (b *backupRun) runHooks(ctx workflow.Context, pod workflows.HookedPod, phase workflows.HookPhase, hooks []workflows.PodHook) []workflows.HookResult {
+func (b *backupRun) runHooks(ctx workflow.Context, pod v1alpha1.HookedPod, phase v1alpha1.HookPhase, hooks []v1alpha1.PodHook) []v1alpha1.HookResult {
 	if len(hooks) == 0 {
 		return nil
 	}
@@ -178,18 +178,18 @@ func (b *backupRun) runHooks(ctx workflow.Context, pod workflows.HookedPod, phas
 	opts := b.activityOptions(total)
 	opts.RetryPolicy.MaximumAttempts = hookAttempts
 	actx := workflow.WithActivityOptions(ctx, opts)
-	in := workflows.RunHooksInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, Namespace: pod.Namespace, Pod: pod.Name,
+	in := v1alpha1.RunHooksInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, Namespace: pod.Namespace, Pod: pod.Name,
 		Phase: phase, Hooks: hooks, ActingAs: b.opts.ActingAs}
-	var res workflows.RunHooksResult
+	var res v1alpha1.RunHooksResult
 	if err := workflow.ExecuteActivity(actx, hookActs.RunPodHooks, in).Get(ctx, &res); err != nil {
-		res.Results = []workflows.HookResult{{Pod: pod.Key(), Phase: phase, Source: hooks[0].Source, Container: hooks[0].Container,
-			Command: hooks[0].Command, OnError: workflows.HookFail, ExitCode: -1, Error: "hooks did not complete: " + flow.Reason(err)}}
+		res.Results = []v1alpha1.HookResult{{Pod: pod.Key(), Phase: phase, Source: hooks[0].Source, Container: hooks[0].Container,
+			Command: hooks[0].Command, OnError: v1alpha1.HookFail, ExitCode: -1, Error: "hooks did not complete: " + flow.Reason(err)}}
 	}
 	for _, r := range res.Results {
 		b.status.Hooks = append(b.status.Hooks, r)
 		switch {
 		case !r.Failed():
-		case r.OnError == workflows.HookContinue:
+		case r.OnError == v1alpha1.HookContinue:
 			b.status.Warnings++
 			b.logger.Warn("Hook failed; the backup goes on", "pod", r.Pod, "phase", r.Phase, "reason", r.Error)
 		default:
@@ -202,7 +202,7 @@ func (b *backupRun) runHooks(ctx workflow.Context, pod workflows.HookedPod, phas
 }
 
 // hookFailure is a failed hook in one line: where, why, and its stderr.
-func hookFailure(r workflows.HookResult) string {
+func hookFailure(r v1alpha1.HookResult) string {
 	msg := fmt.Sprintf("%s hook of pod %s (%s) failed: %s", r.Phase, r.Pod, r.Source, r.Error)
 	if s := strings.TrimSpace(r.Stderr); s != "" {
 		msg += ": " + s
@@ -215,7 +215,7 @@ func hookFailure(r workflows.HookResult) string {
 func (b *backupRun) hooksFailure() string {
 	var failed []string
 	for _, r := range b.status.Hooks {
-		if r.Failed() && r.OnError == workflows.HookFail {
+		if r.Failed() && r.OnError == v1alpha1.HookFail {
 			failed = append(failed, hookFailure(r))
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/workflows/internal/flow"
 )
 
@@ -21,21 +21,21 @@ func (b *backupRun) planVolumes(ctx workflow.Context) error {
 		return nil
 	}
 	actx := workflow.WithActivityOptions(ctx, b.activityOptions(10*time.Minute))
-	var res workflows.PlanVolumesResult
-	in := workflows.PlanVolumesInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, ActingAs: b.opts.ActingAs}
+	var res v1alpha1.PlanVolumesResult
+	in := v1alpha1.PlanVolumesInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, ActingAs: b.opts.ActingAs}
 	if err := workflow.ExecuteActivity(actx, csiActs.PlanVolumes, in).Get(ctx, &res); err != nil {
 		return fmt.Errorf("plan volumes: %w", err)
 	}
 	b.status.Warnings += res.Warnings
 	timeout := b.spec.SnapshotTimeout()
-	kind := workflows.OperationKindCSISnapshot
+	kind := v1alpha1.OperationKindCSISnapshot
 	if b.spec.SnapshotMoveData {
-		kind = workflows.OperationKindDataUpload
+		kind = v1alpha1.OperationKindDataUpload
 	}
 	for _, v := range res.Volumes {
-		b.status.Operations = append(b.status.Operations, workflows.Operation{
-			ID: workflows.VolumeOperationID(v), Kind: kind, Volume: v, Phase: workflows.OperationNew,
-			Timeout: timeout, WorkflowID: workflows.VolumeWorkflowID(b.spec.Name, v),
+		b.status.Operations = append(b.status.Operations, v1alpha1.Operation{
+			ID: v1alpha1.VolumeOperationID(v), Kind: kind, Volume: v, Phase: v1alpha1.OperationNew,
+			Timeout: timeout, WorkflowID: v1alpha1.VolumeWorkflowID(b.spec.Name, v),
 		})
 	}
 	if len(res.Volumes) > 0 {
@@ -60,7 +60,7 @@ func (b *backupRun) ensureRepository(ctx workflow.Context) error {
 	opts := b.activityOptions(10 * time.Minute)
 	opts.RetryPolicy.MaximumAttempts = ensureRepositoryAttempts
 	actx := workflow.WithActivityOptions(ctx, opts)
-	in := workflows.EnsureRepositoryInput{Backup: b.spec.Name, Location: b.spec.StorageLocation}
+	in := v1alpha1.EnsureRepositoryInput{Backup: b.spec.Name, Location: b.spec.StorageLocation}
 	if err := workflow.ExecuteActivity(actx, repositoryActs.EnsureRepository, in).Get(ctx, nil); err != nil {
 		return fmt.Errorf("volume data repository: %w", err)
 	}
@@ -81,7 +81,7 @@ func (b *backupRun) runOperations(ctx workflow.Context) error {
 	if len(b.status.Operations) == 0 && !b.hasHooks() {
 		return nil
 	}
-	b.setPhase(ctx, workflows.PhaseWaitingForOperations)
+	b.setPhase(ctx, v1alpha1.PhaseWaitingForOperations)
 	b.listenForProgress(ctx)
 	b.hooksWithoutVolumes(ctx)
 
@@ -104,7 +104,7 @@ func (b *backupRun) runOperations(ctx workflow.Context) error {
 			b.skipOperation(ctx, op, why)
 			continue
 		}
-		req := workflows.VolumeSnapshotRequest{
+		req := v1alpha1.VolumeSnapshotRequest{
 			Backup: b.spec.Name, Location: b.spec.StorageLocation, OperationID: op.ID, Volume: op.Volume,
 			Timeout: op.Timeout, NativeSnapshots: b.spec.NativeSnapshots, HeartbeatTimeout: b.opts.HeartbeatTimeout.Duration,
 		}
@@ -119,12 +119,12 @@ func (b *backupRun) runOperations(ctx workflow.Context) error {
 			ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
 		})
 		now := workflow.Now(ctx).UTC()
-		op.Phase, op.Started, op.Updated = workflows.OperationInProgress, &now, &now
+		op.Phase, op.Started, op.Updated = v1alpha1.OperationInProgress, &now, &now
 		b.updateDetails(ctx)
-		f := workflow.ExecuteChildWorkflow(cctx, workflows.VolumeSnapshotWorkflowName, req)
+		f := workflow.ExecuteChildWorkflow(cctx, v1alpha1.VolumeSnapshotWorkflowName, req)
 		running++
 		sel.AddFuture(f, func(f workflow.Future) {
-			var res workflows.VolumeSnapshotResult
+			var res v1alpha1.VolumeSnapshotResult
 			err := f.Get(ctx, &res)
 			b.recordOperation(ctx, op, res, err)
 		})
@@ -141,10 +141,10 @@ func (b *backupRun) runOperations(ctx workflow.Context) error {
 
 // skipOperation fails an operation that is not started: a pre hook of a
 // pod that mounts its volume failed (why).
-func (b *backupRun) skipOperation(ctx workflow.Context, op *workflows.Operation, why string) {
+func (b *backupRun) skipOperation(ctx workflow.Context, op *v1alpha1.Operation, why string) {
 	now := workflow.Now(ctx).UTC()
 	op.Updated = &now
-	op.Phase, op.Error = workflows.OperationFailed, "not snapshotted: "+why
+	op.Phase, op.Error = v1alpha1.OperationFailed, "not snapshotted: "+why
 	b.status.Errors++
 	b.logger.Warn("Volume not snapshotted", "operation", op.ID, "reason", why)
 	b.snapshotTaken(ctx, op.Volume)
@@ -154,7 +154,7 @@ func (b *backupRun) skipOperation(ctx workflow.Context, op *workflows.Operation,
 // listenForProgress applies the children's progress signals to the
 // operations, for the status query and the Temporal UI.
 func (b *backupRun) listenForProgress(ctx workflow.Context) {
-	flow.OnProgress(ctx, func(gctx workflow.Context, p workflows.OperationProgress) {
+	flow.OnProgress(ctx, func(gctx workflow.Context, p v1alpha1.OperationProgress) {
 		for i := range b.status.Operations {
 			op := &b.status.Operations[i]
 			if op.ID == p.ID && !op.Phase.Done() {
@@ -169,7 +169,7 @@ func (b *backupRun) listenForProgress(ctx workflow.Context) {
 	})
 }
 
-func (b *backupRun) recordOperation(ctx workflow.Context, op *workflows.Operation, res workflows.VolumeSnapshotResult, err error) {
+func (b *backupRun) recordOperation(ctx workflow.Context, op *v1alpha1.Operation, res v1alpha1.VolumeSnapshotResult, err error) {
 	now := workflow.Now(ctx).UTC()
 	op.Updated = &now
 	op.Phase, op.Error = flow.ChildOutcome(ctx, err, res.Phase, res.Error)
@@ -178,12 +178,12 @@ func (b *backupRun) recordOperation(ctx workflow.Context, op *workflows.Operatio
 		op.Snapshot, op.Upload = res.Snapshot, res.Upload
 	}
 	switch op.Phase {
-	case workflows.OperationCompleted:
+	case v1alpha1.OperationCompleted:
 		op.Progress = "ready"
 		if op.Upload != nil {
 			op.Progress = "data moved"
 		}
-	case workflows.OperationFailed:
+	case v1alpha1.OperationFailed:
 		op.Progress = ""
 		b.status.Errors++
 		b.logger.Warn("Volume operation failed", "operation", op.ID, "reason", op.Error)
@@ -196,7 +196,7 @@ func (b *backupRun) recordOperation(ctx workflow.Context, op *workflows.Operatio
 func (b *backupRun) operationsFailure() string {
 	var failed []string
 	for _, op := range b.status.Operations {
-		if op.Phase == workflows.OperationFailed {
+		if op.Phase == v1alpha1.OperationFailed {
 			failed = append(failed, op.ID+": "+op.Error)
 		}
 	}
@@ -208,10 +208,10 @@ func (b *backupRun) operationsFailure() string {
 
 // completedOperations are the operations whose snapshot is ready and
 // still exists.
-func (b *backupRun) completedOperations() []workflows.Operation {
-	var done []workflows.Operation
+func (b *backupRun) completedOperations() []v1alpha1.Operation {
+	var done []v1alpha1.Operation
 	for _, op := range b.status.Operations {
-		if op.Phase == workflows.OperationCompleted && op.Snapshot != nil && !op.Snapshot.Deleted {
+		if op.Phase == v1alpha1.OperationCompleted && op.Snapshot != nil && !op.Snapshot.Deleted {
 			done = append(done, op)
 		}
 	}
@@ -226,8 +226,8 @@ func (b *backupRun) collectSnapshots(ctx workflow.Context) error {
 		return nil
 	}
 	actx := workflow.WithActivityOptions(ctx, b.activityOptions(time.Hour))
-	in := workflows.CollectSnapshotsInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, Operations: ops}
-	var res workflows.CollectSnapshotsResult
+	in := v1alpha1.CollectSnapshotsInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, Operations: ops}
+	var res v1alpha1.CollectSnapshotsResult
 	if err := workflow.ExecuteActivity(actx, csiActs.CollectVolumeSnapshots, in).Get(ctx, &res); err != nil {
 		return fmt.Errorf("collect volume snapshots: %w", err)
 	}
@@ -236,8 +236,8 @@ func (b *backupRun) collectSnapshots(ctx workflow.Context) error {
 }
 
 // operationCounts is "2 Completed, 1 InProgress" in phase order.
-func operationCounts(ops []workflows.Operation) string {
-	return flow.PhaseCounts(len(ops), func(i int) workflows.OperationPhase { return ops[i].Phase })
+func operationCounts(ops []v1alpha1.Operation) string {
+	return flow.PhaseCounts(len(ops), func(i int) v1alpha1.OperationPhase { return ops[i].Phase })
 }
 
 // discardSnapshots deletes the snapshots a failed or canceled backup had
@@ -248,7 +248,7 @@ func (b *backupRun) discardSnapshots(ctx workflow.Context) {
 		return
 	}
 	actx := workflow.WithActivityOptions(ctx, b.activityOptions(time.Hour))
-	in := workflows.DeleteSnapshotsInput{Backup: b.spec.Name, Location: b.spec.StorageLocation}
+	in := v1alpha1.DeleteSnapshotsInput{Backup: b.spec.Name, Location: b.spec.StorageLocation}
 	if err := workflow.ExecuteActivity(actx, csiActs.DeleteBackupSnapshots, in).Get(ctx, nil); err != nil {
 		b.logger.Warn("Deleting the snapshots of the failed backup failed", "error", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/workflows"
 	"github.com/cairn-backup/cairn/workflows/internal/flowtest"
 )
@@ -24,10 +25,10 @@ func volumeBackupEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	env.OnActivity(clusterActs.PlanBackup, mock.Anything, mock.Anything).Return(threeTypes(), nil).Once()
 	env.OnActivity(csiActs.PlanVolumes, mock.Anything, mock.Anything).Return(flowtest.TwoVolumes(), nil).Once()
 	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(collected(1)).Times(3)
-	env.OnActivity(clusterActs.CollectRelated, mock.Anything, mock.Anything).Return(&workflows.CollectRelatedResult{}, nil).Once()
+	env.OnActivity(clusterActs.CollectRelated, mock.Anything, mock.Anything).Return(&v1alpha1.CollectRelatedResult{}, nil).Once()
 	env.OnActivity(csiActs.CreateVolumeSnapshot, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in workflows.CreateSnapshotInput) (*workflows.CreateSnapshotResult, error) {
-			return &workflows.CreateSnapshotResult{Name: workflows.SnapshotName(in.Backup, in.Volume)}, nil
+		func(_ context.Context, in v1alpha1.CreateSnapshotInput) (*v1alpha1.CreateSnapshotResult, error) {
+			return &v1alpha1.CreateSnapshotResult{Name: v1alpha1.SnapshotName(in.Backup, in.Volume)}, nil
 		}).Twice()
 	return env
 }
@@ -35,18 +36,18 @@ func volumeBackupEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 // logsWaitEndsWith makes the wait for volume data's snapshot succeed and
 // the wait for logs' end with err.
 func logsWaitEndsWith(env *testsuite.TestWorkflowEnvironment, err error) {
-	env.OnActivity(csiActs.WaitVolumeSnapshot, mock.Anything, mock.MatchedBy(func(in workflows.WaitSnapshotInput) bool { return in.Volume.Claim == "data" })).
+	env.OnActivity(csiActs.WaitVolumeSnapshot, mock.Anything, mock.MatchedBy(func(in v1alpha1.WaitSnapshotInput) bool { return in.Volume.Claim == "data" })).
 		Return(flowtest.ReadyInfo).Once()
-	env.OnActivity(csiActs.WaitVolumeSnapshot, mock.Anything, mock.MatchedBy(func(in workflows.WaitSnapshotInput) bool { return in.Volume.Claim == "logs" })).
+	env.OnActivity(csiActs.WaitVolumeSnapshot, mock.Anything, mock.MatchedBy(func(in v1alpha1.WaitSnapshotInput) bool { return in.Volume.Claim == "logs" })).
 		Return(nil, err).Once()
 }
 
 // runToEnd runs the backup of testRequest and returns its final status.
-func runToEnd(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows.BackupStatus {
+func runToEnd(t *testing.T, env *testsuite.TestWorkflowEnvironment) v1alpha1.BackupStatus {
 	t.Helper()
 	env.ExecuteWorkflow(BackupWorkflow, testRequest())
 	require.NoError(t, env.GetWorkflowError())
-	var st workflows.BackupStatus
+	var st v1alpha1.BackupStatus
 	require.NoError(t, env.GetWorkflowResult(&st))
 	return st
 }
@@ -57,26 +58,26 @@ func runToEnd(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows.Ba
 func TestBackupSnapshotsVolumesAsOperations(t *testing.T) {
 	env := volumeBackupEnv(t)
 	env.OnActivity(csiActs.WaitVolumeSnapshot, mock.Anything, mock.Anything).Return(flowtest.ReadyInfo).Twice()
-	env.OnActivity(csiActs.CollectVolumeSnapshots, mock.Anything, mock.MatchedBy(func(in workflows.CollectSnapshotsInput) bool {
+	env.OnActivity(csiActs.CollectVolumeSnapshots, mock.Anything, mock.MatchedBy(func(in v1alpha1.CollectSnapshotsInput) bool {
 		return len(in.Operations) == 2 && in.Operations[0].Volume.Namespace == "shop"
-	})).Return(&workflows.CollectSnapshotsResult{Resources: map[string]int{"volumesnapshots.snapshot.storage.k8s.io": 2}}, nil).Once()
-	var finalized workflows.FinalizeInput
+	})).Return(&v1alpha1.CollectSnapshotsResult{Resources: map[string]int{"volumesnapshots.snapshot.storage.k8s.io": 2}}, nil).Once()
+	var finalized v1alpha1.FinalizeInput
 	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in workflows.FinalizeInput) (*workflows.FinalizeResult, error) {
+		func(_ context.Context, in v1alpha1.FinalizeInput) (*v1alpha1.FinalizeResult, error) {
 			finalized = in
-			return &workflows.FinalizeResult{Warnings: in.Status.Warnings}, nil // the stored warnings are the plan's
+			return &v1alpha1.FinalizeResult{Warnings: in.Status.Warnings}, nil // the stored warnings are the plan's
 		}).Once()
 	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil).Once()
 
 	st := runToEnd(t, env)
-	assert.Equal(t, workflows.PhaseCompleted, st.Phase)
+	assert.Equal(t, v1alpha1.PhaseCompleted, st.Phase)
 	assert.Equal(t, 1, st.Warnings)
 	require.Len(t, st.Operations, 2)
 	for _, op := range st.Operations {
-		assert.Equal(t, workflows.OperationCompleted, op.Phase, op.ID)
+		assert.Equal(t, v1alpha1.OperationCompleted, op.Phase, op.ID)
 		require.NotNil(t, op.Snapshot)
 		assert.Equal(t, "snap-"+op.Volume.Claim, op.Snapshot.Handle)
-		assert.Equal(t, workflows.DefaultCSISnapshotTimeout, op.Timeout)
+		assert.Equal(t, v1alpha1.DefaultCSISnapshotTimeout, op.Timeout)
 		assert.NotNil(t, op.Started)
 	}
 	assert.Equal(t, 2, st.Resources["volumesnapshots.snapshot.storage.k8s.io"].Items)
@@ -91,18 +92,18 @@ func TestVolumeTimeoutFailsItsOperationOnly(t *testing.T) {
 	logsWaitEndsWith(env, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_CLOSE, nil))
 	removed := ""
 	env.OnActivity(csiActs.RemoveVolumeSnapshot, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in workflows.RemoveSnapshotInput) error { removed = in.Volume.Claim; return nil }).Once()
-	env.OnActivity(csiActs.CollectVolumeSnapshots, mock.Anything, mock.MatchedBy(func(in workflows.CollectSnapshotsInput) bool {
+		func(_ context.Context, in v1alpha1.RemoveSnapshotInput) error { removed = in.Volume.Claim; return nil }).Once()
+	env.OnActivity(csiActs.CollectVolumeSnapshots, mock.Anything, mock.MatchedBy(func(in v1alpha1.CollectSnapshotsInput) bool {
 		return len(in.Operations) == 1
-	})).Return(&workflows.CollectSnapshotsResult{}, nil).Once()
-	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(&workflows.FinalizeResult{}, nil).Once()
+	})).Return(&v1alpha1.CollectSnapshotsResult{}, nil).Once()
+	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(&v1alpha1.FinalizeResult{}, nil).Once()
 	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil).Once()
 
 	st := runToEnd(t, env)
-	assert.Equal(t, workflows.PhasePartiallyFailed, st.Phase)
+	assert.Equal(t, v1alpha1.PhasePartiallyFailed, st.Phase)
 	assert.Equal(t, "logs", removed)
-	assert.Equal(t, workflows.OperationCompleted, st.Operations[0].Phase)
-	assert.Equal(t, workflows.OperationFailed, st.Operations[1].Phase)
+	assert.Equal(t, v1alpha1.OperationCompleted, st.Operations[0].Phase)
+	assert.Equal(t, v1alpha1.OperationFailed, st.Operations[1].Phase)
 	assert.Contains(t, st.Operations[1].Error, "was not ready within csiSnapshotTimeout 10m0s")
 	assert.Contains(t, st.FailureReason, "1 of 2 volume operations failed: snapshot/shop/logs")
 }
@@ -115,25 +116,25 @@ func TestVolumeCanceledWithoutItsBackupFailsItsOperation(t *testing.T) {
 	env := volumeBackupEnv(t)
 	logsWaitEndsWith(env, temporal.NewCanceledError("stopped"))
 	env.OnActivity(csiActs.RemoveVolumeSnapshot, mock.Anything, mock.Anything).Return(nil).Maybe()
-	env.OnActivity(csiActs.CollectVolumeSnapshots, mock.Anything, mock.Anything).Return(&workflows.CollectSnapshotsResult{}, nil).Once()
-	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(&workflows.FinalizeResult{}, nil).Once()
+	env.OnActivity(csiActs.CollectVolumeSnapshots, mock.Anything, mock.Anything).Return(&v1alpha1.CollectSnapshotsResult{}, nil).Once()
+	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(&v1alpha1.FinalizeResult{}, nil).Once()
 	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil).Once()
 
 	st := runToEnd(t, env)
-	assert.Equal(t, workflows.PhasePartiallyFailed, st.Phase)
-	assert.Equal(t, workflows.OperationCompleted, st.Operations[0].Phase)
-	assert.Equal(t, workflows.OperationFailed, st.Operations[1].Phase)
+	assert.Equal(t, v1alpha1.PhasePartiallyFailed, st.Phase)
+	assert.Equal(t, v1alpha1.OperationCompleted, st.Operations[0].Phase)
+	assert.Equal(t, v1alpha1.OperationFailed, st.Operations[1].Phase)
 	assert.Equal(t, "canceled on its own while its run went on", st.Operations[1].Error)
 }
 
 func TestSnapshotNameIsStableShortAndDistinct(t *testing.T) {
-	v := workflows.Volume{Namespace: "shop", Claim: "a-very-long-claim-name-that-goes-on-and-on-and-on-forever"}
-	a := workflows.SnapshotName("nightly-20261122020000", v)
-	assert.Equal(t, a, workflows.SnapshotName("nightly-20261122020000", v))
+	v := v1alpha1.Volume{Namespace: "shop", Claim: "a-very-long-claim-name-that-goes-on-and-on-and-on-forever"}
+	a := v1alpha1.SnapshotName("nightly-20261122020000", v)
+	assert.Equal(t, a, v1alpha1.SnapshotName("nightly-20261122020000", v))
 	assert.LessOrEqual(t, len(a), 63)
 	v2 := v
 	v2.Namespace = "other"
-	assert.NotEqual(t, a, workflows.SnapshotName("nightly-20261122020000", v2))
+	assert.NotEqual(t, a, v1alpha1.SnapshotName("nightly-20261122020000", v2))
 }
 
 // TestDataMovingBackupCreatesTheRepositoryBeforeAnySnapshot: a backup that
@@ -144,8 +145,8 @@ func TestDataMovingBackupCreatesTheRepositoryBeforeAnySnapshot(t *testing.T) {
 	env := newBackupEnv(t)
 	env.OnActivity(clusterActs.PlanBackup, mock.Anything, mock.Anything).Return(threeTypes(), nil).Once()
 	env.OnActivity(csiActs.PlanVolumes, mock.Anything, mock.Anything).Return(flowtest.TwoVolumes(), nil).Once()
-	env.OnActivity(repositoryActs.EnsureRepository, mock.Anything, workflows.EnsureRepositoryInput{Backup: "shop-1", Location: "mem://"}).
-		Return(temporal.NewNonRetryableApplicationError("wrong password", workflows.ErrTypeRepositoryPassword, nil)).Once()
+	env.OnActivity(repositoryActs.EnsureRepository, mock.Anything, v1alpha1.EnsureRepositoryInput{Backup: "shop-1", Location: "mem://"}).
+		Return(temporal.NewNonRetryableApplicationError("wrong password", v1alpha1.ErrTypeRepositoryPassword, nil)).Once()
 	var started []string
 	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
 		started = append(started, info.ActivityType.Name)
@@ -166,8 +167,8 @@ func TestDataMovingBackupCreatesTheRepositoryBeforeAnySnapshot(t *testing.T) {
 func TestBackupThatMovesNoDataLeavesTheRepositoryAlone(t *testing.T) {
 	env := volumeBackupEnv(t)
 	env.OnActivity(csiActs.WaitVolumeSnapshot, mock.Anything, mock.Anything).Return(flowtest.ReadyInfo).Twice()
-	env.OnActivity(csiActs.CollectVolumeSnapshots, mock.Anything, mock.Anything).Return(&workflows.CollectSnapshotsResult{}, nil).Once()
-	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(&workflows.FinalizeResult{}, nil).Once()
+	env.OnActivity(csiActs.CollectVolumeSnapshots, mock.Anything, mock.Anything).Return(&v1alpha1.CollectSnapshotsResult{}, nil).Once()
+	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(&v1alpha1.FinalizeResult{}, nil).Once()
 	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil).Once()
 	var started []string
 	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/workflows"
 	"github.com/cairn-backup/cairn/workflows/internal/flow"
 )
@@ -18,7 +19,7 @@ import (
 // backup location: plan, collect each resource type, collect related
 // cluster-scoped objects, finalize. Its history grows with resource types,
 // never with items.
-func BackupWorkflow(ctx workflow.Context, req workflows.BackupRequest) (*workflows.BackupStatus, error) {
+func BackupWorkflow(ctx workflow.Context, req v1alpha1.BackupRequest) (*v1alpha1.BackupStatus, error) {
 	if err := flow.InvalidOptions(req.Options.Problems()); err != nil {
 		return nil, err
 	}
@@ -26,7 +27,7 @@ func BackupWorkflow(ctx workflow.Context, req workflows.BackupRequest) (*workflo
 		spec:   req.Spec,
 		opts:   req.Options.WithDefaults(),
 		logger: log.With(workflow.GetLogger(ctx), "backup", req.Spec.Name),
-		status: workflows.BackupStatus{Name: req.Spec.Name, Phase: workflows.PhaseNew, Resources: map[string]workflows.ResourceProgress{}},
+		status: v1alpha1.BackupStatus{Name: req.Spec.Name, Phase: v1alpha1.PhaseNew, Resources: map[string]v1alpha1.ResourceProgress{}},
 	}
 	if err := b.setup(ctx); err != nil {
 		return nil, err
@@ -35,15 +36,15 @@ func BackupWorkflow(ctx workflow.Context, req workflows.BackupRequest) (*workflo
 }
 
 type backupRun struct {
-	spec   workflows.BackupSpec
-	opts   workflows.BackupOptions
+	spec   v1alpha1.BackupSpec
+	opts   v1alpha1.BackupOptions
 	logger log.Logger
-	status workflows.BackupStatus
+	status v1alpha1.BackupStatus
 	hooks  *hookRun // nil: no hooks planned
 	// final is the phase finalize committed; the status takes it only
 	// once the intermediate state is cleaned up, so a client that sees
 	// it sees the run's end.
-	final workflows.Phase
+	final v1alpha1.Phase
 	// dryRun plans and collects only: no repository, snapshot or hook.
 	dryRun bool
 	// related are the types of the related cluster-scoped objects
@@ -54,7 +55,7 @@ type backupRun struct {
 }
 
 func (b *backupRun) setup(ctx workflow.Context) error {
-	if err := workflow.SetQueryHandler(ctx, workflows.QueryStatus, func() (*workflows.BackupStatus, error) {
+	if err := workflow.SetQueryHandler(ctx, v1alpha1.QueryStatus, func() (*v1alpha1.BackupStatus, error) {
 		return &b.status, nil
 	}); err != nil {
 		return fmt.Errorf("register status query: %w", err)
@@ -66,14 +67,14 @@ func (b *backupRun) setup(ctx workflow.Context) error {
 		b.status.Expiration = &exp
 	}
 	return workflow.UpsertTypedSearchAttributes(ctx,
-		workflows.SearchAttrKind.ValueSet(workflows.KindBackup),
+		workflows.SearchAttrKind.ValueSet(v1alpha1.KindBackup),
 		workflows.SearchAttrName.ValueSet(b.spec.Name),
-		workflows.SearchAttrPhase.ValueSet(string(workflows.PhaseNew)),
+		workflows.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseNew)),
 	)
 }
 
-func (b *backupRun) run(ctx workflow.Context) (*workflows.BackupStatus, error) {
-	b.setPhase(ctx, workflows.PhaseInProgress)
+func (b *backupRun) run(ctx workflow.Context) (*v1alpha1.BackupStatus, error) {
+	b.setPhase(ctx, v1alpha1.PhaseInProgress)
 
 	plan, err := b.plan(ctx)
 	if err != nil {
@@ -98,13 +99,13 @@ func (b *backupRun) run(ctx workflow.Context) (*workflows.BackupStatus, error) {
 	}
 	b.finishHooks(ctx)
 
-	b.setPhase(ctx, workflows.PhaseFinalizing)
+	b.setPhase(ctx, v1alpha1.PhaseFinalizing)
 	if err := b.collectSnapshots(ctx); err != nil {
 		return b.end(ctx, err)
 	}
-	final := workflows.PhaseCompleted
+	final := v1alpha1.PhaseCompleted
 	if b.status.Errors > 0 {
-		final = workflows.PhasePartiallyFailed
+		final = v1alpha1.PhasePartiallyFailed
 		var reasons []string
 		for _, r := range []string{b.hooksFailure(), b.operationsFailure()} {
 			if r != "" {
@@ -121,10 +122,10 @@ func (b *backupRun) run(ctx workflow.Context) (*workflows.BackupStatus, error) {
 	return b.end(ctx, nil)
 }
 
-func (b *backupRun) plan(ctx workflow.Context) (*workflows.PlanResult, error) {
-	var plan workflows.PlanResult
+func (b *backupRun) plan(ctx workflow.Context) (*v1alpha1.PlanResult, error) {
+	var plan v1alpha1.PlanResult
 	actx := workflow.WithActivityOptions(ctx, b.activityOptions(10*time.Minute))
-	if err := workflow.ExecuteActivity(actx, clusterActs.PlanBackup, workflows.PlanInput{Spec: b.spec, Options: b.opts}).Get(ctx, &plan); err != nil {
+	if err := workflow.ExecuteActivity(actx, clusterActs.PlanBackup, v1alpha1.PlanInput{Spec: b.spec, Options: b.opts}).Get(ctx, &plan); err != nil {
 		return nil, err
 	}
 	b.status.KubernetesVersion = plan.KubernetesVersion
@@ -132,7 +133,7 @@ func (b *backupRun) plan(ctx workflow.Context) (*workflows.PlanResult, error) {
 	b.status.Skipped = plan.Skipped
 	b.status.ResourceTypesTotal = len(plan.Types)
 	for _, t := range plan.Types {
-		b.status.Resources[t.GroupResource()] = workflows.ResourceProgress{Estimate: t.Estimate}
+		b.status.Resources[t.GroupResource()] = v1alpha1.ResourceProgress{Estimate: t.Estimate}
 		b.status.ItemsEstimate += t.Estimate
 	}
 	b.logger.Info("Planned backup", "resourceTypes", len(plan.Types), "namespaces", plan.Namespaces, "skipped", len(plan.Skipped))
@@ -143,7 +144,7 @@ func (b *backupRun) plan(ctx workflow.Context) (*workflows.PlanResult, error) {
 // collectAll runs the collect activities of the batches collectBatches
 // makes, at most Concurrency at once. The first activity that fails for
 // good stops new ones from starting; those running are waited for.
-func (b *backupRun) collectAll(ctx workflow.Context, types []workflows.ResourceType) error {
+func (b *backupRun) collectAll(ctx workflow.Context, types []v1alpha1.ResourceType) error {
 	actx := workflow.WithActivityOptions(ctx, b.activityOptions(6*time.Hour))
 	sel := workflow.NewSelector(ctx)
 	var firstErr error
@@ -159,11 +160,11 @@ func (b *backupRun) collectAll(ctx workflow.Context, types []workflows.ResourceT
 		if firstErr != nil || ctx.Err() != nil {
 			break
 		}
-		in := workflows.CollectInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, Types: batch, Options: b.opts}
+		in := v1alpha1.CollectInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, Types: batch, Options: b.opts}
 		f := workflow.ExecuteActivity(actx, clusterActs.CollectResources, in)
 		running++
 		sel.AddFuture(f, func(f workflow.Future) {
-			var res workflows.CollectResult
+			var res v1alpha1.CollectResult
 			if err := f.Get(ctx, &res); err != nil {
 				if firstErr == nil {
 					firstErr = err
@@ -186,7 +187,7 @@ func (b *backupRun) collectAll(ctx workflow.Context, types []workflows.ResourceT
 	return firstErr
 }
 
-func (b *backupRun) recordCollect(res workflows.TypeCollected) {
+func (b *backupRun) recordCollect(res v1alpha1.TypeCollected) {
 	gr := res.Resource
 	p := b.status.Resources[gr]
 	p.Items, p.Done, p.Error = res.Items, true, res.Error
@@ -198,12 +199,12 @@ func (b *backupRun) recordCollect(res workflows.TypeCollected) {
 		b.logger.Warn("Resource type not backed up", "resource", gr, "error", res.Error)
 	}
 	if res.Skipped != "" {
-		b.status.Skipped = append(b.status.Skipped, workflows.SkippedResource{Resource: gr, Reason: res.Skipped})
+		b.status.Skipped = append(b.status.Skipped, v1alpha1.SkippedResource{Resource: gr, Reason: res.Skipped})
 		b.logger.Warn("Resource type not readable by the run's caller", "resource", gr, "reason", res.Skipped)
 	}
 }
 
-func (b *backupRun) collectRelated(ctx workflow.Context, types []workflows.ResourceType) error {
+func (b *backupRun) collectRelated(ctx workflow.Context, types []v1alpha1.ResourceType) error {
 	var custom []string
 	for _, t := range types {
 		if t.Group != "" && !isBuiltinGroup(t.Group) && b.status.Resources[t.GroupResource()].Items > 0 {
@@ -211,8 +212,8 @@ func (b *backupRun) collectRelated(ctx workflow.Context, types []workflows.Resou
 		}
 	}
 	actx := workflow.WithActivityOptions(ctx, b.activityOptions(time.Hour))
-	in := workflows.CollectRelatedInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, Options: b.opts, CustomResources: custom}
-	var res workflows.CollectRelatedResult
+	in := v1alpha1.CollectRelatedInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, Options: b.opts, CustomResources: custom}
+	var res v1alpha1.CollectRelatedResult
 	if err := workflow.ExecuteActivity(actx, clusterActs.CollectRelated, in).Get(ctx, &res); err != nil {
 		return fmt.Errorf("collect related cluster-scoped objects: %w", err)
 	}
@@ -235,15 +236,15 @@ func (b *backupRun) addItems(resources map[string]int) {
 	}
 }
 
-func (b *backupRun) finalize(ctx workflow.Context, final workflows.Phase) error {
+func (b *backupRun) finalize(ctx workflow.Context, final v1alpha1.Phase) error {
 	status := b.status
 	status.Phase = final
 	now := workflow.Now(ctx).UTC()
 	status.CompletionTime = &now
 	info := workflow.GetInfo(ctx)
-	in := workflows.FinalizeInput{Spec: b.spec, Status: status, WorkRef: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID}
+	in := v1alpha1.FinalizeInput{Spec: b.spec, Status: status, WorkRef: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID}
 	actx := workflow.WithActivityOptions(ctx, b.activityOptions(6*time.Hour))
-	var res workflows.FinalizeResult
+	var res v1alpha1.FinalizeResult
 	if err := workflow.ExecuteActivity(actx, storeActs.FinalizeBackup, in).Get(ctx, &res); err != nil {
 		return fmt.Errorf("finalize: %w", err)
 	}
@@ -261,15 +262,15 @@ func (b *backupRun) finalize(ctx workflow.Context, final workflows.Phase) error 
 
 // end cleans up the intermediate state and records the final phase. It
 // runs on a disconnected context so a canceled backup still cleans up.
-func (b *backupRun) end(ctx workflow.Context, runErr error) (*workflows.BackupStatus, error) {
+func (b *backupRun) end(ctx workflow.Context, runErr error) (*v1alpha1.BackupStatus, error) {
 	canceled := runErr != nil && (temporal.IsCanceledError(runErr) || errors.Is(ctx.Err(), workflow.ErrCanceled))
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	b.finishHooks(dctx)
-	cleanup := workflows.CleanupInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, Discard: runErr != nil}
+	cleanup := v1alpha1.CleanupInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, Discard: runErr != nil}
 	if runErr != nil {
-		cleanup.Phase, cleanup.StartTime = workflows.PhaseFailed, b.status.StartTime
+		cleanup.Phase, cleanup.StartTime = v1alpha1.PhaseFailed, b.status.StartTime
 		if canceled {
-			cleanup.Phase = workflows.PhaseCanceled
+			cleanup.Phase = v1alpha1.PhaseCanceled
 		}
 	}
 	actx := workflow.WithActivityOptions(dctx, b.activityOptions(time.Hour))
@@ -287,11 +288,11 @@ func (b *backupRun) end(ctx workflow.Context, runErr error) (*workflows.BackupSt
 	switch {
 	case canceled:
 		b.status.FailureReason = "canceled by request"
-		b.setPhase(dctx, workflows.PhaseCanceled)
+		b.setPhase(dctx, v1alpha1.PhaseCanceled)
 		return &b.status, temporal.NewCanceledError("backup canceled")
 	case runErr != nil:
 		b.status.FailureReason = flow.Reason(runErr)
-		b.setPhase(dctx, workflows.PhaseFailed)
+		b.setPhase(dctx, v1alpha1.PhaseFailed)
 		b.logger.Error("Backup failed", "error", runErr)
 		return &b.status, runErr
 	}
@@ -300,7 +301,7 @@ func (b *backupRun) end(ctx workflow.Context, runErr error) (*workflows.BackupSt
 	return &b.status, nil
 }
 
-func (b *backupRun) setPhase(ctx workflow.Context, p workflows.Phase) {
+func (b *backupRun) setPhase(ctx workflow.Context, p v1alpha1.Phase) {
 	b.status.Phase = p
 	flow.PublishPhase(ctx, b.logger, p)
 	b.updateDetails(ctx)

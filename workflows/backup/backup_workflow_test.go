@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/workflows/internal/flowtest"
 	"github.com/cairn-backup/cairn/workflows/volume"
 )
@@ -22,29 +22,29 @@ import (
 // fakeActivities stand in for the real ones, registered under their names.
 type fakeActivities struct{}
 
-func (fakeActivities) Plan(context.Context, workflows.PlanInput) (*workflows.PlanResult, error) {
+func (fakeActivities) Plan(context.Context, v1alpha1.PlanInput) (*v1alpha1.PlanResult, error) {
 	return nil, nil
 }
 
-func (fakeActivities) Collect(context.Context, workflows.CollectInput) (*workflows.CollectResult, error) {
+func (fakeActivities) Collect(context.Context, v1alpha1.CollectInput) (*v1alpha1.CollectResult, error) {
 	return nil, nil
 }
 
-func (fakeActivities) Related(context.Context, workflows.CollectRelatedInput) (*workflows.CollectRelatedResult, error) {
+func (fakeActivities) Related(context.Context, v1alpha1.CollectRelatedInput) (*v1alpha1.CollectRelatedResult, error) {
 	return nil, nil
 }
 
-func (fakeActivities) Finalize(context.Context, workflows.FinalizeInput) (*workflows.FinalizeResult, error) {
+func (fakeActivities) Finalize(context.Context, v1alpha1.FinalizeInput) (*v1alpha1.FinalizeResult, error) {
 	return nil, nil
 }
 
-func (fakeActivities) Cleanup(context.Context, workflows.CleanupInput) error { return nil }
+func (fakeActivities) Cleanup(context.Context, v1alpha1.CleanupInput) error { return nil }
 
-func (fakeActivities) PlanHooks(context.Context, workflows.PlanHooksInput) (*workflows.PlanHooksResult, error) {
-	return &workflows.PlanHooksResult{}, nil
+func (fakeActivities) PlanHooks(context.Context, v1alpha1.PlanHooksInput) (*v1alpha1.PlanHooksResult, error) {
+	return &v1alpha1.PlanHooksResult{}, nil
 }
 
-func (fakeActivities) RunHooks(context.Context, workflows.RunHooksInput) (*workflows.RunHooksResult, error) {
+func (fakeActivities) RunHooks(context.Context, v1alpha1.RunHooksInput) (*v1alpha1.RunHooksResult, error) {
 	return nil, nil
 }
 
@@ -60,17 +60,17 @@ func newBackupEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	flowtest.Fake(env, hookActs.PlanBackupHooks, f.PlanHooks)
 	flowtest.Fake(env, hookActs.RunPodHooks, f.RunHooks)
 	flowtest.RegisterVolumeFakes(env)
-	env.RegisterWorkflowWithOptions(volume.VolumeSnapshotWorkflow, workflow.RegisterOptions{Name: workflows.VolumeSnapshotWorkflowName})
+	env.RegisterWorkflowWithOptions(volume.VolumeSnapshotWorkflow, workflow.RegisterOptions{Name: v1alpha1.VolumeSnapshotWorkflowName})
 	t.Cleanup(func() { env.AssertExpectations(t) })
 	return env
 }
 
-func testRequest() workflows.BackupRequest {
-	return workflows.BackupRequest{Spec: workflows.BackupSpec{Name: "shop-1", IncludedNamespaces: []string{"shop"}, StorageLocation: "mem://"}.WithDefaults("")}
+func testRequest() v1alpha1.BackupRequest {
+	return v1alpha1.BackupRequest{Spec: v1alpha1.BackupSpec{Name: "shop-1", IncludedNamespaces: []string{"shop"}, StorageLocation: "mem://"}.WithDefaults("")}
 }
 
-func threeTypes() *workflows.PlanResult {
-	return &workflows.PlanResult{KubernetesVersion: "v1.35.4", Namespaces: 1, Types: []workflows.ResourceType{
+func threeTypes() *v1alpha1.PlanResult {
+	return &v1alpha1.PlanResult{KubernetesVersion: "v1.35.4", Namespaces: 1, Types: []v1alpha1.ResourceType{
 		{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true},
 		{Group: "apps", Version: "v1", Resource: "deployments", Kind: "Deployment", Namespaced: true},
 		{Group: "example.com", Version: "v1", Resource: "widgets", Kind: "Widget", Namespaced: true},
@@ -78,17 +78,17 @@ func threeTypes() *workflows.PlanResult {
 }
 
 // collected answers a collect activity with items in each of its types.
-func collected(items int) func(context.Context, workflows.CollectInput) (*workflows.CollectResult, error) {
-	return collectedBy(func(workflows.ResourceType) workflows.TypeCollected {
-		return workflows.TypeCollected{Items: items, Parts: 1}
+func collected(items int) func(context.Context, v1alpha1.CollectInput) (*v1alpha1.CollectResult, error) {
+	return collectedBy(func(v1alpha1.ResourceType) v1alpha1.TypeCollected {
+		return v1alpha1.TypeCollected{Items: items, Parts: 1}
 	})
 }
 
 // collectedBy answers a collect activity with what outcome says of each
 // of its types.
-func collectedBy(outcome func(workflows.ResourceType) workflows.TypeCollected) func(context.Context, workflows.CollectInput) (*workflows.CollectResult, error) {
-	return func(_ context.Context, in workflows.CollectInput) (*workflows.CollectResult, error) {
-		res := &workflows.CollectResult{}
+func collectedBy(outcome func(v1alpha1.ResourceType) v1alpha1.TypeCollected) func(context.Context, v1alpha1.CollectInput) (*v1alpha1.CollectResult, error) {
+	return func(_ context.Context, in v1alpha1.CollectInput) (*v1alpha1.CollectResult, error) {
+		res := &v1alpha1.CollectResult{}
 		for _, t := range in.Types {
 			tc := outcome(t)
 			tc.Resource = t.GroupResource()
@@ -98,11 +98,11 @@ func collectedBy(outcome func(workflows.ResourceType) workflows.TypeCollected) f
 	}
 }
 
-func queryStatus(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows.BackupStatus {
+func queryStatus(t *testing.T, env *testsuite.TestWorkflowEnvironment) v1alpha1.BackupStatus {
 	t.Helper()
-	v, err := env.QueryWorkflow(workflows.QueryStatus)
+	v, err := env.QueryWorkflow(v1alpha1.QueryStatus)
 	require.NoError(t, err)
-	var s workflows.BackupStatus
+	var s v1alpha1.BackupStatus
 	require.NoError(t, v.Get(&s))
 	return s
 }
@@ -111,22 +111,22 @@ func TestBackupCompletes(t *testing.T) {
 	env := newBackupEnv(t)
 	env.OnActivity(clusterActs.PlanBackup, mock.Anything, mock.Anything).Return(threeTypes(), nil).Once()
 	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(collected(10)).Times(3)
-	env.OnActivity(clusterActs.CollectRelated, mock.Anything, mock.MatchedBy(func(in workflows.CollectRelatedInput) bool {
+	env.OnActivity(clusterActs.CollectRelated, mock.Anything, mock.MatchedBy(func(in v1alpha1.CollectRelatedInput) bool {
 		// Only custom resources with items ask for their CRD.
 		return assert.Equal(t, []string{"widgets.example.com"}, in.CustomResources)
-	})).Return(&workflows.CollectRelatedResult{Resources: map[string]int{"customresourcedefinitions.apiextensions.k8s.io": 1}}, nil).Once()
+	})).Return(&v1alpha1.CollectRelatedResult{Resources: map[string]int{"customresourcedefinitions.apiextensions.k8s.io": 1}}, nil).Once()
 	committed := time.Date(2026, 11, 22, 3, 4, 5, 0, time.UTC)
-	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.MatchedBy(func(in workflows.FinalizeInput) bool {
-		return in.Status.Phase == workflows.PhaseCompleted && in.Status.ItemsDone == 31
-	})).Return(&workflows.FinalizeResult{Items: 31, TarballBytes: 4096, CompletionTime: &committed}, nil).Once()
-	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, workflows.CleanupInput{Backup: "shop-1", Location: "mem://"}).Return(nil).Once()
+	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.MatchedBy(func(in v1alpha1.FinalizeInput) bool {
+		return in.Status.Phase == v1alpha1.PhaseCompleted && in.Status.ItemsDone == 31
+	})).Return(&v1alpha1.FinalizeResult{Items: 31, TarballBytes: 4096, CompletionTime: &committed}, nil).Once()
+	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, v1alpha1.CleanupInput{Backup: "shop-1", Location: "mem://"}).Return(nil).Once()
 
 	env.ExecuteWorkflow(BackupWorkflow, testRequest())
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
-	var res workflows.BackupStatus
+	var res v1alpha1.BackupStatus
 	require.NoError(t, env.GetWorkflowResult(&res))
-	assert.Equal(t, workflows.PhaseCompleted, res.Phase)
+	assert.Equal(t, v1alpha1.PhaseCompleted, res.Phase)
 	assert.Equal(t, 31, res.ItemsDone)
 	assert.Equal(t, 3, res.ResourceTypesDone)
 	assert.Equal(t, int64(4096), res.TarballBytes)
@@ -136,7 +136,7 @@ func TestBackupCompletes(t *testing.T) {
 	assert.Equal(t, committed, *res.CompletionTime, "the backup ends when finalize commits it")
 
 	s := queryStatus(t, env)
-	assert.Equal(t, workflows.PhaseCompleted, s.Phase)
+	assert.Equal(t, v1alpha1.PhaseCompleted, s.Phase)
 	assert.Equal(t, 10, s.Resources["deployments.apps"].Items)
 	assert.True(t, s.Resources["deployments.apps"].Done)
 }
@@ -148,18 +148,18 @@ func TestBackupIsCompletedOnlyOnceCleanedUp(t *testing.T) {
 	env := newBackupEnv(t)
 	env.OnActivity(clusterActs.PlanBackup, mock.Anything, mock.Anything).Return(threeTypes(), nil).Once()
 	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(collected(1)).Times(3)
-	env.OnActivity(clusterActs.CollectRelated, mock.Anything, mock.Anything).Return(&workflows.CollectRelatedResult{}, nil).Once()
-	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(&workflows.FinalizeResult{}, nil).Once()
+	env.OnActivity(clusterActs.CollectRelated, mock.Anything, mock.Anything).Return(&v1alpha1.CollectRelatedResult{}, nil).Once()
+	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(&v1alpha1.FinalizeResult{}, nil).Once()
 	// Nothing else takes time on the workflow clock: at 30 s the
 	// cleanup is running.
 	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil).After(time.Minute).Once()
-	var during workflows.Phase
+	var during v1alpha1.Phase
 	env.RegisterDelayedCallback(func() { during = queryStatus(t, env).Phase }, 30*time.Second)
 
 	env.ExecuteWorkflow(BackupWorkflow, testRequest())
 	require.NoError(t, env.GetWorkflowError())
-	assert.Equal(t, workflows.PhaseFinalizing, during, "the phase while the intermediate state is removed")
-	assert.Equal(t, workflows.PhaseCompleted, queryStatus(t, env).Phase)
+	assert.Equal(t, v1alpha1.PhaseFinalizing, during, "the phase while the intermediate state is removed")
+	assert.Equal(t, v1alpha1.PhaseCompleted, queryStatus(t, env).Phase)
 }
 
 func TestBackupWithTypeErrorIsPartiallyFailed(t *testing.T) {
@@ -167,21 +167,21 @@ func TestBackupWithTypeErrorIsPartiallyFailed(t *testing.T) {
 	plan := threeTypes()
 	plan.CollectRelated = false
 	env.OnActivity(clusterActs.PlanBackup, mock.Anything, mock.Anything).Return(plan, nil)
-	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(collectedBy(func(t workflows.ResourceType) workflows.TypeCollected {
+	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(collectedBy(func(t v1alpha1.ResourceType) v1alpha1.TypeCollected {
 		if t.Resource == "widgets" {
-			return workflows.TypeCollected{Error: "widgets.example.com is forbidden"}
+			return v1alpha1.TypeCollected{Error: "widgets.example.com is forbidden"}
 		}
-		return workflows.TypeCollected{Items: 2}
+		return v1alpha1.TypeCollected{Items: 2}
 	}))
-	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.MatchedBy(func(in workflows.FinalizeInput) bool {
-		return in.Status.Phase == workflows.PhasePartiallyFailed
-	})).Return(&workflows.FinalizeResult{Items: 4}, nil).Once()
+	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.MatchedBy(func(in v1alpha1.FinalizeInput) bool {
+		return in.Status.Phase == v1alpha1.PhasePartiallyFailed
+	})).Return(&v1alpha1.FinalizeResult{Items: 4}, nil).Once()
 	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil)
 
 	env.ExecuteWorkflow(BackupWorkflow, testRequest())
 	require.NoError(t, env.GetWorkflowError())
 	s := queryStatus(t, env)
-	assert.Equal(t, workflows.PhasePartiallyFailed, s.Phase)
+	assert.Equal(t, v1alpha1.PhasePartiallyFailed, s.Phase)
 	assert.Equal(t, 1, s.Errors)
 	assert.Equal(t, "widgets.example.com is forbidden", s.Resources["widgets.example.com"].Error)
 }
@@ -189,13 +189,13 @@ func TestBackupWithTypeErrorIsPartiallyFailed(t *testing.T) {
 func TestBackupFailsWithReadableReasonAndDiscards(t *testing.T) {
 	env := newBackupEnv(t)
 	env.OnActivity(clusterActs.PlanBackup, mock.Anything, mock.Anything).Return(nil,
-		temporal.NewNonRetryableApplicationError("the Kubernetes API server has been unreachable for 10m0s", workflows.ErrTypeClusterUnreachable, nil)).Once()
-	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, discardAs(workflows.PhaseFailed)).Return(nil).Once()
+		temporal.NewNonRetryableApplicationError("the Kubernetes API server has been unreachable for 10m0s", v1alpha1.ErrTypeClusterUnreachable, nil)).Once()
+	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, discardAs(v1alpha1.PhaseFailed)).Return(nil).Once()
 
 	env.ExecuteWorkflow(BackupWorkflow, testRequest())
 	require.Error(t, env.GetWorkflowError())
 	s := queryStatus(t, env)
-	assert.Equal(t, workflows.PhaseFailed, s.Phase)
+	assert.Equal(t, v1alpha1.PhaseFailed, s.Phase)
 	assert.Contains(t, s.FailureReason, "ClusterUnreachable")
 	assert.Contains(t, s.FailureReason, "unreachable for 10m0s")
 }
@@ -207,7 +207,7 @@ func TestBackupCanceledDuringCollectionCleansUp(t *testing.T) {
 	// the activity canceled at once, and the test's end releases the rest.
 	testDone := make(chan struct{})
 	t.Cleanup(func() { close(testDone) })
-	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(func(ctx context.Context, in workflows.CollectInput) (*workflows.CollectResult, error) {
+	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(func(ctx context.Context, in v1alpha1.CollectInput) (*v1alpha1.CollectResult, error) {
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -215,7 +215,7 @@ func TestBackupCanceledDuringCollectionCleansUp(t *testing.T) {
 			return nil, errors.New("the test ended")
 		}
 	})
-	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, discardAs(workflows.PhaseCanceled)).Return(nil).Once()
+	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, discardAs(v1alpha1.PhaseCanceled)).Return(nil).Once()
 	// Collections heartbeat in real time, so the workflow clock does too.
 	env.SetTestTimeout(30 * time.Second)
 	env.RegisterDelayedCallback(env.CancelWorkflow, 200*time.Millisecond)
@@ -225,18 +225,18 @@ func TestBackupCanceledDuringCollectionCleansUp(t *testing.T) {
 	require.Error(t, err)
 	var canceled *temporal.CanceledError
 	assert.True(t, errors.As(err, &canceled), "want a canceled error, got %v", err)
-	assert.Equal(t, workflows.PhaseCanceled, queryStatus(t, env).Phase)
+	assert.Equal(t, v1alpha1.PhaseCanceled, queryStatus(t, env).Phase)
 }
 
 func TestBackupBoundsConcurrentCollections(t *testing.T) {
 	env := newBackupEnv(t)
-	plan := &workflows.PlanResult{}
+	plan := &v1alpha1.PlanResult{}
 	for _, r := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
-		plan.Types = append(plan.Types, workflows.ResourceType{Version: "v1", Resource: r, Kind: r, Namespaced: true})
+		plan.Types = append(plan.Types, v1alpha1.ResourceType{Version: "v1", Resource: r, Kind: r, Namespaced: true})
 	}
 	env.OnActivity(clusterActs.PlanBackup, mock.Anything, mock.Anything).Return(plan, nil)
 	var running, peak atomic.Int32
-	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(func(ctx context.Context, in workflows.CollectInput) (*workflows.CollectResult, error) {
+	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(func(ctx context.Context, in v1alpha1.CollectInput) (*v1alpha1.CollectResult, error) {
 		n := running.Add(1)
 		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 		}
@@ -244,7 +244,7 @@ func TestBackupBoundsConcurrentCollections(t *testing.T) {
 		running.Add(-1)
 		return collected(1)(ctx, in)
 	})
-	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(&workflows.FinalizeResult{Items: 8}, nil)
+	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(&v1alpha1.FinalizeResult{Items: 8}, nil)
 	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil)
 
 	req := testRequest()
@@ -257,8 +257,8 @@ func TestBackupBoundsConcurrentCollections(t *testing.T) {
 
 // discardAs matches the cleanup of a backup that ended in phase without
 // committing: everything but the log goes, and the phase is recorded.
-func discardAs(phase workflows.Phase) any {
-	return mock.MatchedBy(func(in workflows.CleanupInput) bool {
+func discardAs(phase v1alpha1.Phase) any {
+	return mock.MatchedBy(func(in v1alpha1.CleanupInput) bool {
 		return in.Backup == "shop-1" && in.Location == "mem://" && in.Discard && in.Phase == phase && in.StartTime != nil
 	})
 }

@@ -3,7 +3,7 @@ package backup
 import (
 	"slices"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // maxTypesPerCollect bounds the types one collect activity carries, and
@@ -19,8 +19,8 @@ const maxTypesPerCollect = 32
 // The rest are dealt in turn into as many batches as collections run at
 // once (more when a batch would exceed maxTypesPerCollect), so types of
 // unknown size spread over them.
-func collectBatches(types []workflows.ResourceType, pageSize, concurrency int) [][]workflows.ResourceType {
-	var large, small []workflows.ResourceType
+func collectBatches(types []v1alpha1.ResourceType, pageSize, concurrency int) [][]v1alpha1.ResourceType {
+	var large, small []v1alpha1.ResourceType
 	for _, t := range types {
 		if t.Estimate >= pageSize {
 			large = append(large, t)
@@ -28,16 +28,16 @@ func collectBatches(types []workflows.ResourceType, pageSize, concurrency int) [
 			small = append(small, t)
 		}
 	}
-	slices.SortStableFunc(large, func(a, b workflows.ResourceType) int { return b.Estimate - a.Estimate })
-	batches := make([][]workflows.ResourceType, 0, len(large)+concurrency)
+	slices.SortStableFunc(large, func(a, b v1alpha1.ResourceType) int { return b.Estimate - a.Estimate })
+	batches := make([][]v1alpha1.ResourceType, 0, len(large)+concurrency)
 	for _, t := range large {
-		batches = append(batches, []workflows.ResourceType{t})
+		batches = append(batches, []v1alpha1.ResourceType{t})
 	}
 	if len(small) == 0 {
 		return batches
 	}
 	n := max(min(concurrency, len(small)), (len(small)+maxTypesPerCollect-1)/maxTypesPerCollect)
-	dealt := make([][]workflows.ResourceType, n)
+	dealt := make([][]v1alpha1.ResourceType, n)
 	for i, t := range small {
 		dealt[i%n] = append(dealt[i%n], t)
 	}

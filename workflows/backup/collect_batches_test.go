@@ -7,20 +7,20 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/workflows/internal/flowtest"
 )
 
-func typesEstimated(estimates ...int) []workflows.ResourceType {
-	var types []workflows.ResourceType
+func typesEstimated(estimates ...int) []v1alpha1.ResourceType {
+	var types []v1alpha1.ResourceType
 	for i, e := range estimates {
-		types = append(types, workflows.ResourceType{Version: "v1", Resource: fmt.Sprintf("r%02d", i), Estimate: e})
+		types = append(types, v1alpha1.ResourceType{Version: "v1", Resource: fmt.Sprintf("r%02d", i), Estimate: e})
 	}
 	return types
 }
 
-func batchNames(batches [][]workflows.ResourceType) [][]string {
-	return flowtest.GroupNames(batches, func(t workflows.ResourceType) string { return t.Resource })
+func batchNames(batches [][]v1alpha1.ResourceType) [][]string {
+	return flowtest.GroupNames(batches, func(t v1alpha1.ResourceType) string { return t.Resource })
 }
 
 // TestCollectBatchesGivesLargeTypesTheirOwnActivity: a type of a page or

@@ -6,7 +6,7 @@ import (
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/workflows/internal/flow"
 )
 
@@ -15,22 +15,22 @@ import (
 // location, reports types, related objects, volumes and hooks, and
 // removes the scratch data whatever happens. It takes no snapshot, runs
 // no hook and creates no repository.
-func BackupDryRunWorkflow(ctx workflow.Context, req workflows.BackupRequest) (*workflows.BackupDryRun, error) {
+func BackupDryRunWorkflow(ctx workflow.Context, req v1alpha1.BackupRequest) (*v1alpha1.BackupDryRun, error) {
 	if err := flow.InvalidOptions(req.Options.Problems()); err != nil {
 		return nil, err
 	}
 	id := workflow.GetInfo(ctx).WorkflowExecution.ID
 	spec := req.Spec
 	name := spec.Name
-	spec.Name = workflows.DryRunScratchName(id)
+	spec.Name = v1alpha1.DryRunScratchName(id)
 	b := &backupRun{
 		spec:   spec,
 		opts:   req.Options.WithDefaults(),
 		logger: log.With(workflow.GetLogger(ctx), "backup", name, "dryRun", spec.Name),
-		status: workflows.BackupStatus{Name: name, Phase: workflows.PhaseNew, Resources: map[string]workflows.ResourceProgress{}},
+		status: v1alpha1.BackupStatus{Name: name, Phase: v1alpha1.PhaseNew, Resources: map[string]v1alpha1.ResourceProgress{}},
 		dryRun: true,
 	}
-	if err := workflow.SetQueryHandler(ctx, workflows.QueryStatus, func() (*workflows.BackupStatus, error) {
+	if err := workflow.SetQueryHandler(ctx, v1alpha1.QueryStatus, func() (*v1alpha1.BackupStatus, error) {
 		return &b.status, nil
 	}); err != nil {
 		return nil, err
@@ -38,21 +38,21 @@ func BackupDryRunWorkflow(ctx workflow.Context, req workflows.BackupRequest) (*w
 	result, runErr := b.dryRunSteps(ctx)
 	result.Name, result.WorkflowID = name, id
 
-	scratch := workflows.SummarizeDryRunInput{Scratch: spec.Name, Location: spec.StorageLocation}
+	scratch := v1alpha1.SummarizeDryRunInput{Scratch: spec.Name, Location: spec.StorageLocation}
 	dctx, runErr := flow.DiscardDryRun(ctx, b.activityOptions(time.Hour), storeActs.DiscardDryRun, scratch, runErr)
 	if runErr != nil {
 		b.status.FailureReason = flow.Reason(runErr)
-		b.setPhase(dctx, workflows.PhaseFailed)
+		b.setPhase(dctx, v1alpha1.PhaseFailed)
 		return nil, runErr
 	}
-	b.setPhase(dctx, workflows.PhaseCompleted)
+	b.setPhase(dctx, v1alpha1.PhaseCompleted)
 	return result, nil
 }
 
 // dryRunSteps are the backup's steps up to what it would write.
-func (b *backupRun) dryRunSteps(ctx workflow.Context) (*workflows.BackupDryRun, error) {
-	result := &workflows.BackupDryRun{Resources: map[string]int{}}
-	b.setPhase(ctx, workflows.PhaseInProgress)
+func (b *backupRun) dryRunSteps(ctx workflow.Context) (*v1alpha1.BackupDryRun, error) {
+	result := &v1alpha1.BackupDryRun{Resources: map[string]int{}}
+	b.setPhase(ctx, v1alpha1.PhaseInProgress)
 	plan, err := b.plan(ctx)
 	if err != nil {
 		return result, err
@@ -72,8 +72,8 @@ func (b *backupRun) dryRunSteps(ctx workflow.Context) (*workflows.BackupDryRun, 
 		}
 	}
 	actx := workflow.WithActivityOptions(ctx, b.activityOptions(time.Hour))
-	in := workflows.SummarizeDryRunInput{Scratch: b.spec.Name, Location: b.spec.StorageLocation, Related: b.related}
-	var sum workflows.DryRunSummary
+	in := v1alpha1.SummarizeDryRunInput{Scratch: b.spec.Name, Location: b.spec.StorageLocation, Related: b.related}
+	var sum v1alpha1.DryRunSummary
 	if err := workflow.ExecuteActivity(actx, storeActs.SummarizeDryRun, in).Get(ctx, &sum); err != nil {
 		return result, err
 	}
@@ -84,20 +84,20 @@ func (b *backupRun) dryRunSteps(ctx workflow.Context) (*workflows.BackupDryRun, 
 	}
 	for _, op := range b.status.Operations {
 		action := "snapshot"
-		if op.Kind == workflows.OperationKindDataUpload {
+		if op.Kind == v1alpha1.OperationKindDataUpload {
 			action = "snapshot and move data"
 		}
-		result.Volumes = append(result.Volumes, workflows.DryRunVolume{Volume: op.Volume, Action: action})
+		result.Volumes = append(result.Volumes, v1alpha1.DryRunVolume{Volume: op.Volume, Action: action})
 	}
 	if b.hooks != nil {
 		result.HooksTotal = len(b.hooks.pods)
-		for _, p := range b.hooks.pods[:min(len(b.hooks.pods), workflows.DryRunNamesPerType)] {
+		for _, p := range b.hooks.pods[:min(len(b.hooks.pods), v1alpha1.DryRunNamesPerType)] {
 			result.Hooks = append(result.Hooks, p.pod)
 		}
 	}
 	result.Warnings = append(sum.Warnings, b.hookWarnings...)
-	if len(result.Warnings) > workflows.DryRunWarningLines {
-		result.Warnings = result.Warnings[:workflows.DryRunWarningLines]
+	if len(result.Warnings) > v1alpha1.DryRunWarningLines {
+		result.Warnings = result.Warnings[:v1alpha1.DryRunWarningLines]
 	}
 	result.WarningsTotal = b.status.Warnings
 	return result, nil

@@ -13,7 +13,7 @@ import (
 
 	"github.com/cairn-backup/cairn/activities/datamover"
 	"github.com/cairn-backup/cairn/activities/expose"
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/workflows/internal/flowtest"
 )
 
@@ -36,44 +36,44 @@ const (
 // runMovingBackup runs a backup of three resource types and n volumes
 // on one node with 4 data mover slots, 6 volumes at once, each volume's
 // data taking moveFor to move, on the test environment's clock.
-func runMovingBackup(t *testing.T, volumes int, moveFor time.Duration) (workflows.BackupStatus, flowtest.SimulatedRun) {
+func runMovingBackup(t *testing.T, volumes int, moveFor time.Duration) (v1alpha1.BackupStatus, flowtest.SimulatedRun) {
 	env := newBackupEnv(t)
-	env.RegisterWorkflowWithOptions(BackupWorkflow, workflow.RegisterOptions{Name: workflows.BackupWorkflowName})
+	env.RegisterWorkflowWithOptions(BackupWorkflow, workflow.RegisterOptions{Name: v1alpha1.BackupWorkflowName})
 
-	plan := &workflows.PlanVolumesResult{}
+	plan := &v1alpha1.PlanVolumesResult{}
 	for i := range volumes {
-		plan.Volumes = append(plan.Volumes, workflows.Volume{Namespace: "shop", Claim: fmt.Sprintf("data-%02d", i),
+		plan.Volumes = append(plan.Volumes, v1alpha1.Volume{Namespace: "shop", Claim: fmt.Sprintf("data-%02d", i),
 			PersistentVolume: fmt.Sprintf("pv-%02d", i), Driver: "d", VolumeHandle: fmt.Sprintf("h%02d", i), SnapshotClass: "c"})
 	}
 	node := flowtest.SimulateNode(env, "n1", 4, plan.Volumes)
 	env.OnActivity(clusterActs.PlanBackup, mock.Anything, mock.Anything).Return(threeTypes(), nil).Once()
 	env.OnActivity(csiActs.PlanVolumes, mock.Anything, mock.Anything).Return(plan, nil).Once()
 	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(collected(10)).Times(3)
-	env.OnActivity(clusterActs.CollectRelated, mock.Anything, mock.Anything).Return(&workflows.CollectRelatedResult{}, nil).Once()
+	env.OnActivity(clusterActs.CollectRelated, mock.Anything, mock.Anything).Return(&v1alpha1.CollectRelatedResult{}, nil).Once()
 	env.OnActivity(csiActs.CreateVolumeSnapshot, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in workflows.CreateSnapshotInput) (*workflows.CreateSnapshotResult, error) {
-			return &workflows.CreateSnapshotResult{Name: workflows.SnapshotName(in.Backup, in.Volume)}, nil
+		func(_ context.Context, in v1alpha1.CreateSnapshotInput) (*v1alpha1.CreateSnapshotResult, error) {
+			return &v1alpha1.CreateSnapshotResult{Name: v1alpha1.SnapshotName(in.Backup, in.Volume)}, nil
 		}).Times(volumes)
 	env.OnActivity(csiActs.WaitVolumeSnapshot, mock.Anything, mock.Anything).Return(flowtest.ReadyInfo).Times(volumes)
-	env.OnActivity(exposeActs.ExposeVolume, mock.Anything, mock.Anything).Return(&workflows.ExposeResult{DataMover: "pod", Node: "n1"}, nil).Times(volumes)
+	env.OnActivity(exposeActs.ExposeVolume, mock.Anything, mock.Anything).Return(&v1alpha1.ExposeResult{DataMover: "pod", Node: "n1"}, nil).Times(volumes)
 	index := map[string]int{}
 	for i, v := range plan.Volumes {
 		index[v.Key()] = i
 	}
 	flowtest.LongMoves(env, datamoverActs.UploadVolume, moveFor, volumes,
-		func(in workflows.UploadVolumeInput) int { return index[in.Volume.Key()] },
-		func(in workflows.UploadVolumeInput) *workflows.DataUploadInfo {
-			return &workflows.DataUploadInfo{SnapshotID: "k-" + in.Volume.Claim, Bytes: 1 << 40}
+		func(in v1alpha1.UploadVolumeInput) int { return index[in.Volume.Key()] },
+		func(in v1alpha1.UploadVolumeInput) *v1alpha1.DataUploadInfo {
+			return &v1alpha1.DataUploadInfo{SnapshotID: "k-" + in.Volume.Claim, Bytes: 1 << 40}
 		})
-	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(&workflows.FinalizeResult{}, nil).Once()
+	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(&v1alpha1.FinalizeResult{}, nil).Once()
 	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil).Once()
 
 	req := testRequest()
 	req.Spec.SnapshotMoveData = true
 	req.Spec.DataMoverTimeout = &metav1.Duration{Duration: 3 * moveFor}
 	req.Options.VolumeConcurrency = 6
-	var st workflows.BackupStatus
-	run := flowtest.RunOnNode(t, env, node, workflows.BackupWorkflowName, req, &st)
+	var st v1alpha1.BackupStatus
+	run := flowtest.RunOnNode(t, env, node, v1alpha1.BackupWorkflowName, req, &st)
 	return st, run
 }
 
@@ -91,14 +91,14 @@ func TestBackupHistoryIsBoundedWhateverTheMovesLast(t *testing.T) {
 	shortStatus, short := runMovingBackup(t, volumes, time.Hour)
 	longStatus, long := runMovingBackup(t, volumes, 8*time.Hour)
 
-	for _, st := range []workflows.BackupStatus{shortStatus, longStatus} {
-		require.Equal(t, workflows.PhaseCompleted, st.Phase, st.FailureReason)
+	for _, st := range []v1alpha1.BackupStatus{shortStatus, longStatus} {
+		require.Equal(t, v1alpha1.PhaseCompleted, st.Phase, st.FailureReason)
 		require.Len(t, st.Operations, volumes)
 		for _, op := range st.Operations {
-			require.Equal(t, workflows.OperationCompleted, op.Phase, op.ID)
+			require.Equal(t, v1alpha1.OperationCompleted, op.Phase, op.ID)
 			require.NotNil(t, op.Upload, op.ID)
 		}
 	}
 	flowtest.AssertBoundedWhateverTheDuration(t, short, long, volumes/4*8*time.Hour, // 4 slots
-		workflows.BackupWorkflowName, workflows.VolumeSnapshotWorkflowName, backupOf20VolumesEvents, volumeSnapshotEvents)
+		v1alpha1.BackupWorkflowName, v1alpha1.VolumeSnapshotWorkflowName, backupOf20VolumesEvents, volumeSnapshotEvents)
 }

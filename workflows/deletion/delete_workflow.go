@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/workflows"
 	"github.com/cairn-backup/cairn/workflows/internal/flow"
 )
@@ -20,10 +21,10 @@ const lockCheckVersion = "check-object-lock"
 // backup.json first so a half-deleted backup is never listed as complete.
 // Deleting what is already gone succeeds, so it is safe to run again and
 // resumes wherever a killed worker left it.
-func DeleteBackupWorkflow(ctx workflow.Context, req workflows.DeleteBackupRequest) (*workflows.DeleteBackupResult, error) {
+func DeleteBackupWorkflow(ctx workflow.Context, req v1alpha1.DeleteBackupRequest) (*v1alpha1.DeleteBackupResult, error) {
 	logger := log.With(workflow.GetLogger(ctx), "backup", req.Backup)
 	if err := workflow.UpsertTypedSearchAttributes(ctx,
-		workflows.SearchAttrKind.ValueSet(workflows.KindDeletion), workflows.SearchAttrName.ValueSet(req.Backup), workflows.SearchAttrPhase.ValueSet(string(workflows.PhaseInProgress)),
+		workflows.SearchAttrKind.ValueSet(v1alpha1.KindDeletion), workflows.SearchAttrName.ValueSet(req.Backup), workflows.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseInProgress)),
 	); err != nil {
 		return nil, fmt.Errorf("set search attributes: %w", err)
 	}
@@ -36,42 +37,42 @@ func DeleteBackupWorkflow(ctx workflow.Context, req workflows.DeleteBackupReques
 		// An immutable backup is refused before anything of it goes.
 		// Its error goes out as it is, for its type: it names the backup.
 		if err := workflow.ExecuteActivity(actx, storeActs.CheckBackupDeletable, req).Get(ctx, nil); err != nil {
-			flow.PublishPhase(ctx, logger, workflows.PhaseFailed)
+			flow.PublishPhase(ctx, logger, v1alpha1.PhaseFailed)
 			return nil, err
 		}
 	}
-	if req.Kind == "" || req.Kind == workflows.KindBackup {
+	if req.Kind == "" || req.Kind == v1alpha1.KindBackup {
 		// The native snapshots go first: once backup.json is gone, nothing
 		// would tell a later run that they belonged to this backup.
-		var snaps workflows.DeleteSnapshotsResult
-		in := workflows.DeleteSnapshotsInput{Backup: req.Backup, Location: req.Location}
+		var snaps v1alpha1.DeleteSnapshotsResult
+		in := v1alpha1.DeleteSnapshotsInput{Backup: req.Backup, Location: req.Location}
 		if err := workflow.ExecuteActivity(actx, csiActs.DeleteBackupSnapshots, in).Get(ctx, &snaps); err != nil {
-			flow.PublishPhase(ctx, logger, workflows.PhaseFailed)
+			flow.PublishPhase(ctx, logger, v1alpha1.PhaseFailed)
 			return nil, fmt.Errorf("delete the snapshots of backup %s: %w", req.Backup, err)
 		}
 		if snaps.Deleted > 0 {
 			logger.Info("Backup's native snapshots deleted", "snapshots", snaps.Deleted)
 		}
 	}
-	if req.Kind == "" || req.Kind == workflows.KindBackup {
+	if req.Kind == "" || req.Kind == v1alpha1.KindBackup {
 		// Before the backup's files: volumes.json says whether any data
 		// was moved.
-		var data workflows.DeleteVolumeDataResult
-		in := workflows.DeleteVolumeDataInput{Backup: req.Backup, Location: req.Location}
+		var data v1alpha1.DeleteVolumeDataResult
+		in := v1alpha1.DeleteVolumeDataInput{Backup: req.Backup, Location: req.Location}
 		if err := workflow.ExecuteActivity(actx, repositoryActs.DeleteVolumeData, in).Get(ctx, &data); err != nil {
-			flow.PublishPhase(ctx, logger, workflows.PhaseFailed)
+			flow.PublishPhase(ctx, logger, v1alpha1.PhaseFailed)
 			return nil, fmt.Errorf("delete the volume data of backup %s: %w", req.Backup, err)
 		}
 		if data.Snapshots > 0 {
 			logger.Info("Backup's volume data deleted", "kopiaSnapshots", data.Snapshots)
 		}
 	}
-	var res workflows.DeleteBackupResult
+	var res v1alpha1.DeleteBackupResult
 	if err := workflow.ExecuteActivity(actx, storeActs.DeleteBackupData, req).Get(ctx, &res); err != nil {
-		flow.PublishPhase(ctx, logger, workflows.PhaseFailed)
+		flow.PublishPhase(ctx, logger, v1alpha1.PhaseFailed)
 		return nil, fmt.Errorf("delete backup %s: %w", req.Backup, err)
 	}
-	flow.PublishPhase(ctx, logger, workflows.PhaseCompleted)
+	flow.PublishPhase(ctx, logger, v1alpha1.PhaseCompleted)
 	logger.Info("Backup deleted", "reason", req.Reason, "objects", res.ObjectsDeleted)
 	return &res, nil
 }
@@ -82,19 +83,19 @@ func DeleteBackupWorkflow(ctx workflow.Context, req workflows.DeleteBackupReques
 // nothing expired does nothing. One run deletes at most a page of each
 // and, after a full page, continues as new with the names after it, so
 // history and payloads stay bounded however many expired.
-func ExpireBackupsWorkflow(ctx workflow.Context, req workflows.ExpireBackupsRequest) (*workflows.ExpireBackupsResult, error) {
+func ExpireBackupsWorkflow(ctx workflow.Context, req v1alpha1.ExpireBackupsRequest) (*v1alpha1.ExpireBackupsResult, error) {
 	if req.Limit <= 0 {
-		req.Limit = workflows.DefaultExpirePage
+		req.Limit = v1alpha1.DefaultExpirePage
 	}
-	res := &workflows.ExpireBackupsResult{Deleted: []string{}}
+	res := &v1alpha1.ExpireBackupsResult{Deleted: []string{}}
 	if !req.EtcdSnapshots {
-		more, err := expirePage(ctx, &req, res, storeActs.ListExpiredBackups, workflows.KindBackup, "")
+		more, err := expirePage(ctx, &req, res, storeActs.ListExpiredBackups, v1alpha1.KindBackup, "")
 		if err != nil || more {
 			return res, err
 		}
 		req.EtcdSnapshots, req.After = true, ""
 	}
-	if _, err := expirePage(ctx, &req, res, storeActs.ListExpiredEtcdSnapshots, workflows.KindEtcdSnapshot, "etcd/"); err != nil {
+	if _, err := expirePage(ctx, &req, res, storeActs.ListExpiredEtcdSnapshots, v1alpha1.KindEtcdSnapshot, "etcd/"); err != nil {
 		return res, err
 	}
 	res.DeletedTotal, res.FailedTotal = req.Deleted, req.Failed
@@ -104,8 +105,8 @@ func ExpireBackupsWorkflow(ctx workflow.Context, req workflows.ExpireBackupsRequ
 // expirePage deletes one page of the expired backups (or etcd snapshots)
 // that list names. When there may be more, it returns the
 // continue-as-new error that goes on with them.
-func expirePage(ctx workflow.Context, req *workflows.ExpireBackupsRequest, res *workflows.ExpireBackupsResult,
-	list func(context.Context, workflows.ExpireBackupsRequest) ([]string, error), kind, prefix string) (more bool, err error) {
+func expirePage(ctx workflow.Context, req *v1alpha1.ExpireBackupsRequest, res *v1alpha1.ExpireBackupsResult,
+	list func(context.Context, v1alpha1.ExpireBackupsRequest) ([]string, error), kind, prefix string) (more bool, err error) {
 	actx := workflow.WithActivityOptions(ctx, flow.ActivityOptions(10*time.Minute, workflows.HeartbeatTimeout(ctx)))
 	var expired []string
 	if err := workflow.ExecuteActivity(actx, list, *req).Get(ctx, &expired); err != nil {

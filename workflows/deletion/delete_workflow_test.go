@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/workflows"
 	"github.com/cairn-backup/cairn/workflows/internal/flowtest"
 )
@@ -22,7 +23,7 @@ func newDeleteEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
 	flowtest.RegisterDeletionFakes(env)
-	env.RegisterWorkflowWithOptions(DeleteBackupWorkflow, workflow.RegisterOptions{Name: workflows.DeleteBackupWorkflowName})
+	env.RegisterWorkflowWithOptions(DeleteBackupWorkflow, workflow.RegisterOptions{Name: v1alpha1.DeleteBackupWorkflowName})
 	flowtest.RegisterVolumeFakes(env)
 	t.Cleanup(func() { env.AssertExpectations(t) })
 	return env
@@ -33,7 +34,7 @@ func newDeleteEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 func TestExpireDeletesEachExpiredBackupOnce(t *testing.T) {
 	env := newDeleteEnv(t)
 	expired := []string{"a", "b", "c", "d", "e", "f"}
-	page := workflows.ExpireBackupsRequest{Location: "mem://", Limit: workflows.DefaultExpirePage}
+	page := v1alpha1.ExpireBackupsRequest{Location: "mem://", Limit: v1alpha1.DefaultExpirePage}
 	env.OnActivity(storeActs.ListExpiredBackups, mock.Anything, page).Return(expired, nil).Once()
 	etcdPage := page
 	etcdPage.EtcdSnapshots = true
@@ -41,18 +42,18 @@ func TestExpireDeletesEachExpiredBackupOnce(t *testing.T) {
 	env.OnActivity(storeActs.ListExpiredEtcdSnapshots, mock.Anything, etcdPage).Return([]string{"etcd-1"}, nil).Once()
 	deleted := map[string]int{}
 	env.OnActivity(storeActs.DeleteBackupData, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, req workflows.DeleteBackupRequest) (*workflows.DeleteBackupResult, error) {
+		func(_ context.Context, req v1alpha1.DeleteBackupRequest) (*v1alpha1.DeleteBackupResult, error) {
 			deleted[req.Kind+":"+req.Backup]++
 			assert.Equal(t, "expired", req.Reason)
 			if req.Backup == "c" {
 				return nil, errors.New("disk on fire")
 			}
-			return &workflows.DeleteBackupResult{Backup: req.Backup, ObjectsDeleted: 4}, nil
+			return &v1alpha1.DeleteBackupResult{Backup: req.Backup, ObjectsDeleted: 4}, nil
 		})
 
-	env.ExecuteWorkflow(ExpireBackupsWorkflow, workflows.ExpireBackupsRequest{Location: "mem://"})
+	env.ExecuteWorkflow(ExpireBackupsWorkflow, v1alpha1.ExpireBackupsRequest{Location: "mem://"})
 	require.NoError(t, env.GetWorkflowError())
-	var res workflows.ExpireBackupsResult
+	var res v1alpha1.ExpireBackupsResult
 	require.NoError(t, env.GetWorkflowResult(&res))
 	assert.ElementsMatch(t, []string{"a", "b", "d", "e", "f", "etcd/etcd-1"}, res.Deleted)
 	assert.Equal(t, 6, res.DeletedTotal)
@@ -72,14 +73,14 @@ func TestExpireDeletesEachExpiredBackupOnce(t *testing.T) {
 func TestExpireGoesOnWithTheNextPageAsNew(t *testing.T) {
 	env := newDeleteEnv(t)
 	env.OnActivity(storeActs.ListExpiredBackups, mock.Anything, mock.Anything).Return([]string{"a", "b"}, nil).Once()
-	env.OnActivity(storeActs.DeleteBackupData, mock.Anything, mock.Anything).Return(&workflows.DeleteBackupResult{}, nil).Twice()
+	env.OnActivity(storeActs.DeleteBackupData, mock.Anything, mock.Anything).Return(&v1alpha1.DeleteBackupResult{}, nil).Twice()
 
-	env.ExecuteWorkflow(ExpireBackupsWorkflow, workflows.ExpireBackupsRequest{Location: "mem://", Limit: 2, Deleted: 3})
+	env.ExecuteWorkflow(ExpireBackupsWorkflow, v1alpha1.ExpireBackupsRequest{Location: "mem://", Limit: 2, Deleted: 3})
 	var can *workflow.ContinueAsNewError
 	require.ErrorAs(t, env.GetWorkflowError(), &can)
-	var next workflows.ExpireBackupsRequest
+	var next v1alpha1.ExpireBackupsRequest
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
-	assert.Equal(t, workflows.ExpireBackupsRequest{Location: "mem://", Limit: 2, After: "b", Deleted: 5}, next)
+	assert.Equal(t, v1alpha1.ExpireBackupsRequest{Location: "mem://", Limit: 2, After: "b", Deleted: 5}, next)
 }
 
 // TestExpireDoesNotComeBackToFailedDeletions: a full page whose deletions
@@ -90,12 +91,12 @@ func TestExpireDoesNotComeBackToFailedDeletions(t *testing.T) {
 	env.OnActivity(storeActs.ListExpiredBackups, mock.Anything, mock.Anything).Return([]string{"a", "b"}, nil).Once()
 	env.OnActivity(storeActs.DeleteBackupData, mock.Anything, mock.Anything).Return(nil, errors.New("read-only location"))
 
-	env.ExecuteWorkflow(ExpireBackupsWorkflow, workflows.ExpireBackupsRequest{Location: "mem://", Limit: 2})
+	env.ExecuteWorkflow(ExpireBackupsWorkflow, v1alpha1.ExpireBackupsRequest{Location: "mem://", Limit: 2})
 	var can *workflow.ContinueAsNewError
 	require.ErrorAs(t, env.GetWorkflowError(), &can)
-	var next workflows.ExpireBackupsRequest
+	var next v1alpha1.ExpireBackupsRequest
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
-	assert.Equal(t, workflows.ExpireBackupsRequest{Location: "mem://", Limit: 2, After: "b", Failed: 2}, next)
+	assert.Equal(t, v1alpha1.ExpireBackupsRequest{Location: "mem://", Limit: 2, After: "b", Failed: 2}, next)
 }
 
 // TestDeletingAnImmutableBackupTouchesNothing: a backup under object lock
@@ -104,7 +105,7 @@ func TestExpireDoesNotComeBackToFailedDeletions(t *testing.T) {
 func TestDeletingAnImmutableBackupTouchesNothing(t *testing.T) {
 	env := newDeleteEnv(t)
 	env.OnActivity(storeActs.CheckBackupDeletable, mock.Anything, mock.Anything).Return(
-		temporal.NewNonRetryableApplicationError("backup b is immutable until tomorrow", workflows.ErrTypeImmutable, nil)).Once()
+		temporal.NewNonRetryableApplicationError("backup b is immutable until tomorrow", v1alpha1.ErrTypeImmutable, nil)).Once()
 	touched := 0
 	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
 		if info.ActivityType.Name != workflows.ActivityName(storeActs.CheckBackupDeletable) {
@@ -112,9 +113,9 @@ func TestDeletingAnImmutableBackupTouchesNothing(t *testing.T) {
 		}
 	})
 
-	env.ExecuteWorkflow(DeleteBackupWorkflow, workflows.DeleteBackupRequest{Backup: "b", Location: "mem://"})
+	env.ExecuteWorkflow(DeleteBackupWorkflow, v1alpha1.DeleteBackupRequest{Backup: "b", Location: "mem://"})
 	var appErr *temporal.ApplicationError
 	require.ErrorAs(t, env.GetWorkflowError(), &appErr)
-	assert.Equal(t, workflows.ErrTypeImmutable, appErr.Type())
+	assert.Equal(t, v1alpha1.ErrTypeImmutable, appErr.Type())
 	assert.Zero(t, touched, "no deletion step ran")
 }

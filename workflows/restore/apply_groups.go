@@ -1,6 +1,6 @@
 package restore
 
-import "github.com/cairn-backup/cairn/workflows"
+import "github.com/cairn-backup/cairn/api/v1alpha1"
 
 // An apply activity takes at most maxTypesPerApply types and, unless one
 // type holds more, maxBatchesPerApply batches: its input and result stay
@@ -15,9 +15,9 @@ const (
 // waits for CRDs to serve after applying them, and for the claims'
 // volumes before. A small namespace's restore is then a handful of
 // activities, not one per type.
-func applyGroups(types []workflows.RestoreType) [][]workflows.RestoreType {
-	var groups [][]workflows.RestoreType
-	var group []workflows.RestoreType
+func applyGroups(types []v1alpha1.RestoreType) [][]v1alpha1.RestoreType {
+	var groups [][]v1alpha1.RestoreType
+	var group []v1alpha1.RestoreType
 	batches := 0
 	flush := func() {
 		if len(group) > 0 {
@@ -28,7 +28,7 @@ func applyGroups(types []workflows.RestoreType) [][]workflows.RestoreType {
 	for _, t := range types {
 		if gr := t.GroupResource(); gr == crdGroupResource || gr == claimsGroupResource {
 			flush()
-			groups = append(groups, []workflows.RestoreType{t})
+			groups = append(groups, []v1alpha1.RestoreType{t})
 			continue
 		}
 		if len(group) == maxTypesPerApply || (len(group) > 0 && batches+t.Batches > maxBatchesPerApply) {

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cairn-backup/cairn/activities/datamover"
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/workflows/internal/flowtest"
 	"github.com/cairn-backup/cairn/workflows/volume"
 )
@@ -33,20 +33,20 @@ const (
 // runMovingRestore restores a namespace and n claims whose data each
 // takes moveFor to write, on one node with 4 data mover slots, 6 volumes
 // at once, on the test environment's clock.
-func runMovingRestore(t *testing.T, volumes int, moveFor time.Duration) (workflows.RestoreStatus, flowtest.SimulatedRun) {
+func runMovingRestore(t *testing.T, volumes int, moveFor time.Duration) (v1alpha1.RestoreStatus, flowtest.SimulatedRun) {
 	env := newRestoreEnv(t)
-	env.RegisterWorkflowWithOptions(RestoreWorkflow, workflow.RegisterOptions{Name: workflows.RestoreWorkflowName})
-	env.RegisterWorkflowWithOptions(volume.VolumeRestoreWorkflow, workflow.RegisterOptions{Name: workflows.VolumeRestoreWorkflowName})
+	env.RegisterWorkflowWithOptions(RestoreWorkflow, workflow.RegisterOptions{Name: v1alpha1.RestoreWorkflowName})
+	env.RegisterWorkflowWithOptions(volume.VolumeRestoreWorkflow, workflow.RegisterOptions{Name: v1alpha1.VolumeRestoreWorkflowName})
 	flowtest.RegisterVolumeFakes(env)
 	flowtest.RegisterVolumeRestoreFakes(env)
 
-	var vols []workflows.RestoreVolume
-	var targets []workflows.Volume
+	var vols []v1alpha1.RestoreVolume
+	var targets []v1alpha1.Volume
 	index := map[string]int{} // by kopia snapshot
 	for i := range volumes {
 		v := flowtest.RestoredData()
 		v.Claim = fmt.Sprintf("data-%02d", i)
-		v.ID, v.SnapshotID = workflows.VolumeRestoreID(v.Namespace, v.Claim), "k-"+v.Claim
+		v.ID, v.SnapshotID = v1alpha1.VolumeRestoreID(v.Namespace, v.Claim), "k-"+v.Claim
 		vols = append(vols, v)
 		index[v.SnapshotID] = i
 		targets = append(targets, v.Target())
@@ -54,29 +54,29 @@ func runMovingRestore(t *testing.T, volumes int, moveFor time.Duration) (workflo
 	node := flowtest.SimulateNode(env, "n1", 4, targets)
 
 	env.OnActivity(restoreActs.PlanRestore, mock.Anything, mock.Anything).Return(flowtest.WithClaims(vols...), nil).Once()
-	env.OnActivity(restoreActs.ApplyResources, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.ApplyInput) (*workflows.ApplyResult, error) {
-		return applied(in, func(workflows.RestoreType) workflows.TypeApplied {
-			return workflows.TypeApplied{Outcome: workflows.TypeOutcome{Restored: max(1, len(in.ClaimVolumes))}}
+	env.OnActivity(restoreActs.ApplyResources, mock.Anything, mock.Anything).Return(func(_ context.Context, in v1alpha1.ApplyInput) (*v1alpha1.ApplyResult, error) {
+		return applied(in, func(v1alpha1.RestoreType) v1alpha1.TypeApplied {
+			return v1alpha1.TypeApplied{Outcome: v1alpha1.TypeOutcome{Restored: max(1, len(in.ClaimVolumes))}}
 		}), nil
 	}).Twice()
-	env.OnActivity(exposeActs.ExposeVolume, mock.Anything, mock.Anything).Return(&workflows.ExposeResult{DataMover: "pod", Node: "n1"}, nil).Times(volumes)
+	env.OnActivity(exposeActs.ExposeVolume, mock.Anything, mock.Anything).Return(&v1alpha1.ExposeResult{DataMover: "pod", Node: "n1"}, nil).Times(volumes)
 	flowtest.LongMoves(env, datamoverActs.RestoreVolumeData, moveFor, volumes,
-		func(in workflows.RestoreVolumeDataInput) int { return index[in.SnapshotID] },
-		func(workflows.RestoreVolumeDataInput) *workflows.DataDownloadInfo {
-			return &workflows.DataDownloadInfo{Bytes: 1 << 40}
+		func(in v1alpha1.RestoreVolumeDataInput) int { return index[in.SnapshotID] },
+		func(v1alpha1.RestoreVolumeDataInput) *v1alpha1.DataDownloadInfo {
+			return &v1alpha1.DataDownloadInfo{Bytes: 1 << 40}
 		})
-	env.OnActivity(exposeActs.HandOverVolume, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.ExposeInput) (*workflows.HandOverResult, error) {
-		return &workflows.HandOverResult{PersistentVolume: "pv-" + in.Volume.Claim}, nil
+	env.OnActivity(exposeActs.HandOverVolume, mock.Anything, mock.Anything).Return(func(_ context.Context, in v1alpha1.ExposeInput) (*v1alpha1.HandOverResult, error) {
+		return &v1alpha1.HandOverResult{PersistentVolume: "pv-" + in.Volume.Claim}, nil
 	}).Times(volumes)
-	env.OnActivity(exposeActs.FinishVolumeRestores, mock.Anything, mock.Anything).Return(&workflows.FinishVolumeRestoresResult{}, nil).Once()
-	env.OnActivity(restoreActs.FinalizeRestore, mock.Anything, mock.Anything).Return(&workflows.FinalizeRestoreResult{}, nil).Once()
+	env.OnActivity(exposeActs.FinishVolumeRestores, mock.Anything, mock.Anything).Return(&v1alpha1.FinishVolumeRestoresResult{}, nil).Once()
+	env.OnActivity(restoreActs.FinalizeRestore, mock.Anything, mock.Anything).Return(&v1alpha1.FinalizeRestoreResult{}, nil).Once()
 	env.OnActivity(restoreActs.CleanupRestoreWork, mock.Anything, mock.Anything).Return(nil).Once()
 
 	req := restoreRequest()
 	req.Spec.DataMoverTimeout = &metav1.Duration{Duration: 3 * moveFor}
 	req.Options.VolumeConcurrency = 6
-	var st workflows.RestoreStatus
-	run := flowtest.RunOnNode(t, env, node, workflows.RestoreWorkflowName, req, &st)
+	var st v1alpha1.RestoreStatus
+	run := flowtest.RunOnNode(t, env, node, v1alpha1.RestoreWorkflowName, req, &st)
 	return st, run
 }
 
@@ -89,14 +89,14 @@ func TestRestoreHistoryIsBoundedWhateverTheMovesLast(t *testing.T) {
 	shortStatus, short := runMovingRestore(t, volumes, time.Hour)
 	longStatus, long := runMovingRestore(t, volumes, 8*time.Hour)
 
-	for _, st := range []workflows.RestoreStatus{shortStatus, longStatus} {
-		require.Equal(t, workflows.PhaseCompleted, st.Phase, st.FailureReason)
+	for _, st := range []v1alpha1.RestoreStatus{shortStatus, longStatus} {
+		require.Equal(t, v1alpha1.PhaseCompleted, st.Phase, st.FailureReason)
 		require.Len(t, st.Volumes, volumes)
 		for _, v := range st.Volumes {
-			require.Equal(t, workflows.OperationCompleted, v.Phase, v.ID)
+			require.Equal(t, v1alpha1.OperationCompleted, v.Phase, v.ID)
 			require.True(t, v.Bound, v.ID)
 		}
 	}
 	flowtest.AssertBoundedWhateverTheDuration(t, short, long, volumes/4*8*time.Hour, // 4 slots
-		workflows.RestoreWorkflowName, workflows.VolumeRestoreWorkflowName, restoreOf20VolumesEvents, volumeRestoreEvents)
+		v1alpha1.RestoreWorkflowName, v1alpha1.VolumeRestoreWorkflowName, restoreOf20VolumesEvents, volumeRestoreEvents)
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/workflows/internal/flowtest"
 )
 
@@ -13,8 +13,8 @@ import (
 // for good before it does anything.
 func TestRestoreRefusesOptionsOutOfBounds(t *testing.T) {
 	env := newRestoreEnv(t)
-	env.ExecuteWorkflow(RestoreWorkflow, workflows.RestoreRequest{Spec: workflows.RestoreSpec{Name: "r", BackupName: "b"},
-		Options: workflows.RestoreOptions{BatchSize: -5}})
+	env.ExecuteWorkflow(RestoreWorkflow, v1alpha1.RestoreRequest{Spec: v1alpha1.RestoreSpec{Name: "r", BackupName: "b"},
+		Options: v1alpha1.RestoreOptions{BatchSize: -5}})
 	require.True(t, env.IsWorkflowCompleted())
 	flowtest.RequireInvalidOptions(t, env.GetWorkflowError(), "options.batchSize -5")
 }

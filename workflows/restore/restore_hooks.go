@@ -7,7 +7,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // restoreHooksVersion marks the restores that run post-restore exec
@@ -25,9 +25,9 @@ func (r *restoreRun) runHooks(ctx workflow.Context) error {
 		return nil
 	}
 	actx := workflow.WithActivityOptions(ctx, r.activityOptions(restoreHooksTimeout))
-	in := workflows.RestoreHooksInput{Restore: r.spec.Name, Backup: r.spec.BackupName, Location: r.spec.StorageLocation,
+	in := v1alpha1.RestoreHooksInput{Restore: r.spec.Name, Backup: r.spec.BackupName, Location: r.spec.StorageLocation,
 		Hooks: r.spec.Hooks, NamespaceMapping: r.spec.NamespaceMapping, ActingAs: r.opts.ActingAs}
-	var res workflows.RestoreHooksResult
+	var res v1alpha1.RestoreHooksResult
 	if err := workflow.ExecuteActivity(actx, hookActs.RunRestoreHooks, in).Get(ctx, &res); err != nil {
 		return fmt.Errorf("post-restore hooks: %w", err)
 	}
@@ -44,7 +44,7 @@ func (r *restoreRun) runHooks(ctx workflow.Context) error {
 func (r *restoreRun) hooksFailure() string {
 	var failed []string
 	for _, h := range r.status.Hooks {
-		if h.Failed() && h.OnError != workflows.HookContinue {
+		if h.Failed() && h.OnError != v1alpha1.HookContinue {
 			failed = append(failed, fmt.Sprintf("pod %s (%s): %s", h.Pod, h.Source, h.Error))
 		}
 	}

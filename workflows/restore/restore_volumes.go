@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/workflows/internal/flow"
 )
 
@@ -40,14 +40,14 @@ func (r *restoreRun) volumesRunning() bool {
 // from the repository, at most VolumeConcurrency at once, in a coroutine
 // of their own: the restore applies the resource types before claims
 // meanwhile. Nothing runs when the plan has no such volume.
-func (r *restoreRun) startVolumes(ctx workflow.Context, vols []workflows.RestoreVolume) {
+func (r *restoreRun) startVolumes(ctx workflow.Context, vols []v1alpha1.RestoreVolume) {
 	if len(vols) == 0 {
 		return
 	}
 	now := workflow.Now(ctx).UTC()
 	for _, v := range vols {
-		r.status.Volumes = append(r.status.Volumes, workflows.VolumeRestoreStatus{RestoreVolume: v, Phase: workflows.OperationNew,
-			WorkflowID: workflows.VolumeRestoreWorkflowID(r.spec.Name, v.Namespace, v.Claim), Updated: &now})
+		r.status.Volumes = append(r.status.Volumes, v1alpha1.VolumeRestoreStatus{RestoreVolume: v, Phase: v1alpha1.OperationNew,
+			WorkflowID: v1alpha1.VolumeRestoreWorkflowID(r.spec.Name, v.Namespace, v.Claim), Updated: &now})
 	}
 	r.listenForVolumeProgress(ctx)
 	vctx, cancel := workflow.WithCancel(ctx)
@@ -62,13 +62,13 @@ func (r *restoreRun) startVolumes(ctx workflow.Context, vols []workflows.Restore
 			}
 			vs := &r.status.Volumes[i]
 			if gctx.Err() != nil {
-				vs.Phase, vs.Error = workflows.OperationCanceled, "canceled before it started"
+				vs.Phase, vs.Error = v1alpha1.OperationCanceled, "canceled before it started"
 				continue
 			}
 			f := r.startVolume(gctx, vs)
 			inFlight++
 			sel.AddFuture(f, func(f workflow.Future) {
-				var res workflows.VolumeRestoreResult
+				var res v1alpha1.VolumeRestoreResult
 				r.recordVolume(gctx, vs, res, f.Get(gctx, &res))
 			})
 		}
@@ -79,8 +79,8 @@ func (r *restoreRun) startVolumes(ctx workflow.Context, vols []workflows.Restore
 	})
 }
 
-func (r *restoreRun) startVolume(ctx workflow.Context, vs *workflows.VolumeRestoreStatus) workflow.Future {
-	req := workflows.VolumeRestoreRequest{
+func (r *restoreRun) startVolume(ctx workflow.Context, vs *v1alpha1.VolumeRestoreStatus) workflow.Future {
+	req := v1alpha1.VolumeRestoreRequest{
 		Restore: r.spec.Name, Backup: r.spec.BackupName, Location: r.spec.StorageLocation, Volume: vs.RestoreVolume,
 		PrepareTimeout: r.spec.PrepareTimeout(), DataTimeout: r.spec.DataTimeout(), HeartbeatTimeout: r.opts.HeartbeatTimeout.Duration,
 	}
@@ -91,12 +91,12 @@ func (r *restoreRun) startVolume(ctx workflow.Context, vs *workflows.VolumeResto
 		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
 	})
 	now := workflow.Now(ctx).UTC()
-	vs.Phase, vs.Started, vs.Updated = workflows.OperationInProgress, &now, &now
+	vs.Phase, vs.Started, vs.Updated = v1alpha1.OperationInProgress, &now, &now
 	r.updateDetails(ctx)
-	return workflow.ExecuteChildWorkflow(cctx, workflows.VolumeRestoreWorkflowName, req)
+	return workflow.ExecuteChildWorkflow(cctx, v1alpha1.VolumeRestoreWorkflowName, req)
 }
 
-func (r *restoreRun) recordVolume(ctx workflow.Context, vs *workflows.VolumeRestoreStatus, res workflows.VolumeRestoreResult, err error) {
+func (r *restoreRun) recordVolume(ctx workflow.Context, vs *v1alpha1.VolumeRestoreStatus, res v1alpha1.VolumeRestoreResult, err error) {
 	now := workflow.Now(ctx).UTC()
 	vs.Updated = &now
 	vs.Phase, vs.Error = flow.ChildOutcome(ctx, err, res.Phase, res.Error)
@@ -104,7 +104,7 @@ func (r *restoreRun) recordVolume(ctx workflow.Context, vs *workflows.VolumeRest
 		vs.PersistentVolume, vs.Download = res.PersistentVolume, res.Download
 	}
 	vs.Progress = ""
-	if vs.Phase == workflows.OperationCompleted {
+	if vs.Phase == v1alpha1.OperationCompleted {
 		vs.Progress = "data restored; waiting for the claim"
 	} else {
 		r.logger.Warn("Volume not restored", "volume", vs.Key(), "phase", vs.Phase, "reason", vs.Error)
@@ -115,7 +115,7 @@ func (r *restoreRun) recordVolume(ctx workflow.Context, vs *workflows.VolumeRest
 // listenForVolumeProgress applies the children's (and their data
 // movers') progress signals to the volumes' status.
 func (r *restoreRun) listenForVolumeProgress(ctx workflow.Context) {
-	flow.OnProgress(ctx, func(gctx workflow.Context, p workflows.OperationProgress) {
+	flow.OnProgress(ctx, func(gctx workflow.Context, p v1alpha1.OperationProgress) {
 		for i := range r.status.Volumes {
 			vs := &r.status.Volumes[i]
 			if vs.ID == p.ID && !vs.Phase.Done() {
@@ -144,17 +144,17 @@ func (r *restoreRun) awaitVolumes(ctx workflow.Context) error {
 
 // claimVolumes tells the claims' apply which volume each claim binds to,
 // or why its data could not be restored.
-func (r *restoreRun) claimVolumes() map[string]workflows.ClaimVolume {
+func (r *restoreRun) claimVolumes() map[string]v1alpha1.ClaimVolume {
 	if len(r.status.Volumes) == 0 {
 		return nil
 	}
-	m := map[string]workflows.ClaimVolume{}
+	m := map[string]v1alpha1.ClaimVolume{}
 	for _, vs := range r.status.Volumes {
-		if vs.Phase == workflows.OperationCompleted && vs.PersistentVolume != "" {
-			m[vs.Key()] = workflows.ClaimVolume{PersistentVolume: vs.PersistentVolume}
+		if vs.Phase == v1alpha1.OperationCompleted && vs.PersistentVolume != "" {
+			m[vs.Key()] = v1alpha1.ClaimVolume{PersistentVolume: vs.PersistentVolume}
 			continue
 		}
-		m[vs.Key()] = workflows.ClaimVolume{Error: fmt.Sprintf("its data was not restored (%s): %s", vs.Phase, vs.Error)}
+		m[vs.Key()] = v1alpha1.ClaimVolume{Error: fmt.Sprintf("its data was not restored (%s): %s", vs.Phase, vs.Error)}
 	}
 	return m
 }
@@ -176,17 +176,17 @@ func (r *restoreRun) finishVolumes(ctx workflow.Context) {
 		r.volumes.cancel()
 		_ = workflow.Await(ctx, func() bool { return !r.volumesRunning() })
 	}
-	in := workflows.FinishVolumeRestoresInput{Restore: r.spec.Name, Location: r.spec.StorageLocation, Timeout: timeout}
+	in := v1alpha1.FinishVolumeRestoresInput{Restore: r.spec.Name, Location: r.spec.StorageLocation, Timeout: timeout}
 	for _, vs := range r.status.Volumes {
 		if vs.PersistentVolume != "" {
-			in.Bindings = append(in.Bindings, workflows.ClaimBinding{Namespace: vs.Namespace, Claim: vs.Claim, PersistentVolume: vs.PersistentVolume})
+			in.Bindings = append(in.Bindings, v1alpha1.ClaimBinding{Namespace: vs.Namespace, Claim: vs.Claim, PersistentVolume: vs.PersistentVolume})
 		}
 	}
 	if len(in.Bindings) == 0 {
 		return
 	}
 	actx := workflow.WithActivityOptions(ctx, r.activityOptions(timeout+10*time.Minute))
-	var res workflows.FinishVolumeRestoresResult
+	var res v1alpha1.FinishVolumeRestoresResult
 	if err := workflow.ExecuteActivity(actx, exposeActs.FinishVolumeRestores, in).Get(ctx, &res); err != nil {
 		r.logger.Warn("Finishing the volume restores failed", "error", err)
 		res.Unbound = map[string]string{}
@@ -200,7 +200,7 @@ func (r *restoreRun) finishVolumes(ctx workflow.Context) {
 			continue
 		}
 		if why, unbound := res.Unbound[vs.Key()]; unbound {
-			vs.Phase, vs.Error, vs.Progress = workflows.OperationFailed, why, ""
+			vs.Phase, vs.Error, vs.Progress = v1alpha1.OperationFailed, why, ""
 			r.logger.Warn("Restored volume not bound to its claim", "volume", vs.Key(), "reason", why)
 			continue
 		}
@@ -214,7 +214,7 @@ func (r *restoreRun) finishVolumes(ctx workflow.Context) {
 func (r *restoreRun) volumesFailure() string {
 	var failed []string
 	for _, vs := range r.status.Volumes {
-		if vs.Phase == workflows.OperationFailed {
+		if vs.Phase == v1alpha1.OperationFailed {
 			failed = append(failed, vs.Key()+": "+vs.Error)
 		}
 	}
@@ -225,6 +225,6 @@ func (r *restoreRun) volumesFailure() string {
 }
 
 // volumeCounts is "1 New, 1 Completed" for the UI's summary.
-func volumeCounts(vols []workflows.VolumeRestoreStatus) string {
-	return flow.PhaseCounts(len(vols), func(i int) workflows.OperationPhase { return vols[i].Phase })
+func volumeCounts(vols []v1alpha1.VolumeRestoreStatus) string {
+	return flow.PhaseCounts(len(vols), func(i int) v1alpha1.OperationPhase { return vols[i].Phase })
 }

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/workflows"
 	"github.com/cairn-backup/cairn/workflows/internal/flow"
 )
@@ -25,7 +26,7 @@ const (
 // batches), apply each resource type in order (waiting for restored CRDs
 // to serve), relink owner references, record the results. Its history
 // grows with resource types, never with items.
-func RestoreWorkflow(ctx workflow.Context, req workflows.RestoreRequest) (*workflows.RestoreStatus, error) {
+func RestoreWorkflow(ctx workflow.Context, req v1alpha1.RestoreRequest) (*v1alpha1.RestoreStatus, error) {
 	if err := flow.InvalidOptions(req.Options.Problems()); err != nil {
 		return nil, err
 	}
@@ -33,7 +34,7 @@ func RestoreWorkflow(ctx workflow.Context, req workflows.RestoreRequest) (*workf
 		spec:   req.Spec,
 		opts:   req.Options.WithDefaults(),
 		logger: log.With(workflow.GetLogger(ctx), "restore", req.Spec.Name, "backup", req.Spec.BackupName),
-		status: workflows.RestoreStatus{Name: req.Spec.Name, Backup: req.Spec.BackupName, Phase: workflows.PhaseNew, Resources: map[string]workflows.TypeOutcome{}},
+		status: v1alpha1.RestoreStatus{Name: req.Spec.Name, Backup: req.Spec.BackupName, Phase: v1alpha1.PhaseNew, Resources: map[string]v1alpha1.TypeOutcome{}},
 	}
 	if err := r.setup(ctx); err != nil {
 		return nil, err
@@ -42,10 +43,10 @@ func RestoreWorkflow(ctx workflow.Context, req workflows.RestoreRequest) (*workf
 }
 
 type restoreRun struct {
-	spec      workflows.RestoreSpec
-	opts      workflows.RestoreOptions
+	spec      v1alpha1.RestoreSpec
+	opts      v1alpha1.RestoreOptions
 	logger    log.Logger
-	status    workflows.RestoreStatus
+	status    v1alpha1.RestoreStatus
 	finalized bool
 	volumes   restoreVolumes
 	// dryRun asks the API server what each write would do and writes
@@ -54,7 +55,7 @@ type restoreRun struct {
 }
 
 func (r *restoreRun) setup(ctx workflow.Context) error {
-	if err := workflow.SetQueryHandler(ctx, workflows.QueryStatus, func() (*workflows.RestoreStatus, error) {
+	if err := workflow.SetQueryHandler(ctx, v1alpha1.QueryStatus, func() (*v1alpha1.RestoreStatus, error) {
 		return &r.status, nil
 	}); err != nil {
 		return fmt.Errorf("register status query: %w", err)
@@ -62,14 +63,14 @@ func (r *restoreRun) setup(ctx workflow.Context) error {
 	start := workflow.Now(ctx).UTC()
 	r.status.StartTime = &start
 	return workflow.UpsertTypedSearchAttributes(ctx,
-		workflows.SearchAttrKind.ValueSet(workflows.KindRestore),
+		workflows.SearchAttrKind.ValueSet(v1alpha1.KindRestore),
 		workflows.SearchAttrName.ValueSet(r.spec.Name),
-		workflows.SearchAttrPhase.ValueSet(string(workflows.PhaseNew)),
+		workflows.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseNew)),
 	)
 }
 
-func (r *restoreRun) run(ctx workflow.Context) (*workflows.RestoreStatus, error) {
-	r.setPhase(ctx, workflows.PhaseInProgress)
+func (r *restoreRun) run(ctx workflow.Context) (*v1alpha1.RestoreStatus, error) {
+	r.setPhase(ctx, v1alpha1.PhaseInProgress)
 	plan, err := r.plan(ctx)
 	if err != nil {
 		return r.end(ctx, err)
@@ -108,10 +109,10 @@ func (r *restoreRun) run(ctx workflow.Context) (*workflows.RestoreStatus, error)
 	return r.end(ctx, nil)
 }
 
-func (r *restoreRun) plan(ctx workflow.Context) (*workflows.RestorePlanResult, error) {
-	var plan workflows.RestorePlanResult
+func (r *restoreRun) plan(ctx workflow.Context) (*v1alpha1.RestorePlanResult, error) {
+	var plan v1alpha1.RestorePlanResult
 	actx := workflow.WithActivityOptions(ctx, r.activityOptions(time.Hour))
-	if err := workflow.ExecuteActivity(actx, restoreActs.PlanRestore, workflows.RestorePlanInput{Spec: r.spec, Options: r.opts}).Get(ctx, &plan); err != nil {
+	if err := workflow.ExecuteActivity(actx, restoreActs.PlanRestore, v1alpha1.RestorePlanInput{Spec: r.spec, Options: r.opts}).Get(ctx, &plan); err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
 	r.status.BackupFormat = plan.BackupFormat
@@ -121,7 +122,7 @@ func (r *restoreRun) plan(ctx workflow.Context) (*workflows.RestorePlanResult, e
 	r.status.ItemsSkipped = plan.ItemsSkipped
 	for _, t := range plan.Types {
 		gr := t.GroupResource()
-		r.status.Resources[gr] = workflows.TypeOutcome{Total: t.Items}
+		r.status.Resources[gr] = v1alpha1.TypeOutcome{Total: t.Items}
 		r.status.Order = append(r.status.Order, gr)
 	}
 	r.logger.Info("Planned restore", "resourceTypes", len(plan.Types), "items", plan.ItemsTotal, "skippedByRule", plan.ItemsSkipped)
@@ -131,21 +132,21 @@ func (r *restoreRun) plan(ctx workflow.Context) (*workflows.RestorePlanResult, e
 
 // apply restores a group of resource types, one after another, and
 // returns how many of their owner references wait for the relink step.
-func (r *restoreRun) apply(ctx workflow.Context, group []workflows.RestoreType) (int, error) {
+func (r *restoreRun) apply(ctx workflow.Context, group []v1alpha1.RestoreType) (int, error) {
 	names := make([]string, len(group))
 	for i, t := range group {
 		names[i] = t.GroupResource()
 	}
 	r.status.Current = strings.Join(names, ", ")
 	r.updateDetails(ctx)
-	in := workflows.ApplyInput{Restore: r.spec.Name, Backup: r.spec.BackupName, Location: r.spec.StorageLocation, Types: group,
+	in := v1alpha1.ApplyInput{Restore: r.spec.Name, Backup: r.spec.BackupName, Location: r.spec.StorageLocation, Types: group,
 		Policy: r.spec.ExistingResourcePolicy, PreserveNodePorts: r.spec.PreserveNodePorts, Options: r.opts, DryRun: r.dryRun}
 	claims := names[0] == claimsGroupResource
 	if claims {
 		in.ClaimVolumes = r.claimVolumes()
 	}
 	actx := workflow.WithActivityOptions(ctx, r.activityOptions(6*time.Hour))
-	var res workflows.ApplyResult
+	var res v1alpha1.ApplyResult
 	if err := workflow.ExecuteActivity(actx, restoreActs.ApplyResources, in).Get(ctx, &res); err != nil {
 		return 0, fmt.Errorf("apply %s: %w", r.status.Current, err)
 	}
@@ -163,7 +164,7 @@ func (r *restoreRun) apply(ctx workflow.Context, group []workflows.RestoreType) 
 }
 
 // count adds a type's outcomes to the status.
-func (r *restoreRun) count(applied workflows.TypeApplied) {
+func (r *restoreRun) count(applied v1alpha1.TypeApplied) {
 	gr := applied.Resource
 	o := r.status.Resources[gr].Add(applied.Outcome)
 	o.Done = true
@@ -178,10 +179,10 @@ func (r *restoreRun) count(applied workflows.TypeApplied) {
 }
 
 // step runs a restore step that needs only the restore's name.
-func (r *restoreRun) step(ctx workflow.Context, activity func(context.Context, workflows.RestoreStepInput) (*workflows.StepResult, error), timeout time.Duration) error {
+func (r *restoreRun) step(ctx workflow.Context, activity func(context.Context, v1alpha1.RestoreStepInput) (*v1alpha1.StepResult, error), timeout time.Duration) error {
 	actx := workflow.WithActivityOptions(ctx, r.activityOptions(timeout))
-	var res workflows.StepResult
-	in := workflows.RestoreStepInput{Restore: r.spec.Name, Location: r.spec.StorageLocation, Options: r.opts}
+	var res v1alpha1.StepResult
+	in := v1alpha1.RestoreStepInput{Restore: r.spec.Name, Location: r.spec.StorageLocation, Options: r.opts}
 	if err := workflow.ExecuteActivity(actx, activity, in).Get(ctx, &res); err != nil {
 		return fmt.Errorf("%s: %w", workflows.ActivityName(activity), err)
 	}
@@ -192,29 +193,29 @@ func (r *restoreRun) step(ctx workflow.Context, activity func(context.Context, w
 // end records the outcome in the location, cleans up and sets the final
 // phase. It runs on a disconnected context so a canceled or failed
 // restore still says what it did.
-func (r *restoreRun) end(ctx workflow.Context, runErr error) (*workflows.RestoreStatus, error) {
+func (r *restoreRun) end(ctx workflow.Context, runErr error) (*v1alpha1.RestoreStatus, error) {
 	canceled := runErr != nil && (temporal.IsCanceledError(runErr) || errors.Is(ctx.Err(), workflow.ErrCanceled))
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	// Restored volumes are bound to their claims; volumes still running
 	// are canceled, and one handed over to a claim that never came is
 	// deleted.
 	r.finishVolumes(dctx)
-	final, failure := workflows.PhaseCompleted, ""
+	final, failure := v1alpha1.PhaseCompleted, ""
 	switch {
 	case canceled:
-		final, failure = workflows.PhaseCanceled, "canceled by request"
+		final, failure = v1alpha1.PhaseCanceled, "canceled by request"
 	case runErr != nil:
-		final, failure = workflows.PhaseFailed, flow.Reason(runErr)
+		final, failure = v1alpha1.PhaseFailed, flow.Reason(runErr)
 	case r.status.ItemsFailed > 0:
-		final, failure = workflows.PhasePartiallyFailed, fmt.Sprintf("%d items could not be restored; see the results", r.status.ItemsFailed)
+		final, failure = v1alpha1.PhasePartiallyFailed, fmt.Sprintf("%d items could not be restored; see the results", r.status.ItemsFailed)
 		if vf := r.volumesFailure(); vf != "" {
 			failure += "; " + vf
 		}
 	case r.volumesFailure() != "":
-		final, failure = workflows.PhasePartiallyFailed, r.volumesFailure()
+		final, failure = v1alpha1.PhasePartiallyFailed, r.volumesFailure()
 	}
 	if hf := r.hooksFailure(); hf != "" && runErr == nil {
-		final, failure = workflows.PhasePartiallyFailed, strings.TrimPrefix(failure+"; "+hf, "; ")
+		final, failure = v1alpha1.PhasePartiallyFailed, strings.TrimPrefix(failure+"; "+hf, "; ")
 	}
 	now := workflow.Now(dctx).UTC()
 	r.status.CompletionTime = &now
@@ -222,14 +223,14 @@ func (r *restoreRun) end(ctx workflow.Context, runErr error) (*workflows.Restore
 	r.status.FailureReason = failure
 	// Finalizing until the results are stored, so a client that sees the
 	// final phase also finds results.json.
-	r.setPhase(dctx, workflows.PhaseFinalizing)
+	r.setPhase(dctx, v1alpha1.PhaseFinalizing)
 
 	recorded := r.status
 	recorded.Phase = final
 	actx := workflow.WithActivityOptions(dctx, r.activityOptions(time.Hour))
-	var res workflows.FinalizeRestoreResult
+	var res v1alpha1.FinalizeRestoreResult
 	finalized := true
-	if err := workflow.ExecuteActivity(actx, restoreActs.FinalizeRestore, workflows.FinalizeRestoreInput{Spec: r.spec, Status: recorded}).Get(dctx, &res); err != nil {
+	if err := workflow.ExecuteActivity(actx, restoreActs.FinalizeRestore, v1alpha1.FinalizeRestoreInput{Spec: r.spec, Status: recorded}).Get(dctx, &res); err != nil {
 		// The stored outcomes are the only record of what was applied:
 		// keep them for a look by hand rather than clean them up.
 		r.logger.Warn("Recording the restore's results failed; its intermediate state is kept", "error", err)
@@ -245,7 +246,7 @@ func (r *restoreRun) end(ctx workflow.Context, runErr error) (*workflows.Restore
 		}
 	}
 	if finalized {
-		cleanup := workflows.RestoreStepInput{Restore: r.spec.Name, Location: r.spec.StorageLocation, Options: r.opts}
+		cleanup := v1alpha1.RestoreStepInput{Restore: r.spec.Name, Location: r.spec.StorageLocation, Options: r.opts}
 		if err := workflow.ExecuteActivity(actx, restoreActs.CleanupRestoreWork, cleanup).Get(dctx, nil); err != nil {
 			r.logger.Warn("Cleanup of intermediate state failed", "error", err)
 		}
@@ -263,7 +264,7 @@ func (r *restoreRun) end(ctx workflow.Context, runErr error) (*workflows.Restore
 	return &r.status, nil
 }
 
-func (r *restoreRun) setPhase(ctx workflow.Context, p workflows.Phase) {
+func (r *restoreRun) setPhase(ctx workflow.Context, p v1alpha1.Phase) {
 	r.status.Phase = p
 	flow.PublishPhase(ctx, r.logger, p)
 	r.updateDetails(ctx)
@@ -282,7 +283,7 @@ func (r *restoreRun) updateDetails(ctx workflow.Context) {
 	if len(s.Volumes) > 0 {
 		fmt.Fprintf(&sb, "- volumes: %s\n", volumeCounts(s.Volumes))
 		for _, v := range s.Volumes {
-			if v.Phase == workflows.OperationInProgress && v.Progress != "" {
+			if v.Phase == v1alpha1.OperationInProgress && v.Progress != "" {
 				fmt.Fprintf(&sb, "  - %s: %s\n", v.Key(), v.Progress)
 			}
 		}

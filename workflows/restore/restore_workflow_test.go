@@ -10,32 +10,32 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/workflows/internal/flowtest"
 )
 
 type fakeRestoreActivities struct{}
 
-func (fakeRestoreActivities) Plan(context.Context, workflows.RestorePlanInput) (*workflows.RestorePlanResult, error) {
+func (fakeRestoreActivities) Plan(context.Context, v1alpha1.RestorePlanInput) (*v1alpha1.RestorePlanResult, error) {
 	return nil, nil
 }
 
-func (fakeRestoreActivities) Apply(context.Context, workflows.ApplyInput) (*workflows.ApplyResult, error) {
+func (fakeRestoreActivities) Apply(context.Context, v1alpha1.ApplyInput) (*v1alpha1.ApplyResult, error) {
 	return nil, nil
 }
 
-func (fakeRestoreActivities) Step(context.Context, workflows.RestoreStepInput) (*workflows.StepResult, error) {
+func (fakeRestoreActivities) Step(context.Context, v1alpha1.RestoreStepInput) (*v1alpha1.StepResult, error) {
 	return nil, nil
 }
 
-func (fakeRestoreActivities) Finalize(context.Context, workflows.FinalizeRestoreInput) (*workflows.FinalizeRestoreResult, error) {
+func (fakeRestoreActivities) Finalize(context.Context, v1alpha1.FinalizeRestoreInput) (*v1alpha1.FinalizeRestoreResult, error) {
 	return nil, nil
 }
 
-func (fakeRestoreActivities) Cleanup(context.Context, workflows.RestoreStepInput) error { return nil }
+func (fakeRestoreActivities) Cleanup(context.Context, v1alpha1.RestoreStepInput) error { return nil }
 
-func (fakeRestoreActivities) Hooks(context.Context, workflows.RestoreHooksInput) (*workflows.RestoreHooksResult, error) {
-	return &workflows.RestoreHooksResult{}, nil
+func (fakeRestoreActivities) Hooks(context.Context, v1alpha1.RestoreHooksInput) (*v1alpha1.RestoreHooksResult, error) {
+	return &v1alpha1.RestoreHooksResult{}, nil
 }
 
 func newRestoreEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
@@ -53,22 +53,22 @@ func newRestoreEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	return env
 }
 
-func restoreRequest() workflows.RestoreRequest {
-	return workflows.RestoreRequest{Spec: workflows.RestoreSpec{Name: "shop-r", BackupName: "shop-1", StorageLocation: "mem://"}.WithDefaults("")}
+func restoreRequest() v1alpha1.RestoreRequest {
+	return v1alpha1.RestoreRequest{Spec: v1alpha1.RestoreSpec{Name: "shop-r", BackupName: "shop-1", StorageLocation: "mem://"}.WithDefaults("")}
 }
 
-func crdThenWidgets() *workflows.RestorePlanResult {
-	return &workflows.RestorePlanResult{BackupFormat: workflows.BackupFormatCairn, ItemsTotal: 3, Types: []workflows.RestoreType{
-		{ResourceType: workflows.ResourceType{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}, Items: 1, Batches: 1},
-		{ResourceType: workflows.ResourceType{Version: "v1", Resource: "configmaps", Namespaced: true}, Items: 1, Batches: 1},
-		{ResourceType: workflows.ResourceType{Group: "example.com", Version: "v1", Resource: "widgets", Namespaced: true}, Items: 1, Batches: 1},
+func crdThenWidgets() *v1alpha1.RestorePlanResult {
+	return &v1alpha1.RestorePlanResult{BackupFormat: v1alpha1.BackupFormatCairn, ItemsTotal: 3, Types: []v1alpha1.RestoreType{
+		{ResourceType: v1alpha1.ResourceType{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}, Items: 1, Batches: 1},
+		{ResourceType: v1alpha1.ResourceType{Version: "v1", Resource: "configmaps", Namespaced: true}, Items: 1, Batches: 1},
+		{ResourceType: v1alpha1.ResourceType{Group: "example.com", Version: "v1", Resource: "widgets", Namespaced: true}, Items: 1, Batches: 1},
 	}}
 }
 
 // applied answers an apply activity with outcome's answer for each of its
 // types, in order.
-func applied(in workflows.ApplyInput, outcome func(workflows.RestoreType) workflows.TypeApplied) *workflows.ApplyResult {
-	res := &workflows.ApplyResult{}
+func applied(in v1alpha1.ApplyInput, outcome func(v1alpha1.RestoreType) v1alpha1.TypeApplied) *v1alpha1.ApplyResult {
+	res := &v1alpha1.ApplyResult{}
 	for _, t := range in.Types {
 		a := outcome(t)
 		a.Resource = t.GroupResource()
@@ -77,11 +77,11 @@ func applied(in workflows.ApplyInput, outcome func(workflows.RestoreType) workfl
 	return res
 }
 
-func restoreStatusOf(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows.RestoreStatus {
+func restoreStatusOf(t *testing.T, env *testsuite.TestWorkflowEnvironment) v1alpha1.RestoreStatus {
 	t.Helper()
-	v, err := env.QueryWorkflow(workflows.QueryStatus)
+	v, err := env.QueryWorkflow(v1alpha1.QueryStatus)
 	require.NoError(t, err)
-	var s workflows.RestoreStatus
+	var s v1alpha1.RestoreStatus
 	require.NoError(t, v.Get(&s))
 	return s
 }
@@ -93,27 +93,27 @@ func TestRestoreAppliesInPlanOrder(t *testing.T) {
 	env := newRestoreEnv(t)
 	var order []string
 	env.OnActivity(restoreActs.PlanRestore, mock.Anything, mock.Anything).Return(crdThenWidgets(), nil).Once()
-	env.OnActivity(restoreActs.ApplyResources, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.ApplyInput) (*workflows.ApplyResult, error) {
-		return applied(in, func(t workflows.RestoreType) workflows.TypeApplied {
+	env.OnActivity(restoreActs.ApplyResources, mock.Anything, mock.Anything).Return(func(_ context.Context, in v1alpha1.ApplyInput) (*v1alpha1.ApplyResult, error) {
+		return applied(in, func(t v1alpha1.RestoreType) v1alpha1.TypeApplied {
 			order = append(order, t.GroupResource())
 			deferred := 0
 			if t.Resource == "configmaps" {
 				deferred = 1 // owned by a widget, restored after it
 			}
-			return workflows.TypeApplied{Outcome: workflows.TypeOutcome{Restored: 1}, Deferred: deferred}
+			return v1alpha1.TypeApplied{Outcome: v1alpha1.TypeOutcome{Restored: 1}, Deferred: deferred}
 		}), nil
 	}).Times(2) // the CRDs alone, then the configmaps and widgets together
-	env.OnActivity(restoreActs.WaitCRDsEstablished, mock.Anything, mock.Anything).Return(func(context.Context, workflows.RestoreStepInput) (*workflows.StepResult, error) {
+	env.OnActivity(restoreActs.WaitCRDsEstablished, mock.Anything, mock.Anything).Return(func(context.Context, v1alpha1.RestoreStepInput) (*v1alpha1.StepResult, error) {
 		order = append(order, "wait-crds")
-		return &workflows.StepResult{Done: 1}, nil
+		return &v1alpha1.StepResult{Done: 1}, nil
 	}).Once()
-	env.OnActivity(restoreActs.RelinkOwners, mock.Anything, mock.Anything).Return(func(context.Context, workflows.RestoreStepInput) (*workflows.StepResult, error) {
+	env.OnActivity(restoreActs.RelinkOwners, mock.Anything, mock.Anything).Return(func(context.Context, v1alpha1.RestoreStepInput) (*v1alpha1.StepResult, error) {
 		order = append(order, "relink")
-		return &workflows.StepResult{Done: 1}, nil
+		return &v1alpha1.StepResult{Done: 1}, nil
 	}).Once()
-	env.OnActivity(restoreActs.FinalizeRestore, mock.Anything, mock.MatchedBy(func(in workflows.FinalizeRestoreInput) bool {
-		return in.Status.Phase == workflows.PhaseCompleted && in.Status.ItemsRestored == 3
-	})).Return(&workflows.FinalizeRestoreResult{}, nil).Once()
+	env.OnActivity(restoreActs.FinalizeRestore, mock.Anything, mock.MatchedBy(func(in v1alpha1.FinalizeRestoreInput) bool {
+		return in.Status.Phase == v1alpha1.PhaseCompleted && in.Status.ItemsRestored == 3
+	})).Return(&v1alpha1.FinalizeRestoreResult{}, nil).Once()
 	env.OnActivity(restoreActs.CleanupRestoreWork, mock.Anything, mock.Anything).Return(nil).Once()
 
 	env.ExecuteWorkflow(RestoreWorkflow, restoreRequest())
@@ -121,7 +121,7 @@ func TestRestoreAppliesInPlanOrder(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	assert.Equal(t, []string{"customresourcedefinitions.apiextensions.k8s.io", "wait-crds", "configmaps", "widgets.example.com", "relink"}, order)
 	s := restoreStatusOf(t, env)
-	assert.Equal(t, workflows.PhaseCompleted, s.Phase)
+	assert.Equal(t, v1alpha1.PhaseCompleted, s.Phase)
 	assert.Equal(t, 3, s.ResourceTypesDone)
 	assert.Equal(t, 3, s.ItemsRestored)
 }
@@ -133,20 +133,20 @@ func TestRestoreWithFailedItemsIsPartiallyFailed(t *testing.T) {
 	plan := crdThenWidgets()
 	plan.Types = plan.Types[1:2]
 	env.OnActivity(restoreActs.PlanRestore, mock.Anything, mock.Anything).Return(plan, nil).Once()
-	env.OnActivity(restoreActs.ApplyResources, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.ApplyInput) (*workflows.ApplyResult, error) {
-		return applied(in, func(workflows.RestoreType) workflows.TypeApplied {
-			return workflows.TypeApplied{Outcome: workflows.TypeOutcome{Restored: 9, Failed: 1}}
+	env.OnActivity(restoreActs.ApplyResources, mock.Anything, mock.Anything).Return(func(_ context.Context, in v1alpha1.ApplyInput) (*v1alpha1.ApplyResult, error) {
+		return applied(in, func(v1alpha1.RestoreType) v1alpha1.TypeApplied {
+			return v1alpha1.TypeApplied{Outcome: v1alpha1.TypeOutcome{Restored: 9, Failed: 1}}
 		}), nil
 	}).Once()
-	env.OnActivity(restoreActs.FinalizeRestore, mock.Anything, mock.MatchedBy(func(in workflows.FinalizeRestoreInput) bool {
-		return in.Status.Phase == workflows.PhasePartiallyFailed && in.Status.ItemsFailed == 1
-	})).Return(&workflows.FinalizeRestoreResult{}, nil).Once()
+	env.OnActivity(restoreActs.FinalizeRestore, mock.Anything, mock.MatchedBy(func(in v1alpha1.FinalizeRestoreInput) bool {
+		return in.Status.Phase == v1alpha1.PhasePartiallyFailed && in.Status.ItemsFailed == 1
+	})).Return(&v1alpha1.FinalizeRestoreResult{}, nil).Once()
 	env.OnActivity(restoreActs.CleanupRestoreWork, mock.Anything, mock.Anything).Return(nil).Once()
 
 	env.ExecuteWorkflow(RestoreWorkflow, restoreRequest())
 	require.NoError(t, env.GetWorkflowError())
 	s := restoreStatusOf(t, env)
-	assert.Equal(t, workflows.PhasePartiallyFailed, s.Phase)
+	assert.Equal(t, v1alpha1.PhasePartiallyFailed, s.Phase)
 	assert.Contains(t, s.FailureReason, "1 items could not be restored")
 }
 
@@ -155,17 +155,17 @@ func TestRestoreWithFailedItemsIsPartiallyFailed(t *testing.T) {
 func TestRestoreOfMissingBackupFailsAndStillRecords(t *testing.T) {
 	env := newRestoreEnv(t)
 	env.OnActivity(restoreActs.PlanRestore, mock.Anything, mock.Anything).Return(nil,
-		temporal.NewNonRetryableApplicationError(`backup "shop-1" is not in mem://`, workflows.ErrTypeBackupNotFound, nil)).Once()
-	env.OnActivity(restoreActs.FinalizeRestore, mock.Anything, mock.MatchedBy(func(in workflows.FinalizeRestoreInput) bool {
-		return in.Status.Phase == workflows.PhaseFailed
-	})).Return(&workflows.FinalizeRestoreResult{}, nil).Once()
+		temporal.NewNonRetryableApplicationError(`backup "shop-1" is not in mem://`, v1alpha1.ErrTypeBackupNotFound, nil)).Once()
+	env.OnActivity(restoreActs.FinalizeRestore, mock.Anything, mock.MatchedBy(func(in v1alpha1.FinalizeRestoreInput) bool {
+		return in.Status.Phase == v1alpha1.PhaseFailed
+	})).Return(&v1alpha1.FinalizeRestoreResult{}, nil).Once()
 	env.OnActivity(restoreActs.CleanupRestoreWork, mock.Anything, mock.Anything).Return(nil).Once()
 
 	env.ExecuteWorkflow(RestoreWorkflow, restoreRequest())
 	require.Error(t, env.GetWorkflowError())
 	s := restoreStatusOf(t, env)
-	assert.Equal(t, workflows.PhaseFailed, s.Phase)
-	assert.Contains(t, s.FailureReason, workflows.ErrTypeBackupNotFound)
+	assert.Equal(t, v1alpha1.PhaseFailed, s.Phase)
+	assert.Contains(t, s.FailureReason, v1alpha1.ErrTypeBackupNotFound)
 }
 
 // TestRestoreHooksRunLastAndFailuresMakeItPartiallyFailed: the
@@ -176,31 +176,31 @@ func TestRestoreHooksRunLastAndFailuresMakeItPartiallyFailed(t *testing.T) {
 	env := newRestoreEnv(t)
 	var order []string
 	env.OnActivity(restoreActs.PlanRestore, mock.Anything, mock.Anything).Return(crdThenWidgets(), nil).Once()
-	env.OnActivity(restoreActs.ApplyResources, mock.Anything, mock.Anything).Return(func(_ context.Context, in workflows.ApplyInput) (*workflows.ApplyResult, error) {
-		return applied(in, func(t workflows.RestoreType) workflows.TypeApplied {
+	env.OnActivity(restoreActs.ApplyResources, mock.Anything, mock.Anything).Return(func(_ context.Context, in v1alpha1.ApplyInput) (*v1alpha1.ApplyResult, error) {
+		return applied(in, func(t v1alpha1.RestoreType) v1alpha1.TypeApplied {
 			order = append(order, t.GroupResource())
-			return workflows.TypeApplied{Outcome: workflows.TypeOutcome{Restored: 1}}
+			return v1alpha1.TypeApplied{Outcome: v1alpha1.TypeOutcome{Restored: 1}}
 		}), nil
 	}).Times(2)
-	env.OnActivity(restoreActs.WaitCRDsEstablished, mock.Anything, mock.Anything).Return(&workflows.StepResult{}, nil).Once()
-	env.OnActivity(hookActs.RunRestoreHooks, mock.Anything, mock.MatchedBy(func(in workflows.RestoreHooksInput) bool {
+	env.OnActivity(restoreActs.WaitCRDsEstablished, mock.Anything, mock.Anything).Return(&v1alpha1.StepResult{}, nil).Once()
+	env.OnActivity(hookActs.RunRestoreHooks, mock.Anything, mock.MatchedBy(func(in v1alpha1.RestoreHooksInput) bool {
 		return in.Restore == "shop-r" && in.Backup == "shop-1"
-	})).Return(func(context.Context, workflows.RestoreHooksInput) (*workflows.RestoreHooksResult, error) {
+	})).Return(func(context.Context, v1alpha1.RestoreHooksInput) (*v1alpha1.RestoreHooksResult, error) {
 		order = append(order, "hooks")
-		return &workflows.RestoreHooksResult{Results: []workflows.HookResult{
-			{Pod: "shop/db", Phase: workflows.HookPostRestore, Source: "spec hook warm", OnError: workflows.HookFail, ExitCode: 2, Error: "exit code 2"},
-			{Pod: "shop/web", Phase: workflows.HookPostRestore, Source: "spec hook ping", OnError: workflows.HookContinue, ExitCode: 1, Error: "exit code 1"},
+		return &v1alpha1.RestoreHooksResult{Results: []v1alpha1.HookResult{
+			{Pod: "shop/db", Phase: v1alpha1.HookPostRestore, Source: "spec hook warm", OnError: v1alpha1.HookFail, ExitCode: 2, Error: "exit code 2"},
+			{Pod: "shop/web", Phase: v1alpha1.HookPostRestore, Source: "spec hook ping", OnError: v1alpha1.HookContinue, ExitCode: 1, Error: "exit code 1"},
 		}}, nil
 	}).Once()
-	env.OnActivity(restoreActs.FinalizeRestore, mock.Anything, mock.MatchedBy(func(in workflows.FinalizeRestoreInput) bool {
-		return in.Status.Phase == workflows.PhasePartiallyFailed && len(in.Status.Hooks) == 2
-	})).Return(&workflows.FinalizeRestoreResult{}, nil).Once()
+	env.OnActivity(restoreActs.FinalizeRestore, mock.Anything, mock.MatchedBy(func(in v1alpha1.FinalizeRestoreInput) bool {
+		return in.Status.Phase == v1alpha1.PhasePartiallyFailed && len(in.Status.Hooks) == 2
+	})).Return(&v1alpha1.FinalizeRestoreResult{}, nil).Once()
 	env.OnActivity(restoreActs.CleanupRestoreWork, mock.Anything, mock.Anything).Return(nil).Once()
 
 	env.ExecuteWorkflow(RestoreWorkflow, restoreRequest())
 	require.NoError(t, env.GetWorkflowError())
 	assert.Equal(t, "hooks", order[len(order)-1])
 	s := restoreStatusOf(t, env)
-	assert.Equal(t, workflows.PhasePartiallyFailed, s.Phase)
+	assert.Equal(t, v1alpha1.PhasePartiallyFailed, s.Phase)
 	assert.Equal(t, "1 post-restore hooks failed: pod shop/db (spec hook warm): exit code 2", s.FailureReason)
 }

@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/workflows"
 	"github.com/cairn-backup/cairn/workflows/internal/flow"
 )
@@ -17,14 +18,14 @@ import (
 // remain, so neither its history nor its payloads grow with the number
 // of runs. A page with a failed deletion ends it (the next scheduled run
 // tries again), so a deletion that keeps failing cannot loop.
-func ApplyRetentionWorkflow(ctx workflow.Context, req workflows.RetentionRequest) (*workflows.RetentionResult, error) {
+func ApplyRetentionWorkflow(ctx workflow.Context, req v1alpha1.RetentionRequest) (*v1alpha1.RetentionResult, error) {
 	logger := log.With(workflow.GetLogger(ctx), "schedule", req.Schedule.Name)
 	if req.Limit <= 0 {
-		req.Limit = workflows.DefaultRetentionPage
+		req.Limit = v1alpha1.DefaultRetentionPage
 	}
 	actx := workflow.WithActivityOptions(ctx, flow.ActivityOptions(10*time.Minute, workflows.HeartbeatTimeout(ctx)))
-	var page workflows.RetentionPage
-	in := workflows.RetentionPageInput{Schedule: req.Schedule, Now: req.Now, Limit: req.Limit}
+	var page v1alpha1.RetentionPage
+	in := v1alpha1.RetentionPageInput{Schedule: req.Schedule, Now: req.Now, Limit: req.Limit}
 	if err := workflow.ExecuteActivity(actx, storeActs.PlanRetention, in).Get(ctx, &page); err != nil {
 		return nil, fmt.Errorf("plan the retention of schedule %s: %w", req.Schedule.Name, err)
 	}
@@ -37,7 +38,7 @@ func ApplyRetentionWorkflow(ctx workflow.Context, req workflows.RetentionRequest
 	deleted, failed := flow.DeleteBackups(ctx, req.Schedule.RunKind(), page.Delete, req.Schedule.Template.StorageLocation, "retention")
 	req.DeletedTotal += len(deleted)
 	for _, name := range deleted {
-		if len(req.Deleted) < workflows.MaxReportedDeletions {
+		if len(req.Deleted) < v1alpha1.MaxReportedDeletions {
 			req.Deleted = append(req.Deleted, name)
 		}
 	}
@@ -47,6 +48,6 @@ func ApplyRetentionWorkflow(ctx workflow.Context, req workflows.RetentionRequest
 	if req.Deleted == nil {
 		req.Deleted = []string{}
 	}
-	return &workflows.RetentionResult{Deleted: req.Deleted, DeletedTotal: req.DeletedTotal, DeleteFailed: failed,
+	return &v1alpha1.RetentionResult{Deleted: req.Deleted, DeletedTotal: req.DeletedTotal, DeleteFailed: failed,
 		Interval: page.Interval, LastSuccess: page.LastSuccess}, nil
 }

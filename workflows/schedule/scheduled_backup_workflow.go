@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/workflows"
 	"github.com/cairn-backup/cairn/workflows/internal/flow"
 )
@@ -26,7 +27,7 @@ var scheduledStartTime = temporal.NewSearchAttributeKeyTime("TemporalScheduledSt
 // DeleteBackupWorkflow children and records the schedule's health. The
 // schedule's overlap policy applies to this workflow, so it spans the
 // whole backup.
-func ScheduledBackupWorkflow(ctx workflow.Context, req workflows.ScheduledBackupRequest) (*workflows.ScheduledBackupResult, error) {
+func ScheduledBackupWorkflow(ctx workflow.Context, req v1alpha1.ScheduledBackupRequest) (*v1alpha1.ScheduledBackupResult, error) {
 	spec := req.Schedule
 	due, ok := workflow.GetTypedSearchAttributes(ctx).GetTime(scheduledStartTime)
 	if !ok {
@@ -34,16 +35,16 @@ func ScheduledBackupWorkflow(ctx workflow.Context, req workflows.ScheduledBackup
 	}
 	r := &scheduledRun{
 		spec: spec,
-		res:  workflows.ScheduledBackupResult{Schedule: spec.Name, Backup: workflows.ScheduledBackupName(spec.Name, due), Phase: workflows.PhaseNew},
+		res:  v1alpha1.ScheduledBackupResult{Schedule: spec.Name, Backup: v1alpha1.ScheduledBackupName(spec.Name, due), Phase: v1alpha1.PhaseNew},
 	}
 	r.logger = log.With(workflow.GetLogger(ctx), "schedule", spec.Name, "backup", r.res.Backup)
-	if err := workflow.SetQueryHandler(ctx, workflows.QueryStatus, func() (*workflows.ScheduledBackupResult, error) { return &r.res, nil }); err != nil {
+	if err := workflow.SetQueryHandler(ctx, v1alpha1.QueryStatus, func() (*v1alpha1.ScheduledBackupResult, error) { return &r.res, nil }); err != nil {
 		return nil, fmt.Errorf("register status query: %w", err)
 	}
 	if err := workflow.UpsertTypedSearchAttributes(ctx,
-		workflows.SearchAttrKind.ValueSet(workflows.KindScheduledRun), workflows.SearchAttrName.ValueSet(r.res.Backup),
-		workflows.SearchAttrSchedule.ValueSet(spec.Name), workflows.SearchAttrPhase.ValueSet(string(workflows.PhaseInProgress)),
-		workflows.SearchAttrHealth.ValueSet(workflows.HealthHealthy),
+		workflows.SearchAttrKind.ValueSet(v1alpha1.KindScheduledRun), workflows.SearchAttrName.ValueSet(r.res.Backup),
+		workflows.SearchAttrSchedule.ValueSet(spec.Name), workflows.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseInProgress)),
+		workflows.SearchAttrHealth.ValueSet(v1alpha1.HealthHealthy),
 	); err != nil {
 		return nil, fmt.Errorf("set search attributes: %w", err)
 	}
@@ -51,8 +52,8 @@ func ScheduledBackupWorkflow(ctx workflow.Context, req workflows.ScheduledBackup
 
 	backupErr := r.backup(ctx)
 	if errors.Is(ctx.Err(), workflow.ErrCanceled) {
-		r.res.Phase = workflows.PhaseCanceled
-		flow.PublishPhase(ctx, r.logger, workflows.PhaseCanceled)
+		r.res.Phase = v1alpha1.PhaseCanceled
+		flow.PublishPhase(ctx, r.logger, v1alpha1.PhaseCanceled)
 		return &r.res, temporal.NewCanceledError("scheduled backup canceled")
 	}
 	if err := r.retain(ctx); err != nil {
@@ -68,9 +69,9 @@ func ScheduledBackupWorkflow(ctx workflow.Context, req workflows.ScheduledBackup
 }
 
 type scheduledRun struct {
-	spec    workflows.ScheduleSpec
+	spec    v1alpha1.ScheduleSpec
 	logger  log.Logger
-	res     workflows.ScheduledBackupResult
+	res     v1alpha1.ScheduledBackupResult
 	tooLong string
 }
 
@@ -78,11 +79,11 @@ type scheduledRun struct {
 // outlasts maxRunDuration.
 func (r *scheduledRun) backup(ctx workflow.Context) error {
 	child := r.startChild(ctx)
-	r.res.Phase = workflows.PhaseInProgress
+	r.res.Phase = v1alpha1.PhaseInProgress
 	r.logger.Info("Scheduled backup started")
 
 	var status struct {
-		Phase workflows.Phase `json:"phase"`
+		Phase v1alpha1.Phase `json:"phase"`
 	}
 	var backupErr error
 	done := false
@@ -100,7 +101,7 @@ func (r *scheduledRun) backup(ctx workflow.Context) error {
 				return // stopped: the backup ended first
 			}
 			r.tooLong = fmt.Sprintf("%s %s has run for more than maxRunDuration %s", r.spec.RunKind(), r.res.Backup, limit)
-			r.setHealth(ctx, workflows.ScheduleHealth{State: workflows.HealthDegraded, Reasons: []string{r.tooLong}})
+			r.setHealth(ctx, v1alpha1.ScheduleHealth{State: v1alpha1.HealthDegraded, Reasons: []string{r.tooLong}})
 		})
 	}
 	for !done {
@@ -110,10 +111,10 @@ func (r *scheduledRun) backup(ctx workflow.Context) error {
 	case backupErr == nil:
 		r.res.Phase = status.Phase
 	case temporal.IsCanceledError(backupErr):
-		r.res.Phase = workflows.PhaseCanceled
+		r.res.Phase = v1alpha1.PhaseCanceled
 		r.res.FailureReason = "canceled"
 	default:
-		r.res.Phase = workflows.PhaseFailed
+		r.res.Phase = v1alpha1.PhaseFailed
 		r.res.FailureReason = flow.Reason(backupErr)
 		if temporal.IsWorkflowExecutionAlreadyStartedError(backupErr) {
 			r.res.FailureReason = fmt.Sprintf("a run called %s already ran; two runs were due in the same second", r.res.Backup)
@@ -125,55 +126,55 @@ func (r *scheduledRun) backup(ctx workflow.Context) error {
 
 // retainListed is retention as runs before pagedRetentionVersion did it:
 // one list of every run, every deletion from this run.
-func (r *scheduledRun) retainListed(ctx workflow.Context) (workflows.ScheduleHealthInput, error) {
+func (r *scheduledRun) retainListed(ctx workflow.Context) (v1alpha1.ScheduleHealthInput, error) {
 	actx := workflow.WithActivityOptions(ctx, flow.ActivityOptions(10*time.Minute, workflows.HeartbeatTimeout(ctx)))
-	var listed workflows.ScheduleRunsResult
-	if err := workflow.ExecuteActivity(actx, storeActs.ListScheduleRuns, workflows.ScheduleRunsInput{Schedule: r.spec}).Get(ctx, &listed); err != nil {
-		return workflows.ScheduleHealthInput{}, fmt.Errorf("list runs of schedule %s: %w", r.spec.Name, err)
+	var listed v1alpha1.ScheduleRunsResult
+	if err := workflow.ExecuteActivity(actx, storeActs.ListScheduleRuns, v1alpha1.ScheduleRunsInput{Schedule: r.spec}).Get(ctx, &listed); err != nil {
+		return v1alpha1.ScheduleHealthInput{}, fmt.Errorf("list runs of schedule %s: %w", r.spec.Name, err)
 	}
 	now := workflow.Now(ctx)
-	dec := workflows.DecideRetention(listed.Runs, r.spec.Retention, now)
+	dec := v1alpha1.DecideRetention(listed.Runs, r.spec.Retention, now)
 	if len(dec.Delete) > 0 {
 		r.logger.Info("Retention deletes older runs", "count", len(dec.Delete), "backups", dec.Delete, "protected", dec.Protected)
 	}
 	r.res.Deleted, r.res.DeleteFailed = flow.DeleteBackups(ctx, r.spec.RunKind(), dec.Delete, r.spec.Template.StorageLocation, "retention")
 	r.res.DeletedTotal = len(r.res.Deleted)
-	return workflows.ScheduleHealthInput{Now: now, Interval: listed.Interval, LastSuccess: workflows.LastCompleted(listed.Runs)}, nil
+	return v1alpha1.ScheduleHealthInput{Now: now, Interval: listed.Interval, LastSuccess: v1alpha1.LastCompleted(listed.Runs)}, nil
 }
 
 // startChild starts the run's backup or etcd snapshot as a child
 // workflow named after the run.
 func (r *scheduledRun) startChild(ctx workflow.Context) workflow.ChildWorkflowFuture {
 	opts := workflow.ChildWorkflowOptions{
-		TaskQueue:             workflows.TaskQueue,
+		TaskQueue:             v1alpha1.TaskQueue,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		// Ending this run (terminated by hand) cancels the child cleanly
 		// rather than killing it mid-write.
 		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
 	}
 	name := r.res.Backup
-	if r.spec.RunKind() == workflows.KindEtcdSnapshot {
-		spec := workflows.EtcdSnapshotSpec{Name: name, StorageLocation: r.spec.Template.StorageLocation, TTL: r.spec.Template.TTL, Schedule: r.spec.Name}
-		opts.WorkflowID = workflows.EtcdSnapshotWorkflowID(name)
+	if r.spec.RunKind() == v1alpha1.KindEtcdSnapshot {
+		spec := v1alpha1.EtcdSnapshotSpec{Name: name, StorageLocation: r.spec.Template.StorageLocation, TTL: r.spec.Template.TTL, Schedule: r.spec.Name}
+		opts.WorkflowID = v1alpha1.EtcdSnapshotWorkflowID(name)
 		opts.TypedSearchAttributes = temporal.NewSearchAttributes(
-			workflows.SearchAttrKind.ValueSet(workflows.KindEtcdSnapshot), workflows.SearchAttrName.ValueSet(name),
-			workflows.SearchAttrPhase.ValueSet(string(workflows.PhaseNew)), workflows.SearchAttrSchedule.ValueSet(r.spec.Name))
-		return workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), workflows.EtcdSnapshotWorkflowName, workflows.EtcdSnapshotRequest{Spec: spec})
+			workflows.SearchAttrKind.ValueSet(v1alpha1.KindEtcdSnapshot), workflows.SearchAttrName.ValueSet(name),
+			workflows.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseNew)), workflows.SearchAttrSchedule.ValueSet(r.spec.Name))
+		return workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), v1alpha1.EtcdSnapshotWorkflowName, v1alpha1.EtcdSnapshotRequest{Spec: spec})
 	}
 	spec := r.spec.Template
 	spec.Name = name
 	spec.Schedule = r.spec.Name
-	opts.WorkflowID = workflows.BackupWorkflowID(name)
-	opts.Memo = map[string]any{workflows.MemoSpecHash: spec.Hash(), workflows.MemoLocation: spec.StorageLocation}
+	opts.WorkflowID = v1alpha1.BackupWorkflowID(name)
+	opts.Memo = map[string]any{v1alpha1.MemoSpecHash: spec.Hash(), v1alpha1.MemoLocation: spec.StorageLocation}
 	actingAs := r.spec.BackupOptions.ActingAs
 	if actingAs != nil {
-		opts.Memo[workflows.MemoActingAs] = actingAs
+		opts.Memo[v1alpha1.MemoActingAs] = actingAs
 	}
 	opts.TypedSearchAttributes = temporal.NewSearchAttributes(
-		workflows.SearchAttrKind.ValueSet(workflows.KindBackup), workflows.SearchAttrName.ValueSet(name),
-		workflows.SearchAttrPhase.ValueSet(string(workflows.PhaseNew)), workflows.SearchAttrSchedule.ValueSet(r.spec.Name),
+		workflows.SearchAttrKind.ValueSet(v1alpha1.KindBackup), workflows.SearchAttrName.ValueSet(name),
+		workflows.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseNew)), workflows.SearchAttrSchedule.ValueSet(r.spec.Name),
 		workflows.SearchAttrActingAs.ValueSet(actingAs.UsernameOrWorker()))
-	return workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), workflows.BackupWorkflowName, workflows.BackupRequest{Spec: spec, Options: r.spec.BackupOptions})
+	return workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), v1alpha1.BackupWorkflowName, v1alpha1.BackupRequest{Spec: spec, Options: r.spec.BackupOptions})
 }
 
 // pagedRetentionVersion marks the runs whose retention is an
@@ -184,17 +185,17 @@ const pagedRetentionVersion = "paged-retention"
 // records the schedule's health. It runs after failed backups too: their
 // logs count against keepFailed.
 func (r *scheduledRun) retain(ctx workflow.Context) error {
-	var in workflows.ScheduleHealthInput
+	var in v1alpha1.ScheduleHealthInput
 	if workflow.GetVersion(ctx, pagedRetentionVersion, workflow.DefaultVersion, 1) == 1 {
 		now := workflow.Now(ctx)
-		var res workflows.RetentionResult
-		req := workflows.RetentionRequest{Schedule: r.spec, Now: now}
-		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: workflows.RetentionWorkflowID(r.res.Backup)})
-		if err := workflow.ExecuteChildWorkflow(cctx, workflows.ApplyRetentionWorkflowName, req).Get(ctx, &res); err != nil {
+		var res v1alpha1.RetentionResult
+		req := v1alpha1.RetentionRequest{Schedule: r.spec, Now: now}
+		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: v1alpha1.RetentionWorkflowID(r.res.Backup)})
+		if err := workflow.ExecuteChildWorkflow(cctx, v1alpha1.ApplyRetentionWorkflowName, req).Get(ctx, &res); err != nil {
 			return fmt.Errorf("apply the retention of schedule %s: %w", r.spec.Name, err)
 		}
 		r.res.Deleted, r.res.DeletedTotal, r.res.DeleteFailed = res.Deleted, res.DeletedTotal, res.DeleteFailed
-		in = workflows.ScheduleHealthInput{Now: now, Interval: res.Interval, LastSuccess: res.LastSuccess}
+		in = v1alpha1.ScheduleHealthInput{Now: now, Interval: res.Interval, LastSuccess: res.LastSuccess}
 	} else {
 		var err error
 		if in, err = r.retainListed(ctx); err != nil {
@@ -204,9 +205,9 @@ func (r *scheduledRun) retain(ctx workflow.Context) error {
 	if r.spec.MaxRunDuration != nil {
 		in.MaxRunDuration = r.spec.MaxRunDuration.Duration
 	}
-	health := workflows.EvaluateScheduleHealth(in)
+	health := v1alpha1.EvaluateScheduleHealth(in)
 	if r.tooLong != "" {
-		health.State = workflows.HealthDegraded
+		health.State = v1alpha1.HealthDegraded
 		health.Reasons = append([]string{r.tooLong}, health.Reasons...)
 	}
 	r.setHealth(ctx, health)
@@ -216,9 +217,9 @@ func (r *scheduledRun) retain(ctx workflow.Context) error {
 	return nil
 }
 
-func (r *scheduledRun) setHealth(ctx workflow.Context, h workflows.ScheduleHealth) {
+func (r *scheduledRun) setHealth(ctx workflow.Context, h v1alpha1.ScheduleHealth) {
 	r.res.Health = h
-	if h.State == workflows.HealthDegraded {
+	if h.State == v1alpha1.HealthDegraded {
 		r.logger.Warn("Schedule degraded", "reasons", h.Reasons)
 	}
 	if err := workflow.UpsertTypedSearchAttributes(ctx, workflows.SearchAttrHealth.ValueSet(h.State)); err != nil {
@@ -231,7 +232,7 @@ func (r *scheduledRun) setHealth(ctx workflow.Context, h workflows.ScheduleHealt
 func (r *scheduledRun) updateDetails(ctx workflow.Context) {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "**%s** scheduled backup `%s` of schedule `%s`\n\n", r.res.Phase, r.res.Backup, r.res.Schedule)
-	fmt.Fprintf(&sb, "- schedule health: %s\n", cmp.Or(r.res.Health.State, workflows.HealthHealthy))
+	fmt.Fprintf(&sb, "- schedule health: %s\n", cmp.Or(r.res.Health.State, v1alpha1.HealthHealthy))
 	for _, reason := range r.res.Health.Reasons {
 		fmt.Fprintf(&sb, "  - %s\n", reason)
 	}

@@ -10,7 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/workflows/internal/flow"
 )
 
@@ -30,7 +30,7 @@ type dataMove struct {
 	// what names the data in messages: "the data of snapshot X".
 	what   string
 	logger log.Logger
-	report func(ctx workflow.Context, phase workflows.OperationPhase, progress string)
+	report func(ctx workflow.Context, phase v1alpha1.OperationPhase, progress string)
 }
 
 // moverTask is the activity a data mover runs for one attempt; result
@@ -47,8 +47,8 @@ type moverTask struct {
 // last. done runs after a successful attempt, before the cleanup (a
 // restore hands its volume over there). Cleanup and the slot's release
 // run on a disconnected context, so a canceled operation cleans up too.
-func (m *dataMove) run(ctx workflow.Context, in workflows.ExposeInput, task moverTask,
-	done func(ctx workflow.Context) error) (exposed *workflows.ExposeResult, attempts int, err error) {
+func (m *dataMove) run(ctx workflow.Context, in v1alpha1.ExposeInput, task moverTask,
+	done func(ctx workflow.Context) error) (exposed *v1alpha1.ExposeResult, attempts int, err error) {
 	// The timeout covers the wait for a slot too: it is the user's bound
 	// on the whole move.
 	deadline := workflow.Now(ctx).Add(m.dataTimeout)
@@ -75,10 +75,10 @@ func (m *dataMove) run(ctx workflow.Context, in workflows.ExposeInput, task move
 		}
 		if attempt == dataMoverAttempts {
 			msg := fmt.Sprintf("moving the data failed %d times, last: %s", attempt, flow.Reason(err))
-			return nil, attempt, temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeDataMoverFailed, nil)
+			return nil, attempt, temporal.NewNonRetryableApplicationError(msg, v1alpha1.ErrTypeDataMoverFailed, nil)
 		}
 		m.logger.Warn("Data mover attempt failed; starting another", "attempt", attempt, "error", err)
-		m.report(ctx, workflows.OperationInProgress, fmt.Sprintf("data mover attempt %d failed (%s); starting another", attempt, flow.Reason(err)))
+		m.report(ctx, v1alpha1.OperationInProgress, fmt.Sprintf("data mover attempt %d failed (%s); starting another", attempt, flow.Reason(err)))
 		if err := workflow.Sleep(ctx, min(time.Duration(1<<attempt)*time.Second, time.Minute)); err != nil {
 			return nil, attempt, err
 		}
@@ -88,27 +88,27 @@ func (m *dataMove) run(ctx workflow.Context, in workflows.ExposeInput, task move
 // acquireSlot waits, in line, for one of the node's data mover slots,
 // reporting its place; release gives it back (or leaves the line), on a
 // disconnected context.
-func (m *dataMove) acquireSlot(ctx workflow.Context, in workflows.ExposeInput) (release func(), err error) {
+func (m *dataMove) acquireSlot(ctx workflow.Context, in v1alpha1.ExposeInput) (release func(), err error) {
 	actx := workflow.WithActivityOptions(ctx, flow.ActivityOptions(5*time.Minute, m.heartbeat))
-	var place workflows.Placement
+	var place v1alpha1.Placement
 	if err := workflow.ExecuteActivity(actx, exposeActs.PlaceDataMover, in).Get(ctx, &place); err != nil {
 		return nil, fmt.Errorf("place the data mover: %w", err)
 	}
-	req := workflows.SlotRequest{WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID, Operation: m.operationID, Limit: place.Limit}
+	req := v1alpha1.SlotRequest{WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID, Operation: m.operationID, Limit: place.Limit}
 	release = func() {
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
-		err := workflow.SignalExternalWorkflow(dctx, workflows.DataMoverSlotsWorkflowID(place.Node), "", workflows.SignalReleaseSlot, req).Get(dctx, nil)
+		err := workflow.SignalExternalWorkflow(dctx, v1alpha1.DataMoverSlotsWorkflowID(place.Node), "", v1alpha1.SignalReleaseSlot, req).Get(dctx, nil)
 		if err != nil {
 			m.logger.Debug("Slot release not delivered (the slots workflow ended)", "error", err)
 		}
 	}
-	if err := workflow.ExecuteActivity(actx, exposeActs.RequestDataMoverSlot, workflows.SlotAsk{Node: place.Node, Request: req}).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(actx, exposeActs.RequestDataMoverSlot, v1alpha1.SlotAsk{Node: place.Node, Request: req}).Get(ctx, nil); err != nil {
 		return nil, fmt.Errorf("ask for a data mover slot on %s: %w", place.Node, err)
 	}
-	updates := workflow.GetSignalChannel(ctx, workflows.SignalSlotUpdate)
+	updates := workflow.GetSignalChannel(ctx, v1alpha1.SignalSlotUpdate)
 	reported := 0 // the place in line last reported to the parent
 	for {
-		var u workflows.SlotUpdate
+		var u v1alpha1.SlotUpdate
 		sel := workflow.NewSelector(ctx)
 		sel.AddReceive(updates, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &u) })
 		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
@@ -123,7 +123,7 @@ func (m *dataMove) acquireSlot(ctx workflow.Context, in workflows.ExposeInput) (
 		}
 		if slotReportDue(reported, u.Position) {
 			reported = u.Position
-			m.report(ctx, workflows.OperationInProgress, fmt.Sprintf("waiting for a data mover slot on node %s (%d in line, %d at once)",
+			m.report(ctx, v1alpha1.OperationInProgress, fmt.Sprintf("waiting for a data mover slot on node %s (%d in line, %d at once)",
 				place.Node, u.Position, place.Limit))
 		}
 	}
@@ -131,11 +131,11 @@ func (m *dataMove) acquireSlot(ctx workflow.Context, in workflows.ExposeInput) (
 
 // attempt exposes the volume to a fresh data mover and waits for its
 // task.
-func (m *dataMove) attempt(ctx workflow.Context, in workflows.ExposeInput, task moverTask, deadline time.Time) (*workflows.ExposeResult, error) {
-	m.report(ctx, workflows.OperationInProgress, fmt.Sprintf("exposing %s to a data mover (attempt %d)", m.exposedWhat(in), in.Attempt))
+func (m *dataMove) attempt(ctx workflow.Context, in v1alpha1.ExposeInput, task moverTask, deadline time.Time) (*v1alpha1.ExposeResult, error) {
+	m.report(ctx, v1alpha1.OperationInProgress, fmt.Sprintf("exposing %s to a data mover (attempt %d)", m.exposedWhat(in), in.Attempt))
 	eopts := flow.ActivityOptions(m.prepareTimeout, m.heartbeat)
 	eopts.ScheduleToCloseTimeout = m.prepareTimeout
-	var exposed workflows.ExposeResult
+	var exposed v1alpha1.ExposeResult
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, eopts), exposeActs.ExposeVolume, in).Get(ctx, &exposed)
 	if err != nil {
 		var timeoutErr *temporal.TimeoutError
@@ -144,11 +144,11 @@ func (m *dataMove) attempt(ctx workflow.Context, in workflows.ExposeInput, task 
 		}
 		return nil, fmt.Errorf("expose %s: %w", m.exposedWhat(in), err)
 	}
-	m.report(ctx, workflows.OperationInProgress, fmt.Sprintf("waiting for data mover %s to start", exposed.DataMover))
+	m.report(ctx, v1alpha1.OperationInProgress, fmt.Sprintf("waiting for data mover %s to start", exposed.DataMover))
 
 	remaining := deadline.Sub(workflow.Now(ctx))
 	if remaining <= 0 {
-		return nil, temporal.NewNonRetryableApplicationError(m.timeoutMessage(), workflows.ErrTypeDataMoverTimeout, nil)
+		return nil, temporal.NewNonRetryableApplicationError(m.timeoutMessage(), v1alpha1.ErrTypeDataMoverTimeout, nil)
 	}
 	tctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:              in.TaskQueue,
@@ -166,7 +166,7 @@ func (m *dataMove) attempt(ctx workflow.Context, in workflows.ExposeInput, task 
 		case enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START:
 			return nil, m.notStarted(ctx, in)
 		case enumspb.TIMEOUT_TYPE_START_TO_CLOSE:
-			return nil, temporal.NewNonRetryableApplicationError(m.timeoutMessage(), workflows.ErrTypeDataMoverTimeout, nil)
+			return nil, temporal.NewNonRetryableApplicationError(m.timeoutMessage(), v1alpha1.ErrTypeDataMoverTimeout, nil)
 		}
 	}
 	if err != nil {
@@ -177,22 +177,22 @@ func (m *dataMove) attempt(ctx workflow.Context, in workflows.ExposeInput, task 
 
 // exposedWhat names what is exposed: the backup's snapshot, or a fresh
 // volume for the restore.
-func (m *dataMove) exposedWhat(in workflows.ExposeInput) string {
-	if in.Mode == workflows.ExposeRestore {
+func (m *dataMove) exposedWhat(in v1alpha1.ExposeInput) string {
+	if in.Mode == v1alpha1.ExposeRestore {
 		return "a new volume for " + in.Volume.Key()
 	}
 	return "snapshot " + in.Snapshot
 }
 
 // notStarted asks the exposer why no data mover started in time.
-func (m *dataMove) notStarted(ctx workflow.Context, in workflows.ExposeInput) error {
+func (m *dataMove) notStarted(ctx workflow.Context, in v1alpha1.ExposeInput) error {
 	actx := workflow.WithActivityOptions(ctx, flow.ActivityOptions(2*time.Minute, m.heartbeat))
-	var diag workflows.DiagnoseResult
+	var diag v1alpha1.DiagnoseResult
 	if err := workflow.ExecuteActivity(actx, exposeActs.DiagnoseExposure, in).Get(ctx, &diag); err != nil {
 		diag.Reason = "the exposer could not say why: " + flow.Reason(err)
 	}
 	msg := fmt.Sprintf("no data mover started within dataMoverPrepareTimeout %s: %s", m.prepareTimeout, diag.Reason)
-	return temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeDataMoverNotStarted, nil)
+	return temporal.NewNonRetryableApplicationError(msg, v1alpha1.ErrTypeDataMoverNotStarted, nil)
 }
 
 func (m *dataMove) timeoutMessage() string {
@@ -202,7 +202,7 @@ func (m *dataMove) timeoutMessage() string {
 // cleanupExposure stops the data movers and deletes what exposing the
 // volume created, on a disconnected context so a canceled operation
 // cleans up too.
-func (m *dataMove) cleanupExposure(ctx workflow.Context, in workflows.ExposeInput) {
+func (m *dataMove) cleanupExposure(ctx workflow.Context, in v1alpha1.ExposeInput) {
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	actx := workflow.WithActivityOptions(dctx, flow.ActivityOptions(10*time.Minute, m.heartbeat))
 	if err := workflow.ExecuteActivity(actx, exposeActs.CleanupExposure, in).Get(dctx, nil); err != nil {

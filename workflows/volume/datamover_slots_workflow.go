@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/workflows"
 	"github.com/cairn-backup/cairn/workflows/internal/flow"
 )
@@ -18,16 +19,16 @@ const (
 )
 
 // DataMoverSlotsWorkflow grants a node's data mover slots in order.
-func DataMoverSlotsWorkflow(ctx workflow.Context, st workflows.SlotsState) error {
+func DataMoverSlotsWorkflow(ctx workflow.Context, st v1alpha1.SlotsState) error {
 	s := &slots{SlotsState: st, told: map[string]int{}, logger: log.With(workflow.GetLogger(ctx), "node", st.Node)}
-	if err := workflow.SetQueryHandler(ctx, workflows.QuerySlots, func() (*workflows.SlotsState, error) { return &s.SlotsState, nil }); err != nil {
+	if err := workflow.SetQueryHandler(ctx, v1alpha1.QuerySlots, func() (*v1alpha1.SlotsState, error) { return &s.SlotsState, nil }); err != nil {
 		return fmt.Errorf("register slots query: %w", err)
 	}
-	if err := workflow.UpsertTypedSearchAttributes(ctx, workflows.SearchAttrKind.ValueSet(workflows.KindDataMoverSlots), workflows.SearchAttrName.ValueSet(st.Node)); err != nil {
+	if err := workflow.UpsertTypedSearchAttributes(ctx, workflows.SearchAttrKind.ValueSet(v1alpha1.KindDataMoverSlots), workflows.SearchAttrName.ValueSet(st.Node)); err != nil {
 		return fmt.Errorf("set search attributes: %w", err)
 	}
-	acquire := workflow.GetSignalChannel(ctx, workflows.SignalAcquireSlot)
-	release := workflow.GetSignalChannel(ctx, workflows.SignalReleaseSlot)
+	acquire := workflow.GetSignalChannel(ctx, v1alpha1.SignalAcquireSlot)
+	release := workflow.GetSignalChannel(ctx, v1alpha1.SignalReleaseSlot)
 	for {
 		s.grant(ctx)
 		idle := len(s.Holders) == 0 && len(s.Queue) == 0
@@ -40,17 +41,17 @@ func DataMoverSlotsWorkflow(ctx workflow.Context, st workflows.SlotsState) error
 				continue
 			}
 			if !idle {
-				return workflow.NewContinueAsNewError(ctx, workflows.DataMoverSlotsWorkflowName, s.SlotsState)
+				return workflow.NewContinueAsNewError(ctx, v1alpha1.DataMoverSlotsWorkflowName, s.SlotsState)
 			}
 		}
 		sel := workflow.NewSelector(ctx)
 		sel.AddReceive(acquire, func(c workflow.ReceiveChannel, _ bool) {
-			var r workflows.SlotRequest
+			var r v1alpha1.SlotRequest
 			c.Receive(ctx, &r)
 			s.add(r)
 		})
 		sel.AddReceive(release, func(c workflow.ReceiveChannel, _ bool) {
-			var r workflows.SlotRequest
+			var r v1alpha1.SlotRequest
 			c.Receive(ctx, &r)
 			s.remove(r.WorkflowID)
 		})
@@ -75,7 +76,7 @@ func DataMoverSlotsWorkflow(ctx workflow.Context, st workflows.SlotsState) error
 }
 
 type slots struct {
-	workflows.SlotsState
+	v1alpha1.SlotsState
 	// told is the place each operation was last told, so an unchanged
 	// place is not signalled again.
 	told   map[string]int
@@ -87,7 +88,7 @@ func (s *slots) holderCheck() time.Duration {
 	if s.HolderCheck > 0 {
 		return s.HolderCheck
 	}
-	return workflows.DefaultSlotHolderCheck
+	return v1alpha1.DefaultSlotHolderCheck
 }
 
 // blocked says the node's slots are all held and operations wait.
@@ -114,7 +115,7 @@ func (s *slots) dropClosedHolders(ctx workflow.Context) {
 func (s *slots) drain(acquire, release workflow.ReceiveChannel) bool {
 	got := false
 	for {
-		var r workflows.SlotRequest
+		var r v1alpha1.SlotRequest
 		switch {
 		case acquire.ReceiveAsync(&r):
 			s.add(r)
@@ -129,11 +130,11 @@ func (s *slots) drain(acquire, release workflow.ReceiveChannel) bool {
 
 // add queues a request; one already holding or waiting stays where it is
 // (a retried request is not a second one).
-func (s *slots) add(r workflows.SlotRequest) {
+func (s *slots) add(r v1alpha1.SlotRequest) {
 	if r.Limit > 0 {
 		s.Limit = r.Limit
 	}
-	for _, h := range append(append([]workflows.SlotRequest{}, s.Holders...), s.Queue...) {
+	for _, h := range append(append([]v1alpha1.SlotRequest{}, s.Holders...), s.Queue...) {
 		if h.WorkflowID == r.WorkflowID {
 			return
 		}
@@ -142,7 +143,7 @@ func (s *slots) add(r workflows.SlotRequest) {
 }
 
 func (s *slots) remove(workflowID string) {
-	keep := func(list []workflows.SlotRequest) []workflows.SlotRequest {
+	keep := func(list []v1alpha1.SlotRequest) []v1alpha1.SlotRequest {
 		out := list[:0]
 		for _, h := range list {
 			if h.WorkflowID != workflowID {
@@ -173,12 +174,12 @@ func (s *slots) grant(ctx workflow.Context) {
 
 // tell signals an operation its place, unless it knows it already; one
 // that has ended no longer listens.
-func (s *slots) tell(ctx workflow.Context, to workflows.SlotRequest, position int) {
+func (s *slots) tell(ctx workflow.Context, to v1alpha1.SlotRequest, position int) {
 	if last, ok := s.told[to.WorkflowID]; ok && last == position {
 		return
 	}
 	s.told[to.WorkflowID] = position
-	f := workflow.SignalExternalWorkflow(ctx, to.WorkflowID, "", workflows.SignalSlotUpdate, workflows.SlotUpdate{Node: s.Node, Position: position})
+	f := workflow.SignalExternalWorkflow(ctx, to.WorkflowID, "", v1alpha1.SignalSlotUpdate, v1alpha1.SlotUpdate{Node: s.Node, Position: position})
 	workflow.Go(ctx, func(gctx workflow.Context) {
 		if err := f.Get(gctx, nil); err != nil {
 			s.logger.Debug("Slot update not delivered", "workflowId", to.WorkflowID, "error", err)

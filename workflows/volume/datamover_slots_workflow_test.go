@@ -13,7 +13,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/workflows/internal/flowtest"
 )
 
@@ -28,20 +28,20 @@ func TestSlotsGrantInOrderUpToTheLimit(t *testing.T) {
 	// only each asker's own sequence has an order.
 	var mu sync.Mutex
 	told := map[string][]int{}
-	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", workflows.SignalSlotUpdate, mock.Anything).Return(
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", v1alpha1.SignalSlotUpdate, mock.Anything).Return(
 		func(_, workflowID, _, _ string, arg any) error {
 			mu.Lock()
 			defer mu.Unlock()
-			told[workflowID] = append(told[workflowID], arg.(workflows.SlotUpdate).Position)
+			told[workflowID] = append(told[workflowID], arg.(v1alpha1.SlotUpdate).Position)
 			return nil
 		})
 	ask := func(at time.Duration, id string) {
 		env.RegisterDelayedCallback(func() {
-			env.SignalWorkflow(workflows.SignalAcquireSlot, workflows.SlotRequest{WorkflowID: id, Limit: 1})
+			env.SignalWorkflow(v1alpha1.SignalAcquireSlot, v1alpha1.SlotRequest{WorkflowID: id, Limit: 1})
 		}, at)
 	}
 	release := func(at time.Duration, id string) {
-		env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalReleaseSlot, workflows.SlotRequest{WorkflowID: id}) }, at)
+		env.RegisterDelayedCallback(func() { env.SignalWorkflow(v1alpha1.SignalReleaseSlot, v1alpha1.SlotRequest{WorkflowID: id}) }, at)
 	}
 	ask(time.Second, "a")
 	ask(2*time.Second, "b")
@@ -50,14 +50,14 @@ func TestSlotsGrantInOrderUpToTheLimit(t *testing.T) {
 	release(5*time.Second, "a")
 	release(6*time.Second, "b")
 	release(7*time.Second, "c")
-	var mid workflows.SlotsState
+	var mid v1alpha1.SlotsState
 	env.RegisterDelayedCallback(func() {
-		v, err := env.QueryWorkflow(workflows.QuerySlots)
+		v, err := env.QueryWorkflow(v1alpha1.QuerySlots)
 		require.NoError(t, err)
 		require.NoError(t, v.Get(&mid))
 	}, 4500*time.Millisecond)
 
-	env.ExecuteWorkflow(DataMoverSlotsWorkflow, workflows.SlotsState{Node: "n1", Limit: 1})
+	env.ExecuteWorkflow(DataMoverSlotsWorkflow, v1alpha1.SlotsState{Node: "n1", Limit: 1})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError(), "an empty node's slots workflow ends")
 	assert.Equal(t, map[string][]int{"a": {0}, "b": {1, 0}, "c": {2, 1, 0}}, told)
@@ -72,36 +72,36 @@ func TestSlotsGrantInOrderUpToTheLimit(t *testing.T) {
 func TestSlotOfAClosedHolderIsFreed(t *testing.T) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
-	flowtest.Fake(env, exposeActs.ClosedSlotHolders, func(context.Context, []workflows.SlotRequest) ([]string, error) { return nil, nil })
+	flowtest.Fake(env, exposeActs.ClosedSlotHolders, func(context.Context, []v1alpha1.SlotRequest) ([]string, error) { return nil, nil })
 	var mu sync.Mutex // signals are delivered on goroutines of their own
 	var granted []string
 	grants := func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), granted...) }
-	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", workflows.SignalSlotUpdate, mock.Anything).Return(
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", v1alpha1.SignalSlotUpdate, mock.Anything).Return(
 		func(_, workflowID, _, _ string, arg any) error {
 			mu.Lock()
 			defer mu.Unlock()
-			if arg.(workflows.SlotUpdate).Position == 0 {
+			if arg.(v1alpha1.SlotUpdate).Position == 0 {
 				granted = append(granted, workflowID)
 			}
 			return nil
 		})
 	env.OnActivity(exposeActs.ClosedSlotHolders, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, holders []workflows.SlotRequest) ([]string, error) {
+		func(_ context.Context, holders []v1alpha1.SlotRequest) ([]string, error) {
 			require.Len(t, holders, 1)
 			return []string{holders[0].WorkflowID}, nil
 		}).Once()
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(workflows.SignalAcquireSlot, workflows.SlotRequest{WorkflowID: "terminated", Limit: 1})
+		env.SignalWorkflow(v1alpha1.SignalAcquireSlot, v1alpha1.SlotRequest{WorkflowID: "terminated", Limit: 1})
 	}, time.Second)
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(workflows.SignalAcquireSlot, workflows.SlotRequest{WorkflowID: "waiting", Limit: 1})
+		env.SignalWorkflow(v1alpha1.SignalAcquireSlot, v1alpha1.SlotRequest{WorkflowID: "waiting", Limit: 1})
 	}, 2*time.Second)
 	env.RegisterDelayedCallback(func() {
 		assert.Equal(t, []string{"terminated", "waiting"}, grants(), "the waiting operation got the freed slot")
-		env.SignalWorkflow(workflows.SignalReleaseSlot, workflows.SlotRequest{WorkflowID: "waiting"})
-	}, 2*workflows.DefaultSlotHolderCheck)
+		env.SignalWorkflow(v1alpha1.SignalReleaseSlot, v1alpha1.SlotRequest{WorkflowID: "waiting"})
+	}, 2*v1alpha1.DefaultSlotHolderCheck)
 
-	env.ExecuteWorkflow(DataMoverSlotsWorkflow, workflows.SlotsState{Node: "n1", Limit: 1})
+	env.ExecuteWorkflow(DataMoverSlotsWorkflow, v1alpha1.SlotsState{Node: "n1", Limit: 1})
 	require.NoError(t, env.GetWorkflowError())
 	assert.Equal(t, []string{"terminated", "waiting"}, grants())
 	env.AssertExpectations(t)
@@ -113,23 +113,23 @@ func TestSlotOfAClosedHolderIsFreed(t *testing.T) {
 func TestSlotsContinueAsNewKeepsTheLine(t *testing.T) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
-	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", workflows.SignalSlotUpdate, mock.Anything).Return(nil)
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", v1alpha1.SignalSlotUpdate, mock.Anything).Return(nil)
 	for i, id := range []string{"a", "b", "c"} {
 		env.RegisterDelayedCallback(func() {
-			env.SignalWorkflow(workflows.SignalAcquireSlot, workflows.SlotRequest{WorkflowID: id, Limit: 1})
+			env.SignalWorkflow(v1alpha1.SignalAcquireSlot, v1alpha1.SlotRequest{WorkflowID: id, Limit: 1})
 		},
 			time.Duration(i+1)*time.Second)
 	}
 	env.RegisterDelayedCallback(func() {
 		env.SetContinueAsNewSuggested(true)
-		env.SignalWorkflow(workflows.SignalAcquireSlot, workflows.SlotRequest{WorkflowID: "d", Limit: 1})
+		env.SignalWorkflow(v1alpha1.SignalAcquireSlot, v1alpha1.SlotRequest{WorkflowID: "d", Limit: 1})
 	}, 4*time.Second)
 
-	env.ExecuteWorkflow(DataMoverSlotsWorkflow, workflows.SlotsState{Node: "n1", Limit: 1})
+	env.ExecuteWorkflow(DataMoverSlotsWorkflow, v1alpha1.SlotsState{Node: "n1", Limit: 1})
 	require.True(t, env.IsWorkflowCompleted())
 	var can *workflow.ContinueAsNewError
 	require.ErrorAs(t, env.GetWorkflowError(), &can, "a busy node continues as new when suggested")
-	var next workflows.SlotsState
+	var next v1alpha1.SlotsState
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
 	require.Len(t, next.Holders, 1)
 	assert.Equal(t, "a", next.Holders[0].WorkflowID)

@@ -5,22 +5,22 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // moveData moves the ready snapshot's data into the location's kopia
 // repository on data movers polling the operation's own task queue.
-func (v *volumeRun) moveData(ctx workflow.Context, info *workflows.SnapshotInfo) (*workflows.DataUploadInfo, error) {
-	in := workflows.ExposeInput{
-		Owner: v.req.Backup, Location: v.req.Location, Mode: workflows.ExposeBackup, Volume: v.req.Volume,
-		Snapshot: info.Name, SnapshotSize: info.RestoreBytes, TaskQueue: workflows.DataMoverTaskQueue(v.req.Backup, v.req.Volume),
+func (v *volumeRun) moveData(ctx workflow.Context, info *v1alpha1.SnapshotInfo) (*v1alpha1.DataUploadInfo, error) {
+	in := v1alpha1.ExposeInput{
+		Owner: v.req.Backup, Location: v.req.Location, Mode: v1alpha1.ExposeBackup, Volume: v.req.Volume,
+		Snapshot: info.Name, SnapshotSize: info.RestoreBytes, TaskQueue: v1alpha1.DataMoverTaskQueue(v.req.Backup, v.req.Volume),
 	}
 	m := &dataMove{
 		operationID: v.req.OperationID, prepareTimeout: v.req.PrepareTimeout, dataTimeout: v.req.DataTimeout,
 		heartbeat: v.heartbeat(), what: "the data of snapshot " + v.name, logger: v.logger, report: v.report,
 	}
-	var up workflows.DataUploadInfo
-	task := moverTask{activity: datamoverActs.UploadVolume, result: &up, input: workflows.UploadVolumeInput{
+	var up v1alpha1.DataUploadInfo
+	task := moverTask{activity: datamoverActs.UploadVolume, result: &up, input: v1alpha1.UploadVolumeInput{
 		Backup: v.req.Backup, Location: v.req.Location, Volume: v.req.Volume,
 		OperationID: v.req.OperationID,
 	}}
@@ -36,5 +36,5 @@ func (v *volumeRun) heartbeat() time.Duration {
 	if v.req.HeartbeatTimeout > 0 {
 		return v.req.HeartbeatTimeout
 	}
-	return workflows.DefaultHeartbeatTimeout
+	return v1alpha1.DefaultHeartbeatTimeout
 }

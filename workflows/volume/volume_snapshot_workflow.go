@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/workflows"
 	"github.com/cairn-backup/cairn/workflows/internal/flow"
 )
@@ -18,24 +19,24 @@ import (
 // request's timeout, cancellable), and record its handle and sizes. A
 // snapshot that does not become ready, or whose backup is canceled, is
 // deleted again, so nothing is left behind in the cluster or the driver.
-func VolumeSnapshotWorkflow(ctx workflow.Context, req workflows.VolumeSnapshotRequest) (*workflows.VolumeSnapshotResult, error) {
-	v := &volumeRun{req: req, name: workflows.SnapshotName(req.Backup, req.Volume),
+func VolumeSnapshotWorkflow(ctx workflow.Context, req v1alpha1.VolumeSnapshotRequest) (*v1alpha1.VolumeSnapshotResult, error) {
+	v := &volumeRun{req: req, name: v1alpha1.SnapshotName(req.Backup, req.Volume),
 		logger: log.With(workflow.GetLogger(ctx), "backup", req.Backup, "volume", req.Volume.Key())}
-	if err := workflow.UpsertTypedSearchAttributes(ctx, workflows.SearchAttrKind.ValueSet(workflows.KindVolumeSnapshot),
-		workflows.SearchAttrName.ValueSet(req.Backup), workflows.SearchAttrPhase.ValueSet(string(workflows.OperationInProgress))); err != nil {
+	if err := workflow.UpsertTypedSearchAttributes(ctx, workflows.SearchAttrKind.ValueSet(v1alpha1.KindVolumeSnapshot),
+		workflows.SearchAttrName.ValueSet(req.Backup), workflows.SearchAttrPhase.ValueSet(string(v1alpha1.OperationInProgress))); err != nil {
 		return nil, fmt.Errorf("set search attributes: %w", err)
 	}
 	res := v.run(ctx)
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	flow.PublishPhase(dctx, v.logger, workflows.Phase(res.Phase))
-	if res.Phase == workflows.OperationCanceled {
+	flow.PublishPhase(dctx, v.logger, v1alpha1.Phase(res.Phase))
+	if res.Phase == v1alpha1.OperationCanceled {
 		return res, temporal.NewCanceledError("volume snapshot canceled")
 	}
 	return res, nil
 }
 
 type volumeRun struct {
-	req    workflows.VolumeSnapshotRequest
+	req    v1alpha1.VolumeSnapshotRequest
 	name   string
 	logger log.Logger
 	ready  bool // the snapshot is ready: reports say so
@@ -45,26 +46,26 @@ type volumeRun struct {
 // moving its data, so the backup runs its pods' post hooks then.
 const readyReportVersion = "report-snapshot-ready"
 
-func (v *volumeRun) run(ctx workflow.Context) *workflows.VolumeSnapshotResult {
+func (v *volumeRun) run(ctx workflow.Context) *v1alpha1.VolumeSnapshotResult {
 	hb := v.heartbeat()
-	v.report(ctx, workflows.OperationInProgress, fmt.Sprintf("creating VolumeSnapshot %s", v.name))
+	v.report(ctx, v1alpha1.OperationInProgress, fmt.Sprintf("creating VolumeSnapshot %s", v.name))
 	actx := workflow.WithActivityOptions(ctx, flow.ActivityOptions(10*time.Minute, hb))
-	var created workflows.CreateSnapshotResult
-	err := workflow.ExecuteActivity(actx, csiActs.CreateVolumeSnapshot, workflows.CreateSnapshotInput{
+	var created v1alpha1.CreateSnapshotResult
+	err := workflow.ExecuteActivity(actx, csiActs.CreateVolumeSnapshot, v1alpha1.CreateSnapshotInput{
 		Backup: v.req.Backup, Location: v.req.Location, Volume: v.req.Volume, NativeSnapshots: v.req.NativeSnapshots,
 	}).Get(ctx, &created)
 	if err != nil {
 		return v.fail(ctx, err, "create VolumeSnapshot")
 	}
-	v.report(ctx, workflows.OperationInProgress, fmt.Sprintf("waiting for VolumeSnapshot %s to be ready", created.Name))
+	v.report(ctx, v1alpha1.OperationInProgress, fmt.Sprintf("waiting for VolumeSnapshot %s to be ready", created.Name))
 
 	// The timeout spans every attempt: a worker that dies while waiting
 	// does not restart the clock.
 	wopts := flow.ActivityOptions(v.req.Timeout, hb)
 	wopts.ScheduleToCloseTimeout = v.req.Timeout
 	wctx := workflow.WithActivityOptions(ctx, wopts)
-	var info workflows.SnapshotInfo
-	err = workflow.ExecuteActivity(wctx, csiActs.WaitVolumeSnapshot, workflows.WaitSnapshotInput{
+	var info v1alpha1.SnapshotInfo
+	err = workflow.ExecuteActivity(wctx, csiActs.WaitVolumeSnapshot, v1alpha1.WaitSnapshotInput{
 		Backup: v.req.Backup, Location: v.req.Location, Volume: v.req.Volume, Name: created.Name,
 	}).Get(ctx, &info)
 	var timeoutErr *temporal.TimeoutError
@@ -78,11 +79,11 @@ func (v *volumeRun) run(ctx workflow.Context) *workflows.VolumeSnapshotResult {
 	v.logger.Info("Volume snapshot ready", "snapshot", info.Name, "content", info.Content, "handle", info.Handle,
 		"restoreBytes", info.RestoreBytes)
 	if !v.req.MoveData {
-		return &workflows.VolumeSnapshotResult{Phase: workflows.OperationCompleted, Snapshot: &info}
+		return &v1alpha1.VolumeSnapshotResult{Phase: v1alpha1.OperationCompleted, Snapshot: &info}
 	}
 	if workflow.GetVersion(ctx, readyReportVersion, workflow.DefaultVersion, 1) == 1 {
 		v.ready = true
-		v.report(ctx, workflows.OperationInProgress, fmt.Sprintf("VolumeSnapshot %s ready; moving its data", created.Name))
+		v.report(ctx, v1alpha1.OperationInProgress, fmt.Sprintf("VolumeSnapshot %s ready; moving its data", created.Name))
 	}
 
 	up, err := v.moveData(ctx, &info)
@@ -91,15 +92,15 @@ func (v *volumeRun) run(ctx workflow.Context) *workflows.VolumeSnapshotResult {
 	}
 	v.logger.Info("Volume data moved", "kopiaSnapshot", up.SnapshotID, "bytes", up.Bytes, "uploadedBytes", up.UploadedBytes,
 		"attempts", up.Attempts)
-	if v.req.NativeSnapshots == workflows.NativeSnapshotsDelete {
-		v.report(ctx, workflows.OperationInProgress, "data moved; deleting native snapshot "+v.name)
+	if v.req.NativeSnapshots == v1alpha1.NativeSnapshotsDelete {
+		v.report(ctx, v1alpha1.OperationInProgress, "data moved; deleting native snapshot "+v.name)
 		if err := v.removeSnapshot(ctx); err != nil {
 			v.logger.Warn("Deleting the native snapshot failed; it stays until the backup is deleted", "error", err)
 		} else {
 			info.Deleted = true
 		}
 	}
-	return &workflows.VolumeSnapshotResult{Phase: workflows.OperationCompleted, Snapshot: &info, Upload: up}
+	return &v1alpha1.VolumeSnapshotResult{Phase: v1alpha1.OperationCompleted, Snapshot: &info, Upload: up}
 }
 
 // notReady says that the snapshot's wait ran out of csiSnapshotTimeout,
@@ -114,17 +115,17 @@ func (v *volumeRun) notReady(timeoutErr *temporal.TimeoutError) string {
 }
 
 // fail ends the operation because step failed with err.
-func (v *volumeRun) fail(ctx workflow.Context, err error, step string) *workflows.VolumeSnapshotResult {
+func (v *volumeRun) fail(ctx workflow.Context, err error, step string) *v1alpha1.VolumeSnapshotResult {
 	return v.failWith(ctx, err, step+": "+flow.Reason(err))
 }
 
 // failWith removes the snapshot (on a disconnected context: a canceled
 // operation cleans up too) and ends the operation with why, or as
 // canceled.
-func (v *volumeRun) failWith(ctx workflow.Context, err error, why string) *workflows.VolumeSnapshotResult {
-	res := &workflows.VolumeSnapshotResult{Phase: workflows.OperationFailed, Error: why}
+func (v *volumeRun) failWith(ctx workflow.Context, err error, why string) *v1alpha1.VolumeSnapshotResult {
+	res := &v1alpha1.VolumeSnapshotResult{Phase: v1alpha1.OperationFailed, Error: why}
 	if temporal.IsCanceledError(err) || errors.Is(ctx.Err(), workflow.ErrCanceled) {
-		res.Phase, res.Error = workflows.OperationCanceled, "canceled by request"
+		res.Phase, res.Error = v1alpha1.OperationCanceled, "canceled by request"
 	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	v.report(dctx, res.Phase, "removing VolumeSnapshot "+v.name+": "+res.Error)
@@ -140,12 +141,12 @@ func (v *volumeRun) failWith(ctx workflow.Context, err error, why string) *workf
 // the driver's snapshot is gone.
 func (v *volumeRun) removeSnapshot(ctx workflow.Context) error {
 	actx := workflow.WithActivityOptions(ctx, flow.ActivityOptions(10*time.Minute, v.heartbeat()))
-	in := workflows.RemoveSnapshotInput{Backup: v.req.Backup, Location: v.req.Location, Volume: v.req.Volume, Name: v.name}
+	in := v1alpha1.RemoveSnapshotInput{Backup: v.req.Backup, Location: v.req.Location, Volume: v.req.Volume, Name: v.name}
 	return workflow.ExecuteActivity(actx, csiActs.RemoveVolumeSnapshot, in).Get(ctx, nil)
 }
 
 // report tells the parent backup where this operation is.
-func (v *volumeRun) report(ctx workflow.Context, phase workflows.OperationPhase, progress string) {
-	reportProgress(ctx, v.logger, workflows.OperationProgress{ID: v.req.OperationID, Phase: phase, Progress: progress,
+func (v *volumeRun) report(ctx workflow.Context, phase v1alpha1.OperationPhase, progress string) {
+	reportProgress(ctx, v.logger, v1alpha1.OperationProgress{ID: v.req.OperationID, Phase: phase, Progress: progress,
 		SnapshotReady: v.ready})
 }

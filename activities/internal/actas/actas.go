@@ -9,13 +9,13 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"k8s.io/client-go/rest"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/kube"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // Impersonation is the impersonation config of id (zero for nil: no
 // impersonation, the worker's own identity).
-func Impersonation(id *workflows.Identity) kube.Impersonation {
+func Impersonation(id *v1alpha1.Identity) kube.Impersonation {
 	if id == nil {
 		return kube.Impersonation{}
 	}
@@ -28,7 +28,7 @@ func Impersonation(id *workflows.Identity) kube.Impersonation {
 
 // Clients are base's clients sending every request as id; base itself
 // when id is nil.
-func Clients(base *kube.Clients, id *workflows.Identity) (*kube.Clients, error) {
+func Clients(base *kube.Clients, id *v1alpha1.Identity) (*kube.Clients, error) {
 	if id != nil && id.Username == "" {
 		return nil, noUsername()
 	}
@@ -37,7 +37,7 @@ func Clients(base *kube.Clients, id *workflows.Identity) (*kube.Clients, error) 
 
 // Config is base with every request sent as id; base itself when id is
 // nil. An identity without a user name is refused, never dropped.
-func Config(base *rest.Config, id *workflows.Identity) (*rest.Config, error) {
+func Config(base *rest.Config, id *v1alpha1.Identity) (*rest.Config, error) {
 	if id == nil {
 		return base, nil
 	}
@@ -50,13 +50,13 @@ func Config(base *rest.Config, id *workflows.Identity) (*rest.Config, error) {
 }
 
 func noUsername() error {
-	err := &workflows.InvalidSpecError{What: "run", Problems: []string{"actingAs has no username"}}
-	return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeInvalidSpec, err)
+	err := &v1alpha1.InvalidSpecError{What: "run", Problems: []string{"actingAs has no username"}}
+	return temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeInvalidSpec, err)
 }
 
 // Lister is a raw lister of base's cluster sending every request as id;
 // fallback when id is nil.
-func Lister(base *kube.Clients, fallback kube.Lister, id *workflows.Identity) (kube.Lister, error) {
+func Lister(base *kube.Clients, fallback kube.Lister, id *v1alpha1.Identity) (kube.Lister, error) {
 	if id == nil {
 		return fallback, nil
 	}

@@ -13,15 +13,15 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/kube"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // Load reads the document ref gives and parses it; the zero T when ref is
 // nil. A ConfigMap that is missing or holds no single document, and a
 // document that does not parse, are non-retryable InvalidSpec errors
 // that name field: no retry fixes them, so the run fails before it acts.
-func Load[T any](ctx context.Context, d dynamic.Interface, namespace, field string, ref *workflows.DocumentRef,
+func Load[T any](ctx context.Context, d dynamic.Interface, namespace, field string, ref *v1alpha1.DocumentRef,
 	parse func([]byte) (T, error)) (T, error) {
 	var zero T
 	if ref == nil {
@@ -32,13 +32,13 @@ func Load[T any](ctx context.Context, d dynamic.Interface, namespace, field stri
 		var err error
 		data, err = kube.ConfigMapDocument(ctx, d, namespace, ref.ConfigMap)
 		if errors.Is(err, kube.ErrBadDocument) {
-			return zero, temporal.NewNonRetryableApplicationError(field+": "+err.Error(), workflows.ErrTypeInvalidSpec, err)
+			return zero, temporal.NewNonRetryableApplicationError(field+": "+err.Error(), v1alpha1.ErrTypeInvalidSpec, err)
 		}
 		if apierrors.IsForbidden(err) {
 			// Read as the run's caller, who may not read it: say only
 			// that, never what it holds.
 			msg := fmt.Sprintf("%s: configmap %q in namespace %s may not be read by the run's caller", field, ref.ConfigMap, namespace)
-			return zero, temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeForbidden, nil)
+			return zero, temporal.NewNonRetryableApplicationError(msg, v1alpha1.ErrTypeForbidden, nil)
 		}
 		if err != nil {
 			return zero, err
@@ -47,7 +47,7 @@ func Load[T any](ctx context.Context, d dynamic.Interface, namespace, field stri
 	doc, err := parse(data)
 	if err != nil {
 		msg := fmt.Sprintf("%s (configmap %q): %v", field, ref.ConfigMap, err)
-		return zero, temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeInvalidSpec, err)
+		return zero, temporal.NewNonRetryableApplicationError(msg, v1alpha1.ErrTypeInvalidSpec, err)
 	}
 	return doc, nil
 }

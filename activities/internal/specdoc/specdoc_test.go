@@ -17,7 +17,7 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // upper is a parser that refuses documents that are not upper case.
@@ -35,21 +35,21 @@ func TestLoad(t *testing.T) {
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "good", Namespace: "cairn"}, Data: map[string]string{"doc.yaml": "DOC"}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "two", Namespace: "cairn"}, Data: map[string]string{"a": "A", "b": "B"}})
 	ctx := context.Background()
-	load := func(ref *workflows.DocumentRef) (string, error) {
+	load := func(ref *v1alpha1.DocumentRef) (string, error) {
 		return Load(ctx, d, "cairn", "rules", ref, upper)
 	}
 
 	doc, err := load(nil)
 	require.NoError(t, err)
 	assert.Empty(t, doc, "no reference, no document")
-	doc, err = load(&workflows.DocumentRef{Inline: "INLINE"})
+	doc, err = load(&v1alpha1.DocumentRef{Inline: "INLINE"})
 	require.NoError(t, err)
 	assert.Equal(t, "INLINE", doc)
-	doc, err = load(&workflows.DocumentRef{ConfigMap: "good"})
+	doc, err = load(&v1alpha1.DocumentRef{ConfigMap: "good"})
 	require.NoError(t, err)
 	assert.Equal(t, "DOC", doc)
 
-	for ref, want := range map[workflows.DocumentRef]string{
+	for ref, want := range map[v1alpha1.DocumentRef]string{
 		{Inline: "lower"}:      `rules (configmap ""): not upper case`,
 		{ConfigMap: "missing"}: "rules: configmap cairn/missing",
 		{ConfigMap: "two"}:     "it has 2",
@@ -58,7 +58,7 @@ func TestLoad(t *testing.T) {
 		var appErr *temporal.ApplicationError
 		require.ErrorAs(t, err, &appErr, "%+v", ref)
 		assert.True(t, appErr.NonRetryable(), "%+v: no retry fixes it", ref)
-		assert.Equal(t, workflows.ErrTypeInvalidSpec, appErr.Type())
+		assert.Equal(t, v1alpha1.ErrTypeInvalidSpec, appErr.Type())
 		assert.Contains(t, err.Error(), want)
 	}
 }
@@ -73,11 +73,11 @@ func TestLoadRefusesWhatTheCallerMayNotRead(t *testing.T) {
 	d.PrependReactor("get", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "worker-settings", errors.New("alice may not"))
 	})
-	_, err := Load(context.Background(), d, "cairn", "rules", &workflows.DocumentRef{ConfigMap: "worker-settings"}, upper)
+	_, err := Load(context.Background(), d, "cairn", "rules", &v1alpha1.DocumentRef{ConfigMap: "worker-settings"}, upper)
 	var appErr *temporal.ApplicationError
 	require.ErrorAs(t, err, &appErr)
 	assert.True(t, appErr.NonRetryable())
-	assert.Equal(t, workflows.ErrTypeForbidden, appErr.Type())
+	assert.Equal(t, v1alpha1.ErrTypeForbidden, appErr.Type())
 	assert.Contains(t, err.Error(), `configmap "worker-settings" in namespace cairn may not be read by the run's caller`)
 	assert.NotContains(t, err.Error(), "SECRET")
 }

@@ -8,12 +8,13 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
 // PublishPhase records a run's phase in its search attribute, for the
 // Temporal UI's filters and for listing without a query.
-func PublishPhase(ctx workflow.Context, logger log.Logger, p workflows.Phase) {
+func PublishPhase(ctx workflow.Context, logger log.Logger, p v1alpha1.Phase) {
 	if err := workflow.UpsertTypedSearchAttributes(ctx, workflows.SearchAttrPhase.ValueSet(string(p))); err != nil {
 		logger.Warn("Upsert search attributes failed", "error", err)
 	}
@@ -39,9 +40,9 @@ func ActivityOptions(startToClose, heartbeat time.Duration) workflow.ActivityOpt
 			BackoffCoefficient: 2,
 			MaximumInterval:    30 * time.Second,
 			MaximumAttempts:    MaxAttempts,
-			NonRetryableErrorTypes: []string{workflows.ErrTypeInvalidSpec, workflows.ErrTypeClusterUnreachable, workflows.ErrTypeLocation,
-				workflows.ErrTypeBackupNotFound, workflows.ErrTypeBackupNotReady, workflows.ErrTypeCorruptBackup, workflows.ErrTypeEtcdNotConfigured,
-				workflows.ErrTypeSnapshotAPIMissing, workflows.ErrTypeSnapshotFailed, workflows.ErrTypeEncryptionKey},
+			NonRetryableErrorTypes: []string{v1alpha1.ErrTypeInvalidSpec, v1alpha1.ErrTypeClusterUnreachable, v1alpha1.ErrTypeLocation,
+				v1alpha1.ErrTypeBackupNotFound, v1alpha1.ErrTypeBackupNotReady, v1alpha1.ErrTypeCorruptBackup, v1alpha1.ErrTypeEtcdNotConfigured,
+				v1alpha1.ErrTypeSnapshotAPIMissing, v1alpha1.ErrTypeSnapshotFailed, v1alpha1.ErrTypeEncryptionKey},
 		},
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // expireConcurrency bounds the deletions one collection runs at once.
@@ -24,13 +24,13 @@ func DeleteBackups(ctx workflow.Context, kind string, names []string, location, 
 		}
 		// One deletion per backup at a time: one already running for it
 		// (started by hand) is as good as this one.
-		req := workflows.DeleteBackupRequest{Backup: name, Location: location, Reason: why}
-		id := workflows.DeleteWorkflowID(name)
-		if kind == workflows.KindEtcdSnapshot {
-			req.Kind, id = kind, workflows.DeleteEtcdWorkflowID(name)
+		req := v1alpha1.DeleteBackupRequest{Backup: name, Location: location, Reason: why}
+		id := v1alpha1.DeleteWorkflowID(name)
+		if kind == v1alpha1.KindEtcdSnapshot {
+			req.Kind, id = kind, v1alpha1.DeleteEtcdWorkflowID(name)
 		}
 		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: id})
-		f := workflow.ExecuteChildWorkflow(cctx, workflows.DeleteBackupWorkflowName, req)
+		f := workflow.ExecuteChildWorkflow(cctx, v1alpha1.DeleteBackupWorkflowName, req)
 		running++
 		sel.AddFuture(f, func(f workflow.Future) {
 			if err := f.Get(ctx, nil); err != nil && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {

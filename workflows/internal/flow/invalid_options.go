@@ -5,7 +5,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // InvalidOptions fails a run started with options out of bounds (the
@@ -16,5 +16,5 @@ func InvalidOptions(problems []string) error {
 		return nil
 	}
 	msg := "invalid options: " + strings.Join(problems, "; ")
-	return temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeInvalidSpec, nil)
+	return temporal.NewNonRetryableApplicationError(msg, v1alpha1.ErrTypeInvalidSpec, nil)
 }

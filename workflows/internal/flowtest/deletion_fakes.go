@@ -5,21 +5,21 @@ import (
 
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // fakeDeleteActivities stand in for the store's deletion activities.
 type fakeDeleteActivities struct{}
 
-func (fakeDeleteActivities) Delete(context.Context, workflows.DeleteBackupRequest) (*workflows.DeleteBackupResult, error) {
+func (fakeDeleteActivities) Delete(context.Context, v1alpha1.DeleteBackupRequest) (*v1alpha1.DeleteBackupResult, error) {
 	return nil, nil
 }
 
-func (fakeDeleteActivities) CheckDeletable(context.Context, workflows.DeleteBackupRequest) error {
+func (fakeDeleteActivities) CheckDeletable(context.Context, v1alpha1.DeleteBackupRequest) error {
 	return nil
 }
 
-func (fakeDeleteActivities) ListExpired(context.Context, workflows.ExpireBackupsRequest) ([]string, error) {
+func (fakeDeleteActivities) ListExpired(context.Context, v1alpha1.ExpireBackupsRequest) ([]string, error) {
 	return nil, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -40,14 +41,14 @@ type SimulatedNode struct {
 // starts, so no two ask at the same moment and the line moves the same
 // way in every run of a test. The environment must have the volume fakes
 // registered (RegisterVolumeFakes).
-func SimulateNode(env *testsuite.TestWorkflowEnvironment, name string, limit int, volumes []workflows.Volume) *SimulatedNode {
+func SimulateNode(env *testsuite.TestWorkflowEnvironment, name string, limit int, volumes []v1alpha1.Volume) *SimulatedNode {
 	n := &SimulatedNode{env: env, name: name, limit: limit, told: map[string]int{}}
 	for i, v := range volumes {
-		env.OnActivity(exposeActs.PlaceDataMover, mock.Anything, mock.MatchedBy(func(in workflows.ExposeInput) bool { return in.Volume.Key() == v.Key() })).
-			Return(&workflows.Placement{Node: name, Limit: limit}, nil).After(time.Duration(i+1) * time.Second).Once()
+		env.OnActivity(exposeActs.PlaceDataMover, mock.Anything, mock.MatchedBy(func(in v1alpha1.ExposeInput) bool { return in.Volume.Key() == v.Key() })).
+			Return(&v1alpha1.Placement{Node: name, Limit: limit}, nil).After(time.Duration(i+1) * time.Second).Once()
 	}
 	env.OnActivity(exposeActs.RequestDataMoverSlot, mock.Anything, mock.Anything).Return(nil)
-	env.OnSignalExternalWorkflow(mock.Anything, workflows.DataMoverSlotsWorkflowID(name), "", workflows.SignalReleaseSlot, mock.Anything).Return(nil)
+	env.OnSignalExternalWorkflow(mock.Anything, v1alpha1.DataMoverSlotsWorkflowID(name), "", v1alpha1.SignalReleaseSlot, mock.Anything).Return(nil)
 	env.SetOnActivityCompletedListener(func(info *activity.Info, _ converter.EncodedValue, err error) {
 		if err == nil && info.ActivityType.Name == workflows.ActivityName(exposeActs.RequestDataMoverSlot) {
 			n.ask(info.WorkflowExecution.ID)
@@ -92,7 +93,7 @@ func (n *SimulatedNode) tell(workflowID string, position int) {
 		return
 	}
 	n.told[workflowID] = position
-	_ = n.env.SignalWorkflowByID(workflowID, workflows.SignalSlotUpdate, workflows.SlotUpdate{Node: n.name, Position: position})
+	_ = n.env.SignalWorkflowByID(workflowID, v1alpha1.SignalSlotUpdate, v1alpha1.SlotUpdate{Node: n.name, Position: position})
 }
 
 // MoverHeartbeat is how often the fake data movers of LongMoves report
@@ -120,7 +121,7 @@ func heartbeatFor[In, Out any](d time.Duration, result func(In) *Out) func(conte
 	return func(ctx context.Context, in In) (*Out, error) {
 		beats := int(d / MoverHeartbeat)
 		for i := 1; i <= beats; i++ {
-			activity.RecordHeartbeat(ctx, workflows.MoverProgress{Progress: fmt.Sprintf("moving: %d of %d", i, beats)})
+			activity.RecordHeartbeat(ctx, v1alpha1.MoverProgress{Progress: fmt.Sprintf("moving: %d of %d", i, beats)})
 		}
 		return result(in), nil
 	}

@@ -5,62 +5,62 @@ import (
 
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // fakeVolumeActivities stand in for the CSI activities; without an
 // OnActivity mock a backup plans no volumes.
 type fakeVolumeActivities struct{}
 
-func (fakeVolumeActivities) Plan(context.Context, workflows.PlanVolumesInput) (*workflows.PlanVolumesResult, error) {
-	return &workflows.PlanVolumesResult{}, nil
+func (fakeVolumeActivities) Plan(context.Context, v1alpha1.PlanVolumesInput) (*v1alpha1.PlanVolumesResult, error) {
+	return &v1alpha1.PlanVolumesResult{}, nil
 }
 
-func (fakeVolumeActivities) Create(context.Context, workflows.CreateSnapshotInput) (*workflows.CreateSnapshotResult, error) {
+func (fakeVolumeActivities) Create(context.Context, v1alpha1.CreateSnapshotInput) (*v1alpha1.CreateSnapshotResult, error) {
 	return nil, nil
 }
 
-func (fakeVolumeActivities) Wait(context.Context, workflows.WaitSnapshotInput) (*workflows.SnapshotInfo, error) {
+func (fakeVolumeActivities) Wait(context.Context, v1alpha1.WaitSnapshotInput) (*v1alpha1.SnapshotInfo, error) {
 	return nil, nil
 }
 
-func (fakeVolumeActivities) Remove(context.Context, workflows.RemoveSnapshotInput) error { return nil }
+func (fakeVolumeActivities) Remove(context.Context, v1alpha1.RemoveSnapshotInput) error { return nil }
 
-func (fakeVolumeActivities) Collect(context.Context, workflows.CollectSnapshotsInput) (*workflows.CollectSnapshotsResult, error) {
-	return &workflows.CollectSnapshotsResult{}, nil
+func (fakeVolumeActivities) Collect(context.Context, v1alpha1.CollectSnapshotsInput) (*v1alpha1.CollectSnapshotsResult, error) {
+	return &v1alpha1.CollectSnapshotsResult{}, nil
 }
 
-func (fakeVolumeActivities) Delete(context.Context, workflows.DeleteSnapshotsInput) (*workflows.DeleteSnapshotsResult, error) {
-	return &workflows.DeleteSnapshotsResult{}, nil
+func (fakeVolumeActivities) Delete(context.Context, v1alpha1.DeleteSnapshotsInput) (*v1alpha1.DeleteSnapshotsResult, error) {
+	return &v1alpha1.DeleteSnapshotsResult{}, nil
 }
 
-func (fakeVolumeActivities) Expose(context.Context, workflows.ExposeInput) (*workflows.ExposeResult, error) {
-	return &workflows.ExposeResult{}, nil
+func (fakeVolumeActivities) Expose(context.Context, v1alpha1.ExposeInput) (*v1alpha1.ExposeResult, error) {
+	return &v1alpha1.ExposeResult{}, nil
 }
 
-func (fakeVolumeActivities) Diagnose(context.Context, workflows.ExposeInput) (*workflows.DiagnoseResult, error) {
-	return &workflows.DiagnoseResult{}, nil
+func (fakeVolumeActivities) Diagnose(context.Context, v1alpha1.ExposeInput) (*v1alpha1.DiagnoseResult, error) {
+	return &v1alpha1.DiagnoseResult{}, nil
 }
 
-func (fakeVolumeActivities) Cleanup(context.Context, workflows.ExposeInput) error { return nil }
+func (fakeVolumeActivities) Cleanup(context.Context, v1alpha1.ExposeInput) error { return nil }
 
-func (fakeVolumeActivities) Upload(context.Context, workflows.UploadVolumeInput) (*workflows.DataUploadInfo, error) {
-	return &workflows.DataUploadInfo{}, nil
+func (fakeVolumeActivities) Upload(context.Context, v1alpha1.UploadVolumeInput) (*v1alpha1.DataUploadInfo, error) {
+	return &v1alpha1.DataUploadInfo{}, nil
 }
 
-func (fakeVolumeActivities) EnsureRepository(context.Context, workflows.EnsureRepositoryInput) error {
+func (fakeVolumeActivities) EnsureRepository(context.Context, v1alpha1.EnsureRepositoryInput) error {
 	return nil
 }
 
-func (fakeVolumeActivities) DeleteData(context.Context, workflows.DeleteVolumeDataInput) (*workflows.DeleteVolumeDataResult, error) {
-	return &workflows.DeleteVolumeDataResult{}, nil
+func (fakeVolumeActivities) DeleteData(context.Context, v1alpha1.DeleteVolumeDataInput) (*v1alpha1.DeleteVolumeDataResult, error) {
+	return &v1alpha1.DeleteVolumeDataResult{}, nil
 }
 
-func (fakeVolumeActivities) Place(context.Context, workflows.ExposeInput) (*workflows.Placement, error) {
-	return &workflows.Placement{Node: "n1", Limit: 1}, nil
+func (fakeVolumeActivities) Place(context.Context, v1alpha1.ExposeInput) (*v1alpha1.Placement, error) {
+	return &v1alpha1.Placement{Node: "n1", Limit: 1}, nil
 }
 
-func (fakeVolumeActivities) RequestSlot(context.Context, workflows.SlotAsk) error { return nil }
+func (fakeVolumeActivities) RequestSlot(context.Context, v1alpha1.SlotAsk) error { return nil }
 
 func RegisterVolumeFakes(env *testsuite.TestWorkflowEnvironment) {
 	f := fakeVolumeActivities{}
