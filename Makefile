@@ -8,6 +8,7 @@ TOOLS := $(ROOT)/.cache/tools
 KUBE_BIN := $(ROOT)/.cache/kube/bin
 KOPIA_BIN := $(ROOT)/.cache/kopia/bin
 WORKFLOWCHECK_VERSION := v0.6.0
+CONTROLLER_GEN_VERSION := v0.23.0
 CHART := $(ROOT)/deploy/chart
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 # Bench size: make bench N=100000
@@ -25,7 +26,7 @@ AZURITE_VERSION := 3.37.0
 AZURITE := $(TOOLS)/azurite-$(AZURITE_VERSION)/node_modules/.bin/azurite-blob
 export CAIRN_AZURITE := $(AZURITE)
 
-.PHONY: all help build image sandbox-bins node-deps tools kopia-cli lint test chaos test-unit test-e2e record-histories demo bench bench-restore bench-datapath clean
+.PHONY: all help generate build image sandbox-bins node-deps tools kopia-cli lint test chaos test-unit test-e2e record-histories demo bench bench-restore bench-datapath clean
 
 all: build
 
@@ -80,13 +81,27 @@ GOTESTSUM_VERSION := v1.13.0
 $(TOOLS)/gotestsum:
 	GOBIN=$(TOOLS) $(GO) install gotest.tools/gotestsum@$(GOTESTSUM_VERSION)
 
-tools: $(TOOLS)/workflowcheck $(TOOLS)/helm $(TOOLS)/gotestsum
+# controller-gen writes the CRDs and deep copies from api/v1alpha1's types
+$(TOOLS)/controller-gen:
+	GOBIN=$(TOOLS) $(GO) install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
 
-## lint: gofmt, go vet, workflowcheck over workflows/, helm lint, and the chart renders
+tools: $(TOOLS)/workflowcheck $(TOOLS)/helm $(TOOLS)/gotestsum $(TOOLS)/controller-gen
+
+## generate: the CRDs in deploy/chart/crds and the deep copies, from api/v1alpha1's Go types
+CONTROLLER_GEN = $(TOOLS)/controller-gen object paths=./api/v1alpha1 crd:crdVersions=v1
+generate: $(TOOLS)/controller-gen
+	$(CONTROLLER_GEN) output:crd:dir=$(CHART)/crds
+
+## lint: gofmt, go vet, generated files current, workflowcheck over workflows/, helm lint, and the chart renders
 lint: tools
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	@tmp=$$(mktemp -d); cp api/v1alpha1/zz_generated.deepcopy.go $$tmp/deepcopy.go; \
+	  $(CONTROLLER_GEN) output:crd:dir=$$tmp/crds; status=$$?; \
+	  diff -r $$tmp/crds $(CHART)/crds && diff $$tmp/deepcopy.go api/v1alpha1/zz_generated.deepcopy.go || status=1; \
+	  cp $$tmp/deepcopy.go api/v1alpha1/zz_generated.deepcopy.go; rm -rf $$tmp; \
+	  if [ $$status != 0 ]; then echo "generated files are stale: run make generate"; exit 1; fi
 	$(TOOLS)/workflowcheck -config workflowcheck.config.yaml ./workflows/...
 	$(TOOLS)/helm lint --strict $(CHART)
 	$(TOOLS)/helm template cairn $(CHART) --namespace cairn-system > /dev/null

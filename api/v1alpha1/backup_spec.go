@@ -18,6 +18,8 @@ import (
 )
 
 // ClusterResources says which cluster-scoped resources a backup holds.
+//
+// +kubebuilder:validation:Enum=auto;include;exclude
 type ClusterResources string
 
 const (
@@ -39,7 +41,11 @@ const DefaultTTL = 720 * time.Hour
 
 // BackupSpec is what a user asks for. It is the request body of
 // POST /v1/backups and is stored in backup.json.
+//
+// +kubebuilder:object:generate=true
 type BackupSpec struct {
+	// Name names the run; a resource's is its metadata.name.
+	// +optional
 	Name               string           `json:"name"`
 	IncludedNamespaces []string         `json:"includedNamespaces,omitempty"`
 	ExcludedNamespaces []string         `json:"excludedNamespaces,omitempty"`

@@ -9,6 +9,8 @@ const MaxInlineDocument = 256 << 10
 // DocumentRef gives a Velero-format document (resource modifiers, volume
 // policies): the name of a ConfigMap in the worker's namespace whose one
 // data key holds it, as Velero takes them, or the document itself.
+//
+// +kubebuilder:object:generate=true
 type DocumentRef struct {
 	ConfigMap string `json:"configMap,omitempty"`
 	Inline    string `json:"inline,omitempty"`

@@ -10,6 +10,8 @@ import (
 )
 
 // HookOnError says what a failed hook does to its pod's backup.
+//
+// +kubebuilder:validation:Enum=Fail;Continue
 type HookOnError string
 
 const (
@@ -36,6 +38,8 @@ const DefaultMaxHookTimeout = 30 * time.Minute
 const MaxHookedPods = 500
 
 // BackupHooks are the hooks of a backup spec (Velero's spec.hooks).
+//
+// +kubebuilder:object:generate=true
 type BackupHooks struct {
 	Resources []BackupResourceHook `json:"resources,omitempty"`
 }
@@ -43,6 +47,8 @@ type BackupHooks struct {
 // BackupResourceHook selects pods and names the hooks to run in them
 // before and after their volumes are snapshotted. A pod with hook
 // annotations runs those instead, as in Velero.
+//
+// +kubebuilder:object:generate=true
 type BackupResourceHook struct {
 	Name               string                `json:"name"`
 	IncludedNamespaces []string              `json:"includedNamespaces,omitempty"`
@@ -53,11 +59,15 @@ type BackupResourceHook struct {
 }
 
 // BackupHook is one hook; exec is the only kind.
+//
+// +kubebuilder:object:generate=true
 type BackupHook struct {
 	Exec *ExecHook `json:"exec"`
 }
 
 // ExecHook runs a command in a container of a pod, through the API server.
+//
+// +kubebuilder:object:generate=true
 type ExecHook struct {
 	// Container is the container's name (empty: the pod's first).
 	Container string   `json:"container,omitempty"`

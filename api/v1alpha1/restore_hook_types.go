@@ -19,6 +19,8 @@ const (
 const HookPostRestore HookPhase = "post-restore"
 
 // RestoreHooks are the hooks of a restore spec (Velero's spec.hooks).
+//
+// +kubebuilder:object:generate=true
 type RestoreHooks struct {
 	Resources []RestoreResourceHook `json:"resources,omitempty"`
 }
@@ -26,6 +28,8 @@ type RestoreHooks struct {
 // RestoreResourceHook selects restored pods, by their backed-up namespace
 // and labels, and names their hooks. A pod with restore hook annotations
 // runs those instead, as in Velero.
+//
+// +kubebuilder:object:generate=true
 type RestoreResourceHook struct {
 	Name               string                `json:"name"`
 	IncludedNamespaces []string              `json:"includedNamespaces,omitempty"`
@@ -35,18 +39,24 @@ type RestoreResourceHook struct {
 }
 
 // RestoreHook is an init hook or an exec hook.
+//
+// +kubebuilder:object:generate=true
 type RestoreHook struct {
 	Init *InitRestoreHook `json:"init,omitempty"`
 	Exec *ExecRestoreHook `json:"exec,omitempty"`
 }
 
 // InitRestoreHook adds init containers to a restored pod, before its own.
+//
+// +kubebuilder:object:generate=true
 type InitRestoreHook struct {
 	InitContainers []corev1.Container `json:"initContainers"`
 }
 
 // ExecRestoreHook runs a command in a restored pod's container once it
 // runs (or is ready, with WaitForReady).
+//
+// +kubebuilder:object:generate=true
 type ExecRestoreHook struct {
 	Container    string           `json:"container,omitempty"`
 	Command      []string         `json:"command"`

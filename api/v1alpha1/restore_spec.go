@@ -20,6 +20,8 @@ import (
 
 // ExistingResourcePolicy says what a restore does with an object that
 // already exists in the cluster and differs from the backed-up one.
+//
+// +kubebuilder:validation:Enum=none;update
 type ExistingResourcePolicy string
 
 const (
@@ -33,7 +35,11 @@ const (
 
 // RestoreSpec is what a user asks a restore for. It is the request body of
 // POST /v1/restores and is stored in restore.json.
+//
+// +kubebuilder:object:generate=true
 type RestoreSpec struct {
+	// Name names the run; a resource's is its metadata.name.
+	// +optional
 	Name string `json:"name"`
 	// BackupName is the backup to restore from: a cairn backup or one
 	// written by Velero into the same location.
@@ -113,6 +119,8 @@ func (s RestoreSpec) DataTimeout() time.Duration {
 }
 
 // ResourceSelector selects resource types by include/exclude globs.
+//
+// +kubebuilder:object:generate=true
 type ResourceSelector struct {
 	IncludedResources []string `json:"includedResources,omitempty"`
 	ExcludedResources []string `json:"excludedResources,omitempty"`

@@ -7,6 +7,8 @@ import (
 
 // NativeSnapshots says what becomes of a volume's CSI snapshot once the
 // backup is done with it.
+//
+// +kubebuilder:validation:Enum=keep;keep-newest;delete
 type NativeSnapshots string
 
 const (
