@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/cairn-backup/cairn/internal/apiauth"
@@ -23,6 +24,7 @@ import (
 // dev's.
 type apiServeFlags struct {
 	anonymousPaths    []string
+	controller        controllerFlags
 	tlsCertFile       string
 	tlsKeyFile        string
 	allowPlainHTTP    bool
@@ -32,6 +34,7 @@ type apiServeFlags struct {
 func (a *apiServeFlags) register(fl *pflag.FlagSet, prefix string) {
 	fl.StringSliceVar(&a.anonymousPaths, prefix+"anonymous-paths", []string{"/healthz"},
 		"paths served without a token, among /healthz, /metrics, /openapi.json (empty: none)")
+	a.controller.register(fl)
 	fl.BoolVar(&a.allowLocationURLs, prefix+"allow-location-urls", false, "let requests give any location URL instead of a location's name: "+
 		"whoever may start a backup could then copy what it reads to a bucket of theirs")
 }
@@ -130,7 +133,12 @@ generate a client. Errors are JSON with a type; statuses are 400 (invalid),
 				return err
 			}
 			defer tc.Close()
-			return serveAPI(cmd.Context(), listen, sc, log, apiauth.Kubernetes(kc, af.anonymousPaths, audiences...), af)
+			grp, ctx := errgroup.WithContext(cmd.Context())
+			grp.Go(func() error { return runController(ctx, &af.controller, kcfg, sc, log) })
+			grp.Go(func() error {
+				return serveAPI(ctx, listen, sc, log, apiauth.Kubernetes(kc, af.anonymousPaths, audiences...), af)
+			})
+			return grp.Wait()
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8080", "address of the HTTP starter API")

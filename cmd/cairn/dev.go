@@ -135,6 +135,7 @@ func runDev(ctx context.Context, g *globals, df *devFlags) error {
 	if !df.noAPI {
 		auth := apiauth.StaticToken(apiToken, df.api.anonymousPaths)
 		grp.Go(func() error { return serveAPI(gctx, df.apiAddress, sc, log, auth, &df.api) })
+		grp.Go(func() error { return runController(gctx, &df.api.controller, kcfg, sc, log) })
 	}
 	grp.Go(func() error { <-gctx.Done(); return nil })
 	err = grp.Wait()

@@ -11,6 +11,8 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/cairn-backup/cairn/deploy"
 )
 
 const (
@@ -64,7 +66,13 @@ func startControlPlane(opts Options) (cp *controlPlane, err error) {
 
 	etcdPath, apiPath := launchers(opts.Log, opts.BinDir, opts.DataDir)
 	useExisting := false
+	// cairn's own resources are served as the chart serves them.
+	crds, err := deploy.CRDs()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: cairn's CRDs: %w", err)
+	}
 	cp.env = &envtest.Environment{
+		CRDs:                     crds,
 		BinaryAssetsDirectory:    opts.BinDir,
 		UseExistingCluster:       &useExisting, // ignore $USE_EXISTING_CLUSTER
 		ControlPlaneStartTimeout: componentStartTimeout,

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+
+	"github.com/spf13/pflag"
+	"go.uber.org/zap"
+	"k8s.io/client-go/rest"
+
+	"github.com/cairn-backup/cairn/controller"
+	"github.com/cairn-backup/cairn/starter"
+)
+
+// controllerFlags say whether and where the starter API runs the
+// controller of Backup and Restore resources.
+type controllerFlags struct {
+	off         bool
+	namespace   string
+	leaderElect bool
+}
+
+func (c *controllerFlags) register(fl *pflag.FlagSet) {
+	ns := os.Getenv("POD_NAMESPACE")
+	if ns == "" {
+		ns = "cairn"
+	}
+	fl.BoolVar(&c.off, "no-controller", false, "do not turn Backup and Restore resources (cairn.io/v1alpha1) into runs")
+	fl.StringVar(&c.namespace, "controller-namespace", ns, "cairn's own namespace: its Backup and Restore resources act as the worker, "+
+		"and are the only ones run until cairn's admission webhook records creators (default: $POD_NAMESPACE when set)")
+	fl.BoolVar(&c.leaderElect, "leader-elect", false, "run the controller in one replica at a time (a Lease in --controller-namespace)")
+}
+
+// runController runs the controller until ctx ends; a cluster that does
+// not serve cairn's CRDs only gets a warning, so the API still serves.
+func runController(ctx context.Context, c *controllerFlags, cfg *rest.Config, sc *starter.Client, log *zap.Logger) error {
+	if c.off || cfg == nil {
+		return nil
+	}
+	err := controller.Run(ctx, cfg, sc, controller.Options{Namespace: c.namespace, LeaderElection: c.leaderElect, Log: log.Named("controller")})
+	if errors.Is(err, controller.ErrTypesNotServed) {
+		log.Warn("Controller off", zap.Error(err))
+		return nil
+	}
+	return err
+}

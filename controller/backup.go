@@ -1,0 +1,159 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/starter"
+)
+
+// Finalizer holds a Backup until its data is deleted.
+const Finalizer = v1alpha1.APIGroup + "/delete-data"
+
+// backupReconciler runs a Backup resource's backup and, when the resource
+// is deleted, deletes the backup's data.
+type backupReconciler struct {
+	kube    client.Client
+	runs    runs
+	waiter  *runWaiter
+	tenancy tenancy
+	log     *zap.Logger
+	now     func() time.Time
+}
+
+func (r *backupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	b := &v1alpha1.Backup{}
+	if err := r.kube.Get(ctx, req.NamespacedName, b); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	log := r.log.With(zap.String("backup", req.String()))
+	if !b.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.deleteData(ctx, log, b)
+	}
+	if b.Status.Phase.Done() {
+		return ctrl.Result{}, nil
+	}
+	if controllerutil.AddFinalizer(b, Finalizer) {
+		if err := r.kube.Update(ctx, b); err != nil {
+			return ctrl.Result{}, fmt.Errorf("add finalizer to backup %s: %w", req, err)
+		}
+	}
+	id, refusal := r.tenancy.actingAs(b)
+	if refusal != "" {
+		log.Info("Backup refused", zap.String("reason", refusal))
+		return ctrl.Result{}, r.writeStatus(ctx, b, refused(b.Status, b.Generation, refusal, r.now()))
+	}
+	if b.Status.WorkflowID == "" {
+		return ctrl.Result{}, r.start(ctx, log, b, id)
+	}
+	closed, _ := r.waiter.closedRun(b, b.Status.WorkflowID, "")
+	if !closed {
+		return ctrl.Result{}, nil
+	}
+	v, err := r.runs.GetBackup(ctx, b.Name)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("status of backup %s: %w", b.Name, err)
+	}
+	if !v.Phase.Done() {
+		r.waiter.closedRun(b, b.Status.WorkflowID, "") // the wait ended early: wait again
+		return ctrl.Result{}, nil
+	}
+	log.Info("Backup ended", zap.String("phase", string(v.Phase)))
+	return ctrl.Result{}, r.writeStatus(ctx, b, backupEnded(b.Status, v))
+}
+
+// start starts the resource's backup (joining it when a crash came
+// between the start and the status write: the same name and spec are the
+// same run) and records it in the status.
+func (r *backupReconciler) start(ctx context.Context, log *zap.Logger, b *v1alpha1.Backup, id *v1alpha1.Identity) error {
+	spec := b.Spec
+	spec.Name = b.Name
+	res, err := r.runs.CreateBackup(starter.WithActingAs(ctx, id), starter.CreateBackupRequest{BackupSpec: spec})
+	if refusedByStarter(err) {
+		log.Info("Backup refused", zap.Error(err))
+		return r.writeStatus(ctx, b, refused(b.Status, b.Generation, err.Error(), r.now()))
+	}
+	if err != nil {
+		return fmt.Errorf("start backup %s: %w", b.Name, err)
+	}
+	log.Info("Backup started", zap.String("workflowID", res.WorkflowID), zap.String("actingAs", id.Describe()))
+	if err := r.writeStatus(ctx, b, started(b.Status, b.Generation, res, id, r.now())); err != nil {
+		return err
+	}
+	r.waiter.closedRun(b, res.WorkflowID, "")
+	return nil
+}
+
+// deleteData deletes the backup's data unless the resource keeps it, and
+// releases the resource once the deletion has completed. The deletion's
+// run is recorded in an annotation, so a restarted controller waits for
+// the same run instead of starting another.
+func (r *backupReconciler) deleteData(ctx context.Context, log *zap.Logger, b *v1alpha1.Backup) error {
+	if !controllerutil.ContainsFinalizer(b, Finalizer) {
+		return nil
+	}
+	if b.Annotations[v1alpha1.AnnotationKeepData] != "true" && b.Status.WorkflowID != "" {
+		runID, deleting := b.Annotations[annotationDeletionRun]
+		if !deleting {
+			return r.startDeletion(ctx, log, b)
+		}
+		closed, err := r.waiter.closedRun(b, v1alpha1.DeleteWorkflowID(b.Name), runID)
+		if !closed {
+			return nil
+		}
+		if err != nil {
+			delete(b.Annotations, annotationDeletionRun) // the next attempt starts a new deletion
+			if uerr := r.kube.Update(ctx, b); uerr != nil {
+				return fmt.Errorf("deletion of backup %s failed (%v), and: %w", b.Name, err, uerr)
+			}
+			return fmt.Errorf("deletion of backup %s: %w", b.Name, err)
+		}
+		log.Info("Backup data deleted", zap.String("runID", runID))
+	}
+	controllerutil.RemoveFinalizer(b, Finalizer)
+	if err := r.kube.Update(ctx, b); err != nil {
+		return fmt.Errorf("release backup %s: %w", b.Name, err)
+	}
+	return nil
+}
+
+// annotationDeletionRun holds the run that deletes a deleted Backup's data.
+const annotationDeletionRun = v1alpha1.APIGroup + "/deletion-run"
+
+func (r *backupReconciler) startDeletion(ctx context.Context, log *zap.Logger, b *v1alpha1.Backup) error {
+	res, err := r.runs.DeleteBackup(ctx, b.Name, true)
+	if errors.Is(err, starter.ErrNotFound) {
+		log.Info("Backup has no data to delete")
+		controllerutil.RemoveFinalizer(b, Finalizer)
+		return r.kube.Update(ctx, b)
+	}
+	if err != nil {
+		return fmt.Errorf("delete the data of backup %s: %w", b.Name, err)
+	}
+	log.Info("Deleting backup data", zap.String("workflowID", res.WorkflowID), zap.String("runID", res.RunID))
+	if b.Annotations == nil {
+		b.Annotations = map[string]string{}
+	}
+	b.Annotations[annotationDeletionRun] = res.RunID
+	if err := r.kube.Update(ctx, b); err != nil {
+		return fmt.Errorf("record the deletion of backup %s: %w", b.Name, err)
+	}
+	r.waiter.closedRun(b, res.WorkflowID, res.RunID)
+	return nil
+}
+
+func (r *backupReconciler) writeStatus(ctx context.Context, b *v1alpha1.Backup, s v1alpha1.ResourceStatus) error {
+	b.Status = s
+	if err := r.kube.Status().Update(ctx, b); err != nil {
+		return fmt.Errorf("status of backup %s: %w", b.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,99 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/zapr"
+	"go.uber.org/zap"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/cairn-backup/cairn/api/v1alpha1"
+)
+
+// Options configure the controller.
+type Options struct {
+	// Namespace is cairn's own: resources there act as the worker, and
+	// the leader election lease lives there.
+	Namespace string
+	// LeaderElection lets one of several API replicas run the controller.
+	LeaderElection bool
+	Log            *zap.Logger
+}
+
+// ErrTypesNotServed is Run's answer for a cluster without cairn's CRDs.
+var ErrTypesNotServed = errors.New("the cluster does not serve cairn.io/v1alpha1 (install the chart's CRDs)")
+
+// Run turns Backup and Restore resources into runs of r until ctx ends.
+func Run(ctx context.Context, cfg *rest.Config, r runs, opts Options) error {
+	if err := typesServed(cfg); err != nil {
+		return err
+	}
+	scheme := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	logger := zapr.NewLogger(opts.Log.Named("controller-runtime"))
+	ctrl.SetLogger(logger) // the first logger set wins: a program's own
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme,
+		Logger:                  logger,
+		LeaderElection:          opts.LeaderElection,
+		LeaderElectionID:        "cairn-controller",
+		LeaderElectionNamespace: opts.Namespace,
+		Metrics:                 metricsserver.Options{BindAddress: "0"},
+		// Run may run again in the same process once an earlier Run ended
+		// (a test restarts the controller); names stay unique meanwhile.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		return fmt.Errorf("controller: %w", err)
+	}
+	t := tenancy{namespace: opts.Namespace}
+	// Each kind has its own waiter: a closed run enqueues its resource by
+	// name, in the queue of its own kind.
+	backupRuns, restoreRuns := newRunWaiter(ctx, r.WaitRun, opts.Log), newRunWaiter(ctx, r.WaitRun, opts.Log)
+	backups := &backupReconciler{kube: mgr.GetClient(), runs: r, waiter: backupRuns, tenancy: t, log: opts.Log, now: time.Now}
+	restores := &restoreReconciler{kube: mgr.GetClient(), runs: r, waiter: restoreRuns, tenancy: t, log: opts.Log, now: time.Now}
+	if err := ctrl.NewControllerManagedBy(mgr).Named("backup").
+		For(&v1alpha1.Backup{}).
+		WatchesRawSource(source.Channel(backupRuns.events, &handler.EnqueueRequestForObject{})).
+		Complete(backups); err != nil {
+		return fmt.Errorf("controller: %w", err)
+	}
+	if err := ctrl.NewControllerManagedBy(mgr).Named("restore").
+		For(&v1alpha1.Restore{}).
+		WatchesRawSource(source.Channel(restoreRuns.events, &handler.EnqueueRequestForObject{})).
+		Complete(restores); err != nil {
+		return fmt.Errorf("controller: %w", err)
+	}
+	opts.Log.Info("Controller starting", zap.String("namespace", opts.Namespace), zap.Bool("leaderElection", opts.LeaderElection))
+	return mgr.Start(ctx)
+}
+
+// typesServed checks discovery for cairn's resources, so a cluster
+// without the CRDs gets a clear error instead of informers that never sync.
+func typesServed(cfg *rest.Config) error {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if _, err := dc.ServerResourcesForGroupVersion(v1alpha1.GroupVersion.String()); err != nil {
+		if apierrors.IsNotFound(err) {
+			return ErrTypesNotServed
+		}
+		return fmt.Errorf("controller: discovery of %s: %w", v1alpha1.GroupVersion, err)
+	}
+	return nil
+}

@@ -1,0 +1,20 @@
+package controller
+
+import (
+	"context"
+
+	"github.com/cairn-backup/cairn/starter"
+)
+
+// runs is what the controller needs of the starter client; tests give it
+// a fake.
+type runs interface {
+	CreateBackup(ctx context.Context, req starter.CreateBackupRequest) (*starter.CreateResult, error)
+	GetBackup(ctx context.Context, name string) (*starter.BackupView, error)
+	DeleteBackup(ctx context.Context, name string, cancelRunning bool) (*starter.CreateResult, error)
+	CreateRestore(ctx context.Context, req starter.CreateRestoreRequest) (*starter.CreateResult, error)
+	GetRestore(ctx context.Context, name string) (*starter.RestoreView, error)
+	WaitRun(ctx context.Context, workflowID, runID string) error
+}
+
+var _ runs = (*starter.Client)(nil)

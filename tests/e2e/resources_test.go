@@ -1,0 +1,180 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap/zaptest"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/controller"
+	"github.com/cairn-backup/cairn/starter"
+)
+
+// TestBackupAndRestoreResourcesRunAndReportStatus drives cairn through its
+// Kubernetes resources on a real API server: a Backup created while the
+// controller is down runs once it is up, a Restore of it writes into a
+// mapped namespace, bad specs are refused by the CRD's schema with the
+// field named, a resource outside cairn's namespace is refused (no
+// creator recorded), and deleting a Backup deletes its data. It is the
+// only test that runs a controller on the shared cluster.
+func TestBackupAndRestoreResourcesRunAndReportStatus(t *testing.T) {
+	t.Parallel()
+	s := newSharedStack(t)
+	s.startWorker()
+	ctx := context.Background()
+	kc := fastClient(t, s.cluster.Config())
+	scheme := runtime.NewScheme()
+	require.NoError(t, v1alpha1.AddToScheme(scheme))
+	cc, err := client.NewWithWatch(s.cluster.Config(), client.Options{Scheme: scheme})
+	require.NoError(t, err)
+
+	const ops, app, copyNS = "crd-ops", "crd-app", "crd-app-copy"
+	for _, ns := range []string{ops, app} {
+		_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	_, err = kc.CoreV1().ConfigMaps(app).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"},
+		Data: map[string]string{"mode": "blue"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	// Bad input: the CRD's schema names the field.
+	bad := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: "bad", Namespace: ops},
+		Spec: v1alpha1.BackupSpec{ClusterResources: "sometimes"}}
+	err = cc.Create(ctx, bad)
+	require.True(t, apierrors.IsInvalid(err), "%v", err)
+	assert.Contains(t, err.Error(), "spec.clusterResources")
+	other := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: "named", Namespace: ops}, Spec: v1alpha1.BackupSpec{Name: "another"}}
+	err = cc.Create(ctx, other)
+	require.True(t, apierrors.IsInvalid(err), "%v", err)
+	assert.Contains(t, err.Error(), "spec.name, when set, must be the resource's name")
+
+	// Created while no controller runs: nothing happens until one does.
+	backup := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: "crd-app-1", Namespace: ops},
+		Spec: v1alpha1.BackupSpec{IncludedNamespaces: []string{app}}}
+	require.NoError(t, cc.Create(ctx, backup))
+	stop := runController(t, s, ops)
+	done := waitResourceDone(t, cc, &v1alpha1.BackupList{}, ops, backup.Name)
+	b := done.(*v1alpha1.Backup)
+	require.Equal(t, v1alpha1.PhaseCompleted, b.Status.Phase, "%+v", b.Status)
+	assert.Equal(t, v1alpha1.BackupWorkflowID(backup.Name), b.Status.WorkflowID)
+	assert.Equal(t, v1alpha1.ActingAsWorker, b.Status.ActingAs, "cairn's own namespace acts as the worker")
+	assert.Positive(t, b.Status.Items)
+	assert.NotNil(t, b.Status.CompletionTime)
+	assert.Contains(t, b.Finalizers, controller.Finalizer)
+	v, err := s.starter.GetBackup(ctx, backup.Name)
+	require.NoError(t, err)
+	assert.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "the resource's backup is the backup of its name")
+
+	// A spec cannot change once created.
+	b.Spec.IncludedNamespaces = []string{"kube-system"}
+	err = cc.Update(ctx, b)
+	require.True(t, apierrors.IsInvalid(err), "%v", err)
+	assert.Contains(t, err.Error(), "cannot change once created")
+
+	// Outside cairn's namespace a resource acts as its creator; no webhook
+	// recorded one, so it is refused and starts nothing.
+	foreign := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: "crd-foreign", Namespace: app},
+		Spec: v1alpha1.BackupSpec{IncludedNamespaces: []string{app}}}
+	require.NoError(t, cc.Create(ctx, foreign))
+	f := waitResourceDone(t, cc, &v1alpha1.BackupList{}, app, foreign.Name).(*v1alpha1.Backup)
+	assert.Equal(t, v1alpha1.PhaseFailed, f.Status.Phase)
+	assert.Contains(t, f.Status.Message, "none is recorded")
+	_, err = s.starter.GetBackup(ctx, foreign.Name)
+	assert.ErrorIs(t, err, starter.ErrNotFound, "a refused resource starts no backup")
+
+	// The Restore, into another namespace.
+	restore := &v1alpha1.Restore{ObjectMeta: metav1.ObjectMeta{Name: "crd-app-copy", Namespace: ops},
+		Spec: v1alpha1.RestoreSpec{BackupName: backup.Name, NamespaceMapping: map[string]string{app: copyNS}}}
+	require.NoError(t, cc.Create(ctx, restore))
+	r := waitResourceDone(t, cc, &v1alpha1.RestoreList{}, ops, restore.Name).(*v1alpha1.Restore)
+	require.Equal(t, v1alpha1.PhaseCompleted, r.Status.Phase, "%+v", r.Status)
+	assert.Positive(t, r.Status.Items)
+	cm, err := kc.CoreV1().ConfigMaps(copyNS).Get(ctx, "settings", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "blue", cm.Data["mode"])
+
+	// Deleting the Backup deletes its data, then releases the resource.
+	require.NoError(t, cc.Delete(ctx, b))
+	waitResourceGone(t, cc, &v1alpha1.BackupList{}, ops, backup.Name)
+	v, err = s.starter.GetBackup(ctx, backup.Name)
+	if err == nil {
+		assert.Equal(t, v1alpha1.PhaseDeleted, v.Phase, "the backup's data is gone")
+	} else {
+		assert.ErrorIs(t, err, starter.ErrNotFound)
+	}
+	stop()
+}
+
+// runController runs the controller in the test's process against s,
+// with ns as cairn's namespace; the returned func stops it.
+func runController(t *testing.T, s *stack, ns string) func() {
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		errc <- controller.Run(ctx, s.cluster.Config(), s.starter, controller.Options{Namespace: ns, Log: zaptest.NewLogger(t)})
+	}()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		if err := <-errc; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("controller: %v", err)
+		}
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// waitResourceDone watches the resource until its status says its run is
+// over (or that it was refused), and returns it.
+func waitResourceDone(t *testing.T, cc client.WithWatch, list client.ObjectList, ns, name string) client.Object {
+	t.Helper()
+	return watchResource(t, cc, list, ns, name, func(ev watch.Event) bool {
+		switch o := ev.Object.(type) {
+		case *v1alpha1.Backup:
+			return o.Status.Phase.Done()
+		case *v1alpha1.Restore:
+			return o.Status.Phase.Done()
+		}
+		return false
+	})
+}
+
+// waitResourceGone watches the resource until it is deleted.
+func waitResourceGone(t *testing.T, cc client.WithWatch, list client.ObjectList, ns, name string) {
+	t.Helper()
+	watchResource(t, cc, list, ns, name, func(ev watch.Event) bool { return ev.Type == watch.Deleted })
+}
+
+func watchResource(t *testing.T, cc client.WithWatch, list client.ObjectList, ns, name string, cond func(watch.Event) bool) client.Object {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a bound for a hang, not a verdict
+	defer cancel()
+	w, err := cc.Watch(ctx, list, client.InNamespace(ns), client.MatchingFields{"metadata.name": name})
+	require.NoError(t, err)
+	defer w.Stop()
+	for ev := range w.ResultChan() {
+		if ev.Type == watch.Error {
+			t.Fatalf("watch %s/%s: %v", ns, name, ev.Object)
+		}
+		if cond(ev) {
+			return ev.Object.(client.Object)
+		}
+	}
+	t.Fatalf("%s/%s: no such event before the watch ended: %v", ns, name, ctx.Err())
+	return nil
+}
