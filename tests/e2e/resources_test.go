@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -31,7 +32,7 @@ import (
 func TestBackupAndRestoreResourcesRunAndReportStatus(t *testing.T) {
 	t.Parallel()
 	s := newSharedStack(t)
-	s.startWorker()
+	w := s.startWorker()
 	ctx := context.Background()
 	kc := fastClient(t, s.cluster.Config())
 	scheme := runtime.NewScheme()
@@ -75,6 +76,23 @@ func TestBackupAndRestoreResourcesRunAndReportStatus(t *testing.T) {
 	v, err := s.starter.GetBackup(ctx, backup.Name)
 	require.NoError(t, err)
 	assert.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "the resource's backup is the backup of its name")
+
+	// A worker SIGKILL in the middle of a resource's run: the run resumes
+	// and the status ends right, with the same items.
+	var killed string
+	catchInNewRun(t, s, w, finalizeBackupActivity, func(try int) string {
+		killed = fmt.Sprintf("crd-kill-%d", try)
+		require.NoError(t, cc.Create(ctx, &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: killed, Namespace: ops},
+			Spec: v1alpha1.BackupSpec{IncludedNamespaces: []string{app}}}))
+		return v1alpha1.BackupWorkflowID(killed)
+	})
+	w.kill()
+	w = s.startWorker()
+	k := waitResourceDone(t, cc, &v1alpha1.BackupList{}, ops, killed).(*v1alpha1.Backup)
+	require.Equal(t, v1alpha1.PhaseCompleted, k.Status.Phase, "%+v", k.Status)
+	assert.Greater(t, activityAttempt(t, s, k.Status.WorkflowID, finalizeBackupActivity), int32(1),
+		"the kill landed mid-step: FinalizeBackup ran again")
+	assert.Equal(t, b.Status.Items, k.Status.Items, "nothing lost or duplicated")
 
 	// A spec cannot change once created.
 	b.Spec.IncludedNamespaces = []string{"kube-system"}
