@@ -35,7 +35,8 @@ type Options struct {
 // ErrTypesNotServed is Run's answer for a cluster without cairn's CRDs.
 var ErrTypesNotServed = errors.New("the cluster does not serve cairn.io/v1alpha1 (install the chart's CRDs)")
 
-// Run turns Backup and Restore resources into runs of r until ctx ends.
+// Run turns Backup and Restore resources into runs of r, and keeps
+// Schedule resources in step with Temporal Schedules, until ctx ends.
 func Run(ctx context.Context, cfg *rest.Config, r runs, opts Options) error {
 	if err := typesServed(cfg); err != nil {
 		return err
@@ -76,6 +77,12 @@ func Run(ctx context.Context, cfg *rest.Config, r runs, opts Options) error {
 		For(&v1alpha1.Restore{}).
 		WatchesRawSource(source.Channel(restoreRuns.events, &handler.EnqueueRequestForObject{})).
 		Complete(restores); err != nil {
+		return fmt.Errorf("controller: %w", err)
+	}
+	schedules := &scheduleReconciler{kube: mgr.GetClient(), runs: r, tenancy: t, log: opts.Log, now: time.Now}
+	if err := ctrl.NewControllerManagedBy(mgr).Named("schedule").
+		For(&v1alpha1.Schedule{}).
+		Complete(schedules); err != nil {
 		return fmt.Errorf("controller: %w", err)
 	}
 	opts.Log.Info("Controller starting", zap.String("namespace", opts.Namespace), zap.Bool("leaderElection", opts.LeaderElection))

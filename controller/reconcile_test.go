@@ -70,6 +70,30 @@ func (f *fakeRuns) GetRestore(context.Context, string) (*starter.RestoreView, er
 	panic("not in these tests")
 }
 
+func (f *fakeRuns) CreateSchedule(context.Context, v1alpha1.ScheduleSpec) (*starter.CreateResult, error) {
+	panic("not in these tests")
+}
+
+func (f *fakeRuns) GetSchedule(context.Context, string) (*starter.ScheduleView, error) {
+	panic("not in these tests")
+}
+
+func (f *fakeRuns) UpdateSchedule(context.Context, string, v1alpha1.ScheduleSpec) (*starter.ScheduleView, error) {
+	panic("not in these tests")
+}
+
+func (f *fakeRuns) PauseSchedule(context.Context, string, string) (*starter.ScheduleView, error) {
+	panic("not in these tests")
+}
+
+func (f *fakeRuns) UnpauseSchedule(context.Context, string, string) (*starter.ScheduleView, error) {
+	panic("not in these tests")
+}
+
+func (f *fakeRuns) DeleteSchedule(context.Context, string) (*starter.ScheduleDeleted, error) {
+	panic("not in these tests")
+}
+
 func (f *fakeRuns) WaitRun(ctx context.Context, workflowID, _ string) error {
 	select {
 	case err := <-f.closer(workflowID):

@@ -16,5 +16,5 @@ func TestCRDsNameCairnsResources(t *testing.T) {
 		assert.Equal(t, "cairn.io", crd.Spec.Group)
 		assert.NotEmpty(t, crd.Spec.Versions[0].Subresources, "status is a subresource: a spec write cannot forge it")
 	}
-	assert.ElementsMatch(t, []string{"backups.cairn.io", "restores.cairn.io"}, names)
+	assert.ElementsMatch(t, []string{"backups.cairn.io", "restores.cairn.io", "schedules.cairn.io"}, names)
 }

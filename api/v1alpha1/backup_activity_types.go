@@ -8,6 +8,8 @@ import (
 
 // BackupOptions are knobs of how a backup runs, chosen by whoever starts
 // it (not part of the spec's identity).
+//
+// +kubebuilder:object:generate=true
 type BackupOptions struct {
 	// PageSize is the limit of each paged LIST.
 	PageSize int `json:"pageSize,omitempty"`

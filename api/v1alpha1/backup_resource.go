@@ -14,7 +14,7 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 // +kubebuilder:printcolumn:name="Errors",type=integer,JSONPath=`.status.errors`
 // +kubebuilder:printcolumn:name="Warnings",type=integer,JSONPath=`.status.warnings`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
-// +kubebuilder:validation:XValidation:rule="!has(self.spec.name) || self.spec.name == '' || self.spec.name == self.metadata.name",message="spec.name, when set, must be the resource's name"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.name) || size(self.spec.name) == 0 || self.spec.name == self.metadata.name",message="spec.name, when set, must be the resource's name"
 type Backup struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

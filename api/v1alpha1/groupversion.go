@@ -14,7 +14,7 @@ var GroupVersion = schema.GroupVersion{Group: APIGroup, Version: "v1alpha1"}
 // and write them typed.
 var (
 	schemeBuilder = runtime.NewSchemeBuilder(func(s *runtime.Scheme) error {
-		s.AddKnownTypes(GroupVersion, &Backup{}, &BackupList{}, &Restore{}, &RestoreList{})
+		s.AddKnownTypes(GroupVersion, &Backup{}, &BackupList{}, &Restore{}, &RestoreList{}, &Schedule{}, &ScheduleList{})
 		metav1.AddToGroupVersion(s, GroupVersion)
 		return nil
 	})

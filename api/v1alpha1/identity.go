@@ -10,6 +10,8 @@ import (
 // never holds a credential; the worker impersonates it, so the cluster's
 // RBAC, its rules against escalation, Pod Security and admission decide
 // what the run may read and write, exactly as for the caller's kubectl.
+//
+// +kubebuilder:object:generate=true
 type Identity struct {
 	Username string              `json:"username"`
 	UID      string              `json:"uid,omitempty"`

@@ -13,6 +13,8 @@ import (
 // by MaxTotalSize or by MaxAge, one of the three; plus how many failed
 // runs to keep. The newest completed backup of a schedule is never
 // deleted.
+//
+// +kubebuilder:object:generate=true
 type RetentionPolicy struct {
 	// KeepLast keeps the newest N successful runs.
 	KeepLast *int `json:"keepLast,omitempty"`

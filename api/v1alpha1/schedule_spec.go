@@ -39,7 +39,11 @@ const (
 // and how many runs to keep. It is the body of POST /v1/schedules, and the
 // argument of every scheduled run, so a run always sees the spec it was
 // started with.
+//
+// +kubebuilder:object:generate=true
 type ScheduleSpec struct {
+	// Name names the schedule; a resource's is its metadata.name.
+	// +optional
 	Name string `json:"name"`
 	// Kind is what each run takes: "backup" (the default) or
 	// "etcd-snapshot", which uses only the template's location and TTL.
@@ -56,12 +60,14 @@ type ScheduleSpec struct {
 	Jitter *metav1.Duration `json:"jitter,omitempty"`
 	// Template is the spec of every run; its name is set per run to
 	// <schedule>-<UTC time, YYYYMMDDhhmmss>.
+	// +optional
 	Template BackupSpec    `json:"template"`
 	Overlap  OverlapPolicy `json:"overlap,omitempty"`
 	// CatchupWindow is how late a run missed while Temporal or the worker
 	// was down may still start.
 	CatchupWindow *metav1.Duration `json:"catchupWindow,omitempty"`
-	Retention     RetentionPolicy  `json:"retention"`
+	// +optional
+	Retention RetentionPolicy `json:"retention"`
 	// MaxRunDuration, when set, marks the schedule Degraded while a run
 	// takes longer, and widens the grace before a schedule with no recent
 	// success counts as overdue.

@@ -50,9 +50,10 @@ func startControlPlane(opts Options) (cp *controlPlane, err error) {
 		return nil, err
 	}
 	cp = &controlPlane{}
+	logs := cp // a failed start returns a nil cp, and still closes these
 	defer func() {
 		if err != nil {
-			cp.closeLogs()
+			logs.closeLogs()
 		}
 	}()
 	etcdOut, err := cp.openLog(opts.path(etcdLog))

@@ -25,7 +25,7 @@ import (
 // TestBackupAndRestoreResourcesRunAndReportStatus drives cairn through its
 // Kubernetes resources on a real API server: a Backup created while the
 // controller is down runs once it is up, a Restore of it writes into a
-// mapped namespace, bad specs are refused by the CRD's schema with the
+// mapped namespace, a Schedule drives its Temporal Schedule, bad specs are refused by the CRD's schema with the
 // field named, a resource outside cairn's namespace is refused (no
 // creator recorded), and deleting a Backup deletes its data. It is the
 // only test that runs a controller on the shared cluster.
@@ -122,6 +122,48 @@ func TestBackupAndRestoreResourcesRunAndReportStatus(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "blue", cm.Data["mode"])
 
+	// A Schedule is kept in step with its Temporal Schedule: created,
+	// paused through its spec, deleted with it.
+	noRetention := &v1alpha1.Schedule{ObjectMeta: metav1.ObjectMeta{Name: "crd-no-retention", Namespace: ops},
+		Spec: v1alpha1.ScheduleSpec{Cron: "0 2 * * *"}}
+	require.NoError(t, cc.Create(ctx, noRetention))
+	refusedSchedule := watchResource(t, cc, &v1alpha1.ScheduleList{}, ops, noRetention.Name, func(ev watch.Event) bool {
+		sc, ok := ev.Object.(*v1alpha1.Schedule)
+		return ok && sc.Status.Message != ""
+	}).(*v1alpha1.Schedule)
+	assert.Contains(t, refusedSchedule.Status.Message, "retention", "the starter's check names the field")
+	assert.Empty(t, refusedSchedule.Status.ScheduleID)
+	require.NoError(t, cc.Delete(ctx, refusedSchedule))
+
+	keep := 3
+	sched := &v1alpha1.Schedule{ObjectMeta: metav1.ObjectMeta{Name: "crd-nightly", Namespace: ops},
+		Spec: v1alpha1.ScheduleSpec{Cron: "0 2 * * *", Template: v1alpha1.BackupSpec{IncludedNamespaces: []string{app}},
+			Retention: v1alpha1.RetentionPolicy{KeepLast: &keep}}}
+	require.NoError(t, cc.Create(ctx, sched))
+	sc := watchResource(t, cc, &v1alpha1.ScheduleList{}, ops, sched.Name, scheduleObserved).(*v1alpha1.Schedule)
+	assert.Equal(t, v1alpha1.ScheduleID(sched.Name), sc.Status.ScheduleID, "%+v", sc.Status)
+	assert.False(t, sc.Status.Paused)
+	require.NotNil(t, sc.Status.NextRun)
+	assert.Equal(t, 2, sc.Status.NextRun.UTC().Hour())
+	tv, err := s.starter.GetSchedule(ctx, sched.Name)
+	require.NoError(t, err)
+	assert.Equal(t, []string{app}, tv.Spec.Template.IncludedNamespaces)
+	assert.False(t, tv.Paused)
+
+	sc.Spec.Paused = true
+	require.NoError(t, cc.Update(ctx, sc))
+	sc = watchResource(t, cc, &v1alpha1.ScheduleList{}, ops, sched.Name, scheduleObserved).(*v1alpha1.Schedule)
+	assert.True(t, sc.Status.Paused)
+	assert.Nil(t, sc.Status.NextRun, "a paused schedule has no next run")
+	tv, err = s.starter.GetSchedule(ctx, sched.Name)
+	require.NoError(t, err)
+	assert.True(t, tv.Paused, "pausing the resource pauses the Temporal Schedule")
+
+	require.NoError(t, cc.Delete(ctx, sc))
+	waitResourceGone(t, cc, &v1alpha1.ScheduleList{}, ops, sched.Name)
+	_, err = s.starter.GetSchedule(ctx, sched.Name)
+	assert.ErrorIs(t, err, starter.ErrNotFound, "deleting the resource deletes the Temporal Schedule")
+
 	// Deleting the Backup deletes its data, then releases the resource.
 	require.NoError(t, cc.Delete(ctx, b))
 	waitResourceGone(t, cc, &v1alpha1.BackupList{}, ops, backup.Name)
@@ -170,6 +212,12 @@ func waitResourceDone(t *testing.T, cc client.WithWatch, list client.ObjectList,
 		}
 		return false
 	})
+}
+
+// scheduleObserved is a Schedule event whose status is of its spec.
+func scheduleObserved(ev watch.Event) bool {
+	sc, ok := ev.Object.(*v1alpha1.Schedule)
+	return ok && sc.Status.ScheduleID != "" && sc.Status.ObservedGeneration == sc.Generation
 }
 
 // waitResourceGone watches the resource until it is deleted.

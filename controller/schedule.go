@@ -1,0 +1,167 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/starter"
+)
+
+// ScheduleFinalizer holds a Schedule until its Temporal Schedule is gone.
+const ScheduleFinalizer = v1alpha1.APIGroup + "/delete-schedule"
+
+// pauseNote is the note of a pause or unpause the resource asked for.
+const pauseNote = "spec.paused of the Schedule resource"
+
+// scheduleReconciler keeps a Temporal Schedule in step with a Schedule
+// resource, and the resource's status with the schedule: after a spec
+// change, and once after each due time.
+type scheduleReconciler struct {
+	kube    client.Client
+	runs    runs
+	tenancy tenancy
+	log     *zap.Logger
+	now     func() time.Time
+}
+
+func (r *scheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	sc := &v1alpha1.Schedule{}
+	if err := r.kube.Get(ctx, req.NamespacedName, sc); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	log := r.log.With(zap.String("schedule", req.String()))
+	if !sc.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.deleteSchedule(ctx, log, sc)
+	}
+	if controllerutil.AddFinalizer(sc, ScheduleFinalizer) {
+		if err := r.kube.Update(ctx, sc); err != nil {
+			return ctrl.Result{}, fmt.Errorf("add finalizer to schedule %s: %w", req, err)
+		}
+	}
+	status := sc.Status
+	id, refusal := r.tenancy.actingAs(sc)
+	if refusal != "" {
+		status.Message, status.ObservedGeneration = refusal, sc.Generation
+		return ctrl.Result{}, r.writeStatus(ctx, sc, status)
+	}
+	if sc.Status.ObservedGeneration != sc.Generation {
+		err := r.apply(starter.WithActingAs(ctx, id), log, sc)
+		if refusedByStarter(err) {
+			log.Info("Schedule refused", zap.Error(err))
+			status.Message, status.ObservedGeneration = err.Error(), sc.Generation
+			return ctrl.Result{}, r.writeStatus(ctx, sc, status)
+		}
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	v, err := r.runs.GetSchedule(ctx, sc.Name)
+	if errors.Is(err, starter.ErrNotFound) {
+		if sc.Status.ScheduleID == "" {
+			return ctrl.Result{}, nil // refused: it stays so until the spec changes
+		}
+		log.Info("Schedule gone behind the resource's back; making it again")
+		if err := r.apply(starter.WithActingAs(ctx, id), log, sc); err != nil {
+			return ctrl.Result{}, err
+		}
+		v, err = r.runs.GetSchedule(ctx, sc.Name)
+	}
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("status of schedule %s: %w", sc.Name, err)
+	}
+	if err := r.writeStatus(ctx, sc, scheduleStatus(v, id, sc.Generation)); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: r.untilAfterNextRun(v)}, nil
+}
+
+// apply creates the resource's schedule, or brings an existing one of its
+// name to the spec, paused or not as the spec says.
+func (r *scheduleReconciler) apply(ctx context.Context, log *zap.Logger, sc *v1alpha1.Schedule) error {
+	spec := sc.Spec
+	spec.Name = sc.Name
+	v, err := r.runs.GetSchedule(ctx, sc.Name)
+	if errors.Is(err, starter.ErrNotFound) {
+		res, err := r.runs.CreateSchedule(ctx, spec)
+		if err == nil {
+			log.Info("Schedule created", zap.String("scheduleID", res.WorkflowID), zap.Bool("paused", spec.Paused))
+		}
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("schedule %s: %w", sc.Name, err)
+	}
+	if v, err = r.runs.UpdateSchedule(ctx, sc.Name, spec); err != nil {
+		return err
+	}
+	switch {
+	case spec.Paused && !v.Paused:
+		_, err = r.runs.PauseSchedule(ctx, sc.Name, pauseNote)
+	case !spec.Paused && v.Paused:
+		_, err = r.runs.UnpauseSchedule(ctx, sc.Name, pauseNote)
+	}
+	if err == nil {
+		log.Info("Schedule updated", zap.Int64("generation", sc.Generation), zap.Bool("paused", spec.Paused))
+	}
+	return err
+}
+
+// untilAfterNextRun is when the status is next worth refreshing: a
+// minute after the next due time (none while paused).
+func (r *scheduleReconciler) untilAfterNextRun(v *starter.ScheduleView) time.Duration {
+	if v.Paused || len(v.NextRuns) == 0 {
+		return 0
+	}
+	return max(v.NextRuns[0].Sub(r.now())+time.Minute, time.Minute)
+}
+
+func scheduleStatus(v *starter.ScheduleView, id *v1alpha1.Identity, generation int64) v1alpha1.ScheduleResourceStatus {
+	s := v1alpha1.ScheduleResourceStatus{ScheduleID: v1alpha1.ScheduleID(v.Name), Paused: v.Paused, Health: v.Health.State,
+		Message: strings.Join(v.Health.Reasons, "; "), LastSuccess: metaTime(v.LastSuccess),
+		ActingAs: id.Describe(), ObservedGeneration: generation}
+	if len(v.NextRuns) > 0 && !v.Paused {
+		s.NextRun = &metav1.Time{Time: v.NextRuns[0]}
+	}
+	return s
+}
+
+// deleteSchedule deletes the Temporal Schedule and releases the resource;
+// the schedule's backups stay.
+func (r *scheduleReconciler) deleteSchedule(ctx context.Context, log *zap.Logger, sc *v1alpha1.Schedule) error {
+	if !controllerutil.ContainsFinalizer(sc, ScheduleFinalizer) {
+		return nil
+	}
+	if _, refusal := r.tenancy.actingAs(sc); refusal == "" {
+		if _, err := r.runs.DeleteSchedule(ctx, sc.Name); err != nil && !errors.Is(err, starter.ErrNotFound) {
+			return fmt.Errorf("delete schedule %s: %w", sc.Name, err)
+		}
+		log.Info("Schedule deleted; its backups stay")
+	}
+	controllerutil.RemoveFinalizer(sc, ScheduleFinalizer)
+	if err := r.kube.Update(ctx, sc); err != nil {
+		return fmt.Errorf("release schedule %s: %w", sc.Name, err)
+	}
+	return nil
+}
+
+func (r *scheduleReconciler) writeStatus(ctx context.Context, sc *v1alpha1.Schedule, s v1alpha1.ScheduleResourceStatus) error {
+	if equality.Semantic.DeepEqual(s, sc.Status) {
+		return nil
+	}
+	sc.Status = s
+	if err := r.kube.Status().Update(ctx, sc); err != nil {
+		return fmt.Errorf("status of schedule %s: %w", sc.Name, err)
+	}
+	return nil
+}
