@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"go.uber.org/zap"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -21,12 +20,8 @@ const Finalizer = v1alpha1.APIGroup + "/delete-data"
 // backupReconciler runs a Backup resource's backup and, when the resource
 // is deleted, deletes the backup's data.
 type backupReconciler struct {
-	kube    client.Client
-	runs    runs
-	waiter  *runWaiter
-	tenancy tenancy
-	log     *zap.Logger
-	now     func() time.Time
+	runFollower
+	runs runs
 }
 
 func (r *backupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -46,50 +41,24 @@ func (r *backupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			return ctrl.Result{}, fmt.Errorf("add finalizer to backup %s: %w", req, err)
 		}
 	}
-	id, refusal := r.tenancy.actingAs(b)
-	if refusal != "" {
-		log.Info("Backup refused", zap.String("reason", refusal))
-		return ctrl.Result{}, r.writeStatus(ctx, b, refused(b.Status, b.Generation, refusal, r.now()))
-	}
-	if b.Status.WorkflowID == "" {
-		return ctrl.Result{}, r.start(ctx, log, b, id)
-	}
-	closed, _ := r.waiter.closedRun(b, b.Status.WorkflowID, "")
-	if !closed {
-		return ctrl.Result{}, nil
-	}
-	v, err := r.runs.GetBackup(ctx, b.Name)
-	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("status of backup %s: %w", b.Name, err)
-	}
-	if !v.Phase.Done() {
-		r.waiter.closedRun(b, b.Status.WorkflowID, "") // the wait ended early: wait again
-		return ctrl.Result{}, nil
-	}
-	log.Info("Backup ended", zap.String("phase", string(v.Phase)))
-	return ctrl.Result{}, r.writeStatus(ctx, b, backupEnded(b.Status, v))
-}
-
-// start starts the resource's backup (joining it when a crash came
-// between the start and the status write: the same name and spec are the
-// same run) and records it in the status.
-func (r *backupReconciler) start(ctx context.Context, log *zap.Logger, b *v1alpha1.Backup, id *v1alpha1.Identity) error {
-	spec := b.Spec
-	spec.Name = b.Name
-	res, err := r.runs.CreateBackup(starter.WithActingAs(ctx, id), starter.CreateBackupRequest{BackupSpec: spec})
-	if refusedByStarter(err) {
-		log.Info("Backup refused", zap.Error(err))
-		return r.writeStatus(ctx, b, refused(b.Status, b.Generation, err.Error(), r.now()))
-	}
-	if err != nil {
-		return fmt.Errorf("start backup %s: %w", b.Name, err)
-	}
-	log.Info("Backup started", zap.String("workflowID", res.WorkflowID), zap.String("actingAs", id.Describe()))
-	if err := r.writeStatus(ctx, b, started(b.Status, b.Generation, res, id, r.now())); err != nil {
-		return err
-	}
-	r.waiter.closedRun(b, res.WorkflowID, "")
-	return nil
+	return ctrl.Result{}, r.follow(ctx, log, b, runKind{
+		what: "backup",
+		start: func(ctx context.Context) (*starter.CreateResult, error) {
+			spec := b.Spec
+			spec.Name = b.Name
+			return r.runs.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: spec})
+		},
+		ended: func(ctx context.Context, s v1alpha1.ResourceStatus) (v1alpha1.ResourceStatus, bool, error) {
+			v, err := r.runs.GetBackup(ctx, b.Name)
+			if err != nil || !v.Phase.Done() {
+				return s, false, err
+			}
+			if st := v.Status; st != nil {
+				return ended(s, v.Phase, runCounts{st.ItemsDone, st.Errors, st.Warnings}, st.FailureReason, st.CompletionTime, v.EndTime), true, nil
+			}
+			return ended(s, v.Phase, runCounts{}, "", nil, v.EndTime), true, nil
+		},
+	})
 }
 
 // deleteData deletes the backup's data unless the resource keeps it, and
@@ -147,13 +116,5 @@ func (r *backupReconciler) startDeletion(ctx context.Context, log *zap.Logger, b
 		return fmt.Errorf("record the deletion of backup %s: %w", b.Name, err)
 	}
 	r.waiter.closedRun(b, res.WorkflowID, res.RunID)
-	return nil
-}
-
-func (r *backupReconciler) writeStatus(ctx context.Context, b *v1alpha1.Backup, s v1alpha1.ResourceStatus) error {
-	b.Status = s
-	if err := r.kube.Status().Update(ctx, b); err != nil {
-		return fmt.Errorf("status of backup %s: %w", b.Name, err)
-	}
 	return nil
 }

@@ -65,8 +65,11 @@ func Run(ctx context.Context, cfg *rest.Config, r runs, opts Options) error {
 	// Each kind has its own waiter: a closed run enqueues its resource by
 	// name, in the queue of its own kind.
 	backupRuns, restoreRuns := newRunWaiter(ctx, r.WaitRun, opts.Log), newRunWaiter(ctx, r.WaitRun, opts.Log)
-	backups := &backupReconciler{kube: mgr.GetClient(), runs: r, waiter: backupRuns, tenancy: t, log: opts.Log, now: time.Now}
-	restores := &restoreReconciler{kube: mgr.GetClient(), runs: r, waiter: restoreRuns, tenancy: t, log: opts.Log, now: time.Now}
+	follower := func(w *runWaiter) runFollower {
+		return runFollower{kube: mgr.GetClient(), waiter: w, tenancy: t, log: opts.Log, now: time.Now}
+	}
+	backups := &backupReconciler{runFollower: follower(backupRuns), runs: r}
+	restores := &restoreReconciler{runFollower: follower(restoreRuns), runs: r}
 	if err := ctrl.NewControllerManagedBy(mgr).Named("backup").
 		For(&v1alpha1.Backup{}).
 		WatchesRawSource(source.Channel(backupRuns.events, &handler.EnqueueRequestForObject{})).

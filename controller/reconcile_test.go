@@ -137,8 +137,8 @@ func newBackupReconciler(t *testing.T, objs ...client.Object) (*backupReconciler
 	t.Cleanup(cancel)
 	runs := newFakeRuns()
 	log := zaptest.NewLogger(t)
-	return &backupReconciler{kube: kube, runs: runs, waiter: newRunWaiter(ctx, runs.WaitRun, log), tenancy: tenancy{namespace: cairnNS},
-		log: log, now: time.Now}, runs, kube
+	return &backupReconciler{runFollower: runFollower{kube: kube, waiter: newRunWaiter(ctx, runs.WaitRun, log), tenancy: tenancy{namespace: cairnNS},
+		log: log, now: time.Now}, runs: runs}, runs, kube
 }
 
 func reconcileBackup(t *testing.T, r *backupReconciler, ns, name string) *v1alpha1.Backup {

@@ -38,29 +38,18 @@ func started(s v1alpha1.ResourceStatus, generation int64, res *starter.CreateRes
 	return s
 }
 
-// backupEnded is the status of a Backup whose run ended as v says.
-func backupEnded(s v1alpha1.ResourceStatus, v *starter.BackupView) v1alpha1.ResourceStatus {
-	s.Phase = v.Phase
-	if st := v.Status; st != nil {
-		s.Items, s.Errors, s.Warnings, s.Message = st.ItemsDone, st.Errors, st.Warnings, st.FailureReason
-		s.CompletionTime = metaTime(st.CompletionTime)
-	}
-	if s.CompletionTime == nil {
-		s.CompletionTime = metaTime(v.EndTime)
-	}
-	return s
-}
+// runCounts are the items a run backed up or restored, those that
+// failed, and its warnings.
+type runCounts struct{ items, errors, warnings int }
 
-// restoreEnded is the status of a Restore whose run ended as v says.
-func restoreEnded(s v1alpha1.ResourceStatus, v *starter.RestoreView) v1alpha1.ResourceStatus {
-	s.Phase = v.Phase
-	if st := v.Status; st != nil {
-		s.Items, s.Errors, s.Warnings, s.Message = st.ItemsRestored, st.ItemsFailed, st.Warnings, st.FailureReason
-		s.CompletionTime = metaTime(st.CompletionTime)
+// ended is the status of a resource whose run ended in phase.
+func ended(s v1alpha1.ResourceStatus, phase v1alpha1.Phase, n runCounts, reason string, completed, closed *time.Time) v1alpha1.ResourceStatus {
+	s.Phase = phase
+	s.Items, s.Errors, s.Warnings, s.Message = n.items, n.errors, n.warnings, reason
+	if completed == nil {
+		completed = closed
 	}
-	if s.CompletionTime == nil {
-		s.CompletionTime = metaTime(v.EndTime)
-	}
+	s.CompletionTime = metaTime(completed)
 	return s
 }
 

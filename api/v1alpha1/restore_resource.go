@@ -33,3 +33,6 @@ type RestoreList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []Restore `json:"items"`
 }
+
+// RunStatus is the status of the Restore's run.
+func (r *Restore) RunStatus() *ResourceStatus { return &r.Status }
