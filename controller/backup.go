@@ -36,8 +36,8 @@ func (r *backupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if b.Status.Phase.Done() {
 		return ctrl.Result{}, nil
 	}
-	if controllerutil.AddFinalizer(b, Finalizer) {
-		if err := r.kube.Update(ctx, b); err != nil {
+	if !controllerutil.ContainsFinalizer(b, Finalizer) {
+		if err := patchMetadata(ctx, r.kube, b, func() { controllerutil.AddFinalizer(b, Finalizer) }); err != nil {
 			return ctrl.Result{}, fmt.Errorf("add finalizer to backup %s: %w", req, err)
 		}
 	}
@@ -79,16 +79,15 @@ func (r *backupReconciler) deleteData(ctx context.Context, log *zap.Logger, b *v
 			return nil
 		}
 		if err != nil {
-			delete(b.Annotations, annotationDeletionRun) // the next attempt starts a new deletion
-			if uerr := r.kube.Update(ctx, b); uerr != nil {
+			// The next attempt starts a new deletion.
+			if uerr := patchMetadata(ctx, r.kube, b, func() { delete(b.Annotations, annotationDeletionRun) }); uerr != nil {
 				return fmt.Errorf("deletion of backup %s failed (%v), and: %w", b.Name, err, uerr)
 			}
 			return fmt.Errorf("deletion of backup %s: %w", b.Name, err)
 		}
 		log.Info("Backup data deleted", zap.String("runID", runID))
 	}
-	controllerutil.RemoveFinalizer(b, Finalizer)
-	if err := r.kube.Update(ctx, b); err != nil {
+	if err := patchMetadata(ctx, r.kube, b, func() { controllerutil.RemoveFinalizer(b, Finalizer) }); err != nil {
 		return fmt.Errorf("release backup %s: %w", b.Name, err)
 	}
 	return nil
@@ -101,18 +100,19 @@ func (r *backupReconciler) startDeletion(ctx context.Context, log *zap.Logger, b
 	res, err := r.runs.DeleteBackup(ctx, b.Name, true)
 	if errors.Is(err, starter.ErrNotFound) {
 		log.Info("Backup has no data to delete")
-		controllerutil.RemoveFinalizer(b, Finalizer)
-		return r.kube.Update(ctx, b)
+		return patchMetadata(ctx, r.kube, b, func() { controllerutil.RemoveFinalizer(b, Finalizer) })
 	}
 	if err != nil {
 		return fmt.Errorf("delete the data of backup %s: %w", b.Name, err)
 	}
 	log.Info("Deleting backup data", zap.String("workflowID", res.WorkflowID), zap.String("runID", res.RunID))
-	if b.Annotations == nil {
-		b.Annotations = map[string]string{}
+	record := func() {
+		if b.Annotations == nil {
+			b.Annotations = map[string]string{}
+		}
+		b.Annotations[annotationDeletionRun] = res.RunID
 	}
-	b.Annotations[annotationDeletionRun] = res.RunID
-	if err := r.kube.Update(ctx, b); err != nil {
+	if err := patchMetadata(ctx, r.kube, b, record); err != nil {
 		return fmt.Errorf("record the deletion of backup %s: %w", b.Name, err)
 	}
 	r.waiter.closedRun(b, res.WorkflowID, res.RunID)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -76,8 +77,14 @@ func Run(ctx context.Context, cfg *rest.Config, r runs, opts Options) error {
 		Complete(backups); err != nil {
 		return fmt.Errorf("controller: %w", err)
 	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.Restore{}, restoreBackupIndex, func(o client.Object) []string {
+		return []string{o.(*v1alpha1.Restore).Spec.BackupName}
+	}); err != nil {
+		return fmt.Errorf("controller: %w", err)
+	}
 	if err := ctrl.NewControllerManagedBy(mgr).Named("restore").
 		For(&v1alpha1.Restore{}).
+		Watches(&v1alpha1.Backup{}, handler.EnqueueRequestsFromMapFunc(restoresOf(mgr.GetClient()))).
 		WatchesRawSource(source.Channel(restoreRuns.events, &handler.EnqueueRequestForObject{})).
 		Complete(restores); err != nil {
 		return fmt.Errorf("controller: %w", err)

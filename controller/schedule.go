@@ -44,8 +44,8 @@ func (r *scheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if !sc.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.deleteSchedule(ctx, log, sc)
 	}
-	if controllerutil.AddFinalizer(sc, ScheduleFinalizer) {
-		if err := r.kube.Update(ctx, sc); err != nil {
+	if !controllerutil.ContainsFinalizer(sc, ScheduleFinalizer) {
+		if err := patchMetadata(ctx, r.kube, sc, func() { controllerutil.AddFinalizer(sc, ScheduleFinalizer) }); err != nil {
 			return ctrl.Result{}, fmt.Errorf("add finalizer to schedule %s: %w", req, err)
 		}
 	}
@@ -148,8 +148,7 @@ func (r *scheduleReconciler) deleteSchedule(ctx context.Context, log *zap.Logger
 		}
 		log.Info("Schedule deleted; its backups stay")
 	}
-	controllerutil.RemoveFinalizer(sc, ScheduleFinalizer)
-	if err := r.kube.Update(ctx, sc); err != nil {
+	if err := patchMetadata(ctx, r.kube, sc, func() { controllerutil.RemoveFinalizer(sc, ScheduleFinalizer) }); err != nil {
 		return fmt.Errorf("release schedule %s: %w", sc.Name, err)
 	}
 	return nil

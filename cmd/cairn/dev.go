@@ -135,7 +135,14 @@ func runDev(ctx context.Context, g *globals, df *devFlags) error {
 	if !df.noAPI {
 		auth := apiauth.StaticToken(apiToken, df.api.anonymousPaths)
 		grp.Go(func() error { return serveAPI(gctx, df.apiAddress, sc, log, auth, &df.api) })
-		grp.Go(func() error { return runController(gctx, &df.api.controller, kcfg, sc, log) })
+		grp.Go(func() error {
+			if df.sandbox && !df.api.controller.off {
+				if err := ensureNamespace(gctx, kcfg, df.api.controller.namespace); err != nil {
+					return err
+				}
+			}
+			return runController(gctx, &df.api.controller, kcfg, sc, log)
+		})
 	}
 	grp.Go(func() error { <-gctx.Done(); return nil })
 	err = grp.Wait()

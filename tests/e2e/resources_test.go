@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -60,10 +61,20 @@ func TestBackupAndRestoreResourcesRunAndReportStatus(t *testing.T) {
 	require.True(t, apierrors.IsInvalid(err), "%v", err)
 	assert.Contains(t, err.Error(), "spec.name, when set, must be the resource's name")
 
-	// Created while no controller runs: nothing happens until one does.
-	backup := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: "crd-app-1", Namespace: ops},
-		Spec: v1alpha1.BackupSpec{IncludedNamespaces: []string{app}}}
-	require.NoError(t, cc.Create(ctx, backup))
+	// Created as kubectl would (a TTL as written, no spec.name) while no
+	// controller runs, with a Restore of it applied at the same time:
+	// nothing happens until a controller runs, then the Restore waits for
+	// its Backup to end.
+	backup := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: "crd-app-1", Namespace: ops}}
+	manifest := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "cairn.io/v1alpha1", "kind": "Backup",
+		"metadata": map[string]any{"name": backup.Name, "namespace": ops},
+		"spec":     map[string]any{"includedNamespaces": []any{app}, "ttl": "72h"},
+	}}
+	require.NoError(t, cc.Create(ctx, manifest))
+	restore := &v1alpha1.Restore{ObjectMeta: metav1.ObjectMeta{Name: "crd-app-copy", Namespace: ops},
+		Spec: v1alpha1.RestoreSpec{BackupName: backup.Name, NamespaceMapping: map[string]string{app: copyNS}}}
+	require.NoError(t, cc.Create(ctx, restore))
 	stop := runController(t, s, ops)
 	done := waitResourceDone(t, cc, &v1alpha1.BackupList{}, ops, backup.Name)
 	b := done.(*v1alpha1.Backup)
@@ -73,6 +84,8 @@ func TestBackupAndRestoreResourcesRunAndReportStatus(t *testing.T) {
 	assert.Positive(t, b.Status.Items)
 	assert.NotNil(t, b.Status.CompletionTime)
 	assert.Contains(t, b.Finalizers, controller.Finalizer)
+	require.NotNil(t, b.Spec.TTL)
+	assert.Equal(t, 72*time.Hour, b.Spec.TTL.Duration)
 	v, err := s.starter.GetBackup(ctx, backup.Name)
 	require.NoError(t, err)
 	assert.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "the resource's backup is the backup of its name")
@@ -111,10 +124,7 @@ func TestBackupAndRestoreResourcesRunAndReportStatus(t *testing.T) {
 	_, err = s.starter.GetBackup(ctx, foreign.Name)
 	assert.ErrorIs(t, err, starter.ErrNotFound, "a refused resource starts no backup")
 
-	// The Restore, into another namespace.
-	restore := &v1alpha1.Restore{ObjectMeta: metav1.ObjectMeta{Name: "crd-app-copy", Namespace: ops},
-		Spec: v1alpha1.RestoreSpec{BackupName: backup.Name, NamespaceMapping: map[string]string{app: copyNS}}}
-	require.NoError(t, cc.Create(ctx, restore))
+	// The Restore, into another namespace, ran once its Backup ended.
 	r := waitResourceDone(t, cc, &v1alpha1.RestoreList{}, ops, restore.Name).(*v1alpha1.Restore)
 	require.Equal(t, v1alpha1.PhaseCompleted, r.Status.Phase, "%+v", r.Status)
 	assert.Positive(t, r.Status.Items)
