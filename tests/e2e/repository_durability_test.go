@@ -178,6 +178,26 @@ func catchInNewRun(t *testing.T, s *stack, w *proc, activity string, start func(
 	return 0
 }
 
+// waitActivityStarted waits until a worker has started the named activity
+// of workflowID, so a kill after it lands mid-step. A run's progress may
+// name a step before a worker has picked it up: under load the gap is
+// long enough for a kill to land before the step, which then runs once.
+func waitActivityStarted(t *testing.T, s *stack, workflowID, activity string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute) // a bound for a hang, not a verdict
+	for time.Now().Before(deadline) {
+		desc, err := s.temporalC.DescribeWorkflowExecution(context.Background(), workflowID, "")
+		require.NoError(t, err)
+		for _, pa := range desc.GetPendingActivities() {
+			if pa.GetActivityType().GetName() == activity && pa.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%s: activity %s not started within 2 minutes", workflowID, activity)
+}
+
 // activityAttempt is the attempt of the named activity's last start in
 // the workflow's history: above 1 when a retry ran it again.
 func activityAttempt(t *testing.T, s *stack, workflowID, activity string) int32 {

@@ -170,6 +170,9 @@ func TestVolumeSnapshots(t *testing.T) {
 			}
 			return true
 		})
+		for _, op := range waiting.Status.Operations {
+			waitActivityStarted(t, s, v1alpha1.VolumeWorkflowID("kill-1", op.Volume), waitSnapshotActivity)
+		}
 		w.kill()
 		w = s.startWorker("--snapshot-keep-newest", "2")
 		require.NoError(t, s.cluster.SetCSIControl(csistate.Control{}))
