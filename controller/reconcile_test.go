@@ -114,17 +114,12 @@ func (f *fakeRuns) closer(workflowID string) chan error {
 
 // closeRun ends the run and waits until the waiter asked for the
 // resource's reconcile.
-func closeRun(t *testing.T, f *fakeRuns, w *runWaiter, workflowID string, phase v1alpha1.Phase) {
-	t.Helper()
+func closeRun(f *fakeRuns, w *runWaiter, workflowID string, phase v1alpha1.Phase) {
 	f.mu.Lock()
 	f.phase = phase
 	f.mu.Unlock()
 	f.closer(workflowID) <- nil
-	select {
-	case <-w.events:
-	case <-time.After(time.Minute): // a bound for a hang, not a verdict
-		t.Fatal("the waiter did not report the closed run")
-	}
+	<-w.events // a waiter that never reports hangs the test until go test's timeout
 }
 
 const cairnNS = "cairn"
@@ -171,7 +166,7 @@ func TestBackupResourceRunsOnceAndTakesItsRunsOutcome(t *testing.T) {
 	assert.Len(t, runs.created, 1, "a reconcile while the run works starts nothing")
 	assert.Equal(t, v1alpha1.PhaseInProgress, b.Status.Phase)
 
-	closeRun(t, runs, r.waiter, "backup/nightly", v1alpha1.PhasePartiallyFailed)
+	closeRun(runs, r.waiter, "backup/nightly", v1alpha1.PhasePartiallyFailed)
 	b = reconcileBackup(t, r, cairnNS, "nightly")
 	assert.Equal(t, v1alpha1.PhasePartiallyFailed, b.Status.Phase)
 	assert.Equal(t, 42, b.Status.Items)
@@ -201,7 +196,7 @@ func TestBackupResourceTheStarterRefusesFails(t *testing.T) {
 func TestDeletedBackupResourceDeletesItsDataOnce(t *testing.T) {
 	r, runs, kube := newBackupReconciler(t, &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: "old", Namespace: cairnNS}})
 	b := reconcileBackup(t, r, cairnNS, "old")
-	closeRun(t, runs, r.waiter, "backup/old", v1alpha1.PhaseCompleted)
+	closeRun(runs, r.waiter, "backup/old", v1alpha1.PhaseCompleted)
 	reconcileBackup(t, r, cairnNS, "old")
 
 	require.NoError(t, kube.Delete(context.Background(), b))
@@ -212,7 +207,7 @@ func TestDeletedBackupResourceDeletesItsDataOnce(t *testing.T) {
 	reconcileBackup(t, r, cairnNS, "old")
 	assert.Len(t, runs.deleted, 1, "a reconcile during the deletion waits for it")
 
-	closeRun(t, runs, r.waiter, "delete/old", v1alpha1.PhaseCompleted)
+	closeRun(runs, r.waiter, "delete/old", v1alpha1.PhaseCompleted)
 	assert.Nil(t, reconcileBackup(t, r, cairnNS, "old"), "released once its data is deleted")
 	assert.Len(t, runs.deleted, 1)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
@@ -148,10 +149,8 @@ func catchActivity(t *testing.T, s *stack, w *proc, workflowID, activity string)
 			continue
 		}
 		require.NoError(t, err)
-		for _, pa := range desc.GetPendingActivities() {
-			if pa.GetActivityType().GetName() == activity && pa.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED {
-				return true
-			}
+		if activityRunning(desc, activity) {
+			return true
 		}
 		w.thaw()
 		if desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
@@ -188,14 +187,23 @@ func waitActivityStarted(t *testing.T, s *stack, workflowID, activity string) {
 	for time.Now().Before(deadline) {
 		desc, err := s.temporalC.DescribeWorkflowExecution(context.Background(), workflowID, "")
 		require.NoError(t, err)
-		for _, pa := range desc.GetPendingActivities() {
-			if pa.GetActivityType().GetName() == activity && pa.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED {
-				return
-			}
+		if activityRunning(desc, activity) {
+			return
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // Temporal tells no one of a start: ask again
 	}
 	t.Fatalf("%s: activity %s not started within 2 minutes", workflowID, activity)
+}
+
+// activityRunning reports whether a worker runs the named activity of the
+// described workflow.
+func activityRunning(desc *workflowservice.DescribeWorkflowExecutionResponse, activity string) bool {
+	for _, pa := range desc.GetPendingActivities() {
+		if pa.GetActivityType().GetName() == activity && pa.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED {
+			return true
+		}
+	}
+	return false
 }
 
 // activityAttempt is the attempt of the named activity's last start in
