@@ -55,8 +55,10 @@ func (r *scheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		status.Message, status.ObservedGeneration = refusal, sc.Generation
 		return ctrl.Result{}, r.writeStatus(ctx, sc, status)
 	}
+	var v *starter.ScheduleView
+	var err error
 	if sc.Status.ObservedGeneration != sc.Generation {
-		err := r.apply(starter.WithActingAs(ctx, id), log, sc)
+		v, err = r.apply(starter.WithActingAs(ctx, id), log, sc)
 		if refusedByStarter(err) {
 			log.Info("Schedule refused", zap.Error(err))
 			status.Message, status.ObservedGeneration = err.Error(), sc.Generation
@@ -66,13 +68,15 @@ func (r *scheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 			return ctrl.Result{}, err
 		}
 	}
-	v, err := r.runs.GetSchedule(ctx, sc.Name)
+	if v == nil {
+		v, err = r.runs.GetSchedule(ctx, sc.Name)
+	}
 	if errors.Is(err, starter.ErrNotFound) {
 		if sc.Status.ScheduleID == "" {
 			return ctrl.Result{}, nil // refused: it stays so until the spec changes
 		}
 		log.Info("Schedule gone behind the resource's back; making it again")
-		if err := r.apply(starter.WithActingAs(ctx, id), log, sc); err != nil {
+		if _, err := r.apply(starter.WithActingAs(ctx, id), log, sc); err != nil {
 			return ctrl.Result{}, err
 		}
 		v, err = r.runs.GetSchedule(ctx, sc.Name)
@@ -86,35 +90,35 @@ func (r *scheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	return ctrl.Result{RequeueAfter: r.untilAfterNextRun(v)}, nil
 }
 
-// apply creates the resource's schedule, or brings an existing one of its
-// name to the spec, paused or not as the spec says.
-func (r *scheduleReconciler) apply(ctx context.Context, log *zap.Logger, sc *v1alpha1.Schedule) error {
+// apply brings the schedule of the resource's name to its spec, paused or
+// not as the spec says, or creates it. It returns the schedule as it now
+// stands when the last call told it (nil after a create).
+func (r *scheduleReconciler) apply(ctx context.Context, log *zap.Logger, sc *v1alpha1.Schedule) (*starter.ScheduleView, error) {
 	spec := sc.Spec
 	spec.Name = sc.Name
-	v, err := r.runs.GetSchedule(ctx, sc.Name)
+	v, err := r.runs.UpdateSchedule(ctx, sc.Name, spec)
 	if errors.Is(err, starter.ErrNotFound) {
 		res, err := r.runs.CreateSchedule(ctx, spec)
-		if err == nil {
-			log.Info("Schedule created", zap.String("scheduleID", res.WorkflowID), zap.Bool("paused", spec.Paused))
+		if err != nil {
+			return nil, err
 		}
-		return err
+		log.Info("Schedule created", zap.String("scheduleID", res.WorkflowID), zap.Bool("paused", spec.Paused))
+		return nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("schedule %s: %w", sc.Name, err)
-	}
-	if v, err = r.runs.UpdateSchedule(ctx, sc.Name, spec); err != nil {
-		return err
+		return nil, err
 	}
 	switch {
 	case spec.Paused && !v.Paused:
-		_, err = r.runs.PauseSchedule(ctx, sc.Name, pauseNote)
+		v, err = r.runs.PauseSchedule(ctx, sc.Name, pauseNote)
 	case !spec.Paused && v.Paused:
-		_, err = r.runs.UnpauseSchedule(ctx, sc.Name, pauseNote)
+		v, err = r.runs.UnpauseSchedule(ctx, sc.Name, pauseNote)
 	}
-	if err == nil {
-		log.Info("Schedule updated", zap.Int64("generation", sc.Generation), zap.Bool("paused", spec.Paused))
+	if err != nil {
+		return nil, err
 	}
-	return err
+	log.Info("Schedule updated", zap.Int64("generation", sc.Generation), zap.Bool("paused", spec.Paused))
+	return v, nil
 }
 
 // untilAfterNextRun is when the status is next worth refreshing: a
