@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -252,12 +254,34 @@ func waitHTTP(t *testing.T, url string) string {
 }
 
 // killContainer SIGKILLs, from the host, the container process whose
-// command line has marker.
+// command line has marker. The shell forks subshells for its pipeline
+// (busybox's printf is a builtin, so they keep its command line): the
+// container's process is the matching one whose parent does not match.
 func killContainer(t *testing.T, marker string) {
 	t.Helper()
 	pids := pidsMatching(func(cmdline string) bool { return strings.Contains(cmdline, marker) })
-	require.Len(t, pids, 1, "one process runs %q", marker)
-	require.NoError(t, syscall.Kill(pids[0], syscall.SIGKILL))
+	var roots []int
+	for _, pid := range pids {
+		if !slices.Contains(pids, parentPID(t, pid)) {
+			roots = append(roots, pid)
+		}
+	}
+	require.Len(t, roots, 1, "one process runs %q (matching: %v)", marker, pids)
+	require.NoError(t, syscall.Kill(roots[0], syscall.SIGKILL))
+}
+
+// parentPID is pid's parent, from /proc/<pid>/stat (its fourth field,
+// after the command in parentheses); 0 for a process gone meanwhile.
+func parentPID(t *testing.T, pid int) int {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+	ppid, err := strconv.Atoi(fields[1])
+	require.NoError(t, err)
+	return ppid
 }
 
 // assertNoNodeLeftovers: no live shim of the node's containerd, no mount
