@@ -43,6 +43,10 @@ type ResourceStatus struct {
 	// Phase is the run's: New until it starts, then InProgress, then
 	// Completed, PartiallyFailed, Failed or Canceled.
 	Phase Phase `json:"phase,omitempty"`
+	// RunName is the run's name in cairn (the CLI, the API, the
+	// location): the resource's name in cairn's own namespace, and
+	// <namespace>.<name> in any other.
+	RunName string `json:"runName,omitempty"`
 	// WorkflowID is the Temporal workflow of the run.
 	WorkflowID string `json:"workflowID,omitempty"`
 	// ActingAs is whom the run reads and writes the cluster as.

@@ -1,0 +1,146 @@
+package v1alpha1
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// AnnotationActingAs holds, as JSON, the Identity a Backup, Restore or
+// Schedule acts as: its creator, as the API server told cairn's admission
+// webhook. The webhook writes it at create and refuses any change to it.
+const AnnotationActingAs = APIGroup + "/acting-as"
+
+// IdentityAnnotation is id as the value of AnnotationActingAs.
+func IdentityAnnotation(id Identity) string {
+	data, _ := json.Marshal(id) // strings, lists and maps always encode
+	return string(data)
+}
+
+// ParseIdentityAnnotation reads the value of AnnotationActingAs.
+func ParseIdentityAnnotation(value string) (*Identity, error) {
+	if value == "" {
+		return nil, fmt.Errorf("annotation %s is missing", AnnotationActingAs)
+	}
+	var id Identity
+	if err := json.Unmarshal([]byte(value), &id); err != nil {
+		return nil, fmt.Errorf("annotation %s: %w", AnnotationActingAs, err)
+	}
+	if id.Username == "" {
+		return nil, fmt.Errorf("annotation %s names no user", AnnotationActingAs)
+	}
+	return &id, nil
+}
+
+// NamespacedRunName is the name in cairn of the run of a resource outside
+// cairn's own namespace: <namespace>.<name>. A namespace name holds no
+// dot, and names given anywhere else may not hold one (RunNameProblems),
+// so a team's names never collide with another team's or with names
+// given through the API.
+func NamespacedRunName(namespace, name string) string {
+	return namespace + "." + name
+}
+
+// RunNameProblems checks a backup or restore name given through the API,
+// the CLI or a resource in cairn's namespace: dotted names are kept for
+// the runs of other namespaces' resources.
+func RunNameProblems(field, name string) []string {
+	if strings.Contains(name, ".") {
+		return []string{fmt.Sprintf("%s %q: names with a dot are kept for the resources of namespaces "+
+			"(<namespace>.<name>); choose a name without one", field, name)}
+	}
+	return nil
+}
+
+// namespacedNameProblems checks the name of a resource in namespace ns
+// whose run is named NamespacedRunName(ns, name).
+func namespacedNameProblems(field, ns, name string) []string {
+	var problems []string
+	for _, msg := range validation.IsDNS1123Label(name) {
+		problems = append(problems, fmt.Sprintf("%s %q: %s", field, name, msg))
+	}
+	if n := len(NamespacedRunName(ns, name)); n > 63 {
+		problems = append(problems, fmt.Sprintf("%s %q: its run is named %s, %d characters; at most 63",
+			field, name, NamespacedRunName(ns, name), n))
+	}
+	return problems
+}
+
+// NamespaceScopeProblems lists what a Backup resource of namespace ns,
+// which is not cairn's own, may not ask: its backup takes ns only, and
+// no cluster-scoped object.
+func (b *Backup) NamespaceScopeProblems() []string {
+	ns := b.Namespace
+	problems := namespacedNameProblems("metadata.name", ns, b.Name)
+	for _, included := range b.Spec.IncludedNamespaces {
+		if included != ns {
+			problems = append(problems, fmt.Sprintf("spec.includedNamespaces: %q is not this namespace: "+
+				"a Backup in %s backs up %s only", included, ns, ns))
+		}
+	}
+	problems = append(problems, clusterScopeProblems(ns, b.Spec.ClusterResources)...)
+	return problems
+}
+
+// NamespaceScopeProblems lists what a Restore resource of namespace ns,
+// which is not cairn's own, may not ask: it restores a backup of ns,
+// into ns only, and no cluster-scoped object.
+func (r *Restore) NamespaceScopeProblems() []string {
+	ns := r.Namespace
+	problems := namespacedNameProblems("metadata.name", ns, r.Name)
+	switch {
+	case r.Spec.ScheduleName != "":
+		problems = append(problems, fmt.Sprintf("spec.scheduleName: a Restore in %s names the backup it restores "+
+			"(spec.backupName); Schedules outside cairn's namespace are not supported yet", ns))
+	case strings.Contains(r.Spec.BackupName, "."):
+		problems = append(problems, fmt.Sprintf("spec.backupName %q names a backup of another namespace: "+
+			"a Restore in %s restores the backups of %s, by their name in it", r.Spec.BackupName, ns, ns))
+	default:
+		problems = append(problems, namespacedNameProblems("spec.backupName", ns, r.Spec.BackupName)...)
+	}
+	for _, included := range r.Spec.IncludedNamespaces {
+		if included != ns {
+			problems = append(problems, fmt.Sprintf("spec.includedNamespaces: %q is not this namespace: "+
+				"a Restore in %s restores %s only", included, ns, ns))
+		}
+	}
+	for from, to := range r.Spec.NamespaceMapping {
+		if from != ns || to != ns {
+			problems = append(problems, fmt.Sprintf("spec.namespaceMapping: %s→%s: a Restore in %s restores into %s only",
+				from, to, ns, ns))
+		}
+	}
+	problems = append(problems, clusterScopeProblems(ns, r.Spec.ClusterResources)...)
+	return problems
+}
+
+func clusterScopeProblems(ns string, c ClusterResources) []string {
+	if c == "" || c == ClusterResourcesExclude {
+		return nil
+	}
+	return []string{fmt.Sprintf("spec.clusterResources %q: a resource in %s takes no cluster-scoped object; "+
+		"leave it out or set exclude", c, ns)}
+}
+
+// ScopedToNamespace is the spec the run of a Backup outside cairn's
+// namespace starts with: its own name, its namespace only.
+func (b *Backup) ScopedToNamespace() BackupSpec {
+	spec := b.Spec
+	spec.Name = NamespacedRunName(b.Namespace, b.Name)
+	spec.IncludedNamespaces = []string{b.Namespace}
+	spec.ClusterResources = ClusterResourcesExclude
+	return spec
+}
+
+// ScopedToNamespace is the spec the run of a Restore outside cairn's
+// namespace starts with: its namespace's backup, into its namespace only.
+func (r *Restore) ScopedToNamespace() RestoreSpec {
+	spec := r.Spec
+	spec.Name = NamespacedRunName(r.Namespace, r.Name)
+	spec.BackupName = NamespacedRunName(r.Namespace, r.Spec.BackupName)
+	spec.IncludedNamespaces = []string{r.Namespace}
+	spec.ClusterResources = ClusterResourcesExclude
+	return spec
+}
