@@ -43,13 +43,16 @@ func (r *backupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	return ctrl.Result{}, r.follow(ctx, log, b, runKind{
 		what: "backup",
-		start: func(ctx context.Context) (*starter.CreateResult, error) {
-			spec := b.Spec
-			spec.Name = b.Name
-			return r.runs.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: spec})
+		start: func(ctx context.Context, runName string) (*starter.CreateResult, error) {
+			req := starter.CreateBackupRequest{BackupSpec: b.Spec}
+			req.Name = runName
+			if b.Namespace != r.tenancy.namespace {
+				req.BackupSpec, req.Namespace = b.ScopedToNamespace(), b.Namespace
+			}
+			return r.runs.CreateBackup(ctx, req)
 		},
 		ended: func(ctx context.Context, s v1alpha1.ResourceStatus) (v1alpha1.ResourceStatus, bool, error) {
-			v, err := r.runs.GetBackup(ctx, b.Name)
+			v, err := r.runs.GetBackup(ctx, r.tenancy.runName(b))
 			if err != nil || !v.Phase.Done() {
 				return s, false, err
 			}
@@ -74,7 +77,7 @@ func (r *backupReconciler) deleteData(ctx context.Context, log *zap.Logger, b *v
 		if !deleting {
 			return r.startDeletion(ctx, log, b)
 		}
-		closed, err := r.waiter.closedRun(b, v1alpha1.DeleteWorkflowID(b.Name), runID)
+		closed, err := r.waiter.closedRun(b, v1alpha1.DeleteWorkflowID(r.tenancy.runName(b)), runID)
 		if !closed {
 			return nil
 		}
@@ -97,7 +100,7 @@ func (r *backupReconciler) deleteData(ctx context.Context, log *zap.Logger, b *v
 const annotationDeletionRun = v1alpha1.APIGroup + "/deletion-run"
 
 func (r *backupReconciler) startDeletion(ctx context.Context, log *zap.Logger, b *v1alpha1.Backup) error {
-	res, err := r.runs.DeleteBackup(ctx, b.Name, true)
+	res, err := r.runs.DeleteBackup(ctx, r.tenancy.runName(b), true)
 	if errors.Is(err, starter.ErrNotFound) {
 		log.Info("Backup has no data to delete")
 		return patchMetadata(ctx, r.kube, b, func() { controllerutil.RemoveFinalizer(b, Finalizer) })

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-logr/zapr"
 	"go.uber.org/zap"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
@@ -21,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/webhook"
 )
 
 // Options configure the controller.
@@ -30,7 +32,15 @@ type Options struct {
 	Namespace string
 	// LeaderElection lets one of several API replicas run the controller.
 	LeaderElection bool
-	Log            *zap.Logger
+	// WebhookConfiguration names the MutatingWebhookConfiguration that
+	// puts cairn's admission webhook in front of its resources. Without
+	// it, resources outside Namespace are refused.
+	WebhookConfiguration string
+	// WebhookPropagation is how long after that configuration is created
+	// a resource's recorded creator is trusted (webhook.Propagation when
+	// zero): a resource created sooner may have met no webhook.
+	WebhookPropagation time.Duration
+	Log                *zap.Logger
 }
 
 // ErrTypesNotServed is Run's answer for a cluster without cairn's CRDs.
@@ -44,6 +54,9 @@ func Run(ctx context.Context, cfg *rest.Config, r runs, opts Options) error {
 	}
 	scheme := runtime.NewScheme()
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := admissionregistrationv1.AddToScheme(scheme); err != nil {
 		return err
 	}
 	logger := zapr.NewLogger(opts.Log.Named("controller-runtime"))
@@ -62,7 +75,11 @@ func Run(ctx context.Context, cfg *rest.Config, r runs, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("controller: %w", err)
 	}
-	t := tenancy{namespace: opts.Namespace}
+	if opts.WebhookPropagation == 0 {
+		opts.WebhookPropagation = webhook.Propagation
+	}
+	t := tenancy{namespace: opts.Namespace, webhookConfiguration: opts.WebhookConfiguration,
+		propagation: opts.WebhookPropagation, reader: mgr.GetAPIReader()}
 	// Each kind has its own waiter: a closed run enqueues its resource by
 	// name, in the queue of its own kind.
 	backupRuns, restoreRuns := newRunWaiter(ctx, r.WaitRun, opts.Log), newRunWaiter(ctx, r.WaitRun, opts.Log)
@@ -95,7 +112,8 @@ func Run(ctx context.Context, cfg *rest.Config, r runs, opts Options) error {
 		Complete(schedules); err != nil {
 		return fmt.Errorf("controller: %w", err)
 	}
-	opts.Log.Info("Controller starting", zap.String("namespace", opts.Namespace), zap.Bool("leaderElection", opts.LeaderElection))
+	opts.Log.Info("Controller starting", zap.String("namespace", opts.Namespace), zap.Bool("leaderElection", opts.LeaderElection),
+		zap.String("webhookConfiguration", opts.WebhookConfiguration))
 	return mgr.Start(ctx)
 }
 

@@ -38,13 +38,16 @@ func (r *restoreReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	return ctrl.Result{}, r.follow(ctx, log, rs, runKind{
 		what: "restore",
-		start: func(ctx context.Context) (*starter.CreateResult, error) {
-			spec := rs.Spec
-			spec.Name = rs.Name
-			return r.runs.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: spec})
+		start: func(ctx context.Context, runName string) (*starter.CreateResult, error) {
+			req := starter.CreateRestoreRequest{RestoreSpec: rs.Spec}
+			req.Name = runName
+			if rs.Namespace != r.tenancy.namespace {
+				req.RestoreSpec, req.Namespace = rs.ScopedToNamespace(), rs.Namespace
+			}
+			return r.runs.CreateRestore(ctx, req)
 		},
 		ended: func(ctx context.Context, s v1alpha1.ResourceStatus) (v1alpha1.ResourceStatus, bool, error) {
-			v, err := r.runs.GetRestore(ctx, rs.Name)
+			v, err := r.runs.GetRestore(ctx, r.tenancy.runName(rs))
 			if err != nil || !v.Phase.Done() {
 				return s, false, err
 			}

@@ -16,12 +16,14 @@ import (
 type runResource interface {
 	client.Object
 	RunStatus() *v1alpha1.ResourceStatus
+	NamespaceScopeProblems() []string
 }
 
 // runKind is how one kind of resource starts its run and reads its end.
 type runKind struct {
-	what  string // "backup", "restore"
-	start func(ctx context.Context) (*starter.CreateResult, error)
+	what string // "backup", "restore"
+	// start starts the run of the resource, of name runName in cairn.
+	start func(ctx context.Context, runName string) (*starter.CreateResult, error)
 	// ended is the status of the ended run, or false while it runs.
 	ended func(ctx context.Context, s v1alpha1.ResourceStatus) (v1alpha1.ResourceStatus, bool, error)
 }
@@ -38,12 +40,15 @@ type runFollower struct {
 
 func (f *runFollower) follow(ctx context.Context, log *zap.Logger, obj runResource, kind runKind) error {
 	status := obj.RunStatus()
-	id, refusal := f.tenancy.actingAs(obj)
-	if refusal != "" {
-		log.Info("Refused", zap.String("reason", refusal))
-		return f.writeStatus(ctx, obj, refused(*status, obj.GetGeneration(), refusal, f.now()))
-	}
 	if status.WorkflowID == "" {
+		id, refusal, err := f.tenancy.actingAs(ctx, obj)
+		if err != nil {
+			return err
+		}
+		if refusal != "" {
+			log.Info("Refused", zap.String("reason", refusal))
+			return f.writeStatus(ctx, obj, refused(*status, obj.GetGeneration(), refusal, f.now()))
+		}
 		return f.start(ctx, log, obj, kind, id)
 	}
 	if closed, _ := f.waiter.closedRun(obj, status.WorkflowID, ""); !closed {
@@ -65,7 +70,7 @@ func (f *runFollower) follow(ctx context.Context, log *zap.Logger, obj runResour
 // the start and the status write: the same name and spec are the same
 // run) and records it in the status.
 func (f *runFollower) start(ctx context.Context, log *zap.Logger, obj runResource, kind runKind, id *v1alpha1.Identity) error {
-	res, err := kind.start(starter.WithActingAs(ctx, id))
+	res, err := kind.start(starter.WithActingAs(ctx, id), f.tenancy.runName(obj))
 	if refusedByStarter(err) {
 		log.Info("Refused by the starter", zap.Error(err))
 		return f.writeStatus(ctx, obj, refused(*obj.RunStatus(), obj.GetGeneration(), err.Error(), f.now()))

@@ -50,8 +50,8 @@ func (r *scheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		}
 	}
 	status := sc.Status
-	id, refusal := r.tenancy.actingAs(sc)
-	if refusal != "" {
+	var id *v1alpha1.Identity // the worker: Schedules run in cairn's namespace only
+	if refusal := r.tenancy.scheduleRefusal(sc); refusal != "" {
 		status.Message, status.ObservedGeneration = refusal, sc.Generation
 		return ctrl.Result{}, r.writeStatus(ctx, sc, status)
 	}
@@ -146,7 +146,7 @@ func (r *scheduleReconciler) deleteSchedule(ctx context.Context, log *zap.Logger
 	if !controllerutil.ContainsFinalizer(sc, ScheduleFinalizer) {
 		return nil
 	}
-	if _, refusal := r.tenancy.actingAs(sc); refusal == "" {
+	if r.tenancy.scheduleRefusal(sc) == "" {
 		if _, err := r.runs.DeleteSchedule(ctx, sc.Name); err != nil && !errors.Is(err, starter.ErrNotFound) {
 			return fmt.Errorf("delete schedule %s: %w", sc.Name, err)
 		}

@@ -31,6 +31,7 @@ func refused(s v1alpha1.ResourceStatus, generation int64, message string, now ti
 // started is the status of a resource whose run has just started.
 func started(s v1alpha1.ResourceStatus, generation int64, res *starter.CreateResult, id *v1alpha1.Identity, now time.Time) v1alpha1.ResourceStatus {
 	s.Phase = v1alpha1.PhaseInProgress
+	s.RunName = res.Name
 	s.WorkflowID = res.WorkflowID
 	s.ActingAs = id.Describe()
 	s.ObservedGeneration = generation
