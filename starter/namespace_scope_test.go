@@ -1,0 +1,24 @@
+package starter
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/cairn-backup/cairn/api/v1alpha1"
+)
+
+func TestDottedRunNamesBelongToTheirNamespace(t *testing.T) {
+	exclude := v1alpha1.ClusterResourcesExclude
+	assert.Empty(t, namespaceScopeProblems("", "nightly", nil, ""), "a plain name through the API")
+	assert.NotEmpty(t, namespaceScopeProblems("", "team-a.nightly", nil, ""),
+		"through the API nobody takes a name of team-a's Backups")
+	assert.Empty(t, namespaceScopeProblems("team-a", "team-a.nightly", []string{"team-a"}, exclude))
+	assert.NotEmpty(t, namespaceScopeProblems("team-a", "team-b.nightly", []string{"team-a"}, exclude), "another namespace's name")
+	assert.NotEmpty(t, namespaceScopeProblems("team-a", "team-a.nightly", []string{"team-a", "team-b"}, exclude), "another namespace")
+	assert.NotEmpty(t, namespaceScopeProblems("team-a", "team-a.nightly", []string{"team-a"}, v1alpha1.ClusterResourcesAuto),
+		"cluster-scoped objects")
+	assert.NotEmpty(t, restoreScopeProblems(CreateRestoreRequest{Namespace: "team-a", RestoreSpec: v1alpha1.RestoreSpec{
+		Name: "team-a.back", BackupName: "team-b.nightly", IncludedNamespaces: []string{"team-a"}, ClusterResources: exclude}}),
+		"a restore of team-b's backup")
+}
