@@ -48,7 +48,7 @@ func (a *apiServeFlags) validate() error {
 	if (a.tlsCertFile == "") != (a.tlsKeyFile == "") {
 		return &usageError{errors.New("--tls-cert-file and --tls-private-key-file go together")}
 	}
-	return nil
+	return a.controller.webhook.validate()
 }
 
 func newAPICommand(g *globals) *cobra.Command {
@@ -135,6 +135,7 @@ generate a client. Errors are JSON with a type; statuses are 400 (invalid),
 			defer tc.Close()
 			grp, ctx := errgroup.WithContext(cmd.Context())
 			grp.Go(func() error { return runController(ctx, &af.controller, kcfg, sc, log) })
+			grp.Go(func() error { return serveWebhook(ctx, &af.controller.webhook, af.controller.namespace, log) })
 			grp.Go(func() error {
 				return serveAPI(ctx, listen, sc, log, apiauth.Kubernetes(kc, af.anonymousPaths, audiences...), af)
 			})

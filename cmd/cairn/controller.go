@@ -24,6 +24,7 @@ type controllerFlags struct {
 	off         bool
 	namespace   string
 	leaderElect bool
+	webhook     webhookFlags
 }
 
 func (c *controllerFlags) register(fl *pflag.FlagSet) {
@@ -32,9 +33,10 @@ func (c *controllerFlags) register(fl *pflag.FlagSet) {
 		ns = "cairn"
 	}
 	fl.BoolVar(&c.off, "no-controller", false, "do not turn Backup and Restore resources (cairn.io/v1alpha1) into runs")
-	fl.StringVar(&c.namespace, "controller-namespace", ns, "cairn's own namespace: its Backup and Restore resources act as the worker, "+
-		"and are the only ones run until cairn's admission webhook records creators (default: $POD_NAMESPACE when set)")
+	fl.StringVar(&c.namespace, "controller-namespace", ns, "cairn's own namespace: its resources act as the worker; "+
+		"those of other namespaces act as their creator and stay in their namespace (default: $POD_NAMESPACE when set)")
 	fl.BoolVar(&c.leaderElect, "leader-elect", false, "run the controller in one replica at a time (a Lease in --controller-namespace)")
+	c.webhook.register(fl)
 }
 
 // runController runs the controller until ctx ends; a cluster that does
@@ -43,7 +45,8 @@ func runController(ctx context.Context, c *controllerFlags, cfg *rest.Config, sc
 	if c.off || cfg == nil {
 		return nil
 	}
-	err := controller.Run(ctx, cfg, sc, controller.Options{Namespace: c.namespace, LeaderElection: c.leaderElect, Log: log.Named("controller")})
+	err := controller.Run(ctx, cfg, sc, controller.Options{Namespace: c.namespace, LeaderElection: c.leaderElect,
+		WebhookConfiguration: c.webhook.configuration, Log: log.Named("controller")})
 	if errors.Is(err, controller.ErrTypesNotServed) {
 		log.Warn("Controller off", zap.Error(err))
 		return nil

@@ -135,10 +135,19 @@ func runDev(ctx context.Context, g *globals, df *devFlags) error {
 	if !df.noAPI {
 		auth := apiauth.StaticToken(apiToken, df.api.anonymousPaths)
 		grp.Go(func() error { return serveAPI(gctx, df.apiAddress, sc, log, auth, &df.api) })
+		grp.Go(func() error { return serveWebhook(gctx, &df.api.controller.webhook, df.api.controller.namespace, log) })
 		grp.Go(func() error {
 			if df.sandbox && !df.api.controller.off {
 				if err := ensureNamespace(gctx, kcfg, df.api.controller.namespace); err != nil {
 					return err
+				}
+				if df.api.controller.webhook.address == "" {
+					serve, err := serveDevWebhook(gctx, kcfg, df.api.controller.namespace, log)
+					if err != nil {
+						return err
+					}
+					df.api.controller.webhook.configuration = devWebhookConfiguration
+					grp.Go(func() error { return serve(gctx) })
 				}
 			}
 			return runController(gctx, &df.api.controller, kcfg, sc, log)
