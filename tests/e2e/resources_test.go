@@ -26,10 +26,11 @@ import (
 // TestBackupAndRestoreResourcesRunAndReportStatus drives cairn through its
 // Kubernetes resources on a real API server: a Backup created while the
 // controller is down runs once it is up, a Restore of it writes into a
-// mapped namespace, a Schedule drives its Temporal Schedule, bad specs are refused by the CRD's schema with the
-// field named, a resource outside cairn's namespace is refused (no
-// creator recorded), and deleting a Backup deletes its data. It is the
-// only test that runs a controller on the shared cluster.
+// mapped namespace, a Schedule drives its Temporal Schedule, bad specs
+// are refused by the CRD's schema with the field named, a resource outside
+// cairn's namespace is refused when no webhook records its creator, and
+// deleting a Backup deletes its data; then checkTenancy, with the webhook.
+// It is the only test that runs a controller on the shared cluster.
 func TestBackupAndRestoreResourcesRunAndReportStatus(t *testing.T) {
 	t.Parallel()
 	s := newSharedStack(t)
@@ -113,14 +114,15 @@ func TestBackupAndRestoreResourcesRunAndReportStatus(t *testing.T) {
 	require.True(t, apierrors.IsInvalid(err), "%v", err)
 	assert.Contains(t, err.Error(), "cannot change once created")
 
-	// Outside cairn's namespace a resource acts as its creator; no webhook
-	// recorded one, so it is refused and starts nothing.
+	// Outside cairn's namespace a resource acts as its creator; this
+	// controller trusts no webhook to record one, so it is refused and
+	// starts nothing.
 	foreign := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: "crd-foreign", Namespace: app},
 		Spec: v1alpha1.BackupSpec{IncludedNamespaces: []string{app}}}
 	require.NoError(t, cc.Create(ctx, foreign))
 	f := waitResourceDone(t, cc, &v1alpha1.BackupList{}, app, foreign.Name).(*v1alpha1.Backup)
 	assert.Equal(t, v1alpha1.PhaseFailed, f.Status.Phase)
-	assert.Contains(t, f.Status.Message, "none is recorded")
+	assert.Contains(t, f.Status.Message, "runs none")
 	_, err = s.starter.GetBackup(ctx, foreign.Name)
 	assert.ErrorIs(t, err, starter.ErrNotFound, "a refused resource starts no backup")
 
@@ -184,16 +186,22 @@ func TestBackupAndRestoreResourcesRunAndReportStatus(t *testing.T) {
 		assert.ErrorIs(t, err, starter.ErrNotFound)
 	}
 	stop()
+
+	checkTenancy(t, s, kc, cc, ops)
 }
 
 // runController runs the controller in the test's process against s,
 // with ns as cairn's namespace; the returned func stops it.
 func runController(t *testing.T, s *stack, ns string) func() {
+	return runControllerWith(t, s, controller.Options{Namespace: ns})
+}
+
+// runControllerWith runs the controller with opts.
+func runControllerWith(t *testing.T, s *stack, opts controller.Options) func() {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
-	go func() {
-		errc <- controller.Run(ctx, s.cluster.Config(), s.starter, controller.Options{Namespace: ns, Log: zaptest.NewLogger(t)})
-	}()
+	opts.Log = zaptest.NewLogger(t)
+	go func() { errc <- controller.Run(ctx, s.cluster.Config(), s.starter, opts) }()
 	stopped := false
 	stop := func() {
 		if stopped {

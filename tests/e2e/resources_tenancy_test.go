@@ -1,0 +1,196 @@
+package e2e
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap/zaptest"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/controller"
+	"github.com/cairn-backup/cairn/internal/pki"
+	"github.com/cairn-backup/cairn/starter"
+	"github.com/cairn-backup/cairn/webhook"
+)
+
+const tenantWebhookConfig = "cairn-e2e-resources"
+
+// checkTenancy: with cairn's admission webhook in front of the API
+// server, a team's service account whose Role allows backups in its
+// namespace backs up and restores that namespace through resources, as
+// itself; it cannot reach another namespace, forge or change whom a
+// resource acts as, restore another namespace's backup, or take another
+// namespace's names.
+func checkTenancy(t *testing.T, s *stack, kc kubernetes.Interface, admin client.WithWatch, ops string) {
+	ctx := context.Background()
+	serveTestWebhook(t, kc, ops)
+
+	const teamA, teamB = "crd-team-a", "crd-team-b"
+	for _, ns := range []string{teamA, teamB} {
+		_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		_, err = kc.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner"},
+			Data: map[string]string{"team": ns}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	alice := teamMember(t, s, kc, teamA, "alice")
+	waitWebhookInForce(t, kc, admin, teamB)
+	stop := runControllerWith(t, s, controller.Options{Namespace: ops, WebhookConfiguration: tenantWebhookConfig,
+		WebhookPropagation: time.Nanosecond})
+
+	// A Backup of the team's namespace, with a forged identity: it acts
+	// as alice, the webhook's record.
+	mine := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: "mine", Namespace: teamA, Annotations: map[string]string{
+		v1alpha1.AnnotationActingAs: v1alpha1.IdentityAnnotation(v1alpha1.Identity{Username: "system:admin", Groups: []string{"system:masters"}})}}}
+	require.NoError(t, alice.Create(ctx, mine))
+	b := waitResourceDone(t, admin, &v1alpha1.BackupList{}, teamA, mine.Name).(*v1alpha1.Backup)
+	require.Equal(t, v1alpha1.PhaseCompleted, b.Status.Phase, "%+v", b.Status)
+	assert.Contains(t, b.Status.ActingAs, "system:serviceaccount:"+teamA+":alice", "the creator, not the forged annotation")
+	assert.Equal(t, teamA+".mine", b.Status.RunName, "a team's names are its own")
+	v, err := s.starter.GetBackup(ctx, b.Status.RunName)
+	require.NoError(t, err)
+	assert.Equal(t, []string{teamA}, v.Spec.IncludedNamespaces)
+	assert.Equal(t, v1alpha1.ClusterResourcesExclude, v.Spec.ClusterResources)
+
+	// What alice may not do is refused at admission, the field named.
+	for _, c := range []struct {
+		obj  client.Object
+		want string
+	}{
+		{&v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: "wide", Namespace: teamA},
+			Spec: v1alpha1.BackupSpec{IncludedNamespaces: []string{teamA, teamB}}}, `spec.includedNamespaces: "` + teamB + `"`},
+		{&v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: "cluster", Namespace: teamA},
+			Spec: v1alpha1.BackupSpec{ClusterResources: v1alpha1.ClusterResourcesInclude}}, "spec.clusterResources"},
+		{&v1alpha1.Restore{ObjectMeta: metav1.ObjectMeta{Name: "steal", Namespace: teamA},
+			Spec: v1alpha1.RestoreSpec{BackupName: teamB + ".mine"}}, "names a backup of another namespace"},
+		{&v1alpha1.Restore{ObjectMeta: metav1.ObjectMeta{Name: "spill", Namespace: teamA},
+			Spec: v1alpha1.RestoreSpec{BackupName: "mine", NamespaceMapping: map[string]string{teamA: teamB}}}, "spec.namespaceMapping"},
+	} {
+		err := alice.Create(ctx, c.obj)
+		require.True(t, apierrors.IsForbidden(err), "%v", err)
+		assert.Contains(t, err.Error(), c.want)
+	}
+	b.Annotations[v1alpha1.AnnotationActingAs] = v1alpha1.IdentityAnnotation(v1alpha1.Identity{Username: "system:admin"})
+	err = alice.Update(ctx, b)
+	require.True(t, apierrors.IsForbidden(err), "%v", err)
+	assert.Contains(t, err.Error(), v1alpha1.AnnotationActingAs)
+
+	// Another team's Backup of the same name is another backup, and the
+	// API gives nobody a name of the teams'.
+	theirs := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: "mine", Namespace: teamB}}
+	require.NoError(t, admin.Create(ctx, theirs))
+	tb := waitResourceDone(t, admin, &v1alpha1.BackupList{}, teamB, theirs.Name).(*v1alpha1.Backup)
+	require.Equal(t, v1alpha1.PhaseCompleted, tb.Status.Phase, "%+v", tb.Status)
+	assert.Equal(t, teamB+".mine", tb.Status.RunName)
+	_, err = s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{Name: teamA + ".next"}})
+	var invalid *starter.InvalidError
+	require.ErrorAs(t, err, &invalid)
+	assert.Contains(t, err.Error(), "names with a dot are kept")
+
+	// The team restores its own backup, as itself, into its namespace.
+	require.NoError(t, kc.CoreV1().ConfigMaps(teamA).Delete(ctx, "owner", metav1.DeleteOptions{}))
+	back := &v1alpha1.Restore{ObjectMeta: metav1.ObjectMeta{Name: "back", Namespace: teamA}, Spec: v1alpha1.RestoreSpec{BackupName: "mine"}}
+	require.NoError(t, alice.Create(ctx, back))
+	r := waitResourceDone(t, admin, &v1alpha1.RestoreList{}, teamA, back.Name).(*v1alpha1.Restore)
+	require.Equal(t, v1alpha1.PhaseCompleted, r.Status.Phase, "%+v", r.Status)
+	assert.Contains(t, r.Status.ActingAs, ":alice")
+	cm, err := kc.CoreV1().ConfigMaps(teamA).Get(ctx, "owner", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, teamA, cm.Data["team"], "team-a's data, from team-a's backup")
+
+	// Deleting the team's Backup deletes its data, not team-b's.
+	require.NoError(t, alice.Delete(ctx, b))
+	waitResourceGone(t, admin, &v1alpha1.BackupList{}, teamA, b.Name)
+	v, err = s.starter.GetBackup(ctx, teamB+".mine")
+	require.NoError(t, err)
+	assert.Equal(t, v1alpha1.PhaseCompleted, v.Phase)
+	stop()
+}
+
+// serveTestWebhook serves cairn's admission webhook in the test's process
+// and puts it in front of the shared cluster's resources until the test
+// ends (the configuration goes first, so nothing meets a gone webhook).
+func serveTestWebhook(t *testing.T, kc kubernetes.Interface, ops string) {
+	ca, err := pki.NewCA("e2e webhook CA")
+	require.NoError(t, err)
+	pair, err := ca.Issue(pki.Leaf{CommonName: "e2e webhook", IPs: []net.IP{net.IPv4(127, 0, 0, 1)}, Server: true})
+	require.NoError(t, err)
+	cert, err := tls.X509KeyPair(pair.CertPEM, pair.KeyPEM)
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- webhook.Serve(ctx, ln, cert, ops, zaptest.NewLogger(t)) }()
+	url := "https://" + ln.Addr().String() + webhook.Path
+	api := kc.AdmissionregistrationV1().MutatingWebhookConfigurations()
+	_, err = api.Create(context.Background(), webhook.Configuration(tenantWebhookConfig,
+		admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: ca.CertPEM}), metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		assert.NoError(t, api.Delete(context.Background(), tenantWebhookConfig, metav1.DeleteOptions{}))
+		cancel()
+		if err := <-errc; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("webhook: %v", err)
+		}
+	})
+}
+
+// waitWebhookInForce makes dry-run Backups in ns until one is recorded by
+// the webhook in a second after its configuration's: the API server
+// calls it, and creation times (whole seconds) tell resources made since
+// from those made before.
+func waitWebhookInForce(t *testing.T, kc kubernetes.Interface, admin client.Client, ns string) {
+	ctx := context.Background()
+	cfg, err := kc.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, tenantWebhookConfig, metav1.GetOptions{})
+	require.NoError(t, err)
+	for i := 0; ; i++ {
+		probe := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: ns}}
+		require.NoError(t, admin.Create(ctx, probe, client.DryRunAll))
+		if probe.Annotations[v1alpha1.AnnotationActingAs] != "" && probe.CreationTimestamp.After(cfg.CreationTimestamp.Time) {
+			return
+		}
+		require.Less(t, i, 1000, "the webhook never took effect") // a bound for a broken cluster, not a verdict
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// teamMember is a client that acts as service account name of ns, whose
+// Role there lets it back up and restore the namespace.
+func teamMember(t *testing.T, s *stack, kc kubernetes.Interface, ns, name string) client.WithWatch {
+	ctx := context.Background()
+	_, err := kc.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = kc.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{v1alpha1.APIGroup}, Resources: []string{"backups", "restores"}, Verbs: []string{"*"}},
+		{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets", "serviceaccounts", "pods", "services", "persistentvolumeclaims"},
+			Verbs: []string{"*"}},
+	}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = kc.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: ns}}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	cfg := rest.CopyConfig(s.cluster.Config())
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":" + name}
+	scheme := runtime.NewScheme()
+	require.NoError(t, v1alpha1.AddToScheme(scheme))
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	require.NoError(t, err)
+	return c
+}
