@@ -140,3 +140,12 @@ namespace: a comma-separated list, empty when none. */}}
 {{- define "cairn.apiTLSSecret" -}}
 {{- if .Values.api.tlsSecret }}{{ .Values.api.tlsSecret }}{{ else if not .Values.api.allowPlainHTTP }}cairn-api-tls{{ end }}
 {{- end }}
+
+{{- /* The MutatingWebhookConfiguration of cairn's admission webhook. */}}
+{{- define "cairn.webhookConfiguration" -}}
+{{ .Release.Name }}-resources
+{{- end }}
+
+{{- define "cairn.webhookEnabled" -}}
+{{- if and .Values.api.enabled .Values.api.controller .Values.api.webhook.enabled }}true{{ end }}
+{{- end }}
