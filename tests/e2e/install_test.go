@@ -34,6 +34,7 @@ import (
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/sandbox"
 	"github.com/cairn-backup/cairn/starter"
+	"github.com/cairn-backup/cairn/webhook"
 )
 
 const (
@@ -210,6 +211,28 @@ func TestHelmInstallRunsCairnInTheCluster(t *testing.T) {
 		v := s.waitDone("inst-api", 4*time.Minute)
 		require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
 		assert.Positive(t, v.Status.ItemsDone, "the in-cluster worker ran the API's backup")
+	})
+
+	t.Run("a team's Backup resource runs as its creator through the chart's webhook, in its namespace only", func(t *testing.T) {
+		const team = "inst-team"
+		defer func() {
+			if t.Failed() {
+				logInstall(t, s)
+			}
+		}()
+		_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: team}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		admin := resourceClient(t, s.cluster.Config())
+		member := teamMember(t, s, kc, team, "member")
+		waitWebhookInForce(t, kc, admin, team, "cairn-resources", webhook.Propagation)
+		err = member.Create(ctx, &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: "wide", Namespace: team},
+			Spec: v1alpha1.BackupSpec{IncludedNamespaces: []string{team, "inst"}}})
+		require.True(t, apierrors.IsForbidden(err), "%v", err)
+		require.NoError(t, member.Create(ctx, &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: "mine", Namespace: team}}))
+		b := waitResourceDone(t, admin, &v1alpha1.BackupList{}, team, "mine").(*v1alpha1.Backup)
+		require.Equal(t, v1alpha1.PhaseCompleted, b.Status.Phase, "%+v", b.Status)
+		assert.Contains(t, b.Status.ActingAs, "system:serviceaccount:"+team+":member")
+		assert.Equal(t, team+".mine", b.Status.RunName)
 	})
 
 	t.Run("helm upgrade keeps the repository password, the API's CA and the backups restorable", func(t *testing.T) {

@@ -49,7 +49,7 @@ func checkTenancy(t *testing.T, s *stack, kc kubernetes.Interface, admin client.
 		require.NoError(t, err)
 	}
 	alice := teamMember(t, s, kc, teamA, "alice")
-	waitWebhookInForce(t, kc, admin, teamB)
+	waitWebhookInForce(t, kc, admin, teamB, tenantWebhookConfig, time.Nanosecond)
 	stop := runControllerWith(t, s, controller.Options{Namespace: ops, WebhookConfiguration: tenantWebhookConfig,
 		WebhookPropagation: time.Nanosecond})
 
@@ -152,22 +152,32 @@ func serveTestWebhook(t *testing.T, kc kubernetes.Interface, ops string) {
 }
 
 // waitWebhookInForce makes dry-run Backups in ns until one is recorded by
-// the webhook in a second after its configuration's: the API server
-// calls it, and creation times (whole seconds) tell resources made since
-// from those made before.
-func waitWebhookInForce(t *testing.T, kc kubernetes.Interface, admin client.Client, ns string) {
+// the webhook of configuration name, created later than propagation after
+// it: the controller trusts the creators of resources made from then on.
+// Creation times are whole seconds, so this waits for a clock, not for a
+// guess at how fast the cluster is.
+func waitWebhookInForce(t *testing.T, kc kubernetes.Interface, admin client.Client, ns, name string, propagation time.Duration) {
 	ctx := context.Background()
-	cfg, err := kc.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, tenantWebhookConfig, metav1.GetOptions{})
+	cfg, err := kc.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, name, metav1.GetOptions{})
 	require.NoError(t, err)
 	for i := 0; ; i++ {
 		probe := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: ns}}
 		require.NoError(t, admin.Create(ctx, probe, client.DryRunAll))
-		if probe.Annotations[v1alpha1.AnnotationActingAs] != "" && probe.CreationTimestamp.After(cfg.CreationTimestamp.Time) {
+		if probe.Annotations[v1alpha1.AnnotationActingAs] != "" && probe.CreationTimestamp.After(cfg.CreationTimestamp.Add(propagation)) {
 			return
 		}
-		require.Less(t, i, 1000, "the webhook never took effect") // a bound for a broken cluster, not a verdict
+		require.Less(t, i, 2000, "the webhook never took effect") // a bound for a broken cluster, not a verdict
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// resourceClient is a client of cairn's resources as cfg's user.
+func resourceClient(t *testing.T, cfg *rest.Config) client.WithWatch {
+	scheme := runtime.NewScheme()
+	require.NoError(t, v1alpha1.AddToScheme(scheme))
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	require.NoError(t, err)
+	return c
 }
 
 // teamMember is a client that acts as service account name of ns, whose
@@ -188,9 +198,5 @@ func teamMember(t *testing.T, s *stack, kc kubernetes.Interface, ns, name string
 	require.NoError(t, err)
 	cfg := rest.CopyConfig(s.cluster.Config())
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":" + name}
-	scheme := runtime.NewScheme()
-	require.NoError(t, v1alpha1.AddToScheme(scheme))
-	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
-	require.NoError(t, err)
-	return c
+	return resourceClient(t, cfg)
 }
