@@ -33,8 +33,8 @@ func (r *backupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if !b.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.deleteData(ctx, log, b)
 	}
-	if b.Status.Phase.Done() {
-		return ctrl.Result{}, nil
+	if b.Status.Phase.Done() || followsTheList(b) {
+		return ctrl.Result{}, nil // a mirrored backup with no run to follow: the mirror keeps it current
 	}
 	if !controllerutil.ContainsFinalizer(b, Finalizer) {
 		if err := patchMetadata(ctx, r.kube, b, func() { controllerutil.AddFinalizer(b, Finalizer) }); err != nil {

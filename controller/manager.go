@@ -40,7 +40,11 @@ type Options struct {
 	// a resource's recorded creator is trusted (webhook.Propagation when
 	// zero): a resource created sooner may have met no webhook.
 	WebhookPropagation time.Duration
-	Log                *zap.Logger
+	// MirrorInterval is how often backups started elsewhere, or found in
+	// a location, are made visible as Backup resources (a minute when
+	// zero).
+	MirrorInterval time.Duration
+	Log            *zap.Logger
 }
 
 // ErrTypesNotServed is Run's answer for a cluster without cairn's CRDs.
@@ -110,6 +114,13 @@ func Run(ctx context.Context, cfg *rest.Config, r runs, opts Options) error {
 	if err := ctrl.NewControllerManagedBy(mgr).Named("schedule").
 		For(&v1alpha1.Schedule{}).
 		Complete(schedules); err != nil {
+		return fmt.Errorf("controller: %w", err)
+	}
+	if opts.MirrorInterval == 0 {
+		opts.MirrorInterval = time.Minute
+	}
+	if err := mgr.Add(&backupMirror{kube: mgr.GetClient(), runs: r, tenancy: t, interval: opts.MirrorInterval,
+		log: opts.Log.Named("mirror")}); err != nil {
 		return fmt.Errorf("controller: %w", err)
 	}
 	opts.Log.Info("Controller starting", zap.String("namespace", opts.Namespace), zap.Bool("leaderElection", opts.LeaderElection),

@@ -27,6 +27,7 @@ type fakeRuns struct {
 	mu        sync.Mutex
 	created   []starter.CreateBackupRequest
 	actingAs  []*v1alpha1.Identity // of each created
+	listed    []*starter.BackupView
 	deleted   []string
 	createErr error
 	phase     v1alpha1.Phase
@@ -53,6 +54,12 @@ func (f *fakeRuns) GetBackup(_ context.Context, name string) (*starter.BackupVie
 	defer f.mu.Unlock()
 	return &starter.BackupView{Name: name, Phase: f.phase,
 		Status: &v1alpha1.BackupStatus{Phase: f.phase, ItemsDone: 42, Warnings: 1}}, nil
+}
+
+func (f *fakeRuns) ListBackups(context.Context) (*starter.BackupList, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return &starter.BackupList{Items: f.listed}, nil
 }
 
 func (f *fakeRuns) DeleteBackup(_ context.Context, name string, _ bool) (*starter.CreateResult, error) {

@@ -13,6 +13,7 @@ import (
 type runs interface {
 	CreateBackup(ctx context.Context, req starter.CreateBackupRequest) (*starter.CreateResult, error)
 	GetBackup(ctx context.Context, name string) (*starter.BackupView, error)
+	ListBackups(ctx context.Context) (*starter.BackupList, error)
 	DeleteBackup(ctx context.Context, name string, cancelRunning bool) (*starter.CreateResult, error)
 	CreateRestore(ctx context.Context, req starter.CreateRestoreRequest) (*starter.CreateResult, error)
 	GetRestore(ctx context.Context, name string) (*starter.RestoreView, error)

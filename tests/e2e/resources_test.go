@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,7 +30,8 @@ import (
 // mapped namespace, a Schedule drives its Temporal Schedule, bad specs
 // are refused by the CRD's schema with the field named, a resource outside
 // cairn's namespace is refused when no webhook records its creator, and
-// deleting a Backup deletes its data; then checkTenancy, with the webhook.
+// deleting a Backup deletes its data, and a schedule's runs and the
+// API's backups show up as Backups; then checkTenancy, with the webhook.
 // It is the only test that runs a controller on the shared cluster.
 func TestBackupAndRestoreResourcesRunAndReportStatus(t *testing.T) {
 	t.Parallel()
@@ -76,7 +78,7 @@ func TestBackupAndRestoreResourcesRunAndReportStatus(t *testing.T) {
 	restore := &v1alpha1.Restore{ObjectMeta: metav1.ObjectMeta{Name: "crd-app-copy", Namespace: ops},
 		Spec: v1alpha1.RestoreSpec{BackupName: backup.Name, NamespaceMapping: map[string]string{app: copyNS}}}
 	require.NoError(t, cc.Create(ctx, restore))
-	stop := runController(t, s, ops)
+	stop := runControllerWith(t, s, controller.Options{Namespace: ops, MirrorInterval: 2 * time.Second})
 	done := waitResourceDone(t, cc, &v1alpha1.BackupList{}, ops, backup.Name)
 	b := done.(*v1alpha1.Backup)
 	require.Equal(t, v1alpha1.PhaseCompleted, b.Status.Phase, "%+v", b.Status)
@@ -162,6 +164,24 @@ func TestBackupAndRestoreResourcesRunAndReportStatus(t *testing.T) {
 	assert.Equal(t, []string{app}, tv.Spec.Template.IncludedNamespaces)
 	assert.False(t, tv.Paused)
 
+	// The schedule's runs, and backups started through the API, show up
+	// as Backups too.
+	_, err = s.starter.TriggerSchedule(ctx, sched.Name)
+	require.NoError(t, err)
+	_, err = s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{Name: "crd-api-1",
+		IncludedNamespaces: []string{app}}})
+	require.NoError(t, err)
+	scheduled := watchResource(t, cc, &v1alpha1.BackupList{}, ops, "", func(ev watch.Event) bool {
+		b, ok := ev.Object.(*v1alpha1.Backup)
+		return ok && strings.HasPrefix(b.Name, sched.Name+"-") && b.Status.Phase.Done()
+	}).(*v1alpha1.Backup)
+	assert.Equal(t, v1alpha1.PhaseCompleted, scheduled.Status.Phase, "%+v", scheduled.Status)
+	assert.Equal(t, starter.SourceTemporal, scheduled.Annotations[controller.AnnotationMirrored])
+	assert.Positive(t, scheduled.Status.Items)
+	fromAPI := waitResourceDone(t, cc, &v1alpha1.BackupList{}, ops, "crd-api-1").(*v1alpha1.Backup)
+	assert.Equal(t, v1alpha1.PhaseCompleted, fromAPI.Status.Phase, "%+v", fromAPI.Status)
+	assert.Equal(t, []string{app}, fromAPI.Spec.IncludedNamespaces)
+
 	sc.Spec.Paused = true
 	require.NoError(t, cc.Update(ctx, sc))
 	sc = watchResource(t, cc, &v1alpha1.ScheduleList{}, ops, sched.Name, scheduleObserved).(*v1alpha1.Schedule)
@@ -244,11 +264,17 @@ func waitResourceGone(t *testing.T, cc client.WithWatch, list client.ObjectList,
 	watchResource(t, cc, list, ns, name, func(ev watch.Event) bool { return ev.Type == watch.Deleted })
 }
 
+// watchResource watches the resource of that name (any of ns when name is
+// empty) until cond holds, and returns it.
 func watchResource(t *testing.T, cc client.WithWatch, list client.ObjectList, ns, name string, cond func(watch.Event) bool) client.Object {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a bound for a hang, not a verdict
 	defer cancel()
-	w, err := cc.Watch(ctx, list, client.InNamespace(ns), client.MatchingFields{"metadata.name": name})
+	opts := []client.ListOption{client.InNamespace(ns)}
+	if name != "" {
+		opts = append(opts, client.MatchingFields{"metadata.name": name})
+	}
+	w, err := cc.Watch(ctx, list, opts...)
 	require.NoError(t, err)
 	defer w.Stop()
 	for ev := range w.ResultChan() {
