@@ -80,12 +80,3 @@ func (t tenancy) runName(obj metav1.Object) string {
 	}
 	return v1alpha1.NamespacedRunName(obj.GetNamespace(), obj.GetName())
 }
-
-// scheduleRefusal says why a Schedule may not run: outside cairn's
-// namespace, not yet.
-func (t tenancy) scheduleRefusal(sc *v1alpha1.Schedule) string {
-	if sc.Namespace == t.namespace {
-		return ""
-	}
-	return fmt.Sprintf("refused: Schedules outside cairn's namespace (%s) are not supported yet", t.namespace)
-}

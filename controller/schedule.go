@@ -50,13 +50,20 @@ func (r *scheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		}
 	}
 	status := sc.Status
-	var id *v1alpha1.Identity // the worker: Schedules run in cairn's namespace only
-	if refusal := r.tenancy.scheduleRefusal(sc); refusal != "" {
+	id, refusal, err := r.tenancy.actingAs(ctx, sc)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if refusal != "" {
+		log.Info("Refused", zap.String("reason", refusal))
 		status.Message, status.ObservedGeneration = refusal, sc.Generation
 		return ctrl.Result{}, r.writeStatus(ctx, sc, status)
 	}
+	name := r.tenancy.runName(sc)
+	if sc.Namespace != r.tenancy.namespace {
+		ctx = starter.WithNamespace(ctx, sc.Namespace)
+	}
 	var v *starter.ScheduleView
-	var err error
 	if sc.Status.ObservedGeneration != sc.Generation {
 		v, err = r.apply(starter.WithActingAs(ctx, id), log, sc)
 		if refusedByStarter(err) {
@@ -69,7 +76,7 @@ func (r *scheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		}
 	}
 	if v == nil {
-		v, err = r.runs.GetSchedule(ctx, sc.Name)
+		v, err = r.runs.GetSchedule(ctx, name)
 	}
 	if errors.Is(err, starter.ErrNotFound) {
 		if sc.Status.ScheduleID == "" {
@@ -79,10 +86,10 @@ func (r *scheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		if _, err := r.apply(starter.WithActingAs(ctx, id), log, sc); err != nil {
 			return ctrl.Result{}, err
 		}
-		v, err = r.runs.GetSchedule(ctx, sc.Name)
+		v, err = r.runs.GetSchedule(ctx, name)
 	}
 	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("status of schedule %s: %w", sc.Name, err)
+		return ctrl.Result{}, fmt.Errorf("status of schedule %s: %w", name, err)
 	}
 	if err := r.writeStatus(ctx, sc, scheduleStatus(v, id, sc.Generation)); err != nil {
 		return ctrl.Result{}, err
@@ -96,7 +103,10 @@ func (r *scheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 func (r *scheduleReconciler) apply(ctx context.Context, log *zap.Logger, sc *v1alpha1.Schedule) (*starter.ScheduleView, error) {
 	spec := sc.Spec
 	spec.Name = sc.Name
-	v, err := r.runs.UpdateSchedule(ctx, sc.Name, spec)
+	if sc.Namespace != r.tenancy.namespace {
+		spec = sc.ScopedToNamespace()
+	}
+	v, err := r.runs.UpdateSchedule(ctx, spec.Name, spec)
 	if errors.Is(err, starter.ErrNotFound) {
 		res, err := r.runs.CreateSchedule(ctx, spec)
 		if err != nil {
@@ -110,9 +120,9 @@ func (r *scheduleReconciler) apply(ctx context.Context, log *zap.Logger, sc *v1a
 	}
 	switch {
 	case spec.Paused && !v.Paused:
-		v, err = r.runs.PauseSchedule(ctx, sc.Name, pauseNote)
+		v, err = r.runs.PauseSchedule(ctx, spec.Name, pauseNote)
 	case !spec.Paused && v.Paused:
-		v, err = r.runs.UnpauseSchedule(ctx, sc.Name, pauseNote)
+		v, err = r.runs.UnpauseSchedule(ctx, spec.Name, pauseNote)
 	}
 	if err != nil {
 		return nil, err
@@ -146,12 +156,13 @@ func (r *scheduleReconciler) deleteSchedule(ctx context.Context, log *zap.Logger
 	if !controllerutil.ContainsFinalizer(sc, ScheduleFinalizer) {
 		return nil
 	}
-	if r.tenancy.scheduleRefusal(sc) == "" {
-		if _, err := r.runs.DeleteSchedule(ctx, sc.Name); err != nil && !errors.Is(err, starter.ErrNotFound) {
-			return fmt.Errorf("delete schedule %s: %w", sc.Name, err)
-		}
-		log.Info("Schedule deleted; its backups stay")
+	// Only this resource makes the schedule of its run name, so it is
+	// deleted even when no status recorded it (a crash in between).
+	name := r.tenancy.runName(sc)
+	if _, err := r.runs.DeleteSchedule(ctx, name); err != nil && !errors.Is(err, starter.ErrNotFound) {
+		return fmt.Errorf("delete schedule %s: %w", name, err)
 	}
+	log.Info("Schedule deleted; its backups stay")
 	if err := patchMetadata(ctx, r.kube, sc, func() { controllerutil.RemoveFinalizer(sc, ScheduleFinalizer) }); err != nil {
 		return fmt.Errorf("release schedule %s: %w", sc.Name, err)
 	}

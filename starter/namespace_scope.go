@@ -1,12 +1,27 @@
 package starter
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
+
+type namespaceKey struct{}
+
+// WithNamespace says that schedules made or changed with ctx serve a
+// Schedule resource of namespace ns, outside cairn's: their names are
+// <ns>.<name> and their runs take ns only. Only the controller sets it.
+func WithNamespace(ctx context.Context, ns string) context.Context {
+	return context.WithValue(ctx, namespaceKey{}, ns)
+}
+
+func namespaceOf(ctx context.Context) string {
+	ns, _ := ctx.Value(namespaceKey{}).(string)
+	return ns
+}
 
 // namespaceScopeProblems checks a run's name and reach against the
 // namespace it serves. Without one (the API, the CLI, a resource in

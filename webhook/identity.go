@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -28,22 +29,22 @@ func (r *identityRecorder) Handle(_ context.Context, req admission.Request) admi
 	}
 	switch req.Operation {
 	case admissionv1.Create:
-		return r.create(req)
+		return r.record(req)
 	case admissionv1.Update:
 		return r.update(req)
 	}
 	return admission.Allowed("")
 }
 
-// create records the creator in the resource, after checking that a
+// record records the requester in the resource, after checking that a
 // resource outside cairn's namespace stays inside its own.
-func (r *identityRecorder) create(req admission.Request) admission.Response {
+func (r *identityRecorder) record(req admission.Request) admission.Response {
 	obj := &unstructured.Unstructured{}
 	if err := json.Unmarshal(req.Object.Raw, &obj.Object); err != nil {
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode %s: %w", req.Kind.Kind, err))
 	}
 	if req.Namespace != r.namespace {
-		if problems, err := scopeProblems(req.Kind.Kind, req.Object.Raw, r.namespace); err != nil {
+		if problems, err := scopeProblems(req.Kind.Kind, req.Object.Raw); err != nil {
 			return admission.Errored(http.StatusBadRequest, err)
 		} else if len(problems) > 0 {
 			r.log.Info("Refused", zap.String("kind", req.Kind.Kind), zap.String("namespace", req.Namespace),
@@ -65,8 +66,20 @@ func (r *identityRecorder) create(req admission.Request) admission.Response {
 }
 
 // update refuses any change to the recorded identity: whoever may update
-// a resource may not make it act as someone else.
+// a resource may not make it act as someone else. A Schedule whose spec
+// changes acts as whoever changed it, as a schedule changed through the
+// API does: someone who may edit a schedule may not borrow the rights of
+// whoever wrote it first.
 func (r *identityRecorder) update(req admission.Request) admission.Response {
+	if req.Kind.Kind == "Schedule" {
+		changed, err := specChanged(req.OldObject.Raw, req.Object.Raw)
+		if err != nil {
+			return admission.Errored(http.StatusBadRequest, err)
+		}
+		if changed {
+			return r.record(req)
+		}
+	}
 	was, err := actingAsOf(req.OldObject.Raw)
 	if err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
@@ -82,6 +95,27 @@ func (r *identityRecorder) update(req admission.Request) admission.Response {
 			"at create; it cannot change", v1alpha1.AnnotationActingAs))
 	}
 	return admission.Allowed("")
+}
+
+func specChanged(oldRaw, newRaw []byte) (bool, error) {
+	var was, is struct {
+		Spec json.RawMessage `json:"spec"`
+	}
+	if err := json.Unmarshal(oldRaw, &was); err != nil {
+		return false, fmt.Errorf("decode old object: %w", err)
+	}
+	if err := json.Unmarshal(newRaw, &is); err != nil {
+		return false, fmt.Errorf("decode object: %w", err)
+	}
+	return !equality.Semantic.DeepEqual(decoded(was.Spec), decoded(is.Spec)), nil
+}
+
+// decoded is a JSON value as maps and lists, so that key order and
+// spacing do not count as changes.
+func decoded(raw json.RawMessage) any {
+	var v any
+	_ = json.Unmarshal(raw, &v) // raw came out of a decoded object
+	return v
 }
 
 func actingAsOf(raw []byte) (string, error) {

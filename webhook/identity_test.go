@@ -142,7 +142,12 @@ func TestCreateOutsideCairnsNamespaceStaysInItsNamespace(t *testing.T) {
 			Spec: v1alpha1.RestoreSpec{BackupName: "nightly", NamespaceMapping: map[string]string{"team-a": "team-b"}}}, "spec.namespaceMapping"},
 		{"a restore of its namespace's backup", &v1alpha1.Restore{ObjectMeta: metav1.ObjectMeta{Name: "back", Namespace: "team-a"},
 			Spec: v1alpha1.RestoreSpec{BackupName: "nightly"}}, ""},
-		{"a schedule", &v1alpha1.Schedule{ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "team-a"}}, "not supported yet"},
+		{"a schedule of its namespace", &v1alpha1.Schedule{ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "team-a"},
+			Spec: v1alpha1.ScheduleSpec{Cron: "0 2 * * *"}}, ""},
+		{"a schedule that reaches team-b", &v1alpha1.Schedule{ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "team-a"},
+			Spec: v1alpha1.ScheduleSpec{Template: v1alpha1.BackupSpec{IncludedNamespaces: []string{"team-b"}}}}, "spec.template.includedNamespaces"},
+		{"a schedule of etcd snapshots", &v1alpha1.Schedule{ObjectMeta: metav1.ObjectMeta{Name: "etcd", Namespace: "team-a"},
+			Spec: v1alpha1.ScheduleSpec{Kind: v1alpha1.KindEtcdSnapshot}}, "spec.kind"},
 		{"anything in cairn's namespace", &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: "all", Namespace: "cairn"},
 			Spec: v1alpha1.BackupSpec{ClusterResources: v1alpha1.ClusterResourcesInclude}}, ""},
 	} {
@@ -157,4 +162,24 @@ func TestCreateOutsideCairnsNamespaceStaysInItsNamespace(t *testing.T) {
 			assert.Contains(t, resp.Result.Message, c.refusal)
 		})
 	}
+}
+
+func TestAScheduleActsAsWhoeverLastChangedItsSpec(t *testing.T) {
+	bob := v1alpha1.IdentityAnnotation(v1alpha1.Identity{Username: "bob"})
+	schedule := func(cron, actingAs string) *v1alpha1.Schedule {
+		return &v1alpha1.Schedule{ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "team-a",
+			Annotations: map[string]string{v1alpha1.AnnotationActingAs: actingAs}}, Spec: v1alpha1.ScheduleSpec{Cron: cron}}
+	}
+	req := review(t, admissionv1.Update, schedule("0 3 * * *", bob), schedule("0 2 * * *", bob))
+	assert.Equal(t, "alice", recorded(t, req, recorder(t).Handle(context.Background(), req)).Username,
+		"alice changed bob's schedule: it now acts as alice")
+
+	req = review(t, admissionv1.Update, schedule("0 2 * * *", bob), schedule("0 2 * * *", bob))
+	resp := recorder(t).Handle(context.Background(), req)
+	assert.True(t, resp.Allowed)
+	assert.Empty(t, resp.Patches, "a change of metadata only keeps whom it acts as")
+
+	admin := v1alpha1.IdentityAnnotation(v1alpha1.Identity{Username: "system:admin"})
+	req = review(t, admissionv1.Update, schedule("0 2 * * *", admin), schedule("0 2 * * *", bob))
+	assert.False(t, recorder(t).Handle(context.Background(), req).Allowed, "nor may it be rewritten by hand")
 }

@@ -10,7 +10,7 @@ import (
 
 // scopeProblems lists what a resource created outside cairn's namespace
 // asks beyond its own namespace.
-func scopeProblems(kind string, raw []byte, cairnNamespace string) ([]string, error) {
+func scopeProblems(kind string, raw []byte) ([]string, error) {
 	switch kind {
 	case "Backup":
 		var b v1alpha1.Backup
@@ -25,7 +25,11 @@ func scopeProblems(kind string, raw []byte, cairnNamespace string) ([]string, er
 		}
 		return r.NamespaceScopeProblems(), nil
 	case "Schedule":
-		return []string{fmt.Sprintf("Schedules outside cairn's namespace (%s) are not supported yet", cairnNamespace)}, nil
+		var sc v1alpha1.Schedule
+		if err := json.Unmarshal(raw, &sc); err != nil {
+			return nil, fmt.Errorf("decode Schedule: %w", err)
+		}
+		return sc.NamespaceScopeProblems(), nil
 	}
 	return nil, nil
 }

@@ -116,6 +116,44 @@ func (r *Restore) NamespaceScopeProblems() []string {
 	return problems
 }
 
+// NamespaceScopeProblems lists what a Schedule resource of namespace ns,
+// which is not cairn's own, may not ask: its runs back up ns only, no
+// cluster-scoped object, and are named <ns>.<name>-<time>.
+func (sc *Schedule) NamespaceScopeProblems() []string {
+	ns := sc.Namespace
+	var problems []string
+	for _, msg := range validation.IsDNS1123Label(sc.Name) {
+		problems = append(problems, fmt.Sprintf("metadata.name %q: %s", sc.Name, msg))
+	}
+	if n := len(NamespacedRunName(ns, sc.Name)); n > maxScheduleName {
+		problems = append(problems, fmt.Sprintf("metadata.name %q: its runs are named %s-YYYYMMDDhhmmss; %s is %d characters, at most %d",
+			sc.Name, NamespacedRunName(ns, sc.Name), NamespacedRunName(ns, sc.Name), n, maxScheduleName))
+	}
+	if sc.Spec.Kind != "" && sc.Spec.Kind != KindBackup {
+		problems = append(problems, fmt.Sprintf("spec.kind %q: a Schedule in %s backs up its namespace; etcd snapshots are the cluster's", sc.Spec.Kind, ns))
+	}
+	for _, included := range sc.Spec.Template.IncludedNamespaces {
+		if included != ns {
+			problems = append(problems, fmt.Sprintf("spec.template.includedNamespaces: %q is not this namespace: "+
+				"a Schedule in %s backs up %s only", included, ns, ns))
+		}
+	}
+	for _, p := range clusterScopeProblems(ns, sc.Spec.Template.ClusterResources) {
+		problems = append(problems, "spec.template."+strings.TrimPrefix(p, "spec."))
+	}
+	return problems
+}
+
+// ScopedToNamespace is the spec the Temporal Schedule of a Schedule
+// outside cairn's namespace is kept at: its own name, its namespace only.
+func (sc *Schedule) ScopedToNamespace() ScheduleSpec {
+	spec := sc.Spec
+	spec.Name = NamespacedRunName(sc.Namespace, sc.Name)
+	spec.Template.IncludedNamespaces = []string{sc.Namespace}
+	spec.Template.ClusterResources = ClusterResourcesExclude
+	return spec
+}
+
 func clusterScopeProblems(ns string, c ClusterResources) []string {
 	if c == "" || c == ClusterResourcesExclude {
 		return nil

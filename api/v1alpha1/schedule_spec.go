@@ -114,8 +114,16 @@ func (s ScheduleSpec) Validate() error {
 	case len(s.Name) > maxScheduleName:
 		add("name %q is longer than %d characters (runs are named <name>-YYYYMMDDhhmmss)", s.Name, maxScheduleName)
 	default:
-		for _, msg := range validation.IsDNS1123Label(s.Name) {
-			add("name %q is not a valid DNS-1123 label: %s", s.Name, msg)
+		// <namespace>.<name> is the schedule of a namespace's resource.
+		namespace, name, dotted := strings.Cut(s.Name, ".")
+		parts := []string{namespace}
+		if dotted {
+			parts = append(parts, name)
+		}
+		for _, part := range parts {
+			for _, msg := range validation.IsDNS1123Label(part) {
+				add("name %q is not a valid DNS-1123 label: %s", s.Name, msg)
+			}
 		}
 	}
 	problems = append(problems, s.whenProblems()...)
