@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,7 +37,8 @@ const tenantWebhookConfig = "cairn-e2e-resources"
 // namespace backs up and restores that namespace through resources, as
 // itself; it cannot reach another namespace, forge or change whom a
 // resource acts as, restore another namespace's backup, or take another
-// namespace's names.
+// namespace's names. Its Schedule runs as it, and its runs show up in its
+// namespace.
 func checkTenancy(t *testing.T, s *stack, kc kubernetes.Interface, admin client.WithWatch, ops string) {
 	ctx := context.Background()
 	serveTestWebhook(t, kc, ops)
@@ -51,7 +54,7 @@ func checkTenancy(t *testing.T, s *stack, kc kubernetes.Interface, admin client.
 	alice := teamMember(t, s, kc, teamA, "alice")
 	waitWebhookInForce(t, kc, admin, teamB, tenantWebhookConfig, time.Nanosecond)
 	stop := runControllerWith(t, s, controller.Options{Namespace: ops, WebhookConfiguration: tenantWebhookConfig,
-		WebhookPropagation: time.Nanosecond})
+		WebhookPropagation: time.Nanosecond, MirrorInterval: 2 * time.Second})
 
 	// A Backup of the team's namespace, with a forged identity: it acts
 	// as alice, the webhook's record.
@@ -80,6 +83,9 @@ func checkTenancy(t *testing.T, s *stack, kc kubernetes.Interface, admin client.
 			Spec: v1alpha1.RestoreSpec{BackupName: teamB + ".mine"}}, "names a backup of another namespace"},
 		{&v1alpha1.Restore{ObjectMeta: metav1.ObjectMeta{Name: "spill", Namespace: teamA},
 			Spec: v1alpha1.RestoreSpec{BackupName: "mine", NamespaceMapping: map[string]string{teamA: teamB}}}, "spec.namespaceMapping"},
+		{&v1alpha1.Schedule{ObjectMeta: metav1.ObjectMeta{Name: "wide", Namespace: teamA},
+			Spec: v1alpha1.ScheduleSpec{Cron: "0 2 * * *", Template: v1alpha1.BackupSpec{IncludedNamespaces: []string{teamB}}}},
+			"spec.template.includedNamespaces"},
 	} {
 		err := alice.Create(ctx, c.obj)
 		require.True(t, apierrors.IsForbidden(err), "%v", err)
@@ -112,6 +118,31 @@ func checkTenancy(t *testing.T, s *stack, kc kubernetes.Interface, admin client.
 	cm, err := kc.CoreV1().ConfigMaps(teamA).Get(ctx, "owner", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, teamA, cm.Data["team"], "team-a's data, from team-a's backup")
+
+	// The team's Schedule runs as alice, in its namespace; its runs show
+	// up there as Backups; deleting it deletes its Temporal Schedule.
+	keep := 2
+	sched := &v1alpha1.Schedule{ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: teamA},
+		Spec: v1alpha1.ScheduleSpec{Cron: "0 2 * * *", Retention: v1alpha1.RetentionPolicy{KeepLast: &keep}}}
+	require.NoError(t, alice.Create(ctx, sched))
+	sc := watchResource(t, admin, &v1alpha1.ScheduleList{}, teamA, sched.Name, scheduleObserved).(*v1alpha1.Schedule)
+	assert.Contains(t, sc.Status.ActingAs, ":alice", "%+v", sc.Status)
+	tv, err := s.starter.GetSchedule(ctx, teamA+".nightly")
+	require.NoError(t, err, "a team's schedule is named in its namespace")
+	assert.Equal(t, []string{teamA}, tv.Spec.Template.IncludedNamespaces)
+	_, err = s.starter.TriggerSchedule(ctx, teamA+".nightly")
+	require.NoError(t, err)
+	run := watchResource(t, admin, &v1alpha1.BackupList{}, teamA, "", func(ev watch.Event) bool {
+		b, ok := ev.Object.(*v1alpha1.Backup)
+		return ok && strings.HasPrefix(b.Name, "nightly-") && b.Status.Phase.Done()
+	}).(*v1alpha1.Backup)
+	assert.Equal(t, v1alpha1.PhaseCompleted, run.Status.Phase, "%+v", run.Status)
+	assert.True(t, strings.HasPrefix(run.Status.RunName, teamA+".nightly-"), run.Status.RunName)
+	assert.Contains(t, run.Status.ActingAs, ":alice", "the schedule's run acts as whoever set the schedule")
+	require.NoError(t, alice.Delete(ctx, sc))
+	waitResourceGone(t, admin, &v1alpha1.ScheduleList{}, teamA, sched.Name)
+	_, err = s.starter.GetSchedule(ctx, teamA+".nightly")
+	assert.ErrorIs(t, err, starter.ErrNotFound)
 
 	// Deleting the team's Backup deletes its data, not team-b's.
 	require.NoError(t, alice.Delete(ctx, b))
@@ -187,7 +218,7 @@ func teamMember(t *testing.T, s *stack, kc kubernetes.Interface, ns, name string
 	_, err := kc.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	_, err = kc.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: []rbacv1.PolicyRule{
-		{APIGroups: []string{v1alpha1.APIGroup}, Resources: []string{"backups", "restores"}, Verbs: []string{"*"}},
+		{APIGroups: []string{v1alpha1.APIGroup}, Resources: []string{"backups", "restores", "schedules"}, Verbs: []string{"*"}},
 		{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets", "serviceaccounts", "pods", "services", "persistentvolumeclaims"},
 			Verbs: []string{"*"}},
 	}}, metav1.CreateOptions{})
