@@ -5,6 +5,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,11 +19,13 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/controller"
@@ -144,6 +148,19 @@ func checkTenancy(t *testing.T, s *stack, kc kubernetes.Interface, admin client.
 	_, err = s.starter.GetSchedule(ctx, teamA+".nightly")
 	assert.ErrorIs(t, err, starter.ErrNotFound)
 
+	// The chart's GitOps example, applied as Argo CD does (server-side
+	// apply): it converges and reports health, and the controller never
+	// writes its spec, so the manifest is never fought over.
+	applyExample(t, alice, teamA)
+	sc = watchResource(t, admin, &v1alpha1.ScheduleList{}, teamA, "nightly", scheduleObserved).(*v1alpha1.Schedule)
+	assert.Equal(t, "Healthy", sc.Status.Health, "%+v", sc.Status)
+	assert.Equal(t, sc.Generation, applyExample(t, alice, teamA).GetGeneration(), "applied again, nothing changes")
+	for _, f := range sc.ManagedFields {
+		if f.Manager != "argocd" && f.FieldsV1 != nil {
+			assert.NotContains(t, string(f.FieldsV1.Raw), `"f:spec"`, "%s writes the spec (%s)", f.Manager, f.Subresource)
+		}
+	}
+
 	// Deleting the team's Backup deletes its data, not team-b's.
 	require.NoError(t, alice.Delete(ctx, b))
 	waitResourceGone(t, admin, &v1alpha1.BackupList{}, teamA, b.Name)
@@ -209,6 +226,19 @@ func resourceClient(t *testing.T, cfg *rest.Config) client.WithWatch {
 	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
 	require.NoError(t, err)
 	return c
+}
+
+// applyExample applies the chart's example Schedule into ns with
+// server-side apply, as a GitOps tool does, and returns what the API
+// server answered.
+func applyExample(t *testing.T, c client.Client, ns string) *unstructured.Unstructured {
+	data, err := os.ReadFile(filepath.Join(chartDir(t), "examples", "team-schedule.yaml"))
+	require.NoError(t, err)
+	u := &unstructured.Unstructured{}
+	require.NoError(t, yaml.Unmarshal(data, &u.Object))
+	u.SetNamespace(ns)
+	require.NoError(t, c.Patch(context.Background(), u, client.Apply, client.FieldOwner("argocd"), client.ForceOwnership))
+	return u
 }
 
 // teamMember is a client that acts as service account name of ns, whose
