@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
@@ -91,7 +92,29 @@ func serveDevWebhook(ctx context.Context, cfg *rest.Config, namespace string, lo
 		ln.Close()
 		return nil, err
 	}
-	return func(ctx context.Context) error { return webhook.Serve(ctx, ln, cert, namespace, log.Named("webhook")) }, nil
+	return func(ctx context.Context) error {
+		err := webhook.Serve(ctx, ln, cert, namespace, log.Named("webhook"))
+		// Left behind, it would refuse every create of cairn's resources
+		// in the sandbox while no cairn dev answers it.
+		cleanup, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if derr := deleteWebhookConfiguration(cleanup, cfg, devWebhookConfiguration); derr != nil {
+			log.Warn("Sandbox webhook configuration left behind", zap.Error(derr))
+		}
+		return err
+	}, nil
+}
+
+func deleteWebhookConfiguration(ctx context.Context, cfg *rest.Config, name string) error {
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	err = kc.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx, name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete MutatingWebhookConfiguration %s: %w", name, err)
+	}
+	return nil
 }
 
 // applyWebhookConfiguration creates the configuration or updates the one
