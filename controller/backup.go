@@ -72,7 +72,7 @@ func (r *backupReconciler) deleteData(ctx context.Context, log *zap.Logger, b *v
 	if !controllerutil.ContainsFinalizer(b, Finalizer) {
 		return nil
 	}
-	if b.Annotations[v1alpha1.AnnotationKeepData] != "true" && b.Status.WorkflowID != "" {
+	if b.Annotations[v1alpha1.AnnotationKeepData] != "true" && hasData(b) {
 		runID, deleting := b.Annotations[annotationDeletionRun]
 		if !deleting {
 			return r.startDeletion(ctx, log, b)
@@ -94,6 +94,13 @@ func (r *backupReconciler) deleteData(ctx context.Context, log *zap.Logger, b *v
 		return fmt.Errorf("release backup %s: %w", b.Name, err)
 	}
 	return nil
+}
+
+// hasData: the resource's backup has data to delete: a run was started
+// for it, or it mirrors a backup (one found only in a location has no
+// run) not known to be deleted already.
+func hasData(b *v1alpha1.Backup) bool {
+	return b.Status.WorkflowID != "" || (b.Annotations[AnnotationMirrored] != "" && b.Status.Phase != v1alpha1.PhaseDeleted)
 }
 
 // annotationDeletionRun holds the run that deletes a deleted Backup's data.

@@ -65,4 +65,9 @@ func TestEveryBackupBecomesAResourceAndAGoneOneIsMarkedDeleted(t *testing.T) {
 	closeRun(runs, r.waiter, "backup/nightly-20261127020000", v1alpha1.PhaseCompleted)
 	b := reconcileBackup(t, r, cairnNS, "nightly-20261127020000")
 	assert.Equal(t, v1alpha1.PhaseCompleted, b.Status.Phase)
+
+	// Deleting a mirrored backup known only from its location deletes it.
+	require.NoError(t, kube.Delete(context.Background(), &team))
+	reconcileBackup(t, r, "team-a", "mine")
+	assert.Equal(t, []string{"team-a.mine"}, runs.deleted)
 }
