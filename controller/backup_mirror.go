@@ -138,6 +138,9 @@ func mirroredStatus(v *starter.BackupView) v1alpha1.ResourceStatus {
 	if s.Phase == "" {
 		s.Phase = v1alpha1.PhaseNew
 	}
+	if v.Source == starter.SourceLocation && v.ActingAs == nil {
+		s.ActingAs = "" // found in a location: who ran it is not recorded there
+	}
 	if st := v.Status; st != nil {
 		s.Items, s.Errors, s.Warnings, s.Message = st.ItemsDone, st.Errors, st.Warnings, st.FailureReason
 	}
