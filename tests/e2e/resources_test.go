@@ -207,7 +207,51 @@ func TestBackupAndRestoreResourcesRunAndReportStatus(t *testing.T) {
 	}
 	stop()
 
+	checkControllerKill(t, s, w, cc, ops, app)
 	checkTenancy(t, s, kc, cc, ops)
+}
+
+// checkControllerKill: the controller (a `cairn api` process) is killed
+// by SIGKILL while a resource's run is in progress, held there by having
+// no worker. A resource created while it is down, and the one it was
+// following, both end right once it and a worker are back.
+func checkControllerKill(t *testing.T, s *stack, w *proc, cc client.WithWatch, ops, app string) {
+	ctx := context.Background()
+	w.kill() // no worker: runs stay in progress however long this takes
+	api := startAPIController(t, s, ops)
+	held := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: "crd-held", Namespace: ops},
+		Spec: v1alpha1.BackupSpec{IncludedNamespaces: []string{app}}}
+	require.NoError(t, cc.Create(ctx, held))
+	watchResource(t, cc, &v1alpha1.BackupList{}, ops, held.Name, func(ev watch.Event) bool {
+		b, ok := ev.Object.(*v1alpha1.Backup)
+		return ok && b.Status.Phase == v1alpha1.PhaseInProgress
+	})
+	v, err := s.starter.GetBackup(ctx, held.Name)
+	require.NoError(t, err)
+	require.False(t, v.Phase.Done(), "the run is in progress when its controller dies")
+	api.kill()
+
+	late := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: "crd-late", Namespace: ops},
+		Spec: v1alpha1.BackupSpec{IncludedNamespaces: []string{app}}}
+	require.NoError(t, cc.Create(ctx, late))
+	s.startWorker()
+	api = startAPIController(t, s, ops)
+	var items []int
+	for _, name := range []string{held.Name, late.Name} {
+		b := waitResourceDone(t, cc, &v1alpha1.BackupList{}, ops, name).(*v1alpha1.Backup)
+		require.Equal(t, v1alpha1.PhaseCompleted, b.Status.Phase, "%s: %+v", name, b.Status)
+		items = append(items, b.Status.Items)
+	}
+	assert.Positive(t, items[0])
+	assert.Equal(t, items[0], items[1], "the same namespace, nothing lost or duplicated by the kill")
+	api.stop()
+}
+
+// startAPIController starts `cairn api` against s, whose controller runs
+// resources with ns as cairn's namespace.
+func startAPIController(t *testing.T, s *stack, ns string) *proc {
+	return startProc(t, "api", "api", "--listen", freePort(t), "--temporal-address", s.temporalAddr,
+		"--kubeconfig", s.cluster.KubeconfigPath(), "--location", s.location, "--controller-namespace", ns)
 }
 
 // runController runs the controller in the test's process against s,
