@@ -58,7 +58,7 @@ func checkTenancy(t *testing.T, s *stack, kc kubernetes.Interface, admin client.
 	alice := teamMember(t, s, kc, teamA, "alice")
 	waitWebhookInForce(t, kc, admin, teamB, tenantWebhookConfig, time.Nanosecond)
 	stop := runControllerWith(t, s, controller.Options{Namespace: ops, WebhookConfiguration: tenantWebhookConfig,
-		WebhookPropagation: time.Nanosecond, MirrorInterval: 2 * time.Second})
+		WebhookPropagation: time.Nanosecond, MirrorInterval: 5 * time.Second})
 
 	// A Backup of the team's namespace, with a forged identity: it acts
 	// as alice, the webhook's record.

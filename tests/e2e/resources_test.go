@@ -78,7 +78,7 @@ func TestBackupAndRestoreResourcesRunAndReportStatus(t *testing.T) {
 	restore := &v1alpha1.Restore{ObjectMeta: metav1.ObjectMeta{Name: "crd-app-copy", Namespace: ops},
 		Spec: v1alpha1.RestoreSpec{BackupName: backup.Name, NamespaceMapping: map[string]string{app: copyNS}}}
 	require.NoError(t, cc.Create(ctx, restore))
-	stop := runControllerWith(t, s, controller.Options{Namespace: ops, MirrorInterval: 2 * time.Second})
+	stop := runControllerWith(t, s, controller.Options{Namespace: ops, MirrorInterval: 5 * time.Second})
 	done := waitResourceDone(t, cc, &v1alpha1.BackupList{}, ops, backup.Name)
 	b := done.(*v1alpha1.Backup)
 	require.Equal(t, v1alpha1.PhaseCompleted, b.Status.Phase, "%+v", b.Status)
