@@ -89,6 +89,15 @@ restored from). A URL in a request is refused (400) unless
 what the worker reads to a bucket of theirs, or point the worker at any
 address.
 
+It also runs the controller of Backup, Restore and Schedule resources
+(cairn.io/v1alpha1; --no-controller turns it off). Those of
+--controller-namespace act as the worker; those of any other namespace act
+as their creator and stay in their namespace, which needs the admission
+webhook: --webhook-address serves it over TLS (--webhook-tls-cert-file,
+--webhook-tls-private-key-file), and --webhook-configuration names the
+MutatingWebhookConfiguration the controller checks is in front of them
+(failurePolicy Fail, no selectors). The Helm chart sets all of this up.
+
 GET /openapi.json describes every route, its body and its answers as an
 OpenAPI 3 document; --print-openapi prints it without a server, e.g. to
 generate a client. Errors are JSON with a type; statuses are 400 (invalid),
