@@ -14,6 +14,7 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 // +kubebuilder:printcolumn:name="Items",type=integer,JSONPath=`.status.items`
 // +kubebuilder:printcolumn:name="Errors",type=integer,JSONPath=`.status.errors`
 // +kubebuilder:printcolumn:name="Warnings",type=integer,JSONPath=`.status.warnings`,priority=1
+// +kubebuilder:printcolumn:name="Run",type=string,JSONPath=`.status.runName`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.name) || size(self.spec.name) == 0 || self.spec.name == self.metadata.name",message="spec.name, when set, must be the resource's name"
 type Restore struct {
