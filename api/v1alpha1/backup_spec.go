@@ -245,8 +245,8 @@ func nameProblems(field, name string) []string {
 	for _, msg := range validation.IsDNS1123Subdomain(name) {
 		problems = append(problems, fmt.Sprintf("%s %q is not a valid DNS-1123 name: %s", field, name, msg))
 	}
-	if len(name) > 63 {
-		problems = append(problems, fmt.Sprintf("%s %q is longer than 63 characters", field, name))
+	if len(name) > maxRunName {
+		problems = append(problems, fmt.Sprintf("%s %q is longer than %d characters", field, name, maxRunName))
 	}
 	return problems
 }

@@ -43,11 +43,17 @@ func NamespacedRunName(namespace, name string) string {
 	return namespace + "." + name
 }
 
+// SplitRunName undoes NamespacedRunName: ok is false for the name of a
+// run that serves no namespace's resource.
+func SplitRunName(runName string) (namespace, name string, ok bool) {
+	return strings.Cut(runName, ".")
+}
+
 // RunNameProblems checks a backup or restore name given through the API,
 // the CLI or a resource in cairn's namespace: dotted names are kept for
 // the runs of other namespaces' resources.
 func RunNameProblems(field, name string) []string {
-	if strings.Contains(name, ".") {
+	if _, _, namespaced := SplitRunName(name); namespaced {
 		return []string{fmt.Sprintf("%s %q: names with a dot are kept for the resources of namespaces "+
 			"(<namespace>.<name>); choose a name without one", field, name)}
 	}
@@ -55,15 +61,32 @@ func RunNameProblems(field, name string) []string {
 }
 
 // namespacedNameProblems checks the name of a resource in namespace ns
-// whose run is named NamespacedRunName(ns, name).
-func namespacedNameProblems(field, ns, name string) []string {
+// whose run is named NamespacedRunName(ns, name), at most max characters.
+func namespacedNameProblems(field, ns, name string, max int) []string {
 	var problems []string
 	for _, msg := range validation.IsDNS1123Label(name) {
 		problems = append(problems, fmt.Sprintf("%s %q: %s", field, name, msg))
 	}
-	if n := len(NamespacedRunName(ns, name)); n > 63 {
-		problems = append(problems, fmt.Sprintf("%s %q: its run is named %s, %d characters; at most 63",
-			field, name, NamespacedRunName(ns, name), n))
+	if run := NamespacedRunName(ns, name); len(run) > max {
+		problems = append(problems, fmt.Sprintf("%s %q: its run is named %s, %d characters; at most %d", field, name, run, len(run), max))
+	}
+	return problems
+}
+
+// reachProblems checks a backup or restore spec, at field prefix (spec.
+// or spec.template.), of a kind of resource in namespace ns: it takes ns
+// only, and no cluster-scoped object.
+func reachProblems(prefix, kind, ns string, included []string, cluster ClusterResources) []string {
+	var problems []string
+	for _, in := range included {
+		if in != ns {
+			problems = append(problems, fmt.Sprintf("%sincludedNamespaces: %q is not this namespace: a %s in %s takes %s only",
+				prefix, in, kind, ns, ns))
+		}
+	}
+	if cluster != "" && cluster != ClusterResourcesExclude {
+		problems = append(problems, fmt.Sprintf("%sclusterResources %q: a %s in %s takes no cluster-scoped object; "+
+			"leave it out or set exclude", prefix, cluster, kind, ns))
 	}
 	return problems
 }
@@ -72,16 +95,8 @@ func namespacedNameProblems(field, ns, name string) []string {
 // which is not cairn's own, may not ask: its backup takes ns only, and
 // no cluster-scoped object.
 func (b *Backup) NamespaceScopeProblems() []string {
-	ns := b.Namespace
-	problems := namespacedNameProblems("metadata.name", ns, b.Name)
-	for _, included := range b.Spec.IncludedNamespaces {
-		if included != ns {
-			problems = append(problems, fmt.Sprintf("spec.includedNamespaces: %q is not this namespace: "+
-				"a Backup in %s backs up %s only", included, ns, ns))
-		}
-	}
-	problems = append(problems, clusterScopeProblems(ns, b.Spec.ClusterResources)...)
-	return problems
+	problems := namespacedNameProblems("metadata.name", b.Namespace, b.Name, maxRunName)
+	return append(problems, reachProblems("spec.", "Backup", b.Namespace, b.Spec.IncludedNamespaces, b.Spec.ClusterResources)...)
 }
 
 // NamespaceScopeProblems lists what a Restore resource of namespace ns,
@@ -89,22 +104,17 @@ func (b *Backup) NamespaceScopeProblems() []string {
 // into ns only, and no cluster-scoped object.
 func (r *Restore) NamespaceScopeProblems() []string {
 	ns := r.Namespace
-	problems := namespacedNameProblems("metadata.name", ns, r.Name)
+	problems := namespacedNameProblems("metadata.name", ns, r.Name, maxRunName)
+	_, _, otherNamespace := SplitRunName(r.Spec.BackupName)
 	switch {
 	case r.Spec.ScheduleName != "":
 		problems = append(problems, fmt.Sprintf("spec.scheduleName: a Restore in %s names the backup it restores "+
 			"(spec.backupName); Schedules outside cairn's namespace are not supported yet", ns))
-	case strings.Contains(r.Spec.BackupName, "."):
+	case otherNamespace:
 		problems = append(problems, fmt.Sprintf("spec.backupName %q names a backup of another namespace: "+
 			"a Restore in %s restores the backups of %s, by their name in it", r.Spec.BackupName, ns, ns))
 	default:
-		problems = append(problems, namespacedNameProblems("spec.backupName", ns, r.Spec.BackupName)...)
-	}
-	for _, included := range r.Spec.IncludedNamespaces {
-		if included != ns {
-			problems = append(problems, fmt.Sprintf("spec.includedNamespaces: %q is not this namespace: "+
-				"a Restore in %s restores %s only", included, ns, ns))
-		}
+		problems = append(problems, namespacedNameProblems("spec.backupName", ns, r.Spec.BackupName, maxRunName)...)
 	}
 	for from, to := range r.Spec.NamespaceMapping {
 		if from != ns || to != ns {
@@ -112,36 +122,20 @@ func (r *Restore) NamespaceScopeProblems() []string {
 				from, to, ns, ns))
 		}
 	}
-	problems = append(problems, clusterScopeProblems(ns, r.Spec.ClusterResources)...)
-	return problems
+	return append(problems, reachProblems("spec.", "Restore", ns, r.Spec.IncludedNamespaces, r.Spec.ClusterResources)...)
 }
 
 // NamespaceScopeProblems lists what a Schedule resource of namespace ns,
 // which is not cairn's own, may not ask: its runs back up ns only, no
 // cluster-scoped object, and are named <ns>.<name>-<time>.
 func (sc *Schedule) NamespaceScopeProblems() []string {
-	ns := sc.Namespace
-	var problems []string
-	for _, msg := range validation.IsDNS1123Label(sc.Name) {
-		problems = append(problems, fmt.Sprintf("metadata.name %q: %s", sc.Name, msg))
-	}
-	if n := len(NamespacedRunName(ns, sc.Name)); n > maxScheduleName {
-		problems = append(problems, fmt.Sprintf("metadata.name %q: its runs are named %s-YYYYMMDDhhmmss; %s is %d characters, at most %d",
-			sc.Name, NamespacedRunName(ns, sc.Name), NamespacedRunName(ns, sc.Name), n, maxScheduleName))
-	}
+	problems := namespacedNameProblems("metadata.name", sc.Namespace, sc.Name, maxScheduleName)
 	if sc.Spec.Kind != "" && sc.Spec.Kind != KindBackup {
-		problems = append(problems, fmt.Sprintf("spec.kind %q: a Schedule in %s backs up its namespace; etcd snapshots are the cluster's", sc.Spec.Kind, ns))
+		problems = append(problems, fmt.Sprintf("spec.kind %q: a Schedule in %s backs up its namespace; etcd snapshots are the cluster's",
+			sc.Spec.Kind, sc.Namespace))
 	}
-	for _, included := range sc.Spec.Template.IncludedNamespaces {
-		if included != ns {
-			problems = append(problems, fmt.Sprintf("spec.template.includedNamespaces: %q is not this namespace: "+
-				"a Schedule in %s backs up %s only", included, ns, ns))
-		}
-	}
-	for _, p := range clusterScopeProblems(ns, sc.Spec.Template.ClusterResources) {
-		problems = append(problems, "spec.template."+strings.TrimPrefix(p, "spec."))
-	}
-	return problems
+	return append(problems, reachProblems("spec.template.", "Schedule", sc.Namespace,
+		sc.Spec.Template.IncludedNamespaces, sc.Spec.Template.ClusterResources)...)
 }
 
 // ScopedToNamespace is the spec the Temporal Schedule of a Schedule
@@ -152,14 +146,6 @@ func (sc *Schedule) ScopedToNamespace() ScheduleSpec {
 	spec.Template.IncludedNamespaces = []string{sc.Namespace}
 	spec.Template.ClusterResources = ClusterResourcesExclude
 	return spec
-}
-
-func clusterScopeProblems(ns string, c ClusterResources) []string {
-	if c == "" || c == ClusterResourcesExclude {
-		return nil
-	}
-	return []string{fmt.Sprintf("spec.clusterResources %q: a resource in %s takes no cluster-scoped object; "+
-		"leave it out or set exclude", c, ns)}
 }
 
 // ScopedToNamespace is the spec the run of a Backup outside cairn's

@@ -30,9 +30,12 @@ const (
 	DefaultKeepFailed    = 1
 	// minCatchupWindow is the shortest window Temporal accepts.
 	minCatchupWindow = 10 * time.Second
-	// maxScheduleName leaves room for "-YYYYMMDDhhmmss" within the 63
+	// maxRunName is the longest backup or restore name: it is a label
+	// value too.
+	maxRunName = 63
+	// maxScheduleName leaves room for "-YYYYMMDDhhmmss" within the
 	// characters of a backup name.
-	maxScheduleName = 63 - len("-20060102150405")
+	maxScheduleName = maxRunName - len("-20060102150405")
 )
 
 // ScheduleSpec is a backup schedule: when to run, what each run backs up,
@@ -115,7 +118,7 @@ func (s ScheduleSpec) Validate() error {
 		add("name %q is longer than %d characters (runs are named <name>-YYYYMMDDhhmmss)", s.Name, maxScheduleName)
 	default:
 		// <namespace>.<name> is the schedule of a namespace's resource.
-		namespace, name, dotted := strings.Cut(s.Name, ".")
+		namespace, name, dotted := SplitRunName(s.Name)
 		parts := []string{namespace}
 		if dotted {
 			parts = append(parts, name)
