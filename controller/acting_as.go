@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/starter"
 	"github.com/cairn-backup/cairn/webhook"
 )
 
@@ -43,7 +44,7 @@ type namespaceScoped interface {
 // actingAs returns the identity obj's run acts as (nil: the worker), or
 // why it may not run; an error is worth a retry.
 func (t tenancy) actingAs(ctx context.Context, obj namespaceScoped) (*v1alpha1.Identity, string, error) {
-	if obj.GetNamespace() == t.namespace {
+	if !t.isTeams(obj) {
 		return nil, "", nil
 	}
 	if problems := obj.NamespaceScopeProblems(); len(problems) > 0 {
@@ -72,11 +73,26 @@ func (t tenancy) actingAs(ctx context.Context, obj namespaceScoped) (*v1alpha1.I
 	return id, "", nil
 }
 
+// isTeams: obj is outside cairn's namespace, a team's.
+func (t tenancy) isTeams(obj metav1.Object) bool {
+	return obj.GetNamespace() != t.namespace
+}
+
 // runName is the name of obj's run in cairn: its own in cairn's
 // namespace, <namespace>.<name> in any other.
 func (t tenancy) runName(obj metav1.Object) string {
-	if obj.GetNamespace() == t.namespace {
+	if !t.isTeams(obj) {
 		return obj.GetName()
 	}
 	return v1alpha1.NamespacedRunName(obj.GetNamespace(), obj.GetName())
+}
+
+// runContext is ctx for the starter calls of obj's run: acting as id,
+// and for a team's resource serving its namespace.
+func (t tenancy) runContext(ctx context.Context, obj metav1.Object, id *v1alpha1.Identity) context.Context {
+	ctx = starter.WithActingAs(ctx, id)
+	if t.isTeams(obj) {
+		ctx = starter.WithNamespace(ctx, obj.GetNamespace())
+	}
+	return ctx
 }

@@ -49,7 +49,7 @@ func TestBackupResourceOfANamespaceActsAsItsRecordedCreatorInItsNamespaceOnly(t 
 	require.Len(t, runs.created, 1, b.Status.Message)
 	req := runs.created[0]
 	assert.Equal(t, "team-a.mine", req.Name, "a namespace's run is named in it: no collision with team-b's mine")
-	assert.Equal(t, "team-a", req.Namespace)
+	assert.Equal(t, "team-a", runs.servesNS[0])
 	assert.Equal(t, []string{"team-a"}, req.IncludedNamespaces)
 	assert.Equal(t, v1alpha1.ClusterResourcesExclude, req.ClusterResources)
 	assert.Equal(t, alice, runs.actingAs[0], "the run acts as the creator the webhook recorded")

@@ -46,8 +46,8 @@ func (r *backupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		start: func(ctx context.Context, runName string) (*starter.CreateResult, error) {
 			req := starter.CreateBackupRequest{BackupSpec: b.Spec}
 			req.Name = runName
-			if b.Namespace != r.tenancy.namespace {
-				req.BackupSpec, req.Namespace = b.ScopedToNamespace(), b.Namespace
+			if r.tenancy.isTeams(b) {
+				req.BackupSpec = b.ScopedToNamespace()
 			}
 			return r.runs.CreateBackup(ctx, req)
 		},
@@ -56,10 +56,7 @@ func (r *backupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			if err != nil || !v.Phase.Done() {
 				return s, false, err
 			}
-			if st := v.Status; st != nil {
-				return ended(s, v.Phase, runCounts{st.ItemsDone, st.Errors, st.Warnings}, st.FailureReason, st.CompletionTime, v.EndTime), true, nil
-			}
-			return ended(s, v.Phase, runCounts{}, "", nil, v.EndTime), true, nil
+			return backupOutcome(s, v), true, nil
 		},
 	})
 }
@@ -94,6 +91,15 @@ func (r *backupReconciler) deleteData(ctx context.Context, log *zap.Logger, b *v
 		return fmt.Errorf("release backup %s: %w", b.Name, err)
 	}
 	return nil
+}
+
+// backupOutcome is s with what v says of the backup's phase, items,
+// failure and end.
+func backupOutcome(s v1alpha1.ResourceStatus, v *starter.BackupView) v1alpha1.ResourceStatus {
+	if st := v.Status; st != nil {
+		return ended(s, v.Phase, runCounts{st.ItemsDone, st.Errors, st.Warnings}, st.FailureReason, st.CompletionTime, v.EndTime)
+	}
+	return ended(s, v.Phase, runCounts{}, "", nil, v.EndTime)
 }
 
 // hasData: the resource's backup has data to delete: a run was started

@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -102,8 +101,8 @@ func (m *backupMirror) sync(ctx context.Context) error {
 // namespace's backup and the namespace exists, else in cairn's.
 func (m *backupMirror) create(ctx context.Context, v *starter.BackupView) error {
 	ns, name := m.tenancy.namespace, v.Name
-	if before, after, dotted := strings.Cut(v.Name, "."); dotted {
-		ns, name = before, after
+	if team, local, ok := v1alpha1.SplitRunName(v.Name); ok {
+		ns, name = team, local
 	}
 	b := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns,
 		Annotations: map[string]string{AnnotationMirrored: v.Source}, Finalizers: []string{Finalizer}}}
@@ -133,16 +132,13 @@ func followsTheList(b *v1alpha1.Backup) bool {
 
 // mirroredStatus is the status of a backup the controller did not start.
 func mirroredStatus(v *starter.BackupView) v1alpha1.ResourceStatus {
-	s := v1alpha1.ResourceStatus{Phase: v.Phase, RunName: v.Name, WorkflowID: v.WorkflowID, ActingAs: v.ActingAs.Describe(),
-		StartTime: metaTime(v.StartTime), CompletionTime: metaTime(v.EndTime), ObservedGeneration: 1}
+	s := backupOutcome(v1alpha1.ResourceStatus{RunName: v.Name, WorkflowID: v.WorkflowID, ActingAs: v.ActingAs.Describe(),
+		StartTime: metaTime(v.StartTime), ObservedGeneration: 1}, v)
 	if s.Phase == "" {
 		s.Phase = v1alpha1.PhaseNew
 	}
 	if v.Source == starter.SourceLocation && v.ActingAs == nil {
 		s.ActingAs = "" // found in a location: who ran it is not recorded there
-	}
-	if st := v.Status; st != nil {
-		s.Items, s.Errors, s.Warnings, s.Message = st.ItemsDone, st.Errors, st.Warnings, st.FailureReason
 	}
 	return s
 }

@@ -27,6 +27,7 @@ type fakeRuns struct {
 	mu        sync.Mutex
 	created   []starter.CreateBackupRequest
 	actingAs  []*v1alpha1.Identity // of each created
+	servesNS  []string             // the namespace each created serves
 	listed    []*starter.BackupView
 	deleted   []string
 	createErr error
@@ -43,6 +44,7 @@ func (f *fakeRuns) CreateBackup(ctx context.Context, req starter.CreateBackupReq
 	defer f.mu.Unlock()
 	f.created = append(f.created, req)
 	f.actingAs = append(f.actingAs, starter.ActingAs(ctx))
+	f.servesNS = append(f.servesNS, starter.NamespaceOf(ctx))
 	if f.createErr != nil {
 		return nil, f.createErr
 	}

@@ -41,8 +41,8 @@ func (r *restoreReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		start: func(ctx context.Context, runName string) (*starter.CreateResult, error) {
 			req := starter.CreateRestoreRequest{RestoreSpec: rs.Spec}
 			req.Name = runName
-			if rs.Namespace != r.tenancy.namespace {
-				req.RestoreSpec, req.Namespace = rs.ScopedToNamespace(), rs.Namespace
+			if r.tenancy.isTeams(rs) {
+				req.RestoreSpec = rs.ScopedToNamespace()
 			}
 			return r.runs.CreateRestore(ctx, req)
 		},

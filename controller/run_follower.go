@@ -70,7 +70,7 @@ func (f *runFollower) follow(ctx context.Context, log *zap.Logger, obj runResour
 // the start and the status write: the same name and spec are the same
 // run) and records it in the status.
 func (f *runFollower) start(ctx context.Context, log *zap.Logger, obj runResource, kind runKind, id *v1alpha1.Identity) error {
-	res, err := kind.start(starter.WithActingAs(ctx, id), f.tenancy.runName(obj))
+	res, err := kind.start(f.tenancy.runContext(ctx, obj, id), f.tenancy.runName(obj))
 	if refusedByStarter(err) {
 		log.Info("Refused by the starter", zap.Error(err))
 		return f.writeStatus(ctx, obj, refused(*obj.RunStatus(), obj.GetGeneration(), err.Error(), f.now()))

@@ -60,12 +60,10 @@ func (r *scheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, r.writeStatus(ctx, sc, status)
 	}
 	name := r.tenancy.runName(sc)
-	if sc.Namespace != r.tenancy.namespace {
-		ctx = starter.WithNamespace(ctx, sc.Namespace)
-	}
+	ctx = r.tenancy.runContext(ctx, sc, id)
 	var v *starter.ScheduleView
 	if sc.Status.ObservedGeneration != sc.Generation {
-		v, err = r.apply(starter.WithActingAs(ctx, id), log, sc)
+		v, err = r.apply(ctx, log, sc)
 		if refusedByStarter(err) {
 			log.Info("Schedule refused", zap.Error(err))
 			status.Message, status.ObservedGeneration = err.Error(), sc.Generation
@@ -83,7 +81,7 @@ func (r *scheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 			return ctrl.Result{}, nil // refused: it stays so until the spec changes
 		}
 		log.Info("Schedule gone behind the resource's back; making it again")
-		if _, err := r.apply(starter.WithActingAs(ctx, id), log, sc); err != nil {
+		if _, err := r.apply(ctx, log, sc); err != nil {
 			return ctrl.Result{}, err
 		}
 		v, err = r.runs.GetSchedule(ctx, name)
@@ -103,7 +101,7 @@ func (r *scheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 func (r *scheduleReconciler) apply(ctx context.Context, log *zap.Logger, sc *v1alpha1.Schedule) (*starter.ScheduleView, error) {
 	spec := sc.Spec
 	spec.Name = sc.Name
-	if sc.Namespace != r.tenancy.namespace {
+	if r.tenancy.isTeams(sc) {
 		spec = sc.ScopedToNamespace()
 	}
 	v, err := r.runs.UpdateSchedule(ctx, spec.Name, spec)

@@ -23,10 +23,6 @@ type CreateBackupRequest struct {
 	// DryRun asks what the backup would take: the API answers a
 	// v1alpha1.BackupDryRun and starts no backup.
 	DryRun bool `json:"dryRun,omitempty"`
-	// Namespace is set by the controller, never by a request's body, for
-	// the run of a Backup resource outside cairn's namespace: its name is
-	// <namespace>.<name> and it takes that namespace only.
-	Namespace string `json:"-"`
 }
 
 // CreateResult says which run serves a create request.
@@ -53,7 +49,7 @@ func (c *Client) CreateBackup(ctx context.Context, req CreateBackupRequest) (*Cr
 	// Whom the backup reads the cluster as comes from the request's
 	// authenticated caller, never from its body.
 	req.Options.ActingAs = ActingAs(ctx)
-	problems := append(req.Options.Problems(), namespaceScopeProblems(req.Namespace, req.Name, req.IncludedNamespaces, req.ClusterResources)...)
+	problems := append(req.Options.Problems(), namespaceScopeProblems(NamespaceOf(ctx), req.Name, req.IncludedNamespaces, req.ClusterResources)...)
 	spec, err := c.prepareSpec(ctx, req.BackupSpec, problems)
 	if err != nil {
 		return nil, err

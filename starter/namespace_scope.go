@@ -4,21 +4,22 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 type namespaceKey struct{}
 
-// WithNamespace says that schedules made or changed with ctx serve a
-// Schedule resource of namespace ns, outside cairn's: their names are
-// <ns>.<name> and their runs take ns only. Only the controller sets it.
+// WithNamespace says that the backups, restores and schedules started
+// with ctx serve resources of namespace ns, outside cairn's: their names
+// are <ns>.<name> and they take ns only. Only the controller sets it,
+// never a request's body.
 func WithNamespace(ctx context.Context, ns string) context.Context {
 	return context.WithValue(ctx, namespaceKey{}, ns)
 }
 
-func namespaceOf(ctx context.Context) string {
+// NamespaceOf is the namespace runs started with ctx serve ("": none).
+func NamespaceOf(ctx context.Context) string {
 	ns, _ := ctx.Value(namespaceKey{}).(string)
 	return ns
 }
@@ -33,7 +34,7 @@ func namespaceScopeProblems(namespace, name string, included []string, cluster v
 		return v1alpha1.RunNameProblems("name", name)
 	}
 	var problems []string
-	if !strings.HasPrefix(name, namespace+".") {
+	if !ofNamespace(name, namespace) {
 		problems = append(problems, fmt.Sprintf("name %q is not a run of namespace %s", name, namespace))
 	}
 	if !slices.Equal(included, []string{namespace}) {
@@ -47,10 +48,16 @@ func namespaceScopeProblems(namespace, name string, included []string, cluster v
 
 // restoreScopeProblems adds to namespaceScopeProblems that the restore of
 // a namespace restores a backup of that namespace.
-func restoreScopeProblems(req CreateRestoreRequest) []string {
-	problems := namespaceScopeProblems(req.Namespace, req.Name, req.IncludedNamespaces, req.ClusterResources)
-	if req.Namespace != "" && !strings.HasPrefix(req.BackupName, req.Namespace+".") {
-		problems = append(problems, fmt.Sprintf("backupName %q is not a backup of namespace %s", req.BackupName, req.Namespace))
+func restoreScopeProblems(namespace string, req CreateRestoreRequest) []string {
+	problems := namespaceScopeProblems(namespace, req.Name, req.IncludedNamespaces, req.ClusterResources)
+	if namespace != "" && !ofNamespace(req.BackupName, namespace) {
+		problems = append(problems, fmt.Sprintf("backupName %q is not a backup of namespace %s", req.BackupName, namespace))
 	}
 	return problems
+}
+
+// ofNamespace: runName is the name of a run of namespace's resources.
+func ofNamespace(runName, namespace string) bool {
+	ns, _, ok := v1alpha1.SplitRunName(runName)
+	return ok && ns == namespace
 }

@@ -15,10 +15,11 @@ func TestDottedRunNamesBelongToTheirNamespace(t *testing.T) {
 		"through the API nobody takes a name of team-a's Backups")
 	assert.Empty(t, namespaceScopeProblems("team-a", "team-a.nightly", []string{"team-a"}, exclude))
 	assert.NotEmpty(t, namespaceScopeProblems("team-a", "team-b.nightly", []string{"team-a"}, exclude), "another namespace's name")
+	assert.NotEmpty(t, namespaceScopeProblems("team-a", "team-a", []string{"team-a"}, exclude), "a name of no namespace")
 	assert.NotEmpty(t, namespaceScopeProblems("team-a", "team-a.nightly", []string{"team-a", "team-b"}, exclude), "another namespace")
 	assert.NotEmpty(t, namespaceScopeProblems("team-a", "team-a.nightly", []string{"team-a"}, v1alpha1.ClusterResourcesAuto),
 		"cluster-scoped objects")
-	assert.NotEmpty(t, restoreScopeProblems(CreateRestoreRequest{Namespace: "team-a", RestoreSpec: v1alpha1.RestoreSpec{
+	assert.NotEmpty(t, restoreScopeProblems("team-a", CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{
 		Name: "team-a.back", BackupName: "team-b.nightly", IncludedNamespaces: []string{"team-a"}, ClusterResources: exclude}}),
 		"a restore of team-b's backup")
 }

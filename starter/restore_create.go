@@ -22,10 +22,6 @@ type CreateRestoreRequest struct {
 	// DryRun asks what the restore would do: the API answers a
 	// v1alpha1.RestoreDryRun and writes nothing.
 	DryRun bool `json:"dryRun,omitempty"`
-	// Namespace is set by the controller, never by a request's body, for
-	// the run of a Restore resource outside cairn's namespace: its name is
-	// <namespace>.<name> and it restores into that namespace only.
-	Namespace string `json:"-"`
 }
 
 // CreateRestore validates req, checks that its backup can be restored, and
@@ -87,7 +83,7 @@ func (c *Client) prepareRestore(ctx context.Context, req *CreateRestoreRequest) 
 	// request's authenticated caller, never from its body.
 	req.Options.ActingAs = ActingAs(ctx)
 	spec := req.RestoreSpec.WithDefaults(c.opts.DefaultLocation)
-	problems := append(req.Options.Problems(), restoreScopeProblems(*req)...)
+	problems := append(req.Options.Problems(), restoreScopeProblems(NamespaceOf(ctx), *req)...)
 	return spec, c.validateRestore(&spec, problems)
 }
 

@@ -54,7 +54,7 @@ func (c *Client) prepareSchedule(ctx context.Context, spec v1alpha1.ScheduleSpec
 		}
 		problems = invalid.Problems
 	}
-	ns := namespaceOf(ctx)
+	ns := NamespaceOf(ctx)
 	problems = append(problems, namespaceScopeProblems(ns, spec.Name, spec.Template.IncludedNamespaces, spec.Template.ClusterResources)...)
 	if ns != "" && spec.RunKind() != v1alpha1.KindBackup {
 		problems = append(problems, fmt.Sprintf("kind %q: a schedule of namespace %s backs it up", spec.Kind, ns))
