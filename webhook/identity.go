@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"slices"
 
 	"go.uber.org/zap"
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -71,24 +71,18 @@ func (r *identityRecorder) record(req admission.Request) admission.Response {
 // API does: someone who may edit a schedule may not borrow the rights of
 // whoever wrote it first.
 func (r *identityRecorder) update(req admission.Request) admission.Response {
-	if req.Kind.Kind == "Schedule" {
-		changed, err := specChanged(req.OldObject.Raw, req.Object.Raw)
-		if err != nil {
-			return admission.Errored(http.StatusBadRequest, err)
-		}
-		if changed {
-			return r.record(req)
-		}
+	was, err := partsOf(req.OldObject.Raw)
+	if err != nil {
+		return admission.Errored(http.StatusBadRequest, fmt.Errorf("old object: %w", err))
 	}
-	was, err := actingAsOf(req.OldObject.Raw)
+	is, err := partsOf(req.Object.Raw)
 	if err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
 	}
-	is, err := actingAsOf(req.Object.Raw)
-	if err != nil {
-		return admission.Errored(http.StatusBadRequest, err)
+	if req.Kind.Kind == "Schedule" && !reflect.DeepEqual(was.Spec, is.Spec) {
+		return r.record(req)
 	}
-	if was != is {
+	if was.actingAs() != is.actingAs() {
 		r.log.Info("Refused a change of identity", zap.String("kind", req.Kind.Kind), zap.String("namespace", req.Namespace),
 			zap.String("name", req.Name), zap.String("user", req.UserInfo.Username))
 		return admission.Denied(fmt.Sprintf("metadata.annotations[%s]: cairn's admission webhook records the creator "+
@@ -97,38 +91,24 @@ func (r *identityRecorder) update(req admission.Request) admission.Response {
 	return admission.Allowed("")
 }
 
-func specChanged(oldRaw, newRaw []byte) (bool, error) {
-	var was, is struct {
-		Spec json.RawMessage `json:"spec"`
-	}
-	if err := json.Unmarshal(oldRaw, &was); err != nil {
-		return false, fmt.Errorf("decode old object: %w", err)
-	}
-	if err := json.Unmarshal(newRaw, &is); err != nil {
-		return false, fmt.Errorf("decode object: %w", err)
-	}
-	return !equality.Semantic.DeepEqual(decoded(was.Spec), decoded(is.Spec)), nil
+// objectParts are what an update is judged on: the recorded identity,
+// and the spec as maps and lists (key order and spacing are no change).
+type objectParts struct {
+	Metadata struct {
+		Annotations map[string]string `json:"annotations"`
+	} `json:"metadata"`
+	Spec any `json:"spec"`
 }
 
-// decoded is a JSON value as maps and lists, so that key order and
-// spacing do not count as changes.
-func decoded(raw json.RawMessage) any {
-	var v any
-	_ = json.Unmarshal(raw, &v) // raw came out of a decoded object
-	return v
+func partsOf(raw []byte) (objectParts, error) {
+	var p objectParts
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return p, fmt.Errorf("decode object: %w", err)
+	}
+	return p, nil
 }
 
-func actingAsOf(raw []byte) (string, error) {
-	var obj struct {
-		Metadata struct {
-			Annotations map[string]string `json:"annotations"`
-		} `json:"metadata"`
-	}
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return "", fmt.Errorf("decode object: %w", err)
-	}
-	return obj.Metadata.Annotations[v1alpha1.AnnotationActingAs], nil
-}
+func (p objectParts) actingAs() string { return p.Metadata.Annotations[v1alpha1.AnnotationActingAs] }
 
 // identityOf is the API server's account of the requester.
 func identityOf(u authenticationv1.UserInfo) v1alpha1.Identity {
