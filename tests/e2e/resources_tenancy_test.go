@@ -2,9 +2,6 @@ package e2e
 
 import (
 	"context"
-	"crypto/tls"
-	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap/zaptest"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,7 +25,6 @@ import (
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/controller"
-	"github.com/cairn-backup/cairn/internal/pki"
 	"github.com/cairn-backup/cairn/starter"
 	"github.com/cairn-backup/cairn/webhook"
 )
@@ -172,30 +167,16 @@ func checkTenancy(t *testing.T, s *stack, kc kubernetes.Interface, admin client.
 
 // serveTestWebhook serves cairn's admission webhook in the test's process
 // and puts it in front of the shared cluster's resources until the test
-// ends (the configuration goes first, so nothing meets a gone webhook).
+// ends, as cairn dev does.
 func serveTestWebhook(t *testing.T, kc kubernetes.Interface, ops string) {
-	ca, err := pki.NewCA("e2e webhook CA")
-	require.NoError(t, err)
-	pair, err := ca.Issue(pki.Leaf{CommonName: "e2e webhook", IPs: []net.IP{net.IPv4(127, 0, 0, 1)}, Server: true})
-	require.NoError(t, err)
-	cert, err := tls.X509KeyPair(pair.CertPEM, pair.KeyPEM)
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	serve, err := webhook.Loopback(context.Background(), kc, tenantWebhookConfig, ops, zaptest.NewLogger(t))
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
-	go func() { errc <- webhook.Serve(ctx, ln, cert, ops, zaptest.NewLogger(t)) }()
-	url := "https://" + ln.Addr().String() + webhook.Path
-	api := kc.AdmissionregistrationV1().MutatingWebhookConfigurations()
-	_, err = api.Create(context.Background(), webhook.Configuration(tenantWebhookConfig,
-		admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: ca.CertPEM}), metav1.CreateOptions{})
-	require.NoError(t, err)
+	go func() { errc <- serve(ctx) }()
 	t.Cleanup(func() {
-		assert.NoError(t, api.Delete(context.Background(), tenantWebhookConfig, metav1.DeleteOptions{}))
 		cancel()
-		if err := <-errc; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("webhook: %v", err)
-		}
+		assert.NoError(t, <-errc, "the webhook stops and its configuration goes")
 	})
 }
 
