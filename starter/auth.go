@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"go.uber.org/zap"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
@@ -79,6 +80,11 @@ type Auth struct {
 	// authenticated caller (Kubernetes impersonation): set where
 	// Authenticate returns identities the cluster knows (TokenReview).
 	ActAsCaller bool
+	// HomeNamespace is cairn's own namespace, whose resources act for the
+	// cluster: the paths under /v1/namespaces/{namespace} refuse it, since
+	// their runs would take names of its resources. Runs for the cluster
+	// are started under /v1/backups and the like.
+	HomeNamespace string
 }
 
 // AnonymousPathChoices are the paths Auth.AnonymousPaths may hold.
@@ -138,9 +144,17 @@ func (h *handler) guarded(rt route) http.HandlerFunc {
 		if h.auth.ActAsCaller {
 			ctx = WithActingAs(ctx, identityOf(user))
 		}
+		ns := r.PathValue("namespace")
+		if ns != "" {
+			if err := h.namespaceProblem(ns); err != nil {
+				h.fail(w, r, err)
+				return
+			}
+			ctx = WithNamespace(ctx, ns)
+		}
 		if rt.access != nil {
 			a := *rt.access
-			a.Name = r.PathValue("name")
+			a.Name, a.Namespace = ownName(ns, r.PathValue("name")), ns
 			if err := h.authorize(ctx, a); err != nil {
 				h.fail(w, r, err)
 				return
@@ -148,6 +162,18 @@ func (h *handler) guarded(rt route) http.HandlerFunc {
 		}
 		rt.serve(w, r.WithContext(ctx))
 	}
+}
+
+// namespaceProblem says why the paths of namespace ns serve nothing.
+func (h *handler) namespaceProblem(ns string) error {
+	if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+		return &InvalidError{Problems: []string{fmt.Sprintf("namespace %q in the path: %s", ns, strings.Join(msgs, "; "))}}
+	}
+	if ns == h.auth.HomeNamespace {
+		return &InvalidError{Problems: []string{fmt.Sprintf("namespace %s is cairn's own, whose runs are the cluster's: "+
+			"use the paths without a namespace (/v1/backups, ...)", ns)}}
+	}
+	return nil
 }
 
 // authorize returns a ForbiddenError unless the context's user may do

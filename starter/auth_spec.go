@@ -9,9 +9,15 @@ import (
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
-// authorizeBackup: the caller must be allowed to create backups where
-// the spec reads (v1alpha1.BackupSpec.BackupAccess).
-func (h *handler) authorizeBackup(ctx context.Context, req *CreateBackupRequest) error {
+// admitBackup scopes a request of a namespace's path to the namespace;
+// then the caller must be allowed to create backups where the spec reads
+// (v1alpha1.BackupSpec.BackupAccess).
+func (h *handler) admitBackup(ctx context.Context, req *CreateBackupRequest) error {
+	if ns := NamespaceOf(ctx); ns != "" {
+		if err := scopeBackup(ns, req); err != nil {
+			return err
+		}
+	}
 	return h.authorizeBackupSpec(ctx, req.BackupSpec)
 }
 
@@ -28,24 +34,41 @@ func (h *handler) authorizeBackupSpec(ctx context.Context, spec v1alpha1.BackupS
 	return nil
 }
 
-// authorizeSchedule: every run of a schedule acts as whoever last set
-// it, so setting it needs what starting its run would: create backups
-// where the template reads, or create etcdsnapshots for that kind. Each
-// run is authorized again when it starts (activities/cluster).
-func (h *handler) authorizeSchedule(ctx context.Context, spec *v1alpha1.ScheduleSpec) error {
+// admitSchedule scopes the schedule name asks, on a namespace's path, to
+// the namespace. Every run of a schedule acts as whoever last set it, so
+// setting it needs what starting its run would: create backups where the
+// template reads, or create etcdsnapshots for that kind. Each run is
+// authorized again when it starts (activities/cluster).
+func (h *handler) admitSchedule(ctx context.Context, name string, spec *v1alpha1.ScheduleSpec) error {
+	if ns := NamespaceOf(ctx); ns != "" {
+		if err := scopeSchedule(ns, name, spec); err != nil {
+			return err
+		}
+	}
 	if spec.RunKind() == v1alpha1.KindEtcdSnapshot {
 		return h.authorize(ctx, Access{Verb: "create", Resource: ResourceEtcdSnapshots})
 	}
 	return h.authorizeBackupSpec(ctx, spec.Template)
 }
 
-// authorizeRestore: a restore reads the backup's objects of its source
+// admitNewSchedule is admitSchedule for a body that names the schedule.
+func (h *handler) admitNewSchedule(ctx context.Context, spec *v1alpha1.ScheduleSpec) error {
+	return h.admitSchedule(ctx, spec.Name, spec)
+}
+
+// admitRestore scopes a request of a namespace's path to the namespace,
+// then authorizes it: a restore reads the backup's objects of its source
 // namespaces and writes them into its target namespaces with the worker's
 // rights, so its caller must be allowed to get backups in each source and
 // to create restores in each target. Cluster-scoped objects need create
 // on restores cluster-wide: without it, the restore skips them and says
 // why, unless the spec asked for them explicitly (403).
-func (h *handler) authorizeRestore(ctx context.Context, req *CreateRestoreRequest) error {
+func (h *handler) admitRestore(ctx context.Context, req *CreateRestoreRequest) error {
+	if ns := NamespaceOf(ctx); ns != "" {
+		if err := scopeRestore(ns, req); err != nil {
+			return err
+		}
+	}
 	sources, named := v1alpha1.NamedNamespaces(req.IncludedNamespaces)
 	if !named {
 		if err := h.authorize(ctx, Access{Verb: "get", Resource: ResourceBackups, Name: req.BackupName}); err != nil {

@@ -78,7 +78,7 @@ func TestEveryRouteNeedsAToken(t *testing.T) {
 	h := Handler(New(mocks.NewClient(t), Options{DefaultLocation: "mem://"}), zap.NewNop(), fakeAuth{}.auth("/openapi.json"))
 	for _, rt := range newHandler(New(nil, Options{}), nil).routes() {
 		method, path, _ := strings.Cut(rt.pattern, " ")
-		path = strings.ReplaceAll(path, "{name}", "b1")
+		path = strings.NewReplacer("{name}", "b1", "{namespace}", "team-a").Replace(path)
 		code, e := call(t, h, method, path, "", "")
 		if path == "/openapi.json" {
 			assert.Equal(t, http.StatusOK, code, "an anonymous path is served without a token")
@@ -128,7 +128,7 @@ func TestRestoreIsAuthorizedPerNamespace(t *testing.T) {
 
 	req := &CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{BackupName: "nightly",
 		IncludedNamespaces: []string{"shop"}, NamespaceMapping: map[string]string{"shop": "team-a"}}}
-	require.NoError(t, h.authorizeRestore(ctx, req))
+	require.NoError(t, h.admitRestore(ctx, req))
 	assert.Equal(t, "alice may not restore cluster-scoped objects (needs create restores.cairn.io cluster-wide)", req.ClusterScopedDenied)
 
 	for name, spec := range map[string]v1alpha1.RestoreSpec{
@@ -138,20 +138,20 @@ func TestRestoreIsAuthorizedPerNamespace(t *testing.T) {
 		"a glob":                  {BackupName: "nightly", IncludedNamespaces: []string{"sh*"}, NamespaceMapping: map[string]string{"shop": "team-a"}},
 		"cluster-scoped, by name": {BackupName: "nightly", IncludedNamespaces: []string{"shop"}, NamespaceMapping: map[string]string{"shop": "team-a"}, ClusterResources: v1alpha1.ClusterResourcesInclude},
 	} {
-		err := h.authorizeRestore(ctx, &CreateRestoreRequest{RestoreSpec: spec})
+		err := h.admitRestore(ctx, &CreateRestoreRequest{RestoreSpec: spec})
 		var forbidden *ForbiddenError
 		assert.ErrorAs(t, err, &forbidden, name)
 	}
 
 	admin, actx := authorizeAs(t, "get backups.cairn.io nightly cluster-wide", "create restores.cairn.io cluster-wide")
 	all := &CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{BackupName: "nightly"}}
-	require.NoError(t, admin.authorizeRestore(actx, all))
+	require.NoError(t, admin.admitRestore(actx, all))
 	assert.Empty(t, all.ClusterScopedDenied, "a cluster-wide grant restores cluster-scoped objects")
 }
 
 func TestBackupIsAuthorizedPerNamespace(t *testing.T) {
 	h, ctx := authorizeAs(t, "create backups.cairn.io in namespace team-a")
-	require.NoError(t, h.authorizeBackup(ctx, &CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{IncludedNamespaces: []string{"team-a", "team-a"}}}))
+	require.NoError(t, h.admitBackup(ctx, &CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{IncludedNamespaces: []string{"team-a", "team-a"}}}))
 	for name, spec := range map[string]v1alpha1.BackupSpec{
 		"another namespace's Secrets": {IncludedNamespaces: []string{"team-a", "kube-system"}},
 		"every namespace":             {},
@@ -159,7 +159,7 @@ func TestBackupIsAuthorizedPerNamespace(t *testing.T) {
 		"every cluster-scoped object": {IncludedNamespaces: []string{"team-a"}, ClusterResources: v1alpha1.ClusterResourcesInclude},
 	} {
 		var forbidden *ForbiddenError
-		assert.ErrorAs(t, h.authorizeBackup(ctx, &CreateBackupRequest{BackupSpec: spec}), &forbidden, name)
+		assert.ErrorAs(t, h.admitBackup(ctx, &CreateBackupRequest{BackupSpec: spec}), &forbidden, name)
 	}
 }
 

@@ -79,7 +79,10 @@ func (c *Client) ListBackups(ctx context.Context) (*BackupList, error) {
 			}
 		}
 	}
-	for _, v := range byName {
+	for name, v := range byName {
+		if !inNamespace(ctx, name) {
+			continue
+		}
 		// A Velero backup still being written has no run to query.
 		if !v.Phase.Done() && v.WorkflowID != "" {
 			addLiveStatus(ctx, c, v)
@@ -87,6 +90,7 @@ func (c *Client) ListBackups(ctx context.Context) (*BackupList, error) {
 		list.Items = append(list.Items, v)
 	}
 	newestFirst(list.Items)
+	list.Unreadable = unreadableIn(ctx, list.Unreadable)
 	return list, nil
 }
 

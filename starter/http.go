@@ -157,7 +157,7 @@ func listing[T any](h *handler, list func(context.Context) (T, error)) http.Hand
 // byName answers with what call returns for the {name} of the path.
 func byName[T any](h *handler, status int, call func(context.Context, string) (T, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		v, err := call(r.Context(), r.PathValue("name"))
+		v, err := call(r.Context(), pathName(r))
 		if err != nil {
 			h.fail(w, r, err)
 			return
@@ -187,7 +187,7 @@ func logs(h *handler, write func(context.Context, string, io.Writer) error) http
 		// A log is streamed for as long as it takes: the server's write
 		// timeout, which bounds every other answer, does not apply.
 		_ = sw.rc.SetWriteDeadline(time.Time{})
-		err := write(r.Context(), r.PathValue("name"), sw)
+		err := write(r.Context(), pathName(r), sw)
 		switch {
 		case err != nil && !sw.started:
 			h.fail(w, r, err)
@@ -226,7 +226,7 @@ func (s *streamStart) Write(p []byte) (int, error) {
 }
 
 func (h *handler) deleteBackup(w http.ResponseWriter, r *http.Request) {
-	res, err := h.c.DeleteBackup(r.Context(), r.PathValue("name"), r.URL.Query().Get("cancel") == "true")
+	res, err := h.c.DeleteBackup(r.Context(), pathName(r), r.URL.Query().Get("cancel") == "true")
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -240,7 +240,7 @@ func (h *handler) verifyBackup(w http.ResponseWriter, r *http.Request) {
 	// one over large volumes takes long to: the server's write timeout,
 	// which bounds every other answer, does not apply.
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
-	res, err := h.c.VerifyBackup(r.Context(), r.PathValue("name"), r.URL.Query().Get("full") == "true")
+	res, err := h.c.VerifyBackup(r.Context(), pathName(r), r.URL.Query().Get("full") == "true")
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -255,11 +255,11 @@ func (h *handler) updateSchedule(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	if err := h.authorizeSchedule(r.Context(), &spec); err != nil {
+	if err := h.admitSchedule(r.Context(), r.PathValue("name"), &spec); err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	v, err := h.c.UpdateSchedule(r.Context(), r.PathValue("name"), spec)
+	v, err := h.c.UpdateSchedule(r.Context(), pathName(r), spec)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -272,7 +272,7 @@ func (h *handler) updateSchedule(w http.ResponseWriter, r *http.Request) {
 // ?note=, which Temporal shows next to the schedule.
 func (h *handler) withNote(msg string, call func(context.Context, string, string) (*ScheduleView, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		v, err := call(r.Context(), r.PathValue("name"), r.URL.Query().Get("note"))
+		v, err := call(r.Context(), pathName(r), r.URL.Query().Get("note"))
 		if err != nil {
 			h.fail(w, r, err)
 			return

@@ -67,13 +67,17 @@ func (c *Client) ListRestores(ctx context.Context) (*RestoreList, error) {
 			byName[meta.Name] = restoreViewOf(meta, c.opts.DefaultLocation)
 		}
 	}
-	for _, v := range byName {
+	for name, v := range byName {
+		if !inNamespace(ctx, name) {
+			continue
+		}
 		if !v.Phase.Done() {
 			addLiveStatus(ctx, c, v)
 		}
 		list.Items = append(list.Items, v)
 	}
 	newestFirst(list.Items)
+	list.Unreadable = unreadableIn(ctx, list.Unreadable)
 	return list, nil
 }
 

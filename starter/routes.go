@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
@@ -66,13 +67,56 @@ var (
 // client methods that serve them, so the document cannot drift from the
 // code.
 func (h *handler) routes() []route {
+	flat := h.flatRoutes()
+	all := slices.Clone(flat)
+	for _, rt := range flat {
+		if namespacedKind(rt.path()) {
+			all = append(all, namespaced(rt))
+		}
+	}
+	return all
+}
+
+// namespacedKinds are the kinds that have a resource in a namespace.
+var namespacedKinds = []string{"/v1/backups", "/v1/restores", "/v1/schedules"}
+
+func namespacedKind(path string) bool {
+	return slices.ContainsFunc(namespacedKinds, func(kind string) bool {
+		return path == kind || strings.HasPrefix(path, kind+"/")
+	})
+}
+
+// namespaced is rt under /v1/namespaces/{namespace}: for a team that may
+// act in its namespace only. Names in the path and the body are the
+// namespace's own (the run of "nightly" in team-a is team-a.nightly, as
+// for a Backup resource), what it starts takes that namespace only, and
+// what it lists is that namespace's. The caller needs rt's access in the
+// namespace (guarded fills it in).
+func namespaced(rt route) route {
+	method, path, _ := strings.Cut(rt.pattern, " ")
+	rt.pattern = method + " /v1/namespaces/{namespace}" + strings.TrimPrefix(path, "/v1")
+	rt.summary += "; of one namespace, by its own names"
+	if rt.failures == nil {
+		rt.failures = map[int]string{}
+	}
+	rt.failures = merge(rt.failures, map[int]string{http.StatusBadRequest: "invalid request, or it reaches beyond the namespace: every problem is listed"})
+	return rt
+}
+
+// pathName is the run a request's {name} names: in a namespace's path,
+// the namespace's run of that name.
+func pathName(r *http.Request) string {
+	return runNameIn(r.PathValue("namespace"), r.PathValue("name"))
+}
+
+func (h *handler) flatRoutes() []route {
 	c := h.c
 	return []route{
 		{pattern: "POST /v1/backups", summary: "Start a backup; with dryRun: true, answer what it would take (a BackupDryRun, 200) and start nothing",
 			body: reflect.TypeFor[CreateBackupRequest](), reply: reflect.TypeFor[*CreateResult](), success: started,
 			failures: map[int]string{http.StatusBadRequest: "invalid spec: every problem is listed", http.StatusConflict: "the name is taken by another spec"},
 			serve: createOrDryRun(h, "backup", c.CreateBackup, c.DryRunBackup,
-				func(r CreateBackupRequest) bool { return r.DryRun }, h.authorizeBackup)},
+				func(r CreateBackupRequest) bool { return r.DryRun }, h.admitBackup)},
 		listRoute(h, "GET /v1/backups", "List backups, newest first", on("list", ResourceBackups), c.ListBackups),
 		nameRoute(h, "GET /v1/backups/{name}", "A backup with its status", on("get", ResourceBackups), http.StatusOK, c.GetBackup, notFound),
 		nameRoute(h, "POST /v1/backups/{name}/cancel", "Cancel a running backup", on("update", ResourceBackups), http.StatusAccepted,
@@ -91,7 +135,7 @@ func (h *handler) routes() []route {
 			failures: map[int]string{http.StatusBadRequest: "invalid spec: every problem is listed", http.StatusNotFound: "the backup is not in the location",
 				http.StatusConflict: "the backup runs or cannot be restored, or the name is taken"},
 			serve: createOrDryRun(h, "restore", c.CreateRestore, c.DryRunRestore,
-				func(r CreateRestoreRequest) bool { return r.DryRun }, h.authorizeRestore)},
+				func(r CreateRestoreRequest) bool { return r.DryRun }, h.admitRestore)},
 		listRoute(h, "GET /v1/restores", "List restores, newest first", on("list", ResourceRestores), c.ListRestores),
 		nameRoute(h, "GET /v1/restores/{name}", "A restore with its status", on("get", ResourceRestores), http.StatusOK, c.GetRestore, notFound),
 		nameRoute(h, "POST /v1/restores/{name}/cancel", "Cancel a running restore", on("update", ResourceRestores), http.StatusAccepted,
@@ -100,7 +144,7 @@ func (h *handler) routes() []route {
 		nameRoute(h, "GET /v1/restores/{name}/results", "Every item's outcome of a finished restore", on("get", ResourceRestores),
 			http.StatusOK, c.RestoreResults, notFound),
 
-		createRoute(h, "POST /v1/schedules", "Create a backup schedule", "schedule", c.CreateSchedule, h.authorizeSchedule, on("create", ResourceSchedules),
+		createRoute(h, "POST /v1/schedules", "Create a backup schedule", "schedule", c.CreateSchedule, h.admitNewSchedule, on("create", ResourceSchedules),
 			map[int]string{http.StatusBadRequest: "invalid spec: every problem is listed", http.StatusConflict: "the name is taken"}),
 		listRoute(h, "GET /v1/schedules", "List schedules with their health", on("list", ResourceSchedules), c.ListSchedules),
 		nameRoute(h, "GET /v1/schedules/{name}", "A schedule: spec, health, next runs, running and kept runs", on("get", ResourceSchedules),

@@ -107,7 +107,7 @@ func (c *Client) ListSchedules(ctx context.Context) (*ScheduleList, error) {
 		if err != nil {
 			return nil, fmt.Errorf("list schedules: %w", err)
 		}
-		if name, ok := v1alpha1.ScheduleNameOf(entry.ID); ok {
+		if name, ok := v1alpha1.ScheduleNameOf(entry.ID); ok && inNamespace(ctx, name) {
 			names = append(names, name)
 		}
 	}

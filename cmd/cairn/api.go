@@ -183,6 +183,7 @@ func serveAPI(ctx context.Context, addr string, sc *starter.Client, log *zap.Log
 	if err != nil {
 		return fmt.Errorf("starter API: %w", err)
 	}
+	auth.HomeNamespace = af.controller.namespace
 	handler := starter.Handler(sc, log, auth)
 	tcp, _ := ln.Addr().(*net.TCPAddr)
 	loopback := tcp != nil && tcp.IP.IsLoopback()

@@ -27,6 +27,9 @@ const maxReplyBytes = 64 << 20
 type Client struct {
 	base *url.URL
 	http *http.Client
+	// namespace, when set, is the namespace whose backups, restores and
+	// schedules the client speaks of (the API's namespaced paths).
+	namespace string
 }
 
 var _ starter.Service = (*Client)(nil)
@@ -136,7 +139,24 @@ func loopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-func named(kind, name string) string { return "/v1/" + kind + "/" + url.PathEscape(name) }
+// InNamespace is a client of the backups, restores and schedules of
+// namespace ns: names are ns's own, and what it starts takes ns only.
+// Etcd snapshots stay the cluster's.
+func (c *Client) InNamespace(ns string) *Client {
+	in := *c
+	in.namespace = ns
+	return &in
+}
+
+// kind is the path of a kind's collection.
+func (c *Client) kind(kind string) string {
+	if c.namespace == "" || kind == "etcd-snapshots" {
+		return "/v1/" + kind
+	}
+	return "/v1/namespaces/" + url.PathEscape(c.namespace) + "/" + kind
+}
+
+func (c *Client) named(kind, name string) string { return c.kind(kind) + "/" + url.PathEscape(name) }
 
 // DefaultLocation names what the API's listings cover: every location it
 // is configured with.
@@ -144,28 +164,28 @@ func (c *Client) DefaultLocation() string { return "the locations of the API at 
 
 func (c *Client) CreateBackup(ctx context.Context, req starter.CreateBackupRequest) (*starter.CreateResult, error) {
 	var res starter.CreateResult
-	return &res, c.do(ctx, http.MethodPost, "/v1/backups", nil, req, &res)
+	return &res, c.do(ctx, http.MethodPost, c.kind("backups"), nil, req, &res)
 }
 
 func (c *Client) DryRunBackup(ctx context.Context, req starter.CreateBackupRequest) (*v1alpha1.BackupDryRun, error) {
 	req.DryRun = true
 	var res v1alpha1.BackupDryRun
-	return &res, c.do(ctx, http.MethodPost, "/v1/backups", nil, req, &res)
+	return &res, c.do(ctx, http.MethodPost, c.kind("backups"), nil, req, &res)
 }
 
 func (c *Client) GetBackup(ctx context.Context, name string) (*starter.BackupView, error) {
 	var v starter.BackupView
-	return &v, c.do(ctx, http.MethodGet, named("backups", name), nil, nil, &v)
+	return &v, c.do(ctx, http.MethodGet, c.named("backups", name), nil, nil, &v)
 }
 
 func (c *Client) ListBackups(ctx context.Context) (*starter.BackupList, error) {
 	var l starter.BackupList
-	return &l, c.do(ctx, http.MethodGet, "/v1/backups", nil, nil, &l)
+	return &l, c.do(ctx, http.MethodGet, c.kind("backups"), nil, nil, &l)
 }
 
 func (c *Client) CancelBackup(ctx context.Context, name string) (*starter.BackupView, error) {
 	var v starter.BackupView
-	return &v, c.do(ctx, http.MethodPost, named("backups", name)+"/cancel", nil, nil, &v)
+	return &v, c.do(ctx, http.MethodPost, c.named("backups", name)+"/cancel", nil, nil, &v)
 }
 
 func (c *Client) DeleteBackup(ctx context.Context, name string, cancelRunning bool) (*starter.CreateResult, error) {
@@ -174,11 +194,11 @@ func (c *Client) DeleteBackup(ctx context.Context, name string, cancelRunning bo
 		q.Set("cancel", "true")
 	}
 	var res starter.CreateResult
-	return &res, c.do(ctx, http.MethodDelete, named("backups", name), q, nil, &res)
+	return &res, c.do(ctx, http.MethodDelete, c.named("backups", name), q, nil, &res)
 }
 
 func (c *Client) BackupLogs(ctx context.Context, name string, w io.Writer) error {
-	return c.copy(ctx, named("backups", name)+"/logs", w)
+	return c.copy(ctx, c.named("backups", name)+"/logs", w)
 }
 
 func (c *Client) VerifyBackup(ctx context.Context, name string, full bool) (*v1alpha1.VerifyBackupResult, error) {
@@ -187,62 +207,62 @@ func (c *Client) VerifyBackup(ctx context.Context, name string, full bool) (*v1a
 		q.Set("full", "true")
 	}
 	var r v1alpha1.VerifyBackupResult
-	return &r, c.do(ctx, http.MethodPost, named("backups", name)+"/verify", q, nil, &r)
+	return &r, c.do(ctx, http.MethodPost, c.named("backups", name)+"/verify", q, nil, &r)
 }
 
 func (c *Client) CreateRestore(ctx context.Context, req starter.CreateRestoreRequest) (*starter.CreateResult, error) {
 	var res starter.CreateResult
-	return &res, c.do(ctx, http.MethodPost, "/v1/restores", nil, req, &res)
+	return &res, c.do(ctx, http.MethodPost, c.kind("restores"), nil, req, &res)
 }
 
 func (c *Client) DryRunRestore(ctx context.Context, req starter.CreateRestoreRequest) (*v1alpha1.RestoreDryRun, error) {
 	req.DryRun = true
 	var res v1alpha1.RestoreDryRun
-	return &res, c.do(ctx, http.MethodPost, "/v1/restores", nil, req, &res)
+	return &res, c.do(ctx, http.MethodPost, c.kind("restores"), nil, req, &res)
 }
 
 func (c *Client) GetRestore(ctx context.Context, name string) (*starter.RestoreView, error) {
 	var v starter.RestoreView
-	return &v, c.do(ctx, http.MethodGet, named("restores", name), nil, nil, &v)
+	return &v, c.do(ctx, http.MethodGet, c.named("restores", name), nil, nil, &v)
 }
 
 func (c *Client) ListRestores(ctx context.Context) (*starter.RestoreList, error) {
 	var l starter.RestoreList
-	return &l, c.do(ctx, http.MethodGet, "/v1/restores", nil, nil, &l)
+	return &l, c.do(ctx, http.MethodGet, c.kind("restores"), nil, nil, &l)
 }
 
 func (c *Client) CancelRestore(ctx context.Context, name string) (*starter.RestoreView, error) {
 	var v starter.RestoreView
-	return &v, c.do(ctx, http.MethodPost, named("restores", name)+"/cancel", nil, nil, &v)
+	return &v, c.do(ctx, http.MethodPost, c.named("restores", name)+"/cancel", nil, nil, &v)
 }
 
 func (c *Client) RestoreLogs(ctx context.Context, name string, w io.Writer) error {
-	return c.copy(ctx, named("restores", name)+"/logs", w)
+	return c.copy(ctx, c.named("restores", name)+"/logs", w)
 }
 
 func (c *Client) RestoreResults(ctx context.Context, name string) (*v1alpha1.RestoreResults, error) {
 	var r v1alpha1.RestoreResults
-	return &r, c.do(ctx, http.MethodGet, named("restores", name)+"/results", nil, nil, &r)
+	return &r, c.do(ctx, http.MethodGet, c.named("restores", name)+"/results", nil, nil, &r)
 }
 
 func (c *Client) CreateSchedule(ctx context.Context, spec v1alpha1.ScheduleSpec) (*starter.CreateResult, error) {
 	var res starter.CreateResult
-	return &res, c.do(ctx, http.MethodPost, "/v1/schedules", nil, spec, &res)
+	return &res, c.do(ctx, http.MethodPost, c.kind("schedules"), nil, spec, &res)
 }
 
 func (c *Client) GetSchedule(ctx context.Context, name string) (*starter.ScheduleView, error) {
 	var v starter.ScheduleView
-	return &v, c.do(ctx, http.MethodGet, named("schedules", name), nil, nil, &v)
+	return &v, c.do(ctx, http.MethodGet, c.named("schedules", name), nil, nil, &v)
 }
 
 func (c *Client) ListSchedules(ctx context.Context) (*starter.ScheduleList, error) {
 	var l starter.ScheduleList
-	return &l, c.do(ctx, http.MethodGet, "/v1/schedules", nil, nil, &l)
+	return &l, c.do(ctx, http.MethodGet, c.kind("schedules"), nil, nil, &l)
 }
 
 func (c *Client) UpdateSchedule(ctx context.Context, name string, spec v1alpha1.ScheduleSpec) (*starter.ScheduleView, error) {
 	var v starter.ScheduleView
-	return &v, c.do(ctx, http.MethodPut, named("schedules", name), nil, spec, &v)
+	return &v, c.do(ctx, http.MethodPut, c.named("schedules", name), nil, spec, &v)
 }
 
 func (c *Client) PauseSchedule(ctx context.Context, name, note string) (*starter.ScheduleView, error) {
@@ -259,37 +279,37 @@ func (c *Client) note(ctx context.Context, name, verb, note string) (*starter.Sc
 		q.Set("note", note)
 	}
 	var v starter.ScheduleView
-	return &v, c.do(ctx, http.MethodPost, named("schedules", name)+"/"+verb, q, nil, &v)
+	return &v, c.do(ctx, http.MethodPost, c.named("schedules", name)+"/"+verb, q, nil, &v)
 }
 
 func (c *Client) TriggerSchedule(ctx context.Context, name string) (*starter.TriggerResult, error) {
 	var r starter.TriggerResult
-	return &r, c.do(ctx, http.MethodPost, named("schedules", name)+"/trigger", nil, nil, &r)
+	return &r, c.do(ctx, http.MethodPost, c.named("schedules", name)+"/trigger", nil, nil, &r)
 }
 
 func (c *Client) DeleteSchedule(ctx context.Context, name string) (*starter.ScheduleDeleted, error) {
 	var r starter.ScheduleDeleted
-	return &r, c.do(ctx, http.MethodDelete, named("schedules", name), nil, nil, &r)
+	return &r, c.do(ctx, http.MethodDelete, c.named("schedules", name), nil, nil, &r)
 }
 
 func (c *Client) CreateEtcdSnapshot(ctx context.Context, spec v1alpha1.EtcdSnapshotSpec) (*starter.CreateResult, error) {
 	var res starter.CreateResult
-	return &res, c.do(ctx, http.MethodPost, "/v1/etcd-snapshots", nil, spec, &res)
+	return &res, c.do(ctx, http.MethodPost, c.kind("etcd-snapshots"), nil, spec, &res)
 }
 
 func (c *Client) GetEtcdSnapshot(ctx context.Context, name string) (*starter.EtcdSnapshotView, error) {
 	var v starter.EtcdSnapshotView
-	return &v, c.do(ctx, http.MethodGet, named("etcd-snapshots", name), nil, nil, &v)
+	return &v, c.do(ctx, http.MethodGet, c.named("etcd-snapshots", name), nil, nil, &v)
 }
 
 func (c *Client) ListEtcdSnapshots(ctx context.Context) (*starter.EtcdSnapshotList, error) {
 	var l starter.EtcdSnapshotList
-	return &l, c.do(ctx, http.MethodGet, "/v1/etcd-snapshots", nil, nil, &l)
+	return &l, c.do(ctx, http.MethodGet, c.kind("etcd-snapshots"), nil, nil, &l)
 }
 
 func (c *Client) DeleteEtcdSnapshot(ctx context.Context, name string) (*starter.CreateResult, error) {
 	var res starter.CreateResult
-	return &res, c.do(ctx, http.MethodDelete, named("etcd-snapshots", name), nil, nil, &res)
+	return &res, c.do(ctx, http.MethodDelete, c.named("etcd-snapshots", name), nil, nil, &res)
 }
 
 // copy streams a log download into w.
