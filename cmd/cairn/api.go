@@ -121,6 +121,7 @@ generate a client. Errors are JSON with a type; statuses are 400 (invalid),
 			if err := af.validate(); err != nil {
 				return err
 			}
+			af.controller.namespace = g.controllerNamespace
 			log, err := g.logger()
 			if err != nil {
 				return err

@@ -20,6 +20,7 @@ type createFlags struct {
 	related            relatedFlag
 	wait               bool
 	dryRun             bool
+	direct             bool
 	out                outputFlag
 }
 
@@ -80,6 +81,14 @@ recorded as skipped, because cairn cannot back up a pod's file system yet.
 Objects labelled cairn.io/exclude-from-backup=true (or Velero's label) are
 left out whatever the filters select.
 
+Where the cluster of the kubeconfig serves cairn's resources (cairn.io/v1alpha1),
+the backup is made a Backup resource that cairn's controller runs, as kubectl
+apply would: with -n NAMESPACE a team's backup of that namespace only, which
+acts as you (the cluster's RBAC decides what it reads), and otherwise one of
+--controller-namespace, the cluster's. 'kubectl get backups -A' lists it, and
+--wait follows its status. --direct starts the run through Temporal (or
+--server) instead; so does --dry-run, and so does a cluster without the types.
+
 --dry-run runs the backup's planning and listing as a short workflow (you
 see it in the Temporal UI) and prints what the backup would take: items per
 resource type, the related cluster-scoped objects by name, what would happen
@@ -90,14 +99,17 @@ snapshot, runs no hook and leaves nothing in the location.`,
   cairn backup create all --ttl 168h --location s3://backups/prod?region=eu-west-1
   cairn backup create db-offsite --include-namespaces db --snapshot-move-data --native-snapshots delete --wait
   cairn backup create apps-data --include-namespaces 'team-*' --resource-policies policies.yaml
-  cairn backup create shop-1 --include-namespaces shop --dry-run`,
+  cairn backup create shop-1 --include-namespaces shop --dry-run
+  cairn backup create nightly -n team-a --wait`,
 		Args: exactName,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cf.out.validate(); err != nil {
 				return err
 			}
 			cf.req.Name = args[0]
-			cf.req.ClusterResources = v1alpha1.ClusterResources(cf.clusterResources)
+			if cmd.Flags().Changed("cluster-resources") {
+				cf.req.ClusterResources = v1alpha1.ClusterResources(cf.clusterResources)
+			}
 			if cmd.Flags().Changed("ttl") {
 				cf.req.TTL = &metav1.Duration{Duration: cf.ttl}
 			}
@@ -107,6 +119,13 @@ snapshot, runs no hook and leaves nothing in the location.`,
 			}
 			if cf.unreachableTimeout > 0 {
 				cf.req.Options.ClusterUnreachableTimeout = &metav1.Duration{Duration: cf.unreachableTimeout}
+			}
+			if !cf.dryRun {
+				b := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: cf.req.Name}, Spec: cf.req.BackupSpec}
+				b.Spec.Name = ""
+				if handled, err := createAsResource(cmd, g, cf.direct, v1alpha1.ResourceBackups, b, cf.req.Options, cf.wait, &cf.out); handled {
+					return err
+				}
 			}
 			sc, closeClient, err := g.starterClient()
 			if err != nil {
@@ -149,6 +168,7 @@ snapshot, runs no hook and leaves nothing in the location.`,
 	cf.related.register(f)
 	cf.volumes.register(f, &cf.req.BackupSpec, &cf.req.Options)
 	f.BoolVar(&cf.wait, "wait", false, "show progress until the backup ends; the exit code tells how it ended")
+	f.BoolVar(&cf.direct, "direct", false, "start the run through Temporal (or --server) even where the cluster serves Backup resources")
 	f.BoolVar(&cf.dryRun, "dry-run", false, "show what the backup would take (types and counts, related objects, volumes, hooks) and take nothing")
 	cf.out.register(cmd)
 	return cmd

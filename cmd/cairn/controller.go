@@ -21,22 +21,24 @@ import (
 // controllerFlags say whether and where the starter API runs the
 // controller of Backup and Restore resources.
 type controllerFlags struct {
-	off         bool
+	off bool
+	// namespace is the global --controller-namespace.
 	namespace   string
 	leaderElect bool
 	webhook     webhookFlags
 }
 
 func (c *controllerFlags) register(fl *pflag.FlagSet) {
-	ns := os.Getenv("POD_NAMESPACE")
-	if ns == "" {
-		ns = "cairn"
-	}
 	fl.BoolVar(&c.off, "no-controller", false, "do not turn Backup and Restore resources (cairn.io/v1alpha1) into runs")
-	fl.StringVar(&c.namespace, "controller-namespace", ns, "cairn's own namespace: its resources act as the worker; "+
-		"those of other namespaces act as their creator and stay in their namespace (default: $POD_NAMESPACE when set)")
 	fl.BoolVar(&c.leaderElect, "leader-elect", false, "run the controller in one replica at a time (a Lease in --controller-namespace)")
 	c.webhook.register(fl)
+}
+
+func defaultControllerNamespace() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	return "cairn"
 }
 
 // runController runs the controller until ctx ends; a cluster that does

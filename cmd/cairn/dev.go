@@ -54,7 +54,10 @@ the worker backs up the cluster of --kubeconfig / $KUBECONFIG.`,
 		Example: `  cairn dev --sandbox
   cairn dev --data-dir /tmp/cairn --kubeconfig ~/.kube/kind.yaml`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runDev(cmd.Context(), g, df) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			df.api.controller.namespace = g.controllerNamespace
+			return runDev(cmd.Context(), g, df)
+		},
 	}
 	f := cmd.Flags()
 	f.BoolVar(&df.sandbox, "sandbox", false, "start a local Kubernetes control plane and back it up")
@@ -89,7 +92,7 @@ func runDev(ctx context.Context, g *globals, df *devFlags) error {
 	}
 	srv, err := devserver.Start(ctx, devserver.Options{
 		DataDir: g.dataDir, FrontendAddr: g.temporalAddress, UIAddr: df.uiAddress,
-		Namespace: g.namespace, SearchAttributes: attrs, Log: log.Named("temporal"),
+		Namespace: g.temporalNamespace, SearchAttributes: attrs, Log: log.Named("temporal"),
 	})
 	if err != nil {
 		return err
@@ -220,7 +223,7 @@ func devCluster(ctx context.Context, g *globals, df *devFlags, log *zap.Logger) 
 
 func printDevBanner(g *globals, df *devFlags, loc, kubeDesc, keyID string) {
 	fmt.Printf("\ncairn dev is up\n")
-	fmt.Printf("  Temporal:     %s (namespace %s, data in %s)\n", g.temporalAddress, g.namespace, filepath.Join(g.dataDir, "temporal.db"))
+	fmt.Printf("  Temporal:     %s (namespace %s, data in %s)\n", g.temporalAddress, g.temporalNamespace, filepath.Join(g.dataDir, "temporal.db"))
 	if g.uiURL != "" && df.uiAddress != "" {
 		fmt.Printf("  Temporal UI:  %s\n", g.uiURL)
 	}

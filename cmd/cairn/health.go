@@ -99,7 +99,7 @@ func (g *globals) dialRetrying(ctx context.Context, h *health, log *zap.Logger) 
 		}
 		h.unreachable(err)
 		log.Error("Temporal is not reachable; trying again", zap.String("address", g.temporalAddress),
-			zap.String("namespace", g.namespace), zap.Duration("in", pause), zap.Error(err))
+			zap.String("namespace", g.temporalNamespace), zap.Duration("in", pause), zap.Error(err))
 		select {
 		case <-ctx.Done():
 			return nil, err

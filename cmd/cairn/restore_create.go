@@ -28,6 +28,7 @@ type restoreCreateFlags struct {
 	dataTimeout       time.Duration
 	wait              bool
 	dryRun            bool
+	direct            bool
 	out               outputFlag
 }
 
@@ -86,6 +87,13 @@ Exit codes: 0 started (with --wait: Completed), 1 error, 2 invalid flags or
 spec (nothing started), 3 conflict (the backup is still running or did not
 complete, or NAME is taken by another spec), 4 backup not found in the
 location, 5 --wait: ended PartiallyFailed, 6 --wait: ended Failed or Canceled.
+Where the cluster of the kubeconfig serves cairn's resources (cairn.io/v1alpha1),
+the restore is made a Restore resource that cairn's controller runs: with -n
+NAMESPACE a team's restore of a backup of that namespace (by its name there)
+into it only, acting as you, and otherwise one of --controller-namespace, the
+cluster's. --direct starts the run through Temporal (or --server) instead, as
+--dry-run always does.
+
 See what happened to every item with 'cairn restore results NAME'.`
 
 func newRestoreCreateCommand(g *globals) *cobra.Command {
@@ -123,6 +131,13 @@ func newRestoreCreateCommand(g *globals) *cobra.Command {
 			if err := cf.complete(args[0], cmd.Flags().Changed); err != nil {
 				return err
 			}
+			if !cf.dryRun {
+				r := &v1alpha1.Restore{ObjectMeta: metav1.ObjectMeta{Name: cf.req.Name}, Spec: cf.req.RestoreSpec}
+				r.Spec.Name = ""
+				if handled, err := createAsResource(cmd, g, cf.direct, starter.ResourceRestores, r, cf.req.Options, cf.wait, &cf.out); handled {
+					return err
+				}
+			}
 			sc, closeClient, err := g.starterClient()
 			if err != nil {
 				return err
@@ -155,6 +170,7 @@ func newRestoreCreateCommand(g *globals) *cobra.Command {
 
 // register adds the flags that make up the request.
 func (cf *restoreCreateFlags) register(f *pflag.FlagSet) {
+	f.BoolVar(&cf.direct, "direct", false, "start the run through Temporal (or --server) even where the cluster serves Restore resources")
 	f.StringVar(&cf.req.BackupName, "from-backup", "", "the backup to restore (this or --from-schedule)")
 	f.StringVar(&cf.req.ScheduleName, "from-schedule", "", "restore the newest Completed backup of this schedule instead of --from-backup")
 	f.StringSliceVar(&cf.req.IncludedNamespaces, "include-namespaces", nil, "backed-up namespaces to restore, globs allowed (default: all)")
@@ -207,7 +223,9 @@ func (cf *restoreCreateFlags) complete(name string, changed func(flag string) bo
 		return err
 	}
 	cf.req.ExistingResourcePolicy = v1alpha1.ExistingResourcePolicy(cf.existingPolicy)
-	cf.req.ClusterResources = v1alpha1.ClusterResources(cf.clusterResources)
+	if changed("cluster-resources") {
+		cf.req.ClusterResources = v1alpha1.ClusterResources(cf.clusterResources)
+	}
 	if len(cf.restoreStatus) > 0 {
 		cf.req.RestoreStatus = &v1alpha1.ResourceSelector{IncludedResources: cf.restoreStatus}
 	}

@@ -34,7 +34,7 @@ func TestRestoreCreateFlagsFillTheRequest(t *testing.T) {
 		clusterResources:  "exclude",
 		restoreStatus:     []string{"*.example.com"},
 	}
-	require.NoError(t, cf.complete("r1", noneChanged))
+	require.NoError(t, cf.complete("r1", func(f string) bool { return f == "cluster-resources" }))
 	assert.Equal(t, "r1", cf.req.Name)
 	assert.Equal(t, map[string]string{"shop": "shop-copy"}, cf.req.NamespaceMapping)
 	assert.Equal(t, v1alpha1.ExistingResourceUpdate, cf.req.ExistingResourcePolicy)
@@ -43,6 +43,16 @@ func TestRestoreCreateFlagsFillTheRequest(t *testing.T) {
 }
 
 func noneChanged(string) bool { return false }
+
+// A flag left at its default leaves the spec's field empty, so a Restore
+// resource in a team's namespace is not refused for a default it never
+// asked for.
+func TestRestoreCreateLeavesClusterResourcesToTheDefault(t *testing.T) {
+	cf := &restoreCreateFlags{req: starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{BackupName: "nightly"}},
+		clusterResources: string(v1alpha1.ClusterResourcesAuto)}
+	require.NoError(t, cf.complete("r1", noneChanged))
+	assert.Empty(t, cf.req.ClusterResources)
+}
 
 func TestRestoreCreateDataMoverFlags(t *testing.T) {
 	cf := &restoreCreateFlags{}

@@ -19,22 +19,25 @@ import (
 type globals struct {
 	dataDir         string
 	temporalAddress string
-	namespace       string
-	tlsCert         string
-	tlsKey          string
-	tlsCA           string
-	tlsServerName   string
-	apiKey          string
-	location        string
-	locationNames   []string
-	encryptionKey   string
-	server          string
-	token           string
-	serverCA        string
-	uiURL           string
-	kubeconfig      string
-	logLevel        string
-	logFormat       string
+	// temporalNamespace is Temporal's; namespace is Kubernetes'.
+	temporalNamespace   string
+	namespace           string
+	controllerNamespace string
+	tlsCert             string
+	tlsKey              string
+	tlsCA               string
+	tlsServerName       string
+	apiKey              string
+	location            string
+	locationNames       []string
+	encryptionKey       string
+	server              string
+	token               string
+	serverCA            string
+	uiURL               string
+	kubeconfig          string
+	logLevel            string
+	logFormat           string
 }
 
 func newRootCommand() *cobra.Command {
@@ -63,7 +66,13 @@ Watch runs in the Temporal UI:     http://127.0.0.1:8233`,
 	f := root.PersistentFlags()
 	f.StringVar(&g.dataDir, "data-dir", ".cairn", "directory for the embedded Temporal database, the sandbox cluster and the default file location")
 	f.StringVar(&g.temporalAddress, "temporal-address", "127.0.0.1:7233", "Temporal frontend host:port")
-	f.StringVar(&g.namespace, "namespace", "default", "Temporal namespace")
+	f.StringVar(&g.temporalNamespace, "temporal-namespace", "default", "Temporal namespace")
+	f.StringVarP(&g.namespace, "namespace", "n", "", "the Kubernetes namespace whose backups, restores and schedules a command is about: "+
+		"their names are its own and they take it only (default: the cluster's, in --controller-namespace). "+
+		"Creates make resources there, or with --server go to the API's paths of the namespace")
+	f.StringVar(&g.controllerNamespace, "controller-namespace", defaultControllerNamespace(), "cairn's own namespace: its Backup, "+
+		"Restore and Schedule resources act as the worker and are the cluster's; those of other namespaces act as their creator "+
+		"and stay in their namespace; $POD_NAMESPACE, when set, is its default")
 	f.StringVar(&g.tlsCert, "tls-cert", "", "client certificate for mTLS to Temporal")
 	f.StringVar(&g.tlsKey, "tls-key", "", "client key for mTLS to Temporal")
 	f.StringVar(&g.tlsCA, "tls-ca", "", "CA bundle that signed the Temporal server's certificate")

@@ -28,7 +28,7 @@ func (g *globals) logger() (*zap.Logger, error) {
 func (g *globals) dial(log *zap.Logger) (client.Client, error) {
 	opts := client.Options{
 		HostPort:  g.temporalAddress,
-		Namespace: g.namespace,
+		Namespace: g.temporalNamespace,
 		Logger:    logging.NewTemporalLogger(log.WithOptions(zap.IncreaseLevel(zap.WarnLevel))),
 	}
 	tlsCfg, err := g.tlsConfig()
@@ -44,7 +44,7 @@ func (g *globals) dial(log *zap.Logger) (client.Client, error) {
 	}
 	c, err := client.Dial(opts)
 	if err != nil {
-		return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w", g.temporalAddress, g.namespace, err)
+		return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w", g.temporalAddress, g.temporalNamespace, err)
 	}
 	return c, nil
 }
@@ -78,14 +78,28 @@ func (g *globals) tlsConfig() (*tls.Config, error) {
 	return cfg, nil
 }
 
-// starterClient is the CLI's way to cairn: the starter API at --server,
-// or else Temporal, dialled and wrapped in the starter library, which
+// starterClient is the CLI's way to cairn: the starter API at --server
+// (its paths of -n's namespace, when given), or else Temporal, dialled and wrapped in the starter library, which
 // takes any location URL (the CLI's user reaches Temporal directly). The
 // caller calls the returned close when done.
 func (g *globals) starterClient() (starter.Service, func(), error) {
+	ns := g.namespace
+	if ns == g.controllerNamespace {
+		ns = "" // cairn's own namespace: the cluster's runs
+	}
 	if g.server != "" {
 		c, err := g.remoteClient()
-		return c, func() {}, err
+		if err != nil {
+			return nil, nil, err
+		}
+		if ns != "" {
+			c = c.InNamespace(ns)
+		}
+		return c, func() {}, nil
+	}
+	if ns != "" {
+		return nil, nil, &usageError{fmt.Errorf("-n %s: a namespace's runs are reached through the API (--server) or, for a create, "+
+			"as resources of a cluster that serves them; through Temporal, name its run in full: %s.NAME", ns, ns)}
 	}
 	sc, tc, err := g.starterClientWith(nil)
 	if err != nil {
@@ -113,5 +127,5 @@ func (g *globals) starterClientWith(catalog *location.Catalog) (*starter.Client,
 	if err != nil {
 		return nil, nil, err
 	}
-	return starter.New(tc, starter.Options{Namespace: g.namespace, DefaultLocation: loc, Locations: catalog, Opener: opener, UIBaseURL: g.uiURL}), tc, nil
+	return starter.New(tc, starter.Options{Namespace: g.temporalNamespace, DefaultLocation: loc, Locations: catalog, Opener: opener, UIBaseURL: g.uiURL}), tc, nil
 }

@@ -99,8 +99,8 @@ Beside "cairn dev --sandbox --no-worker", a worker on the same --data-dir and
 the sandbox's kubeconfig (<data-dir>/sandbox/kubeconfig) moves volume data as
 cairn dev's own worker does: local data mover processes, the data dir's
 repository password.`,
-		Example: `  cairn worker --temporal-address temporal.example:7233 --namespace backups
-  cairn worker --temporal-address my-ns.a1b2c.tmprl.cloud:7233 --namespace my-ns.a1b2c --api-key $KEY
+		Example: `  cairn worker --temporal-address temporal.example:7233 --temporal-namespace backups
+  cairn worker --temporal-address my-ns.a1b2c.tmprl.cloud:7233 --temporal-namespace my-ns.a1b2c --api-key $KEY
   cairn worker --data-dir .cairn --kubeconfig .cairn/sandbox/kubeconfig   # beside cairn dev --sandbox --no-worker`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -120,7 +120,7 @@ repository password.`,
 				return err
 			}
 			defer tc.Close()
-			if err := worker.RegisterSearchAttributes(cmd.Context(), tc, g.namespace); err != nil {
+			if err := worker.RegisterSearchAttributes(cmd.Context(), tc, g.temporalNamespace); err != nil {
 				// Temporal Cloud and locked-down clusters manage attributes
 				// themselves; the worker still runs if they exist.
 				log.Warn("Could not register cairn's search attributes; create them with `temporal operator search-attribute create` if runs fail to start", zap.Error(err))

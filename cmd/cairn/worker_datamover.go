@@ -224,7 +224,7 @@ func (g *globals) dataMoverArgs() []string {
 
 // connectionArgs are the flags that reach the same Temporal namespace.
 func (g *globals) connectionArgs() []string {
-	args := []string{"--temporal-address", g.temporalAddress, "--namespace", g.namespace,
+	args := []string{"--temporal-address", g.temporalAddress, "--temporal-namespace", g.temporalNamespace,
 		"--log-level", g.logLevel, "--log-format", "json"}
 	for _, f := range [][2]string{{"--tls-cert", g.tlsCert}, {"--tls-key", g.tlsKey}, {"--tls-ca", g.tlsCA}, {"--tls-server-name", g.tlsServerName}} {
 		if f[1] != "" {

@@ -44,7 +44,7 @@ capabilities: {drop: ["ALL"]}
 {{/* The Temporal connection and the location, as CAIRN_ variables. */}}
 {{- define "cairn.commonEnv" -}}
 - {name: CAIRN_TEMPORAL_ADDRESS, value: {{ .Values.temporal.address | quote }}}
-- {name: CAIRN_NAMESPACE, value: {{ .Values.temporal.namespace | quote }}}
+- {name: CAIRN_TEMPORAL_NAMESPACE, value: {{ .Values.temporal.namespace | quote }}}
 - {name: CAIRN_LOG_FORMAT, value: json}
 - {name: CAIRN_DATA_DIR, value: /data}
 {{- with .Values.location.url }}
