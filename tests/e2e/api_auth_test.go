@@ -104,7 +104,8 @@ func TestCLIThroughTheAPI(t *testing.T) {
 		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: "team-a", Name: "operator"}}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	alice := serviceAccountToken(t, kc, "team-a", "alice")
-	grant(t, kc, "shop", "alice", rbacv1.PolicyRule{APIGroups: []string{starter.APIGroup}, Resources: []string{"backups"}, Verbs: []string{"create"}})
+	grant(t, kc, "shop", "alice", rbacv1.PolicyRule{APIGroups: []string{starter.APIGroup}, Resources: []string{"backups"}, Verbs: []string{"create", "get", "list"}},
+		rbacv1.PolicyRule{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"get", "list"}})
 	waitAllowed(t, kc, "system:serviceaccount:team-a:operator", authzv1.ResourceAttributes{Verb: "get", Group: starter.APIGroup, Resource: "backups", Subresource: "log"})
 	waitAllowed(t, kc, "system:serviceaccount:team-a:alice", authzv1.ResourceAttributes{Namespace: "shop", Verb: "create", Group: starter.APIGroup, Resource: "backups"})
 
@@ -133,6 +134,29 @@ func TestCLIThroughTheAPI(t *testing.T) {
 	assert.Equal(t, 0, code, "alice may back up shop: %s", stderr)
 	_, stderr, code = viaAPI(aliceConfig, "backup", "get", "via-api")
 	assert.Equal(t, starter.ExitDenied, code, "alice may not read backups: %s", stderr)
+
+	// -n shop: the API's paths of shop, where alice's Role is all she
+	// needs; names are shop's own, and what she starts takes shop only.
+	waitAllowed(t, kc, "system:serviceaccount:team-a:alice", authzv1.ResourceAttributes{Namespace: "shop", Verb: "list", Group: starter.APIGroup, Resource: "backups"})
+	stdout, stderr, code = viaAPI(aliceConfig, "-n", "shop", "backup", "create", "nightly", "--wait")
+	require.Equal(t, 0, code, "%s\n%s", stdout, stderr)
+	v := s.waitDone("shop.nightly", time.Minute)
+	assert.Equal(t, []string{"shop"}, v.Spec.IncludedNamespaces)
+	assert.Equal(t, v1alpha1.ClusterResourcesExclude, v.Spec.ClusterResources)
+	stdout, stderr, code = viaAPI(aliceConfig, "-n", "shop", "backup", "list", "-o", "json")
+	require.Equal(t, 0, code, stderr)
+	var shops starter.BackupList
+	require.NoError(t, json.Unmarshal([]byte(stdout), &shops))
+	require.Len(t, shops.Items, 1, "shop's runs only: %s", stdout)
+	assert.Equal(t, "shop.nightly", shops.Items[0].Name)
+	_, stderr, code = viaAPI(aliceConfig, "-n", "shop", "backup", "get", "nightly")
+	assert.Equal(t, 0, code, "by shop's own name: %s", stderr)
+	_, stderr, code = viaAPI(aliceConfig, "-n", "shop", "backup", "create", "wide", "--include-namespaces", "shop,kube-system")
+	assert.Equal(t, starter.ExitInvalid, code, stderr)
+	assert.Contains(t, stderr, `includedNamespaces: "kube-system" is not this namespace`)
+	_, stderr, code = viaAPI(aliceConfig, "-n", "team-a", "backup", "list")
+	assert.Equal(t, starter.ExitDenied, code, "no Role in team-a: %s", stderr)
+	assert.Contains(t, stderr, "may not list backups.cairn.io in namespace team-a")
 
 	// --token wins over the kubeconfig; a token the cluster refuses is 401.
 	_, stderr, code = viaAPI(aliceConfig, "backup", "get", "via-api", "--token", operator)
@@ -218,18 +242,23 @@ func postJSONWith(t *testing.T, client *http.Client, url, token, body string) (i
 // it, as `kubectl create token` does.
 func serviceAccountToken(t *testing.T, kc kubernetes.Interface, namespace, name string) string {
 	t.Helper()
-	ctx := context.Background()
-	_, err := kc.CoreV1().ServiceAccounts(namespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	_, err := kc.CoreV1().ServiceAccounts(namespace).Create(context.Background(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	tr, err := kc.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name, &authnv1.TokenRequest{}, metav1.CreateOptions{})
+	return tokenOf(t, kc, namespace, name)
+}
+
+// tokenOf is a token of the service account namespace/name.
+func tokenOf(t *testing.T, kc kubernetes.Interface, namespace, name string) string {
+	t.Helper()
+	tr, err := kc.CoreV1().ServiceAccounts(namespace).CreateToken(context.Background(), name, &authnv1.TokenRequest{}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	return tr.Status.Token
 }
 
-// grant gives the service account team-a/sa rule in namespace ns.
-func grant(t *testing.T, kc kubernetes.Interface, ns, sa string, rule rbacv1.PolicyRule) {
+// grant gives the service account team-a/sa rules in namespace ns.
+func grant(t *testing.T, kc kubernetes.Interface, ns, sa string, rules ...rbacv1.PolicyRule) {
 	t.Helper()
-	allowInNamespace(t, kc, ns, "team-a", sa, rule)
+	allowInNamespace(t, kc, ns, "team-a", sa, rules...)
 }
 
 // waitAllowed waits until the API server's RBAC cache has the grants.

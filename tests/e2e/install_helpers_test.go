@@ -119,11 +119,11 @@ func podIP(t *testing.T, kc kubernetes.Interface, ns, selector string) string {
 }
 
 // allowInNamespace gives the service account saNamespace/sa rule in ns.
-func allowInNamespace(t *testing.T, kc kubernetes.Interface, ns, saNamespace, sa string, rule rbacv1.PolicyRule) {
+func allowInNamespace(t *testing.T, kc kubernetes.Interface, ns, saNamespace, sa string, rules ...rbacv1.PolicyRule) {
 	t.Helper()
 	ctx := context.Background()
 	name := "cairn-" + sa
-	_, err := kc.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: []rbacv1.PolicyRule{rule}}, metav1.CreateOptions{})
+	_, err := kc.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	_, err = kc.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
 		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name},

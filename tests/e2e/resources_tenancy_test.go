@@ -118,6 +118,32 @@ func checkTenancy(t *testing.T, s *stack, kc kubernetes.Interface, admin client.
 	require.NoError(t, err)
 	assert.Equal(t, teamA, cm.Data["team"], "team-a's data, from team-a's backup")
 
+	// The CLI makes the same resources from alice's kubeconfig: never
+	// asking Temporal (there is none at its address), acting as her, and
+	// refused by the webhook where she reaches beyond her namespace.
+	aliceConfig := kubeconfigWithToken(t, s, tokenOf(t, kc, teamA, "alice"))
+	asAlice := func(args ...string) (string, string, int) {
+		return runCLI(t, append(args, "-n", teamA, "--kubeconfig", aliceConfig, "--temporal-address", "127.0.0.1:1")...)
+	}
+	stdout, stderr, code := asAlice("backup", "create", "by-cli", "--wait")
+	require.Equal(t, 0, code, "%s\n%s", stdout, stderr)
+	assert.Contains(t, stdout, "Backup "+teamA+"/by-cli: Completed")
+	byCLI := &v1alpha1.Backup{}
+	require.NoError(t, admin.Get(ctx, client.ObjectKey{Namespace: teamA, Name: "by-cli"}, byCLI))
+	assert.Equal(t, teamA+".by-cli", byCLI.Status.RunName)
+	assert.Contains(t, byCLI.Status.ActingAs, ":alice")
+	stdout, stderr, code = asAlice("backup", "create", "by-cli")
+	assert.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "already exists with the same spec")
+	_, stderr, code = asAlice("backup", "create", "by-cli", "--ttl", "1h")
+	assert.Equal(t, starter.ExitConflict, code, "the same name with another spec: %s", stderr)
+	_, stderr, code = asAlice("backup", "create", "by-cli-wide", "--include-namespaces", teamA+","+teamB)
+	assert.Equal(t, starter.ExitDenied, code, stderr)
+	assert.Contains(t, stderr, `spec.includedNamespaces: "`+teamB+`"`)
+	_, stderr, code = asAlice("backup", "create", "by-cli-fast", "--page-size", "10")
+	assert.Equal(t, starter.ExitInvalid, code, "a run's options need --direct: %s", stderr)
+	assert.Contains(t, stderr, "--direct")
+
 	// The team's Schedule runs as alice, in its namespace; its runs show
 	// up there as Backups; deleting it deletes its Temporal Schedule.
 	keep := 2
