@@ -68,7 +68,7 @@ makes the API accept only tokens minted for it), and its user must be
 allowed what it asks by the cluster's RBAC (SubjectAccessReview) on
 resources backups, restores, schedules and etcdsnapshots of API group
 cairn.io. A backup or restore is authorized per namespace it names; see
-the README's Security section for a Role that lets a team restore into
+docs/security.md for a Role that lets a team restore into
 its own namespace only. The API's own identity needs the ClusterRole
 system:auth-delegator.
 

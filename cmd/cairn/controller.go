@@ -57,7 +57,7 @@ func runController(ctx context.Context, c *controllerFlags, cfg *rest.Config, sc
 }
 
 // ensureNamespace creates the controller's namespace in a sandbox, so the
-// README's first Backup resource has somewhere to go.
+// first Backup resource made there has somewhere to go.
 func ensureNamespace(ctx context.Context, cfg *rest.Config, ns string) error {
 	kc, err := kubernetes.NewForConfig(cfg)
 	if err != nil {

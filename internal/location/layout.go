@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Keys of one backup inside a location, as the README's "Backup locations"
+// Keys of one backup inside a location, as docs/operations.md's "Backup locations"
 // lays them out. The ".work/" and ".logs/" prefixes hold a running backup's
 // intermediate state; they are removed when the backup ends.
 const backupsRoot = "backups/"

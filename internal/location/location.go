@@ -1,6 +1,6 @@
 // Package location opens a backup location by URL and knows where each
 // piece of a backup lives inside it. It is the only place that spells out
-// object keys, so the layout in the README's "Backup locations" is written down once.
+// object keys, so the layout in docs/operations.md's "Backup locations" is written down once.
 package location
 
 import (

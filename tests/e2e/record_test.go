@@ -17,7 +17,7 @@ import (
 // recordHistory writes a run's history to workflows/testdata/<file> when
 // CAIRN_RECORD_HISTORY=1, for the replay test that guards workflow
 // determinism across releases: every workflow type has one. Run it after
-// a release with (the README's "Changing a workflow" says when):
+// a release with (docs/development.md's "Changing a workflow" says when):
 //
 //	make record-histories
 func recordHistory(t *testing.T, s *stack, workflowID, file string) {
