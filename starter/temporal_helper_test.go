@@ -6,7 +6,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/cairn-backup/cairn/internal/devserver/devservertest"
+	"github.com/cairn-backup/cairn/dev/devserver/devservertest"
 	"github.com/cairn-backup/cairn/starter"
 )
 

@@ -23,7 +23,7 @@ import (
 	"github.com/cairn-backup/cairn/activities/restore"
 	"github.com/cairn-backup/cairn/activities/store"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
-	"github.com/cairn-backup/cairn/internal/devserver/devservertest"
+	"github.com/cairn-backup/cairn/dev/devserver/devservertest"
 	"github.com/cairn-backup/cairn/workflows"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/cairn-backup/cairn/internal/sandbox"
+	"github.com/cairn-backup/cairn/dev/sandbox"
 )
 
 // devSandboxDefaults gives a worker started beside `cairn dev --sandbox

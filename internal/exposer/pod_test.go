@@ -16,7 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/cairn-backup/cairn/internal/sandbox"
+	"github.com/cairn-backup/cairn/dev/sandbox"
 )
 
 // readySnapshot makes a bound claim in namespace app and a ready

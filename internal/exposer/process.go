@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cairn-backup/cairn/dev/sandbox/csistate"
 	"github.com/cairn-backup/cairn/internal/atomicfile"
-	"github.com/cairn-backup/cairn/internal/sandbox/csistate"
 )
 
 // Process starts each data mover as a local process that reads the

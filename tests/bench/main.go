@@ -26,8 +26,8 @@ import (
 
 	collect "github.com/cairn-backup/cairn/activities/cluster"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/dev/sandbox"
 	"github.com/cairn-backup/cairn/internal/logging"
-	"github.com/cairn-backup/cairn/internal/sandbox"
 	"github.com/cairn-backup/cairn/starter"
 )
 

@@ -12,7 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
-	"github.com/cairn-backup/cairn/internal/sandbox"
+	"github.com/cairn-backup/cairn/dev/sandbox"
 	"github.com/cairn-backup/cairn/starter"
 )
 

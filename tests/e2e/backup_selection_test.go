@@ -17,8 +17,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
-	"github.com/cairn-backup/cairn/internal/sandbox"
-	"github.com/cairn-backup/cairn/internal/sandbox/csistate"
+	"github.com/cairn-backup/cairn/dev/sandbox"
+	"github.com/cairn-backup/cairn/dev/sandbox/csistate"
 	"github.com/cairn-backup/cairn/starter"
 )
 

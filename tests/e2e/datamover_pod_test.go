@@ -15,9 +15,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/dev/sandbox"
 	"github.com/cairn-backup/cairn/internal/datatree"
 	"github.com/cairn-backup/cairn/internal/exposer"
-	"github.com/cairn-backup/cairn/internal/sandbox"
 	"github.com/cairn-backup/cairn/starter"
 	"github.com/cairn-backup/cairn/worker"
 )

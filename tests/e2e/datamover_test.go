@@ -17,9 +17,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/dev/sandbox/csistate"
 	"github.com/cairn-backup/cairn/internal/datatree"
 	"github.com/cairn-backup/cairn/internal/exposer"
-	"github.com/cairn-backup/cairn/internal/sandbox/csistate"
 	"github.com/cairn-backup/cairn/starter"
 )
 

@@ -17,8 +17,8 @@ import (
 	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
-	"github.com/cairn-backup/cairn/internal/sandbox"
-	"github.com/cairn-backup/cairn/internal/sandbox/csistate"
+	"github.com/cairn-backup/cairn/dev/sandbox"
+	"github.com/cairn-backup/cairn/dev/sandbox/csistate"
 	"github.com/cairn-backup/cairn/starter"
 )
 

@@ -29,10 +29,10 @@ import (
 	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/dev/sandbox"
 	"github.com/cairn-backup/cairn/internal/datatree"
 	"github.com/cairn-backup/cairn/internal/exposer"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/internal/sandbox"
 	"github.com/cairn-backup/cairn/starter"
 	"github.com/cairn-backup/cairn/webhook"
 )

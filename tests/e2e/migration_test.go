@@ -12,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/dev/sandbox"
 	"github.com/cairn-backup/cairn/internal/datatree"
-	"github.com/cairn-backup/cairn/internal/sandbox"
 	"github.com/cairn-backup/cairn/starter"
 )
 

@@ -28,10 +28,10 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/dev/sandbox"
+	"github.com/cairn-backup/cairn/dev/sandbox/csistate"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/objects"
-	"github.com/cairn-backup/cairn/internal/sandbox"
-	"github.com/cairn-backup/cairn/internal/sandbox/csistate"
 	"github.com/cairn-backup/cairn/starter"
 	"github.com/cairn-backup/cairn/starter/remote"
 )

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
-	"github.com/cairn-backup/cairn/internal/sample"
+	"github.com/cairn-backup/cairn/dev/sample"
 	"github.com/cairn-backup/cairn/starter"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cairn-backup/cairn/internal/sandbox"
+	"github.com/cairn-backup/cairn/dev/sandbox"
 )
 
 // shared is the control plane the tests that stay in namespaces of their

@@ -14,9 +14,9 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/cairn-backup/cairn/dev/sandbox"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/logging"
-	"github.com/cairn-backup/cairn/internal/sandbox"
 	"github.com/cairn-backup/cairn/internal/sealing"
 	"github.com/cairn-backup/cairn/starter"
 )
@@ -85,7 +85,7 @@ func newStackOpts(t *testing.T, locationURL string, opts sandbox.Options) *stack
 	if opts.Node {
 		// The node has machine-wide names (its node name, cgroup root
 		// and iptables chain): tests of this package and of
-		// internal/sandbox that run in parallel take turns at it.
+		// dev/sandbox that run in parallel take turns at it.
 		turnCtx, cancel := context.WithTimeout(context.Background(), 20*time.Minute) // a bound for a stuck holder, not a verdict
 		release, err := sandbox.TakeNodeTurn(turnCtx)
 		cancel()

@@ -16,9 +16,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/dev/sandbox"
+	"github.com/cairn-backup/cairn/dev/sandbox/csistate"
 	"github.com/cairn-backup/cairn/internal/objects"
-	"github.com/cairn-backup/cairn/internal/sandbox"
-	"github.com/cairn-backup/cairn/internal/sandbox/csistate"
 )
 
 // makeClaims creates a namespace with claims of the sandbox's CSI class

@@ -22,11 +22,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/cairn-backup/cairn/dev/sample"
+	"github.com/cairn-backup/cairn/dev/sandbox"
+	"github.com/cairn-backup/cairn/dev/sandbox/csistate"
 	"github.com/cairn-backup/cairn/internal/datatree"
 	"github.com/cairn-backup/cairn/internal/kube"
-	"github.com/cairn-backup/cairn/internal/sample"
-	"github.com/cairn-backup/cairn/internal/sandbox"
-	"github.com/cairn-backup/cairn/internal/sandbox/csistate"
 )
 
 func main() {

@@ -10,7 +10,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/cairn-backup/cairn/internal/devserver"
+	"github.com/cairn-backup/cairn/dev/devserver"
 	"github.com/cairn-backup/cairn/workflows"
 )
 

@@ -20,7 +20,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/cairn-backup/cairn/internal/devserver"
+	"github.com/cairn-backup/cairn/dev/devserver"
 	"github.com/cairn-backup/cairn/internal/logging"
 )
 

@@ -27,7 +27,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/cairn-backup/cairn/internal/sandbox"
+	"github.com/cairn-backup/cairn/dev/sandbox"
 )
 
 // WidgetResource is the custom resource type the sample defines.
