@@ -10,7 +10,12 @@ KOPIA_BIN := $(ROOT)/.cache/kopia/bin
 WORKFLOWCHECK_VERSION := v0.6.0
 CONTROLLER_GEN_VERSION := v0.23.0
 CHART := $(ROOT)/deploy/chart
+# RELEASE is the version of the next release, in one place: the VERSION file.
+# Builds between releases are named by git (a tag, else the commit).
+RELEASE := $(shell cat $(ROOT)/VERSION)
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+DIST := $(ROOT)/dist
+RELEASE_ARCHES := amd64 arm64
 # Bench size: make bench N=100000
 N ?= 10000
 # Data path bench size in MiB: make bench-datapath DATA_MB=512
@@ -26,7 +31,7 @@ AZURITE_VERSION := 3.37.0
 AZURITE := $(TOOLS)/azurite-$(AZURITE_VERSION)/node_modules/.bin/azurite-blob
 export CAIRN_AZURITE := $(AZURITE)
 
-.PHONY: all help generate build image sandbox-bins node-deps tools kopia-cli lint test chaos test-unit test-e2e record-histories demo bench bench-restore bench-datapath clean
+.PHONY: all help generate build image release sandbox-bins node-deps tools kopia-cli lint test chaos test-unit test-e2e record-histories demo bench bench-restore bench-datapath clean
 
 all: build
 
@@ -46,6 +51,19 @@ image:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o $(IMAGE_DIR)/cairn ./cmd/cairn
 	$(GO) run ./cmd/cairn-image --binary $(IMAGE_DIR)/cairn --ref cairn.local/cairn:$(VERSION) \
 	  --out $(IMAGE_DIR)/cairn.tar $(if $(IMAGE),--push $(IMAGE))
+
+## release: cairn RELEASE (the VERSION file) into dist/: static binaries and image archives for linux
+## amd64 and arm64, the packaged chart, and their SHA-256 sums; every artifact carries the same version
+release: $(TOOLS)/helm
+	rm -rf $(DIST) && mkdir -p $(DIST)
+	for arch in $(RELEASE_ARCHES); do \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -ldflags "-X main.version=$(RELEASE)" \
+	    -o $(DIST)/cairn-$(RELEASE)-linux-$$arch ./cmd/cairn || exit 1; \
+	  $(GO) run ./cmd/cairn-image --binary $(DIST)/cairn-$(RELEASE)-linux-$$arch --arch $$arch \
+	    --ref cairn.local/cairn:$(RELEASE) --out $(DIST)/cairn-image-$(RELEASE)-linux-$$arch.tar || exit 1; \
+	done
+	$(TOOLS)/helm package $(CHART) --version $(RELEASE) --app-version $(RELEASE) --destination $(DIST)
+	cd $(DIST) && sha256sum * > SHA256SUMS && cat SHA256SUMS
 
 ## sandbox-bins: etcd, kube-apiserver, kube-controller-manager, kubelet, kube-scheduler, kube-proxy v1.35.4,
 ## CSI sidecars and test driver (cached), and the node's Debian packages (containerd, runc, CNI plugins)
@@ -103,6 +121,8 @@ lint: tools
 	  cp $$tmp/deepcopy.go api/v1alpha1/zz_generated.deepcopy.go; rm -rf $$tmp; \
 	  if [ $$status != 0 ]; then echo "generated files are stale: run make generate"; exit 1; fi
 	$(TOOLS)/workflowcheck -config workflowcheck.config.yaml ./workflows/...
+	@grep -qx "version: $(RELEASE)" $(CHART)/Chart.yaml && grep -qx 'appVersion: "$(RELEASE)"' $(CHART)/Chart.yaml || \
+	  { echo "deploy/chart/Chart.yaml: version and appVersion must be $(RELEASE), the VERSION file's"; exit 1; }
 	$(TOOLS)/helm lint --strict $(CHART)
 	$(TOOLS)/helm template cairn $(CHART) --namespace cairn-system > /dev/null
 	$(TOOLS)/helm template cairn $(CHART) --namespace cairn-system -f $(CHART)/ci/all-on-values.yaml > /dev/null
@@ -159,4 +179,4 @@ bench-restore: build sandbox-bins
 	$(GO) run ./tests/bench -cairn $(BIN)/cairn -n $(N) -kind restore
 
 clean:
-	rm -rf $(BIN) .cairn
+	rm -rf $(BIN) $(DIST) .cairn

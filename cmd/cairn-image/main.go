@@ -18,22 +18,28 @@ import (
 
 func main() {
 	binary := flag.String("binary", "", "static cairn binary (CGO_ENABLED=0)")
+	arch := flag.String("arch", "amd64", "the binary's architecture, the image's: amd64 or arm64")
 	caCerts := flag.String("ca-certs", "/etc/ssl/certs/ca-certificates.crt", "CA certificates the image trusts")
 	ref := flag.String("ref", "cairn.local/cairn:dev", "reference the archive names the image by")
 	out := flag.String("out", "", "archive to write (none if empty)")
 	push := flag.String("push", "", "registry reference to push to (registry/name:tag); credentials from the Docker config")
 	flag.Parse()
-	if err := run(*binary, *caCerts, *ref, *out, *push); err != nil {
+	if err := run(*binary, *arch, *caCerts, *ref, *out, *push); err != nil {
 		fmt.Fprintln(os.Stderr, "cairn-image:", err)
 		os.Exit(1)
 	}
 }
 
-func run(binary, caCerts, ref, out, push string) error {
+func run(binary, arch, caCerts, ref, out, push string) error {
 	if binary == "" || (out == "" && push == "") {
 		return fmt.Errorf("--binary and one of --out or --push are required")
 	}
-	img, err := ociimage.Build(ociimage.Cairn(binary, caCerts))
+	if arch != "amd64" && arch != "arm64" {
+		return fmt.Errorf("--arch %q: amd64 or arm64", arch)
+	}
+	spec := ociimage.Cairn(binary, caCerts)
+	spec.Arch = arch
+	img, err := ociimage.Build(spec)
 	if err != nil {
 		return fmt.Errorf("build: %w", err)
 	}

@@ -36,7 +36,9 @@ type Spec struct {
 	Links map[string]string
 	// Dirs are directories with their modes; the parents of files and
 	// links are made 0755 when not listed.
-	Dirs       map[string]int64
+	Dirs map[string]int64
+	// Arch is the image's architecture: amd64 (the default) or arm64.
+	Arch       string
 	Entrypoint []string
 	Cmd        []string
 	Env        []string
@@ -47,7 +49,8 @@ type Spec struct {
 // epoch is every file's and the image's time, for reproducible digests.
 var epoch = time.Unix(0, 0).UTC()
 
-// Build makes the image for linux/amd64.
+// Build makes the image for linux and s.Arch (amd64 when empty), whose
+// binaries s's files must be.
 func Build(s Spec) (v1.Image, error) {
 	layerTar, err := layerOf(s)
 	if err != nil {
@@ -66,7 +69,10 @@ func Build(s Spec) (v1.Image, error) {
 		return nil, err
 	}
 	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture = "linux", "amd64"
+	cf.OS, cf.Architecture = "linux", s.Arch
+	if cf.Architecture == "" {
+		cf.Architecture = "amd64"
+	}
 	cf.Created = v1.Time{Time: epoch}
 	cf.Config.Entrypoint, cf.Config.Cmd = s.Entrypoint, s.Cmd
 	cf.Config.Env = s.Env

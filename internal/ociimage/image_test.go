@@ -25,6 +25,22 @@ func fakeInputs(t *testing.T) (binary, certs string) {
 	return binary, certs
 }
 
+// An image says the architecture of the binary it holds: a release's
+// arm64 image is not run on amd64 nodes, nor the other way round.
+func TestImageCarriesItsArchitecture(t *testing.T) {
+	binary, certs := fakeInputs(t)
+	for arch, want := range map[string]string{"": "amd64", "amd64": "amd64", "arm64": "arm64"} {
+		spec := Cairn(binary, certs)
+		spec.Arch = arch
+		img, err := Build(spec)
+		require.NoError(t, err)
+		cf, err := img.ConfigFile()
+		require.NoError(t, err)
+		assert.Equal(t, "linux", cf.OS)
+		assert.Equal(t, want, cf.Architecture, "Arch %q", arch)
+	}
+}
+
 // TestCairnImageIsReproducibleAndNonRoot: the same inputs give the same
 // digest; the image runs /cairn as a non-root user with a writable /tmp
 // and CA certificates where Go looks for them.
