@@ -194,8 +194,6 @@ func TestSchedules(t *testing.T) {
 					"the worker kill landed mid-step: the run's finalize ran again")
 			}
 		}
-		// scheduled_run_retention.json, recorded before retention was
-		// paged, keeps the old branch replayed.
 		recordHistory(t, s, last.WorkflowID, "scheduled_run_paged_retention.json")
 		recordHistory(t, s, v1alpha1.RetentionWorkflowID(last.Backup), "apply_retention_completed.json")
 		sort.Strings(names)

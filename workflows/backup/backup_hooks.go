@@ -11,10 +11,6 @@ import (
 	"github.com/cairn-backup/cairn/workflows/internal/flow"
 )
 
-// hooksVersion marks the backups that run hooks: those started before it
-// replay without planning any.
-const hooksVersion = "backup-hooks"
-
 // hookAttempts bounds the tries of one pod's hooks of one phase when the
 // API server or the worker fails under them; each try runs the hook that
 // was cut off again.
@@ -41,9 +37,6 @@ type hookRun struct {
 
 // planHooks asks which pods of the backup have hooks.
 func (b *backupRun) planHooks(ctx workflow.Context) error {
-	if workflow.GetVersion(ctx, hooksVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return nil
-	}
 	var volumes []v1alpha1.Volume
 	for _, op := range b.status.Operations {
 		volumes = append(volumes, op.Volume)

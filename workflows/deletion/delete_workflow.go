@@ -13,10 +13,6 @@ import (
 	"github.com/cairn-backup/cairn/workflows/internal/flow"
 )
 
-// lockCheckVersion marks the runs that check a backup's object lock
-// before deleting anything.
-const lockCheckVersion = "check-object-lock"
-
 // DeleteBackupWorkflow deletes a backup's objects in its location,
 // backup.json first so a half-deleted backup is never listed as complete.
 // Deleting what is already gone succeeds, so it is safe to run again and
@@ -33,13 +29,11 @@ func DeleteBackupWorkflow(ctx workflow.Context, req v1alpha1.DeleteBackupRequest
 	// error, instead of holding up the expiry run that started it.
 	opts.ScheduleToCloseTimeout = 24 * time.Hour
 	actx := workflow.WithActivityOptions(ctx, opts)
-	if workflow.GetVersion(ctx, lockCheckVersion, workflow.DefaultVersion, 1) == 1 {
-		// An immutable backup is refused before anything of it goes.
-		// Its error goes out as it is, for its type: it names the backup.
-		if err := workflow.ExecuteActivity(actx, storeActs.CheckBackupDeletable, req).Get(ctx, nil); err != nil {
-			flow.PublishPhase(ctx, logger, v1alpha1.PhaseFailed)
-			return nil, err
-		}
+	// An immutable backup is refused before anything of it goes. Its
+	// error goes out as it is, for its type: it names the backup.
+	if err := workflow.ExecuteActivity(actx, storeActs.CheckBackupDeletable, req).Get(ctx, nil); err != nil {
+		flow.PublishPhase(ctx, logger, v1alpha1.PhaseFailed)
+		return nil, err
 	}
 	if req.Kind == "" || req.Kind == v1alpha1.KindBackup {
 		// The native snapshots go first: once backup.json is gone, nothing

@@ -10,10 +10,6 @@ import (
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
-// restoreHooksVersion marks the restores that run post-restore exec
-// hooks: those started before it replay without.
-const restoreHooksVersion = "restore-hooks"
-
 // restoreHooksTimeout bounds the step: hooks wait for their containers
 // (DefaultRestoreWaitTimeout each, several pods at once).
 const restoreHooksTimeout = 2 * time.Hour
@@ -21,9 +17,6 @@ const restoreHooksTimeout = 2 * time.Hour
 // runHooks runs the post-restore exec hooks of the restored pods, once
 // they run, and records what each did.
 func (r *restoreRun) runHooks(ctx workflow.Context) error {
-	if workflow.GetVersion(ctx, restoreHooksVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return nil
-	}
 	actx := workflow.WithActivityOptions(ctx, r.activityOptions(restoreHooksTimeout))
 	in := v1alpha1.RestoreHooksInput{Restore: r.spec.Name, Backup: r.spec.BackupName, Location: r.spec.StorageLocation,
 		Hooks: r.spec.Hooks, NamespaceMapping: r.spec.NamespaceMapping, ActingAs: r.opts.ActingAs}

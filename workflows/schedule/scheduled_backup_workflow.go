@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/log"
@@ -124,24 +123,6 @@ func (r *scheduledRun) backup(ctx workflow.Context) error {
 	return backupErr
 }
 
-// retainListed is retention as runs before pagedRetentionVersion did it:
-// one list of every run, every deletion from this run.
-func (r *scheduledRun) retainListed(ctx workflow.Context) (v1alpha1.ScheduleHealthInput, error) {
-	actx := workflow.WithActivityOptions(ctx, flow.ActivityOptions(10*time.Minute, workflows.HeartbeatTimeout(ctx)))
-	var listed v1alpha1.ScheduleRunsResult
-	if err := workflow.ExecuteActivity(actx, storeActs.ListScheduleRuns, v1alpha1.ScheduleRunsInput{Schedule: r.spec}).Get(ctx, &listed); err != nil {
-		return v1alpha1.ScheduleHealthInput{}, fmt.Errorf("list runs of schedule %s: %w", r.spec.Name, err)
-	}
-	now := workflow.Now(ctx)
-	dec := v1alpha1.DecideRetention(listed.Runs, r.spec.Retention, now)
-	if len(dec.Delete) > 0 {
-		r.logger.Info("Retention deletes older runs", "count", len(dec.Delete), "backups", dec.Delete, "protected", dec.Protected)
-	}
-	r.res.Deleted, r.res.DeleteFailed = flow.DeleteBackups(ctx, r.spec.RunKind(), dec.Delete, r.spec.Template.StorageLocation, "retention")
-	r.res.DeletedTotal = len(r.res.Deleted)
-	return v1alpha1.ScheduleHealthInput{Now: now, Interval: listed.Interval, LastSuccess: v1alpha1.LastCompleted(listed.Runs)}, nil
-}
-
 // startChild starts the run's backup or etcd snapshot as a child
 // workflow named after the run.
 func (r *scheduledRun) startChild(ctx workflow.Context) workflow.ChildWorkflowFuture {
@@ -177,31 +158,20 @@ func (r *scheduledRun) startChild(ctx workflow.Context) workflow.ChildWorkflowFu
 	return workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), v1alpha1.BackupWorkflowName, v1alpha1.BackupRequest{Spec: spec, Options: r.spec.BackupOptions})
 }
 
-// pagedRetentionVersion marks the runs whose retention is an
-// ApplyRetention child, paged, instead of one list of every run.
-const pagedRetentionVersion = "paged-retention"
-
-// retain deletes the runs the schedule's retention no longer keeps and
-// records the schedule's health. It runs after failed backups too: their
-// logs count against keepFailed.
+// retain deletes the runs the schedule's retention no longer keeps, in
+// an ApplyRetention child that pages through them, and records the
+// schedule's health. It runs after failed backups too: their logs count
+// against keepFailed.
 func (r *scheduledRun) retain(ctx workflow.Context) error {
-	var in v1alpha1.ScheduleHealthInput
-	if workflow.GetVersion(ctx, pagedRetentionVersion, workflow.DefaultVersion, 1) == 1 {
-		now := workflow.Now(ctx)
-		var res v1alpha1.RetentionResult
-		req := v1alpha1.RetentionRequest{Schedule: r.spec, Now: now}
-		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: v1alpha1.RetentionWorkflowID(r.res.Backup)})
-		if err := workflow.ExecuteChildWorkflow(cctx, v1alpha1.ApplyRetentionWorkflowName, req).Get(ctx, &res); err != nil {
-			return fmt.Errorf("apply the retention of schedule %s: %w", r.spec.Name, err)
-		}
-		r.res.Deleted, r.res.DeletedTotal, r.res.DeleteFailed = res.Deleted, res.DeletedTotal, res.DeleteFailed
-		in = v1alpha1.ScheduleHealthInput{Now: now, Interval: res.Interval, LastSuccess: res.LastSuccess}
-	} else {
-		var err error
-		if in, err = r.retainListed(ctx); err != nil {
-			return err
-		}
+	now := workflow.Now(ctx)
+	var res v1alpha1.RetentionResult
+	req := v1alpha1.RetentionRequest{Schedule: r.spec, Now: now}
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: v1alpha1.RetentionWorkflowID(r.res.Backup)})
+	if err := workflow.ExecuteChildWorkflow(cctx, v1alpha1.ApplyRetentionWorkflowName, req).Get(ctx, &res); err != nil {
+		return fmt.Errorf("apply the retention of schedule %s: %w", r.spec.Name, err)
 	}
+	r.res.Deleted, r.res.DeletedTotal, r.res.DeleteFailed = res.Deleted, res.DeletedTotal, res.DeleteFailed
+	in := v1alpha1.ScheduleHealthInput{Now: now, Interval: res.Interval, LastSuccess: res.LastSuccess}
 	if r.spec.MaxRunDuration != nil {
 		in.MaxRunDuration = r.spec.MaxRunDuration.Duration
 	}

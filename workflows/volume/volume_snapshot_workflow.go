@@ -42,10 +42,6 @@ type volumeRun struct {
 	ready  bool // the snapshot is ready: reports say so
 }
 
-// readyReportVersion marks the runs that report a ready snapshot before
-// moving its data, so the backup runs its pods' post hooks then.
-const readyReportVersion = "report-snapshot-ready"
-
 func (v *volumeRun) run(ctx workflow.Context) *v1alpha1.VolumeSnapshotResult {
 	hb := v.heartbeat()
 	v.report(ctx, v1alpha1.OperationInProgress, fmt.Sprintf("creating VolumeSnapshot %s", v.name))
@@ -81,10 +77,10 @@ func (v *volumeRun) run(ctx workflow.Context) *v1alpha1.VolumeSnapshotResult {
 	if !v.req.MoveData {
 		return &v1alpha1.VolumeSnapshotResult{Phase: v1alpha1.OperationCompleted, Snapshot: &info}
 	}
-	if workflow.GetVersion(ctx, readyReportVersion, workflow.DefaultVersion, 1) == 1 {
-		v.ready = true
-		v.report(ctx, v1alpha1.OperationInProgress, fmt.Sprintf("VolumeSnapshot %s ready; moving its data", created.Name))
-	}
+	// Reported before the data moves, so the backup runs its pods' post
+	// hooks then.
+	v.ready = true
+	v.report(ctx, v1alpha1.OperationInProgress, fmt.Sprintf("VolumeSnapshot %s ready; moving its data", created.Name))
 
 	up, err := v.moveData(ctx, &info)
 	if err != nil {
