@@ -2,7 +2,6 @@ package starter
 
 import (
 	"context"
-	"slices"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
@@ -21,19 +20,6 @@ func WithActingAs(ctx context.Context, id *v1alpha1.Identity) context.Context {
 // ActingAs is the identity runs started with ctx act as (nil: the worker).
 func ActingAs(ctx context.Context) *v1alpha1.Identity {
 	id, _ := ctx.Value(actingAsKey{}).(*v1alpha1.Identity)
-	return id
-}
-
-// identityOf is the Identity of an authenticated user, copied so that
-// nothing a run records aliases the request's user.
-func identityOf(u *User) *v1alpha1.Identity {
-	id := &v1alpha1.Identity{Username: u.Name, UID: u.UID, Groups: slices.Clone(u.Groups)}
-	for k, v := range u.Extra {
-		if id.Extra == nil {
-			id.Extra = make(map[string][]string, len(u.Extra))
-		}
-		id.Extra[k] = slices.Clone(v)
-	}
 	return id
 }
 

@@ -4,6 +4,7 @@
 package starter
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"strings"
@@ -87,4 +88,10 @@ func (c *Client) ScheduleURL(name string) string {
 	}
 	return fmt.Sprintf("%s/namespaces/%s/schedules/%s", strings.TrimSuffix(c.opts.UIBaseURL, "/"),
 		url.PathEscape(c.opts.Namespace), url.PathEscape(v1alpha1.ScheduleID(name)))
+}
+
+// CheckHealth says whether Temporal answers.
+func (c *Client) CheckHealth(ctx context.Context) error {
+	_, err := c.temporal.CheckHealth(ctx, nil)
+	return err
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/dev/devserver/devservertest"
 	"github.com/cairn-backup/cairn/starter"
 )
 
@@ -16,7 +17,7 @@ import (
 // (terminated) show the spec they were started with, read from Temporal;
 // before, only a committed backup.json gave a view its spec.
 func TestViewOfAnUncommittedRunHasItsSpec(t *testing.T) {
-	c, tc := realTemporal(t)
+	c, tc := devservertest.StarterClient(t)
 	ctx := context.Background()
 
 	for _, name := range []string{"running", "terminated"} {

@@ -11,8 +11,14 @@ import (
 // back up the Role's namespace through the starter API.
 const APIGroup = "cairn.io"
 
-// ResourceBackups is the resource of APIGroup a backup is authorized on.
-const ResourceBackups = "backups"
+// The resources of APIGroup, in RBAC rules and in the CRDs: what a run
+// of each kind is authorized on, through the API and as a resource.
+const (
+	ResourceBackups       = "backups"
+	ResourceRestores      = "restores"
+	ResourceSchedules     = "schedules"
+	ResourceEtcdSnapshots = "etcdsnapshots"
+)
 
 // NamedNamespaces returns the namespaces a filter names, sorted and
 // deduplicated, and whether it names them all: false for none (every

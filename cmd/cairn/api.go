@@ -15,9 +15,9 @@ import (
 	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/cairn-backup/cairn/internal/apiauth"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/starter"
+	"github.com/cairn-backup/cairn/starter/httpapi"
 )
 
 // apiServeFlags are how the starter API is served: cairn api's and cairn
@@ -41,8 +41,8 @@ func (a *apiServeFlags) register(fl *pflag.FlagSet, prefix string) {
 
 func (a *apiServeFlags) validate() error {
 	for _, p := range a.anonymousPaths {
-		if !slices.Contains(starter.AnonymousPathChoices, p) {
-			return &usageError{fmt.Errorf("anonymous path %q: only %v may be served without a token", p, starter.AnonymousPathChoices)}
+		if !slices.Contains(httpapi.AnonymousPathChoices, p) {
+			return &usageError{fmt.Errorf("anonymous path %q: only %v may be served without a token", p, httpapi.AnonymousPathChoices)}
 		}
 	}
 	if (a.tlsCertFile == "") != (a.tlsKeyFile == "") {
@@ -111,7 +111,7 @@ generate a client. Errors are JSON with a type; statuses are 400 (invalid),
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if printOpenAPI {
-				doc, err := starter.OpenAPI()
+				doc, err := httpapi.OpenAPI()
 				if err != nil {
 					return err
 				}
@@ -147,7 +147,7 @@ generate a client. Errors are JSON with a type; statuses are 400 (invalid),
 			grp.Go(func() error { return runController(ctx, &af.controller, kcfg, sc, log) })
 			grp.Go(func() error { return serveWebhook(ctx, &af.controller.webhook, af.controller.namespace, log) })
 			grp.Go(func() error {
-				return serveAPI(ctx, listen, sc, log, apiauth.Kubernetes(kc, af.anonymousPaths, audiences...), af)
+				return serveAPI(ctx, listen, sc, log, httpapi.KubernetesAuth(kc, af.anonymousPaths, audiences...), af)
 			})
 			return grp.Wait()
 		},
@@ -179,17 +179,17 @@ func newAPIServer(handler http.Handler) *http.Server {
 }
 
 // serveAPI serves the starter API on addr until ctx ends.
-func serveAPI(ctx context.Context, addr string, sc *starter.Client, log *zap.Logger, auth starter.Auth, af *apiServeFlags) error {
+func serveAPI(ctx context.Context, addr string, sc *starter.Client, log *zap.Logger, auth httpapi.Auth, af *apiServeFlags) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("starter API: %w", err)
 	}
 	auth.HomeNamespace = af.controller.namespace
-	handler := starter.Handler(sc, log, auth)
+	handler := httpapi.Handler(sc, log, auth)
 	tcp, _ := ln.Addr().(*net.TCPAddr)
 	loopback := tcp != nil && tcp.IP.IsLoopback()
 	if loopback {
-		handler = starter.LoopbackHostsOnly(handler)
+		handler = httpapi.LoopbackHostsOnly(handler)
 	}
 	tls := af.tlsCertFile != ""
 	if !tls && !loopback && !af.allowPlainHTTP {

@@ -15,10 +15,10 @@ import (
 
 	"github.com/cairn-backup/cairn/dev/devserver"
 	"github.com/cairn-backup/cairn/dev/sandbox"
-	"github.com/cairn-backup/cairn/internal/apiauth"
 	"github.com/cairn-backup/cairn/internal/exposer"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/sealing"
+	"github.com/cairn-backup/cairn/starter/httpapi"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -136,7 +136,7 @@ func runDev(ctx context.Context, g *globals, df *devFlags) error {
 		grp.Go(func() error { return runWorker(gctx, g, tc, kcfg, &df.worker, loc, log) })
 	}
 	if !df.noAPI {
-		auth := apiauth.StaticToken(apiToken, df.api.anonymousPaths)
+		auth := httpapi.StaticToken(apiToken, df.api.anonymousPaths)
 		grp.Go(func() error { return serveAPI(gctx, df.apiAddress, sc, log, auth, &df.api) })
 		grp.Go(func() error { return serveWebhook(gctx, &df.api.controller.webhook, df.api.controller.namespace, log) })
 		grp.Go(func() error {

@@ -134,7 +134,7 @@ func newRestoreCreateCommand(g *globals) *cobra.Command {
 			if !cf.dryRun {
 				r := &v1alpha1.Restore{ObjectMeta: metav1.ObjectMeta{Name: cf.req.Name}, Spec: cf.req.RestoreSpec}
 				r.Spec.Name = ""
-				if handled, err := createAsResource(cmd, g, cf.direct, starter.ResourceRestores, r, cf.req.Options, cf.wait, &cf.out); handled {
+				if handled, err := createAsResource(cmd, g, cf.direct, v1alpha1.ResourceRestores, r, cf.req.Options, cf.wait, &cf.out); handled {
 					return err
 				}
 			}

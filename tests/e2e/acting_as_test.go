@@ -44,11 +44,11 @@ func TestRunsActAsTheirCaller(t *testing.T) {
 	viewer := serviceAccountToken(t, kc, "team-a", "viewer")
 	bindClusterRole(t, kc, "team-a", "team-a", "alice", "admin")
 	bindClusterRole(t, kc, "team-a", "team-a", "viewer", "view")
-	grant(t, kc, "team-a", "alice", rbacv1.PolicyRule{APIGroups: []string{starter.APIGroup}, Resources: []string{"backups", "restores"}, Verbs: []string{"get", "create"}})
-	grant(t, kc, "team-a", "viewer", rbacv1.PolicyRule{APIGroups: []string{starter.APIGroup}, Resources: []string{"backups"}, Verbs: []string{"get", "create"}})
-	waitAllowed(t, kc, aliceUser, authzv1.ResourceAttributes{Namespace: "team-a", Verb: "create", Group: starter.APIGroup, Resource: "restores"})
+	grant(t, kc, "team-a", "alice", rbacv1.PolicyRule{APIGroups: []string{v1alpha1.APIGroup}, Resources: []string{"backups", "restores"}, Verbs: []string{"get", "create"}})
+	grant(t, kc, "team-a", "viewer", rbacv1.PolicyRule{APIGroups: []string{v1alpha1.APIGroup}, Resources: []string{"backups"}, Verbs: []string{"get", "create"}})
+	waitAllowed(t, kc, aliceUser, authzv1.ResourceAttributes{Namespace: "team-a", Verb: "create", Group: v1alpha1.APIGroup, Resource: "restores"})
 	waitAllowed(t, kc, aliceUser, authzv1.ResourceAttributes{Namespace: "team-a", Verb: "create", Resource: "secrets"})
-	waitAllowed(t, kc, "system:serviceaccount:team-a:viewer", authzv1.ResourceAttributes{Namespace: "team-a", Verb: "create", Group: starter.APIGroup, Resource: "backups"})
+	waitAllowed(t, kc, "system:serviceaccount:team-a:viewer", authzv1.ResourceAttributes{Namespace: "team-a", Verb: "create", Group: v1alpha1.APIGroup, Resource: "backups"})
 
 	seedTeam(t, kc)
 
@@ -156,7 +156,7 @@ func TestSchedulesActAsWhoeverLastSetThem(t *testing.T) {
 	planner := serviceAccountToken(t, kc, "team-a", "planner")
 	mallory := serviceAccountToken(t, kc, "team-a", "mallory")
 	_, err := kc.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "cairn-schedulers"},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{starter.APIGroup}, Resources: []string{"schedules", "backups"}, Verbs: []string{"get", "list", "create", "update"}}}},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{v1alpha1.APIGroup}, Resources: []string{"schedules", "backups"}, Verbs: []string{"get", "list", "create", "update"}}}},
 		metav1.CreateOptions{})
 	require.NoError(t, err)
 	_, err = kc.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "cairn-schedulers"},
@@ -166,7 +166,7 @@ func TestSchedulesActAsWhoeverLastSetThem(t *testing.T) {
 	require.NoError(t, err)
 	bindClusterRole(t, kc, "kube-system", "team-a", "planner", "view")
 	waitAllowed(t, kc, "system:serviceaccount:team-a:planner", authzv1.ResourceAttributes{Namespace: "kube-system", Verb: "list", Resource: "configmaps"})
-	waitAllowed(t, kc, "system:serviceaccount:team-a:mallory", authzv1.ResourceAttributes{Verb: "update", Group: starter.APIGroup, Resource: "schedules"})
+	waitAllowed(t, kc, "system:serviceaccount:team-a:mallory", authzv1.ResourceAttributes{Verb: "update", Group: v1alpha1.APIGroup, Resource: "schedules"})
 
 	spec := `{"name":"sys","cron":"@yearly","retention":{"keepLast":5},"template":{"includedNamespaces":["kube-system"],"includedResources":["configmaps"]}}`
 	code, e := postJSON(t, api.URL+"/v1/schedules", planner, spec)
@@ -195,7 +195,7 @@ func TestSchedulesActAsWhoeverLastSetThem(t *testing.T) {
 	_, err = kc.RbacV1().ClusterRoleBindings().Update(ctx, binding, metav1.UpdateOptions{})
 	require.NoError(t, err)
 	waitAccess(t, kc, "system:serviceaccount:team-a:mallory",
-		authzv1.ResourceAttributes{Namespace: "kube-system", Verb: "create", Group: starter.APIGroup, Resource: "backups"}, false)
+		authzv1.ResourceAttributes{Namespace: "kube-system", Verb: "create", Group: v1alpha1.APIGroup, Resource: "backups"}, false)
 	code, e = postJSON(t, api.URL+"/v1/schedules/sys/trigger", planner, "")
 	require.Equal(t, http.StatusAccepted, code, "%+v", e)
 	third := waitScheduledFailure(t, s, "sys", first.Name, second.Name)

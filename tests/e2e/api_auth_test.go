@@ -26,8 +26,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
-	"github.com/cairn-backup/cairn/internal/apiauth"
 	"github.com/cairn-backup/cairn/starter"
+	"github.com/cairn-backup/cairn/starter/httpapi"
 )
 
 // TestAPIAuthorizesWithTheClusterRBAC drives the starter API with a
@@ -50,12 +50,12 @@ func TestAPIAuthorizesWithTheClusterRBAC(t *testing.T) {
 
 	// alice may read shop's backups and restore into team-a, nothing more.
 	alice := serviceAccountToken(t, kc, "team-a", "alice")
-	grant(t, kc, "shop", "alice", rbacv1.PolicyRule{APIGroups: []string{starter.APIGroup}, Resources: []string{"backups"}, Verbs: []string{"get"}})
-	grant(t, kc, "team-a", "alice", rbacv1.PolicyRule{APIGroups: []string{starter.APIGroup}, Resources: []string{"restores"}, Verbs: []string{"create"}})
+	grant(t, kc, "shop", "alice", rbacv1.PolicyRule{APIGroups: []string{v1alpha1.APIGroup}, Resources: []string{"backups"}, Verbs: []string{"get"}})
+	grant(t, kc, "team-a", "alice", rbacv1.PolicyRule{APIGroups: []string{v1alpha1.APIGroup}, Resources: []string{"restores"}, Verbs: []string{"create"}})
 	// The restore writes as alice: she needs the rights to create its
 	// objects in team-a.
 	bindClusterRole(t, kc, "team-a", "team-a", "alice", "edit")
-	waitAllowed(t, kc, "system:serviceaccount:team-a:alice", authzv1.ResourceAttributes{Namespace: "team-a", Verb: "create", Group: starter.APIGroup, Resource: "restores"})
+	waitAllowed(t, kc, "system:serviceaccount:team-a:alice", authzv1.ResourceAttributes{Namespace: "team-a", Verb: "create", Group: v1alpha1.APIGroup, Resource: "restores"})
 	waitAllowed(t, kc, "system:serviceaccount:team-a:alice", authzv1.ResourceAttributes{Namespace: "team-a", Verb: "create", Resource: "configmaps"})
 
 	code, body := request(t, api.URL, "", `{"name":"anon","backupName":"shop-full"}`)
@@ -96,7 +96,7 @@ func TestCLIThroughTheAPI(t *testing.T) {
 	// operator may back up and read every backup; alice only shop's.
 	operator := serviceAccountToken(t, kc, "team-a", "operator")
 	_, err := kc.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "cairn-backup-operator"},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{starter.APIGroup}, Resources: []string{"backups", "backups/log"}, Verbs: []string{"get", "list", "create"}}}},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{v1alpha1.APIGroup}, Resources: []string{"backups", "backups/log"}, Verbs: []string{"get", "list", "create"}}}},
 		metav1.CreateOptions{})
 	require.NoError(t, err)
 	_, err = kc.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "cairn-backup-operator"},
@@ -104,10 +104,10 @@ func TestCLIThroughTheAPI(t *testing.T) {
 		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: "team-a", Name: "operator"}}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	alice := serviceAccountToken(t, kc, "team-a", "alice")
-	grant(t, kc, "shop", "alice", rbacv1.PolicyRule{APIGroups: []string{starter.APIGroup}, Resources: []string{"backups"}, Verbs: []string{"create", "get", "list"}},
+	grant(t, kc, "shop", "alice", rbacv1.PolicyRule{APIGroups: []string{v1alpha1.APIGroup}, Resources: []string{"backups"}, Verbs: []string{"create", "get", "list"}},
 		rbacv1.PolicyRule{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"get", "list"}})
-	waitAllowed(t, kc, "system:serviceaccount:team-a:operator", authzv1.ResourceAttributes{Verb: "get", Group: starter.APIGroup, Resource: "backups", Subresource: "log"})
-	waitAllowed(t, kc, "system:serviceaccount:team-a:alice", authzv1.ResourceAttributes{Namespace: "shop", Verb: "create", Group: starter.APIGroup, Resource: "backups"})
+	waitAllowed(t, kc, "system:serviceaccount:team-a:operator", authzv1.ResourceAttributes{Verb: "get", Group: v1alpha1.APIGroup, Resource: "backups", Subresource: "log"})
+	waitAllowed(t, kc, "system:serviceaccount:team-a:alice", authzv1.ResourceAttributes{Namespace: "shop", Verb: "create", Group: v1alpha1.APIGroup, Resource: "backups"})
 
 	viaAPI := func(kubeconfig string, args ...string) (string, string, int) {
 		return runCLI(t, append(args, "--server", api.URL, "--kubeconfig", kubeconfig, "--temporal-address", "127.0.0.1:1")...)
@@ -137,7 +137,7 @@ func TestCLIThroughTheAPI(t *testing.T) {
 
 	// -n shop: the API's paths of shop, where alice's Role is all she
 	// needs; names are shop's own, and what she starts takes shop only.
-	waitAllowed(t, kc, "system:serviceaccount:team-a:alice", authzv1.ResourceAttributes{Namespace: "shop", Verb: "list", Group: starter.APIGroup, Resource: "backups"})
+	waitAllowed(t, kc, "system:serviceaccount:team-a:alice", authzv1.ResourceAttributes{Namespace: "shop", Verb: "list", Group: v1alpha1.APIGroup, Resource: "backups"})
 	stdout, stderr, code = viaAPI(aliceConfig, "-n", "shop", "backup", "create", "nightly", "--wait")
 	require.Equal(t, 0, code, "%s\n%s", stdout, stderr)
 	v := s.waitDone("shop.nightly", time.Minute)
@@ -196,7 +196,7 @@ func newTeamsAPI(t *testing.T) (*stack, kubernetes.Interface, *httptest.Server) 
 	s.startWorker()
 	ctx := context.Background()
 	kc := fastClient(t, s.cluster.Config())
-	api := httptest.NewServer(starter.Handler(s.starter, zap.NewNop(), apiauth.Kubernetes(kc, nil)))
+	api := httptest.NewServer(httpapi.Handler(s.starter, zap.NewNop(), httpapi.KubernetesAuth(kc, nil)))
 	t.Cleanup(api.Close)
 	for _, ns := range []string{"shop", "team-a"} {
 		_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})

@@ -8,8 +8,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/cairn-backup/cairn/internal/apiauth"
-	"github.com/cairn-backup/cairn/starter"
+	"github.com/cairn-backup/cairn/starter/httpapi"
 )
 
 // devAPI serves the starter API over s with cairn dev's auth, for tests
@@ -18,7 +17,7 @@ func devAPI(t *testing.T, s *stack) *httptest.Server {
 	t.Helper()
 	// Its warnings (a failed read of the schedules for /metrics) go to
 	// the test's log.
-	h := starter.Handler(s.starter, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)), apiauth.StaticToken("e2e", nil))
+	h := httpapi.Handler(s.starter, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)), httpapi.StaticToken("e2e", nil))
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Set("Authorization", "Bearer e2e")
 		h.ServeHTTP(w, r)

@@ -193,11 +193,11 @@ func TestHelmInstallRunsCairnInTheCluster(t *testing.T) {
 		var code int
 		operator := serviceAccountToken(t, kc, installNamespace, "backup-operator")
 		allowInNamespace(t, kc, "inst", installNamespace, "backup-operator", rbacv1.PolicyRule{
-			APIGroups: []string{starter.APIGroup}, Resources: []string{"backups"}, Verbs: []string{"create", "get"}})
+			APIGroups: []string{v1alpha1.APIGroup}, Resources: []string{"backups"}, Verbs: []string{"create", "get"}})
 		// The backup reads inst as the operator: it needs to view it.
 		bindClusterRole(t, kc, "inst", installNamespace, "backup-operator", "view")
 		waitAllowed(t, kc, "system:serviceaccount:"+installNamespace+":backup-operator",
-			authzv1.ResourceAttributes{Namespace: "inst", Verb: "create", Group: starter.APIGroup, Resource: "backups"})
+			authzv1.ResourceAttributes{Namespace: "inst", Verb: "create", Group: v1alpha1.APIGroup, Resource: "backups"})
 		waitAllowed(t, kc, "system:serviceaccount:"+installNamespace+":backup-operator",
 			authzv1.ResourceAttributes{Namespace: "inst", Verb: "list", Resource: "configmaps"})
 		body := `{"name":"inst-api","includedNamespaces":["inst"],"includedResources":["configmaps"]}`

@@ -4,6 +4,7 @@ package devservertest
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -11,6 +12,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/cairn-backup/cairn/dev/devserver"
+	"github.com/cairn-backup/cairn/starter"
 	"github.com/cairn-backup/cairn/workflows"
 )
 
@@ -34,4 +36,16 @@ func Start(t *testing.T) client.Client {
 	require.NoError(t, err)
 	t.Cleanup(tc.Close)
 	return tc
+}
+
+// StarterClient starts an embedded Temporal server as Start does, with no
+// worker, and returns a starter client on it, which waits for no worker
+// (validation and status queries give up at once), and the Temporal
+// client under it.
+func StarterClient(t *testing.T) (*starter.Client, client.Client) {
+	t.Helper()
+	tc := Start(t)
+	c := starter.New(tc, starter.Options{Namespace: "default", DefaultLocation: "file://" + t.TempDir(),
+		ValidationTimeout: 200 * time.Millisecond, StatusQueryTimeout: 200 * time.Millisecond})
+	return c, tc
 }

@@ -1,4 +1,4 @@
-package starter
+package httpapi
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/starter"
 )
 
 // fakeAuth knows tokens by user name and allows each user what grants
@@ -26,7 +27,7 @@ func (f fakeAuth) auth(anonymous ...string) Auth {
 	return Auth{
 		Authenticate: func(_ context.Context, token string) (*User, error) {
 			if _, ok := f.grants[token]; !ok {
-				return nil, &UnauthenticatedError{Message: "unknown token"}
+				return nil, &starter.UnauthenticatedError{Message: "unknown token"}
 			}
 			return &User{Name: token}, nil
 		},
@@ -44,7 +45,7 @@ func (f fakeAuth) auth(anonymous ...string) Auth {
 
 // authedHandler is the API for tests of other things: every request
 // comes with the token of a user allowed everything.
-func authedHandler(c *Client) http.Handler {
+func authedHandler(c *starter.Client) http.Handler {
 	h := Handler(c, zap.NewNop(), Auth{
 		Authenticate: func(context.Context, string) (*User, error) { return &User{Name: "test"}, nil },
 		Authorize:    func(context.Context, *User, Access) (bool, string, error) { return true, "", nil },
@@ -75,8 +76,8 @@ func call(t *testing.T, h http.Handler, method, path, token, body string) (int, 
 // valid token, before anything reaches Temporal (the mock fails the test
 // on any call).
 func TestEveryRouteNeedsAToken(t *testing.T) {
-	h := Handler(New(mocks.NewClient(t), Options{DefaultLocation: "mem://"}), zap.NewNop(), fakeAuth{}.auth("/openapi.json"))
-	for _, rt := range newHandler(New(nil, Options{}), nil).routes() {
+	h := Handler(starter.New(mocks.NewClient(t), starter.Options{DefaultLocation: "mem://"}), zap.NewNop(), fakeAuth{}.auth("/openapi.json"))
+	for _, rt := range newHandler(starter.New(nil, starter.Options{}), nil).routes() {
 		method, path, _ := strings.Cut(rt.pattern, " ")
 		path = strings.NewReplacer("{name}", "b1", "{namespace}", "team-a").Replace(path)
 		code, e := call(t, h, method, path, "", "")
@@ -96,7 +97,7 @@ func TestEveryRouteNeedsAToken(t *testing.T) {
 func TestRoutesAskForTheirAccess(t *testing.T) {
 	users := fakeAuth{grants: map[string][]string{"viewer": {"list backups.cairn.io cluster-wide", "get backups/log.cairn.io b1 cluster-wide"}}}
 	tc := mocks.NewClient(t)
-	h := Handler(New(tc, Options{DefaultLocation: "mem://"}), zap.NewNop(), users.auth())
+	h := Handler(starter.New(tc, starter.Options{DefaultLocation: "mem://"}), zap.NewNop(), users.auth())
 	for _, c := range []struct{ method, path, want string }{
 		{http.MethodGet, "/v1/backups/b1", "viewer may not get backups.cairn.io b1 cluster-wide: no rule"},
 		{http.MethodDelete, "/v1/backups/b1", "may not delete backups.cairn.io b1 cluster-wide"},
@@ -115,7 +116,7 @@ func TestRoutesAskForTheirAccess(t *testing.T) {
 
 func authorizeAs(t *testing.T, grants ...string) (*handler, context.Context) {
 	t.Helper()
-	h := newHandler(New(nil, Options{}), nil)
+	h := newHandler(starter.New(nil, starter.Options{}), nil)
 	h.auth = fakeAuth{grants: map[string][]string{"alice": grants}}.auth()
 	return h, withUser(context.Background(), &User{Name: "alice"})
 }
@@ -126,7 +127,7 @@ func authorizeAs(t *testing.T, grants ...string) (*handler, context.Context) {
 func TestRestoreIsAuthorizedPerNamespace(t *testing.T) {
 	h, ctx := authorizeAs(t, "get backups.cairn.io nightly in namespace shop", "create restores.cairn.io in namespace team-a")
 
-	req := &CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{BackupName: "nightly",
+	req := &starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{BackupName: "nightly",
 		IncludedNamespaces: []string{"shop"}, NamespaceMapping: map[string]string{"shop": "team-a"}}}
 	require.NoError(t, h.admitRestore(ctx, req))
 	assert.Equal(t, "alice may not restore cluster-scoped objects (needs create restores.cairn.io cluster-wide)", req.ClusterScopedDenied)
@@ -138,28 +139,28 @@ func TestRestoreIsAuthorizedPerNamespace(t *testing.T) {
 		"a glob":                  {BackupName: "nightly", IncludedNamespaces: []string{"sh*"}, NamespaceMapping: map[string]string{"shop": "team-a"}},
 		"cluster-scoped, by name": {BackupName: "nightly", IncludedNamespaces: []string{"shop"}, NamespaceMapping: map[string]string{"shop": "team-a"}, ClusterResources: v1alpha1.ClusterResourcesInclude},
 	} {
-		err := h.admitRestore(ctx, &CreateRestoreRequest{RestoreSpec: spec})
-		var forbidden *ForbiddenError
+		err := h.admitRestore(ctx, &starter.CreateRestoreRequest{RestoreSpec: spec})
+		var forbidden *starter.ForbiddenError
 		assert.ErrorAs(t, err, &forbidden, name)
 	}
 
 	admin, actx := authorizeAs(t, "get backups.cairn.io nightly cluster-wide", "create restores.cairn.io cluster-wide")
-	all := &CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{BackupName: "nightly"}}
+	all := &starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{BackupName: "nightly"}}
 	require.NoError(t, admin.admitRestore(actx, all))
 	assert.Empty(t, all.ClusterScopedDenied, "a cluster-wide grant restores cluster-scoped objects")
 }
 
 func TestBackupIsAuthorizedPerNamespace(t *testing.T) {
 	h, ctx := authorizeAs(t, "create backups.cairn.io in namespace team-a")
-	require.NoError(t, h.admitBackup(ctx, &CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{IncludedNamespaces: []string{"team-a", "team-a"}}}))
+	require.NoError(t, h.admitBackup(ctx, &starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{IncludedNamespaces: []string{"team-a", "team-a"}}}))
 	for name, spec := range map[string]v1alpha1.BackupSpec{
 		"another namespace's Secrets": {IncludedNamespaces: []string{"team-a", "kube-system"}},
 		"every namespace":             {},
 		"a glob":                      {IncludedNamespaces: []string{"team-*"}},
 		"every cluster-scoped object": {IncludedNamespaces: []string{"team-a"}, ClusterResources: v1alpha1.ClusterResourcesInclude},
 	} {
-		var forbidden *ForbiddenError
-		assert.ErrorAs(t, h.admitBackup(ctx, &CreateBackupRequest{BackupSpec: spec}), &forbidden, name)
+		var forbidden *starter.ForbiddenError
+		assert.ErrorAs(t, h.admitBackup(ctx, &starter.CreateBackupRequest{BackupSpec: spec}), &forbidden, name)
 	}
 }
 
@@ -168,7 +169,7 @@ func TestBackupIsAuthorizedPerNamespace(t *testing.T) {
 func TestScheduleIsAuthorizedAsItsRuns(t *testing.T) {
 	users := fakeAuth{grants: map[string][]string{
 		"scheduler": {"create schedules.cairn.io cluster-wide", "update schedules.cairn.io sys cluster-wide", "create backups.cairn.io in namespace team-a"}}}
-	h := Handler(New(mocks.NewClient(t), Options{DefaultLocation: "mem://"}), zap.NewNop(), users.auth())
+	h := Handler(starter.New(mocks.NewClient(t), starter.Options{DefaultLocation: "mem://"}), zap.NewNop(), users.auth())
 	for _, c := range []struct{ method, path, body, want string }{
 		{http.MethodPost, "/v1/schedules", `{"name":"sys","cron":"@daily","template":{"includedNamespaces":["kube-system"]}}`,
 			"scheduler may not create backups.cairn.io in namespace kube-system"},

@@ -1,8 +1,4 @@
-// Package apiauth authenticates and authorizes the starter API's callers:
-// with the cluster's TokenReview and SubjectAccessReview, as the
-// Kubernetes API server's own webhooks do, or with the one token that
-// `cairn dev` generates.
-package apiauth
+package httpapi
 
 import (
 	"context"
@@ -16,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/starter"
 )
 
@@ -34,11 +31,11 @@ const maxCachedReviews = 10000
 // audiences), so a token minted for another service is refused. Answers
 // are reused for a few seconds. The identity kc uses needs create on
 // tokenreviews and subjectaccessreviews (ClusterRole system:auth-delegator).
-func Kubernetes(kc kubernetes.Interface, anonymousPaths []string, audiences ...string) starter.Auth {
-	users := newReviewCache[*starter.User](reviewTTL, maxCachedReviews)
+func KubernetesAuth(kc kubernetes.Interface, anonymousPaths []string, audiences ...string) Auth {
+	users := newReviewCache[*User](reviewTTL, maxCachedReviews)
 	decisions := newReviewCache[accessDecision](reviewTTL, maxCachedReviews)
-	return starter.Auth{
-		Authenticate: func(ctx context.Context, token string) (*starter.User, error) {
+	return Auth{
+		Authenticate: func(ctx context.Context, token string) (*User, error) {
 			if u, ok := users.get(token); ok {
 				return u, nil
 			}
@@ -48,7 +45,7 @@ func Kubernetes(kc kubernetes.Interface, anonymousPaths []string, audiences ...s
 			}
 			return u, err
 		},
-		Authorize: func(ctx context.Context, u *starter.User, a starter.Access) (bool, string, error) {
+		Authorize: func(ctx context.Context, u *User, a Access) (bool, string, error) {
 			key := accessKey(u, a)
 			if d, ok := decisions.get(key); ok {
 				return d.allowed, d.reason, nil
@@ -70,15 +67,15 @@ type accessDecision struct {
 }
 
 // accessKey names a user and an access unambiguously.
-func accessKey(u *starter.User, a starter.Access) string {
+func accessKey(u *User, a Access) string {
 	data, _ := json.Marshal(struct {
-		User   *starter.User
-		Access starter.Access
+		User   *User
+		Access Access
 	}{u, a})
 	return string(data)
 }
 
-func reviewToken(ctx context.Context, kc kubernetes.Interface, token string, audiences []string) (*starter.User, error) {
+func reviewToken(ctx context.Context, kc kubernetes.Interface, token string, audiences []string) (*User, error) {
 	review, err := kc.AuthenticationV1().TokenReviews().Create(ctx, &authnv1.TokenReview{Spec: authnv1.TokenReviewSpec{Token: token, Audiences: audiences}}, metav1.CreateOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("token review: %w", err)
@@ -98,10 +95,10 @@ func reviewToken(ctx context.Context, kc kubernetes.Interface, token string, aud
 	for k, v := range u.Extra {
 		extra[k] = v
 	}
-	return &starter.User{Name: u.Username, UID: u.UID, Groups: u.Groups, Extra: extra}, nil
+	return &User{Name: u.Username, UID: u.UID, Groups: u.Groups, Extra: extra}, nil
 }
 
-func reviewAccess(ctx context.Context, kc kubernetes.Interface, u *starter.User, a starter.Access) (bool, string, error) {
+func reviewAccess(ctx context.Context, kc kubernetes.Interface, u *User, a Access) (bool, string, error) {
 	spec := authzv1.SubjectAccessReviewSpec{User: u.Name, UID: u.UID, Groups: u.Groups, Extra: make(map[string]authzv1.ExtraValue, len(u.Extra))}
 	for k, v := range u.Extra {
 		spec.Extra[k] = v
@@ -109,7 +106,7 @@ func reviewAccess(ctx context.Context, kc kubernetes.Interface, u *starter.User,
 	if a.Path != "" {
 		spec.NonResourceAttributes = &authzv1.NonResourceAttributes{Path: a.Path, Verb: a.Verb}
 	} else {
-		spec.ResourceAttributes = &authzv1.ResourceAttributes{Namespace: a.Namespace, Verb: a.Verb, Group: starter.APIGroup,
+		spec.ResourceAttributes = &authzv1.ResourceAttributes{Namespace: a.Namespace, Verb: a.Verb, Group: v1alpha1.APIGroup,
 			Resource: a.Resource, Subresource: a.Subresource, Name: a.Name}
 	}
 	review, err := kc.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authzv1.SubjectAccessReview{Spec: spec}, metav1.CreateOptions{})

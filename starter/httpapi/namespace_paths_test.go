@@ -1,4 +1,4 @@
-package starter
+package httpapi
 
 import (
 	"context"
@@ -12,13 +12,14 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/starter"
 )
 
 // Every backup, restore and schedule route has a twin under a namespace,
 // and the OpenAPI document lists both.
 func TestEveryKindHasNamespacedPaths(t *testing.T) {
 	var patterns []string
-	for _, rt := range newHandler(New(nil, Options{}), nil).routes() {
+	for _, rt := range newHandler(starter.New(nil, starter.Options{}), nil).routes() {
 		patterns = append(patterns, rt.pattern)
 	}
 	for _, want := range []string{
@@ -35,7 +36,7 @@ func TestEveryKindHasNamespacedPaths(t *testing.T) {
 // the name the namespace knows: a Role in team-a is what it takes.
 func TestNamespacedPathsAskForAccessInTheirNamespace(t *testing.T) {
 	users := fakeAuth{grants: map[string][]string{"dev": {"get backups.cairn.io nightly in namespace team-a"}}}
-	h := Handler(New(mocks.NewClient(t), Options{DefaultLocation: "mem://"}), zap.NewNop(), users.auth())
+	h := Handler(starter.New(mocks.NewClient(t), starter.Options{DefaultLocation: "mem://"}), zap.NewNop(), users.auth())
 	for _, c := range []struct{ method, path, want string }{
 		{http.MethodGet, "/v1/namespaces/team-b/backups/nightly", "may not get backups.cairn.io nightly in namespace team-b"},
 		{http.MethodDelete, "/v1/namespaces/team-a/backups/nightly", "may not delete backups.cairn.io nightly in namespace team-a"},
@@ -53,7 +54,7 @@ func TestNamespacedPathsAskForAccessInTheirNamespace(t *testing.T) {
 // beyond it is a 400 naming the field, before Temporal is asked anything
 // (the mock fails the test on any call), whatever the caller may do.
 func TestNamespacedCreatesReachTheirNamespaceOnly(t *testing.T) {
-	h := Handler(New(mocks.NewClient(t), Options{DefaultLocation: "mem://"}), zap.NewNop(), Auth{
+	h := Handler(starter.New(mocks.NewClient(t), starter.Options{DefaultLocation: "mem://"}), zap.NewNop(), Auth{
 		Authenticate:  func(context.Context, string) (*User, error) { return &User{Name: "admin"}, nil },
 		Authorize:     func(context.Context, *User, Access) (bool, string, error) { return true, "", nil },
 		HomeNamespace: "cairn",
@@ -90,13 +91,13 @@ func TestNamespacedCreatesReachTheirNamespaceOnly(t *testing.T) {
 // in the namespace starts; a name may be given either way.
 func TestScopingNamesTheNamespacesRun(t *testing.T) {
 	for _, name := range []string{"nightly", "team-a.nightly"} {
-		req := CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{Name: name}}
+		req := starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{Name: name}}
 		require.NoError(t, scopeBackup("team-a", &req))
 		assert.Equal(t, "team-a.nightly", req.Name)
 		assert.Equal(t, []string{"team-a"}, req.IncludedNamespaces)
 		assert.Equal(t, v1alpha1.ClusterResourcesExclude, req.ClusterResources)
 	}
-	rreq := CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "r1", BackupName: "team-a.nightly"}}
+	rreq := starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "r1", BackupName: "team-a.nightly"}}
 	require.NoError(t, scopeRestore("team-a", &rreq))
 	assert.Equal(t, "team-a.r1", rreq.Name)
 	assert.Equal(t, "team-a.nightly", rreq.BackupName)

@@ -1,4 +1,4 @@
-package starter
+package httpapi
 
 import (
 	"bufio"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-backup/cairn/starter"
 )
 
 // A log download streams: the client reads the first line while the log
@@ -29,7 +31,7 @@ func TestLogsStream(t *testing.T) {
 		fmt.Fprintln(w, `{"msg":"second"}`)
 		return nil
 	}
-	srv := httptest.NewServer(logs(newHandler(New(nil, Options{}), nil), write))
+	srv := httptest.NewServer(logs(newHandler(starter.New(nil, starter.Options{}), nil), write))
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a bound for a broken server, not a verdict
 	defer cancel()
@@ -54,9 +56,9 @@ func TestLogsStream(t *testing.T) {
 // after it cuts the response, so the client does not take a truncated
 // log for a whole one.
 func TestLogsFailures(t *testing.T) {
-	h := newHandler(New(nil, Options{}), nil)
+	h := newHandler(starter.New(nil, starter.Options{}), nil)
 	notFound := httptest.NewServer(logs(h, func(context.Context, string, io.Writer) error {
-		return fmt.Errorf("backup %q: %w", "b", ErrNotFound)
+		return fmt.Errorf("backup %q: %w", "b", starter.ErrNotFound)
 	}))
 	defer notFound.Close()
 	resp, err := http.Get(notFound.URL)

@@ -1,4 +1,4 @@
-package starter
+package httpapi
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/starter"
 )
 
 // scheduleMetricsMaxAge is how long a scrape reuses the schedules it read:
@@ -32,16 +33,16 @@ var (
 // Temporal and the locations at scrape time (at most every
 // scheduleMetricsMaxAge).
 type scheduleCollector struct {
-	c   *Client
+	c   *starter.Client
 	log *zap.Logger
 
 	mu     sync.Mutex
 	read   time.Time
-	cached []*ScheduleView
+	cached []*starter.ScheduleView
 	err    error
 }
 
-func newScheduleCollector(c *Client, log *zap.Logger) *scheduleCollector {
+func newScheduleCollector(c *starter.Client, log *zap.Logger) *scheduleCollector {
 	return &scheduleCollector{c: c, log: log}
 }
 
@@ -75,7 +76,7 @@ func (sc *scheduleCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-func (sc *scheduleCollector) schedules() ([]*ScheduleView, error) {
+func (sc *scheduleCollector) schedules() ([]*starter.ScheduleView, error) {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	if time.Since(sc.read) < scheduleMetricsMaxAge {

@@ -1,4 +1,4 @@
-package starter
+package httpapi
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/starter"
 )
 
 // route is one operation of the starter API: how the server serves it and
@@ -113,58 +114,58 @@ func (h *handler) flatRoutes() []route {
 	c := h.c
 	return []route{
 		{pattern: "POST /v1/backups", summary: "Start a backup; with dryRun: true, answer what it would take (a BackupDryRun, 200) and start nothing",
-			body: reflect.TypeFor[CreateBackupRequest](), reply: reflect.TypeFor[*CreateResult](), success: started,
+			body: reflect.TypeFor[starter.CreateBackupRequest](), reply: reflect.TypeFor[*starter.CreateResult](), success: started,
 			failures: map[int]string{http.StatusBadRequest: "invalid spec: every problem is listed", http.StatusConflict: "the name is taken by another spec"},
 			serve: createOrDryRun(h, "backup", c.CreateBackup, c.DryRunBackup,
-				func(r CreateBackupRequest) bool { return r.DryRun }, h.admitBackup)},
-		listRoute(h, "GET /v1/backups", "List backups, newest first", on("list", ResourceBackups), c.ListBackups),
-		nameRoute(h, "GET /v1/backups/{name}", "A backup with its status", on("get", ResourceBackups), http.StatusOK, c.GetBackup, notFound),
-		nameRoute(h, "POST /v1/backups/{name}/cancel", "Cancel a running backup", on("update", ResourceBackups), http.StatusAccepted,
+				func(r starter.CreateBackupRequest) bool { return r.DryRun }, h.admitBackup)},
+		listRoute(h, "GET /v1/backups", "List backups, newest first", on("list", v1alpha1.ResourceBackups), c.ListBackups),
+		nameRoute(h, "GET /v1/backups/{name}", "A backup with its status", on("get", v1alpha1.ResourceBackups), http.StatusOK, c.GetBackup, notFound),
+		nameRoute(h, "POST /v1/backups/{name}/cancel", "Cancel a running backup", on("update", v1alpha1.ResourceBackups), http.StatusAccepted,
 			announced(h, "Backup cancel requested", c.CancelBackup), notActive),
-		logsRoute(h, "GET /v1/backups/{name}/logs", "A backup's log, JSON lines", logOf(ResourceBackups), c.BackupLogs),
+		logsRoute(h, "GET /v1/backups/{name}/logs", "A backup's log, JSON lines", logOf(v1alpha1.ResourceBackups), c.BackupLogs),
 		{pattern: "POST /v1/backups/{name}/verify", summary: "Check a backup's stored objects against its manifest and its volume data with kopia; wait for the verdict",
 			reply: typeOf(c.VerifyBackup), success: ok,
 			failures: map[int]string{http.StatusNotFound: "no such backup", http.StatusConflict: "the backup is still running"},
-			query:    map[string]string{"full": "true reads all the volume data back, not a sample"}, access: on("get", ResourceBackups), serve: h.verifyBackup},
+			query:    map[string]string{"full": "true reads all the volume data back, not a sample"}, access: on("get", v1alpha1.ResourceBackups), serve: h.verifyBackup},
 		{pattern: "DELETE /v1/backups/{name}", summary: "Delete a backup's data", reply: typeOf(c.DeleteBackup), success: accepted,
 			failures: map[int]string{http.StatusNotFound: "no such backup", http.StatusConflict: "the backup runs (delete with cancel=true) or Velero wrote it"},
-			query:    map[string]string{"cancel": "true cancels a running backup first"}, access: on("delete", ResourceBackups), serve: h.deleteBackup},
+			query:    map[string]string{"cancel": "true cancels a running backup first"}, access: on("delete", v1alpha1.ResourceBackups), serve: h.deleteBackup},
 
 		{pattern: "POST /v1/restores", summary: "Start a restore; with dryRun: true, answer what it would do (a RestoreDryRun, 200) and write nothing",
-			body: reflect.TypeFor[CreateRestoreRequest](), reply: reflect.TypeFor[*CreateResult](), success: started,
+			body: reflect.TypeFor[starter.CreateRestoreRequest](), reply: reflect.TypeFor[*starter.CreateResult](), success: started,
 			failures: map[int]string{http.StatusBadRequest: "invalid spec: every problem is listed", http.StatusNotFound: "the backup is not in the location",
 				http.StatusConflict: "the backup runs or cannot be restored, or the name is taken"},
 			serve: createOrDryRun(h, "restore", c.CreateRestore, c.DryRunRestore,
-				func(r CreateRestoreRequest) bool { return r.DryRun }, h.admitRestore)},
-		listRoute(h, "GET /v1/restores", "List restores, newest first", on("list", ResourceRestores), c.ListRestores),
-		nameRoute(h, "GET /v1/restores/{name}", "A restore with its status", on("get", ResourceRestores), http.StatusOK, c.GetRestore, notFound),
-		nameRoute(h, "POST /v1/restores/{name}/cancel", "Cancel a running restore", on("update", ResourceRestores), http.StatusAccepted,
+				func(r starter.CreateRestoreRequest) bool { return r.DryRun }, h.admitRestore)},
+		listRoute(h, "GET /v1/restores", "List restores, newest first", on("list", v1alpha1.ResourceRestores), c.ListRestores),
+		nameRoute(h, "GET /v1/restores/{name}", "A restore with its status", on("get", v1alpha1.ResourceRestores), http.StatusOK, c.GetRestore, notFound),
+		nameRoute(h, "POST /v1/restores/{name}/cancel", "Cancel a running restore", on("update", v1alpha1.ResourceRestores), http.StatusAccepted,
 			announced(h, "Restore cancel requested", c.CancelRestore), notActive),
-		logsRoute(h, "GET /v1/restores/{name}/logs", "A restore's log, JSON lines", logOf(ResourceRestores), c.RestoreLogs),
-		nameRoute(h, "GET /v1/restores/{name}/results", "Every item's outcome of a finished restore", on("get", ResourceRestores),
+		logsRoute(h, "GET /v1/restores/{name}/logs", "A restore's log, JSON lines", logOf(v1alpha1.ResourceRestores), c.RestoreLogs),
+		nameRoute(h, "GET /v1/restores/{name}/results", "Every item's outcome of a finished restore", on("get", v1alpha1.ResourceRestores),
 			http.StatusOK, c.RestoreResults, notFound),
 
-		createRoute(h, "POST /v1/schedules", "Create a backup schedule", "schedule", c.CreateSchedule, h.admitNewSchedule, on("create", ResourceSchedules),
+		createRoute(h, "POST /v1/schedules", "Create a backup schedule", "schedule", c.CreateSchedule, h.admitNewSchedule, on("create", v1alpha1.ResourceSchedules),
 			map[int]string{http.StatusBadRequest: "invalid spec: every problem is listed", http.StatusConflict: "the name is taken"}),
-		listRoute(h, "GET /v1/schedules", "List schedules with their health", on("list", ResourceSchedules), c.ListSchedules),
-		nameRoute(h, "GET /v1/schedules/{name}", "A schedule: spec, health, next runs, running and kept runs", on("get", ResourceSchedules),
+		listRoute(h, "GET /v1/schedules", "List schedules with their health", on("list", v1alpha1.ResourceSchedules), c.ListSchedules),
+		nameRoute(h, "GET /v1/schedules/{name}", "A schedule: spec, health, next runs, running and kept runs", on("get", v1alpha1.ResourceSchedules),
 			http.StatusOK, c.GetSchedule, notFound),
 		{pattern: "PUT /v1/schedules/{name}", summary: "Replace a schedule's spec", body: reflect.TypeFor[v1alpha1.ScheduleSpec](),
-			reply: typeOf(c.UpdateSchedule), success: ok, failures: merge(invalid, notFound), access: on("update", ResourceSchedules), serve: h.updateSchedule},
-		nameRoute(h, "DELETE /v1/schedules/{name}", "Delete a schedule; its backups stay", on("delete", ResourceSchedules), http.StatusOK,
+			reply: typeOf(c.UpdateSchedule), success: ok, failures: merge(invalid, notFound), access: on("update", v1alpha1.ResourceSchedules), serve: h.updateSchedule},
+		nameRoute(h, "DELETE /v1/schedules/{name}", "Delete a schedule; its backups stay", on("delete", v1alpha1.ResourceSchedules), http.StatusOK,
 			announced(h, "Schedule deleted", c.DeleteSchedule), notFound),
 		noteRoute(h, "POST /v1/schedules/{name}/pause", "Pause a schedule", "Schedule paused", c.PauseSchedule),
 		noteRoute(h, "POST /v1/schedules/{name}/unpause", "Unpause a schedule", "Schedule unpaused", c.UnpauseSchedule),
-		nameRoute(h, "POST /v1/schedules/{name}/trigger", "Run a schedule now", on("update", ResourceSchedules), http.StatusAccepted,
+		nameRoute(h, "POST /v1/schedules/{name}/trigger", "Run a schedule now", on("update", v1alpha1.ResourceSchedules), http.StatusAccepted,
 			announced(h, "Schedule triggered", c.TriggerSchedule),
 			map[int]string{http.StatusNotFound: "no such schedule", http.StatusConflict: "overlap skip dropped the run"}),
 
-		createRoute(h, "POST /v1/etcd-snapshots", "Take an etcd snapshot", "etcd snapshot", c.CreateEtcdSnapshot, nil, on("create", ResourceEtcdSnapshots),
+		createRoute(h, "POST /v1/etcd-snapshots", "Take an etcd snapshot", "etcd snapshot", c.CreateEtcdSnapshot, nil, on("create", v1alpha1.ResourceEtcdSnapshots),
 			map[int]string{http.StatusBadRequest: "invalid spec: every problem is listed", http.StatusConflict: "the name is taken"}),
-		listRoute(h, "GET /v1/etcd-snapshots", "List etcd snapshots", on("list", ResourceEtcdSnapshots), c.ListEtcdSnapshots),
-		nameRoute(h, "GET /v1/etcd-snapshots/{name}", "An etcd snapshot: size, revision, sha256, verified", on("get", ResourceEtcdSnapshots),
+		listRoute(h, "GET /v1/etcd-snapshots", "List etcd snapshots", on("list", v1alpha1.ResourceEtcdSnapshots), c.ListEtcdSnapshots),
+		nameRoute(h, "GET /v1/etcd-snapshots/{name}", "An etcd snapshot: size, revision, sha256, verified", on("get", v1alpha1.ResourceEtcdSnapshots),
 			http.StatusOK, c.GetEtcdSnapshot, notFound),
-		nameRoute(h, "DELETE /v1/etcd-snapshots/{name}", "Delete an etcd snapshot", on("delete", ResourceEtcdSnapshots), http.StatusAccepted,
+		nameRoute(h, "DELETE /v1/etcd-snapshots/{name}", "Delete an etcd snapshot", on("delete", v1alpha1.ResourceEtcdSnapshots), http.StatusAccepted,
 			announced(h, "etcd snapshot deletion started", c.DeleteEtcdSnapshot),
 			map[int]string{http.StatusNotFound: "no such snapshot", http.StatusConflict: "it is still being taken"}),
 
@@ -178,9 +179,9 @@ func (h *handler) flatRoutes() []route {
 
 // createRoute starts what its body asks for. Its caller must be allowed
 // access, or, when access is nil, what authorize says of the body.
-func createRoute[R any](h *handler, pattern, summary, kind string, start func(context.Context, R) (*CreateResult, error),
+func createRoute[R any](h *handler, pattern, summary, kind string, start func(context.Context, R) (*starter.CreateResult, error),
 	authorize func(context.Context, *R) error, access *Access, failures map[int]string) route {
-	return route{pattern: pattern, summary: summary, body: reflect.TypeFor[R](), reply: reflect.TypeFor[*CreateResult](),
+	return route{pattern: pattern, summary: summary, body: reflect.TypeFor[R](), reply: reflect.TypeFor[*starter.CreateResult](),
 		success: started, failures: failures, access: access, serve: create(h, kind, start, authorize)}
 }
 
@@ -199,10 +200,10 @@ func logsRoute(h *handler, pattern, summary string, access *Access, write func(c
 	return route{pattern: pattern, summary: summary, media: mediaNDJSON, success: ok, failures: notFound, access: access, serve: logs(h, write)}
 }
 
-func noteRoute(h *handler, pattern, summary, msg string, call func(context.Context, string, string) (*ScheduleView, error)) route {
-	return route{pattern: pattern, summary: summary, reply: reflect.TypeFor[*ScheduleView](), success: ok, failures: notFound,
+func noteRoute(h *handler, pattern, summary, msg string, call func(context.Context, string, string) (*starter.ScheduleView, error)) route {
+	return route{pattern: pattern, summary: summary, reply: reflect.TypeFor[*starter.ScheduleView](), success: ok, failures: notFound,
 		query:  map[string]string{"note": "why, shown next to the schedule in Temporal"},
-		access: on("update", ResourceSchedules), serve: h.withNote(msg, call)}
+		access: on("update", v1alpha1.ResourceSchedules), serve: h.withNote(msg, call)}
 }
 
 // typeOf is the type of f's first result.

@@ -1,4 +1,4 @@
-package apiauth
+package httpapi
 
 import (
 	"crypto/sha256"

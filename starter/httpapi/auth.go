@@ -1,4 +1,4 @@
-package starter
+package httpapi
 
 import (
 	"context"
@@ -11,19 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
-)
-
-// APIGroup is the API group of cairn's resources in RBAC rules: a Role
-// that grants `create` on `restores` in group cairn.io lets its subjects
-// restore into the Role's namespace through the starter API.
-const APIGroup = v1alpha1.APIGroup
-
-// The resources of APIGroup that the starter API authorizes.
-const (
-	ResourceBackups       = v1alpha1.ResourceBackups
-	ResourceRestores      = "restores"
-	ResourceSchedules     = "schedules"
-	ResourceEtcdSnapshots = "etcdsnapshots"
+	"github.com/cairn-backup/cairn/starter"
 )
 
 // User is whom a request comes from, as the cluster knows them.
@@ -35,7 +23,7 @@ type User struct {
 }
 
 // Access is what a request asks to do, in the terms of a Kubernetes
-// SubjectAccessReview: a verb on a resource of APIGroup (in a namespace,
+// SubjectAccessReview: a verb on a resource of v1alpha1.APIGroup (in a namespace,
 // or cluster-wide when Namespace is empty), or a verb on a URL path.
 type Access struct {
 	Verb        string
@@ -55,7 +43,7 @@ func (a Access) String() string {
 	if a.Subresource != "" {
 		s += "/" + a.Subresource
 	}
-	s += "." + APIGroup
+	s += "." + v1alpha1.APIGroup
 	if a.Name != "" {
 		s += " " + a.Name
 	}
@@ -68,7 +56,7 @@ func (a Access) String() string {
 // Auth says who a bearer token is and what they may do. A Handler serves
 // no route without it except those in AnonymousPaths.
 type Auth struct {
-	// Authenticate returns the token's user, or an UnauthenticatedError.
+	// Authenticate returns the token's user, or a starter.UnauthenticatedError.
 	Authenticate func(ctx context.Context, token string) (*User, error)
 	// Authorize says whether user may do what access names, and if not,
 	// why (the cluster's reason, possibly empty).
@@ -125,13 +113,13 @@ func (h *handler) guarded(rt route) http.HandlerFunc {
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
 		if h.auth.Authenticate == nil || h.auth.Authorize == nil {
-			h.fail(w, r, &UnauthenticatedError{Message: "this API has no authentication configured"})
+			h.fail(w, r, &starter.UnauthenticatedError{Message: "this API has no authentication configured"})
 			return
 		}
 		token, ok := bearerToken(r)
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="cairn"`)
-			h.fail(w, r, &UnauthenticatedError{Message: "a bearer token is required (Authorization: Bearer <token>)"})
+			h.fail(w, r, &starter.UnauthenticatedError{Message: "a bearer token is required (Authorization: Bearer <token>)"})
 			return
 		}
 		user, err := h.auth.Authenticate(r.Context(), token)
@@ -142,7 +130,7 @@ func (h *handler) guarded(rt route) http.HandlerFunc {
 		}
 		ctx := withUser(r.Context(), user)
 		if h.auth.ActAsCaller {
-			ctx = WithActingAs(ctx, identityOf(user))
+			ctx = starter.WithActingAs(ctx, identityOf(user))
 		}
 		ns := r.PathValue("namespace")
 		if ns != "" {
@@ -150,7 +138,7 @@ func (h *handler) guarded(rt route) http.HandlerFunc {
 				h.fail(w, r, err)
 				return
 			}
-			ctx = WithNamespace(ctx, ns)
+			ctx = starter.WithNamespace(ctx, ns)
 		}
 		if rt.access != nil {
 			a := *rt.access
@@ -167,21 +155,21 @@ func (h *handler) guarded(rt route) http.HandlerFunc {
 // namespaceProblem says why the paths of namespace ns serve nothing.
 func (h *handler) namespaceProblem(ns string) error {
 	if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
-		return &InvalidError{Problems: []string{fmt.Sprintf("namespace %q in the path: %s", ns, strings.Join(msgs, "; "))}}
+		return &starter.InvalidError{Problems: []string{fmt.Sprintf("namespace %q in the path: %s", ns, strings.Join(msgs, "; "))}}
 	}
 	if ns == h.auth.HomeNamespace {
-		return &InvalidError{Problems: []string{fmt.Sprintf("namespace %s is cairn's own, whose runs are the cluster's: "+
+		return &starter.InvalidError{Problems: []string{fmt.Sprintf("namespace %s is cairn's own, whose runs are the cluster's: "+
 			"use the paths without a namespace (/v1/backups, ...)", ns)}}
 	}
 	return nil
 }
 
-// authorize returns a ForbiddenError unless the context's user may do
+// authorize returns a starter.ForbiddenError unless the context's user may do
 // what access names.
 func (h *handler) authorize(ctx context.Context, access Access) error {
 	user := userFrom(ctx)
 	if user == nil {
-		return &UnauthenticatedError{Message: "no authenticated user"}
+		return &starter.UnauthenticatedError{Message: "no authenticated user"}
 	}
 	allowed, reason, err := h.auth.Authorize(ctx, user, access)
 	if err != nil {
@@ -193,7 +181,7 @@ func (h *handler) authorize(ctx context.Context, access Access) error {
 		if reason != "" {
 			msg += ": " + reason
 		}
-		return &ForbiddenError{Message: msg}
+		return &starter.ForbiddenError{Message: msg}
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package starter
+package httpapi
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package starter
+package httpapi
 
 import (
 	"context"
@@ -7,13 +7,14 @@ import (
 	"slices"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/starter"
 )
 
 // admitBackup scopes a request of a namespace's path to the namespace;
 // then the caller must be allowed to create backups where the spec reads
 // (v1alpha1.BackupSpec.BackupAccess).
-func (h *handler) admitBackup(ctx context.Context, req *CreateBackupRequest) error {
-	if ns := NamespaceOf(ctx); ns != "" {
+func (h *handler) admitBackup(ctx context.Context, req *starter.CreateBackupRequest) error {
+	if ns := starter.NamespaceOf(ctx); ns != "" {
 		if err := scopeBackup(ns, req); err != nil {
 			return err
 		}
@@ -24,12 +25,12 @@ func (h *handler) admitBackup(ctx context.Context, req *CreateBackupRequest) err
 func (h *handler) authorizeBackupSpec(ctx context.Context, spec v1alpha1.BackupSpec) error {
 	namespaces, clusterWide := spec.BackupAccess()
 	for _, ns := range namespaces {
-		if err := h.authorize(ctx, Access{Verb: "create", Resource: ResourceBackups, Namespace: ns}); err != nil {
+		if err := h.authorize(ctx, Access{Verb: "create", Resource: v1alpha1.ResourceBackups, Namespace: ns}); err != nil {
 			return err
 		}
 	}
 	if clusterWide {
-		return h.authorize(ctx, Access{Verb: "create", Resource: ResourceBackups})
+		return h.authorize(ctx, Access{Verb: "create", Resource: v1alpha1.ResourceBackups})
 	}
 	return nil
 }
@@ -40,13 +41,13 @@ func (h *handler) authorizeBackupSpec(ctx context.Context, spec v1alpha1.BackupS
 // template reads, or create etcdsnapshots for that kind. Each run is
 // authorized again when it starts (activities/cluster).
 func (h *handler) admitSchedule(ctx context.Context, name string, spec *v1alpha1.ScheduleSpec) error {
-	if ns := NamespaceOf(ctx); ns != "" {
+	if ns := starter.NamespaceOf(ctx); ns != "" {
 		if err := scopeSchedule(ns, name, spec); err != nil {
 			return err
 		}
 	}
 	if spec.RunKind() == v1alpha1.KindEtcdSnapshot {
-		return h.authorize(ctx, Access{Verb: "create", Resource: ResourceEtcdSnapshots})
+		return h.authorize(ctx, Access{Verb: "create", Resource: v1alpha1.ResourceEtcdSnapshots})
 	}
 	return h.authorizeBackupSpec(ctx, spec.Template)
 }
@@ -63,21 +64,21 @@ func (h *handler) admitNewSchedule(ctx context.Context, spec *v1alpha1.ScheduleS
 // to create restores in each target. Cluster-scoped objects need create
 // on restores cluster-wide: without it, the restore skips them and says
 // why, unless the spec asked for them explicitly (403).
-func (h *handler) admitRestore(ctx context.Context, req *CreateRestoreRequest) error {
-	if ns := NamespaceOf(ctx); ns != "" {
+func (h *handler) admitRestore(ctx context.Context, req *starter.CreateRestoreRequest) error {
+	if ns := starter.NamespaceOf(ctx); ns != "" {
 		if err := scopeRestore(ns, req); err != nil {
 			return err
 		}
 	}
 	sources, named := v1alpha1.NamedNamespaces(req.IncludedNamespaces)
 	if !named {
-		if err := h.authorize(ctx, Access{Verb: "get", Resource: ResourceBackups, Name: req.BackupName}); err != nil {
+		if err := h.authorize(ctx, Access{Verb: "get", Resource: v1alpha1.ResourceBackups, Name: req.BackupName}); err != nil {
 			return err
 		}
-		return h.authorize(ctx, Access{Verb: "create", Resource: ResourceRestores})
+		return h.authorize(ctx, Access{Verb: "create", Resource: v1alpha1.ResourceRestores})
 	}
 	for _, ns := range sources {
-		if err := h.authorize(ctx, Access{Verb: "get", Resource: ResourceBackups, Name: req.BackupName, Namespace: ns}); err != nil {
+		if err := h.authorize(ctx, Access{Verb: "get", Resource: v1alpha1.ResourceBackups, Name: req.BackupName, Namespace: ns}); err != nil {
 			return err
 		}
 	}
@@ -90,13 +91,13 @@ func (h *handler) admitRestore(ctx context.Context, req *CreateRestoreRequest) e
 	}
 	slices.Sort(targets)
 	for _, ns := range slices.Compact(targets) {
-		if err := h.authorize(ctx, Access{Verb: "create", Resource: ResourceRestores, Namespace: ns}); err != nil {
+		if err := h.authorize(ctx, Access{Verb: "create", Resource: v1alpha1.ResourceRestores, Namespace: ns}); err != nil {
 			return err
 		}
 	}
-	clusterWide := Access{Verb: "create", Resource: ResourceRestores}
+	clusterWide := Access{Verb: "create", Resource: v1alpha1.ResourceRestores}
 	err := h.authorize(ctx, clusterWide)
-	var forbidden *ForbiddenError
+	var forbidden *starter.ForbiddenError
 	if errors.As(err, &forbidden) && req.ClusterResources != v1alpha1.ClusterResourcesInclude {
 		req.ClusterScopedDenied = fmt.Sprintf("%s may not restore cluster-scoped objects (needs %s)", userName(ctx), clusterWide)
 		return nil

@@ -1,4 +1,4 @@
-package apiauth
+package httpapi
 
 import (
 	"context"
@@ -12,15 +12,15 @@ const DevUser = "cairn-dev"
 
 // StaticToken lets the holder of token do everything: `cairn dev`'s API,
 // where the one user is whoever started it.
-func StaticToken(token string, anonymousPaths []string) starter.Auth {
-	return starter.Auth{
-		Authenticate: func(_ context.Context, got string) (*starter.User, error) {
+func StaticToken(token string, anonymousPaths []string) Auth {
+	return Auth{
+		Authenticate: func(_ context.Context, got string) (*User, error) {
 			if token == "" || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
 				return nil, &starter.UnauthenticatedError{Message: "the bearer token is not this API's token"}
 			}
-			return &starter.User{Name: DevUser}, nil
+			return &User{Name: DevUser}, nil
 		},
-		Authorize:      func(context.Context, *starter.User, starter.Access) (bool, string, error) { return true, "", nil },
+		Authorize:      func(context.Context, *User, Access) (bool, string, error) { return true, "", nil },
 		AnonymousPaths: anonymousPaths,
 	}
 }

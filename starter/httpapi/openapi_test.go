@@ -1,4 +1,4 @@
-package starter_test
+package httpapi_test
 
 import (
 	"context"
@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
-	"github.com/cairn-backup/cairn/internal/apiauth"
-	"github.com/cairn-backup/cairn/starter"
+	"github.com/cairn-backup/cairn/dev/devserver/devservertest"
+	"github.com/cairn-backup/cairn/starter/httpapi"
 )
 
 func loadOpenAPI(t *testing.T, body []byte) *openapi3.T {
@@ -31,7 +31,7 @@ func loadOpenAPI(t *testing.T, body []byte) *openapi3.T {
 // TestOpenAPIDocumentIsValid: the document validates, every operation has
 // a unique ID and a summary, and every body and JSON reply has a schema.
 func TestOpenAPIDocumentIsValid(t *testing.T) {
-	body, err := starter.OpenAPI()
+	body, err := httpapi.OpenAPI()
 	require.NoError(t, err)
 	doc := loadOpenAPI(t, body)
 	ids := map[string]bool{}
@@ -58,8 +58,8 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 // other method on a documented path is refused with 405. The document the
 // server serves is the same one.
 func TestOpenAPIMatchesTheServedRoutes(t *testing.T) {
-	c, _ := realTemporal(t)
-	h := starter.Handler(c, zap.NewNop(), apiauth.StaticToken("probe", nil))
+	c, _ := devservertest.StarterClient(t)
+	h := httpapi.Handler(c, zap.NewNop(), httpapi.StaticToken("probe", nil))
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Set("Authorization", "Bearer probe")
 		h.ServeHTTP(w, r)
@@ -67,7 +67,7 @@ func TestOpenAPIMatchesTheServedRoutes(t *testing.T) {
 	defer api.Close()
 
 	served := get(t, api.URL+"/openapi.json")
-	want, err := starter.OpenAPI()
+	want, err := httpapi.OpenAPI()
 	require.NoError(t, err)
 	assert.JSONEq(t, string(want), served, "GET /openapi.json serves the document")
 	doc := loadOpenAPI(t, []byte(served))

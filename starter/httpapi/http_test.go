@@ -1,9 +1,7 @@
-package starter
+package httpapi
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,33 +12,15 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/mocks"
-)
 
-func TestErrorMapping(t *testing.T) {
-	cases := []struct {
-		err    error
-		status int
-		exit   int
-		typ    string
-	}{
-		{&InvalidError{Problems: []string{"x"}}, http.StatusBadRequest, ExitInvalid, "Invalid"},
-		{fmt.Errorf("wrapped: %w", &ConflictError{Message: "taken"}), http.StatusConflict, ExitConflict, "Conflict"},
-		{fmt.Errorf("backup %q: %w", "b", ErrNotFound), http.StatusNotFound, ExitNotFound, "NotFound"},
-		{serviceerror.NewUnavailable("down"), http.StatusServiceUnavailable, ExitError, "Unavailable"},
-		{errors.New("boom"), http.StatusInternalServerError, ExitError, "Internal"},
-	}
-	for _, c := range cases {
-		assert.Equal(t, c.status, HTTPStatus(c.err), c.err.Error())
-		assert.Equal(t, c.exit, ExitCode(c.err), c.err.Error())
-		assert.Equal(t, c.typ, ErrorType(c.err), c.err.Error())
-	}
-}
+	"github.com/cairn-backup/cairn/starter"
+)
 
 // An invalid request is answered 400 with every problem listed, and
 // Temporal is never called: the mock fails the test on any call.
 func TestCreateRejectsInvalidSpecWithoutCallingTemporal(t *testing.T) {
 	tc := mocks.NewClient(t)
-	srv := httptest.NewServer(authedHandler(New(tc, Options{DefaultLocation: "mem://"})))
+	srv := httptest.NewServer(authedHandler(starter.New(tc, starter.Options{DefaultLocation: "mem://"})))
 	defer srv.Close()
 
 	for body, want := range map[string][]string{
@@ -68,7 +48,7 @@ func TestCreateRejectsInvalidSpecWithoutCallingTemporal(t *testing.T) {
 // problem, and no call to Temporal (the mock fails on any).
 func TestCreateScheduleAndEtcdSnapshotRejectInvalidSpecs(t *testing.T) {
 	tc := mocks.NewClient(t)
-	srv := httptest.NewServer(authedHandler(New(tc, Options{DefaultLocation: "mem://"})))
+	srv := httptest.NewServer(authedHandler(starter.New(tc, starter.Options{DefaultLocation: "mem://"})))
 	defer srv.Close()
 
 	for path, cases := range map[string]map[string][]string{
@@ -102,7 +82,7 @@ func TestCreateScheduleAndEtcdSnapshotRejectInvalidSpecs(t *testing.T) {
 // no call to Temporal.
 func TestCreateRestoreRejectsInvalidSpecWithoutCallingTemporal(t *testing.T) {
 	tc := mocks.NewClient(t)
-	srv := httptest.NewServer(authedHandler(New(tc, Options{DefaultLocation: "mem://"})))
+	srv := httptest.NewServer(authedHandler(starter.New(tc, starter.Options{DefaultLocation: "mem://"})))
 	defer srv.Close()
 
 	for body, want := range map[string][]string{
@@ -136,7 +116,7 @@ func TestCreateRestoreRejectsInvalidSpecWithoutCallingTemporal(t *testing.T) {
 func TestUnknownRestoreIsNotFound(t *testing.T) {
 	tc := mocks.NewClient(t)
 	tc.On("DescribeWorkflowExecution", mock.Anything, "restore/nope", "").Return(nil, serviceerror.NewNotFound("no such workflow"))
-	srv := httptest.NewServer(authedHandler(New(tc, Options{DefaultLocation: "file://" + t.TempDir()})))
+	srv := httptest.NewServer(authedHandler(starter.New(tc, starter.Options{DefaultLocation: "file://" + t.TempDir()})))
 	defer srv.Close()
 
 	for _, route := range []struct{ method, path string }{
@@ -162,7 +142,7 @@ func TestHealthz(t *testing.T) {
 	tc := mocks.NewClient(t)
 	tc.On("CheckHealth", mock.Anything, mock.Anything).Return(nil, nil).Once()
 	tc.On("CheckHealth", mock.Anything, mock.Anything).Return(nil, serviceerror.NewUnavailable("connection refused")).Once()
-	srv := httptest.NewServer(authedHandler(New(tc, Options{})))
+	srv := httptest.NewServer(authedHandler(starter.New(tc, starter.Options{})))
 	defer srv.Close()
 
 	resp, err := http.Get(srv.URL + "/healthz")
@@ -173,10 +153,4 @@ func TestHealthz(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
-}
-
-func TestRunURLEscapesWorkflowID(t *testing.T) {
-	c := New(nil, Options{UIBaseURL: "http://127.0.0.1:8233/"})
-	assert.Equal(t, "http://127.0.0.1:8233/namespaces/default/workflows/backup%2Fnightly/run-1/history", c.RunURL("backup/nightly", "run-1"))
-	assert.Empty(t, New(nil, Options{}).RunURL("backup/x", "r"))
 }

@@ -1,4 +1,4 @@
-package starter
+package httpapi
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/metrics"
+	"github.com/cairn-backup/cairn/starter"
 )
 
 // maxRequestBytes bounds a request body; a spec is a few KiB at most.
@@ -25,7 +26,7 @@ const maxRequestBytes = 1 << 20
 // Every route but auth's anonymous paths needs a bearer token whose user
 // auth allows the route's access. Bodies must be JSON, and cross-site
 // requests from browsers are refused.
-func Handler(c *Client, log *zap.Logger, auth Auth) http.Handler {
+func Handler(c *starter.Client, log *zap.Logger, auth Auth) http.Handler {
 	h := newHandler(c, log)
 	h.auth = auth
 	mux := http.NewServeMux()
@@ -36,7 +37,7 @@ func Handler(c *Client, log *zap.Logger, auth Auth) http.Handler {
 }
 
 type handler struct {
-	c       *Client
+	c       *starter.Client
 	log     *zap.Logger
 	auth    Auth
 	metrics http.Handler
@@ -45,7 +46,7 @@ type handler struct {
 	docErr error
 }
 
-func newHandler(c *Client, log *zap.Logger) *handler {
+func newHandler(c *starter.Client, log *zap.Logger) *handler {
 	if log == nil {
 		log = zap.NewNop()
 	}
@@ -68,7 +69,7 @@ func decodeStrict(r *http.Request, kind string, v any) error {
 	dec := json.NewDecoder(io.LimitReader(r.Body, maxRequestBytes))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return &InvalidError{Problems: []string{fmt.Sprintf("request body is not a valid %s spec: %v", kind, err)}}
+		return &starter.InvalidError{Problems: []string{fmt.Sprintf("request body is not a valid %s spec: %v", kind, err)}}
 	}
 	return nil
 }
@@ -76,7 +77,7 @@ func decodeStrict(r *http.Request, kind string, v any) error {
 // create decodes a request body strictly (an unknown field is a typo, not
 // something to ignore), authorizes it when authorize is set, and starts
 // what it asks for.
-func create[R any](h *handler, kind string, start func(context.Context, R) (*CreateResult, error), authorize func(context.Context, *R) error) http.HandlerFunc {
+func create[R any](h *handler, kind string, start func(context.Context, R) (*starter.CreateResult, error), authorize func(context.Context, *R) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var req R
 		if decodeAuthorized(h, w, r, kind, &req, authorize) {
@@ -88,7 +89,7 @@ func create[R any](h *handler, kind string, start func(context.Context, R) (*Cre
 // createOrDryRun is create for a kind that also answers dry runs: a
 // body that asks for one (dry) gets the dry run's report, 200, and starts
 // nothing.
-func createOrDryRun[R, D any](h *handler, kind string, start func(context.Context, R) (*CreateResult, error),
+func createOrDryRun[R, D any](h *handler, kind string, start func(context.Context, R) (*starter.CreateResult, error),
 	dryRun func(context.Context, R) (D, error), dry func(R) bool, authorize func(context.Context, *R) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var req R
@@ -129,7 +130,7 @@ func decodeAuthorized[R any](h *handler, w http.ResponseWriter, r *http.Request,
 }
 
 // startRun starts what req asks for and answers where it runs.
-func startRun[R any](h *handler, w http.ResponseWriter, r *http.Request, kind string, start func(context.Context, R) (*CreateResult, error), req R) {
+func startRun[R any](h *handler, w http.ResponseWriter, r *http.Request, kind string, start func(context.Context, R) (*starter.CreateResult, error), req R) {
 	res, err := start(r.Context(), req)
 	if err != nil {
 		h.fail(w, r, err)
@@ -270,7 +271,7 @@ func (h *handler) updateSchedule(w http.ResponseWriter, r *http.Request) {
 
 // withNote calls a state change of the {name} schedule with the request's
 // ?note=, which Temporal shows next to the schedule.
-func (h *handler) withNote(msg string, call func(context.Context, string, string) (*ScheduleView, error)) http.HandlerFunc {
+func (h *handler) withNote(msg string, call func(context.Context, string, string) (*starter.ScheduleView, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		v, err := call(r.Context(), pathName(r), r.URL.Query().Get("note"))
 		if err != nil {
@@ -283,7 +284,7 @@ func (h *handler) withNote(msg string, call func(context.Context, string, string
 }
 
 func (h *handler) healthz(w http.ResponseWriter, r *http.Request) {
-	if _, err := h.c.temporal.CheckHealth(r.Context(), nil); err != nil {
+	if err := h.c.CheckHealth(r.Context()); err != nil {
 		h.reply(w, http.StatusServiceUnavailable, errorBody{Error: "Temporal is not reachable: " + err.Error(), Type: "Unavailable"})
 		return
 	}
@@ -291,9 +292,9 @@ func (h *handler) healthz(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	status := HTTPStatus(err)
-	body := errorBody{Error: err.Error(), Type: ErrorType(err)}
-	var invalid *InvalidError
+	status := starter.HTTPStatus(err)
+	body := errorBody{Error: err.Error(), Type: starter.ErrorType(err)}
+	var invalid *starter.InvalidError
 	if errors.As(err, &invalid) {
 		body.Problems = invalid.Problems
 	}

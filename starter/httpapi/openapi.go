@@ -1,4 +1,4 @@
-package starter
+package httpapi
 
 import (
 	"encoding"
@@ -14,6 +14,8 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3gen"
+
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 var pathParam = regexp.MustCompile(`\{([a-z]+)\}`)
@@ -88,7 +90,7 @@ func openAPIDocument(routes []route) ([]byte, error) {
 		}
 		failures := merge(r.failures, map[int]string{
 			http.StatusUnauthorized:        "no bearer token, or one the cluster does not accept",
-			http.StatusForbidden:           "the token's user may not do this (RBAC on " + APIGroup + "), or a cross-site request",
+			http.StatusForbidden:           "the token's user may not do this (RBAC on " + v1alpha1.APIGroup + "), or a cross-site request",
 			http.StatusInternalServerError: "an error a retry may fix",
 			http.StatusServiceUnavailable:  "Temporal is not reachable",
 		})

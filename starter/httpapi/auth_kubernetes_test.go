@@ -1,4 +1,4 @@
-package apiauth
+package httpapi
 
 import (
 	"context"
@@ -34,13 +34,13 @@ func fakeTokenReviews(tokenAudiences []string, reviews *int) *fake.Clientset {
 
 func TestTokensMustBeMeantForTheAPI(t *testing.T) {
 	var reviews int
-	auth := Kubernetes(fakeTokenReviews([]string{"https://kubernetes.default.svc"}, &reviews), nil, "cairn")
+	auth := KubernetesAuth(fakeTokenReviews([]string{"https://kubernetes.default.svc"}, &reviews), nil, "cairn")
 	_, err := auth.Authenticate(context.Background(), "good")
 	var unauthenticated *starter.UnauthenticatedError
 	require.ErrorAs(t, err, &unauthenticated, "a token minted for the API server, not for cairn")
 	assert.Contains(t, err.Error(), "not meant for this API")
 
-	auth = Kubernetes(fakeTokenReviews([]string{"cairn"}, &reviews), nil, "cairn")
+	auth = KubernetesAuth(fakeTokenReviews([]string{"cairn"}, &reviews), nil, "cairn")
 	u, err := auth.Authenticate(context.Background(), "good")
 	require.NoError(t, err)
 	assert.Equal(t, "alice", u.Name)
@@ -49,7 +49,7 @@ func TestTokensMustBeMeantForTheAPI(t *testing.T) {
 
 func TestReviewsAreReusedBriefly(t *testing.T) {
 	var reviews int
-	auth := Kubernetes(fakeTokenReviews(nil, &reviews), nil)
+	auth := KubernetesAuth(fakeTokenReviews(nil, &reviews), nil)
 	for range 3 {
 		_, err := auth.Authenticate(context.Background(), "good")
 		require.NoError(t, err)

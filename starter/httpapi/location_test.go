@@ -1,4 +1,4 @@
-package starter
+package httpapi
 
 import (
 	"encoding/json"
@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/mocks"
 
 	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/starter"
 )
 
 // With a catalog, a request names one of the operator's locations: an
@@ -20,7 +21,7 @@ import (
 func TestTheAPIOnlyUsesTheOperatorsLocations(t *testing.T) {
 	catalog, err := location.ParseCatalog("mem://", []string{"archive=file:///srv/archive;readonly"}, false)
 	require.NoError(t, err)
-	srv := httptest.NewServer(authedHandler(New(mocks.NewClient(t), Options{Locations: catalog})))
+	srv := httptest.NewServer(authedHandler(starter.New(mocks.NewClient(t), starter.Options{Locations: catalog})))
 	defer srv.Close()
 
 	for _, c := range []struct{ path, body, want string }{
