@@ -15,10 +15,6 @@ import (
 	"github.com/cairn-backup/cairn/workflows"
 )
 
-// KindSchedule marks cairn's backup schedules among a namespace's
-// Temporal Schedules (search attribute CairnKind).
-const KindSchedule = "schedule"
-
 // CreateSchedule validates spec and creates its Temporal Schedule. A
 // schedule of that name already existing is a ConflictError; nothing is
 // created when anything is wrong.
@@ -114,7 +110,7 @@ func scheduleOptions(spec v1alpha1.ScheduleSpec) client.ScheduleOptions {
 		Paused:        spec.Paused,
 		Note:          "created by cairn",
 		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.SearchAttrKind.ValueSet(KindSchedule),
+			workflows.SearchAttrKind.ValueSet(v1alpha1.KindSchedule),
 			workflows.SearchAttrName.ValueSet(spec.Name),
 		),
 	}

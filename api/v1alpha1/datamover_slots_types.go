@@ -7,15 +7,13 @@ import "time"
 // node holds the queue; operations ask it by signal and it answers by
 // signal.
 const (
-	DataMoverSlotsWorkflowName = "DataMoverSlots"
-	SignalAcquireSlot          = "acquire-slot"
-	SignalReleaseSlot          = "release-slot"
+	SignalAcquireSlot = "acquire-slot"
+	SignalReleaseSlot = "release-slot"
 	// SignalSlotUpdate tells a waiting operation its place in line, and 0
 	// once it holds a slot.
 	SignalSlotUpdate = "slot-update"
 	// QuerySlots returns the node's SlotsState.
-	QuerySlots         = "slots"
-	KindDataMoverSlots = "datamover-slots"
+	QuerySlots = "slots"
 )
 
 // DataMoverSlotsWorkflowID is the slots workflow of a node.

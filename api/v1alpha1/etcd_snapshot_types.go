@@ -6,9 +6,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// KindEtcdSnapshot is the CairnKind of etcd snapshot workflows.
-const KindEtcdSnapshot = "etcd-snapshot"
-
 // MetadataKindEtcdSnapshot heads every snapshot.json.
 const MetadataKindEtcdSnapshot = "EtcdSnapshot"
 

@@ -1,15 +1,10 @@
 package v1alpha1
 
-// RepositoryMaintenanceWorkflowName runs kopia maintenance on a location's
-// repository; MaintenanceScheduleID is its schedule. One schedule per
+// MaintenanceScheduleID is the schedule of RepositoryMaintenance, which
+// runs kopia maintenance on a location's repository. One schedule per
 // namespace, skipping a run while the last goes on, makes one maintainer
 // per repository.
-const (
-	RepositoryMaintenanceWorkflowName = "RepositoryMaintenance"
-	MaintenanceScheduleID             = "cairn-repository-maintenance"
-	// KindMaintenance is the maintenance workflow's CairnKind.
-	KindMaintenance = "maintenance"
-)
+const MaintenanceScheduleID = "cairn-repository-maintenance"
 
 // MaintenanceRequest names the location and the kopia maintenance mode
 // (auto: quick or full as their cycles fall due).

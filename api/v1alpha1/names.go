@@ -14,7 +14,7 @@ import (
 // TaskQueue is the queue of every workflow and cluster-side activity.
 const TaskQueue = "cairn"
 
-// Workflow type names as registered with the worker.
+// Workflow type names as registered with the worker: every one of them.
 const (
 	BackupWorkflowName          = "Backup"
 	RestoreWorkflowName         = "Restore"
@@ -30,6 +30,17 @@ const (
 	// RestoreDryRunWorkflowName plans a restore and asks the API server
 	// what each write would do, persisting nothing.
 	RestoreDryRunWorkflowName = "RestoreDryRun"
+	// VerifyBackupWorkflowName re-reads a backup and checks every stored
+	// object against its manifest.
+	VerifyBackupWorkflowName = "VerifyBackup"
+	// ApplyRetentionWorkflowName applies a schedule's retention a page at
+	// a time, as a child of the scheduled run.
+	ApplyRetentionWorkflowName = "ApplyRetention"
+	// VolumeRestoreWorkflowName restores one claim's moved data.
+	VolumeRestoreWorkflowName         = "VolumeRestore"
+	RepositoryMaintenanceWorkflowName = "RepositoryMaintenance"
+	// DataMoverSlotsWorkflowName holds one node's queue of data movers.
+	DataMoverSlotsWorkflowName = "DataMoverSlots"
 )
 
 // QueryStatus is the query every cairn workflow answers with its status.
@@ -50,6 +61,15 @@ const (
 	KindBackupDryRun = "backup-dry-run"
 	// KindRestoreDryRun is a restore's dry run.
 	KindRestoreDryRun = "restore-dry-run"
+	KindVerify        = "verify"
+	// KindVolumeRestore is the child workflow of one volume's restore.
+	KindVolumeRestore  = "volume-restore"
+	KindMaintenance    = "maintenance"
+	KindDataMoverSlots = "datamover-slots"
+	KindEtcdSnapshot   = "etcd-snapshot"
+	// KindSchedule marks cairn's backup schedules among a namespace's
+	// Temporal Schedules.
+	KindSchedule = "schedule"
 )
 
 // BackupWorkflowID is the workflow ID of the backup called name; one name

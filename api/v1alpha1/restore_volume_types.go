@@ -5,12 +5,6 @@ import (
 	"time"
 )
 
-// VolumeRestoreWorkflowName restores one claim's moved data.
-const VolumeRestoreWorkflowName = "VolumeRestore"
-
-// KindVolumeRestore is the child workflow of one volume's restore.
-const KindVolumeRestore = "volume-restore"
-
 // RestoreVolume is one claim of the backup whose data is restored from
 // the kopia repository: the plan lists them, one entry per volume.
 type RestoreVolume struct {

@@ -35,10 +35,6 @@ type ScheduledBackupResult struct {
 	Health       ScheduleHealth `json:"health"`
 }
 
-// ApplyRetentionWorkflowName applies a schedule's retention a page at a
-// time, as a child of the scheduled run.
-const ApplyRetentionWorkflowName = "ApplyRetention"
-
 // DefaultRetentionPage is how many runs one ApplyRetention run deletes
 // before it continues as new.
 const DefaultRetentionPage = 50

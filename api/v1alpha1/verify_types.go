@@ -1,12 +1,5 @@
 package v1alpha1
 
-// VerifyBackupWorkflowName re-reads a backup and checks every stored
-// object against its manifest; KindVerify is its CairnKind.
-const (
-	VerifyBackupWorkflowName = "VerifyBackup"
-	KindVerify               = "verify"
-)
-
 // VerifyWorkflowID is the workflow ID of the verification of the backup
 // called name: one at a time per backup.
 func VerifyWorkflowID(name string) string { return "verify/" + name }
