@@ -14,9 +14,6 @@ import (
 	"github.com/cairn-backup/cairn/starter"
 )
 
-// Finalizer holds a Backup until its data is deleted.
-const Finalizer = v1alpha1.APIGroup + "/delete-data"
-
 // backupReconciler runs a Backup resource's backup and, when the resource
 // is deleted, deletes the backup's data.
 type backupReconciler struct {
@@ -36,8 +33,8 @@ func (r *backupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if b.Status.Phase.Done() || followsTheList(b) {
 		return ctrl.Result{}, nil // a mirrored backup with no run to follow: the mirror keeps it current
 	}
-	if !controllerutil.ContainsFinalizer(b, Finalizer) {
-		if err := patchMetadata(ctx, r.kube, b, func() { controllerutil.AddFinalizer(b, Finalizer) }); err != nil {
+	if !controllerutil.ContainsFinalizer(b, v1alpha1.FinalizerDeleteData) {
+		if err := patchMetadata(ctx, r.kube, b, func() { controllerutil.AddFinalizer(b, v1alpha1.FinalizerDeleteData) }); err != nil {
 			return ctrl.Result{}, fmt.Errorf("add finalizer to backup %s: %w", req, err)
 		}
 	}
@@ -66,11 +63,11 @@ func (r *backupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 // run is recorded in an annotation, so a restarted controller waits for
 // the same run instead of starting another.
 func (r *backupReconciler) deleteData(ctx context.Context, log *zap.Logger, b *v1alpha1.Backup) error {
-	if !controllerutil.ContainsFinalizer(b, Finalizer) {
+	if !controllerutil.ContainsFinalizer(b, v1alpha1.FinalizerDeleteData) {
 		return nil
 	}
 	if b.Annotations[v1alpha1.AnnotationKeepData] != "true" && hasData(b) {
-		runID, deleting := b.Annotations[annotationDeletionRun]
+		runID, deleting := b.Annotations[v1alpha1.AnnotationDeletionRun]
 		if !deleting {
 			return r.startDeletion(ctx, log, b)
 		}
@@ -80,14 +77,14 @@ func (r *backupReconciler) deleteData(ctx context.Context, log *zap.Logger, b *v
 		}
 		if err != nil {
 			// The next attempt starts a new deletion.
-			if uerr := patchMetadata(ctx, r.kube, b, func() { delete(b.Annotations, annotationDeletionRun) }); uerr != nil {
+			if uerr := patchMetadata(ctx, r.kube, b, func() { delete(b.Annotations, v1alpha1.AnnotationDeletionRun) }); uerr != nil {
 				return fmt.Errorf("deletion of backup %s failed (%v), and: %w", b.Name, err, uerr)
 			}
 			return fmt.Errorf("deletion of backup %s: %w", b.Name, err)
 		}
 		log.Info("Backup data deleted", zap.String("runID", runID))
 	}
-	if err := patchMetadata(ctx, r.kube, b, func() { controllerutil.RemoveFinalizer(b, Finalizer) }); err != nil {
+	if err := patchMetadata(ctx, r.kube, b, func() { controllerutil.RemoveFinalizer(b, v1alpha1.FinalizerDeleteData) }); err != nil {
 		return fmt.Errorf("release backup %s: %w", b.Name, err)
 	}
 	return nil
@@ -106,17 +103,14 @@ func backupOutcome(s v1alpha1.ResourceStatus, v *starter.BackupView) v1alpha1.Re
 // for it, or it mirrors a backup (one found only in a location has no
 // run) not known to be deleted already.
 func hasData(b *v1alpha1.Backup) bool {
-	return b.Status.WorkflowID != "" || (b.Annotations[AnnotationMirrored] != "" && b.Status.Phase != v1alpha1.PhaseDeleted)
+	return b.Status.WorkflowID != "" || (b.Annotations[v1alpha1.AnnotationMirrored] != "" && b.Status.Phase != v1alpha1.PhaseDeleted)
 }
-
-// annotationDeletionRun holds the run that deletes a deleted Backup's data.
-const annotationDeletionRun = v1alpha1.APIGroup + "/deletion-run"
 
 func (r *backupReconciler) startDeletion(ctx context.Context, log *zap.Logger, b *v1alpha1.Backup) error {
 	res, err := r.runs.DeleteBackup(ctx, r.tenancy.runName(b), true)
 	if errors.Is(err, starter.ErrNotFound) {
 		log.Info("Backup has no data to delete")
-		return patchMetadata(ctx, r.kube, b, func() { controllerutil.RemoveFinalizer(b, Finalizer) })
+		return patchMetadata(ctx, r.kube, b, func() { controllerutil.RemoveFinalizer(b, v1alpha1.FinalizerDeleteData) })
 	}
 	if err != nil {
 		return fmt.Errorf("delete the data of backup %s: %w", b.Name, err)
@@ -126,7 +120,7 @@ func (r *backupReconciler) startDeletion(ctx context.Context, log *zap.Logger, b
 		if b.Annotations == nil {
 			b.Annotations = map[string]string{}
 		}
-		b.Annotations[annotationDeletionRun] = res.RunID
+		b.Annotations[v1alpha1.AnnotationDeletionRun] = res.RunID
 	}
 	if err := patchMetadata(ctx, r.kube, b, record); err != nil {
 		return fmt.Errorf("record the deletion of backup %s: %w", b.Name, err)

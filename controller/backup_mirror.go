@@ -15,11 +15,6 @@ import (
 	"github.com/cairn-backup/cairn/starter"
 )
 
-// AnnotationMirrored marks a Backup the controller made for a backup
-// started elsewhere (the API, the CLI, a schedule) or found in a
-// location; its value is where cairn knew the backup from.
-const AnnotationMirrored = v1alpha1.APIGroup + "/mirrored-from"
-
 // backupMirror makes every backup cairn knows of visible as a Backup
 // resource, whichever door started it: a backup of a namespace's
 // resource (<namespace>.<name>) in that namespace, any other in cairn's.
@@ -105,7 +100,7 @@ func (m *backupMirror) create(ctx context.Context, v *starter.BackupView) error 
 		ns, name = team, local
 	}
 	b := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns,
-		Annotations: map[string]string{AnnotationMirrored: v.Source}, Finalizers: []string{Finalizer}}}
+		Annotations: map[string]string{v1alpha1.AnnotationMirrored: v.Source}, Finalizers: []string{v1alpha1.FinalizerDeleteData}}}
 	if v.Spec != nil {
 		b.Spec = *v.Spec
 		b.Spec.Name = "" // the run's name, which a namespace's resource does not bear
@@ -127,7 +122,7 @@ func (m *backupMirror) create(ctx context.Context, v *starter.BackupView) error 
 // current: one an earlier sync created but did not finish, or a backup
 // without a run to follow (one being written by another tool).
 func followsTheList(b *v1alpha1.Backup) bool {
-	return b.Annotations[AnnotationMirrored] != "" && b.Status.WorkflowID == "" && !b.Status.Phase.Done()
+	return b.Annotations[v1alpha1.AnnotationMirrored] != "" && b.Status.WorkflowID == "" && !b.Status.Phase.Done()
 }
 
 // mirroredStatus is the status of a backup the controller did not start.

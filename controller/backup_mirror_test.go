@@ -48,8 +48,8 @@ func TestEveryBackupBecomesAResourceAndAGoneOneIsMarkedDeleted(t *testing.T) {
 	assert.Equal(t, v1alpha1.PhaseCompleted, api.Status.Phase)
 	assert.Equal(t, 7, api.Status.Items)
 	assert.Equal(t, []string{"shop"}, api.Spec.IncludedNamespaces)
-	assert.Equal(t, starter.SourceTemporal, api.Annotations[AnnotationMirrored])
-	assert.Contains(t, api.Finalizers, Finalizer, "deleting it deletes the backup, as for any Backup")
+	assert.Equal(t, starter.SourceTemporal, api.Annotations[v1alpha1.AnnotationMirrored])
+	assert.Contains(t, api.Finalizers, v1alpha1.FinalizerDeleteData, "deleting it deletes the backup, as for any Backup")
 	assert.Equal(t, v1alpha1.PhaseInProgress, got[cairnNS+"/nightly-20261127020000"].Status.Phase)
 	assert.Equal(t, "backup/nightly-20261127020000", got[cairnNS+"/nightly-20261127020000"].Status.WorkflowID)
 	team := got["team-a/mine"]

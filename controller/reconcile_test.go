@@ -171,7 +171,7 @@ func TestBackupResourceRunsOnceAndTakesItsRunsOutcome(t *testing.T) {
 	assert.Equal(t, "backup/nightly", b.Status.WorkflowID)
 	assert.Equal(t, v1alpha1.ActingAsWorker, b.Status.ActingAs)
 	assert.Nil(t, runs.actingAs[0], "a resource in cairn's namespace acts as the worker")
-	assert.Contains(t, b.Finalizers, Finalizer)
+	assert.Contains(t, b.Finalizers, v1alpha1.FinalizerDeleteData)
 
 	b = reconcileBackup(t, r, cairnNS, "nightly")
 	assert.Len(t, runs.created, 1, "a reconcile while the run works starts nothing")
@@ -206,7 +206,7 @@ func TestDeletedBackupResourceDeletesItsDataOnce(t *testing.T) {
 	b = reconcileBackup(t, r, cairnNS, "old")
 	require.NotNil(t, b, "held by the finalizer while its data is deleted")
 	assert.Equal(t, []string{"old"}, runs.deleted)
-	assert.Equal(t, "d1", b.Annotations[annotationDeletionRun])
+	assert.Equal(t, "d1", b.Annotations[v1alpha1.AnnotationDeletionRun])
 	reconcileBackup(t, r, cairnNS, "old")
 	assert.Len(t, runs.deleted, 1, "a reconcile during the deletion waits for it")
 

@@ -18,9 +18,6 @@ import (
 	"github.com/cairn-backup/cairn/starter"
 )
 
-// ScheduleFinalizer holds a Schedule until its Temporal Schedule is gone.
-const ScheduleFinalizer = v1alpha1.APIGroup + "/delete-schedule"
-
 // pauseNote is the note of a pause or unpause the resource asked for.
 const pauseNote = "spec.paused of the Schedule resource"
 
@@ -44,8 +41,8 @@ func (r *scheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if !sc.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.deleteSchedule(ctx, log, sc)
 	}
-	if !controllerutil.ContainsFinalizer(sc, ScheduleFinalizer) {
-		if err := patchMetadata(ctx, r.kube, sc, func() { controllerutil.AddFinalizer(sc, ScheduleFinalizer) }); err != nil {
+	if !controllerutil.ContainsFinalizer(sc, v1alpha1.FinalizerDeleteSchedule) {
+		if err := patchMetadata(ctx, r.kube, sc, func() { controllerutil.AddFinalizer(sc, v1alpha1.FinalizerDeleteSchedule) }); err != nil {
 			return ctrl.Result{}, fmt.Errorf("add finalizer to schedule %s: %w", req, err)
 		}
 	}
@@ -151,7 +148,7 @@ func scheduleStatus(v *starter.ScheduleView, id *v1alpha1.Identity, generation i
 // deleteSchedule deletes the Temporal Schedule and releases the resource;
 // the schedule's backups stay.
 func (r *scheduleReconciler) deleteSchedule(ctx context.Context, log *zap.Logger, sc *v1alpha1.Schedule) error {
-	if !controllerutil.ContainsFinalizer(sc, ScheduleFinalizer) {
+	if !controllerutil.ContainsFinalizer(sc, v1alpha1.FinalizerDeleteSchedule) {
 		return nil
 	}
 	// Only this resource makes the schedule of its run name, so it is
@@ -161,7 +158,7 @@ func (r *scheduleReconciler) deleteSchedule(ctx context.Context, log *zap.Logger
 		return fmt.Errorf("delete schedule %s: %w", name, err)
 	}
 	log.Info("Schedule deleted; its backups stay")
-	if err := patchMetadata(ctx, r.kube, sc, func() { controllerutil.RemoveFinalizer(sc, ScheduleFinalizer) }); err != nil {
+	if err := patchMetadata(ctx, r.kube, sc, func() { controllerutil.RemoveFinalizer(sc, v1alpha1.FinalizerDeleteSchedule) }); err != nil {
 		return fmt.Errorf("release schedule %s: %w", sc.Name, err)
 	}
 	return nil

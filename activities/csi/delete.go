@@ -13,7 +13,6 @@ import (
 
 	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
-	"github.com/cairn-backup/cairn/internal/objects"
 )
 
 // DeleteBackupSnapshots deletes every native snapshot a backup kept (its
@@ -29,7 +28,7 @@ func (a *Activities) DeleteBackupSnapshots(ctx context.Context, in v1alpha1.Dele
 	defer run.End()
 	// Restored copies carry the backup's label too, with a restore label:
 	// they are the restore's, not the backup's.
-	sel := labels.SelectorFromSet(labels.Set{objects.LabelBackup: in.Backup}).String() + ",!" + objects.LabelRestore
+	sel := labels.SelectorFromSet(labels.Set{v1alpha1.LabelBackup: in.Backup}).String() + ",!" + v1alpha1.LabelRestore
 	list, err := a.Snapshots.SnapshotV1().VolumeSnapshotContents().List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		if apierrors.IsNotFound(err) { // the cluster serves no snapshot API: nothing to delete
@@ -46,7 +45,7 @@ func (a *Activities) DeleteBackupSnapshots(ctx context.Context, in v1alpha1.Dele
 		res.Deleted++
 		activity.RecordHeartbeat(ctx, res.Deleted)
 		run.Log.Info("Deleted the backup's native snapshot", zap.String("content", c.Name),
-			zap.String("snapshot", ref.Namespace+"/"+ref.Name), zap.String("alias", c.Labels[objects.LabelSnapshotAlias]))
+			zap.String("snapshot", ref.Namespace+"/"+ref.Name), zap.String("alias", c.Labels[v1alpha1.LabelSnapshotAlias]))
 	}
 	return res, nil
 }

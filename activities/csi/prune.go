@@ -14,7 +14,6 @@ import (
 	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/internal/objects"
 )
 
 // pruneForNew makes room for one more kept snapshot of a volume: while
@@ -30,7 +29,7 @@ func (a *Activities) pruneForNew(ctx context.Context, run *runlog.Run, backup st
 	}
 	var others []snapv1.VolumeSnapshotContent
 	for _, c := range kept {
-		if c.Labels[objects.LabelSnapshotAlias] != alias {
+		if c.Labels[v1alpha1.LabelSnapshotAlias] != alias {
 			others = append(others, c)
 		}
 	}
@@ -40,7 +39,7 @@ func (a *Activities) pruneForNew(ctx context.Context, run *runlog.Run, backup st
 		if excess <= 0 {
 			break
 		}
-		owner := c.Labels[objects.LabelBackup]
+		owner := c.Labels[v1alpha1.LabelBackup]
 		done, err := backupCompleted(ctx, run.Loc, owner)
 		if err != nil {
 			return pruned, err
@@ -54,7 +53,7 @@ func (a *Activities) pruneForNew(ctx context.Context, run *runlog.Run, backup st
 		}
 		run.Log.Info("Pruned the oldest kept snapshot of the volume", zap.String("volume", v.PersistentVolume),
 			zap.String("content", c.Name), zap.String("backup", owner), zap.Int("keepNewest", n))
-		pruned = append(pruned, c.Labels[objects.LabelSnapshotAlias])
+		pruned = append(pruned, c.Labels[v1alpha1.LabelSnapshotAlias])
 		excess--
 	}
 	return pruned, nil
@@ -63,7 +62,7 @@ func (a *Activities) pruneForNew(ctx context.Context, run *runlog.Run, backup st
 // KeptSnapshots lists the retained snapshot contents of a volume (by its
 // cairn.io/snapshot-volume-name label), oldest first.
 func (a *Activities) KeptSnapshots(ctx context.Context, volume string) ([]snapv1.VolumeSnapshotContent, error) {
-	sel := labels.SelectorFromSet(labels.Set{objects.LabelSnapshotVolume: volume}).String() + ",!" + objects.LabelRestore
+	sel := labels.SelectorFromSet(labels.Set{v1alpha1.LabelSnapshotVolume: volume}).String() + ",!" + v1alpha1.LabelRestore
 	list, err := a.Snapshots.SnapshotV1().VolumeSnapshotContents().List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return nil, fmt.Errorf("list snapshots of volume %s: %w", volume, err)

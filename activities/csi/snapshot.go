@@ -15,7 +15,6 @@ import (
 
 	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
-	"github.com/cairn-backup/cairn/internal/objects"
 )
 
 // CreateVolumeSnapshot creates the VolumeSnapshot of a claim, under the
@@ -79,19 +78,19 @@ func (a *Activities) CreateVolumeSnapshot(ctx context.Context, in v1alpha1.Creat
 
 // ours refuses a snapshot of the same name that another backup made.
 func ours(labels map[string]string, backup, name string) error {
-	if labels[objects.LabelBackup] == backup {
+	if labels[v1alpha1.LabelBackup] == backup {
 		return nil
 	}
 	msg := fmt.Sprintf("VolumeSnapshot %s exists but was not made by backup %s (label %s=%q)", name, backup,
-		objects.LabelBackup, labels[objects.LabelBackup])
+		v1alpha1.LabelBackup, labels[v1alpha1.LabelBackup])
 	return temporal.NewNonRetryableApplicationError(msg, v1alpha1.ErrTypeSnapshotFailed, nil)
 }
 
 func snapshotLabels(backup, alias, volume string) map[string]string {
 	return map[string]string{
-		objects.LabelBackup:         backup,
-		objects.LabelSnapshotAlias:  alias,
-		objects.LabelSnapshotVolume: volume,
+		v1alpha1.LabelBackup:         backup,
+		v1alpha1.LabelSnapshotAlias:  alias,
+		v1alpha1.LabelSnapshotVolume: volume,
 	}
 }
 
@@ -163,7 +162,7 @@ func describeSnapshot(vs *snapv1.VolumeSnapshot) string {
 func (a *Activities) retain(ctx context.Context, log *zap.Logger, in v1alpha1.WaitSnapshotInput, vs *snapv1.VolumeSnapshot) (*v1alpha1.SnapshotInfo, error) {
 	contentName := *vs.Status.BoundVolumeSnapshotContentName
 	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q,%q:%q,%q:%q}},"spec":{"deletionPolicy":"Retain"}}`,
-		objects.LabelBackup, in.Backup, objects.LabelSnapshotAlias, in.Name, objects.LabelSnapshotVolume, in.Volume.PersistentVolume)
+		v1alpha1.LabelBackup, in.Backup, v1alpha1.LabelSnapshotAlias, in.Name, v1alpha1.LabelSnapshotVolume, in.Volume.PersistentVolume)
 	content, err := a.Snapshots.SnapshotV1().VolumeSnapshotContents().Patch(ctx, contentName, mergePatch, []byte(patch), metav1.PatchOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("retain volumesnapshotcontent %s: %w", contentName, err)
@@ -210,7 +209,7 @@ func (a *Activities) RemoveVolumeSnapshot(ctx context.Context, in v1alpha1.Remov
 	case err != nil:
 		return fmt.Errorf("get volumesnapshot %s/%s: %w", in.Volume.Namespace, in.Name, err)
 	}
-	if vs.Labels[objects.LabelBackup] != in.Backup {
+	if vs.Labels[v1alpha1.LabelBackup] != in.Backup {
 		log.Warn("VolumeSnapshot of that name belongs to another backup; left alone")
 		return nil
 	}

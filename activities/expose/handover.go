@@ -13,7 +13,6 @@ import (
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/clock"
 	"github.com/cairn-backup/cairn/internal/exposer"
-	"github.com/cairn-backup/cairn/internal/objects"
 )
 
 // HandOverVolume stops the restore's data movers of the volume and gives
@@ -26,7 +25,7 @@ func (a *Activities) HandOverVolume(ctx context.Context, in v1alpha1.ExposeInput
 	}
 	defer run.End()
 	ref := exposer.ClaimRef{Namespace: in.Volume.Namespace, Name: in.Volume.Claim,
-		Labels: map[string]string{objects.LabelRestore: in.Owner}}
+		Labels: map[string]string{v1alpha1.LabelRestore: in.Owner}}
 	pv, err := a.Exposer.HandOver(ctx, a.target(in), ref, heartbeat(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("hand the restored volume over to claim %s: %w", in.Volume.Key(), err)

@@ -18,8 +18,6 @@ import (
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/activitytest"
-	"github.com/cairn-backup/cairn/internal/exposer"
-	"github.com/cairn-backup/cairn/internal/objects"
 )
 
 // exposedRestore exposes a restore of shop/data and has its data mover
@@ -89,12 +87,12 @@ func TestHandOverVolumeGivesTheRestoredVolumeToTheTargetClaim(t *testing.T) {
 
 	vol := f.volume(t, pv)
 	assert.Equal(t, corev1.PersistentVolumeReclaimRetain, vol.Spec.PersistentVolumeReclaimPolicy, "kept until its claim binds")
-	assert.Equal(t, string(corev1.PersistentVolumeReclaimDelete), vol.Annotations[exposer.AnnotationReclaimPolicy])
+	assert.Equal(t, string(corev1.PersistentVolumeReclaimDelete), vol.Annotations[v1alpha1.AnnotationReclaimPolicy])
 	require.NotNil(t, vol.Spec.ClaimRef)
 	assert.Equal(t, "shop", vol.Spec.ClaimRef.Namespace)
 	assert.Equal(t, "data", vol.Spec.ClaimRef.Name)
 	assert.Empty(t, vol.Spec.ClaimRef.UID, "pre-bound for the claim still to come")
-	assert.Equal(t, "r1", vol.Labels[objects.LabelRestore])
+	assert.Equal(t, "r1", vol.Labels[v1alpha1.LabelRestore])
 }
 
 // TestHandOverVolumeRetryNeverUnbindsAHandedOverVolume: once the target
@@ -140,7 +138,7 @@ func TestHandOverVolumeRetryAfterAPartialHandOverKeepsTheVolumesPolicy(t *testin
 	require.NoError(t, err)
 	assert.Equal(t, "pv-1", pv)
 	vol := f.volume(t, pv)
-	assert.Equal(t, string(corev1.PersistentVolumeReclaimDelete), vol.Annotations[exposer.AnnotationReclaimPolicy],
+	assert.Equal(t, string(corev1.PersistentVolumeReclaimDelete), vol.Annotations[v1alpha1.AnnotationReclaimPolicy],
 		"the remembered policy is the volume's own, not the Retain of the first attempt")
 	assert.Equal(t, "data", vol.Spec.ClaimRef.Name)
 
@@ -189,7 +187,7 @@ func TestCleanupExposureLeavesAHandedOverVolume(t *testing.T) {
 // policy Delete remembered, pre-bound to shop/data.
 func handedOver() *corev1.PersistentVolume {
 	return &corev1.PersistentVolume{
-		ObjectMeta: metav1.ObjectMeta{Name: "pv-1", Annotations: map[string]string{exposer.AnnotationReclaimPolicy: "Delete"}},
+		ObjectMeta: metav1.ObjectMeta{Name: "pv-1", Annotations: map[string]string{v1alpha1.AnnotationReclaimPolicy: "Delete"}},
 		Spec: corev1.PersistentVolumeSpec{PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
 			ClaimRef: &corev1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: "shop", Name: "data"}},
 	}
@@ -230,7 +228,7 @@ func TestFinishVolumeRestoresGivesABoundVolumeItsPolicyBack(t *testing.T) {
 	assert.Contains(t, res.Unbound, "shop/logs", "a claim never created is")
 	vol := f.volume(t, "pv-1")
 	assert.Equal(t, corev1.PersistentVolumeReclaimDelete, vol.Spec.PersistentVolumeReclaimPolicy)
-	assert.NotContains(t, vol.Annotations, exposer.AnnotationReclaimPolicy)
+	assert.NotContains(t, vol.Annotations, v1alpha1.AnnotationReclaimPolicy)
 }
 
 // TestFinishVolumeRestoresDeletesTheVolumeOfAClaimThatBoundAnother: a

@@ -24,7 +24,6 @@ import (
 	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/hooks"
-	"github.com/cairn-backup/cairn/internal/objects"
 	"github.com/cairn-backup/cairn/internal/tick"
 )
 
@@ -143,7 +142,7 @@ func (a *Activities) restoredPodsWithHooks(ctx context.Context, in v1alpha1.Rest
 		p := pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return a.Kube.CoreV1().Pods(listed).List(ctx, opts)
 		})
-		err := p.EachListItem(ctx, metav1.ListOptions{LabelSelector: objects.LabelRestore + "=" + in.Restore}, func(obj runtime.Object) error {
+		err := p.EachListItem(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelRestore + "=" + in.Restore}, func(obj runtime.Object) error {
 			pod := obj.(*corev1.Pod)
 			if !created[pod.Namespace+"/"+pod.Name] {
 				return nil // a label is no proof that this run created it

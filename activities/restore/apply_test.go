@@ -23,7 +23,6 @@ import (
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/internal/objects"
 )
 
 var (
@@ -33,7 +32,7 @@ var (
 
 func configMap(name, value, restore string) map[string]any {
 	return map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
-		"metadata": map[string]any{"name": name, "namespace": "shop", "labels": map[string]any{objects.LabelRestore: restore}},
+		"metadata": map[string]any{"name": name, "namespace": "shop", "labels": map[string]any{v1alpha1.LabelRestore: restore}},
 		"data":     map[string]any{"k": value}}
 }
 

@@ -309,7 +309,7 @@ func (w *batchWriter) ensureNamespaces(ctx context.Context, spec v1alpha1.Restor
 			continue
 		}
 		obj := map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{
-			"name": ns, "labels": map[string]any{objects.LabelBackup: spec.BackupName, objects.LabelRestore: spec.Name}}}
+			"name": ns, "labels": map[string]any{v1alpha1.LabelBackup: spec.BackupName, v1alpha1.LabelRestore: spec.Name}}}
 		if err := w.add(ctx, "namespaces", Item{Object: obj, EnsureOnly: true}); err != nil {
 			return err
 		}

@@ -164,7 +164,7 @@ func (ap *applier) createOrReconcile(ctx context.Context, client dynamic.Resourc
 	}
 	preserve := ap.in.PreserveNodePorts
 	switch {
-	case existing.GetLabels()[objects.LabelRestore] == obj.GetLabels()[objects.LabelRestore]:
+	case existing.GetLabels()[v1alpha1.LabelRestore] == obj.GetLabels()[v1alpha1.LabelRestore]:
 		return existing, v1alpha1.ActionCreated, "", nil // an earlier attempt of this restore made it
 	case item.EnsureOnly, objects.Equivalent(existing, obj, preserve):
 		return existing, v1alpha1.ActionUnchanged, "", nil

@@ -198,7 +198,7 @@ func scanBackup(ctx context.Context, src tarballSource, sel *selection) (*backup
 		case objects.VolumeSnapshotsResource:
 			idx.snapshots[key] = true
 			snap := gjson.GetManyBytes(e.Data, "spec.source.persistentVolumeClaimName", "status.readyToUse", "status.boundVolumeSnapshotContentName")
-			if labels[objects.LabelBackup] != "" && snap[0].String() != "" && snap[1].Bool() && snap[2].String() != "" {
+			if labels[v1alpha1.LabelBackup] != "" && snap[0].String() != "" && snap[1].Bool() && snap[2].String() != "" {
 				idx.claimSnapshots[e.Namespace+"/"+snap[0].String()] = e.Name
 			}
 		}

@@ -65,10 +65,6 @@ type ResourceStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 }
 
-// AnnotationKeepData on a Backup keeps the backup's data when the resource
-// is deleted.
-const AnnotationKeepData = APIGroup + "/keep-data"
-
 // RunStatus is the status of the Backup's run, for code that follows
 // Backups and Restores alike.
 func (b *Backup) RunStatus() *ResourceStatus { return &b.Status }

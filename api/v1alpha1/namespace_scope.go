@@ -8,11 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// AnnotationActingAs holds, as JSON, the Identity a Backup, Restore or
-// Schedule acts as: its creator, as the API server told cairn's admission
-// webhook. The webhook writes it at create and refuses any change to it.
-const AnnotationActingAs = APIGroup + "/acting-as"
-
 // IdentityAnnotation is id as the value of AnnotationActingAs.
 func IdentityAnnotation(id Identity) string {
 	data, _ := json.Marshal(id) // strings, lists and maps always encode

@@ -27,16 +27,6 @@ const (
 // DefaultCSISnapshotTimeout bounds the wait for a snapshot to be ready.
 const DefaultCSISnapshotTimeout = 10 * time.Minute
 
-// How a claim's VolumeSnapshotClass is chosen (the labels cairn puts on
-// the snapshots it keeps are in internal/objects).
-const (
-	// AnnotationSnapshotClass on a claim names the VolumeSnapshotClass to
-	// use for it; LabelSnapshotClass=true on a class makes it cairn's
-	// choice for its driver. Otherwise the driver's default class is used.
-	AnnotationSnapshotClass = "cairn.io/snapshot-class"
-	LabelSnapshotClass      = "cairn.io/snapshot-class"
-)
-
 // OperationPhase is where one async operation of a backup stands.
 type OperationPhase string
 

@@ -16,13 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/objects"
-)
-
-// Labels on everything an exposer creates.
-const (
-	LabelDataMover = "cairn.io/data-mover"
-	labelOwner     = "cairn.io/owner"
 )
 
 // Volumes creates and deletes the claims data movers mount. It is shared
@@ -42,7 +37,7 @@ func (v *Volumes) poll() time.Duration {
 }
 
 func labels(t Target) map[string]string {
-	return map[string]string{LabelDataMover: t.Name(), labelOwner: t.Owner}
+	return map[string]string{v1alpha1.LabelDataMover: t.Name(), v1alpha1.LabelOwner: t.Owner}
 }
 
 // EnsureClaim creates the target's claim (from a clone of its snapshot in

@@ -10,17 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-)
 
-// Marks on a restored volume: the reclaim policy it had, until its claim
-// binds (it is Retain meanwhile, so deleting the temporary claim keeps
-// it); the data mover target it came from, so a retried hand-over finds
-// it; and, while the hand-over has not finished, that target again, so
-// the cleanup of an abandoned one deletes it.
-const (
-	AnnotationReclaimPolicy = "cairn.io/reclaim-policy"
-	LabelRestoredFrom       = "cairn.io/restored-from"
-	labelHandOver           = "cairn.io/hand-over"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // ClaimRef names the claim a restored volume is handed to.
@@ -41,18 +32,18 @@ func (v *Volumes) HandOver(ctx context.Context, t Target, ref ClaimRef, progress
 	if err != nil {
 		return "", err
 	}
-	if cur := pv.Spec.ClaimRef; cur != nil && cur.Namespace == ref.Namespace && cur.Name == ref.Name && pv.Labels[labelHandOver] == "" {
+	if cur := pv.Spec.ClaimRef; cur != nil && cur.Namespace == ref.Namespace && cur.Name == ref.Name && pv.Labels[v1alpha1.LabelHandOver] == "" {
 		return pv.Name, nil // handed over already: a retry must not unbind it
 	}
-	if pv.Labels[labelHandOver] != t.Name() || pv.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimRetain {
+	if pv.Labels[v1alpha1.LabelHandOver] != t.Name() || pv.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimRetain {
 		policy := pv.Spec.PersistentVolumeReclaimPolicy
-		if prev := pv.Annotations[AnnotationReclaimPolicy]; prev != "" {
+		if prev := pv.Annotations[v1alpha1.AnnotationReclaimPolicy]; prev != "" {
 			policy = corev1.PersistentVolumeReclaimPolicy(prev)
 		}
 		patch := map[string]any{
 			"metadata": map[string]any{
-				"labels":      map[string]any{labelHandOver: t.Name(), LabelRestoredFrom: t.Name()},
-				"annotations": map[string]any{AnnotationReclaimPolicy: string(policy)},
+				"labels":      map[string]any{v1alpha1.LabelHandOver: t.Name(), v1alpha1.LabelRestoredFrom: t.Name()},
+				"annotations": map[string]any{v1alpha1.AnnotationReclaimPolicy: string(policy)},
 			},
 			"spec": map[string]any{"persistentVolumeReclaimPolicy": string(corev1.PersistentVolumeReclaimRetain)},
 		}
@@ -63,7 +54,7 @@ func (v *Volumes) HandOver(ctx context.Context, t Target, ref ClaimRef, progress
 	if err := v.deleteClaim(ctx, t, progress); err != nil {
 		return "", err
 	}
-	labels := map[string]any{labelHandOver: nil}
+	labels := map[string]any{v1alpha1.LabelHandOver: nil}
 	for k, val := range ref.Labels {
 		labels[k] = val
 	}
@@ -96,7 +87,7 @@ func (v *Volumes) handOverVolume(ctx context.Context, t Target) (*corev1.Persist
 	case !apierrors.IsNotFound(err):
 		return nil, fmt.Errorf("claim %s/%s: %w", t.Namespace, t.Name(), err)
 	}
-	list, err := v.Kube.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{LabelSelector: LabelRestoredFrom + "=" + t.Name()})
+	list, err := v.Kube.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelRestoredFrom + "=" + t.Name()})
 	if err != nil {
 		return nil, fmt.Errorf("volumes restored from %s: %w", t.Name(), err)
 	}
@@ -136,7 +127,7 @@ func patchVolume(ctx context.Context, v *Volumes, name string, patch map[string]
 // deleteUnfinishedHandOver deletes a volume whose hand-over was cut short
 // and is abandoned: nothing will ever bind it.
 func (v *Volumes) deleteUnfinishedHandOver(ctx context.Context, t Target) error {
-	list, err := v.Kube.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{LabelSelector: labelHandOver + "=" + t.Name()})
+	list, err := v.Kube.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelHandOver + "=" + t.Name()})
 	if err != nil {
 		return fmt.Errorf("volumes handed over from %s: %w", t.Name(), err)
 	}
@@ -208,9 +199,9 @@ func (v *Volumes) FinishHandOver(ctx context.Context, namespace, claim, volume s
 	if c.Status.Phase != corev1.ClaimBound {
 		return HandOverState{Why: fmt.Sprintf("claim %s/%s is %s, not yet bound to volume %s", namespace, claim, c.Status.Phase, volume)}, nil
 	}
-	if policy := pv.Annotations[AnnotationReclaimPolicy]; policy != "" {
+	if policy := pv.Annotations[v1alpha1.AnnotationReclaimPolicy]; policy != "" {
 		patch := map[string]any{
-			"metadata": map[string]any{"annotations": map[string]any{AnnotationReclaimPolicy: nil}},
+			"metadata": map[string]any{"annotations": map[string]any{v1alpha1.AnnotationReclaimPolicy: nil}},
 			"spec":     map[string]any{"persistentVolumeReclaimPolicy": policy},
 		}
 		if _, err := patchVolume(ctx, v, volume, patch); err != nil {

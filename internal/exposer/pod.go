@@ -12,6 +12,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // MountPath is where a data mover pod mounts its volume. Its parent is
@@ -271,7 +273,7 @@ func (p *Pod) HandOver(ctx context.Context, t Target, ref ClaimRef, progress fun
 // are gone.
 func (p *Pod) deletePods(ctx context.Context, t Target, progress func(string)) error {
 	pods := p.Kube.CoreV1().Pods(t.Namespace)
-	sel := metav1.ListOptions{LabelSelector: LabelDataMover + "=" + t.Name()}
+	sel := metav1.ListOptions{LabelSelector: v1alpha1.LabelDataMover + "=" + t.Name()}
 	if err := pods.DeleteCollection(ctx, metav1.DeleteOptions{}, sel); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete data mover pods of %s: %w", t.Name(), err)
 	}

@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 var specTarget = Target{Owner: "b1", Mode: Backup, Namespace: "movers", SourceNamespace: "app", Snapshot: "snap",
@@ -89,7 +91,7 @@ func TestTheWorkerCopiesTheSecretsIntoTheDataMoverNamespace(t *testing.T) {
 
 	require.NoError(t, p.copySecrets(ctx, "movers"))
 	assert.Equal(t, "cert-1", string(get("movers", "tls").Data["k"]))
-	assert.Equal(t, "cairn-system", get("movers", "tls").Labels[LabelCopiedFrom])
+	assert.Equal(t, "cairn-system", get("movers", "tls").Labels[v1alpha1.LabelCopiedFrom])
 	assert.Equal(t, "users-own", string(get("movers", "creds").Data["k"]))
 
 	// a rotated certificate reaches the next data mover

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/dev/sandbox"
 )
 
@@ -156,7 +157,7 @@ func handOverRestoredVolume(t *testing.T, kc kubernetes.Interface, exp *Pod) {
 	pv, err := kc.CoreV1().PersistentVolumes().Get(ctx, volume, metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, corev1.PersistentVolumeReclaimRetain, pv.Spec.PersistentVolumeReclaimPolicy)
-	assert.Equal(t, "Delete", pv.Annotations[AnnotationReclaimPolicy])
+	assert.Equal(t, "Delete", pv.Annotations[v1alpha1.AnnotationReclaimPolicy])
 	assert.Equal(t, "app", pv.Spec.ClaimRef.Namespace)
 	assert.Equal(t, "restored", pv.Spec.ClaimRef.Name)
 	assert.Empty(t, pv.Spec.ClaimRef.UID, "pre-bound, for the claim still to come")
@@ -183,7 +184,7 @@ func handOverRestoredVolume(t *testing.T, kc kubernetes.Interface, exp *Pod) {
 	pv, err = kc.CoreV1().PersistentVolumes().Get(ctx, volume, metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, corev1.PersistentVolumeReclaimDelete, pv.Spec.PersistentVolumeReclaimPolicy, "the class's policy is given back")
-	assert.NotContains(t, pv.Annotations, AnnotationReclaimPolicy)
+	assert.NotContains(t, pv.Annotations, v1alpha1.AnnotationReclaimPolicy)
 
 	again, err := exp.HandOver(ctx, rt, ref, nop)
 	require.NoError(t, err, "a retried hand-over finds the volume it handed over")

@@ -10,11 +10,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-)
 
-// LabelCopiedFrom marks a Secret the worker copied into the data mover
-// namespace; its value is the namespace it came from.
-const LabelCopiedFrom = "cairn.io/copied-from"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
+)
 
 // PodSecrets are the Secrets data mover pods use besides the repository
 // password: how they reach Temporal and the location.
@@ -82,7 +80,7 @@ func (p *Pod) copySecret(ctx context.Context, src *corev1.Secret, ns string) err
 	cur, err := secrets.Get(ctx, src.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		_, err = secrets.Create(ctx, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: src.Name, Namespace: ns, Labels: map[string]string{LabelCopiedFrom: src.Namespace}},
+			ObjectMeta: metav1.ObjectMeta{Name: src.Name, Namespace: ns, Labels: map[string]string{v1alpha1.LabelCopiedFrom: src.Namespace}},
 			Type:       src.Type, Data: src.Data,
 		}, metav1.CreateOptions{})
 		return err
@@ -90,7 +88,7 @@ func (p *Pod) copySecret(ctx context.Context, src *corev1.Secret, ns string) err
 	if err != nil {
 		return err
 	}
-	if cur.Labels[LabelCopiedFrom] != src.Namespace || maps.EqualFunc(cur.Data, src.Data, bytes.Equal) {
+	if cur.Labels[v1alpha1.LabelCopiedFrom] != src.Namespace || maps.EqualFunc(cur.Data, src.Data, bytes.Equal) {
 		return nil
 	}
 	cur.Data = src.Data

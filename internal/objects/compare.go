@@ -7,6 +7,8 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // comparable is obj without what differs between two copies of the same
@@ -19,8 +21,8 @@ func comparable(obj *unstructured.Unstructured, preserveNodePorts, keepLabels bo
 	unstructured.RemoveNestedField(c.Object, "metadata", "ownerReferences")
 	if !keepLabels {
 		labels := c.GetLabels()
-		delete(labels, LabelBackup)
-		delete(labels, LabelRestore)
+		delete(labels, v1alpha1.LabelBackup)
+		delete(labels, v1alpha1.LabelRestore)
 		if len(labels) == 0 {
 			unstructured.RemoveNestedField(c.Object, "metadata", "labels")
 		} else {

@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 func obj(t *testing.T, js string) *unstructured.Unstructured {
@@ -32,7 +34,7 @@ func TestPrepareStripsServerFieldsAndLabels(t *testing.T) {
 		"data":{"k":"v"},"status":{"x":1}}`)
 	Prepare(o, opts())
 	assert.Equal(t, map[string]any{"name": "a", "namespace": "shop-copy",
-		"labels":          map[string]any{"app": "shop", LabelBackup: "b1", LabelRestore: "r1"},
+		"labels":          map[string]any{"app": "shop", v1alpha1.LabelBackup: "b1", v1alpha1.LabelRestore: "r1"},
 		"ownerReferences": []any{map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "uid": "u0"}},
 	}, o.Object["metadata"], "owner references are the apply step's to resolve")
 	assert.NotContains(t, o.Object, "status")
@@ -139,7 +141,7 @@ func TestEquivalentAndUpdatePatch(t *testing.T) {
 	var p map[string]any
 	require.NoError(t, json.Unmarshal(patch, &p))
 	assert.Equal(t, map[string]any{"k": "v", "extra": nil}, p["data"], "patch restores the backed-up data")
-	assert.Equal(t, map[string]any{LabelBackup: "b1", LabelRestore: "r1"}, p["metadata"].(map[string]any)["labels"])
+	assert.Equal(t, map[string]any{v1alpha1.LabelBackup: "b1", v1alpha1.LabelRestore: "r1"}, p["metadata"].(map[string]any)["labels"])
 	assert.NotContains(t, p["metadata"], "uid", "server fields are left alone")
 }
 

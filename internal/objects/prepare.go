@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // Options say how to prepare objects for one restore.
@@ -54,8 +56,8 @@ func Prepare(obj *unstructured.Unstructured, o Options) {
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	labels[LabelBackup] = o.Backup
-	labels[LabelRestore] = o.Restore
+	labels[v1alpha1.LabelBackup] = o.Backup
+	labels[v1alpha1.LabelRestore] = o.Restore
 	obj.SetLabels(labels)
 
 	switch kind := obj.GetKind(); {

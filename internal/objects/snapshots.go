@@ -5,16 +5,8 @@ import (
 	"encoding/hex"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-)
 
-// Labels a backup puts on the snapshots it keeps (with LabelBackup). The
-// alias is unique per snapshot (the VolumeSnapshot's name); the volume is
-// the snapshotted PersistentVolume, so the kept snapshots of one volume are
-// one label query away. A restored copy drops both, so it is never counted
-// or pruned as one of the backup's snapshots.
-const (
-	LabelSnapshotAlias  = "cairn.io/snapshot-alias-name"
-	LabelSnapshotVolume = "cairn.io/snapshot-volume-name"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // The snapshot API's group and the group-resources of its objects in a
@@ -101,7 +93,7 @@ func dropSnapshotMetadata(obj *unstructured.Unstructured) {
 	for _, a := range []string{AnnotationSnapshotBeingDeleted, annotationSnapshotBeingCreated} {
 		unstructured.RemoveNestedField(obj.Object, "metadata", "annotations", a)
 	}
-	for _, l := range []string{LabelSnapshotAlias, LabelSnapshotVolume} {
+	for _, l := range []string{v1alpha1.LabelSnapshotAlias, v1alpha1.LabelSnapshotVolume} {
 		unstructured.RemoveNestedField(obj.Object, "metadata", "labels", l)
 	}
 }

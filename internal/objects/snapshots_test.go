@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // TestPrepareSnapshotsPointAtTheBackedUpSnapshot: a restored content is a
@@ -26,7 +28,7 @@ func TestPrepareSnapshotsPointAtTheBackedUpSnapshot(t *testing.T) {
 	assert.Equal(t, map[string]any{"kind": "VolumeSnapshot", "name": "data-b1-x", "namespace": "shop-copy"},
 		nested(t, content, "spec", "volumeSnapshotRef"))
 	assert.Empty(t, content.GetFinalizers())
-	assert.Equal(t, map[string]string{LabelBackup: "b1", LabelRestore: "r1"}, content.GetLabels())
+	assert.Equal(t, map[string]string{v1alpha1.LabelBackup: "b1", v1alpha1.LabelRestore: "r1"}, content.GetLabels())
 	assert.Empty(t, content.GetAnnotations())
 
 	vs := obj(t, `{"apiVersion":"snapshot.storage.k8s.io/v1","kind":"VolumeSnapshot",

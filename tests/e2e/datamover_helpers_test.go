@@ -168,7 +168,7 @@ func (m *moverStack) assertNoDataMoverLeftovers(t *testing.T) {
 		if caches, _ := filepath.Glob(filepath.Join(m.stateDir, "*.kopia")); len(caches) > 0 {
 			left = append(left, "data mover kopia caches")
 		}
-		sel := metav1.ListOptions{LabelSelector: exposer.LabelDataMover}
+		sel := metav1.ListOptions{LabelSelector: v1alpha1.LabelDataMover}
 		if l, err := kc.CoreV1().PersistentVolumeClaims(ns).List(ctx, sel); err != nil || len(l.Items) > 0 {
 			left = append(left, "claims")
 		}

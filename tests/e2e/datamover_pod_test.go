@@ -17,7 +17,6 @@ import (
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/dev/sandbox"
 	"github.com/cairn-backup/cairn/internal/datatree"
-	"github.com/cairn-backup/cairn/internal/exposer"
 	"github.com/cairn-backup/cairn/starter"
 	"github.com/cairn-backup/cairn/worker"
 )
@@ -162,7 +161,7 @@ func assertNoDataMoverPods(t *testing.T, s *stack) {
 	ns := worker.DefaultDataMoverNamespace
 	deadline := time.Now().Add(time.Minute)
 	for {
-		sel := metav1.ListOptions{LabelSelector: exposer.LabelDataMover}
+		sel := metav1.ListOptions{LabelSelector: v1alpha1.LabelDataMover}
 		pods, err := kc.CoreV1().Pods(ns).List(ctx, sel)
 		require.NoError(t, err)
 		claims, err := kc.CoreV1().PersistentVolumeClaims(ns).List(ctx, sel)

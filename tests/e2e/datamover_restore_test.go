@@ -14,7 +14,6 @@ import (
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/datatree"
-	"github.com/cairn-backup/cairn/internal/exposer"
 	"github.com/cairn-backup/cairn/internal/kopiarepo"
 	"github.com/cairn-backup/cairn/starter"
 )
@@ -52,7 +51,7 @@ func TestRestoreFromMovedData(t *testing.T) {
 		pv := claimVolume(t, m.stack, "rs", "data")
 		assert.Equal(t, vol.PersistentVolume, pv.Name, "the claim is bound to the restored volume")
 		assert.Equal(t, corev1.PersistentVolumeReclaimDelete, pv.Spec.PersistentVolumeReclaimPolicy, "the class's policy is given back")
-		assert.NotContains(t, pv.Annotations, exposer.AnnotationReclaimPolicy)
+		assert.NotContains(t, pv.Annotations, v1alpha1.AnnotationReclaimPolicy)
 		assert.Empty(t, datatree.Diff(want, digestVolume(t, m.stack, "rs", "data"), 10), "the restored volume holds the backed-up data")
 
 		out := m.outcomes("rs-r1")
@@ -260,7 +259,7 @@ func assertNoHandOverLeftovers(t *testing.T, m *moverStack) {
 		l, err := kc.CoreV1().PersistentVolumes().List(context.Background(), metav1.ListOptions{})
 		require.NoError(t, err)
 		for _, pv := range l.Items {
-			if pv.Annotations[exposer.AnnotationReclaimPolicy] != "" || pv.Status.Phase == corev1.VolumeAvailable {
+			if pv.Annotations[v1alpha1.AnnotationReclaimPolicy] != "" || pv.Status.Phase == corev1.VolumeAvailable {
 				left = append(left, pv.Name)
 			}
 		}

@@ -31,7 +31,6 @@ import (
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/dev/sandbox"
 	"github.com/cairn-backup/cairn/internal/datatree"
-	"github.com/cairn-backup/cairn/internal/exposer"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/starter"
 	"github.com/cairn-backup/cairn/webhook"
@@ -168,7 +167,7 @@ func TestHelmInstallRunsCairnInTheCluster(t *testing.T) {
 		for _, name := range []string{"temporal-tls", "temporal-key", "location-credentials", "encryption-key"} {
 			copied, err := kc.CoreV1().Secrets(installMovers).Get(ctx, name, metav1.GetOptions{})
 			require.NoError(t, err, "the worker copied %s for the data movers", name)
-			assert.Equal(t, installNamespace, copied.Labels[exposer.LabelCopiedFrom])
+			assert.Equal(t, installNamespace, copied.Labels[v1alpha1.LabelCopiedFrom])
 		}
 	})
 

@@ -18,7 +18,6 @@ import (
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/dev/sandbox"
 	"github.com/cairn-backup/cairn/dev/sandbox/csistate"
-	"github.com/cairn-backup/cairn/internal/objects"
 )
 
 // makeClaims creates a namespace with claims of the sandbox's CSI class
@@ -104,7 +103,7 @@ func snapshots(t *testing.T, s *stack) snapclient.Interface {
 // (restored copies, which carry a restore label, are not the backup's).
 func backupSnapshots(t *testing.T, s *stack, backup string) ([]snapv1.VolumeSnapshot, []snapv1.VolumeSnapshotContent) {
 	t.Helper()
-	sel := metav1.ListOptions{LabelSelector: objects.LabelBackup + "=" + backup + ",!" + objects.LabelRestore}
+	sel := metav1.ListOptions{LabelSelector: v1alpha1.LabelBackup + "=" + backup + ",!" + v1alpha1.LabelRestore}
 	ctx := context.Background()
 	vs, err := snapshots(t, s).SnapshotV1().VolumeSnapshots("").List(ctx, sel)
 	require.NoError(t, err)

@@ -16,7 +16,6 @@ import (
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/dev/sandbox/csistate"
-	"github.com/cairn-backup/cairn/internal/objects"
 	"github.com/cairn-backup/cairn/starter"
 )
 
@@ -77,8 +76,8 @@ func TestVolumeSnapshots(t *testing.T) {
 		require.Len(t, contents, 2)
 		for _, c := range contents {
 			assert.Equal(t, snapv1.VolumeSnapshotContentRetain, c.Spec.DeletionPolicy, "content %s", c.Name)
-			assert.NotEmpty(t, c.Labels[objects.LabelSnapshotAlias])
-			assert.NotEmpty(t, c.Labels[objects.LabelSnapshotVolume])
+			assert.NotEmpty(t, c.Labels[v1alpha1.LabelSnapshotAlias])
+			assert.NotEmpty(t, c.Labels[v1alpha1.LabelSnapshotVolume])
 		}
 
 		// Changes after the backup are not restored: the snapshot is a
@@ -211,11 +210,11 @@ func TestVolumeSnapshots(t *testing.T) {
 			}
 		}
 		list, err := snapshots(t, s).SnapshotV1().VolumeSnapshotContents().List(ctx,
-			metav1.ListOptions{LabelSelector: objects.LabelSnapshotVolume + "=" + volume})
+			metav1.ListOptions{LabelSelector: v1alpha1.LabelSnapshotVolume + "=" + volume})
 		require.NoError(t, err)
 		var kept []string
 		for _, c := range list.Items {
-			kept = append(kept, c.Labels[objects.LabelBackup])
+			kept = append(kept, c.Labels[v1alpha1.LabelBackup])
 		}
 		assert.ElementsMatch(t, []string{"ring-3", "ring-4"}, kept)
 	})

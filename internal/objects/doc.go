@@ -4,10 +4,3 @@
 // restore, and tells which objects a restore leaves to the cluster. It is
 // pure: no API calls, so every rule is unit tested.
 package objects
-
-// Labels put on every restored object, so `kubectl get -l` finds what a
-// restore brought back and a resumed restore recognises its own work.
-const (
-	LabelBackup  = "cairn.io/backup-name"
-	LabelRestore = "cairn.io/restore-name"
-)
