@@ -2,9 +2,12 @@ package v1alpha1
 
 import "time"
 
-// MetadataAPIVersion and MetadataKind head every backup.json.
+// MetadataAPIVersion and MetadataKind head every backup.json: the
+// group and version of the resources, as one API group. Files written
+// before 0.1.0 say cairn.dev/v1alpha1; readers go by kind and shape, so
+// they read either.
 const (
-	MetadataAPIVersion = "cairn.dev/v1alpha1"
+	MetadataAPIVersion = APIGroup + "/v1alpha1"
 	MetadataKindBackup = "Backup"
 )
 
