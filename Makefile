@@ -110,11 +110,14 @@ CONTROLLER_GEN = $(TOOLS)/controller-gen object paths=./api/v1alpha1 crd:crdVers
 generate: $(TOOLS)/controller-gen
 	$(CONTROLLER_GEN) output:crd:dir=$(CHART)/crds
 
-## lint: gofmt, go vet, generated files current, workflowcheck over workflows/, helm lint, and the chart renders
+## lint: gofmt, go vet, waits only through internal/clock, generated files current, workflowcheck over workflows/, helm lint, and the chart renders
 lint: tools
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	@waits=$$(git ls-files '*.go' | grep -v -e '_test\.go$$' -e '^internal/clock/' -e '^internal/tick/' -e '^dev/' -e '^tests/' | \
+	  xargs grep -n -E 'time\.(After|Sleep|Tick)\(' || true); \
+	  if [ -n "$$waits" ]; then echo "wait with internal/clock (it ends with its context), not:"; echo "$$waits"; exit 1; fi
 	@tmp=$$(mktemp -d); cp api/v1alpha1/zz_generated.deepcopy.go $$tmp/deepcopy.go; \
 	  $(CONTROLLER_GEN) output:crd:dir=$$tmp/crds; status=$$?; \
 	  diff -r $$tmp/crds $(CHART)/crds && diff $$tmp/deepcopy.go api/v1alpha1/zz_generated.deepcopy.go || status=1; \

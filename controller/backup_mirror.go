@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/internal/clock"
 	"github.com/cairn-backup/cairn/starter"
 )
 
@@ -39,10 +40,8 @@ func (m *backupMirror) Start(ctx context.Context) error {
 		if err := m.sync(ctx); err != nil && ctx.Err() == nil {
 			m.log.Warn("Backup mirror: will try again", zap.Error(err), zap.Duration("in", m.interval))
 		}
-		select {
-		case <-ctx.Done():
+		if clock.Sleep(ctx, m.interval) != nil {
 			return nil
-		case <-time.After(m.interval):
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/internal/clock"
 )
 
 // UpdateSchedule replaces the spec of an existing schedule; runs already
@@ -109,12 +110,8 @@ func (c *Client) TriggerSchedule(ctx context.Context, name string) (*TriggerResu
 	// second of the previous run waits for the next one.
 	if n := len(before.Info.RecentActions); n > 0 {
 		last := before.Info.RecentActions[n-1].ScheduleTime.Truncate(time.Second)
-		if wait := time.Until(last.Add(time.Second)); wait > 0 {
-			select {
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-time.After(wait):
-			}
+		if err := clock.Sleep(ctx, time.Until(last.Add(time.Second))); err != nil {
+			return nil, err
 		}
 	}
 	if err := h.Trigger(ctx, client.ScheduleTriggerOptions{}); err != nil {
@@ -138,10 +135,8 @@ func (c *Client) TriggerSchedule(ctx context.Context, name string) (*TriggerResu
 		case after.Info.NumActionsSkippedOverlap > before.Info.NumActionsSkippedOverlap:
 			return nil, &ConflictError{Message: fmt.Sprintf("schedule %q has a run still going and its overlap policy is skip: nothing started", name)}
 		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(200 * time.Millisecond):
+		if err := clock.Sleep(ctx, 200*time.Millisecond); err != nil {
+			return nil, err
 		}
 	}
 	if errors.Is(ctx.Err(), context.Canceled) {

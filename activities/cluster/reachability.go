@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/internal/clock"
 	"github.com/cairn-backup/cairn/internal/kube"
 )
 
@@ -46,10 +47,8 @@ func (r *Reachability) Do(ctx context.Context, timeout time.Duration, log *zap.L
 		}
 		heartbeat()
 		log.Warn("API server unreachable, retrying", zap.Error(err), zap.Duration("for", down.Round(time.Second)), zap.Duration("backoff", backoff))
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(backoff):
+		if err := clock.Sleep(ctx, backoff); err != nil {
+			return err
 		}
 		backoff = min(backoff*2, 30*time.Second)
 		heartbeat()

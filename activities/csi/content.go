@@ -3,13 +3,13 @@ package csi
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"go.temporal.io/sdk/activity"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/cairn-backup/cairn/internal/clock"
 	"github.com/cairn-backup/cairn/internal/objects"
 )
 
@@ -111,10 +111,8 @@ func (a *Activities) waitGone(ctx context.Context, namespace, name, content stri
 			return nil
 		}
 		activity.RecordHeartbeat(ctx, fmt.Sprintf("waiting for volumesnapshot %s/%s and content %s to be deleted", namespace, name, content))
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(a.PollInterval):
+		if err := clock.Sleep(ctx, a.PollInterval); err != nil {
+			return err
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/internal/clock"
 )
 
 // CreateVolumeSnapshot creates the VolumeSnapshot of a claim, under the
@@ -135,10 +136,8 @@ func (a *Activities) WaitVolumeSnapshot(ctx context.Context, in v1alpha1.WaitSna
 			}
 		}
 		activity.RecordHeartbeat(ctx, last)
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(a.PollInterval):
+		if err := clock.Sleep(ctx, a.PollInterval); err != nil {
+			return nil, err
 		}
 	}
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/internal/clock"
 	"github.com/cairn-backup/cairn/internal/hooks"
 	"github.com/cairn-backup/cairn/internal/tick"
 )
@@ -236,13 +237,12 @@ func (a *Activities) waitContainer(ctx context.Context, pod *corev1.Pod, h v1alp
 				last = containerState(s)
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return "", ctx.Err()
-		case <-wctx.Done():
+		if clock.Sleep(wctx, readyPollInterval) != nil {
+			if ctx.Err() != nil {
+				return "", ctx.Err()
+			}
 			return fmt.Sprintf("container %s of pod %s/%s was not %s within its wait timeout %s (last: %s)",
 				h.Container, pod.Namespace, pod.Name, want, h.WaitTimeout, last), nil
-		case <-time.After(readyPollInterval):
 		}
 	}
 }

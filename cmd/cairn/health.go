@@ -9,6 +9,8 @@ import (
 
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
+
+	"github.com/cairn-backup/cairn/internal/clock"
 )
 
 // healthCheckTimeout bounds one readiness probe's call to Temporal.
@@ -100,10 +102,8 @@ func (g *globals) dialRetrying(ctx context.Context, h *health, log *zap.Logger) 
 		h.unreachable(err)
 		log.Error("Temporal is not reachable; trying again", zap.String("address", g.temporalAddress),
 			zap.String("namespace", g.temporalNamespace), zap.Duration("in", pause), zap.Error(err))
-		select {
-		case <-ctx.Done():
+		if clock.Sleep(ctx, pause) != nil {
 			return nil, err
-		case <-time.After(pause):
 		}
 		pause = min(2*pause, 30*time.Second)
 	}

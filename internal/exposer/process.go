@@ -16,6 +16,7 @@ import (
 
 	"github.com/cairn-backup/cairn/dev/sandbox/csistate"
 	"github.com/cairn-backup/cairn/internal/atomicfile"
+	"github.com/cairn-backup/cairn/internal/clock"
 )
 
 // Process starts each data mover as a local process that reads the
@@ -217,7 +218,7 @@ func stop(rec processRecord) {
 	_ = syscall.Kill(-rec.PID, syscall.SIGTERM)
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) && alive(rec) {
-		time.Sleep(100 * time.Millisecond)
+		_ = clock.Sleep(context.Background(), 100*time.Millisecond)
 	}
 	if alive(rec) {
 		_ = syscall.Kill(-rec.PID, syscall.SIGKILL)
