@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,30 +76,24 @@ func (a *Activities) RunRestoreHooks(ctx context.Context, in v1alpha1.RestoreHoo
 		activity.RecordHeartbeat(ctx, results)
 	})
 	defer stop()
-	sem := make(chan struct{}, restoreHookPods)
-	var wg sync.WaitGroup
-	var firstErr error
+	pool := new(errgroup.Group)
+	pool.SetLimit(restoreHookPods)
 	for _, p := range pods {
 		if _, ok := done[p.pod.Namespace+"/"+p.pod.Name]; ok {
 			continue
 		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+		pool.Go(func() error {
 			rs, err := a.runRestorePodHooks(ctx, p.pod, p.hooks)
+			if err != nil {
+				return err
+			}
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil {
-				if firstErr == nil {
-					firstErr = err
-				}
-				return
-			}
 			results = append(results, rs...)
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	firstErr := pool.Wait()
 	stop()
 	if firstErr != nil {
 		return nil, firstErr
