@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gobwas/glob"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -30,8 +31,8 @@ type matchSpec struct {
 // conditions decide whether a rule applies to an object. A nil or empty
 // field puts no constraint.
 type conditions struct {
-	groupResource *regexp.Regexp
-	namespaces    []*regexp.Regexp
+	groupResource *glob.Pattern
+	namespaces    []*glob.Pattern
 	name          *regexp.Regexp
 	labels        labels.Selector
 	matches       []valueMatch
@@ -52,11 +53,11 @@ func compileConditions(spec conditionsSpec) (conditions, error) {
 	// Velero matches groupResource as a glob whose wildcards stop at dots:
 	// "*" is any core resource, "*.apps" any resource of apps, "*.*" any
 	// resource of a one-word group.
-	if c.groupResource, err = compileGlob(spec.GroupResource, '.'); err != nil {
+	if c.groupResource, err = glob.Compile(spec.GroupResource, '.'); err != nil {
 		return conditions{}, fmt.Errorf("groupResource: %w", err)
 	}
 	for i, ns := range spec.Namespaces {
-		g, err := compileGlob(ns, 0)
+		g, err := glob.Compile(ns)
 		if err != nil {
 			return conditions{}, fmt.Errorf("namespaces[%d]: %w", i, err)
 		}
@@ -120,7 +121,7 @@ func (t *target) genericDoc() (any, error) {
 
 // hold reports whether every condition holds for t.
 func (c *conditions) hold(t *target) (bool, error) {
-	if !c.groupResource.MatchString(t.groupResource) {
+	if !c.groupResource.Match(t.groupResource) {
 		return false, nil
 	}
 	// Cluster-scoped objects pass the namespaces condition, as in Velero.
@@ -149,9 +150,9 @@ func (c *conditions) hold(t *target) (bool, error) {
 	return true, nil
 }
 
-func matchesAny(globs []*regexp.Regexp, s string) bool {
+func matchesAny(globs []*glob.Pattern, s string) bool {
 	for _, g := range globs {
-		if g.MatchString(s) {
+		if g.Match(s) {
 			return true
 		}
 	}

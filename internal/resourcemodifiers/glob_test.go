@@ -3,6 +3,7 @@ package resourcemodifiers
 import (
 	"testing"
 
+	"github.com/gobwas/glob"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -26,18 +27,22 @@ func TestCompileGlob(t *testing.T) {
 		{"a,b}", 0, []string{"a,b}"}, nil},
 	}
 	for _, tc := range cases {
-		re, err := compileGlob(tc.pattern, tc.separator)
+		var seps []rune
+		if tc.separator != 0 {
+			seps = []rune{tc.separator}
+		}
+		re, err := glob.Compile(tc.pattern, seps...)
 		require.NoError(t, err, tc.pattern)
 		for _, s := range tc.matches {
-			assert.True(t, re.MatchString(s), "%q should match %q", tc.pattern, s)
+			assert.True(t, re.Match(s), "%q should match %q", tc.pattern, s)
 		}
 		for _, s := range tc.misses {
-			assert.False(t, re.MatchString(s), "%q should not match %q", tc.pattern, s)
+			assert.False(t, re.Match(s), "%q should not match %q", tc.pattern, s)
 		}
 	}
 
 	for _, bad := range []string{"[abc", "{a,b", "[]", "[z-a]", "[a-"} {
-		_, err := compileGlob(bad, '.')
+		_, err := glob.Compile(bad, '.')
 		assert.Error(t, err, bad)
 	}
 }
