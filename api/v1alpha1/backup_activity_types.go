@@ -32,16 +32,16 @@ type BackupOptions struct {
 // WithDefaults fills unset options.
 func (o BackupOptions) WithDefaults() BackupOptions {
 	if o.PageSize <= 0 {
-		o.PageSize = 500
+		o.PageSize = DefaultPageSize
 	}
 	if o.Concurrency <= 0 {
-		o.Concurrency = 4
+		o.Concurrency = DefaultBackupConcurrency
 	}
 	if o.ClusterUnreachableTimeout == nil {
-		o.ClusterUnreachableTimeout = &metav1.Duration{Duration: 10 * time.Minute}
+		o.ClusterUnreachableTimeout = &metav1.Duration{Duration: DefaultUnreachableTimeout}
 	}
 	if o.VolumeConcurrency <= 0 {
-		o.VolumeConcurrency = 4
+		o.VolumeConcurrency = DefaultVolumeConcurrency
 	}
 	if o.HeartbeatTimeout == nil {
 		o.HeartbeatTimeout = &metav1.Duration{Duration: DefaultHeartbeatTimeout}

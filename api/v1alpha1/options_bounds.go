@@ -26,13 +26,25 @@ const (
 	maxCRDEstablish       = time.Hour
 )
 
+// Defaults of the run options: what a count of zero and an unset
+// duration take (WithDefaults), and what a refusal names.
+const (
+	DefaultPageSize            = 500
+	DefaultBackupConcurrency   = 4
+	DefaultVolumeConcurrency   = 4
+	DefaultApplyConcurrency    = 16
+	DefaultBatchSize           = 200
+	DefaultUnreachableTimeout  = 10 * time.Minute
+	DefaultCRDEstablishTimeout = 2 * time.Minute
+)
+
 // Problems lists every option out of bounds, naming its field; none for
 // options that are valid. Zero counts and unset durations take defaults.
 func (o BackupOptions) Problems() []string {
 	var p optionProblems
-	p.count("pageSize", o.PageSize, maxPageSize, 500)
-	p.count("concurrency", o.Concurrency, maxBackupConcurrency, 4)
-	p.count("volumeConcurrency", o.VolumeConcurrency, maxVolumeConcurrency, 4)
+	p.count("pageSize", o.PageSize, maxPageSize, DefaultPageSize)
+	p.count("concurrency", o.Concurrency, maxBackupConcurrency, DefaultBackupConcurrency)
+	p.count("volumeConcurrency", o.VolumeConcurrency, maxVolumeConcurrency, DefaultVolumeConcurrency)
 	p.duration("clusterUnreachableTimeout", o.ClusterUnreachableTimeout, minUnreachableTimeout, maxUnreachableTimeout)
 	p.duration("heartbeatTimeout", o.HeartbeatTimeout, MinHeartbeatTimeout, MaxHeartbeatTimeout)
 	return p
@@ -42,9 +54,9 @@ func (o BackupOptions) Problems() []string {
 // options that are valid. Zero counts and unset durations take defaults.
 func (o RestoreOptions) Problems() []string {
 	var p optionProblems
-	p.count("concurrency", o.Concurrency, maxApplyConcurrency, 16)
-	p.count("batchSize", o.BatchSize, maxBatchSize, 200)
-	p.count("volumeConcurrency", o.VolumeConcurrency, maxVolumeConcurrency, 4)
+	p.count("concurrency", o.Concurrency, maxApplyConcurrency, DefaultApplyConcurrency)
+	p.count("batchSize", o.BatchSize, maxBatchSize, DefaultBatchSize)
+	p.count("volumeConcurrency", o.VolumeConcurrency, maxVolumeConcurrency, DefaultVolumeConcurrency)
 	p.duration("crdEstablishTimeout", o.CRDEstablishTimeout, minCRDEstablish, maxCRDEstablish)
 	p.duration("clusterUnreachableTimeout", o.ClusterUnreachableTimeout, minUnreachableTimeout, maxUnreachableTimeout)
 	p.duration("heartbeatTimeout", o.HeartbeatTimeout, MinHeartbeatTimeout, MaxHeartbeatTimeout)

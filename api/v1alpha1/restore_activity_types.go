@@ -32,22 +32,22 @@ type RestoreOptions struct {
 // WithDefaults fills unset options.
 func (o RestoreOptions) WithDefaults() RestoreOptions {
 	if o.Concurrency <= 0 {
-		o.Concurrency = 16
+		o.Concurrency = DefaultApplyConcurrency
 	}
 	if o.BatchSize <= 0 {
-		o.BatchSize = 200
+		o.BatchSize = DefaultBatchSize
 	}
 	if o.CRDEstablishTimeout == nil {
-		o.CRDEstablishTimeout = &metav1.Duration{Duration: 2 * time.Minute}
+		o.CRDEstablishTimeout = &metav1.Duration{Duration: DefaultCRDEstablishTimeout}
 	}
 	if o.ClusterUnreachableTimeout == nil {
-		o.ClusterUnreachableTimeout = &metav1.Duration{Duration: 10 * time.Minute}
+		o.ClusterUnreachableTimeout = &metav1.Duration{Duration: DefaultUnreachableTimeout}
 	}
 	if o.HeartbeatTimeout == nil {
 		o.HeartbeatTimeout = &metav1.Duration{Duration: DefaultHeartbeatTimeout}
 	}
 	if o.VolumeConcurrency <= 0 {
-		o.VolumeConcurrency = 4
+		o.VolumeConcurrency = DefaultVolumeConcurrency
 	}
 	return o
 }
