@@ -14,11 +14,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/cairn-backup/cairn/activities/internal/actas"
-	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/clock"
 	"github.com/cairn-backup/cairn/internal/filter"
 	"github.com/cairn-backup/cairn/internal/kube"
+	"github.com/cairn-backup/cairn/internal/runlog"
 )
 
 // CollectProgress is the heartbeat of a collect activity: the outcome of

@@ -15,11 +15,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cairn-backup/cairn/activities/internal/actas"
-	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/filter"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/internal/runlog"
 )
 
 // StoredPlan is the plan object in the location: what collection needs

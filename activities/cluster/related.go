@@ -16,11 +16,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/cairn-backup/cairn/activities/internal/actas"
-	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/filter"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/objects"
+	"github.com/cairn-backup/cairn/internal/runlog"
 )
 
 var (

@@ -5,8 +5,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/internal/objects"
+	"github.com/cairn-backup/cairn/internal/runlog"
 )
 
 // referencedObjects reads the collected objects of the types that may

@@ -10,9 +10,9 @@ import (
 	"go.uber.org/zap"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/objects"
+	"github.com/cairn-backup/cairn/internal/runlog"
 )
 
 // snapshotPartShard puts the re-collected snapshots after every part

@@ -13,9 +13,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/clock"
+	"github.com/cairn-backup/cairn/internal/runlog"
 )
 
 // CreateVolumeSnapshot creates the VolumeSnapshot of a claim, under the

@@ -14,9 +14,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
-	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/kopiarepo"
+	"github.com/cairn-backup/cairn/internal/runlog"
 )
 
 // Activities move the data under Path.

@@ -8,9 +8,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
-	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/kopiarepo"
+	"github.com/cairn-backup/cairn/internal/runlog"
 )
 
 // RestoreVolumeData writes the kopia snapshot into the fresh volume at

@@ -17,9 +17,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
-	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/exposer"
+	"github.com/cairn-backup/cairn/internal/runlog"
 )
 
 // Activities expose volumes with Exposer, in Namespace.

@@ -9,10 +9,10 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
-	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/clock"
 	"github.com/cairn-backup/cairn/internal/exposer"
+	"github.com/cairn-backup/cairn/internal/runlog"
 )
 
 // HandOverVolume stops the restore's data movers of the volume and gives

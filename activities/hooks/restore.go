@@ -22,10 +22,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/pager"
 
-	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/clock"
 	"github.com/cairn-backup/cairn/internal/hooks"
+	"github.com/cairn-backup/cairn/internal/runlog"
 	"github.com/cairn-backup/cairn/internal/tick"
 )
 

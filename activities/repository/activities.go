@@ -14,11 +14,11 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
-	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/backupmeta"
 	"github.com/cairn-backup/cairn/internal/kopiarepo"
 	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/internal/runlog"
 	"github.com/cairn-backup/cairn/internal/tick"
 )
 

@@ -14,11 +14,11 @@ import (
 
 	"github.com/cairn-backup/cairn/activities/cluster"
 	"github.com/cairn-backup/cairn/activities/internal/actas"
-	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/clock"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/internal/runlog"
 )
 
 // ApplyProgress is the heartbeat of an apply activity: the types of its

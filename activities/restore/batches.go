@@ -13,10 +13,10 @@ import (
 	"go.temporal.io/sdk/activity"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/objects"
+	"github.com/cairn-backup/cairn/internal/runlog"
 	"github.com/cairn-backup/cairn/internal/tarball"
 )
 

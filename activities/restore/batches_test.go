@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
-	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/internal/runlog"
 )
 
 func storedSkips(t *testing.T, run *runlog.Run) []string {

@@ -7,8 +7,8 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/internal/runlog"
 )
 
 // SummarizeRestoreDryRun reads the outcomes a restore's dry run stored

@@ -10,10 +10,10 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
-	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/metrics"
+	"github.com/cairn-backup/cairn/internal/runlog"
 )
 
 // FinalizeRestore writes results.json (every item's outcome, in apply

@@ -9,8 +9,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/internal/runlog"
 )
 
 // batchWindow is how many batches may be loaded ahead of the oldest one

@@ -17,12 +17,12 @@ import (
 
 	"github.com/cairn-backup/cairn/activities/cluster"
 	"github.com/cairn-backup/cairn/activities/internal/actas"
-	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/backupmeta"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/objects"
 	"github.com/cairn-backup/cairn/internal/resourcemodifiers"
+	"github.com/cairn-backup/cairn/internal/runlog"
 )
 
 const (

@@ -14,9 +14,9 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/cairn-backup/cairn/activities/internal/actas"
-	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/kube"
+	"github.com/cairn-backup/cairn/internal/runlog"
 )
 
 // RelinkOwners adds the owner references that could not be set when their

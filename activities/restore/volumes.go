@@ -14,11 +14,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/backupmeta"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/internal/runlog"
 )
 
 // claimShape is what a new volume needs to fit a backed-up claim.

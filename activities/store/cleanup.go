@@ -8,10 +8,10 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
-	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/metrics"
+	"github.com/cairn-backup/cairn/internal/runlog"
 )
 
 // CleanupBackupWork removes a backup's intermediate state. With Discard

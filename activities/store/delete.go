@@ -12,12 +12,12 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
-	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/backupmeta"
 	"github.com/cairn-backup/cairn/internal/clock"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/metrics"
+	"github.com/cairn-backup/cairn/internal/runlog"
 )
 
 // DeleteBackupData deletes a backup's objects: backup.json first, so the

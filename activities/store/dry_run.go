@@ -7,8 +7,8 @@ import (
 	"github.com/tidwall/gjson"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/internal/runlog"
 )
 
 // SummarizeDryRun reads what a dry run's steps wrote under its scratch

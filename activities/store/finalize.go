@@ -14,10 +14,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/cairn-backup/cairn/activities/cluster"
-	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/metrics"
+	"github.com/cairn-backup/cairn/internal/runlog"
 	"github.com/cairn-backup/cairn/internal/tarball"
 )
 

@@ -3,8 +3,8 @@ package store
 import (
 	"context"
 
-	"github.com/cairn-backup/cairn/activities/runlog"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/internal/runlog"
 )
 
 // writeOperations records a backup's async operations in operations.json
