@@ -69,9 +69,12 @@ fi
 
 name="shop-$(date -u +%Y%m%d-%H%M%S)"
 echo
-echo "\$ cairn backup create $name --include-namespaces shop ${volume_flags[*]} --wait"
+# --direct: the run straight through Temporal, whatever cluster a kubeconfig
+# of this machine names (where one serves cairn's resources, a create makes
+# a resource there).
+echo "\$ cairn backup create $name --include-namespaces shop ${volume_flags[*]} --wait --direct"
 set +e
-"$cairn" backup create "$name" --include-namespaces shop "${volume_flags[@]}" --wait --data-dir "$data_dir"
+"$cairn" backup create "$name" --include-namespaces shop "${volume_flags[@]}" --wait --direct --data-dir "$data_dir"
 set -e
 echo
 echo "\$ cairn backup list"
@@ -83,9 +86,9 @@ echo "\$ cairn backup verify $name"
 restore="$name-copy"
 copy="shop-copy-$(date -u +%H%M%S)"
 echo
-echo "\$ cairn restore create $restore --from-backup $name --namespace-mappings shop:$copy --wait"
+echo "\$ cairn restore create $restore --from-backup $name --namespace-mappings shop:$copy --wait --direct"
 set +e
-"$cairn" restore create "$restore" --from-backup "$name" --namespace-mappings "shop:$copy" --wait --data-dir "$data_dir"
+"$cairn" restore create "$restore" --from-backup "$name" --namespace-mappings "shop:$copy" --wait --direct --data-dir "$data_dir"
 set -e
 echo
 echo "\$ cairn restore describe $restore"
