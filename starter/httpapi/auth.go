@@ -185,3 +185,16 @@ func (h *handler) authorize(ctx context.Context, access Access) error {
 	}
 	return nil
 }
+
+// identityOf is the Identity of an authenticated user, copied so that
+// nothing a run records aliases the request's user.
+func identityOf(u *User) *v1alpha1.Identity {
+	id := &v1alpha1.Identity{Username: u.Name, UID: u.UID, Groups: slices.Clone(u.Groups)}
+	for k, v := range u.Extra {
+		if id.Extra == nil {
+			id.Extra = make(map[string][]string, len(u.Extra))
+		}
+		id.Extra[k] = slices.Clone(v)
+	}
+	return id
+}
