@@ -125,6 +125,6 @@ func (r *backupReconciler) startDeletion(ctx context.Context, log *zap.Logger, b
 	if err := patchMetadata(ctx, r.kube, b, record); err != nil {
 		return fmt.Errorf("record the deletion of backup %s: %w", b.Name, err)
 	}
-	r.waiter.closedRun(b, res.WorkflowID, res.RunID)
+	_, _ = r.waiter.closedRun(b, res.WorkflowID, res.RunID) // starts the wait; its end reconciles again
 	return nil
 }

@@ -59,7 +59,7 @@ func (f *runFollower) follow(ctx context.Context, log *zap.Logger, obj runResour
 		return fmt.Errorf("status of %s %s: %w", kind.what, obj.GetName(), err)
 	}
 	if !ended {
-		f.waiter.closedRun(obj, status.WorkflowID, "") // the wait ended early: wait again
+		_, _ = f.waiter.closedRun(obj, status.WorkflowID, "") // the wait ended early: wait again
 		return nil
 	}
 	log.Info("Run ended", zap.String("phase", string(s.Phase)))
@@ -82,7 +82,7 @@ func (f *runFollower) start(ctx context.Context, log *zap.Logger, obj runResourc
 	if err := f.writeStatus(ctx, obj, started(*obj.RunStatus(), obj.GetGeneration(), res, id, f.now())); err != nil {
 		return err
 	}
-	f.waiter.closedRun(obj, res.WorkflowID, "")
+	_, _ = f.waiter.closedRun(obj, res.WorkflowID, "") // starts the wait; its end reconciles again
 	return nil
 }
 

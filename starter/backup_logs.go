@@ -42,7 +42,7 @@ func (c *Client) copyLogs(ctx context.Context, locURL, logKey, chunksPrefix stri
 	r, err := loc.NewReader(ctx, logKey)
 	switch {
 	case err == nil:
-		defer r.Close()
+		defer func() { _ = r.Close() }() // read only
 		gz, err := gzip.NewReader(r)
 		if err != nil {
 			return fmt.Errorf("read %s: %w", logKey, err)

@@ -45,8 +45,7 @@ func Loopback(ctx context.Context, kc kubernetes.Interface, name, namespace stri
 	url := "https://" + ln.Addr().String() + Path
 	configs := kc.AdmissionregistrationV1().MutatingWebhookConfigurations()
 	if err := apply(ctx, configs, Configuration(name, admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: ca.CertPEM})); err != nil {
-		ln.Close()
-		return nil, err
+		return nil, errors.Join(err, ln.Close())
 	}
 	return func(ctx context.Context) error {
 		serving, stop := context.WithCancel(context.Background())

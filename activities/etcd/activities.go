@@ -81,7 +81,7 @@ func (a *Activities) snapshotFrom(ctx context.Context, loc *location.Location, s
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
-	defer cli.Close()
+	defer func() { _ = cli.Close() }()
 	// The member's status gives the revision and version when the
 	// snapshot stream's first message does not carry them (older etcd).
 	status, err := cli.Status(ctx, endpoint)
@@ -92,7 +92,7 @@ func (a *Activities) snapshotFrom(ctx context.Context, loc *location.Location, s
 	if err != nil {
 		return nil, fmt.Errorf("open snapshot stream: %w", err)
 	}
-	defer snap.Snapshot.Close()
+	defer func() { _ = snap.Snapshot.Close() }()
 
 	w, err := loc.NewWriter(ctx, location.EtcdSnapshot(spec.Name).Snapshot())
 	if err != nil {

@@ -33,7 +33,7 @@ func (a *Activities) VerifyEtcdSnapshot(ctx context.Context, in v1alpha1.VerifyE
 	if err != nil {
 		return err
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }() // read only
 	// A real snapshot is gigabytes: the bytes read go in the heartbeat.
 	if err := Verify(io.TeeReader(r, &heartbeatCounter{ctx: ctx}), in.Bytes, in.SHA256); err != nil {
 		return temporal.NewNonRetryableApplicationError(

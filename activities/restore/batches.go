@@ -285,7 +285,9 @@ func (w *batchWriter) skip(ctx context.Context, o v1alpha1.ItemOutcome) error {
 		}
 		w.skipsBuf = bufio.NewWriterSize(w.skips, 1<<16)
 	}
-	w.skipsBuf.Write(line)
+	if _, err := w.skipsBuf.Write(line); err != nil {
+		return fmt.Errorf("store the items skipped by rule: %w", err)
+	}
 	if err := w.skipsBuf.WriteByte('\n'); err != nil {
 		return fmt.Errorf("store the items skipped by rule: %w", err)
 	}

@@ -65,6 +65,6 @@ func (a *Activities) DiscardRestoreDryRun(ctx context.Context, in v1alpha1.Summa
 		return temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	// Not run.End(): its log chunk would land in the prefix removed.
-	defer run.Loc.Close()
+	defer func() { _ = run.Loc.Close() }()
 	return run.Loc.DeletePrefix(ctx, run.Restore.Prefix(), runlog.Heartbeat(ctx))
 }

@@ -178,7 +178,7 @@ func (a *Activities) CleanupRestoreWork(ctx context.Context, in v1alpha1.Restore
 		return temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	// Not run.End(): its log chunk would land in the prefix removed here.
-	defer run.Loc.Close()
+	defer func() { _ = run.Loc.Close() }()
 	if _, err := run.Loc.ReadAll(ctx, run.Restore.Logs()); errors.Is(err, location.ErrNotFound) {
 		if err := run.JoinLogs(ctx, run.Restore.LogsPrefix(), run.Restore.Logs()); err != nil {
 			return err

@@ -168,7 +168,8 @@ func (p *pipeline) commitInOrder(ctx context.Context, ordered <-chan *batchWork,
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
-		outcome, deferred := v1alpha1.TypeOutcome{}, bw.storedDeferred
+		var outcome v1alpha1.TypeOutcome
+		deferred := bw.storedDeferred
 		if bw.stored != nil {
 			outcome = *bw.stored
 		} else {

@@ -248,7 +248,7 @@ func walkTarball(ctx context.Context, src tarballSource, fn func(tarball.Entry) 
 	if err != nil {
 		return err
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }() // read only
 	format, err := tarball.Walk(r, src.limits, fn)
 	if err == nil && src.want != nil {
 		// The digest is checked at the end of the stored bytes, which

@@ -24,7 +24,7 @@ func (a *Activities) CleanupBackupWork(ctx context.Context, in v1alpha1.CleanupI
 		return temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
 	// Not run.End(): its log chunk would land in the prefix just removed.
-	defer run.Loc.Close()
+	defer func() { _ = run.Loc.Close() }()
 	keys := run.Keys
 
 	committed, err := run.Loc.Exists(ctx, keys.Metadata())

@@ -193,7 +193,7 @@ func serveAPI(ctx context.Context, addr string, sc *starter.Client, log *zap.Log
 	}
 	tls := af.tlsCertFile != ""
 	if !tls && !loopback && !af.allowPlainHTTP {
-		ln.Close()
+		_ = ln.Close()
 		return &usageError{fmt.Errorf("starter API on %s: bearer tokens would cross the network in the clear; "+
 			"give --tls-cert-file and --tls-private-key-file, or --allow-plain-http when a proxy terminates TLS", addr)}
 	}

@@ -23,7 +23,7 @@ func documentRef(flag, file, configMap string) (*v1alpha1.DocumentRef, error) {
 	if err != nil {
 		return nil, &usageError{fmt.Errorf("--%s: %w", flag, err)}
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	data, err := io.ReadAll(io.LimitReader(f, v1alpha1.MaxInlineDocument+1))
 	if err != nil {
 		return nil, &usageError{fmt.Errorf("--%s: %w", flag, err)}

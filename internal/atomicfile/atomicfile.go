@@ -15,7 +15,7 @@ func Write(path string, data []byte, perm os.FileMode) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
+	defer func() { _ = os.Remove(tmp.Name()) }() // fails harmlessly after the rename
 	_, err = tmp.Write(data)
 	if err == nil {
 		err = tmp.Chmod(perm)

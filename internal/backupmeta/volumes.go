@@ -55,7 +55,7 @@ func CheckedVolumes(ctx context.Context, loc *location.Location, backup string, 
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }() // read only
 	data, err := io.ReadAll(io.LimitReader(r, maxVolumesBytes+1))
 	switch {
 	case err != nil:

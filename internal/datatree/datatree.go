@@ -7,6 +7,7 @@ package datatree
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -69,12 +70,10 @@ func Write(dir string, s Spec) (int64, error) {
 		return total, err
 	}
 	if _, err := f.Seek(16<<20, io.SeekStart); err != nil {
-		f.Close()
-		return total, err
+		return total, errors.Join(err, f.Close())
 	}
 	if _, err := io.CopyN(f, randReader{rng}, 1<<20); err != nil {
-		f.Close()
-		return total, err
+		return total, errors.Join(err, f.Close())
 	}
 	return total + 17<<20, f.Close()
 }
@@ -156,7 +155,7 @@ func hashFile(p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return "", err

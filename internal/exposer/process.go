@@ -102,7 +102,7 @@ func (p *Process) start(t Target, dir string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("data mover log: %w", err)
 	}
-	defer logFile.Close()
+	defer func() { _ = logFile.Close() }() // the child holds it open
 	args := append(append([]string{}, p.Command[1:]...), "--task-queue", t.TaskQueue, "--path", dir, "--kopia-config-dir", p.kopiaDir(t))
 	cmd := exec.Command(p.Command[0], args...)
 	cmd.Env = append(os.Environ(), p.Env...)

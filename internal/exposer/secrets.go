@@ -43,9 +43,7 @@ func (s PodSecrets) Names() []string {
 	var names []string
 	seen := map[string]bool{}
 	all := append([]string{s.TemporalTLS, s.EncryptionKey, s.APIKey}, s.Env...)
-	for _, secret := range slices.Sorted(maps.Keys(s.Mounts)) {
-		all = append(all, secret)
-	}
+	all = append(all, slices.Sorted(maps.Keys(s.Mounts))...)
 	for _, n := range all {
 		if n != "" && !seen[n] {
 			seen[n] = true

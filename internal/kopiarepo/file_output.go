@@ -49,7 +49,7 @@ func writeSparse(ctx context.Context, path string, f fs.File, progress restore.F
 	if err != nil {
 		return fmt.Errorf("open the snapshot's file: %w", err)
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }() // read only
 	out, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err

@@ -29,10 +29,7 @@ func (r Resource) GroupResource() string {
 // names are the spellings a user may use for the type in a filter.
 func (r Resource) names() []string {
 	n := []string{r.GroupResource(), r.GVR.Resource, strings.ToLower(r.Kind)}
-	for _, s := range r.ShortNames {
-		n = append(n, s)
-	}
-	return n
+	return append(n, r.ShortNames...)
 }
 
 // Discover returns every resource type the server lists at its preferred

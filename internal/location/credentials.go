@@ -78,7 +78,7 @@ func readCredentials(dir string) (credentialVars, error) {
 			return nil, fmt.Errorf("location credentials: %w", err)
 		}
 		data, err := io.ReadAll(io.LimitReader(f, maxCredentialFile+1))
-		f.Close()
+		_ = f.Close() // read only
 		if err != nil {
 			return nil, fmt.Errorf("location credentials %s: %w", path, err)
 		}

@@ -316,8 +316,7 @@ func (l *Location) NewReader(ctx context.Context, key string) (io.ReadCloser, er
 	}
 	plain, err := l.open(key, r)
 	if err != nil {
-		r.Close()
-		return nil, fmt.Errorf("read %s: %w", key, err)
+		return nil, errors.Join(fmt.Errorf("read %s: %w", key, err), r.Close())
 	}
 	return readCloser{Reader: plain, Closer: r}, nil
 }
@@ -364,7 +363,7 @@ func (l *Location) ReadAll(ctx context.Context, key string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }() // read only
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", key, err)
@@ -383,7 +382,7 @@ func (l *Location) ReadAtMost(ctx context.Context, key string, max int64) ([]byt
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }() // read only
 	data, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", key, err)
@@ -534,7 +533,7 @@ func (l *Location) CopyTo(ctx context.Context, key string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }() // read only
 	if _, err := io.Copy(w, r); err != nil {
 		return fmt.Errorf("read %s: %w", key, err)
 	}
@@ -555,7 +554,7 @@ func (l *Location) ReadLines(ctx context.Context, key string, fn func(line []byt
 	if err != nil {
 		return err
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }() // read only
 	return eachLine(r, fn)
 }
 

@@ -42,7 +42,7 @@ func (l *Location) Digest(ctx context.Context, key string, progress func(int64))
 	if err != nil {
 		return Digest{}, wrapNotFound(key, err)
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }() // read only
 	h := sha256.New()
 	// 1 MiB reads: progress (a heartbeat) is told once per MiB.
 	n, err := io.CopyBuffer(h, &progressReader{r: r, progress: progress}, make([]byte, 1<<20))
@@ -141,8 +141,7 @@ func (l *Location) NewCheckedReader(ctx context.Context, key string, want Digest
 	checked := &checkedReader{r: r, key: key, want: want, h: sha256.New()}
 	plain, err := l.open(key, checked)
 	if err != nil {
-		r.Close()
-		return nil, fmt.Errorf("read %s: %w", key, err)
+		return nil, errors.Join(fmt.Errorf("read %s: %w", key, err), r.Close())
 	}
 	return readCloser{Reader: plain, Closer: r}, nil
 }

@@ -5,6 +5,7 @@ package ociimage
 import (
 	"archive/tar"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -96,8 +97,7 @@ func WriteArchive(dst string, images map[string]v1.Image) error {
 		return fmt.Errorf("image archive: %w", err)
 	}
 	if err := tarball.MultiRefWrite(refs, f); err != nil {
-		f.Close()
-		return fmt.Errorf("image archive: %w", err)
+		return errors.Join(fmt.Errorf("image archive: %w", err), f.Close())
 	}
 	return f.Close()
 }

@@ -24,13 +24,6 @@ type Keyring struct {
 	ids        []string
 }
 
-// keyPair is an age identity that knows its public recipient: the native
-// X25519 and hybrid (post-quantum) keys.
-type keyPair interface {
-	age.Identity
-	String() string
-}
-
 // ParseKeyring reads an age identity file: one secret key per line
 // (AGE-SECRET-KEY-1... or AGE-SECRET-KEY-PQ-1...), blank lines and lines
 // starting with # ignored.
@@ -111,8 +104,7 @@ func EnsureKeyFile(path string) (*Keyring, error) {
 		return nil, fmt.Errorf("encryption key: %w", err)
 	}
 	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("encryption key %s: %w", path, err)
+		return nil, errors.Join(fmt.Errorf("encryption key %s: %w", path, err), f.Close())
 	}
 	if err := f.Close(); err != nil {
 		return nil, fmt.Errorf("encryption key %s: %w", path, err)

@@ -73,7 +73,7 @@ func Walk(r io.Reader, limits Limits, fn func(Entry) error) (format string, err 
 	if err != nil {
 		return "", fail(fmt.Errorf("%w: not a gzip stream: %w", ErrCorrupt, err))
 	}
-	defer gz.Close()
+	defer func() { _ = gz.Close() }() // read only
 	total := &boundedReader{r: gz, left: limits.total()}
 	tr := tar.NewReader(total)
 	for {

@@ -57,7 +57,7 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if out == nil {
 		return nil
 	}
@@ -94,7 +94,7 @@ func (c *Client) send(ctx context.Context, method, path string, query url.Values
 		return nil, fmt.Errorf("cairn API at %s: %w", c.base.Host, err)
 	}
 	if resp.StatusCode >= 400 {
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		return nil, replyError(resp)
 	}
 	return resp, nil
@@ -318,7 +318,7 @@ func (c *Client) copy(ctx context.Context, path string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if _, err := io.Copy(w, resp.Body); err != nil {
 		return fmt.Errorf("GET %s: %w", path, err)
 	}

@@ -254,12 +254,6 @@ func startAPIController(t *testing.T, s *stack, ns string) *proc {
 		"--kubeconfig", s.cluster.KubeconfigPath(), "--location", s.location, "--controller-namespace", ns)
 }
 
-// runController runs the controller in the test's process against s,
-// with ns as cairn's namespace; the returned func stops it.
-func runController(t *testing.T, s *stack, ns string) func() {
-	return runControllerWith(t, s, controller.Options{Namespace: ns})
-}
-
 // runControllerWith runs the controller with opts.
 func runControllerWith(t *testing.T, s *stack, opts controller.Options) func() {
 	ctx, cancel := context.WithCancel(context.Background())

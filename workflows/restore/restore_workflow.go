@@ -43,12 +43,11 @@ func RestoreWorkflow(ctx workflow.Context, req v1alpha1.RestoreRequest) (*v1alph
 }
 
 type restoreRun struct {
-	spec      v1alpha1.RestoreSpec
-	opts      v1alpha1.RestoreOptions
-	logger    log.Logger
-	status    v1alpha1.RestoreStatus
-	finalized bool
-	volumes   restoreVolumes
+	spec    v1alpha1.RestoreSpec
+	opts    v1alpha1.RestoreOptions
+	logger  log.Logger
+	status  v1alpha1.RestoreStatus
+	volumes restoreVolumes
 	// dryRun asks the API server what each write would do and writes
 	// nothing: no volume, hook, relink or status.
 	dryRun bool
