@@ -77,5 +77,13 @@ func unreadableIn(ctx context.Context, unreadable []string) []string {
 	if ns == "" {
 		return unreadable
 	}
-	return slices.DeleteFunc(unreadable, func(u string) bool { return !strings.Contains(u, ns+".") })
+	return slices.DeleteFunc(unreadable, func(u string) bool {
+		// "<name>: <why>", or "location <name>: <name>: <why>" for a
+		// location other than the default.
+		if rest, ok := strings.CutPrefix(u, "location "); ok {
+			_, u, _ = strings.Cut(rest, ": ")
+		}
+		name, _, _ := strings.Cut(u, ": ")
+		return !ofNamespace(name, ns)
+	})
 }

@@ -1,6 +1,7 @@
 package starter
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -22,4 +23,14 @@ func TestDottedRunNamesBelongToTheirNamespace(t *testing.T) {
 	assert.NotEmpty(t, restoreScopeProblems("team-a", CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{
 		Name: "team-a.back", BackupName: "team-b.nightly", IncludedNamespaces: []string{"team-a"}, ClusterResources: exclude}}),
 		"a restore of team-b's backup")
+}
+
+// A namespace's list names only its own unreadable backups: not those of
+// a namespace whose name merely contains it, nor a whole location.
+func TestUnreadableInKeepsTheNamespacesOwn(t *testing.T) {
+	all := []string{"team-a.x: bad json", "big-team-a.y: bad json", "location archive: team-a.z: gone",
+		"location archive: team-b.w: gone", "location archive: access denied", "plain: bad json"}
+	got := unreadableIn(WithNamespace(context.Background(), "team-a"), all)
+	assert.Equal(t, []string{"team-a.x: bad json", "location archive: team-a.z: gone"}, got)
+	assert.Len(t, unreadableIn(context.Background(), []string{"a: b", "c: d"}), 2, "no namespace: everything")
 }
