@@ -94,16 +94,14 @@ func (t *resourceTarget) create(ctx context.Context, obj runResource) (bool, err
 	obj.SetNamespace(t.namespace)
 	err := t.kube.Create(ctx, obj)
 	if apierrors.IsAlreadyExists(err) {
-		existing := obj.DeepCopyObject().(runResource)
-		if err := t.kube.Get(ctx, client.ObjectKeyFromObject(obj), existing); err != nil {
+		asked := obj.DeepCopyObject()
+		if err := t.kube.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 			return false, kubeError(err)
 		}
-		same, err := sameSpec(obj, existing)
-		if err != nil || !same {
+		if same, err := sameSpec(asked, obj); err != nil || !same {
 			return false, &starter.ConflictError{Message: fmt.Sprintf("%s %s/%s exists with another spec; delete it first, or choose another name",
 				kindOf(obj), t.namespace, obj.GetName())}
 		}
-		copyInto(existing, obj)
 		return false, nil
 	}
 	return err == nil, kubeError(err)
@@ -120,13 +118,6 @@ func sameSpec(a, b runtime.Object) (bool, error) {
 		return false, err
 	}
 	return equality.Semantic.DeepEqual(ua["spec"], ub["spec"]), nil
-}
-
-func copyInto(from, to runResource) {
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(from)
-	if err == nil {
-		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(u, to)
-	}
 }
 
 // kubeError makes what the API server answered an error of the kind the

@@ -97,9 +97,6 @@ func namespaced(rt route) route {
 	method, path, _ := strings.Cut(rt.pattern, " ")
 	rt.pattern = method + " /v1/namespaces/{namespace}" + strings.TrimPrefix(path, "/v1")
 	rt.summary += "; of one namespace, by its own names"
-	if rt.failures == nil {
-		rt.failures = map[int]string{}
-	}
 	rt.failures = merge(rt.failures, map[int]string{http.StatusBadRequest: "invalid request, or it reaches beyond the namespace: every problem is listed"})
 	return rt
 }
