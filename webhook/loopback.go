@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	admissionclient "k8s.io/client-go/kubernetes/typed/admissionregistration/v1"
 
-	"github.com/cairn-backup/cairn/dev/pki"
+	"github.com/cairn-backup/cairn/internal/pki"
 )
 
 // Loopback puts the webhook in front of a cluster whose API server runs

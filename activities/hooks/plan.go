@@ -16,8 +16,8 @@ import (
 	"k8s.io/client-go/tools/pager"
 
 	"github.com/cairn-backup/cairn/activities/cluster"
+	"github.com/cairn-backup/cairn/activities/hooks/hookspec"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
-	"github.com/cairn-backup/cairn/internal/hooks"
 )
 
 // hookResultsKey is the per-type results file the hook plan writes its
@@ -46,7 +46,7 @@ func (a *Activities) PlanBackupHooks(ctx context.Context, in v1alpha1.PlanHooksI
 		snapshotted[v.Key()] = true
 	}
 	err = a.eachSelectedPod(ctx, *plan, func(p *corev1.Pod) error {
-		pre, post := hooks.ForPod(p, plan.Spec.Hooks)
+		pre, post := hookspec.ForPod(p, plan.Spec.Hooks)
 		if len(pre) == 0 && len(post) == 0 {
 			return nil
 		}

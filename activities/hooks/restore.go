@@ -22,9 +22,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/pager"
 
+	"github.com/cairn-backup/cairn/activities/hooks/hookspec"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/clock"
-	"github.com/cairn-backup/cairn/internal/hooks"
 	"github.com/cairn-backup/cairn/internal/runlog"
 	"github.com/cairn-backup/cairn/internal/tick"
 )
@@ -147,7 +147,7 @@ func (a *Activities) restoredPodsWithHooks(ctx context.Context, in v1alpha1.Rest
 			if s, ok := source[ns]; ok {
 				ns = s
 			}
-			if hs := hooks.RestoreExecHooks(pod, ns, in.Hooks); len(hs) > 0 {
+			if hs := hookspec.RestoreExecHooks(pod, ns, in.Hooks); len(hs) > 0 {
 				for i := range hs {
 					hs[i].Timeout, _ = a.bound(hs[i].Timeout)
 					hs[i].WaitTimeout, _ = a.bound(hs[i].WaitTimeout)

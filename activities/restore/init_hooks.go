@@ -8,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/cairn-backup/cairn/activities/hooks/hookspec"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
-	"github.com/cairn-backup/cairn/internal/hooks"
 )
 
 // addInitHooks puts a restored pod's init hooks (its annotations', or the
@@ -21,7 +21,7 @@ func addInitHooks(obj *unstructured.Unstructured, sourceNamespace string, spec *
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &pod); err != nil {
 		return fmt.Sprintf("not a pod: %v", err)
 	}
-	inits, problems := hooks.InitContainers(&pod, sourceNamespace, spec)
+	inits, problems := hookspec.InitContainers(&pod, sourceNamespace, spec)
 	if len(problems) > 0 {
 		return "restore init hook: " + strings.Join(problems, "; ")
 	}

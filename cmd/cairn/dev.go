@@ -13,9 +13,9 @@ import (
 	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/rest"
 
+	"github.com/cairn-backup/cairn/activities/expose/exposer"
 	"github.com/cairn-backup/cairn/dev/devserver"
 	"github.com/cairn-backup/cairn/dev/sandbox"
-	"github.com/cairn-backup/cairn/internal/exposer"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/sealing"
 	"github.com/cairn-backup/cairn/starter/httpapi"

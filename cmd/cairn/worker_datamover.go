@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/cairn-backup/cairn/activities/expose"
-	"github.com/cairn-backup/cairn/internal/exposer"
+	"github.com/cairn-backup/cairn/activities/expose/exposer"
 	"github.com/cairn-backup/cairn/internal/kopiarepo"
 	"github.com/cairn-backup/cairn/worker"
 )

@@ -5,8 +5,8 @@ import (
 	"net"
 	"path/filepath"
 
-	"github.com/cairn-backup/cairn/dev/pki"
 	"github.com/cairn-backup/cairn/internal/atomicfile"
+	"github.com/cairn-backup/cairn/internal/pki"
 )
 
 // KubernetesServiceIP is the ClusterIP of the "kubernetes" Service in

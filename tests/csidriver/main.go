@@ -1,6 +1,6 @@
 // Command csidriver is the sandbox's CSI driver: its volumes and snapshots
 // are directories in a state directory laid out by
-// dev/sandbox/csistate, so tests write a volume's files directly and
+// internal/csistate, so tests write a volume's files directly and
 // read a snapshot's back. It serves the identity, controller and node
 // services of CSI v1.13 on a unix socket for the external-provisioner and
 // the csi-snapshotter, and logs every call to stderr.

@@ -8,7 +8,7 @@ import (
 	"google.golang.org/grpc"
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 
-	"github.com/cairn-backup/cairn/dev/sandbox/csistate"
+	"github.com/cairn-backup/cairn/internal/csistate"
 )
 
 // registration tells the kubelet where the driver listens, through the

@@ -14,7 +14,7 @@ import (
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc"
 
-	"github.com/cairn-backup/cairn/dev/sandbox/csistate"
+	"github.com/cairn-backup/cairn/internal/csistate"
 )
 
 // stopGrace is how long stop waits for calls in flight before cutting them

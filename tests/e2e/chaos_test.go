@@ -17,9 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 
+	"github.com/cairn-backup/cairn/activities/expose/exposer"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/datatree"
-	"github.com/cairn-backup/cairn/internal/exposer"
 	"github.com/cairn-backup/cairn/starter"
 )
 

@@ -16,10 +16,10 @@ import (
 	"go.temporal.io/sdk/client"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/cairn-backup/cairn/activities/expose/exposer"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
-	"github.com/cairn-backup/cairn/dev/sandbox/csistate"
+	"github.com/cairn-backup/cairn/internal/csistate"
 	"github.com/cairn-backup/cairn/internal/datatree"
-	"github.com/cairn-backup/cairn/internal/exposer"
 	"github.com/cairn-backup/cairn/starter"
 )
 

@@ -18,7 +18,7 @@ import (
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/dev/sandbox"
-	"github.com/cairn-backup/cairn/dev/sandbox/csistate"
+	"github.com/cairn-backup/cairn/internal/csistate"
 	"github.com/cairn-backup/cairn/starter"
 )
 

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
-	"github.com/cairn-backup/cairn/dev/pki"
 	"github.com/cairn-backup/cairn/dev/sandbox"
+	"github.com/cairn-backup/cairn/internal/pki"
 )
 
 // temporalServerName is the name in the mTLS proxy's certificate.

@@ -17,7 +17,7 @@ import (
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/dev/sandbox"
-	"github.com/cairn-backup/cairn/dev/sandbox/csistate"
+	"github.com/cairn-backup/cairn/internal/csistate"
 )
 
 // makeClaims creates a namespace with claims of the sandbox's CSI class

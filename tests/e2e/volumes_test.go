@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
-	"github.com/cairn-backup/cairn/dev/sandbox/csistate"
+	"github.com/cairn-backup/cairn/internal/csistate"
 	"github.com/cairn-backup/cairn/starter"
 )
 

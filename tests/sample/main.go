@@ -24,7 +24,7 @@ import (
 
 	"github.com/cairn-backup/cairn/dev/sample"
 	"github.com/cairn-backup/cairn/dev/sandbox"
-	"github.com/cairn-backup/cairn/dev/sandbox/csistate"
+	"github.com/cairn-backup/cairn/internal/csistate"
 	"github.com/cairn-backup/cairn/internal/datatree"
 	"github.com/cairn-backup/cairn/internal/kube"
 )

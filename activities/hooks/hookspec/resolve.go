@@ -1,7 +1,7 @@
-// Package hooks finds the backup hooks of a pod: from its annotations,
+// Package hookspec finds the backup hooks of a pod: from its annotations,
 // under Velero's names or cairn's, or else from the backup spec's hook
 // resources that select it.
-package hooks
+package hookspec
 
 import (
 	"encoding/json"

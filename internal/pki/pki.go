@@ -1,5 +1,6 @@
-// Package pki issues the short chains of trust the sandbox and tests
-// need: a CA, and the serving and client certificates it signs.
+// Package pki issues short chains of trust: a CA, and the serving and
+// client certificates it signs. The webhook uses it for its loopback
+// listener, the sandbox and tests for their servers.
 package pki
 
 import (

@@ -14,9 +14,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/cairn-backup/cairn/dev/sandbox/csistate"
 	"github.com/cairn-backup/cairn/internal/atomicfile"
 	"github.com/cairn-backup/cairn/internal/clock"
+	"github.com/cairn-backup/cairn/internal/csistate"
 )
 
 // Process starts each data mover as a local process that reads the
