@@ -115,7 +115,7 @@ CONTROLLER_GEN = $(TOOLS)/controller-gen object paths=./api/v1alpha1 crd:crdVers
 generate: $(TOOLS)/controller-gen
 	$(CONTROLLER_GEN) output:crd:dir=$(CHART)/crds
 
-## lint: gofmt, go vet, golangci-lint (.golangci.yml: errcheck, staticcheck, waits only through internal/clock, ...), generated files current, workflowcheck over workflows/, helm lint, and the chart renders
+## lint: gofmt, go vet, golangci-lint (.golangci.yml: errcheck, staticcheck, errors wrapped with %w, waits only through internal/clock, ...), generated files current, workflowcheck over workflows/, helm lint, and the chart renders
 lint: tools
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi

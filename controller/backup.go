@@ -78,7 +78,7 @@ func (r *backupReconciler) deleteData(ctx context.Context, log *zap.Logger, b *v
 		if err != nil {
 			// The next attempt starts a new deletion.
 			if uerr := patchMetadata(ctx, r.kube, b, func() { delete(b.Annotations, v1alpha1.AnnotationDeletionRun) }); uerr != nil {
-				return fmt.Errorf("deletion of backup %s failed (%v), and: %w", b.Name, err, uerr)
+				return fmt.Errorf("deletion of backup %s failed (%w), and: %w", b.Name, err, uerr)
 			}
 			return fmt.Errorf("deletion of backup %s: %w", b.Name, err)
 		}

@@ -79,7 +79,9 @@ func dryRunFailure(name string, err error) error {
 func typedCause(err error) *temporal.ApplicationError {
 	var found *temporal.ApplicationError
 	for e := err; e != nil; e = errors.Unwrap(e) {
-		if appErr, ok := e.(*temporal.ApplicationError); ok && appErr.Type() != "" && appErr.Type() != "wrapError" {
+		// The walk is the point: errors.As would stop at the outermost.
+		appErr, ok := e.(*temporal.ApplicationError) //nolint:errorlint
+		if ok && appErr.Type() != "" && appErr.Type() != "wrapError" {
 			found = appErr
 		}
 	}

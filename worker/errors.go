@@ -80,7 +80,8 @@ func surface(err error) error {
 	default:
 		return err
 	}
-	if top, ok := err.(*temporal.ApplicationError); ok && top == appErr {
+	// Is the application error err itself, not one it wraps?
+	if top, ok := err.(*temporal.ApplicationError); ok && top == appErr { //nolint:errorlint
 		return err
 	}
 	// The wrapping text with the inner message, not the inner Error(),

@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -160,7 +161,7 @@ func (s ScheduleSpec) Validate() error {
 	template := s.Template
 	template.Name = ScheduledBackupName(s.nameOrPlaceholder(), time.Unix(0, 0))
 	if err := template.Validate(); err != nil {
-		if invalid, ok := err.(*InvalidSpecError); ok {
+		if invalid := (*InvalidSpecError)(nil); errors.As(err, &invalid) {
 			for _, p := range invalid.Problems {
 				add("template: %s", p)
 			}

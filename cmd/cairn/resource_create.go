@@ -142,7 +142,7 @@ func kubeError(err error) error {
 	case apierrors.IsUnauthorized(err):
 		return &starter.UnauthenticatedError{Message: err.Error()}
 	case apierrors.IsNotFound(err):
-		return fmt.Errorf("%w: %v", starter.ErrNotFound, err)
+		return fmt.Errorf("%w: %w", starter.ErrNotFound, err)
 	}
 	return err
 }

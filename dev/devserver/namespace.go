@@ -35,7 +35,7 @@ func dialReady(ctx context.Context, opts client.Options) (client.Client, error) 
 		}
 		lastErr = err
 		if err := clock.Sleep(ctx, pollInterval); err != nil {
-			return nil, fmt.Errorf("wait for frontend %s: %w (last error: %v)", opts.HostPort, err, lastErr)
+			return nil, fmt.Errorf("wait for frontend %s: %w (last error: %w)", opts.HostPort, err, lastErr)
 		}
 	}
 }
@@ -118,7 +118,7 @@ func waitSearchAttributes(ctx context.Context, c client.Client, namespace string
 				break
 			}
 			if werr := clock.Sleep(ctx, pollInterval); werr != nil {
-				return fmt.Errorf("wait for search attribute %q: %w (last error: %v)", name, werr, err)
+				return fmt.Errorf("wait for search attribute %q: %w (last error: %w)", name, werr, err)
 			}
 		}
 	}

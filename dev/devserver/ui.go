@@ -105,7 +105,7 @@ func waitHTTP(ctx context.Context, url string) error {
 		}
 		lastErr = err
 		if err := clock.Sleep(ctx, pollInterval); err != nil {
-			return fmt.Errorf("%w (last error: %v)", err, lastErr)
+			return fmt.Errorf("%w (last error: %w)", err, lastErr)
 		}
 	}
 }

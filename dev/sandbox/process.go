@@ -106,7 +106,7 @@ func (p *process) logPath() string { return p.out.Name() }
 func (p *process) exited() error {
 	select {
 	case <-p.done:
-		return fmt.Errorf("%s exited (%v); see %s", p.name, p.err, p.logPath())
+		return fmt.Errorf("%s exited (%w); see %s", p.name, p.err, p.logPath())
 	default:
 		return nil
 	}
@@ -161,8 +161,9 @@ func (p *process) waitUntil(ctx context.Context, what string, done func() (bool,
 		}
 		select {
 		case <-ctx.Done():
+			// last may be nil, which %w would print as a bad verb.
 			return fmt.Errorf("sandbox: %s did not %s after %s (see %s): %w (last: %v)",
-				p.name, what, time.Since(start).Round(time.Millisecond), p.logPath(), ctx.Err(), last)
+				p.name, what, time.Since(start).Round(time.Millisecond), p.logPath(), ctx.Err(), last) //nolint:errorlint
 		case <-tick.C:
 		}
 	}

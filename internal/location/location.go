@@ -489,7 +489,7 @@ func (l *Location) list(ctx context.Context, opts *blob.ListOptions, keep func(*
 				out = append(out, v)
 			}
 		}
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return out, nil
 		}
 		if gcerrors.Code(err) != gcerrors.NotFound || time.Now().After(giveUp) || ctx.Err() != nil {
@@ -567,7 +567,7 @@ func eachLine(r io.Reader, fn func([]byte) error) error {
 				return ferr
 			}
 		}
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {

@@ -114,7 +114,7 @@ func (l *Location) ReadManifest(ctx context.Context, b BackupKeys, sha256Hex str
 	}
 	var m Manifest
 	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&m); err != nil {
-		return nil, fmt.Errorf("%s: %w: %v", b.Manifest(), ErrChecksum, err)
+		return nil, fmt.Errorf("%s: %w: %w", b.Manifest(), ErrChecksum, err)
 	}
 	return &m, nil
 }

@@ -74,7 +74,7 @@ func open(r io.Reader, k *Keyring, sealedOnly bool) (io.Reader, error) {
 	case err != nil && src.err != nil:
 		return nil, err
 	case err != nil:
-		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	return &authReader{r: dec, src: src}, nil
 }
@@ -104,7 +104,7 @@ type authReader struct {
 func (a *authReader) Read(p []byte) (int, error) {
 	n, err := a.r.Read(p)
 	if err != nil && !errors.Is(err, io.EOF) && a.src.err == nil {
-		err = fmt.Errorf("%w: %v", ErrCorrupt, err)
+		err = fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	return n, err
 }

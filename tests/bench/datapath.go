@@ -81,7 +81,7 @@ func benchDatapath(self, kopiaCLI string, dataMB int) error {
 		return cmd
 	}
 	if out, err := kopia("repository", "create", "filesystem", "--path", filepath.Join(dir, "repo-cli")).CombinedOutput(); err != nil {
-		return fmt.Errorf("kopia repository create: %v: %s", err, out)
+		return fmt.Errorf("kopia repository create: %w: %s", err, out)
 	}
 	kUp, out, err := timed(kopia("snapshot", "create", src, "--json"))
 	if err != nil {
@@ -91,7 +91,7 @@ func benchDatapath(self, kopiaCLI string, dataMB int) error {
 		ID string `json:"id"`
 	}
 	if err := json.Unmarshal(out, &kman); err != nil || kman.ID == "" {
-		return fmt.Errorf("kopia snapshot create printed no snapshot: %v: %.300s", err, out)
+		return fmt.Errorf("kopia snapshot create printed no snapshot: %w: %.300s", err, out)
 	}
 	res.KopiaUploadMBps, res.PeakRSSMB.KopiaUpload = mb/kUp.seconds, kUp.rssMB
 
@@ -110,7 +110,7 @@ func benchDatapath(self, kopiaCLI string, dataMB int) error {
 	}
 	var first kopiarepo.UploadResult
 	if err := json.Unmarshal(out, &first); err != nil {
-		return fmt.Errorf("upload child: %v: %.300s", err, out)
+		return fmt.Errorf("upload child: %w: %.300s", err, out)
 	}
 	res.UploadSeconds, res.UploadMBps, res.PeakRSSMB.Upload = up.seconds, mb/up.seconds, up.rssMB
 	res.RatioUploadToKopia = res.UploadMBps / res.KopiaUploadMBps
@@ -161,7 +161,7 @@ func timed(cmd *exec.Cmd) (measured, []byte, error) {
 	out, err := cmd.Output()
 	m := measured{seconds: time.Since(start).Seconds()}
 	if err != nil {
-		return m, out, fmt.Errorf("%s: %v: %s", filepath.Base(cmd.Path), err, stderr.String())
+		return m, out, fmt.Errorf("%s: %w: %s", filepath.Base(cmd.Path), err, stderr.String())
 	}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		m.rssMB = float64(ru.Maxrss) / 1024 // KiB on Linux

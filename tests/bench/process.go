@@ -72,7 +72,7 @@ func (p *process) unaskedExit() error {
 
 // exited says how the process ended, with the last lines of its log.
 func (p *process) exited() error {
-	return fmt.Errorf("%s exited (%v); the end of %s:\n%s", filepath.Base(p.cmd.Path), p.err, p.logPath, logTail(p.logPath, 15))
+	return fmt.Errorf("%s exited (%w); the end of %s:\n%s", filepath.Base(p.cmd.Path), p.err, p.logPath, logTail(p.logPath, 15))
 }
 
 func logTail(path string, lines int) string {
@@ -157,7 +157,7 @@ func waitDone(ctx context.Context, sc *starter.Client, name string) (*starter.Ba
 		case err == nil && v.Phase.Done():
 			return v, nil
 		case ctx.Err() != nil:
-			return nil, fmt.Errorf("backup %s did not end: %w (last error: %v)", name, context.Cause(ctx), err)
+			return nil, fmt.Errorf("backup %s did not end: %w (last error: %v)", name, context.Cause(ctx), err) //nolint:errorlint // err may be nil
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -77,7 +77,7 @@ func startLocalhostProxy() (stop func(), err error) {
 	}
 	if err != nil || proxy == nil || proxy.String() != localhostProxy {
 		srv.Close()
-		return nil, fmt.Errorf("localhost proxy: this process reads its proxy as %v (%v): was HTTP_PROXY read before?", proxy, err)
+		return nil, fmt.Errorf("localhost proxy: this process reads its proxy as %v (%w): was HTTP_PROXY read before?", proxy, err)
 	}
 	return func() { srv.Close() }, nil
 }
