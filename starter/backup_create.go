@@ -12,7 +12,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // CreateBackupRequest is the body of POST /v1/backups: the spec's fields at
@@ -70,10 +69,10 @@ func (c *Client) CreateBackup(ctx context.Context, req CreateBackupRequest) (*Cr
 		Memo: actingAsMemo(map[string]any{v1alpha1.MemoSpecHash: spec.Hash(), v1alpha1.MemoLocation: spec.StorageLocation},
 			req.Options.ActingAs),
 		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.SearchAttrKind.ValueSet(v1alpha1.KindBackup),
-			workflows.SearchAttrName.ValueSet(spec.Name),
-			workflows.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseNew)),
-			workflows.SearchAttrActingAs.ValueSet(req.Options.ActingAs.UsernameOrWorker()),
+			v1alpha1.SearchAttrKind.ValueSet(v1alpha1.KindBackup),
+			v1alpha1.SearchAttrName.ValueSet(spec.Name),
+			v1alpha1.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseNew)),
+			v1alpha1.SearchAttrActingAs.ValueSet(req.Options.ActingAs.UsernameOrWorker()),
 		),
 	}
 	run, err := c.temporal.ExecuteWorkflow(ctx, opts, v1alpha1.BackupWorkflowName,

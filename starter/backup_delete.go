@@ -11,7 +11,6 @@ import (
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // DeleteBackup starts the deletion of a backup's data from its location,
@@ -63,9 +62,9 @@ func (c *Client) startOrJoin(ctx context.Context, id, kind, name, workflowName s
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.SearchAttrKind.ValueSet(kind),
-			workflows.SearchAttrName.ValueSet(name),
-			workflows.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseNew)),
+			v1alpha1.SearchAttrKind.ValueSet(kind),
+			v1alpha1.SearchAttrName.ValueSet(name),
+			v1alpha1.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseNew)),
 		),
 	}, workflowName, arg)
 }

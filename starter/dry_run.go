@@ -11,7 +11,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // dryRun is one dry-run workflow to start and wait for.
@@ -30,10 +29,10 @@ func runDryRun[T any](ctx context.Context, c *Client, d dryRun) (*T, error) {
 		TaskQueue: v1alpha1.TaskQueue,
 		Memo:      actingAsMemo(d.memo, d.actingAs),
 		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.SearchAttrKind.ValueSet(d.kind),
-			workflows.SearchAttrName.ValueSet(d.name),
-			workflows.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseNew)),
-			workflows.SearchAttrActingAs.ValueSet(d.actingAs.UsernameOrWorker()),
+			v1alpha1.SearchAttrKind.ValueSet(d.kind),
+			v1alpha1.SearchAttrName.ValueSet(d.name),
+			v1alpha1.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseNew)),
+			v1alpha1.SearchAttrActingAs.ValueSet(d.actingAs.UsernameOrWorker()),
 		),
 	}
 	run, err := c.temporal.ExecuteWorkflow(ctx, opts, d.workflow, d.input)

@@ -16,7 +16,6 @@ import (
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/backupmeta"
 	"github.com/cairn-backup/cairn/internal/location"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // EtcdSnapshotView is everything cairn knows of one etcd snapshot.
@@ -66,9 +65,9 @@ func (c *Client) CreateEtcdSnapshot(ctx context.Context, spec v1alpha1.EtcdSnaps
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		Memo:                                     map[string]any{v1alpha1.MemoSpecHash: hash, v1alpha1.MemoLocation: spec.StorageLocation},
 		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.SearchAttrKind.ValueSet(v1alpha1.KindEtcdSnapshot),
-			workflows.SearchAttrName.ValueSet(spec.Name),
-			workflows.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseNew)),
+			v1alpha1.SearchAttrKind.ValueSet(v1alpha1.KindEtcdSnapshot),
+			v1alpha1.SearchAttrName.ValueSet(spec.Name),
+			v1alpha1.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseNew)),
 		),
 	}, v1alpha1.EtcdSnapshotWorkflowName, v1alpha1.EtcdSnapshotRequest{Spec: spec})
 	var started *serviceerror.WorkflowExecutionAlreadyStarted

@@ -11,7 +11,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // CreateRestoreRequest is the body of POST /v1/restores: the spec's fields
@@ -53,10 +52,10 @@ func (c *Client) CreateRestore(ctx context.Context, req CreateRestoreRequest) (*
 		Memo: actingAsMemo(map[string]any{v1alpha1.MemoSpecHash: spec.Hash(), v1alpha1.MemoLocation: spec.StorageLocation,
 			v1alpha1.MemoBackup: spec.BackupName}, req.Options.ActingAs),
 		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.SearchAttrKind.ValueSet(v1alpha1.KindRestore),
-			workflows.SearchAttrName.ValueSet(spec.Name),
-			workflows.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseNew)),
-			workflows.SearchAttrActingAs.ValueSet(req.Options.ActingAs.UsernameOrWorker()),
+			v1alpha1.SearchAttrKind.ValueSet(v1alpha1.KindRestore),
+			v1alpha1.SearchAttrName.ValueSet(spec.Name),
+			v1alpha1.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseNew)),
+			v1alpha1.SearchAttrActingAs.ValueSet(req.Options.ActingAs.UsernameOrWorker()),
 		),
 	}
 	run, err := c.temporal.ExecuteWorkflow(ctx, opts, v1alpha1.RestoreWorkflowName,

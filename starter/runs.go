@@ -16,7 +16,6 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // RunView is everything cairn knows of one backup or restore: S is its
@@ -95,8 +94,8 @@ func retryingSteps(desc *workflowservice.DescribeWorkflowExecutionResponse) []Re
 func runViewOf[S any, T phased](c *Client, info *workflowpb.WorkflowExecutionInfo) *RunView[S, T] {
 	id := info.GetExecution().GetWorkflowId()
 	v := &RunView[S, T]{
-		Name:       keywordAttr(info, workflows.SearchAttrName.GetName()),
-		Phase:      v1alpha1.Phase(keywordAttr(info, workflows.SearchAttrPhase.GetName())),
+		Name:       keywordAttr(info, v1alpha1.SearchAttrName.GetName()),
+		Phase:      v1alpha1.Phase(keywordAttr(info, v1alpha1.SearchAttrPhase.GetName())),
 		WorkflowID: id,
 		RunID:      info.GetExecution().GetRunId(),
 		Source:     SourceTemporal,
@@ -158,7 +157,7 @@ func addLiveStatus[S any, T phased](ctx context.Context, c *Client, v *RunView[S
 // listRuns returns the latest run of each name of one kind, by name.
 func listRuns[S any, T phased](ctx context.Context, c *Client, kind string) (map[string]*RunView[S, T], error) {
 	byName := map[string]*RunView[S, T]{}
-	query := fmt.Sprintf("%s = %q", workflows.SearchAttrKind.GetName(), kind)
+	query := fmt.Sprintf("%s = %q", v1alpha1.SearchAttrKind.GetName(), kind)
 	var token []byte
 	for {
 		resp, err := c.temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{

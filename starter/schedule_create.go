@@ -12,7 +12,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // CreateSchedule validates spec and creates its Temporal Schedule. A
@@ -110,8 +109,8 @@ func scheduleOptions(spec v1alpha1.ScheduleSpec) client.ScheduleOptions {
 		Paused:        spec.Paused,
 		Note:          "created by cairn",
 		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.SearchAttrKind.ValueSet(v1alpha1.KindSchedule),
-			workflows.SearchAttrName.ValueSet(spec.Name),
+			v1alpha1.SearchAttrKind.ValueSet(v1alpha1.KindSchedule),
+			v1alpha1.SearchAttrName.ValueSet(spec.Name),
 		),
 	}
 }
@@ -137,8 +136,8 @@ func scheduleAction(spec v1alpha1.ScheduleSpec) *client.ScheduleWorkflowAction {
 		Args:      []any{v1alpha1.ScheduledBackupRequest{Schedule: spec}},
 		TaskQueue: v1alpha1.TaskQueue,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.SearchAttrKind.ValueSet(v1alpha1.KindScheduledRun),
-			workflows.SearchAttrSchedule.ValueSet(spec.Name),
+			v1alpha1.SearchAttrKind.ValueSet(v1alpha1.KindScheduledRun),
+			v1alpha1.SearchAttrSchedule.ValueSet(spec.Name),
 		),
 	}
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/backupmeta"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // ScheduleView is everything cairn knows of one backup schedule: its spec,
@@ -154,7 +153,7 @@ func (c *Client) runningRun(ctx context.Context, workflowID string) (v1alpha1.Ru
 	}
 	info := desc.GetWorkflowExecutionInfo()
 	return v1alpha1.RunningRun{
-		Name:  cmp.Or(keywordAttr(info, workflows.SearchAttrName.GetName()), workflowID),
+		Name:  cmp.Or(keywordAttr(info, v1alpha1.SearchAttrName.GetName()), workflowID),
 		Start: info.GetStartTime().AsTime(),
 	}, true
 }

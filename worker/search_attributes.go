@@ -8,7 +8,7 @@ import (
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/cairn-backup/cairn/workflows"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // RegisterSearchAttributes adds cairn's custom search attributes to the
@@ -20,7 +20,7 @@ func RegisterSearchAttributes(ctx context.Context, c client.Client, namespace st
 		return fmt.Errorf("list search attributes: %w", err)
 	}
 	missing := map[string]enumspb.IndexedValueType{}
-	for _, name := range workflows.SearchAttributeNames() {
+	for _, name := range v1alpha1.SearchAttributeNames() {
 		if _, ok := existing.GetCustomAttributes()[name]; !ok {
 			missing[name] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
 		}

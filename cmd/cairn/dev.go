@@ -14,12 +14,12 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/cairn-backup/cairn/activities/expose/exposer"
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/dev/devserver"
 	"github.com/cairn-backup/cairn/dev/sandbox"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/sealing"
 	"github.com/cairn-backup/cairn/starter/httpapi"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 type devFlags struct {
@@ -87,7 +87,7 @@ func runDev(ctx context.Context, g *globals, df *devFlags) error {
 		return fmt.Errorf("data dir: %w", err)
 	}
 	attrs := map[string]enumspb.IndexedValueType{}
-	for _, name := range workflows.SearchAttributeNames() {
+	for _, name := range v1alpha1.SearchAttributeNames() {
 		attrs[name] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
 	}
 	srv, err := devserver.Start(ctx, devserver.Options{

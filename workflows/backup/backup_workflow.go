@@ -11,7 +11,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
-	"github.com/cairn-backup/cairn/workflows"
 	"github.com/cairn-backup/cairn/workflows/internal/flow"
 )
 
@@ -67,9 +66,9 @@ func (b *backupRun) setup(ctx workflow.Context) error {
 		b.status.Expiration = &exp
 	}
 	return workflow.UpsertTypedSearchAttributes(ctx,
-		workflows.SearchAttrKind.ValueSet(v1alpha1.KindBackup),
-		workflows.SearchAttrName.ValueSet(b.spec.Name),
-		workflows.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseNew)),
+		v1alpha1.SearchAttrKind.ValueSet(v1alpha1.KindBackup),
+		v1alpha1.SearchAttrName.ValueSet(b.spec.Name),
+		v1alpha1.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseNew)),
 	)
 }
 

@@ -17,8 +17,8 @@ import (
 // moved volume data with kopia's own verification.
 func VerifyBackupWorkflow(ctx workflow.Context, req v1alpha1.VerifyBackupRequest) (*v1alpha1.VerifyBackupResult, error) {
 	logger := log.With(workflow.GetLogger(ctx), "backup", req.Backup)
-	if err := workflow.UpsertTypedSearchAttributes(ctx, workflows.SearchAttrKind.ValueSet(v1alpha1.KindVerify),
-		workflows.SearchAttrName.ValueSet(req.Backup), workflows.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseInProgress))); err != nil {
+	if err := workflow.UpsertTypedSearchAttributes(ctx, v1alpha1.SearchAttrKind.ValueSet(v1alpha1.KindVerify),
+		v1alpha1.SearchAttrName.ValueSet(req.Backup), v1alpha1.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseInProgress))); err != nil {
 		return nil, fmt.Errorf("set search attributes: %w", err)
 	}
 	actx := workflow.WithActivityOptions(ctx, flow.ActivityOptions(6*time.Hour, 2*workflows.HeartbeatTimeout(ctx)))

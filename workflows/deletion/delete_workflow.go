@@ -20,7 +20,7 @@ import (
 func DeleteBackupWorkflow(ctx workflow.Context, req v1alpha1.DeleteBackupRequest) (*v1alpha1.DeleteBackupResult, error) {
 	logger := log.With(workflow.GetLogger(ctx), "backup", req.Backup)
 	if err := workflow.UpsertTypedSearchAttributes(ctx,
-		workflows.SearchAttrKind.ValueSet(v1alpha1.KindDeletion), workflows.SearchAttrName.ValueSet(req.Backup), workflows.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseInProgress)),
+		v1alpha1.SearchAttrKind.ValueSet(v1alpha1.KindDeletion), v1alpha1.SearchAttrName.ValueSet(req.Backup), v1alpha1.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseInProgress)),
 	); err != nil {
 		return nil, fmt.Errorf("set search attributes: %w", err)
 	}

@@ -16,8 +16,8 @@ import (
 // kopia repository.
 func RepositoryMaintenanceWorkflow(ctx workflow.Context, req v1alpha1.MaintenanceRequest) (*v1alpha1.MaintenanceResult, error) {
 	logger := log.With(workflow.GetLogger(ctx), "location", req.Location)
-	if err := workflow.UpsertTypedSearchAttributes(ctx, workflows.SearchAttrKind.ValueSet(v1alpha1.KindMaintenance),
-		workflows.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseInProgress))); err != nil {
+	if err := workflow.UpsertTypedSearchAttributes(ctx, v1alpha1.SearchAttrKind.ValueSet(v1alpha1.KindMaintenance),
+		v1alpha1.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseInProgress))); err != nil {
 		return nil, fmt.Errorf("set search attributes: %w", err)
 	}
 	if req.Mode == "" {

@@ -33,10 +33,10 @@ func EtcdSnapshotWorkflow(ctx workflow.Context, req v1alpha1.EtcdSnapshotRequest
 		exp := start.Add(spec.TTL.Duration)
 		status.Expiration = &exp
 	}
-	attrs := []temporal.SearchAttributeUpdate{workflows.SearchAttrKind.ValueSet(v1alpha1.KindEtcdSnapshot), workflows.SearchAttrName.ValueSet(spec.Name),
-		workflows.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseInProgress))}
+	attrs := []temporal.SearchAttributeUpdate{v1alpha1.SearchAttrKind.ValueSet(v1alpha1.KindEtcdSnapshot), v1alpha1.SearchAttrName.ValueSet(spec.Name),
+		v1alpha1.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseInProgress))}
 	if spec.Schedule != "" {
-		attrs = append(attrs, workflows.SearchAttrSchedule.ValueSet(spec.Schedule))
+		attrs = append(attrs, v1alpha1.SearchAttrSchedule.ValueSet(spec.Schedule))
 	}
 	if err := workflow.UpsertTypedSearchAttributes(ctx, attrs...); err != nil {
 		return nil, fmt.Errorf("set search attributes: %w", err)

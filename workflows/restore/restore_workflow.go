@@ -62,9 +62,9 @@ func (r *restoreRun) setup(ctx workflow.Context) error {
 	start := workflow.Now(ctx).UTC()
 	r.status.StartTime = &start
 	return workflow.UpsertTypedSearchAttributes(ctx,
-		workflows.SearchAttrKind.ValueSet(v1alpha1.KindRestore),
-		workflows.SearchAttrName.ValueSet(r.spec.Name),
-		workflows.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseNew)),
+		v1alpha1.SearchAttrKind.ValueSet(v1alpha1.KindRestore),
+		v1alpha1.SearchAttrName.ValueSet(r.spec.Name),
+		v1alpha1.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseNew)),
 	)
 }
 

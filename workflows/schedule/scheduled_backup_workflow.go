@@ -12,7 +12,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
-	"github.com/cairn-backup/cairn/workflows"
 	"github.com/cairn-backup/cairn/workflows/internal/flow"
 )
 
@@ -41,9 +40,9 @@ func ScheduledBackupWorkflow(ctx workflow.Context, req v1alpha1.ScheduledBackupR
 		return nil, fmt.Errorf("register status query: %w", err)
 	}
 	if err := workflow.UpsertTypedSearchAttributes(ctx,
-		workflows.SearchAttrKind.ValueSet(v1alpha1.KindScheduledRun), workflows.SearchAttrName.ValueSet(r.res.Backup),
-		workflows.SearchAttrSchedule.ValueSet(spec.Name), workflows.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseInProgress)),
-		workflows.SearchAttrHealth.ValueSet(v1alpha1.HealthHealthy),
+		v1alpha1.SearchAttrKind.ValueSet(v1alpha1.KindScheduledRun), v1alpha1.SearchAttrName.ValueSet(r.res.Backup),
+		v1alpha1.SearchAttrSchedule.ValueSet(spec.Name), v1alpha1.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseInProgress)),
+		v1alpha1.SearchAttrHealth.ValueSet(v1alpha1.HealthHealthy),
 	); err != nil {
 		return nil, fmt.Errorf("set search attributes: %w", err)
 	}
@@ -138,8 +137,8 @@ func (r *scheduledRun) startChild(ctx workflow.Context) workflow.ChildWorkflowFu
 		spec := v1alpha1.EtcdSnapshotSpec{Name: name, StorageLocation: r.spec.Template.StorageLocation, TTL: r.spec.Template.TTL, Schedule: r.spec.Name}
 		opts.WorkflowID = v1alpha1.EtcdSnapshotWorkflowID(name)
 		opts.TypedSearchAttributes = temporal.NewSearchAttributes(
-			workflows.SearchAttrKind.ValueSet(v1alpha1.KindEtcdSnapshot), workflows.SearchAttrName.ValueSet(name),
-			workflows.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseNew)), workflows.SearchAttrSchedule.ValueSet(r.spec.Name))
+			v1alpha1.SearchAttrKind.ValueSet(v1alpha1.KindEtcdSnapshot), v1alpha1.SearchAttrName.ValueSet(name),
+			v1alpha1.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseNew)), v1alpha1.SearchAttrSchedule.ValueSet(r.spec.Name))
 		return workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), v1alpha1.EtcdSnapshotWorkflowName, v1alpha1.EtcdSnapshotRequest{Spec: spec})
 	}
 	spec := r.spec.Template
@@ -152,9 +151,9 @@ func (r *scheduledRun) startChild(ctx workflow.Context) workflow.ChildWorkflowFu
 		opts.Memo[v1alpha1.MemoActingAs] = actingAs
 	}
 	opts.TypedSearchAttributes = temporal.NewSearchAttributes(
-		workflows.SearchAttrKind.ValueSet(v1alpha1.KindBackup), workflows.SearchAttrName.ValueSet(name),
-		workflows.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseNew)), workflows.SearchAttrSchedule.ValueSet(r.spec.Name),
-		workflows.SearchAttrActingAs.ValueSet(actingAs.UsernameOrWorker()))
+		v1alpha1.SearchAttrKind.ValueSet(v1alpha1.KindBackup), v1alpha1.SearchAttrName.ValueSet(name),
+		v1alpha1.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseNew)), v1alpha1.SearchAttrSchedule.ValueSet(r.spec.Name),
+		v1alpha1.SearchAttrActingAs.ValueSet(actingAs.UsernameOrWorker()))
 	return workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), v1alpha1.BackupWorkflowName, v1alpha1.BackupRequest{Spec: spec, Options: r.spec.BackupOptions})
 }
 
@@ -192,7 +191,7 @@ func (r *scheduledRun) setHealth(ctx workflow.Context, h v1alpha1.ScheduleHealth
 	if h.State == v1alpha1.HealthDegraded {
 		r.logger.Warn("Schedule degraded", "reasons", h.Reasons)
 	}
-	if err := workflow.UpsertTypedSearchAttributes(ctx, workflows.SearchAttrHealth.ValueSet(h.State)); err != nil {
+	if err := workflow.UpsertTypedSearchAttributes(ctx, v1alpha1.SearchAttrHealth.ValueSet(h.State)); err != nil {
 		r.logger.Warn("Upsert search attributes failed", "error", err)
 	}
 	r.updateDetails(ctx)

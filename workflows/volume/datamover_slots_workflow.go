@@ -24,7 +24,7 @@ func DataMoverSlotsWorkflow(ctx workflow.Context, st v1alpha1.SlotsState) error 
 	if err := workflow.SetQueryHandler(ctx, v1alpha1.QuerySlots, func() (*v1alpha1.SlotsState, error) { return &s.SlotsState, nil }); err != nil {
 		return fmt.Errorf("register slots query: %w", err)
 	}
-	if err := workflow.UpsertTypedSearchAttributes(ctx, workflows.SearchAttrKind.ValueSet(v1alpha1.KindDataMoverSlots), workflows.SearchAttrName.ValueSet(st.Node)); err != nil {
+	if err := workflow.UpsertTypedSearchAttributes(ctx, v1alpha1.SearchAttrKind.ValueSet(v1alpha1.KindDataMoverSlots), v1alpha1.SearchAttrName.ValueSet(st.Node)); err != nil {
 		return fmt.Errorf("set search attributes: %w", err)
 	}
 	acquire := workflow.GetSignalChannel(ctx, v1alpha1.SignalAcquireSlot)

@@ -10,7 +10,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
-	"github.com/cairn-backup/cairn/workflows"
 	"github.com/cairn-backup/cairn/workflows/internal/flow"
 )
 
@@ -23,8 +22,8 @@ import (
 // next with spec.volumeName set. Anything cut short is cleaned up.
 func VolumeRestoreWorkflow(ctx workflow.Context, req v1alpha1.VolumeRestoreRequest) (*v1alpha1.VolumeRestoreResult, error) {
 	logger := log.With(workflow.GetLogger(ctx), "restore", req.Restore, "volume", req.Volume.Key())
-	if err := workflow.UpsertTypedSearchAttributes(ctx, workflows.SearchAttrKind.ValueSet(v1alpha1.KindVolumeRestore),
-		workflows.SearchAttrName.ValueSet(req.Restore), workflows.SearchAttrPhase.ValueSet(string(v1alpha1.OperationInProgress))); err != nil {
+	if err := workflow.UpsertTypedSearchAttributes(ctx, v1alpha1.SearchAttrKind.ValueSet(v1alpha1.KindVolumeRestore),
+		v1alpha1.SearchAttrName.ValueSet(req.Restore), v1alpha1.SearchAttrPhase.ValueSet(string(v1alpha1.OperationInProgress))); err != nil {
 		return nil, fmt.Errorf("set search attributes: %w", err)
 	}
 	heartbeat := req.HeartbeatTimeout

@@ -10,7 +10,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
-	"github.com/cairn-backup/cairn/workflows"
 	"github.com/cairn-backup/cairn/workflows/internal/flow"
 )
 
@@ -22,8 +21,8 @@ import (
 func VolumeSnapshotWorkflow(ctx workflow.Context, req v1alpha1.VolumeSnapshotRequest) (*v1alpha1.VolumeSnapshotResult, error) {
 	v := &volumeRun{req: req, name: v1alpha1.SnapshotName(req.Backup, req.Volume),
 		logger: log.With(workflow.GetLogger(ctx), "backup", req.Backup, "volume", req.Volume.Key())}
-	if err := workflow.UpsertTypedSearchAttributes(ctx, workflows.SearchAttrKind.ValueSet(v1alpha1.KindVolumeSnapshot),
-		workflows.SearchAttrName.ValueSet(req.Backup), workflows.SearchAttrPhase.ValueSet(string(v1alpha1.OperationInProgress))); err != nil {
+	if err := workflow.UpsertTypedSearchAttributes(ctx, v1alpha1.SearchAttrKind.ValueSet(v1alpha1.KindVolumeSnapshot),
+		v1alpha1.SearchAttrName.ValueSet(req.Backup), v1alpha1.SearchAttrPhase.ValueSet(string(v1alpha1.OperationInProgress))); err != nil {
 		return nil, fmt.Errorf("set search attributes: %w", err)
 	}
 	res := v.run(ctx)

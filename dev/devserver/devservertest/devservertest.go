@@ -11,9 +11,9 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/dev/devserver"
 	"github.com/cairn-backup/cairn/starter"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // Start starts an embedded Temporal server on 127.0.0.1 with cairn's
@@ -25,7 +25,7 @@ func Start(t *testing.T) client.Client {
 		t.Skip("starts a real Temporal server")
 	}
 	attrs := map[string]enumspb.IndexedValueType{}
-	for _, name := range workflows.SearchAttributeNames() {
+	for _, name := range v1alpha1.SearchAttributeNames() {
 		attrs[name] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
 	}
 	srv, err := devserver.Start(context.Background(), devserver.Options{DataDir: t.TempDir(), FrontendAddr: "127.0.0.1:0",

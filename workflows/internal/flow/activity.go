@@ -9,13 +9,12 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
-	"github.com/cairn-backup/cairn/workflows"
 )
 
 // PublishPhase records a run's phase in its search attribute, for the
 // Temporal UI's filters and for listing without a query.
 func PublishPhase(ctx workflow.Context, logger log.Logger, p v1alpha1.Phase) {
-	if err := workflow.UpsertTypedSearchAttributes(ctx, workflows.SearchAttrPhase.ValueSet(string(p))); err != nil {
+	if err := workflow.UpsertTypedSearchAttributes(ctx, v1alpha1.SearchAttrPhase.ValueSet(string(p))); err != nil {
 		logger.Warn("Upsert search attributes failed", "error", err)
 	}
 }

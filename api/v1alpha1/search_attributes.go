@@ -1,4 +1,4 @@
-package workflows
+package v1alpha1
 
 import "go.temporal.io/sdk/temporal"
 
