@@ -41,6 +41,9 @@ const (
 	RepositoryMaintenanceWorkflowName = "RepositoryMaintenance"
 	// DataMoverSlotsWorkflowName holds one node's queue of data movers.
 	DataMoverSlotsWorkflowName = "DataMoverSlots"
+	// ExtensionCallWorkflowName runs one call of an extension's activity
+	// on the extension's task queue.
+	ExtensionCallWorkflowName = "ExtensionCall"
 )
 
 // QueryStatus is the query every cairn workflow answers with its status.
@@ -67,6 +70,7 @@ const (
 	KindMaintenance    = "maintenance"
 	KindDataMoverSlots = "datamover-slots"
 	KindEtcdSnapshot   = "etcd-snapshot"
+	KindExtensionCall  = "extension-call"
 	// KindSchedule marks cairn's backup schedules among a namespace's
 	// Temporal Schedules.
 	KindSchedule = "schedule"
@@ -164,6 +168,9 @@ const (
 	// ErrTypeForbidden: the identity the run acts as may not start it
 	// (a schedule's setter whose rights were revoked since).
 	ErrTypeForbidden = "Forbidden"
+	// ErrTypeExtension: an extension refused a call, answered out of its
+	// contract, or did not answer within its registration's timeout.
+	ErrTypeExtension = "ExtensionFailed"
 )
 
 // ErrTypeActivityStopped is the one retryable error type: a step stopped

@@ -1,0 +1,66 @@
+package extension
+
+import "encoding/json"
+
+// BackupItemsV1 is the activity cairn calls with a batch of items a
+// backup collected, for every extension registered for their type.
+const BackupItemsV1 = "cairn.extension.v1.BackupItems"
+
+// Errors an extension may return. A Temporal application error of type
+// ErrTypeRefused is not retried: the items of the call each fail with its
+// message. Any other error is retried until the registration's timeout.
+const ErrTypeRefused = "ExtensionRefused"
+
+// Resource names one resource type, as discovery serves it.
+type Resource struct {
+	Group    string `json:"group"`
+	Version  string `json:"version"`
+	Resource string `json:"resource"`
+	Kind     string `json:"kind"`
+}
+
+// ObjectRef points at one object of the cluster: an additional item to
+// back up.
+type ObjectRef struct {
+	Group     string `json:"group"`
+	Resource  string `json:"resource"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+// BackupItemsRequest is a batch of items of one type, in the order the
+// backup listed them. The batch is bounded in bytes (MaxBatchBytes), so an
+// answer of the same size stays well under Temporal's payload limit.
+type BackupItemsRequest struct {
+	// Backup is the name of the backup, Extension the name the extension
+	// is registered under.
+	Backup    string            `json:"backup"`
+	Extension string            `json:"extension"`
+	Resource  Resource          `json:"resource"`
+	Items     []json.RawMessage `json:"items"`
+}
+
+// MaxBatchBytes bounds the JSON of the items of one request.
+const MaxBatchBytes = 512 << 10
+
+// BackupItemsResponse answers a request item by item: Items[i] is the
+// answer for the request's Items[i], and there is one answer per item.
+type BackupItemsResponse struct {
+	Items []BackupItemAnswer `json:"items"`
+}
+
+// BackupItemAnswer is what to do with one item.
+type BackupItemAnswer struct {
+	// Item is the item to store in its place, of the same kind, namespace
+	// and name; empty: the item as it was sent.
+	Item json.RawMessage `json:"item,omitempty"`
+	// AdditionalItems are other objects to back up with this one, at most
+	// MaxAdditionalItems. cairn reads them as the backup's identity.
+	AdditionalItems []ObjectRef `json:"additionalItems,omitempty"`
+	// Error fails this item, with the message in the backup's errors; the
+	// other items of the batch go on.
+	Error string `json:"error,omitempty"`
+}
+
+// MaxAdditionalItems bounds the additional items of one answer.
+const MaxAdditionalItems = 100

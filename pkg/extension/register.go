@@ -1,0 +1,20 @@
+package extension
+
+import (
+	"context"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/worker"
+)
+
+// BackupHandler acts on the items a backup collects.
+type BackupHandler interface {
+	BackupItems(ctx context.Context, req BackupItemsRequest) (*BackupItemsResponse, error)
+}
+
+// RegisterBackup registers h's activities on w under the contract's
+// names. The worker must poll the task queue the extension is registered
+// with in cairn.
+func RegisterBackup(w worker.ActivityRegistry, h BackupHandler) {
+	w.RegisterActivityWithOptions(h.BackupItems, activity.RegisterOptions{Name: BackupItemsV1})
+}
