@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-backup/cairn/workflows/backup"
 	"github.com/cairn-backup/cairn/workflows/deletion"
 	"github.com/cairn-backup/cairn/workflows/etcdsnapshot"
+	"github.com/cairn-backup/cairn/workflows/extension"
 	"github.com/cairn-backup/cairn/workflows/restore"
 	"github.com/cairn-backup/cairn/workflows/schedule"
 	"github.com/cairn-backup/cairn/workflows/volume"
@@ -40,6 +41,7 @@ var workerWorkflows = map[string]any{
 	v1alpha1.RepositoryMaintenanceWorkflowName: deletion.RepositoryMaintenanceWorkflow,
 	v1alpha1.EtcdSnapshotWorkflowName:          etcdsnapshot.EtcdSnapshotWorkflow,
 	v1alpha1.VerifyBackupWorkflowName:          backup.VerifyBackupWorkflow,
+	v1alpha1.ExtensionCallWorkflowName:         extension.CallWorkflow,
 }
 
 // workerActivities are the activities the worker runs: all but the data
