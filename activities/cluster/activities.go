@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/location"
 )
@@ -23,6 +24,10 @@ type Activities struct {
 	// PageInterval is a pause after every LIST page, to spare a busy API
 	// server at the cost of a longer backup (0: no pause).
 	PageInterval time.Duration
+	// Registered are the extensions a backup planned now calls; its plan
+	// keeps them. Extensions makes the calls.
+	Registered []v1alpha1.Extension
+	Extensions ExtensionCaller
 }
 
 // New returns the activities for the cluster behind clients.

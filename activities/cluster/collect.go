@@ -49,6 +49,10 @@ type TypeProgress struct {
 	// maxNamedExclusions of ExcludedTotal.
 	Excluded      []ExcludedItem `json:"excluded,omitempty"`
 	ExcludedTotal int            `json:"excludedTotal,omitempty"`
+	// ItemErrors name the items an extension failed, the first
+	// maxItemErrors of ItemErrorsTotal; they are left out of the backup.
+	ItemErrors      []string `json:"itemErrors,omitempty"`
+	ItemErrorsTotal int      `json:"itemErrorsTotal,omitempty"`
 	// Forbidden are the shards' namespaces ("" for a cluster-wide list)
 	// the run's caller may not list, and the API server's first answer.
 	Forbidden       []string `json:"forbidden,omitempty"`
@@ -169,6 +173,14 @@ func (b *batch) heartbeat(ctx context.Context) { activity.RecordHeartbeat(ctx, b
 // it was the type being collected, and stores its result for finalize.
 func (b *batch) collectType(ctx context.Context, t v1alpha1.ResourceType) (*v1alpha1.TypeCollected, error) {
 	c := b.collector(t)
+	actions, err := backupActions(b.plan.Extensions, c.gr)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeInvalidSpec, err)
+	}
+	if len(actions) > 0 && b.a.Extensions == nil {
+		return nil, temporal.NewNonRetryableApplicationError("this worker cannot call extensions", v1alpha1.ErrTypeInvalidSpec, nil)
+	}
+	c.actions = actions
 	if b.progress.Current.Resource == c.gr {
 		p := b.progress.Current
 		c.log.Info("Resuming collection", zap.Int("shard", p.Shard), zap.Int("part", p.Part), zap.Int("items", p.Items))
@@ -184,6 +196,10 @@ func (b *batch) collectType(ctx context.Context, t v1alpha1.ResourceType) (*v1al
 	tr := TypeResult{Resource: c.gr, Items: res.Items, Excluded: p.Excluded, ExcludedTotal: p.ExcludedTotal}
 	if res.Error != "" {
 		tr.Errors = []string{res.Error}
+	}
+	tr.Errors = append(tr.Errors, p.ItemErrors...)
+	if more := p.ItemErrorsTotal - len(p.ItemErrors); more > 0 {
+		tr.Errors = append(tr.Errors, fmt.Sprintf("and %d more items extensions failed", more))
 	}
 	if p.Continuations > 0 {
 		tr.Warnings = append(tr.Warnings, fmt.Sprintf("listing %s outlived etcd's compaction %d times and went on from where it was: "+
@@ -205,6 +221,8 @@ type collector struct {
 	log      *zap.Logger
 	shards   []string
 	isNSType bool
+	// actions are the extensions that act on the type's items.
+	actions []backupAction
 }
 
 func (b *batch) collector(t v1alpha1.ResourceType) *collector {
@@ -307,7 +325,11 @@ func (c *collector) collect(ctx context.Context) (*v1alpha1.TypeCollected, error
 			ahead = c.readAhead(ctx, shard, cont)
 		}
 
-		lines := c.select_(page, p)
+		items, err := c.extend(ctx, c.select_(page, p))
+		if err != nil {
+			return nil, err
+		}
+		lines := joinLines(items)
 		if len(lines) > 0 {
 			if err := c.run.Loc.WriteAll(ctx, c.run.Keys.Part(c.gr, p.Shard, p.Part), lines); err != nil {
 				return nil, err
@@ -325,7 +347,8 @@ func (c *collector) collect(ctx context.Context) (*v1alpha1.TypeCollected, error
 			return nil, err
 		}
 	}
-	return &v1alpha1.TypeCollected{Resource: c.gr, Items: p.Items, Parts: p.Parts, Restarts: p.Restarts, Skipped: c.skipReason()}, nil
+	return &v1alpha1.TypeCollected{Resource: c.gr, Items: p.Items, Parts: p.Parts, Restarts: p.Restarts, Skipped: c.skipReason(),
+		ItemErrors: p.ItemErrorsTotal}, nil
 }
 
 // forbid records that the caller may not list the current shard and
@@ -355,10 +378,10 @@ func (c *collector) skipReason() string {
 	return fmt.Sprintf("%s may not list %s %s: %s", c.in.Options.ActingAs.Username, c.gr, where, p.ForbiddenReason)
 }
 
-// select_ keeps the page's items the spec selects, as JSON lines, and
-// records in p those an exclusion label keeps out.
-func (c *collector) select_(page *kube.Page, p *TypeProgress) []byte {
-	var buf bytes.Buffer
+// select_ keeps the page's items the spec selects, and records in p
+// those an exclusion label keeps out.
+func (c *collector) select_(page *kube.Page, p *TypeProgress) []kube.Item {
+	kept := page.Items[:0]
 	for _, it := range page.Items {
 		if !c.selected(it) {
 			continue
@@ -367,10 +390,23 @@ func (c *collector) select_(page *kube.Page, p *TypeProgress) []byte {
 			p.exclude(it, label)
 			continue
 		}
-		buf.Write(it.Raw)
-		buf.WriteByte('\n')
+		kept = append(kept, it)
 	}
-	return buf.Bytes()
+	return kept
+}
+
+// joinLines stores items as JSON lines.
+func joinLines(items []kube.Item) []byte {
+	n := 0
+	for _, it := range items {
+		n += len(it.Raw) + 1
+	}
+	buf := make([]byte, 0, n)
+	for _, it := range items {
+		buf = append(buf, it.Raw...)
+		buf = append(buf, '\n')
+	}
+	return buf
 }
 
 // selected reports whether the spec's filters select it.

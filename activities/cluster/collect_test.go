@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 
@@ -33,6 +34,7 @@ type scriptedLister struct {
 	shards []string                     // the namespace of every ConfigMap request that starts a list
 	failOn map[string]error             // token -> error, returned once
 	labels map[string]map[string]string // object name -> its labels
+	pad    int                          // bytes of data each ConfigMap carries
 }
 
 func (l *scriptedLister) List(_ context.Context, r kube.Resource, opts kube.ListOptions) (*kube.Page, error) {
@@ -64,7 +66,8 @@ func (l *scriptedLister) List(_ context.Context, r kube.Resource, opts kube.List
 	for i := range perPage {
 		name := fmt.Sprintf("cm-%02d-%d", idx, i)
 		page.Items = append(page.Items, kube.Item{Name: name, Namespace: ns, Labels: l.labels[name],
-			Raw: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + name + `","namespace":"` + ns + `"}}`)})
+			Raw: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + name + `","namespace":"` + ns + `"},"data":{"x":"` +
+				strings.Repeat("x", l.pad) + `"}}`)})
 	}
 	if idx+1 < pages {
 		page.Continue = fmt.Sprintf("t%d", idx+1)

@@ -31,6 +31,9 @@ type StoredPlan struct {
 	AllNamespaces bool                    `json:"allNamespaces"`
 	Namespaces    []string                `json:"namespaces"`
 	Types         []v1alpha1.ResourceType `json:"types"`
+	// Extensions are those registered when the backup was planned: one
+	// run calls one set throughout.
+	Extensions []v1alpha1.Extension `json:"extensions,omitempty"`
 }
 
 // StartWithPlan starts the run log of a step that works from a backup's
@@ -195,7 +198,7 @@ func (a *Activities) plan(ctx context.Context, in v1alpha1.PlanInput, log *zap.L
 	sort.Slice(result.Skipped, func(i, j int) bool { return result.Skipped[i].Resource < result.Skipped[j].Resource })
 	result.CollectRelated = mode == v1alpha1.ClusterResourcesAuto && !fullCluster
 
-	plan := &StoredPlan{Spec: spec, AllNamespaces: allNamespaces, Namespaces: namespaces, Types: result.Types}
+	plan := &StoredPlan{Spec: spec, AllNamespaces: allNamespaces, Namespaces: namespaces, Types: result.Types, Extensions: a.Registered}
 	return plan, result, nil
 }
 

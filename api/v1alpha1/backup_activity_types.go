@@ -122,6 +122,9 @@ type TypeCollected struct {
 	// Skipped says where the run's caller may not list the type, and why;
 	// the backup holds what the caller could read.
 	Skipped string `json:"skipped,omitempty"`
+	// ItemErrors counts the items extensions failed: left out, named in
+	// the backup's errors, and the backup PartiallyFailed.
+	ItemErrors int `json:"itemErrors,omitempty"`
 }
 
 // CollectRelatedInput asks for the cluster-scoped objects related to what

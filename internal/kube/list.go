@@ -94,7 +94,7 @@ func (l *RawLister) Get(ctx context.Context, r Resource, ns, name string) (*Item
 	if err != nil {
 		return nil, err
 	}
-	it, err := decodeItem(body, r)
+	it, err := DecodeItem(body, r)
 	if err != nil {
 		return nil, err
 	}
@@ -137,9 +137,11 @@ func decodePage(body []byte, r Resource) (*Page, error) {
 	return page, nil
 }
 
-func decodeItem(raw []byte, r Resource) (Item, error) {
-	if !gjson.ValidBytes(raw) {
-		return Item{}, fmt.Errorf("decode %s item: the API server sent invalid JSON", r.GroupResource())
+// DecodeItem reads one object of r's type from its JSON, as an item of a
+// list is read: compact, with its apiVersion and kind.
+func DecodeItem(raw []byte, r Resource) (Item, error) {
+	if !gjson.ValidBytes(raw) || !gjson.ParseBytes(raw).IsObject() {
+		return Item{}, fmt.Errorf("decode %s item: not a JSON object", r.GroupResource())
 	}
 	return itemOf(gjson.ParseBytes(raw), typePrefix(r)), nil
 }

@@ -40,7 +40,7 @@ func TestDecodePageKeepsEachItemWhole(t *testing.T) {
 }
 
 func TestDecodeItemKeepsExistingType(t *testing.T) {
-	it, err := decodeItem([]byte("{\n  \"apiVersion\": \"apps/v1\",\n  \"kind\": \"Deployment\",\n  \"metadata\": {\"name\": \"web\"}\n}"), deployments)
+	it, err := DecodeItem([]byte("{\n  \"apiVersion\": \"apps/v1\",\n  \"kind\": \"Deployment\",\n  \"metadata\": {\"name\": \"web\"}\n}"), deployments)
 	require.NoError(t, err)
 	assert.Equal(t, `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"}}`, string(it.Raw))
 }

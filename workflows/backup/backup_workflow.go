@@ -51,6 +51,8 @@ type backupRun struct {
 	// what a dry run reports.
 	related      []string
 	hookWarnings []string
+	// extensionItemErrors counts the items extensions failed.
+	extensionItemErrors int
 }
 
 func (b *backupRun) setup(ctx workflow.Context) error {
@@ -106,7 +108,7 @@ func (b *backupRun) run(ctx workflow.Context) (*v1alpha1.BackupStatus, error) {
 	if b.status.Errors > 0 {
 		final = v1alpha1.PhasePartiallyFailed
 		var reasons []string
-		for _, r := range []string{b.hooksFailure(), b.operationsFailure()} {
+		for _, r := range []string{b.hooksFailure(), b.operationsFailure(), b.extensionsFailure()} {
 			if r != "" {
 				reasons = append(reasons, r)
 			}
@@ -196,6 +198,11 @@ func (b *backupRun) recordCollect(res v1alpha1.TypeCollected) {
 	if res.Error != "" {
 		b.status.Errors++
 		b.logger.Warn("Resource type not backed up", "resource", gr, "error", res.Error)
+	}
+	if res.ItemErrors > 0 {
+		b.status.Errors += res.ItemErrors
+		b.extensionItemErrors += res.ItemErrors
+		b.logger.Warn("Items failed by extensions", "resource", gr, "items", res.ItemErrors)
 	}
 	if res.Skipped != "" {
 		b.status.Skipped = append(b.status.Skipped, v1alpha1.SkippedResource{Resource: gr, Reason: res.Skipped})
@@ -350,4 +357,13 @@ func (b *backupRun) activityOptions(startToClose time.Duration) workflow.Activit
 // types have no CustomResourceDefinition.
 func isBuiltinGroup(group string) bool {
 	return !strings.Contains(group, ".") || strings.HasSuffix(group, ".k8s.io")
+}
+
+// extensionsFailure summarizes the items extensions failed for a
+// PartiallyFailed backup's reason; "" when none.
+func (b *backupRun) extensionsFailure() string {
+	if b.extensionItemErrors == 0 {
+		return ""
+	}
+	return fmt.Sprintf("extensions failed %d items, left out of the backup (see its errors)", b.extensionItemErrors)
 }

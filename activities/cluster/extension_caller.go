@@ -1,0 +1,56 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/cairn-backup/cairn/api/v1alpha1"
+)
+
+// TemporalCaller calls extensions through the ExtensionCall workflow on
+// cairn's task queue.
+type TemporalCaller struct{ Client client.Client }
+
+// Call starts the call's workflow under id, or finds the one a previous
+// attempt started (running or ended: its ID is never reused), and waits
+// for its answer.
+func (t TemporalCaller) Call(ctx context.Context, id string, in v1alpha1.ExtensionCallInput) (json.RawMessage, error) {
+	opts := client.StartWorkflowOptions{
+		ID:                    id,
+		TaskQueue:             v1alpha1.TaskQueue,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			v1alpha1.SearchAttrKind.ValueSet(v1alpha1.KindExtensionCall), v1alpha1.SearchAttrName.ValueSet(in.Run)),
+	}
+	run, err := t.Client.ExecuteWorkflow(ctx, opts, v1alpha1.ExtensionCallWorkflowName, in)
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	switch {
+	case errors.As(err, &started):
+		run = t.Client.GetWorkflow(ctx, id, "")
+	case err != nil:
+		return nil, fmt.Errorf("start %s: %w", id, err)
+	}
+	var answer json.RawMessage
+	if err := run.Get(ctx, &answer); err != nil {
+		return nil, unwrapWorkflowError(err)
+	}
+	return answer, nil
+}
+
+// unwrapWorkflowError returns the workflow's own application error from
+// the execution error that carries it, so the caller can tell an
+// extension's failure from Temporal's.
+func unwrapWorkflowError(err error) error {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		return appErr
+	}
+	return err
+}

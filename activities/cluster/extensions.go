@@ -1,0 +1,248 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.uber.org/zap"
+
+	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/internal/filter"
+	"github.com/cairn-backup/cairn/internal/kube"
+	"github.com/cairn-backup/cairn/internal/tick"
+	"github.com/cairn-backup/cairn/pkg/extension"
+)
+
+// ExtensionCaller runs one call of an extension and returns its answer:
+// the ExtensionCall workflow under id, started once however often a
+// retried step asks (see TemporalCaller).
+type ExtensionCaller interface {
+	Call(ctx context.Context, id string, in v1alpha1.ExtensionCallInput) (json.RawMessage, error)
+}
+
+// maxItemErrors bounds the item errors a type's result names; the rest
+// are counted.
+const maxItemErrors = 100
+
+// backupAction is one registered extension that selects the type being
+// collected, with its item filters compiled.
+type backupAction struct {
+	ext    v1alpha1.Extension
+	nsGlob filter.Globs
+	labels filter.Labels
+}
+
+func (a backupAction) selects(it kube.Item) bool {
+	if it.Namespace != "" && !a.nsGlob.Match(it.Namespace) {
+		return false
+	}
+	return a.labels.Match(it.Labels)
+}
+
+// backupActions are the plan's extensions that act on type gr, in
+// registration order.
+func backupActions(exts []v1alpha1.Extension, gr string) ([]backupAction, error) {
+	var out []backupAction
+	for _, e := range exts {
+		if !e.Backup.SelectsType(gr) {
+			continue
+		}
+		g, err := filter.NewGlobs(e.Backup.IncludedNamespaces, e.Backup.ExcludedNamespaces)
+		if err != nil {
+			return nil, fmt.Errorf("extension %s: %w", e.Name, err)
+		}
+		l, err := filter.NewLabels(e.Backup.LabelSelector, nil)
+		if err != nil {
+			return nil, fmt.Errorf("extension %s: %w", e.Name, err)
+		}
+		out = append(out, backupAction{ext: e, nsGlob: g, labels: l})
+	}
+	return out, nil
+}
+
+// extend runs the type's backup actions over a page's selected items,
+// each action over what the one before it answered. An item an action
+// fails is left out and named in the type's errors.
+func (c *collector) extend(ctx context.Context, items []kube.Item) ([]kube.Item, error) {
+	for _, a := range c.actions {
+		var err error
+		if items, err = c.runAction(ctx, a, items); err != nil {
+			return nil, err
+		}
+	}
+	return items, nil
+}
+
+func (c *collector) runAction(ctx context.Context, a backupAction, items []kube.Item) ([]kube.Item, error) {
+	out := make([]kube.Item, 0, len(items))
+	var batch []int
+	batchBytes := 0
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		answers, err := c.callBackupItems(ctx, a, items, batch)
+		if err != nil {
+			return err
+		}
+		for k, i := range batch {
+			if it, ok := c.answered(a, items[i], answers[k]); ok {
+				out = append(out, it)
+			}
+		}
+		batch, batchBytes = batch[:0], 0
+		return nil
+	}
+	for i, it := range items {
+		if !a.selects(it) {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			out = append(out, it)
+			continue
+		}
+		if batchBytes+len(it.Raw) > extension.MaxBatchBytes {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		}
+		batch = append(batch, i)
+		batchBytes += len(it.Raw)
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// callBackupItems sends items[batch] to the extension and returns one
+// answer per item. A call the extension refused or never answered fails
+// each item of the batch with the reason.
+func (c *collector) callBackupItems(ctx context.Context, a backupAction, items []kube.Item, batch []int) ([]extension.BackupItemAnswer, error) {
+	req := extension.BackupItemsRequest{Backup: c.in.Backup, Extension: a.ext.Name,
+		Resource: extension.Resource{Group: c.res.GVR.Group, Version: c.res.GVR.Version, Resource: c.res.GVR.Resource, Kind: c.res.Kind}}
+	sum := sha256.New()
+	for _, i := range batch {
+		req.Items = append(req.Items, json.RawMessage(items[i].Raw))
+		sum.Write(items[i].Raw)
+	}
+	raw, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	// The key names the batch by its content: a retried step that lists
+	// the same items finds the call it made, and one that lists other
+	// items (a list started over) makes a new one.
+	key := fmt.Sprintf("%s/%s", c.gr, hex.EncodeToString(sum.Sum(nil))[:20])
+	in := v1alpha1.ExtensionCallInput{Run: c.in.Backup, Extension: a.ext.Name, TaskQueue: a.ext.TaskQueue,
+		Activity: extension.BackupItemsV1, Timeout: a.ext.Timeout, Request: raw}
+	stop := c.heartbeatWhile(ctx)
+	answer, err := c.a.Extensions.Call(ctx, v1alpha1.ExtensionCallWorkflowID(c.in.Backup, a.ext.Name, key), in)
+	stop()
+	answers := make([]extension.BackupItemAnswer, len(batch))
+	var appErr *temporal.ApplicationError
+	switch {
+	case errors.As(err, &appErr) && appErr.Type() == v1alpha1.ErrTypeExtension:
+		for k := range answers {
+			answers[k].Error = appErr.Message()
+		}
+		return answers, nil
+	case err != nil:
+		return nil, fmt.Errorf("extension %s: %w", a.ext.Name, err)
+	}
+	var resp extension.BackupItemsResponse
+	if err := json.Unmarshal(answer, &resp); err != nil || len(resp.Items) != len(batch) {
+		why := fmt.Sprintf("answered out of its contract: want %d answers, got %d", len(batch), len(resp.Items))
+		if err != nil {
+			why = fmt.Sprintf("answered out of its contract: %v", err)
+		}
+		for k := range answers {
+			answers[k].Error = why
+		}
+		return answers, nil
+	}
+	return resp.Items, nil
+}
+
+// answered applies one answer to its item: the item to store, or false
+// when the answer fails it.
+func (c *collector) answered(a backupAction, it kube.Item, ans extension.BackupItemAnswer) (kube.Item, bool) {
+	fail := func(msg string) (kube.Item, bool) {
+		c.itemError(it, fmt.Sprintf("extension %s: %s", a.ext.Name, msg))
+		return kube.Item{}, false
+	}
+	switch {
+	case ans.Error != "":
+		return fail(ans.Error)
+	case len(ans.AdditionalItems) > extension.MaxAdditionalItems:
+		return fail(fmt.Sprintf("%d additional items, more than %d", len(ans.AdditionalItems), extension.MaxAdditionalItems))
+	case len(ans.AdditionalItems) > 0:
+		return fail("asked for additional items, which this version of cairn does not collect yet")
+	case len(bytes.TrimSpace(ans.Item)) == 0:
+		return it, true
+	}
+	changed, err := kube.DecodeItem(ans.Item, c.res)
+	switch {
+	case err != nil:
+		return fail("its item is not a Kubernetes object: " + err.Error())
+	case changed.Name != it.Name || changed.Namespace != it.Namespace || !sameKind(changed.Raw, it.Raw):
+		return fail(fmt.Sprintf("answered with %s, another object than the one it was given", identity(changed)))
+	}
+	return changed, true
+}
+
+func identity(it kube.Item) string {
+	if it.Namespace == "" {
+		return it.Name
+	}
+	return it.Namespace + "/" + it.Name
+}
+
+// sameKind reports whether two objects' apiVersion group and kind match.
+func sameKind(a, b []byte) bool {
+	type tm struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	var x, y tm
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return x.Kind == y.Kind && group(x.APIVersion) == group(y.APIVersion)
+}
+
+func group(apiVersion string) string {
+	if i := bytes.IndexByte([]byte(apiVersion), '/'); i >= 0 {
+		return apiVersion[:i]
+	}
+	return ""
+}
+
+// itemError records that an item was left out, naming the first
+// maxItemErrors.
+func (c *collector) itemError(it kube.Item, msg string) {
+	p := &c.progress.Current
+	p.ItemErrorsTotal++
+	if len(p.ItemErrors) < maxItemErrors {
+		p.ItemErrors = append(p.ItemErrors, identity(it)+": "+msg)
+	}
+	c.log.Warn("Item left out", zap.String("item", identity(it)), zap.String("reason", msg))
+}
+
+// heartbeatWhile keeps the step's heartbeat going while it waits on a
+// call; the progress it carries does not change meanwhile.
+func (c *collector) heartbeatWhile(ctx context.Context) (stop func()) {
+	every := activity.GetInfo(ctx).HeartbeatTimeout / 3
+	if every <= 0 {
+		every = 10 * time.Second
+	}
+	return tick.Every(every, func() { c.heartbeat(ctx) })
+}
