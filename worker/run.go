@@ -71,6 +71,8 @@ type Config struct {
 	SnapshotRetention csi.Retention
 	// DataMovement says how volumes are exposed to data movers.
 	DataMovement DataMovement
+	// Extensions are the registered extensions backups call.
+	Extensions []v1alpha1.Extension
 }
 
 // DataMovement configures the exposer of volume data movers.
@@ -136,6 +138,7 @@ func Run(ctx context.Context, c client.Client, cfg Config) error {
 		return err
 	}
 	clusterActs.PageInterval = cfg.PageInterval
+	clusterActs.Registered, clusterActs.Extensions = cfg.Extensions, cluster.TemporalCaller{Client: c}
 	ns := cfg.DataMovement.Namespace
 	if ns == "" {
 		ns = DefaultDataMoverNamespace
@@ -171,7 +174,11 @@ func Run(ctx context.Context, c client.Client, cfg Config) error {
 		return fmt.Errorf("start worker: %w", err)
 	}
 	ensureLocationSchedules(ctx, c, cfg)
-	cfg.Log.Info("Worker polling", zap.String("taskQueue", v1alpha1.TaskQueue), zap.String("kubernetes", cfg.Kube.Host))
+	names := make([]string, 0, len(cfg.Extensions))
+	for _, e := range cfg.Extensions {
+		names = append(names, e.Name+"@"+e.TaskQueue)
+	}
+	cfg.Log.Info("Worker polling", zap.String("taskQueue", v1alpha1.TaskQueue), zap.String("kubernetes", cfg.Kube.Host), zap.Strings("extensions", names))
 	<-ctx.Done()
 	w.Stop()
 	return nil

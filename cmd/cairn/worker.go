@@ -43,6 +43,8 @@ type workerFlags struct {
 	keepNewest              int
 	keepNewestByDriver      map[string]int
 	dataMover               dataMoverFlags
+	extensionsFile          string
+	extensions              []v1alpha1.Extension
 }
 
 func (w *workerFlags) register(cmd *cobra.Command) {
@@ -78,6 +80,8 @@ func (w *workerFlags) register(cmd *cobra.Command) {
 			"before Temporal retries it elsewhere (verification and maintenance get twice it); a backup or restore sets its own in its options")
 	cmd.Flags().StringVar(&w.configNamespace, "config-namespace", "", "namespace of the Velero-format ConfigMaps restores read, such as "+
 		"change-storage-class (default: --datamover-namespace; the chart sets the worker's own)")
+	cmd.Flags().StringVar(&w.extensionsFile, "extensions", "", "the extensions backups call (a document of kind Extensions, docs/extensions.md); "+
+		"read at start, and each backup keeps the set it was planned with")
 	w.dataMover.register(cmd.Flags())
 }
 
@@ -148,7 +152,9 @@ func (w *workerFlags) validate() error {
 		return &usageError{fmt.Errorf("--heartbeat-timeout %s: must be between %s and %s",
 			w.heartbeatTimeout, v1alpha1.MinHeartbeatTimeout, v1alpha1.MaxHeartbeatTimeout)}
 	}
-	return nil
+	exts, err := readExtensions(w.extensionsFile)
+	w.extensions = exts
+	return err
 }
 
 // connect dials Temporal. With --health-address it first serves the
@@ -208,6 +214,7 @@ func runWorker(ctx context.Context, g *globals, tc client.Client, kcfg *rest.Con
 		MaintenanceInterval: wf.maintenanceInterval,
 		SnapshotRetention:   csi.Retention{KeepNewest: wf.keepNewest, ByDriver: wf.keepNewestByDriver},
 		DataMovement:        movement,
+		Extensions:          wf.extensions,
 	})
 }
 

@@ -1,0 +1,214 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	sdkworker "go.temporal.io/sdk/worker"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/internal/tarball"
+	"github.com/cairn-backup/cairn/pkg/extension"
+	"github.com/cairn-backup/cairn/starter"
+)
+
+// annotator is a backup extension written against pkg/extension: it
+// annotates each item it is sent, fails the one named refuse-me, answers
+// for rename-me with another object, and counts what it saw.
+type annotator struct {
+	mu   sync.Mutex
+	seen map[string]int // "resource ns/name"
+}
+
+func (a *annotator) BackupItems(_ context.Context, req extension.BackupItemsRequest) (*extension.BackupItemsResponse, error) {
+	if req.Extension != "annotate" {
+		return nil, temporal.NewNonRetryableApplicationError("called as "+req.Extension, extension.ErrTypeRefused, nil)
+	}
+	resp := &extension.BackupItemsResponse{}
+	for _, raw := range req.Items {
+		var obj map[string]any
+		if err := json.Unmarshal(raw, &obj); err != nil {
+			return nil, err
+		}
+		meta := obj["metadata"].(map[string]any)
+		name := meta["name"].(string)
+		a.mu.Lock()
+		a.seen[fmt.Sprintf("%s %s/%s", req.Resource.Resource, meta["namespace"], name)]++
+		a.mu.Unlock()
+		switch name {
+		case "refuse-me":
+			resp.Items = append(resp.Items, extension.BackupItemAnswer{Error: "not this one"})
+			continue
+		case "rename-me":
+			meta["name"] = "renamed"
+		default:
+			annotations, _ := meta["annotations"].(map[string]any)
+			if annotations == nil {
+				annotations = map[string]any{}
+			}
+			annotations["example.com/seen-by"] = req.Extension
+			meta["annotations"] = annotations
+		}
+		out, err := json.Marshal(obj)
+		if err != nil {
+			return nil, err
+		}
+		resp.Items = append(resp.Items, extension.BackupItemAnswer{Item: out})
+	}
+	return resp, nil
+}
+
+// TestBackupExtensions: a backup calls the extensions registered with its
+// worker, in order, for the items their selectors pick, through
+// ExtensionCall workflows on the extensions' own task queues. The
+// stored items are those the extension answered with; an item it
+// refuses, one it answers with another object for, and those of an
+// extension nobody serves (after its timeout) are left out and named in
+// the backup's errors (PartiallyFailed); a Secret is never sent to an
+// extension that did not ask for Secrets; unselected items are stored as
+// listed.
+func TestBackupExtensions(t *testing.T) {
+	t.Parallel()
+	s := newSharedStack(t)
+	ctx := context.Background()
+	const ns = "ext-backup"
+	doc := fmt.Sprintf(`apiVersion: cairn.io/v1alpha1
+kind: Extensions
+extensions:
+- name: annotate
+  taskQueue: e2e-annotate
+  backup:
+    resources: ["*"]
+    includedNamespaces: [%[1]s]
+    labelSelector: ext=yes
+- name: nobody-home
+  taskQueue: e2e-nobody-home
+  timeout: 2s
+  backup:
+    resources: [configmaps]
+    includedNamespaces: [%[1]s]
+    labelSelector: down=yes
+`, ns)
+	file := filepath.Join(t.TempDir(), "extensions.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(doc), 0o600))
+	s.startWorker("--extensions", file)
+
+	ext := &annotator{seen: map[string]int{}}
+	ec, err := client.Dial(client.Options{HostPort: s.temporalAddr})
+	require.NoError(t, err)
+	t.Cleanup(ec.Close)
+	w := sdkworker.New(ec, "e2e-annotate", sdkworker.Options{})
+	extension.RegisterBackup(w, ext)
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+
+	kc := fastClient(t, s.cluster.Config())
+	_, err = kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	for name, labels := range map[string]map[string]string{
+		"plain": nil, "annotated": {"ext": "yes"}, "refuse-me": {"ext": "yes"}, "rename-me": {"ext": "yes"}, "unserved": {"down": "yes"},
+	} {
+		_, err := kc.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	_, err = kc.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "token", Labels: map[string]string{"ext": "yes"}},
+		StringData: map[string]string{"token": "s3cret"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	_, err = s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{Name: "ext-1", IncludedNamespaces: []string{ns}}})
+	require.NoError(t, err)
+	v := s.waitDone("ext-1", 2*time.Minute)
+	require.Equal(t, v1alpha1.PhasePartiallyFailed, v.Phase, "%+v", v.Status)
+
+	stored := tarballItems(t, s, "ext-1", "configmaps")
+	for _, name := range []string{"plain", "annotated"} {
+		assert.Contains(t, stored, ns+"/"+name)
+	}
+	for _, name := range []string{"refuse-me", "rename-me", "renamed", "unserved"} {
+		assert.NotContains(t, stored, ns+"/"+name, "an item an extension failed is left out")
+	}
+	assert.Equal(t, "annotate", annotationOf(t, stored[ns+"/annotated"], "example.com/seen-by"), "the item stored is the extension's answer")
+	assert.Empty(t, annotationOf(t, stored[ns+"/plain"], "example.com/seen-by"), "an item no selector picks is stored as listed")
+	assert.Contains(t, keysOf(tarballItems(t, s, "ext-1", "secrets")), ns+"/token", "a Secret is backed up, without the extension")
+	assert.Equal(t, map[string]int{
+		"configmaps " + ns + "/annotated": 1, "configmaps " + ns + "/refuse-me": 1, "configmaps " + ns + "/rename-me": 1,
+	}, ext.seen, "each selected item is sent once, and no Secret")
+
+	var results v1alpha1.BackupResults
+	require.NoError(t, json.Unmarshal(readLocation(t, s, "backups/ext-1/results.json"), &results))
+	var errs []string
+	for _, e := range results.Errors {
+		errs = append(errs, e.Message)
+	}
+	joined := strings.Join(errs, "\n")
+	assert.Contains(t, joined, ns+"/refuse-me: extension annotate: not this one")
+	assert.Contains(t, joined, ns+"/rename-me: extension annotate: answered with "+ns+"/renamed, another object")
+	assert.Contains(t, joined, ns+"/unserved: extension nobody-home: did not answer cairn.extension.v1.BackupItems within 2s: is a worker polling task queue e2e-nobody-home?")
+
+	recordExtensionCall(t, s)
+}
+
+// tarballItems reads a backup's objects of one group-resource, keyed
+// "namespace/name".
+func tarballItems(t *testing.T, s *stack, backup, groupResource string) map[string][]byte {
+	t.Helper()
+	loc, err := s.locations.Open(context.Background(), s.location)
+	require.NoError(t, err)
+	defer loc.Close()
+	r, err := loc.NewReader(context.Background(), location.Backup(backup).Resources())
+	require.NoError(t, err)
+	defer r.Close()
+	out := map[string][]byte{}
+	_, err = tarball.Walk(r, tarball.Limits{}, func(e tarball.Entry) error {
+		if e.Version == "" && e.GroupResource == groupResource {
+			out[e.Namespace+"/"+e.Name] = append([]byte(nil), e.Data...)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	return out
+}
+
+func keysOf(m map[string][]byte) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func annotationOf(t *testing.T, obj []byte, key string) string {
+	t.Helper()
+	var o metav1.PartialObjectMetadata
+	require.NoError(t, json.Unmarshal(obj, &o))
+	return o.Annotations[key]
+}
+
+// recordExtensionCall records a completed ExtensionCall for the replay
+// test (CAIRN_RECORD_HISTORY=1).
+func recordExtensionCall(t *testing.T, s *stack) {
+	t.Helper()
+	if os.Getenv("CAIRN_RECORD_HISTORY") != "1" {
+		return
+	}
+	resp, err := s.temporalC.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{Namespace: "default",
+		Query: fmt.Sprintf("WorkflowType = %q AND ExecutionStatus = 'Completed'", v1alpha1.ExtensionCallWorkflowName), PageSize: 1})
+	require.NoError(t, err)
+	require.NotEmpty(t, resp.GetExecutions())
+	recordHistory(t, s, resp.GetExecutions()[0].GetExecution().GetWorkflowId(), "extension_call_completed.json")
+}
