@@ -212,3 +212,94 @@ func recordExtensionCall(t *testing.T, s *stack) {
 	require.NotEmpty(t, resp.GetExecutions())
 	recordHistory(t, s, resp.GetExecutions()[0].GetExecution().GetWorkflowId(), "extension_call_completed.json")
 }
+
+// gatedAnnotator is an annotator whose first call waits at a gate: the
+// test kills cairn's worker while the backup waits on that call.
+type gatedAnnotator struct {
+	annotator
+	once    sync.Once
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (g *gatedAnnotator) BackupItems(ctx context.Context, req extension.BackupItemsRequest) (*extension.BackupItemsResponse, error) {
+	first := false
+	g.once.Do(func() { first = true })
+	if first {
+		close(g.entered)
+		select {
+		case <-g.release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return g.annotator.BackupItems(ctx, req)
+}
+
+// TestBackupExtensionSurvivesAWorkerKill: cairn's worker is killed
+// (SIGKILL) while a backup's collect step waits on an extension's call.
+// The retried step (attempt 2 in the history) finds the call already
+// made instead of making it again: the extension sees each item once, and
+// the backup completes with each item stored once, as the extension
+// answered.
+func TestBackupExtensionSurvivesAWorkerKill(t *testing.T) {
+	t.Parallel()
+	s := newSharedStack(t)
+	ctx := context.Background()
+	const ns = "ext-kill"
+	doc := fmt.Sprintf(`apiVersion: cairn.io/v1alpha1
+kind: Extensions
+extensions:
+- name: annotate
+  taskQueue: e2e-annotate-kill
+  backup: {resources: [configmaps], includedNamespaces: [%s]}
+`, ns)
+	file := filepath.Join(t.TempDir(), "extensions.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(doc), 0o600))
+	w := s.startWorker("--extensions", file)
+
+	ext := &gatedAnnotator{annotator: annotator{seen: map[string]int{}}, entered: make(chan struct{}), release: make(chan struct{})}
+	ec, err := client.Dial(client.Options{HostPort: s.temporalAddr})
+	require.NoError(t, err)
+	t.Cleanup(ec.Close)
+	ew := sdkworker.New(ec, "e2e-annotate-kill", sdkworker.Options{})
+	extension.RegisterBackup(ew, ext)
+	require.NoError(t, ew.Start())
+	t.Cleanup(ew.Stop)
+
+	kc := fastClient(t, s.cluster.Config())
+	_, err = kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	for i := range 20 {
+		_, err := kc.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%02d", i)}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+
+	_, err = s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{Name: "ext-kill-1", IncludedNamespaces: []string{ns}},
+		Options: v1alpha1.BackupOptions{HeartbeatTimeout: &metav1.Duration{Duration: 3 * time.Second}}})
+	require.NoError(t, err)
+	select {
+	case <-ext.entered:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the backup never called the extension")
+	}
+	w.kill()
+	s.startWorker("--extensions", file)
+	close(ext.release)
+
+	v := s.waitDone("ext-kill-1", 2*time.Minute)
+	require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "%+v", v.Status)
+	assert.Greater(t, activityAttempt(t, s, v1alpha1.BackupWorkflowID("ext-kill-1"), collectActivity), int32(1),
+		"the kill landed mid-step: the collect step ran again")
+	require.Len(t, ext.seen, 20, "every ConfigMap")
+	for item, n := range ext.seen {
+		assert.Equal(t, 1, n, "%s sent to the extension %d times", item, n)
+	}
+	counts := tarballCounts(t, s, "ext-kill-1")
+	stored := tarballItems(t, s, "ext-kill-1", "configmaps")
+	for i := range 20 {
+		key := fmt.Sprintf("%s/cm-%02d", ns, i)
+		assert.Equal(t, 1, counts["configmaps"][key], key)
+		assert.Equal(t, "annotate", annotationOf(t, stored[key], "example.com/seen-by"), key)
+	}
+}
