@@ -28,6 +28,9 @@ type Activities struct {
 	// keeps them. Extensions makes the calls.
 	Registered []v1alpha1.Extension
 	Extensions ExtensionCaller
+	// callBeat is how often a step waiting on extensions heartbeats
+	// (0: a third of its heartbeat timeout); tests shorten it.
+	callBeat time.Duration
 }
 
 // New returns the activities for the cluster behind clients.

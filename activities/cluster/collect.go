@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 	"github.com/cairn-backup/cairn/internal/filter"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/runlog"
+	"github.com/cairn-backup/cairn/pkg/extension"
 )
 
 // CollectProgress is the heartbeat of a collect activity: the outcome of
@@ -149,6 +149,9 @@ type batch struct {
 	nsGlobs        filter.Globs
 	labels         filter.Labels
 	progress       CollectProgress
+	// durable is, while pages wait for extensions, the type's progress
+	// before the first of them: what a heartbeat may promise is stored.
+	durable *TypeProgress
 }
 
 func newBatch(a *Activities, in v1alpha1.CollectInput, plan *StoredPlan, run *runlog.Run) (*batch, error) {
@@ -167,7 +170,13 @@ func newBatch(a *Activities, in v1alpha1.CollectInput, plan *StoredPlan, run *ru
 	return &batch{a: a, lister: lister, actingAsCaller: in.Options.ActingAs != nil, in: in, plan: plan, run: run, nsGlobs: nsGlobs, labels: labels}, nil
 }
 
-func (b *batch) heartbeat(ctx context.Context) { activity.RecordHeartbeat(ctx, b.progress) }
+func (b *batch) heartbeat(ctx context.Context) {
+	p := b.progress
+	if b.durable != nil {
+		p.Current = *b.durable
+	}
+	activity.RecordHeartbeat(ctx, p)
+}
 
 // collectType collects one type, from where the heartbeat left it when
 // it was the type being collected, and stores its result for finalize.
@@ -221,8 +230,10 @@ type collector struct {
 	log      *zap.Logger
 	shards   []string
 	isNSType bool
-	// actions are the extensions that act on the type's items.
+	// actions are the extensions that act on the type's items, and
+	// pending the pages listed that wait for them.
 	actions []backupAction
+	pending pendingPages
 }
 
 func (b *batch) collector(t v1alpha1.ResourceType) *collector {
@@ -308,48 +319,101 @@ func (c *collector) collect(ctx context.Context) (*v1alpha1.TypeCollected, error
 			if derr := c.run.Loc.DeletePrefix(ctx, c.run.Keys.PartsPrefix(c.gr), nil); derr != nil {
 				return nil, derr
 			}
+			c.pending, c.durable = pendingPages{}, nil
 			*p = TypeProgress{Resource: c.gr, Restarts: p.Restarts + 1}
 			c.heartbeat(ctx)
 			continue
 		case c.actingAsCaller && apierrors.IsForbidden(err):
+			if err := c.flush(ctx); err != nil {
+				return nil, err
+			}
 			c.forbid(ctx, err)
 			continue
 		case kube.IsTypeLevel(err):
-			return &v1alpha1.TypeCollected{Resource: c.gr, Items: p.Items, Parts: p.Parts, Error: err.Error(), Restarts: p.Restarts}, nil
+			if err := c.flush(ctx); err != nil {
+				return nil, err
+			}
+			return &v1alpha1.TypeCollected{Resource: c.gr, Items: p.Items, Parts: p.Parts, Error: err.Error(), Restarts: p.Restarts,
+				ItemErrors: p.ItemErrorsTotal}, nil
 		default:
 			return nil, err
 		}
 		// The next request goes out while this page is stored, unless the
 		// worker is told to spare the API server.
-		if shard, cont, more := c.following(page); more && c.a.PageInterval <= 0 {
+		shard, cont, more := c.following(page)
+		if more && c.a.PageInterval <= 0 {
 			ahead = c.readAhead(ctx, shard, cont)
 		}
 
-		items, err := c.extend(ctx, c.select_(page, p))
-		if err != nil {
-			return nil, err
+		if len(c.pending.keys) == 0 && len(c.actions) > 0 {
+			before := *p
+			c.durable = &before
 		}
-		lines := joinLines(items)
-		if len(lines) > 0 {
-			if err := c.run.Loc.WriteAll(ctx, c.run.Keys.Part(c.gr, p.Shard, p.Part), lines); err != nil {
-				return nil, err
-			}
-			p.Parts++
-		}
-		p.Items += bytes.Count(lines, []byte{'\n'})
+		c.pending.add(c.run.Keys.Part(c.gr, p.Shard, p.Part), c.select_(page, p))
 		p.Part++
 		p.Continue = page.Continue
 		if p.Continue == "" {
 			p.Shard, p.Part = p.Shard+1, 0
 		}
-		c.heartbeat(ctx)
+		if len(c.actions) == 0 || c.pending.bytes >= pendingBytes || !more {
+			if err := c.flush(ctx); err != nil {
+				return nil, err
+			}
+		}
 		if err := clock.Sleep(ctx, c.a.PageInterval); err != nil {
 			return nil, err
 		}
 	}
+	if err := c.flush(ctx); err != nil {
+		return nil, err
+	}
 	return &v1alpha1.TypeCollected{Resource: c.gr, Items: p.Items, Parts: p.Parts, Restarts: p.Restarts, Skipped: c.skipReason(),
 		ItemErrors: p.ItemErrorsTotal}, nil
 }
+
+// flush stores the pending pages, as the type's extensions answered for
+// their items, and records them in the heartbeat.
+func (c *collector) flush(ctx context.Context) error {
+	if len(c.pending.keys) == 0 {
+		return nil
+	}
+	pages, err := c.extend(ctx, c.pending.items)
+	if err != nil {
+		return err
+	}
+	p := &c.progress.Current
+	for i, key := range c.pending.keys {
+		if len(pages[i]) > 0 {
+			if err := c.run.Loc.WriteAll(ctx, key, joinLines(pages[i])); err != nil {
+				return err
+			}
+			p.Parts++
+		}
+		p.Items += len(pages[i])
+	}
+	c.pending, c.durable = pendingPages{}, nil
+	c.heartbeat(ctx)
+	return nil
+}
+
+// pendingPages are pages listed and not stored yet: with extensions, a
+// type's pages are sent to them together, up to pendingBytes of items.
+type pendingPages struct {
+	keys  []string
+	items [][]kube.Item
+	bytes int
+}
+
+func (pp *pendingPages) add(key string, items []kube.Item) {
+	pp.keys, pp.items = append(pp.keys, key), append(pp.items, items)
+	for _, it := range items {
+		pp.bytes += len(it.Raw)
+	}
+}
+
+// pendingBytes is how much of a type's items wait for its extensions
+// before they are sent: several calls' worth, made at once.
+const pendingBytes = maxCallsInFlight * extension.MaxBatchBytes
 
 // forbid records that the caller may not list the current shard and
 // moves on to the next one: the backup holds what the caller could read.

@@ -86,6 +86,8 @@ type collectFixture struct {
 	in     v1alpha1.CollectInput
 	spec   v1alpha1.BackupSpec
 	beats  []CollectProgress
+	// beat, when set, hears of every heartbeat.
+	beat chan struct{}
 }
 
 func newCollectFixture(t *testing.T) *collectFixture {
@@ -138,6 +140,12 @@ func (f *collectFixture) attemptBatch(resume *CollectProgress) (*v1alpha1.Collec
 		var p CollectProgress
 		if details.Get(&p) == nil {
 			f.beats = append(f.beats, p)
+			if f.beat != nil {
+				select {
+				case f.beat <- struct{}{}:
+				default:
+				}
+			}
 		}
 	})
 	val, err := env.ExecuteActivity(f.acts.CollectResources, f.in)

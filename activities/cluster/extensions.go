@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/filter"
@@ -68,57 +69,97 @@ func backupActions(exts []v1alpha1.Extension, gr string) ([]backupAction, error)
 	return out, nil
 }
 
-// extend runs the type's backup actions over a page's selected items,
-// each action over what the one before it answered. An item an action
-// fails is left out and named in the type's errors.
-func (c *collector) extend(ctx context.Context, items []kube.Item) ([]kube.Item, error) {
+// maxCallsInFlight bounds the calls one collect step waits on at once.
+const maxCallsInFlight = 8
+
+// pageItem is an item and the index of the pending page it came from.
+type pageItem struct {
+	kube.Item
+	page int
+}
+
+// extend runs the type's backup actions over the pending pages' items,
+// each action over what the one before it answered, and returns each
+// page's items to store. An item an action fails is left out and named
+// in the type's errors.
+func (c *collector) extend(ctx context.Context, pages [][]kube.Item) ([][]kube.Item, error) {
+	if len(c.actions) == 0 {
+		return pages, nil
+	}
+	var items []pageItem
+	for i, page := range pages {
+		for _, it := range page {
+			items = append(items, pageItem{it, i})
+		}
+	}
 	for _, a := range c.actions {
 		var err error
 		if items, err = c.runAction(ctx, a, items); err != nil {
 			return nil, err
 		}
 	}
-	return items, nil
+	out := make([][]kube.Item, len(pages))
+	for _, it := range items {
+		out[it.page] = append(out[it.page], it.Item)
+	}
+	return out, nil
 }
 
-func (c *collector) runAction(ctx context.Context, a backupAction, items []kube.Item) ([]kube.Item, error) {
-	out := make([]kube.Item, 0, len(items))
-	var batch []int
-	batchBytes := 0
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		answers, err := c.callBackupItems(ctx, a, items, batch)
-		if err != nil {
-			return err
-		}
-		for k, i := range batch {
-			if it, ok := c.answered(a, items[i], answers[k]); ok {
-				out = append(out, it)
-			}
-		}
-		batch, batchBytes = batch[:0], 0
-		return nil
-	}
+// runAction sends the items a selects to it, in batches of at most
+// MaxBatchBytes, several calls at once, and applies the answers in the
+// items' order.
+func (c *collector) runAction(ctx context.Context, a backupAction, items []pageItem) ([]pageItem, error) {
+	var batches [][]int
+	var cur []int
+	curBytes := 0
 	for i, it := range items {
-		if !a.selects(it) {
-			if err := flush(); err != nil {
-				return nil, err
-			}
+		if !a.selects(it.Item) {
+			continue
+		}
+		if len(cur) > 0 && curBytes+len(it.Raw) > extension.MaxBatchBytes {
+			batches, cur, curBytes = append(batches, cur), nil, 0
+		}
+		cur = append(cur, i)
+		curBytes += len(it.Raw)
+	}
+	if len(cur) > 0 {
+		batches = append(batches, cur)
+	}
+	if len(batches) == 0 {
+		return items, nil
+	}
+	answers := make([][]extension.BackupItemAnswer, len(batches))
+	stop := c.heartbeatWhile(ctx)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(maxCallsInFlight)
+	for k, batch := range batches {
+		g.Go(func() error {
+			var err error
+			answers[k], err = c.callBackupItems(gctx, a, items, batch)
+			return err
+		})
+	}
+	err := g.Wait()
+	stop()
+	if err != nil {
+		return nil, err
+	}
+	answerOf := make(map[int]extension.BackupItemAnswer, len(items))
+	for k, batch := range batches {
+		for j, i := range batch {
+			answerOf[i] = answers[k][j]
+		}
+	}
+	out := items[:0]
+	for i, it := range items {
+		ans, asked := answerOf[i]
+		if !asked {
 			out = append(out, it)
 			continue
 		}
-		if batchBytes+len(it.Raw) > extension.MaxBatchBytes {
-			if err := flush(); err != nil {
-				return nil, err
-			}
+		if kept, ok := c.answered(a, it.Item, ans); ok {
+			out = append(out, pageItem{kept, it.page})
 		}
-		batch = append(batch, i)
-		batchBytes += len(it.Raw)
-	}
-	if err := flush(); err != nil {
-		return nil, err
 	}
 	return out, nil
 }
@@ -126,7 +167,7 @@ func (c *collector) runAction(ctx context.Context, a backupAction, items []kube.
 // callBackupItems sends items[batch] to the extension and returns one
 // answer per item. A call the extension refused or never answered fails
 // each item of the batch with the reason.
-func (c *collector) callBackupItems(ctx context.Context, a backupAction, items []kube.Item, batch []int) ([]extension.BackupItemAnswer, error) {
+func (c *collector) callBackupItems(ctx context.Context, a backupAction, items []pageItem, batch []int) ([]extension.BackupItemAnswer, error) {
 	req := extension.BackupItemsRequest{Backup: c.in.Backup, Extension: a.ext.Name,
 		Resource: extension.Resource{Group: c.res.GVR.Group, Version: c.res.GVR.Version, Resource: c.res.GVR.Resource, Kind: c.res.Kind}}
 	sum := sha256.New()
@@ -144,9 +185,7 @@ func (c *collector) callBackupItems(ctx context.Context, a backupAction, items [
 	key := fmt.Sprintf("%s/%s", c.gr, hex.EncodeToString(sum.Sum(nil))[:20])
 	in := v1alpha1.ExtensionCallInput{Run: c.in.Backup, Extension: a.ext.Name, TaskQueue: a.ext.TaskQueue,
 		Activity: extension.BackupItemsV1, Timeout: a.ext.Timeout, Request: raw}
-	stop := c.heartbeatWhile(ctx)
 	answer, err := c.a.Extensions.Call(ctx, v1alpha1.ExtensionCallWorkflowID(c.in.Backup, a.ext.Name, key), in)
-	stop()
 	answers := make([]extension.BackupItemAnswer, len(batch))
 	var appErr *temporal.ApplicationError
 	switch {
@@ -240,7 +279,10 @@ func (c *collector) itemError(it kube.Item, msg string) {
 // heartbeatWhile keeps the step's heartbeat going while it waits on a
 // call; the progress it carries does not change meanwhile.
 func (c *collector) heartbeatWhile(ctx context.Context) (stop func()) {
-	every := activity.GetInfo(ctx).HeartbeatTimeout / 3
+	every := c.a.callBeat
+	if every <= 0 {
+		every = activity.GetInfo(ctx).HeartbeatTimeout / 3
+	}
 	if every <= 0 {
 		every = 10 * time.Second
 	}

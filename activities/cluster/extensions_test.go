@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -165,6 +166,7 @@ func TestCollectBatchesExtensionCallsByBytes(t *testing.T) {
 // answers, fails each item of it. The others are stored.
 func TestCollectLeavesOutWhatExtensionsFail(t *testing.T) {
 	f := newCollectFixture(t)
+	f.lister.pad = onePagePerCall
 	caller := &fakeCaller{answer: func(req extension.BackupItemsRequest) (*extension.BackupItemsResponse, error) {
 		resp, _ := annotate(req)
 		for i, raw := range req.Items {
@@ -218,30 +220,56 @@ func TestCollectLeavesOutWhatExtensionsFail(t *testing.T) {
 	}
 }
 
-// TestCollectRetryAsksForTheSameCall: a step that dies while it waits on
-// a call asks, when retried, for the call of the same ID, so the call
-// workflow that ran is found instead of made again.
-func TestCollectRetryAsksForTheSameCall(t *testing.T) {
+// onePagePerCall pads the scripted ConfigMaps so that a page's five
+// fill one call.
+const onePagePerCall = 100 << 10
+
+// TestCollectRetryAsksForTheSameCalls: pages wait for their extension
+// calls unstored, and the heartbeat promises none of them meanwhile; a
+// step that dies while it waits asks, when retried, for the calls of the
+// same IDs, so the call workflows that ran are found instead of made
+// again, and every object is stored once.
+func TestCollectRetryAsksForTheSameCalls(t *testing.T) {
+	clean := newCollectFixture(t)
+	clean.lister.pad = onePagePerCall
+	cleanCaller := &fakeCaller{answer: annotate}
+	clean.register(cleanCaller, ext("first", v1alpha1.ExtensionSelector{Resources: []string{"configmaps"}}))
+	_, err := clean.attempt(nil)
+	require.NoError(t, err)
+	require.Len(t, uniq(cleanCaller.ids), pages, "one call per page")
+
 	f := newCollectFixture(t)
-	failed := false
+	f.lister.pad = onePagePerCall
+	f.acts.callBeat = time.Millisecond
+	f.beat = make(chan struct{}, 1)
+	var failed atomic.Bool
 	caller := &fakeCaller{answer: func(req extension.BackupItemsRequest) (*extension.BackupItemsResponse, error) {
-		if !failed && strings.Contains(string(req.Items[0]), `"cm-04-0"`) {
-			failed = true
+		if strings.Contains(string(req.Items[0]), `"cm-03-0"`) && failed.CompareAndSwap(false, true) {
+			<-f.beat // the step heartbeats while it waits
 			return nil, errors.New("Temporal unreachable")
 		}
 		return annotate(req)
 	}}
 	f.register(caller, ext("first", v1alpha1.ExtensionSelector{Resources: []string{"configmaps"}}))
-	_, err := f.attempt(nil)
+	_, err = f.attempt(nil)
 	require.Error(t, err)
-	require.Len(t, caller.ids, 5)
-	last := f.beats[len(f.beats)-1]
-	_, err = f.attempt(&last)
+	require.NotEmpty(t, f.beats)
+	for _, beat := range f.beats {
+		assert.Equal(t, TypeProgress{Resource: "configmaps"}, beat.Current, "no heartbeat moves past pages whose calls were not answered")
+	}
+	var resume *CollectProgress
+	if len(f.beats) > 0 {
+		resume = &f.beats[len(f.beats)-1]
+	}
+	first := uniq(caller.ids)
+	caller.ids = nil
+	_, err = f.attempt(resume)
 	require.NoError(t, err)
-	require.Len(t, caller.ids, pages+1)
-	assert.Equal(t, caller.ids[4], caller.ids[5], "the retry asks for the call it was waiting on")
-	assert.Equal(t, fmt.Sprintf("extension/b/first/configmaps/%s", strings.TrimPrefix(caller.ids[4], "extension/b/first/configmaps/")), caller.ids[4])
-	assert.Len(t, uniq(caller.ids), pages, "one call per page")
+	retried := uniq(caller.ids)
+	assert.Equal(t, uniq(cleanCaller.ids), retried, "the retry asks for the calls a clean run makes, by the same IDs")
+	for id := range first {
+		assert.True(t, retried[id], "the retry asks again for %s, which it was waiting on", id)
+	}
 	f.assertEveryObjectOnce()
 }
 
