@@ -32,7 +32,7 @@ AZURITE_VERSION := 3.37.0
 AZURITE := $(TOOLS)/azurite-$(AZURITE_VERSION)/node_modules/.bin/azurite-blob
 export CAIRN_AZURITE := $(AZURITE)
 
-.PHONY: all help generate build image release sandbox-bins node-deps tools kopia-cli lint test chaos test-unit test-e2e record-histories demo bench bench-restore bench-datapath clean
+.PHONY: all help generate build image release sandbox-bins node-deps tools kopia-cli lint test chaos test-unit test-e2e record-histories demo bench bench-restore bench-extension bench-datapath clean
 
 all: build
 
@@ -183,6 +183,10 @@ bench-datapath: $(KOPIA_BIN)/kopia
 ## bench-restore: restore of N ConfigMaps into an empty cluster vs a plain create loop, one JSON line
 bench-restore: build sandbox-bins
 	$(GO) run ./tests/bench -cairn $(BIN)/cairn -n $(N) -kind restore
+
+## bench-extension: backup of N ConfigMaps with a no-op extension registered for them vs without, one JSON line
+bench-extension: build sandbox-bins
+	$(GO) run ./tests/bench -cairn $(BIN)/cairn -n $(N) -kind extension
 
 clean:
 	rm -rf $(BIN) $(DIST) .cairn

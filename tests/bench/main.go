@@ -7,6 +7,9 @@
 //	               against a create loop of the same objects at the
 //	               restore's concurrency
 //
+//	-kind extension a backup of the ConfigMaps with a no-op extension
+//	               registered for them, against the same backup without
+//
 //	-kind datapath cairn's volume data path (the data mover's kopia upload
 //	               and restore) against the kopia command line on a data
 //	               set of -data-mb MiB, and the re-upload of the unchanged set
@@ -69,7 +72,7 @@ func main() {
 	n := flag.Int("n", 10000, "ConfigMaps to seed")
 	namespaces := flag.Int("namespaces", 100, "namespaces to spread them over")
 	size := flag.Int("size", 1024, "approximate bytes of data per ConfigMap")
-	kind := flag.String("kind", "backup", "what to measure: backup, restore or datapath")
+	kind := flag.String("kind", "backup", "what to measure: backup, restore, extension or datapath")
 	kopiaCLI := flag.String("kopia", ".cache/kopia/bin/kopia", "datapath: the kopia command line to compare with")
 	dataMB := flag.Int("data-mb", 2048, "datapath: size of the data set")
 	// The datapath benchmark runs each of cairn's sides in a child
@@ -83,7 +86,7 @@ func main() {
 	flag.Parse()
 	var err error
 	switch *kind {
-	case "backup", "restore":
+	case "backup", "restore", "extension":
 		err = run(*cairn, *kind, *n, *namespaces, *size)
 	case "datapath":
 		var self string
@@ -93,7 +96,7 @@ func main() {
 	case "datapath-child":
 		err = datapathChild(*op, *location, *configDir, *path, *backup, *snapshotID)
 	default:
-		fmt.Fprintln(os.Stderr, "bench: -kind must be backup, restore or datapath")
+		fmt.Fprintln(os.Stderr, "bench: -kind must be backup, restore, extension or datapath")
 		os.Exit(2)
 	}
 	if err != nil {
@@ -171,9 +174,13 @@ func run(cairnBin, kind string, n, namespaces, size int) error {
 
 	location := "file://" + filepath.Join(dir, "location")
 	sc := starter.New(tc, starter.Options{DefaultLocation: location})
-	if kind == "restore" {
-		return benchRestore(ctx, restoreSetup{dir: dir, cairnBin: cairnBin, binDir: binDir, log: log, temporalAddr: temporalAddr,
-			tc: tc, sc: sc, worker: worker}, n, namespaces, size)
+	s := setup{dir: dir, cairnBin: cairnBin, binDir: binDir, log: log, temporalAddr: temporalAddr, kubeconfig: cluster.KubeconfigPath(),
+		tc: tc, sc: sc, worker: worker}
+	switch kind {
+	case "restore":
+		return benchRestore(ctx, s, n, namespaces, size)
+	case "extension":
+		return benchExtension(ctx, s, n, namespaces, size)
 	}
 
 	res.ListByNamespace = collect.ListsByNamespace(n, namespaces)

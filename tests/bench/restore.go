@@ -36,10 +36,12 @@ type restoreResult struct {
 	HistoryEvents int `json:"historyEvents"`
 }
 
-// restoreSetup is what the common set-up hands the restore benchmark: a
-// Temporal server, a worker on the seeded cluster, a starter client.
-type restoreSetup struct {
+// setup is what the common set-up hands the restore and extension
+// benchmarks: a Temporal server, a worker on the seeded cluster, a
+// starter client.
+type setup struct {
 	dir, cairnBin, binDir, temporalAddr string
+	kubeconfig                          string
 	log                                 *zap.Logger
 	tc                                  client.Client
 	sc                                  *starter.Client
@@ -49,7 +51,7 @@ type restoreSetup struct {
 // benchRestore backs up the seeded namespaces, then restores them into an
 // empty second sandbox cluster (its own worker), against a plain create
 // loop of the same objects into that cluster at the same concurrency.
-func benchRestore(ctx context.Context, s restoreSetup, n, namespaces, size int) error {
+func benchRestore(ctx context.Context, s setup, n, namespaces, size int) error {
 	progress("backing up")
 	backup := v1alpha1.BackupSpec{Name: "bench", IncludedNamespaces: []string{"bench-*"}}
 	if _, err := s.sc.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: backup}); err != nil {
