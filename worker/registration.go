@@ -49,7 +49,7 @@ var workerWorkflows = map[string]any{
 func workerActivities(a Activities) []any {
 	var list []any
 	if c := a.Cluster; c != nil {
-		list = append(list, c.PlanBackup, c.CollectResources, c.CollectRelated, c.UnknownResources)
+		list = append(list, c.PlanBackup, c.CollectResources, c.CollectRelated, c.CollectAdditional, c.UnknownResources)
 	}
 	if s := a.Store; s != nil {
 		list = append(list, s.FinalizeBackup, s.CleanupBackupWork, s.CheckBackupDeletable, s.DeleteBackupData,

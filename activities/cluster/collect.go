@@ -377,9 +377,21 @@ func (c *collector) flush(ctx context.Context) error {
 	if len(c.pending.keys) == 0 {
 		return nil
 	}
-	pages, err := c.extend(ctx, c.pending.items)
-	if err != nil {
-		return err
+	pages := c.pending.items
+	if len(c.actions) > 0 {
+		extended, err := c.extend(ctx, c.pending.items)
+		if err != nil {
+			return err
+		}
+		for i, items := range extended {
+			if err := c.storeAdditionalRefs(ctx, c.pending.keys[i], items); err != nil {
+				return err
+			}
+			pages[i] = pages[i][:0]
+			for _, it := range items {
+				pages[i] = append(pages[i], it.Item)
+			}
+		}
 	}
 	p := &c.progress.Current
 	for i, key := range c.pending.keys {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -76,20 +77,19 @@ const maxCallsInFlight = 8
 type pageItem struct {
 	kube.Item
 	page int
+	// additional are the objects extensions asked to back up with it.
+	additional []extension.ObjectRef
 }
 
 // extend runs the type's backup actions over the pending pages' items,
 // each action over what the one before it answered, and returns each
 // page's items to store. An item an action fails is left out and named
 // in the type's errors.
-func (c *collector) extend(ctx context.Context, pages [][]kube.Item) ([][]kube.Item, error) {
-	if len(c.actions) == 0 {
-		return pages, nil
-	}
+func (c *collector) extend(ctx context.Context, pages [][]kube.Item) ([][]pageItem, error) {
 	var items []pageItem
 	for i, page := range pages {
 		for _, it := range page {
-			items = append(items, pageItem{it, i})
+			items = append(items, pageItem{Item: it, page: i})
 		}
 	}
 	for _, a := range c.actions {
@@ -98,9 +98,9 @@ func (c *collector) extend(ctx context.Context, pages [][]kube.Item) ([][]kube.I
 			return nil, err
 		}
 	}
-	out := make([][]kube.Item, len(pages))
+	out := make([][]pageItem, len(pages))
 	for _, it := range items {
-		out[it.page] = append(out[it.page], it.Item)
+		out[it.page] = append(out[it.page], it)
 	}
 	return out, nil
 }
@@ -158,7 +158,7 @@ func (c *collector) runAction(ctx context.Context, a backupAction, items []pageI
 			continue
 		}
 		if kept, ok := c.answered(a, it.Item, ans); ok {
-			out = append(out, pageItem{kept, it.page})
+			out = append(out, pageItem{Item: kept, page: it.page, additional: append(it.additional, ans.AdditionalItems...)})
 		}
 	}
 	return out, nil
@@ -223,8 +223,8 @@ func (c *collector) answered(a backupAction, it kube.Item, ans extension.BackupI
 		return fail(ans.Error)
 	case len(ans.AdditionalItems) > extension.MaxAdditionalItems:
 		return fail(fmt.Sprintf("%d additional items, more than %d", len(ans.AdditionalItems), extension.MaxAdditionalItems))
-	case len(ans.AdditionalItems) > 0:
-		return fail("asked for additional items, which this version of cairn does not collect yet")
+	case badRef(ans.AdditionalItems) != "":
+		return fail(badRef(ans.AdditionalItems))
 	case len(bytes.TrimSpace(ans.Item)) == 0:
 		return it, true
 	}
@@ -236,6 +236,20 @@ func (c *collector) answered(a backupAction, it kube.Item, ans extension.BackupI
 		return fail(fmt.Sprintf("answered with %s, another object than the one it was given", identity(changed)))
 	}
 	return changed, true
+}
+
+// badRef says what is wrong with the first malformed additional item;
+// "" when none is.
+func badRef(refs []extension.ObjectRef) string {
+	for _, r := range refs {
+		switch {
+		case r.Resource == "" || r.Name == "":
+			return fmt.Sprintf("additional item %+v: resource and name are required", r)
+		case strings.ContainsAny(r.Group+r.Resource+r.Namespace+r.Name, "/ "):
+			return fmt.Sprintf("additional item %+v: not a name", r)
+		}
+	}
+	return ""
 }
 
 func identity(it kube.Item) string {
@@ -287,4 +301,23 @@ func (c *collector) heartbeatWhile(ctx context.Context) (stop func()) {
 		every = 10 * time.Second
 	}
 	return tick.Every(every, func() { c.heartbeat(ctx) })
+}
+
+// storeAdditionalRefs records the additional items asked for with a
+// page's items, before the page itself: CollectAdditional reads them.
+func (c *collector) storeAdditionalRefs(ctx context.Context, partKey string, items []pageItem) error {
+	var buf []byte
+	for _, it := range items {
+		for _, r := range it.additional {
+			line, err := json.Marshal(r)
+			if err != nil {
+				return err
+			}
+			buf = append(append(buf, line...), '\n')
+		}
+	}
+	if len(buf) == 0 {
+		return nil
+	}
+	return c.run.Loc.WriteAll(ctx, c.run.Keys.AdditionalRefs(partKey), buf)
 }

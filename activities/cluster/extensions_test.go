@@ -280,3 +280,39 @@ func uniq(s []string) map[string]bool {
 	}
 	return out
 }
+
+// TestCollectRecordsAdditionalItems: the additional items an answer asks
+// for are recorded beside the item's page, for CollectAdditional; a
+// malformed one fails its item.
+func TestCollectRecordsAdditionalItems(t *testing.T) {
+	f := newCollectFixture(t)
+	caller := &fakeCaller{answer: func(req extension.BackupItemsRequest) (*extension.BackupItemsResponse, error) {
+		resp, _ := annotate(req)
+		for i, raw := range req.Items {
+			switch {
+			case strings.Contains(string(raw), `"cm-02-1"`):
+				resp.Items[i].AdditionalItems = []extension.ObjectRef{{Resource: "secrets", Namespace: "shop", Name: "db"}}
+			case strings.Contains(string(raw), `"cm-02-2"`):
+				resp.Items[i].AdditionalItems = []extension.ObjectRef{{Resource: "secrets", Namespace: "shop"}}
+			}
+		}
+		return resp, nil
+	}}
+	f.register(caller, ext("first", v1alpha1.ExtensionSelector{Resources: []string{"configmaps"}}))
+	res, err := f.attempt(nil)
+	require.NoError(t, err)
+	assert.Equal(t, 1, res.ItemErrors, "the item with a nameless additional item fails")
+
+	loc, err := location.OpenPlain(context.Background(), f.in.Location)
+	require.NoError(t, err)
+	defer loc.Close()
+	keys := location.Backup("b")
+	var refs []extension.ObjectRef
+	require.NoError(t, loc.ReadLines(context.Background(), keys.AdditionalRefs(keys.Part("configmaps", 0, 2)), func(line []byte) error {
+		var r extension.ObjectRef
+		require.NoError(t, json.Unmarshal(line, &r))
+		refs = append(refs, r)
+		return nil
+	}))
+	assert.Equal(t, []extension.ObjectRef{{Resource: "secrets", Namespace: "shop", Name: "db"}}, refs)
+}

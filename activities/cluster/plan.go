@@ -166,7 +166,7 @@ func (a *Activities) plan(ctx context.Context, in v1alpha1.PlanInput, log *zap.L
 	mode := spec.ClusterResources
 	fullCluster := spec.WholeCluster()
 
-	result := &v1alpha1.PlanResult{KubernetesVersion: version.GitVersion, Namespaces: len(namespaces)}
+	result := &v1alpha1.PlanResult{KubernetesVersion: version.GitVersion, Namespaces: len(namespaces), Extensions: len(a.Registered)}
 	for gv, gerr := range failedGroups {
 		result.Skipped = append(result.Skipped, v1alpha1.SkippedResource{Resource: gv, Reason: "discovery failed: " + gerr.Error()})
 	}

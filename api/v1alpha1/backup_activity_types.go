@@ -90,6 +90,9 @@ type PlanResult struct {
 	Skipped           []SkippedResource `json:"skipped,omitempty"`
 	// CollectRelated asks for the related cluster-scoped objects (auto mode).
 	CollectRelated bool `json:"collectRelated"`
+	// Extensions counts the extensions the plan keeps: with any, the
+	// backup collects the additional items they ask for.
+	Extensions int `json:"extensions,omitempty"`
 }
 
 // CollectInput asks one collect activity for a batch of resource types,
@@ -170,4 +173,20 @@ type CleanupInput struct {
 	// Phase and StartTime of a discarded backup, for its metrics.
 	Phase     Phase      `json:"phase,omitempty"`
 	StartTime *time.Time `json:"startTime,omitempty"`
+}
+
+// CollectAdditionalInput asks for the additional items extensions asked
+// for with the collected ones.
+type CollectAdditionalInput struct {
+	Backup   string        `json:"backup"`
+	Location string        `json:"location"`
+	Options  BackupOptions `json:"options"`
+}
+
+// CollectAdditionalResult counts the additional items stored per type;
+// Warnings are those that could not be read (gone, forbidden, of a type
+// the cluster does not serve).
+type CollectAdditionalResult struct {
+	Resources map[string]int `json:"resources"`
+	Warnings  int            `json:"warnings"`
 }

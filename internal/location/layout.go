@@ -64,6 +64,25 @@ func (b BackupKeys) Part(groupResource string, shard, index int) string {
 	return fmt.Sprintf("%s%05d-%06d.jsonl", b.PartsPrefix(groupResource), shard, index)
 }
 
+// AdditionalPart is one page of the additional items extensions asked
+// for, of one type: after the type's own parts, in their shard's place.
+func (b BackupKeys) AdditionalPart(groupResource string, index int) string {
+	return b.Part(groupResource, AdditionalShard, index)
+}
+
+// AdditionalShard is the shard number of additional items' parts, past
+// any namespace index.
+const AdditionalShard = 99999
+
+// AdditionalRefs holds the additional items extensions asked for with
+// the items of one collected part (partKey).
+func (b BackupKeys) AdditionalRefs(partKey string) string {
+	return b.AllAdditionalRefs() + strings.TrimPrefix(partKey, b.AllParts())
+}
+
+// AllAdditionalRefs is the prefix of every AdditionalRefs.
+func (b BackupKeys) AllAdditionalRefs() string { return b.Work() + "additional/" }
+
 // TypeResult is the per-resource-type outcome written by collection.
 func (b BackupKeys) TypeResult(groupResource string) string {
 	return b.Work() + "results/" + groupResource + ".json"

@@ -29,10 +29,13 @@ import (
 
 // annotator is a backup extension written against pkg/extension: it
 // annotates each item it is sent, fails the one named refuse-me, answers
-// for rename-me with another object, and counts what it saw.
+// for rename-me with another object, asks for additional items with the
+// one named annotated, and counts what it saw.
 type annotator struct {
 	mu   sync.Mutex
 	seen map[string]int // "resource ns/name"
+	// additional are asked for with the item named annotated.
+	additional []extension.ObjectRef
 }
 
 func (a *annotator) BackupItems(_ context.Context, req extension.BackupItemsRequest) (*extension.BackupItemsResponse, error) {
@@ -68,7 +71,11 @@ func (a *annotator) BackupItems(_ context.Context, req extension.BackupItemsRequ
 		if err != nil {
 			return nil, err
 		}
-		resp.Items = append(resp.Items, extension.BackupItemAnswer{Item: out})
+		ans := extension.BackupItemAnswer{Item: out}
+		if name == "annotated" {
+			ans.AdditionalItems = a.additional
+		}
+		resp.Items = append(resp.Items, ans)
 	}
 	return resp, nil
 }
@@ -81,7 +88,9 @@ func (a *annotator) BackupItems(_ context.Context, req extension.BackupItemsRequ
 // extension nobody serves (after its timeout) are left out and named in
 // the backup's errors (PartiallyFailed); a Secret is never sent to an
 // extension that did not ask for Secrets; unselected items are stored as
-// listed.
+// listed. The additional items asked for are stored once, also from a
+// namespace the backup does not include; one that does not exist is a
+// warning.
 func TestBackupExtensions(t *testing.T) {
 	t.Parallel()
 	s := newSharedStack(t)
@@ -108,7 +117,11 @@ extensions:
 	require.NoError(t, os.WriteFile(file, []byte(doc), 0o600))
 	s.startWorker("--extensions", file)
 
-	ext := &annotator{seen: map[string]int{}}
+	ext := &annotator{seen: map[string]int{}, additional: []extension.ObjectRef{
+		{Resource: "configmaps", Namespace: "ext-other", Name: "extra"},
+		{Resource: "configmaps", Namespace: ns, Name: "plain"},
+		{Resource: "configmaps", Namespace: "ext-other", Name: "ghost"},
+	}}
 	ec, err := client.Dial(client.Options{HostPort: s.temporalAddr})
 	require.NoError(t, err)
 	t.Cleanup(ec.Close)
@@ -126,6 +139,10 @@ extensions:
 		_, err := kc.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, metav1.CreateOptions{})
 		require.NoError(t, err)
 	}
+	_, err = kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ext-other"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = kc.CoreV1().ConfigMaps("ext-other").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "extra"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
 	_, err = kc.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "token", Labels: map[string]string{"ext": "yes"}},
 		StringData: map[string]string{"token": "s3cret"}}, metav1.CreateOptions{})
 	require.NoError(t, err)
@@ -136,8 +153,9 @@ extensions:
 	require.Equal(t, v1alpha1.PhasePartiallyFailed, v.Phase, "%+v", v.Status)
 
 	stored := tarballItems(t, s, "ext-1", "configmaps")
-	for _, name := range []string{"plain", "annotated"} {
-		assert.Contains(t, stored, ns+"/"+name)
+	for _, key := range []string{ns + "/plain", ns + "/annotated", "ext-other/extra"} {
+		assert.Contains(t, stored, key)
+		assert.Equal(t, 1, tarballCounts(t, s, "ext-1")["configmaps"][key], "%s stored once", key)
 	}
 	for _, name := range []string{"refuse-me", "rename-me", "renamed", "unserved"} {
 		assert.NotContains(t, stored, ns+"/"+name, "an item an extension failed is left out")
@@ -159,6 +177,11 @@ extensions:
 	assert.Contains(t, joined, ns+"/refuse-me: extension annotate: not this one")
 	assert.Contains(t, joined, ns+"/rename-me: extension annotate: answered with "+ns+"/renamed, another object")
 	assert.Contains(t, joined, ns+"/unserved: extension nobody-home: did not answer cairn.extension.v1.BackupItems within 2s: is a worker polling task queue e2e-nobody-home?")
+	var warnings []string
+	for _, w := range results.Warnings {
+		warnings = append(warnings, w.Message)
+	}
+	assert.Contains(t, strings.Join(warnings, "\n"), "extensions asked for configmaps ext-other/ghost, which does not exist")
 
 	recordExtensionCall(t, s)
 }

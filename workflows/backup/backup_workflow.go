@@ -95,6 +95,11 @@ func (b *backupRun) run(ctx workflow.Context) (*v1alpha1.BackupStatus, error) {
 			return b.end(ctx, err)
 		}
 	}
+	if plan.Extensions > 0 {
+		if err := b.collectAdditional(ctx); err != nil {
+			return b.end(ctx, err)
+		}
+	}
 	if err := b.runOperations(ctx); err != nil {
 		return b.end(ctx, err)
 	}
@@ -225,6 +230,20 @@ func (b *backupRun) collectRelated(ctx workflow.Context, types []v1alpha1.Resour
 	}
 	b.addItems(res.Resources)
 	b.related = workflow.DeterministicKeys(res.Resources)
+	b.status.Warnings += res.Warnings
+	b.updateDetails(ctx)
+	return nil
+}
+
+// collectAdditional stores the additional items extensions asked for.
+func (b *backupRun) collectAdditional(ctx workflow.Context) error {
+	actx := workflow.WithActivityOptions(ctx, b.activityOptions(time.Hour))
+	in := v1alpha1.CollectAdditionalInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, Options: b.opts}
+	var res v1alpha1.CollectAdditionalResult
+	if err := workflow.ExecuteActivity(actx, clusterActs.CollectAdditional, in).Get(ctx, &res); err != nil {
+		return fmt.Errorf("collect the additional items extensions asked for: %w", err)
+	}
+	b.addItems(res.Resources)
 	b.status.Warnings += res.Warnings
 	b.updateDetails(ctx)
 	return nil
