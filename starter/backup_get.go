@@ -48,6 +48,7 @@ func (c *Client) GetBackup(ctx context.Context, name string) (*BackupView, error
 	addLiveStatus(ctx, c, v)
 	if v.Status != nil && !v.Phase.Done() {
 		addMoverProgress(ctx, c, movingOperations(v.Status))
+		addExtensionWaits(ctx, c, v.WorkflowID, v.Status)
 	}
 	return v, nil
 }

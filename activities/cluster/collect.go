@@ -28,6 +28,9 @@ import (
 type CollectProgress struct {
 	Done    []v1alpha1.TypeCollected `json:"done,omitempty"`
 	Current TypeProgress             `json:"current"`
+	// Waiting are the extensions the step waits on now, for describe and
+	// the Temporal UI.
+	Waiting []v1alpha1.ExtensionWait `json:"waiting,omitempty"`
 }
 
 // TypeProgress is where the collection of one resource type stands.

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/filter"
@@ -129,6 +130,7 @@ func (c *collector) runAction(ctx context.Context, a backupAction, items []pageI
 		return items, nil
 	}
 	answers := make([][]extension.BackupItemAnswer, len(batches))
+	c.progress.Waiting = []v1alpha1.ExtensionWait{{Extension: a.ext.Name, TaskQueue: a.ext.TaskQueue, Since: metav1.Now()}}
 	stop := c.heartbeatWhile(ctx)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(maxCallsInFlight)
@@ -141,6 +143,7 @@ func (c *collector) runAction(ctx context.Context, a backupAction, items []pageI
 	}
 	err := g.Wait()
 	stop()
+	c.progress.Waiting = nil
 	if err != nil {
 		return nil, err
 	}

@@ -65,6 +65,9 @@ type BackupStatus struct {
 	Operations []Operation `json:"operations,omitempty"`
 	// Hooks are the results of the backup's hooks, in the order they ended.
 	Hooks []HookResult `json:"hooks,omitempty"`
+	// Waiting are the extensions a running backup's steps wait on, read
+	// from their heartbeats when the backup is described.
+	Waiting []ExtensionWait `json:"waiting,omitempty"`
 }
 
 // SkippedResource is a resource type the plan left out, and why.

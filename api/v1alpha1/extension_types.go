@@ -167,6 +167,15 @@ func (s *ExtensionSelector) SelectsType(groupResource string) bool {
 	return false
 }
 
+// ExtensionWait says that a step waits on an extension's answers, and
+// since when: what a step's heartbeat carries, and a described backup
+// shows.
+type ExtensionWait struct {
+	Extension string      `json:"extension"`
+	TaskQueue string      `json:"taskQueue"`
+	Since     metav1.Time `json:"since"`
+}
+
 // ExtensionCallInput is one call of an extension's activity, run as a
 // small workflow of its own (ExtensionCall) that a step starts and waits
 // for: the request and the answer live in that workflow's history, not

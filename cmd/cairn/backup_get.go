@@ -55,6 +55,11 @@ func describeBackup(w io.Writer, v *starter.BackupView) {
 	if s := v.Status; s != nil && s.FailureReason != "" {
 		row(w, "Reason:", s.FailureReason)
 	}
+	if s := v.Status; s != nil {
+		for _, wait := range s.Waiting {
+			row(w, "Waiting on:", fmt.Sprintf("extension %s (task queue %s) for %s", wait.Extension, wait.TaskQueue, age(&wait.Since.Time)))
+		}
+	}
 	retryingRows(w, v.Retrying)
 	describeTimes(w, v.StartTime, v.EndTime, v.Location, v.UIURL)
 	describeActingAs(w, v.Source, v.ActingAs)

@@ -259,8 +259,9 @@ func (g *gatedAnnotator) BackupItems(ctx context.Context, req extension.BackupIt
 	return g.annotator.BackupItems(ctx, req)
 }
 
-// TestBackupExtensionSurvivesAWorkerKill: cairn's worker is killed
-// (SIGKILL) while a backup's collect step waits on an extension's call.
+// TestBackupExtensionSurvivesAWorkerKill: while a backup's collect step
+// waits on an extension's call, `backup describe` names the extension, and
+// cairn's worker is killed (SIGKILL).
 // The retried step (attempt 2 in the history) finds the call already
 // made instead of making it again: the extension sees each item once, and
 // the backup completes with each item stored once, as the extension
@@ -305,6 +306,13 @@ extensions:
 	case <-ext.entered:
 	case <-time.After(2 * time.Minute):
 		t.Fatal("the backup never called the extension")
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		stdout, stderr, code := s.cli("backup", "describe", "ext-kill-1")
+		if code == 0 && strings.Contains(stdout, "extension annotate (task queue e2e-annotate-kill)") {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "backup describe never named the extension the backup waits on: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	w.kill()
 	s.startWorker("--extensions", file)
