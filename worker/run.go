@@ -21,6 +21,7 @@ import (
 	"github.com/cairn-backup/cairn/activities/restore"
 	"github.com/cairn-backup/cairn/activities/store"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/internal/extcall"
 	"github.com/cairn-backup/cairn/internal/kopiarepo"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/location"
@@ -138,7 +139,7 @@ func Run(ctx context.Context, c client.Client, cfg Config) error {
 		return err
 	}
 	clusterActs.PageInterval = cfg.PageInterval
-	clusterActs.Registered, clusterActs.Extensions = cfg.Extensions, cluster.TemporalCaller{Client: c}
+	clusterActs.Registered, clusterActs.Extensions = cfg.Extensions, extcall.TemporalCaller{Client: c}
 	ns := cfg.DataMovement.Namespace
 	if ns == "" {
 		ns = DefaultDataMoverNamespace

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/internal/extcall"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/location"
 )
@@ -27,7 +28,7 @@ type Activities struct {
 	// Registered are the extensions a backup planned now calls; its plan
 	// keeps them. Extensions makes the calls.
 	Registered []v1alpha1.Extension
-	Extensions ExtensionCaller
+	Extensions extcall.Caller
 	// callBeat is how often a step waiting on extensions heartbeats
 	// (0: a third of its heartbeat timeout); tests shorten it.
 	callBeat time.Duration

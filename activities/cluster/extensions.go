@@ -3,33 +3,23 @@ package cluster
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/internal/extcall"
 	"github.com/cairn-backup/cairn/internal/filter"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/tick"
 	"github.com/cairn-backup/cairn/pkg/extension"
 )
-
-// ExtensionCaller runs one call of an extension and returns its answer:
-// the ExtensionCall workflow under id, started once however often a
-// retried step asks (see TemporalCaller).
-type ExtensionCaller interface {
-	Call(ctx context.Context, id string, in v1alpha1.ExtensionCallInput) (json.RawMessage, error)
-}
 
 // maxItemErrors bounds the item errors a type's result names; the rest
 // are counted.
@@ -110,22 +100,11 @@ func (c *collector) extend(ctx context.Context, pages [][]kube.Item) ([][]pageIt
 // MaxBatchBytes, several calls at once, and applies the answers in the
 // items' order.
 func (c *collector) runAction(ctx context.Context, a backupAction, items []pageItem) ([]pageItem, error) {
-	var batches [][]int
-	var cur []int
-	curBytes := 0
+	sizes := make([]int, len(items))
 	for i, it := range items {
-		if !a.selects(it.Item) {
-			continue
-		}
-		if len(cur) > 0 && curBytes+len(it.Raw) > extension.MaxBatchBytes {
-			batches, cur, curBytes = append(batches, cur), nil, 0
-		}
-		cur = append(cur, i)
-		curBytes += len(it.Raw)
+		sizes[i] = len(it.Raw)
 	}
-	if len(cur) > 0 {
-		batches = append(batches, cur)
-	}
+	batches := extcall.Split(sizes, func(i int) bool { return a.selects(items[i].Item) })
 	if len(batches) == 0 {
 		return items, nil
 	}
@@ -173,45 +152,21 @@ func (c *collector) runAction(ctx context.Context, a backupAction, items []pageI
 func (c *collector) callBackupItems(ctx context.Context, a backupAction, items []pageItem, batch []int) ([]extension.BackupItemAnswer, error) {
 	req := extension.BackupItemsRequest{Backup: c.in.Backup, Extension: a.ext.Name,
 		Resource: extension.Resource{Group: c.res.GVR.Group, Version: c.res.GVR.Version, Resource: c.res.GVR.Resource, Kind: c.res.Kind}}
-	sum := sha256.New()
+	var raws extcall.Batch
 	for _, i := range batch {
 		req.Items = append(req.Items, json.RawMessage(items[i].Raw))
-		sum.Write(items[i].Raw)
+		raws = append(raws, items[i].Raw)
 	}
-	raw, err := json.Marshal(req)
-	if err != nil {
-		return nil, err
+	answers, failed, err := extcall.Do[extension.BackupItemAnswer](ctx, c.a.Extensions, extcall.Request{Run: c.in.Backup, Extension: a.ext,
+		Activity: extension.BackupItemsV1, Scope: c.gr, Items: raws, Payload: req})
+	if err != nil || failed == "" {
+		return answers, err
 	}
-	// The key names the batch by its content: a retried step that lists
-	// the same items finds the call it made, and one that lists other
-	// items (a list started over) makes a new one.
-	key := fmt.Sprintf("%s/%s", c.gr, hex.EncodeToString(sum.Sum(nil))[:20])
-	in := v1alpha1.ExtensionCallInput{Run: c.in.Backup, Extension: a.ext.Name, TaskQueue: a.ext.TaskQueue,
-		Activity: extension.BackupItemsV1, Timeout: a.ext.Timeout, Request: raw}
-	answer, err := c.a.Extensions.Call(ctx, v1alpha1.ExtensionCallWorkflowID(c.in.Backup, a.ext.Name, key), in)
-	answers := make([]extension.BackupItemAnswer, len(batch))
-	var appErr *temporal.ApplicationError
-	switch {
-	case errors.As(err, &appErr) && appErr.Type() == v1alpha1.ErrTypeExtension:
-		for k := range answers {
-			answers[k].Error = appErr.Message()
-		}
-		return answers, nil
-	case err != nil:
-		return nil, fmt.Errorf("extension %s: %w", a.ext.Name, err)
+	answers = make([]extension.BackupItemAnswer, len(batch))
+	for k := range answers {
+		answers[k].Error = failed
 	}
-	var resp extension.BackupItemsResponse
-	if err := json.Unmarshal(answer, &resp); err != nil || len(resp.Items) != len(batch) {
-		why := fmt.Sprintf("answered out of its contract: want %d answers, got %d", len(batch), len(resp.Items))
-		if err != nil {
-			why = fmt.Sprintf("answered out of its contract: %v", err)
-		}
-		for k := range answers {
-			answers[k].Error = why
-		}
-		return answers, nil
-	}
-	return resp.Items, nil
+	return answers, nil
 }
 
 // answered applies one answer to its item: the item to store, or false

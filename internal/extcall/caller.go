@@ -1,4 +1,7 @@
-package cluster
+// Package extcall calls extensions for the activities that have items
+// for them: through the ExtensionCall workflow, one per batch, found
+// again by its ID when a step is retried.
+package extcall
 
 import (
 	"context"
@@ -13,6 +16,13 @@ import (
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
+
+// Caller runs one call of an extension and returns its answer: the
+// ExtensionCall workflow under id, started once however often a retried
+// step asks (see TemporalCaller).
+type Caller interface {
+	Call(ctx context.Context, id string, in v1alpha1.ExtensionCallInput) (json.RawMessage, error)
+}
 
 // TemporalCaller calls extensions through the ExtensionCall workflow on
 // cairn's task queue.
