@@ -15,6 +15,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/internal/extcall"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/tarball"
@@ -35,6 +37,10 @@ type Activities struct {
 	// ConfigNamespace is the worker's namespace, where Velero's
 	// change-storage-class ConfigMaps are read from ("": none are).
 	ConfigNamespace string
+	// Registered are the extensions a restore planned now calls; its
+	// plan keeps them. Extensions makes the calls.
+	Registered []v1alpha1.Extension
+	Extensions extcall.Caller
 }
 
 var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}

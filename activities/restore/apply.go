@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -97,16 +98,30 @@ func (a *Activities) applyType(ctx context.Context, run *runlog.Run, clients *ku
 	log := run.Log.With(zap.String("resource", gr))
 	ap := newApplier(clients, in, t, owners)
 	ap.namespaceExists = a.namespaceExists
-	pl := &pipeline{run: run, ap: ap, gr: gr, batches: t.Batches}
+	// The feed heartbeats while it waits on extensions, as the commits
+	// move prog on.
+	var mu sync.Mutex
+	heartbeat := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		activity.RecordHeartbeat(ctx, *prog)
+	}
+	actions, err := a.restoreActions(ctx, run, gr)
+	if err != nil {
+		return err
+	}
+	pl := &pipeline{run: run, ap: ap, gr: gr, batches: t.Batches, actions: actions, extensions: a.Extensions, beat: heartbeat,
+		restore: in.Restore, backup: in.Backup, typ: t.ResourceType}
 	commit := func(b int, outcome v1alpha1.TypeOutcome, deferred int) error {
+		mu.Lock()
 		prog.NextBatch, prog.Outcome, prog.Deferred = b+1, prog.Outcome.Add(outcome), prog.Deferred+deferred
 		activity.RecordHeartbeat(ctx, *prog)
+		mu.Unlock()
 		return clock.Sleep(ctx, a.BatchInterval)
 	}
 	// While the API server is unreachable, wait and go on from the last
 	// stored batch, up to the restore's limit.
-	heartbeat := func() { activity.RecordHeartbeat(ctx, *prog) }
-	err := prog.Reachability.Do(ctx, ap.in.Options.ClusterUnreachableTimeout.Duration, log, heartbeat, func() error {
+	err = prog.Reachability.Do(ctx, ap.in.Options.ClusterUnreachableTimeout.Duration, log, heartbeat, func() error {
 		return pl.apply(ctx, prog.NextBatch, commit)
 	})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/internal/extcall"
 	"github.com/cairn-backup/cairn/internal/runlog"
 )
 
@@ -30,6 +31,13 @@ type pipeline struct {
 	// failuresLogged counts the failed items met, of which the first
 	// maxLoggedFailures are logged.
 	failuresLogged int
+	// actions are the extensions that act on the type's items, called
+	// through extensions; beat heartbeats while they answer.
+	actions         []restoreAction
+	extensions      extcall.Caller
+	beat            func()
+	restore, backup string
+	typ             v1alpha1.ResourceType
 }
 
 const maxLoggedFailures = 100
@@ -42,6 +50,9 @@ type batchWork struct {
 	relinks  [][]relink
 	left     atomic.Int32
 	complete chan struct{} // closed when every item has an outcome
+	// decided are the items extensions skipped or failed: their outcome
+	// is set, and they are not applied.
+	decided []bool
 	// stored is set for a batch an earlier attempt already stored.
 	stored *v1alpha1.TypeOutcome
 	// storedDeferred counts that batch's pending owner references.
@@ -106,6 +117,9 @@ func (p *pipeline) feed(ctx context.Context, start int, ordered chan<- *batchWor
 			return nil
 		}
 		for i := range bw.items {
+			if bw.decided != nil && bw.decided[i] {
+				continue
+			}
 			select {
 			case jobs <- itemJob{batch: bw, index: i}:
 			case <-ctx.Done():
@@ -131,7 +145,10 @@ func (p *pipeline) load(ctx context.Context, bw *batchWork) error {
 	bw.outcomes = make([]v1alpha1.ItemOutcome, len(bw.items))
 	bw.relinks = make([][]relink, len(bw.items))
 	bw.left.Store(int32(len(bw.items)))
-	if len(bw.items) == 0 {
+	if err := p.extend(ctx, bw); err != nil {
+		return err
+	}
+	if bw.left.Load() == 0 {
 		close(bw.complete)
 	}
 	return nil

@@ -121,6 +121,9 @@ func (a *Activities) PlanRestore(ctx context.Context, in v1alpha1.RestorePlanInp
 	if err := run.Loc.DeletePrefix(ctx, run.Restore.Batches(), runlog.Heartbeat(ctx)); err != nil {
 		return nil, err
 	}
+	if err := a.storeRestoreExtensions(ctx, run); err != nil {
+		return nil, err
+	}
 	w := newBatchWriter(run, opts.BatchSize)
 	defer w.abort()
 	if err := writeItems(ctx, src, idx, p, sel, w); err != nil {

@@ -43,9 +43,11 @@ type Extension struct {
 	// Timeout bounds one call, waiting for a worker to poll included:
 	// past it the call's items fail with the extension named.
 	Timeout metav1.Duration `json:"timeout,omitempty"`
-	// Backup selects the items of a backup the extension acts on; nil:
-	// none.
-	Backup *ExtensionSelector `json:"backup,omitempty"`
+	// Backup selects the items of a backup the extension acts on, and
+	// Restore those of a restore (by the namespace they are restored
+	// into); nil: none.
+	Backup  *ExtensionSelector `json:"backup,omitempty"`
+	Restore *ExtensionSelector `json:"restore,omitempty"`
 }
 
 // ExtensionSelector selects the items an extension is called for.
@@ -117,12 +119,19 @@ func ValidateExtensions(exts []Extension) error {
 		if d := e.Timeout.Duration; d != 0 && (d < minExtensionTimeout || d > maxExtensionTimeout) {
 			add("%s.timeout %s: between %s and %s", at, d, minExtensionTimeout, maxExtensionTimeout)
 		}
-		if e.Backup == nil {
-			add("%s: acts on nothing (backup is empty)", at)
+		if e.Backup == nil && e.Restore == nil {
+			add("%s: acts on nothing (backup and restore are empty)", at)
 			continue
 		}
-		for _, p := range e.Backup.problems() {
-			add("%s.backup.%s", at, p)
+		if e.Backup != nil {
+			for _, p := range e.Backup.problems() {
+				add("%s.backup.%s", at, p)
+			}
+		}
+		if e.Restore != nil {
+			for _, p := range e.Restore.problems() {
+				add("%s.restore.%s", at, p)
+			}
 		}
 	}
 	if len(problems) > 0 {

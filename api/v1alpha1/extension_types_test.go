@@ -60,7 +60,7 @@ func TestParseExtensionsRefuses(t *testing.T) {
 		`extensions[2].taskQueue "cairn": cairn's own queues`,
 		`extensions[3].taskQueue "cairn-datamover-node1": cairn's own queues`,
 		`extensions[4].taskQueue: required`,
-		`extensions[5]: acts on nothing`,
+		`extensions[5]: acts on nothing (backup and restore are empty)`,
 		`extensions[6].timeout 48h0m0s: between 1s and 24h0m0s`,
 		`extensions[7].backup.resources: "apps/deployments" is not a group-qualified resource`,
 		`extensions[7].backup.resources: "" is not`,

@@ -33,6 +33,10 @@ func (r RestoreKeys) Batch(groupResource string, index int) string {
 // Batches is the prefix of every batch.
 func (r RestoreKeys) Batches() string { return r.Work() + "items/" }
 
+// Extensions are the extensions registered when the restore was planned:
+// one run calls one set throughout.
+func (r RestoreKeys) Extensions() string { return r.Work() + "extensions.json" }
+
 // BatchResult holds the item outcomes of one applied batch.
 func (r RestoreKeys) BatchResult(groupResource string, index int) string {
 	return fmt.Sprintf("%s%06d.jsonl", r.BatchResultsOf(groupResource), index)

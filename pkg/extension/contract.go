@@ -64,3 +64,36 @@ type BackupItemAnswer struct {
 
 // MaxAdditionalItems bounds the additional items of one answer.
 const MaxAdditionalItems = 100
+
+// RestoreItemsV1 is the activity cairn calls with a batch of items a
+// restore is about to create, for every extension registered for their
+// type.
+const RestoreItemsV1 = "cairn.extension.v1.RestoreItems"
+
+// RestoreItemsRequest is a batch of items of one type, as the restore
+// would create them (namespace mapped, resource modifiers applied), in
+// restore order, bounded like a backup's (MaxBatchBytes).
+type RestoreItemsRequest struct {
+	Restore   string            `json:"restore"`
+	Backup    string            `json:"backup"`
+	Extension string            `json:"extension"`
+	Resource  Resource          `json:"resource"`
+	Items     []json.RawMessage `json:"items"`
+}
+
+// RestoreItemsResponse answers a request item by item, one answer per
+// item, in order.
+type RestoreItemsResponse struct {
+	Items []RestoreItemAnswer `json:"items"`
+}
+
+// RestoreItemAnswer is what to do with one item.
+type RestoreItemAnswer struct {
+	// Item is the object to create in its place, of the same kind,
+	// namespace and name; empty: the item as it was sent.
+	Item json.RawMessage `json:"item,omitempty"`
+	// Skip leaves the item out of the restore, with this reason.
+	Skip string `json:"skip,omitempty"`
+	// Error fails this item, with the message in the restore's results.
+	Error string `json:"error,omitempty"`
+}

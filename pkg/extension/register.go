@@ -12,6 +12,17 @@ type BackupHandler interface {
 	BackupItems(ctx context.Context, req BackupItemsRequest) (*BackupItemsResponse, error)
 }
 
+// RestoreHandler acts on the items a restore creates.
+type RestoreHandler interface {
+	RestoreItems(ctx context.Context, req RestoreItemsRequest) (*RestoreItemsResponse, error)
+}
+
+// RegisterRestore registers h's activities on w under the contract's
+// names.
+func RegisterRestore(w worker.ActivityRegistry, h RestoreHandler) {
+	w.RegisterActivityWithOptions(h.RestoreItems, activity.RegisterOptions{Name: RestoreItemsV1})
+}
+
 // RegisterBackup registers h's activities on w under the contract's
 // names. The worker must poll the task queue the extension is registered
 // with in cairn.

@@ -1,0 +1,235 @@
+package restore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/internal/extcall"
+	"github.com/cairn-backup/cairn/internal/filter"
+	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/internal/runlog"
+	"github.com/cairn-backup/cairn/internal/tick"
+	"github.com/cairn-backup/cairn/pkg/extension"
+)
+
+// maxCallsInFlight bounds the calls one batch waits on at once.
+const maxCallsInFlight = 8
+
+// restoreAction is one registered extension that selects the type being
+// restored, with its item filters compiled.
+type restoreAction struct {
+	ext    v1alpha1.Extension
+	nsGlob filter.Globs
+	labels filter.Labels
+}
+
+// selects matches an item as it will be created: its target namespace.
+func (a restoreAction) selects(obj map[string]any) bool {
+	meta, _ := obj["metadata"].(map[string]any)
+	ns, _ := meta["namespace"].(string)
+	if ns != "" && !a.nsGlob.Match(ns) {
+		return false
+	}
+	labels := map[string]string{}
+	if l, ok := meta["labels"].(map[string]any); ok {
+		for k, v := range l {
+			labels[k], _ = v.(string)
+		}
+	}
+	return a.labels.Match(labels)
+}
+
+// storeRestoreExtensions keeps the registered extensions that act on
+// restores in the restore's work area, for its apply steps.
+func (a *Activities) storeRestoreExtensions(ctx context.Context, run *runlog.Run) error {
+	var exts []v1alpha1.Extension
+	for _, e := range a.Registered {
+		if e.Restore != nil {
+			exts = append(exts, e)
+		}
+	}
+	if len(exts) == 0 {
+		return run.Loc.Delete(ctx, run.Restore.Extensions())
+	}
+	return run.Loc.WriteJSON(ctx, run.Restore.Extensions(), exts)
+}
+
+// restoreActions are the extensions the restore's plan kept that act on
+// type gr, in registration order.
+func (a *Activities) restoreActions(ctx context.Context, run *runlog.Run, gr string) ([]restoreAction, error) {
+	var exts []v1alpha1.Extension
+	err := run.Loc.ReadJSON(ctx, run.Restore.Extensions(), &exts)
+	switch {
+	case errors.Is(err, location.ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("read the restore's extensions: %w", err)
+	}
+	var out []restoreAction
+	for _, e := range exts {
+		if !e.Restore.SelectsType(gr) {
+			continue
+		}
+		g, err := filter.NewGlobs(e.Restore.IncludedNamespaces, e.Restore.ExcludedNamespaces)
+		if err != nil {
+			return nil, fmt.Errorf("extension %s: %w", e.Name, err)
+		}
+		l, err := filter.NewLabels(e.Restore.LabelSelector, nil)
+		if err != nil {
+			return nil, fmt.Errorf("extension %s: %w", e.Name, err)
+		}
+		out = append(out, restoreAction{ext: e, nsGlob: g, labels: l})
+	}
+	if len(out) > 0 && a.Extensions == nil {
+		return nil, errors.New("this worker cannot call extensions")
+	}
+	return out, nil
+}
+
+// extend runs the type's restore actions over a batch's items before any
+// is applied, each action over what the one before it answered. An item
+// an action skips or fails gets its outcome and is not applied.
+func (p *pipeline) extend(ctx context.Context, bw *batchWork) error {
+	if len(p.actions) == 0 || len(bw.items) == 0 {
+		return nil
+	}
+	bw.decided = make([]bool, len(bw.items))
+	for _, a := range p.actions {
+		if err := p.runAction(ctx, a, bw); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *pipeline) runAction(ctx context.Context, a restoreAction, bw *batchWork) error {
+	raws := make([][]byte, len(bw.items))
+	sizes := make([]int, len(bw.items))
+	for i, it := range bw.items {
+		if bw.decided[i] || !a.selects(it.Object) {
+			continue
+		}
+		raw, err := json.Marshal(it.Object)
+		if err != nil {
+			return fmt.Errorf("encode %s: %w", p.gr, err)
+		}
+		raws[i], sizes[i] = raw, len(raw)
+	}
+	batches := extcall.Split(sizes, func(i int) bool { return raws[i] != nil })
+	if len(batches) == 0 {
+		return nil
+	}
+	answers := make([][]extension.RestoreItemAnswer, len(batches))
+	failed := make([]string, len(batches))
+	stop := tick.Every(p.beatEvery(ctx), p.beat)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(maxCallsInFlight)
+	for k, batch := range batches {
+		g.Go(func() error {
+			req := extension.RestoreItemsRequest{Restore: p.restore, Backup: p.backup, Extension: a.ext.Name,
+				Resource: extension.Resource{Group: p.typ.Group, Version: p.typ.Version, Resource: p.typ.Resource, Kind: p.typ.Kind}}
+			var items extcall.Batch
+			for _, i := range batch {
+				req.Items = append(req.Items, raws[i])
+				items = append(items, raws[i])
+			}
+			var err error
+			answers[k], failed[k], err = extcall.Do[extension.RestoreItemAnswer](gctx, p.extensions, extcall.Request{Run: p.restore,
+				Extension: a.ext, Activity: extension.RestoreItemsV1, Scope: "restore/" + p.gr, Items: items, Payload: req})
+			return err
+		})
+	}
+	err := g.Wait()
+	stop()
+	if err != nil {
+		return err
+	}
+	for k, batch := range batches {
+		for j, i := range batch {
+			if failed[k] != "" {
+				p.decide(bw, i, v1alpha1.ItemFailed, fmt.Sprintf("extension %s: %s", a.ext.Name, failed[k]))
+				continue
+			}
+			p.answered(a, bw, i, answers[k][j])
+		}
+	}
+	return nil
+}
+
+// answered applies one answer to its item.
+func (p *pipeline) answered(a restoreAction, bw *batchWork, i int, ans extension.RestoreItemAnswer) {
+	who := "extension " + a.ext.Name + ": "
+	switch {
+	case ans.Error != "":
+		p.decide(bw, i, v1alpha1.ItemFailed, who+ans.Error)
+		return
+	case ans.Skip != "":
+		p.decide(bw, i, v1alpha1.ItemSkipped, who+ans.Skip)
+		return
+	case len(ans.Item) == 0:
+		return
+	}
+	var changed map[string]any
+	if err := json.Unmarshal(ans.Item, &changed); err != nil || changed == nil {
+		p.decide(bw, i, v1alpha1.ItemFailed, who+"its item is not a Kubernetes object")
+		return
+	}
+	if idOf(changed) != idOf(bw.items[i].Object) {
+		p.decide(bw, i, v1alpha1.ItemFailed, fmt.Sprintf("%sanswered with %s, another object than the one it was given", who, idOf(changed)))
+		return
+	}
+	bw.items[i].Object = changed
+}
+
+// idOf names an object by its kind, API group, namespace and name.
+func idOf(obj map[string]any) string {
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	meta, _ := obj["metadata"].(map[string]any)
+	ns, _ := meta["namespace"].(string)
+	name, _ := meta["name"].(string)
+	if i := len(apiVersion) - len(lastSegment(apiVersion)); i > 0 {
+		kind += "." + apiVersion[:i-1]
+	}
+	if ns != "" {
+		name = ns + "/" + name
+	}
+	return kind + " " + name
+}
+
+func lastSegment(s string) string {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '/' {
+			return s[i+1:]
+		}
+	}
+	return s
+}
+
+// decide sets an item's outcome without applying it.
+func (p *pipeline) decide(bw *batchWork, i int, result v1alpha1.ItemResult, reason string) {
+	it := bw.items[i]
+	meta, _ := it.Object["metadata"].(map[string]any)
+	ns, _ := meta["namespace"].(string)
+	name, _ := meta["name"].(string)
+	bw.outcomes[i] = v1alpha1.ItemOutcome{Resource: p.gr, Namespace: ns, Name: name, Result: result, Reason: reason,
+		SourceNamespace: it.SourceNamespace, Modifiers: it.Modifiers}
+	bw.decided[i] = true
+	bw.left.Add(-1)
+}
+
+// beatEvery is how often the apply step heartbeats while extensions
+// answer: a third of its heartbeat timeout.
+func (p *pipeline) beatEvery(ctx context.Context) time.Duration {
+	if d := activity.GetInfo(ctx).HeartbeatTimeout / 3; d > 0 {
+		return d
+	}
+	return 10 * time.Second
+}

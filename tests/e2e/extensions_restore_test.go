@@ -1,0 +1,132 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/pkg/extension"
+	"github.com/cairn-backup/cairn/starter"
+)
+
+// registryRewriter is a restore extension: it moves container images
+// from docker.io to registry.local (Velero's change-image-name, as an
+// extension), skips the item named skip-me and fails fail-me.
+type registryRewriter struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (r *registryRewriter) RestoreItems(_ context.Context, req extension.RestoreItemsRequest) (*extension.RestoreItemsResponse, error) {
+	resp := &extension.RestoreItemsResponse{}
+	for _, raw := range req.Items {
+		var obj map[string]any
+		if err := json.Unmarshal(raw, &obj); err != nil {
+			return nil, err
+		}
+		name := obj["metadata"].(map[string]any)["name"].(string)
+		r.mu.Lock()
+		r.seen = append(r.seen, req.Resource.Resource+" "+obj["metadata"].(map[string]any)["namespace"].(string)+"/"+name)
+		r.mu.Unlock()
+		switch name {
+		case "skip-me":
+			resp.Items = append(resp.Items, extension.RestoreItemAnswer{Skip: "not wanted here"})
+			continue
+		case "fail-me":
+			resp.Items = append(resp.Items, extension.RestoreItemAnswer{Error: "cannot restore this"})
+			continue
+		}
+		changed := strings.ReplaceAll(string(raw), `"image":"docker.io/`, `"image":"registry.local/`)
+		resp.Items = append(resp.Items, extension.RestoreItemAnswer{Item: json.RawMessage(changed)})
+	}
+	return resp, nil
+}
+
+// TestRestoreExtensions: a restore calls the extensions registered for
+// it with the items it is about to create, as they will be created (in
+// the mapped namespace): a Deployment is created with the images the
+// extension rewrote, an item it skips or fails is not created and its
+// outcome says so (the restore PartiallyFailed), and the extension is
+// never sent items its selector leaves out.
+func TestRestoreExtensions(t *testing.T) {
+	t.Parallel()
+	s := newSharedStack(t)
+	ctx := context.Background()
+	doc := `apiVersion: cairn.io/v1alpha1
+kind: Extensions
+extensions:
+- name: registry
+  taskQueue: e2e-registry
+  restore:
+    resources: [deployments.apps, configmaps]
+    includedNamespaces: [ext-rs-target]
+`
+	file := filepath.Join(t.TempDir(), "extensions.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(doc), 0o600))
+	s.startWorker("--extensions", file)
+	ext := &registryRewriter{}
+	ec, err := client.Dial(client.Options{HostPort: s.temporalAddr})
+	require.NoError(t, err)
+	t.Cleanup(ec.Close)
+	w := sdkworker.New(ec, "e2e-registry", sdkworker.Options{})
+	extension.RegisterRestore(w, ext)
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+
+	kc := fastClient(t, s.cluster.Config())
+	_, err = kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ext-rs"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	for _, name := range []string{"keep", "skip-me", "fail-me"} {
+		_, err := kc.CoreV1().ConfigMaps("ext-rs").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	labels := map[string]string{"app": "web"}
+	_, err = kc.AppsV1().Deployments("ext-rs").Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "docker.io/library/nginx:1.27"}}},
+		}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	s.backup(v1alpha1.BackupSpec{Name: "ext-rs-1", IncludedNamespaces: []string{"ext-rs"}})
+
+	v := s.restore(starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "ext-rs-r1", BackupName: "ext-rs-1",
+		NamespaceMapping: map[string]string{"ext-rs": "ext-rs-target"}}}, 2*time.Minute)
+	require.Equal(t, v1alpha1.PhasePartiallyFailed, v.Phase, "%+v", v.Status)
+
+	dep, err := kc.AppsV1().Deployments("ext-rs-target").Get(ctx, "web", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "registry.local/library/nginx:1.27", dep.Spec.Template.Spec.Containers[0].Image, "created as the extension answered")
+	_, err = kc.CoreV1().ConfigMaps("ext-rs-target").Get(ctx, "keep", metav1.GetOptions{})
+	require.NoError(t, err)
+	for _, name := range []string{"skip-me", "fail-me"} {
+		_, err := kc.CoreV1().ConfigMaps("ext-rs-target").Get(ctx, name, metav1.GetOptions{})
+		assert.Error(t, err, "%s is not created", name)
+	}
+	outcomes := s.outcomes("ext-rs-r1")
+	assert.Equal(t, v1alpha1.ItemSkipped, outcomes["configmaps ext-rs-target/skip-me"].Result)
+	assert.Equal(t, "extension registry: not wanted here", outcomes["configmaps ext-rs-target/skip-me"].Reason)
+	assert.Equal(t, v1alpha1.ItemFailed, outcomes["configmaps ext-rs-target/fail-me"].Result)
+	assert.Equal(t, "extension registry: cannot restore this", outcomes["configmaps ext-rs-target/fail-me"].Reason)
+	assert.Equal(t, v1alpha1.ItemRestored, outcomes["deployments.apps ext-rs-target/web"].Result)
+	for _, seen := range ext.seen {
+		assert.True(t, strings.HasPrefix(seen, "configmaps ext-rs-target/") || seen == "deployments ext-rs-target/web",
+			"the extension is sent only the types and namespace it selects, as they will be created: %s", seen)
+	}
+	assert.Contains(t, ext.seen, "deployments ext-rs-target/web")
+}
