@@ -15,6 +15,7 @@ import (
 	"github.com/cairn-backup/cairn/activities/internal/actas"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/clock"
+	"github.com/cairn-backup/cairn/internal/extcall"
 	"github.com/cairn-backup/cairn/internal/filter"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/runlog"
@@ -185,7 +186,7 @@ func (b *batch) heartbeat(ctx context.Context) {
 // it was the type being collected, and stores its result for finalize.
 func (b *batch) collectType(ctx context.Context, t v1alpha1.ResourceType) (*v1alpha1.TypeCollected, error) {
 	c := b.collector(t)
-	actions, err := backupActions(b.plan.Extensions, c.gr)
+	actions, err := extcall.Actions(b.plan.Extensions, c.gr, extcall.BackupSelector)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeInvalidSpec, err)
 	}
@@ -235,7 +236,7 @@ type collector struct {
 	isNSType bool
 	// actions are the extensions that act on the type's items, and
 	// pending the pages listed that wait for them.
-	actions []backupAction
+	actions []extcall.Action
 	pending pendingPages
 }
 

@@ -15,7 +15,6 @@ import (
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/extcall"
-	"github.com/cairn-backup/cairn/internal/filter"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/tick"
 	"github.com/cairn-backup/cairn/pkg/extension"
@@ -24,42 +23,6 @@ import (
 // maxItemErrors bounds the item errors a type's result names; the rest
 // are counted.
 const maxItemErrors = 100
-
-// backupAction is one registered extension that selects the type being
-// collected, with its item filters compiled.
-type backupAction struct {
-	ext    v1alpha1.Extension
-	nsGlob filter.Globs
-	labels filter.Labels
-}
-
-func (a backupAction) selects(it kube.Item) bool {
-	if it.Namespace != "" && !a.nsGlob.Match(it.Namespace) {
-		return false
-	}
-	return a.labels.Match(it.Labels)
-}
-
-// backupActions are the plan's extensions that act on type gr, in
-// registration order.
-func backupActions(exts []v1alpha1.Extension, gr string) ([]backupAction, error) {
-	var out []backupAction
-	for _, e := range exts {
-		if !e.Backup.SelectsType(gr) {
-			continue
-		}
-		g, err := filter.NewGlobs(e.Backup.IncludedNamespaces, e.Backup.ExcludedNamespaces)
-		if err != nil {
-			return nil, fmt.Errorf("extension %s: %w", e.Name, err)
-		}
-		l, err := filter.NewLabels(e.Backup.LabelSelector, nil)
-		if err != nil {
-			return nil, fmt.Errorf("extension %s: %w", e.Name, err)
-		}
-		out = append(out, backupAction{ext: e, nsGlob: g, labels: l})
-	}
-	return out, nil
-}
 
 // maxCallsInFlight bounds the calls one collect step waits on at once.
 const maxCallsInFlight = 8
@@ -99,17 +62,17 @@ func (c *collector) extend(ctx context.Context, pages [][]kube.Item) ([][]pageIt
 // runAction sends the items a selects to it, in batches of at most
 // MaxBatchBytes, several calls at once, and applies the answers in the
 // items' order.
-func (c *collector) runAction(ctx context.Context, a backupAction, items []pageItem) ([]pageItem, error) {
+func (c *collector) runAction(ctx context.Context, a extcall.Action, items []pageItem) ([]pageItem, error) {
 	sizes := make([]int, len(items))
 	for i, it := range items {
 		sizes[i] = len(it.Raw)
 	}
-	batches := extcall.Split(sizes, func(i int) bool { return a.selects(items[i].Item) })
+	batches := extcall.Split(sizes, func(i int) bool { return a.Selects(items[i].Namespace, items[i].Labels) })
 	if len(batches) == 0 {
 		return items, nil
 	}
 	answers := make([][]extension.BackupItemAnswer, len(batches))
-	c.progress.Waiting = []v1alpha1.ExtensionWait{{Extension: a.ext.Name, TaskQueue: a.ext.TaskQueue, Since: metav1.Now()}}
+	c.progress.Waiting = []v1alpha1.ExtensionWait{{Extension: a.Ext.Name, TaskQueue: a.Ext.TaskQueue, Since: metav1.Now()}}
 	stop := c.heartbeatWhile(ctx)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(maxCallsInFlight)
@@ -149,15 +112,15 @@ func (c *collector) runAction(ctx context.Context, a backupAction, items []pageI
 // callBackupItems sends items[batch] to the extension and returns one
 // answer per item. A call the extension refused or never answered fails
 // each item of the batch with the reason.
-func (c *collector) callBackupItems(ctx context.Context, a backupAction, items []pageItem, batch []int) ([]extension.BackupItemAnswer, error) {
-	req := extension.BackupItemsRequest{Backup: c.in.Backup, Extension: a.ext.Name,
+func (c *collector) callBackupItems(ctx context.Context, a extcall.Action, items []pageItem, batch []int) ([]extension.BackupItemAnswer, error) {
+	req := extension.BackupItemsRequest{Backup: c.in.Backup, Extension: a.Ext.Name,
 		Resource: extension.Resource{Group: c.res.GVR.Group, Version: c.res.GVR.Version, Resource: c.res.GVR.Resource, Kind: c.res.Kind}}
 	var raws extcall.Batch
 	for _, i := range batch {
 		req.Items = append(req.Items, json.RawMessage(items[i].Raw))
 		raws = append(raws, items[i].Raw)
 	}
-	answers, failed, err := extcall.Do[extension.BackupItemAnswer](ctx, c.a.Extensions, extcall.Request{Run: c.in.Backup, Extension: a.ext,
+	answers, failed, err := extcall.Do[extension.BackupItemAnswer](ctx, c.a.Extensions, extcall.Request{Run: c.in.Backup, Extension: a.Ext,
 		Activity: extension.BackupItemsV1, Scope: c.gr, Items: raws, Payload: req})
 	if err != nil || failed == "" {
 		return answers, err
@@ -171,9 +134,9 @@ func (c *collector) callBackupItems(ctx context.Context, a backupAction, items [
 
 // answered applies one answer to its item: the item to store, or false
 // when the answer fails it.
-func (c *collector) answered(a backupAction, it kube.Item, ans extension.BackupItemAnswer) (kube.Item, bool) {
+func (c *collector) answered(a extcall.Action, it kube.Item, ans extension.BackupItemAnswer) (kube.Item, bool) {
 	fail := func(msg string) (kube.Item, bool) {
-		c.itemError(it, fmt.Sprintf("extension %s: %s", a.ext.Name, msg))
+		c.itemError(it, fmt.Sprintf("extension %s: %s", a.Ext.Name, msg))
 		return kube.Item{}, false
 	}
 	switch {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/extcall"
-	"github.com/cairn-backup/cairn/internal/filter"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/runlog"
 	"github.com/cairn-backup/cairn/internal/tick"
@@ -22,28 +21,18 @@ import (
 // maxCallsInFlight bounds the calls one batch waits on at once.
 const maxCallsInFlight = 8
 
-// restoreAction is one registered extension that selects the type being
-// restored, with its item filters compiled.
-type restoreAction struct {
-	ext    v1alpha1.Extension
-	nsGlob filter.Globs
-	labels filter.Labels
-}
-
-// selects matches an item as it will be created: its target namespace.
-func (a restoreAction) selects(obj map[string]any) bool {
+// selects matches an item as it will be created: its target namespace
+// and its labels.
+func selects(a extcall.Action, obj map[string]any) bool {
 	meta, _ := obj["metadata"].(map[string]any)
 	ns, _ := meta["namespace"].(string)
-	if ns != "" && !a.nsGlob.Match(ns) {
-		return false
-	}
 	labels := map[string]string{}
 	if l, ok := meta["labels"].(map[string]any); ok {
 		for k, v := range l {
 			labels[k], _ = v.(string)
 		}
 	}
-	return a.labels.Match(labels)
+	return a.Selects(ns, labels)
 }
 
 // storeRestoreExtensions keeps the registered extensions that act on
@@ -63,7 +52,7 @@ func (a *Activities) storeRestoreExtensions(ctx context.Context, run *runlog.Run
 
 // restoreActions are the extensions the restore's plan kept that act on
 // type gr, in registration order.
-func (a *Activities) restoreActions(ctx context.Context, run *runlog.Run, gr string) ([]restoreAction, error) {
+func (a *Activities) restoreActions(ctx context.Context, run *runlog.Run, gr string) ([]extcall.Action, error) {
 	var exts []v1alpha1.Extension
 	err := run.Loc.ReadJSON(ctx, run.Restore.Extensions(), &exts)
 	switch {
@@ -72,20 +61,9 @@ func (a *Activities) restoreActions(ctx context.Context, run *runlog.Run, gr str
 	case err != nil:
 		return nil, fmt.Errorf("read the restore's extensions: %w", err)
 	}
-	var out []restoreAction
-	for _, e := range exts {
-		if !e.Restore.SelectsType(gr) {
-			continue
-		}
-		g, err := filter.NewGlobs(e.Restore.IncludedNamespaces, e.Restore.ExcludedNamespaces)
-		if err != nil {
-			return nil, fmt.Errorf("extension %s: %w", e.Name, err)
-		}
-		l, err := filter.NewLabels(e.Restore.LabelSelector, nil)
-		if err != nil {
-			return nil, fmt.Errorf("extension %s: %w", e.Name, err)
-		}
-		out = append(out, restoreAction{ext: e, nsGlob: g, labels: l})
+	out, err := extcall.Actions(exts, gr, extcall.RestoreSelector)
+	if err != nil {
+		return nil, err
 	}
 	if len(out) > 0 && a.Extensions == nil {
 		return nil, errors.New("this worker cannot call extensions")
@@ -109,11 +87,11 @@ func (p *pipeline) extend(ctx context.Context, bw *batchWork) error {
 	return nil
 }
 
-func (p *pipeline) runAction(ctx context.Context, a restoreAction, bw *batchWork) error {
+func (p *pipeline) runAction(ctx context.Context, a extcall.Action, bw *batchWork) error {
 	raws := make([][]byte, len(bw.items))
 	sizes := make([]int, len(bw.items))
 	for i, it := range bw.items {
-		if bw.decided[i] || !a.selects(it.Object) {
+		if bw.decided[i] || !selects(a, it.Object) {
 			continue
 		}
 		raw, err := json.Marshal(it.Object)
@@ -133,7 +111,7 @@ func (p *pipeline) runAction(ctx context.Context, a restoreAction, bw *batchWork
 	g.SetLimit(maxCallsInFlight)
 	for k, batch := range batches {
 		g.Go(func() error {
-			req := extension.RestoreItemsRequest{Restore: p.restore, Backup: p.backup, Extension: a.ext.Name,
+			req := extension.RestoreItemsRequest{Restore: p.restore, Backup: p.backup, Extension: a.Ext.Name,
 				Resource: extension.Resource{Group: p.typ.Group, Version: p.typ.Version, Resource: p.typ.Resource, Kind: p.typ.Kind}}
 			var items extcall.Batch
 			for _, i := range batch {
@@ -142,7 +120,7 @@ func (p *pipeline) runAction(ctx context.Context, a restoreAction, bw *batchWork
 			}
 			var err error
 			answers[k], failed[k], err = extcall.Do[extension.RestoreItemAnswer](gctx, p.extensions, extcall.Request{Run: p.restore,
-				Extension: a.ext, Activity: extension.RestoreItemsV1, Scope: "restore/" + p.gr, Items: items, Payload: req})
+				Extension: a.Ext, Activity: extension.RestoreItemsV1, Scope: "restore/" + p.gr, Items: items, Payload: req})
 			return err
 		})
 	}
@@ -154,7 +132,7 @@ func (p *pipeline) runAction(ctx context.Context, a restoreAction, bw *batchWork
 	for k, batch := range batches {
 		for j, i := range batch {
 			if failed[k] != "" {
-				p.decide(bw, i, v1alpha1.ItemFailed, fmt.Sprintf("extension %s: %s", a.ext.Name, failed[k]))
+				p.decide(bw, i, v1alpha1.ItemFailed, fmt.Sprintf("extension %s: %s", a.Ext.Name, failed[k]))
 				continue
 			}
 			p.answered(a, bw, i, answers[k][j])
@@ -164,8 +142,8 @@ func (p *pipeline) runAction(ctx context.Context, a restoreAction, bw *batchWork
 }
 
 // answered applies one answer to its item.
-func (p *pipeline) answered(a restoreAction, bw *batchWork, i int, ans extension.RestoreItemAnswer) {
-	who := "extension " + a.ext.Name + ": "
+func (p *pipeline) answered(a extcall.Action, bw *batchWork, i int, ans extension.RestoreItemAnswer) {
+	who := "extension " + a.Ext.Name + ": "
 	switch {
 	case ans.Error != "":
 		p.decide(bw, i, v1alpha1.ItemFailed, who+ans.Error)

@@ -10,7 +10,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
-	"github.com/cairn-backup/cairn/internal/filter"
+	"github.com/cairn-backup/cairn/internal/extcall"
 	"github.com/cairn-backup/cairn/pkg/extension"
 )
 
@@ -45,9 +45,9 @@ func cm(ns, name string) Item {
 // it or fails it; one that names another object fails it; items the
 // selector leaves out are neither sent nor decided.
 func TestRestoreActionsDecideOrChangeItems(t *testing.T) {
-	globs, err := filter.NewGlobs([]string{"target"}, nil)
-	require.NoError(t, err)
-	labels, err := filter.NewLabels("", nil)
+	actions, err := extcall.Actions([]v1alpha1.Extension{{Name: "x", TaskQueue: "q",
+		Restore: &v1alpha1.ExtensionSelector{Resources: []string{"configmaps"}, IncludedNamespaces: []string{"target"}}}},
+		"configmaps", extcall.RestoreSelector)
 	require.NoError(t, err)
 	caller := &answerer{answer: func(obj map[string]any) extension.RestoreItemAnswer {
 		meta := obj["metadata"].(map[string]any)
@@ -65,7 +65,7 @@ func TestRestoreActionsDecideOrChangeItems(t *testing.T) {
 		return extension.RestoreItemAnswer{Item: out}
 	}}
 	p := &pipeline{gr: "configmaps", restore: "r", backup: "b", extensions: caller, beat: func() {},
-		actions: []restoreAction{{ext: v1alpha1.Extension{Name: "x", TaskQueue: "q"}, nsGlob: globs, labels: labels}}}
+		actions: actions}
 	bw := &batchWork{items: []Item{cm("target", "change"), cm("target", "skip"), cm("target", "fail"), cm("target", "other"), cm("elsewhere", "left")}}
 	bw.outcomes = make([]v1alpha1.ItemOutcome, len(bw.items))
 	bw.left.Store(int32(len(bw.items)))

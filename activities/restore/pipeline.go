@@ -33,7 +33,7 @@ type pipeline struct {
 	failuresLogged int
 	// actions are the extensions that act on the type's items, called
 	// through extensions; beat heartbeats while they answer.
-	actions         []restoreAction
+	actions         []extcall.Action
 	extensions      extcall.Caller
 	beat            func()
 	restore, backup string
