@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -12,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -75,20 +72,12 @@ extensions:
     resources: [deployments.apps, configmaps]
     includedNamespaces: [ext-rs-target]
 `
-	file := filepath.Join(t.TempDir(), "extensions.yaml")
-	require.NoError(t, os.WriteFile(file, []byte(doc), 0o600))
-	s.startWorker("--extensions", file)
+	s.startWorker("--extensions", extensionsFile(t, doc))
 	ext := &registryRewriter{}
-	ec, err := client.Dial(client.Options{HostPort: s.temporalAddr})
-	require.NoError(t, err)
-	t.Cleanup(ec.Close)
-	w := sdkworker.New(ec, "e2e-registry", sdkworker.Options{})
-	extension.RegisterRestore(w, ext)
-	require.NoError(t, w.Start())
-	t.Cleanup(w.Stop)
+	serveExtension(t, s, "e2e-registry", func(w sdkworker.Worker) { extension.RegisterRestore(w, ext) })
 
 	kc := fastClient(t, s.cluster.Config())
-	_, err = kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ext-rs"}}, metav1.CreateOptions{})
+	_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ext-rs"}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	for _, name := range []string{"keep", "skip-me", "fail-me"} {
 		_, err := kc.CoreV1().ConfigMaps("ext-rs").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})

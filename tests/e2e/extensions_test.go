@@ -113,25 +113,16 @@ extensions:
     includedNamespaces: [%[1]s]
     labelSelector: down=yes
 `, ns)
-	file := filepath.Join(t.TempDir(), "extensions.yaml")
-	require.NoError(t, os.WriteFile(file, []byte(doc), 0o600))
-	s.startWorker("--extensions", file)
-
+	s.startWorker("--extensions", extensionsFile(t, doc))
 	ext := &annotator{seen: map[string]int{}, additional: []extension.ObjectRef{
 		{Resource: "configmaps", Namespace: "ext-other", Name: "extra"},
 		{Resource: "configmaps", Namespace: ns, Name: "plain"},
 		{Resource: "configmaps", Namespace: "ext-other", Name: "ghost"},
 	}}
-	ec, err := client.Dial(client.Options{HostPort: s.temporalAddr})
-	require.NoError(t, err)
-	t.Cleanup(ec.Close)
-	w := sdkworker.New(ec, "e2e-annotate", sdkworker.Options{})
-	extension.RegisterBackup(w, ext)
-	require.NoError(t, w.Start())
-	t.Cleanup(w.Stop)
+	serveExtension(t, s, "e2e-annotate", func(w sdkworker.Worker) { extension.RegisterBackup(w, ext) })
 
 	kc := fastClient(t, s.cluster.Config())
-	_, err = kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	for name, labels := range map[string]map[string]string{
 		"plain": nil, "annotated": {"ext": "yes"}, "refuse-me": {"ext": "yes"}, "rename-me": {"ext": "yes"}, "unserved": {"down": "yes"},
@@ -184,6 +175,28 @@ extensions:
 	assert.Contains(t, strings.Join(warnings, "\n"), "extensions asked for configmaps ext-other/ghost, which does not exist")
 
 	recordExtensionCall(t, s)
+}
+
+// extensionsFile writes an Extensions document for a worker's
+// --extensions.
+func extensionsFile(t *testing.T, doc string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "extensions.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(doc), 0o600))
+	return file
+}
+
+// serveExtension runs an extension's Temporal worker in this process, on
+// its task queue of the stack's Temporal, until the test ends.
+func serveExtension(t *testing.T, s *stack, taskQueue string, register func(sdkworker.Worker)) {
+	t.Helper()
+	c, err := client.Dial(client.Options{HostPort: s.temporalAddr})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	w := sdkworker.New(c, taskQueue, sdkworker.Options{})
+	register(w)
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
 }
 
 // tarballItems reads a backup's objects of one group-resource, keyed
@@ -278,21 +291,13 @@ extensions:
   taskQueue: e2e-annotate-kill
   backup: {resources: [configmaps], includedNamespaces: [%s]}
 `, ns)
-	file := filepath.Join(t.TempDir(), "extensions.yaml")
-	require.NoError(t, os.WriteFile(file, []byte(doc), 0o600))
+	file := extensionsFile(t, doc)
 	w := s.startWorker("--extensions", file)
-
 	ext := &gatedAnnotator{annotator: annotator{seen: map[string]int{}}, entered: make(chan struct{}), release: make(chan struct{})}
-	ec, err := client.Dial(client.Options{HostPort: s.temporalAddr})
-	require.NoError(t, err)
-	t.Cleanup(ec.Close)
-	ew := sdkworker.New(ec, "e2e-annotate-kill", sdkworker.Options{})
-	extension.RegisterBackup(ew, ext)
-	require.NoError(t, ew.Start())
-	t.Cleanup(ew.Stop)
+	serveExtension(t, s, "e2e-annotate-kill", func(w sdkworker.Worker) { extension.RegisterBackup(w, ext) })
 
 	kc := fastClient(t, s.cluster.Config())
-	_, err = kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	for i := range 20 {
 		_, err := kc.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%02d", i)}}, metav1.CreateOptions{})
