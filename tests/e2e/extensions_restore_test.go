@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -118,4 +119,84 @@ extensions:
 			"the extension is sent only the types and namespace it selects, as they will be created: %s", seen)
 	}
 	assert.Contains(t, ext.seen, "deployments ext-rs-target/web")
+}
+
+// gatedRewriter is a registryRewriter whose first call waits at a gate.
+type gatedRewriter struct {
+	registryRewriter
+	once             sync.Once
+	entered, release chan struct{}
+}
+
+func (g *gatedRewriter) RestoreItems(ctx context.Context, req extension.RestoreItemsRequest) (*extension.RestoreItemsResponse, error) {
+	first := false
+	g.once.Do(func() { first = true })
+	if first {
+		close(g.entered)
+		select {
+		case <-g.release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return g.registryRewriter.RestoreItems(ctx, req)
+}
+
+// TestRestoreExtensionSurvivesAWorkerKill: cairn's worker is killed
+// (SIGKILL) while a restore's apply step waits on an extension's call.
+// The retried step (attempt 2 in the history) finds the call already made:
+// the extension sees each item once, and every item is restored once.
+func TestRestoreExtensionSurvivesAWorkerKill(t *testing.T) {
+	t.Parallel()
+	s := newSharedStack(t)
+	ctx := context.Background()
+	file := extensionsFile(t, `apiVersion: cairn.io/v1alpha1
+kind: Extensions
+extensions:
+- name: registry
+  taskQueue: e2e-registry-kill
+  restore: {resources: [configmaps], includedNamespaces: [ext-rk-target]}
+`)
+	w := s.startWorker("--extensions", file)
+	ext := &gatedRewriter{entered: make(chan struct{}), release: make(chan struct{})}
+	serveExtension(t, s, "e2e-registry-kill", func(w sdkworker.Worker) { extension.RegisterRestore(w, ext) })
+
+	kc := fastClient(t, s.cluster.Config())
+	_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ext-rk"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	for i := range 20 {
+		_, err := kc.CoreV1().ConfigMaps("ext-rk").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%02d", i)}},
+			metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	s.backup(v1alpha1.BackupSpec{Name: "ext-rk-1", IncludedNamespaces: []string{"ext-rk"}})
+
+	_, err = s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "ext-rk-r1", BackupName: "ext-rk-1",
+		NamespaceMapping: map[string]string{"ext-rk": "ext-rk-target"}},
+		Options: v1alpha1.RestoreOptions{HeartbeatTimeout: &metav1.Duration{Duration: 3 * time.Second}}})
+	require.NoError(t, err)
+	select {
+	case <-ext.entered:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the restore never called the extension")
+	}
+	w.kill()
+	s.startWorker("--extensions", file)
+	close(ext.release)
+
+	v := s.waitRestore("ext-rk-r1", 2*time.Minute)
+	require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "%+v", v.Status)
+	assert.Greater(t, activityAttempt(t, s, v1alpha1.RestoreWorkflowID("ext-rk-r1"), applyActivity), int32(1),
+		"the kill landed mid-step: the apply step ran again")
+	counts := map[string]int{}
+	for _, seen := range ext.seen {
+		counts[seen]++
+	}
+	require.Len(t, counts, 20)
+	for item, n := range counts {
+		assert.Equal(t, 1, n, "%s sent to the extension %d times", item, n)
+	}
+	list, err := kc.CoreV1().ConfigMaps("ext-rk-target").List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	assert.Len(t, list.Items, 20)
 }
