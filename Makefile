@@ -95,6 +95,18 @@ $(TOOLS)/fake-gcs-server: tools/fakegcs/go.mod tools/fakegcs/go.sum
 $(AZURITE):
 	npm install --no-audit --no-fund --prefix $(TOOLS)/azurite-$(AZURITE_VERSION) azurite@$(AZURITE_VERSION)
 
+# The TypeScript example extension, from the npm registry (its lock file
+# pins every package) and built with tsc, for the e2e test that runs it
+# (about a minute cold)
+TS_EXTENSION_SRC := examples/extensions/registry-rewriter
+TS_EXTENSION_DIR := $(ROOT)/.cache/ts-extension
+TS_EXTENSION := $(TS_EXTENSION_DIR)/dist/main.js
+$(TS_EXTENSION): $(TS_EXTENSION_SRC)/package.json $(TS_EXTENSION_SRC)/package-lock.json $(TS_EXTENSION_SRC)/tsconfig.json $(TS_EXTENSION_SRC)/src/main.ts
+	@command -v node >/dev/null && command -v npm >/dev/null || { echo "node and npm build the TypeScript example extension: apt-get install nodejs npm"; exit 1; }
+	rm -rf $(TS_EXTENSION_DIR) && mkdir -p $(TS_EXTENSION_DIR)
+	cp -r $(TS_EXTENSION_SRC)/package.json $(TS_EXTENSION_SRC)/package-lock.json $(TS_EXTENSION_SRC)/tsconfig.json $(TS_EXTENSION_SRC)/src $(TS_EXTENSION_DIR)/
+	cd $(TS_EXTENSION_DIR) && npm ci --no-audit --no-fund && npx tsc -p .
+
 # gotestsum runs `make test` and reads its slowest tests back
 GOTESTSUM_VERSION := v1.13.0
 $(TOOLS)/gotestsum:
@@ -136,7 +148,7 @@ lint: tools
 ## test: lint, unit tests, integration tests and end-to-end durability tests; ends with the
 ## 15 slowest tests and the time taken (budget: 25 minutes on 2 cores once .cache is built)
 TEST_REPORT := $(ROOT)/.cache/test-report.json
-test: lint sandbox-bins $(TOOLS)/minio $(TOOLS)/fake-gcs-server $(AZURITE) $(TOOLS)/gotestsum
+test: lint sandbox-bins $(TOOLS)/minio $(TOOLS)/fake-gcs-server $(AZURITE) $(TS_EXTENSION) $(TOOLS)/gotestsum
 	@start=$$(date +%s); status=0; \
 	  $(TOOLS)/gotestsum --format standard-quiet --jsonfile $(TEST_REPORT) -- -count=1 -timeout 75m -p 2 -parallel 3 ./... || status=$$?; \
 	  echo "--- the 15 slowest tests:"; \
@@ -153,7 +165,7 @@ test-unit:
 	$(GO) test -count=1 -short ./...
 
 ## test-e2e: only the end-to-end tests, against real processes; RUN=regexp picks tests by name
-test-e2e: sandbox-bins $(TOOLS)/minio $(TOOLS)/fake-gcs-server $(AZURITE)
+test-e2e: sandbox-bins $(TOOLS)/minio $(TOOLS)/fake-gcs-server $(AZURITE) $(TS_EXTENSION)
 	$(GO) test -count=1 -timeout 60m -p 1 $(if $(RUN),-run '$(RUN)') ./tests/e2e
 
 ## record-histories: re-record workflows/testdata, one real history per workflow type (after a release)
