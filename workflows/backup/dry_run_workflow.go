@@ -71,6 +71,11 @@ func (b *backupRun) dryRunSteps(ctx workflow.Context) (*v1alpha1.BackupDryRun, e
 			return result, err
 		}
 	}
+	if plan.Extensions > 0 {
+		if err := b.collectAdditional(ctx); err != nil {
+			return result, err
+		}
+	}
 	actx := workflow.WithActivityOptions(ctx, b.activityOptions(time.Hour))
 	in := v1alpha1.SummarizeDryRunInput{Scratch: b.spec.Name, Location: b.spec.StorageLocation, Related: b.related}
 	var sum v1alpha1.DryRunSummary
