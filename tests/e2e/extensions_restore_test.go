@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	sdkworker "go.temporal.io/sdk/worker"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -78,21 +77,8 @@ extensions:
 	serveExtension(t, s, "e2e-registry", func(w sdkworker.Worker) { extension.RegisterRestore(w, ext) })
 
 	kc := fastClient(t, s.cluster.Config())
-	_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ext-rs"}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	for _, name := range []string{"keep", "skip-me", "fail-me"} {
-		_, err := kc.CoreV1().ConfigMaps("ext-rs").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-		require.NoError(t, err)
-	}
-	labels := map[string]string{"app": "web"}
-	_, err = kc.AppsV1().Deployments("ext-rs").Create(ctx, &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "web"},
-		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: corev1.PodTemplateSpec{
-			ObjectMeta: metav1.ObjectMeta{Labels: labels},
-			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "docker.io/library/nginx:1.27"}}},
-		}},
-	}, metav1.CreateOptions{})
-	require.NoError(t, err)
+	makeConfigMaps(t, kc, "ext-rs", map[string]map[string]string{"keep": nil, "skip-me": nil, "fail-me": nil})
+	makeWebDeployment(t, kc, "ext-rs", corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "docker.io/library/nginx:1.27"}}})
 	s.backup(v1alpha1.BackupSpec{Name: "ext-rs-1", IncludedNamespaces: []string{"ext-rs"}})
 
 	v := s.restore(starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "ext-rs-r1", BackupName: "ext-rs-1",
@@ -124,20 +110,12 @@ extensions:
 // gatedRewriter is a registryRewriter whose first call waits at a gate.
 type gatedRewriter struct {
 	registryRewriter
-	once             sync.Once
-	entered, release chan struct{}
+	*gate
 }
 
 func (g *gatedRewriter) RestoreItems(ctx context.Context, req extension.RestoreItemsRequest) (*extension.RestoreItemsResponse, error) {
-	first := false
-	g.once.Do(func() { first = true })
-	if first {
-		close(g.entered)
-		select {
-		case <-g.release:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+	if err := g.hold(ctx); err != nil {
+		return nil, err
 	}
 	return g.registryRewriter.RestoreItems(ctx, req)
 }
@@ -158,28 +136,22 @@ extensions:
   restore: {resources: [configmaps], includedNamespaces: [ext-rk-target]}
 `)
 	w := s.startWorker("--extensions", file)
-	ext := &gatedRewriter{entered: make(chan struct{}), release: make(chan struct{})}
+	ext := &gatedRewriter{gate: newGate()}
 	serveExtension(t, s, "e2e-registry-kill", func(w sdkworker.Worker) { extension.RegisterRestore(w, ext) })
 
 	kc := fastClient(t, s.cluster.Config())
-	_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ext-rk"}}, metav1.CreateOptions{})
-	require.NoError(t, err)
+	names := map[string]map[string]string{}
 	for i := range 20 {
-		_, err := kc.CoreV1().ConfigMaps("ext-rk").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%02d", i)}},
-			metav1.CreateOptions{})
-		require.NoError(t, err)
+		names[fmt.Sprintf("cm-%02d", i)] = nil
 	}
+	makeConfigMaps(t, kc, "ext-rk", names)
 	s.backup(v1alpha1.BackupSpec{Name: "ext-rk-1", IncludedNamespaces: []string{"ext-rk"}})
 
-	_, err = s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "ext-rk-r1", BackupName: "ext-rk-1",
+	_, err := s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "ext-rk-r1", BackupName: "ext-rk-1",
 		NamespaceMapping: map[string]string{"ext-rk": "ext-rk-target"}},
 		Options: v1alpha1.RestoreOptions{HeartbeatTimeout: &metav1.Duration{Duration: 3 * time.Second}}})
 	require.NoError(t, err)
-	select {
-	case <-ext.entered:
-	case <-time.After(2 * time.Minute):
-		t.Fatal("the restore never called the extension")
-	}
+	ext.awaitEntered(t, s, v1alpha1.RestoreWorkflowID("ext-rk-r1"))
 	w.kill()
 	s.startWorker("--extensions", file)
 	close(ext.release)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,7 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
 	corev1 "k8s.io/api/core/v1"
@@ -122,19 +120,11 @@ extensions:
 	serveExtension(t, s, "e2e-annotate", func(w sdkworker.Worker) { extension.RegisterBackup(w, ext) })
 
 	kc := fastClient(t, s.cluster.Config())
-	_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	for name, labels := range map[string]map[string]string{
+	makeConfigMaps(t, kc, ns, map[string]map[string]string{
 		"plain": nil, "annotated": {"ext": "yes"}, "refuse-me": {"ext": "yes"}, "rename-me": {"ext": "yes"}, "unserved": {"down": "yes"},
-	} {
-		_, err := kc.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, metav1.CreateOptions{})
-		require.NoError(t, err)
-	}
-	_, err = kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ext-other"}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	_, err = kc.CoreV1().ConfigMaps("ext-other").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "extra"}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	_, err = kc.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "token", Labels: map[string]string{"ext": "yes"}},
+	})
+	makeConfigMaps(t, kc, "ext-other", map[string]map[string]string{"extra": nil})
+	_, err := kc.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "token", Labels: map[string]string{"ext": "yes"}},
 		StringData: map[string]string{"token": "s3cret"}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 
@@ -175,28 +165,6 @@ extensions:
 	assert.Contains(t, strings.Join(warnings, "\n"), "extensions asked for configmaps ext-other/ghost, which does not exist")
 
 	recordExtensionCall(t, s)
-}
-
-// extensionsFile writes an Extensions document for a worker's
-// --extensions.
-func extensionsFile(t *testing.T, doc string) string {
-	t.Helper()
-	file := filepath.Join(t.TempDir(), "extensions.yaml")
-	require.NoError(t, os.WriteFile(file, []byte(doc), 0o600))
-	return file
-}
-
-// serveExtension runs an extension's Temporal worker in this process, on
-// its task queue of the stack's Temporal, until the test ends.
-func serveExtension(t *testing.T, s *stack, taskQueue string, register func(sdkworker.Worker)) {
-	t.Helper()
-	c, err := client.Dial(client.Options{HostPort: s.temporalAddr})
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	w := sdkworker.New(c, taskQueue, sdkworker.Options{})
-	register(w)
-	require.NoError(t, w.Start())
-	t.Cleanup(w.Stop)
 }
 
 // tarballItems reads a backup's objects of one group-resource, keyed
@@ -253,21 +221,12 @@ func recordExtensionCall(t *testing.T, s *stack) {
 // test kills cairn's worker while the backup waits on that call.
 type gatedAnnotator struct {
 	annotator
-	once    sync.Once
-	entered chan struct{}
-	release chan struct{}
+	*gate
 }
 
 func (g *gatedAnnotator) BackupItems(ctx context.Context, req extension.BackupItemsRequest) (*extension.BackupItemsResponse, error) {
-	first := false
-	g.once.Do(func() { first = true })
-	if first {
-		close(g.entered)
-		select {
-		case <-g.release:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+	if err := g.hold(ctx); err != nil {
+		return nil, err
 	}
 	return g.annotator.BackupItems(ctx, req)
 }
@@ -293,32 +252,24 @@ extensions:
 `, ns)
 	file := extensionsFile(t, doc)
 	w := s.startWorker("--extensions", file)
-	ext := &gatedAnnotator{annotator: annotator{seen: map[string]int{}}, entered: make(chan struct{}), release: make(chan struct{})}
+	ext := &gatedAnnotator{annotator: annotator{seen: map[string]int{}}, gate: newGate()}
 	serveExtension(t, s, "e2e-annotate-kill", func(w sdkworker.Worker) { extension.RegisterBackup(w, ext) })
 
 	kc := fastClient(t, s.cluster.Config())
-	_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-	require.NoError(t, err)
+	names := map[string]map[string]string{}
 	for i := range 20 {
-		_, err := kc.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%02d", i)}}, metav1.CreateOptions{})
-		require.NoError(t, err)
+		names[fmt.Sprintf("cm-%02d", i)] = nil
 	}
+	makeConfigMaps(t, kc, ns, names)
 
-	_, err = s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{Name: "ext-kill-1", IncludedNamespaces: []string{ns}},
+	_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{Name: "ext-kill-1", IncludedNamespaces: []string{ns}},
 		Options: v1alpha1.BackupOptions{HeartbeatTimeout: &metav1.Duration{Duration: 3 * time.Second}}})
 	require.NoError(t, err)
-	select {
-	case <-ext.entered:
-	case <-time.After(2 * time.Minute):
-		t.Fatal("the backup never called the extension")
-	}
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
-		stdout, stderr, code := s.cli("backup", "describe", "ext-kill-1")
-		if code == 0 && strings.Contains(stdout, "extension annotate (task queue e2e-annotate-kill)") {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "backup describe never named the extension the backup waits on: exit %d\n%s\n%s", code, stdout, stderr)
-	}
+	ext.awaitEntered(t, s, v1alpha1.BackupWorkflowID("ext-kill-1"))
+	awaitHeartbeat(t, s, v1alpha1.BackupWorkflowID("ext-kill-1"), time.Now())
+	stdout, stderr, code := s.cli("backup", "describe", "ext-kill-1")
+	require.Zero(t, code, stderr)
+	assert.Contains(t, stdout, "extension annotate (task queue e2e-annotate-kill)", "backup describe names the extension the backup waits on")
 	w.kill()
 	s.startWorker("--extensions", file)
 	close(ext.release)

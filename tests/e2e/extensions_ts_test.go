@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -53,20 +52,10 @@ extensions:
 		"--from", "docker.io/", "--to", "registry.local/")
 
 	kc := fastClient(t, s.cluster.Config())
-	_, err = kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ext-ts"}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	labels := map[string]string{"app": "web"}
-	_, err = kc.AppsV1().Deployments("ext-ts").Create(ctx, &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "web"},
-		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: corev1.PodTemplateSpec{
-			ObjectMeta: metav1.ObjectMeta{Labels: labels},
-			Spec: corev1.PodSpec{
-				InitContainers: []corev1.Container{{Name: "init", Image: "docker.io/library/busybox:1.37"}},
-				Containers:     []corev1.Container{{Name: "web", Image: "docker.io/library/nginx:1.27"}, {Name: "side", Image: "quay.io/x/y:1"}},
-			},
-		}},
-	}, metav1.CreateOptions{})
-	require.NoError(t, err)
+	makeWebDeployment(t, kc, "ext-ts", corev1.PodSpec{
+		InitContainers: []corev1.Container{{Name: "init", Image: "docker.io/library/busybox:1.37"}},
+		Containers:     []corev1.Container{{Name: "web", Image: "docker.io/library/nginx:1.27"}, {Name: "side", Image: "quay.io/x/y:1"}},
+	})
 	s.backup(v1alpha1.BackupSpec{Name: "ext-ts-1", IncludedNamespaces: []string{"ext-ts"}})
 
 	v := s.restore(starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "ext-ts-r1", BackupName: "ext-ts-1",
