@@ -146,7 +146,7 @@ func (c *collector) answered(a extcall.Action, it kube.Item, ans extension.Backu
 		return fail(fmt.Sprintf("%d additional items, more than %d", len(ans.AdditionalItems), extension.MaxAdditionalItems))
 	case badRef(ans.AdditionalItems) != "":
 		return fail(badRef(ans.AdditionalItems))
-	case len(bytes.TrimSpace(ans.Item)) == 0:
+	case extcall.Unchanged(ans.Item):
 		return it, true
 	}
 	changed, err := kube.DecodeItem(ans.Item, c.res)

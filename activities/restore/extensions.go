@@ -151,7 +151,7 @@ func (p *pipeline) answered(a extcall.Action, bw *batchWork, i int, ans extensio
 	case ans.Skip != "":
 		p.decide(bw, i, v1alpha1.ItemSkipped, who+ans.Skip)
 		return
-	case len(ans.Item) == 0:
+	case extcall.Unchanged(ans.Item):
 		return
 	}
 	var changed map[string]any

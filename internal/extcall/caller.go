@@ -49,18 +49,30 @@ func (t TemporalCaller) Call(ctx context.Context, id string, in v1alpha1.Extensi
 	}
 	var answer json.RawMessage
 	if err := run.Get(ctx, &answer); err != nil {
-		return nil, unwrapWorkflowError(err)
+		return nil, callFailure(ctx, id, err)
 	}
 	return answer, nil
 }
 
-// unwrapWorkflowError returns the workflow's own application error from
-// the execution error that carries it, so the caller can tell an
-// extension's failure from Temporal's.
-func unwrapWorkflowError(err error) error {
-	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) {
+// callFailure tells a call that ended without an answer, which fails its
+// items, from Temporal out of reach, which the step retries. The call's
+// own application error says why; a call terminated, canceled or timed
+// out (an operator stopped a stuck one) never answers, and as its ID is
+// never reused every retry would find it closed again.
+func callFailure(ctx context.Context, id string, err error) error {
+	var (
+		appErr     *temporal.ApplicationError
+		terminated *temporal.TerminatedError
+		canceled   *temporal.CanceledError
+		timedOut   *temporal.TimeoutError
+	)
+	switch {
+	case errors.As(err, &appErr):
 		return appErr
+	case ctx.Err() != nil:
+		return err
+	case errors.As(err, &terminated), errors.As(err, &canceled), errors.As(err, &timedOut):
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("its call %s ended without an answer: %v", id, err), v1alpha1.ErrTypeExtension, nil)
 	}
 	return err
 }

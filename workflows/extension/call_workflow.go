@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/pkg/extension"
 )
 
 // CallWorkflow runs in.Activity on the extension's task queue with
@@ -26,7 +27,8 @@ func CallWorkflow(ctx workflow.Context, in v1alpha1.ExtensionCallInput) (json.Ra
 		TaskQueue:              in.TaskQueue,
 		ScheduleToCloseTimeout: timeout,
 		StartToCloseTimeout:    timeout,
-		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second},
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
+			NonRetryableErrorTypes: []string{extension.ErrTypeRefused}},
 	})
 	var answer json.RawMessage
 	err := workflow.ExecuteActivity(ctx, in.Activity, in.Request).Get(ctx, &answer)

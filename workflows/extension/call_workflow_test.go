@@ -74,3 +74,16 @@ func TestCallRefusedIsNotRetried(t *testing.T) {
 	assert.Equal(t, v1alpha1.ErrTypeExtension, appErr.Type())
 	assert.Equal(t, "refused cairn.extension.v1.BackupItems: no widgets here", appErr.Message())
 }
+
+// TestCallRefusalTypeIsNeverRetried: an error of the contract's refusal
+// type ends the call even when the extension did not mark it
+// non-retryable.
+func TestCallRefusalTypeIsNeverRetried(t *testing.T) {
+	calls := 0
+	_, err := run(t, func(context.Context, extension.BackupItemsRequest) (*extension.BackupItemsResponse, error) {
+		calls++
+		return nil, temporal.NewApplicationError("not mine", extension.ErrTypeRefused)
+	})
+	require.Error(t, err)
+	assert.Equal(t, 1, calls)
+}
