@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/cairn-backup/cairn/activities/internal/actas"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/internal/filter"
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/runlog"
 	"github.com/cairn-backup/cairn/pkg/extension"
@@ -83,8 +85,14 @@ func (a *Activities) CollectAdditional(ctx context.Context, in v1alpha1.CollectA
 			case apierrors.IsForbidden(err):
 				warnings = append(warnings, fmt.Sprintf("extensions asked for %s %s, which the backup may not read: %v", gr, key, err))
 				continue
+			case isRefusal(err):
+				warnings = append(warnings, fmt.Sprintf("extensions asked for %s %s, which the API server refuses to read: %v", gr, key, err))
+				continue
 			case err != nil:
 				return nil, fmt.Errorf("get %s %s: %w", gr, key, err)
+			case filter.ExcludedBy(it.Labels) != "":
+				warnings = append(warnings, fmt.Sprintf("extensions asked for %s %s, labelled %s=true: left out", gr, key, filter.ExcludedBy(it.Labels)))
+				continue
 			}
 			buf.Write(it.Raw)
 			buf.WriteByte('\n')
@@ -196,4 +204,16 @@ func (a *Activities) resolver(plan *StoredPlan) func(gr string) (kube.Resource, 
 		r, ok := known[gr]
 		return r, ok, nil
 	}
+}
+
+// isRefusal reports an API server's answer that asking again will not
+// change (a 4xx other than not found and forbidden): one asked-for item's
+// problem, not the step's.
+func isRefusal(err error) bool {
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) {
+		return false
+	}
+	code := st.Status().Code
+	return code >= 400 && code < 500 && code != 429
 }

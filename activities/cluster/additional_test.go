@@ -49,7 +49,8 @@ func (g *getter) Get(_ context.Context, r kube.Resource, ns, name string) (*kube
 // TestCollectAdditionalStoresEachOnce: the additional items extensions
 // asked for are read and stored, each once however often asked for, none
 // the backup already holds; the gone, the forbidden and those of a type
-// the cluster does not serve are warnings. A second attempt stores the
+// the cluster does not serve are warnings, and so is one labelled to be
+// left out of backups. A second attempt stores the
 // same.
 func TestCollectAdditionalStoresEachOnce(t *testing.T) {
 	ctx := context.Background()
@@ -79,6 +80,7 @@ func TestCollectAdditionalStoresEachOnce(t *testing.T) {
 		extension.ObjectRef{Resource: "configmaps", Namespace: "other", Name: "gone"},
 		extension.ObjectRef{Resource: "configmaps", Namespace: "other", Name: "secret-plans"},
 		extension.ObjectRef{Group: "nowhere.example", Resource: "things", Name: "x"},
+		extension.ObjectRef{Resource: "configmaps", Namespace: "other", Name: "excluded"},
 	)))
 	require.NoError(t, loc.WriteAll(ctx, keys.AdditionalRefs(keys.Part("widgets.demo.cairn.io", 0, 1)), refs(
 		extension.ObjectRef{Resource: "configmaps", Namespace: "other", Name: "extra"},
@@ -88,6 +90,7 @@ func TestCollectAdditionalStoresEachOnce(t *testing.T) {
 		"configmaps other/extra":    `{"metadata":{"name":"extra","namespace":"other"}}`,
 		"configmaps shop/collected": `{"metadata":{"name":"collected","namespace":"shop"}}`,
 		"persistentvolumes pv-1":    `{"metadata":{"name":"pv-1"}}`,
+		"configmaps other/excluded": `{"metadata":{"name":"excluded","namespace":"other","labels":{"velero.io/exclude-from-backup":"true"}}}`,
 	}}
 	disc := &fakediscovery.FakeDiscovery{Fake: &k8stesting.Fake{}}
 	acts := &Activities{Lister: g, Log: zap.NewNop(), Clients: &kube.Clients{Discovery: disc}}
@@ -101,7 +104,7 @@ func TestCollectAdditionalStoresEachOnce(t *testing.T) {
 		var res v1alpha1.CollectAdditionalResult
 		require.NoError(t, val.Get(&res))
 		assert.Equal(t, map[string]int{"configmaps": 1, "persistentvolumes": 1}, res.Resources)
-		assert.Equal(t, 3, res.Warnings)
+		assert.Equal(t, 4, res.Warnings)
 	}
 	assert.Equal(t, 2, g.reads["configmaps other/extra"], "read once per attempt, however often asked for")
 	assert.Zero(t, g.reads["configmaps shop/collected"], "what the backup holds is not read again")
@@ -128,4 +131,32 @@ func TestCollectAdditionalStoresEachOnce(t *testing.T) {
 	assert.Contains(t, joined, "configmaps other/gone, which does not exist")
 	assert.Contains(t, joined, "configmaps other/secret-plans, which the backup may not read")
 	assert.Contains(t, joined, "things.nowhere.example, a type the cluster does not serve")
+	assert.Contains(t, joined, "configmaps other/excluded, labelled velero.io/exclude-from-backup=true: left out")
+}
+
+// TestBadRefRefusesWhatIsNotAName: "." and ".." would become another
+// path on the API server, so they are refused like a missing name.
+func TestBadRefRefusesWhatIsNotAName(t *testing.T) {
+	for _, r := range []extension.ObjectRef{
+		{Resource: "secrets", Namespace: "shop", Name: ".."},
+		{Resource: "secrets", Namespace: "shop", Name: "."},
+		{Resource: "secrets", Namespace: "..", Name: "db"},
+		{Resource: "secrets", Namespace: "shop", Name: "a/b"},
+		{Resource: "secrets", Namespace: "shop", Name: "a b"},
+		{Resource: "secrets", Namespace: "shop"},
+	} {
+		assert.NotEmpty(t, badRef([]extension.ObjectRef{r}), "%+v", r)
+	}
+	assert.Empty(t, badRef([]extension.ObjectRef{{Group: "apps", Resource: "deployments", Namespace: "shop", Name: "web-1.a"}}))
+}
+
+// TestIsRefusal: a 4xx answer is the asked-for item's problem; a 429 and
+// a 5xx are for the step to retry.
+func TestIsRefusal(t *testing.T) {
+	gr := schema.GroupResource{Resource: "configmaps"}
+	assert.True(t, isRefusal(apierrors.NewBadRequest("no")))
+	assert.True(t, isRefusal(apierrors.NewMethodNotSupported(gr, "get")))
+	assert.False(t, isRefusal(apierrors.NewTooManyRequests("slow down", 1)))
+	assert.False(t, isRefusal(apierrors.NewInternalError(errors.New("boom"))))
+	assert.False(t, isRefusal(errors.New("connection refused")))
 }

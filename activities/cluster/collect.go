@@ -177,7 +177,11 @@ func newBatch(a *Activities, in v1alpha1.CollectInput, plan *StoredPlan, run *ru
 func (b *batch) heartbeat(ctx context.Context) {
 	p := b.progress
 	if b.durable != nil {
+		// The pages held since are not stored; how long the API server
+		// has been out of reach is current all the same.
+		reach := p.Current.Reachability
 		p.Current = *b.durable
+		p.Current.Reachability = reach
 	}
 	activity.RecordHeartbeat(ctx, p)
 }
@@ -323,6 +327,9 @@ func (c *collector) collect(ctx context.Context) (*v1alpha1.TypeCollected, error
 			if derr := c.run.Loc.DeletePrefix(ctx, c.run.Keys.PartsPrefix(c.gr), nil); derr != nil {
 				return nil, derr
 			}
+			if derr := c.run.Loc.DeletePrefix(ctx, c.run.Keys.AdditionalRefsOf(c.gr), nil); derr != nil {
+				return nil, derr
+			}
 			c.pending, c.durable = pendingPages{}, nil
 			*p = TypeProgress{Resource: c.gr, Restarts: p.Restarts + 1}
 			c.heartbeat(ctx)
@@ -399,11 +406,18 @@ func (c *collector) flush(ctx context.Context) error {
 	}
 	p := &c.progress.Current
 	for i, key := range c.pending.keys {
-		if len(pages[i]) > 0 {
+		switch {
+		case len(pages[i]) > 0:
 			if err := c.run.Loc.WriteAll(ctx, key, joinLines(pages[i])); err != nil {
 				return err
 			}
 			p.Parts++
+		case len(c.actions) > 0:
+			// Several pages are stored per heartbeat here: an attempt
+			// before this one may have stored this page with items.
+			if err := c.run.Loc.Delete(ctx, key); err != nil {
+				return err
+			}
 		}
 		p.Items += len(pages[i])
 	}

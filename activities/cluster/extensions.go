@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
+	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
@@ -166,11 +167,24 @@ func badRef(refs []extension.ObjectRef) string {
 		switch {
 		case r.Resource == "" || r.Name == "":
 			return fmt.Sprintf("additional item %+v: resource and name are required", r)
-		case strings.ContainsAny(r.Group+r.Resource+r.Namespace+r.Name, "/ "):
+		case !isPathSegment(r.Group, r.Resource, r.Namespace, r.Name):
+			// Names become parts of the API path: "." or ".." would read
+			// another object, or a whole list, as one item.
 			return fmt.Sprintf("additional item %+v: not a name", r)
 		}
 	}
 	return ""
+}
+
+// isPathSegment reports whether every non-empty name is one segment of
+// an API path, as the API server requires of names.
+func isPathSegment(names ...string) bool {
+	for _, n := range names {
+		if n != "" && (strings.ContainsAny(n, " ") || len(path.IsValidPathSegmentName(n)) > 0) {
+			return false
+		}
+	}
+	return true
 }
 
 func identity(it kube.Item) string {
@@ -238,7 +252,8 @@ func (c *collector) storeAdditionalRefs(ctx context.Context, partKey string, ite
 		}
 	}
 	if len(buf) == 0 {
-		return nil
+		// What an attempt before this one recorded for the page goes.
+		return c.run.Loc.Delete(ctx, c.run.Keys.AdditionalRefs(partKey))
 	}
 	return c.run.Loc.WriteAll(ctx, c.run.Keys.AdditionalRefs(partKey), buf)
 }

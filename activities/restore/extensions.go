@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
@@ -61,12 +62,13 @@ func (a *Activities) restoreActions(ctx context.Context, run *runlog.Run, gr str
 	case err != nil:
 		return nil, fmt.Errorf("read the restore's extensions: %w", err)
 	}
+	// As in a backup, what a retry cannot mend ends the step.
 	out, err := extcall.Actions(exts, gr, extcall.RestoreSelector)
 	if err != nil {
-		return nil, err
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeInvalidSpec, err)
 	}
 	if len(out) > 0 && a.Extensions == nil {
-		return nil, errors.New("this worker cannot call extensions")
+		return nil, temporal.NewNonRetryableApplicationError("this worker cannot call extensions", v1alpha1.ErrTypeInvalidSpec, nil)
 	}
 	return out, nil
 }

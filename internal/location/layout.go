@@ -80,6 +80,11 @@ func (b BackupKeys) AdditionalRefs(partKey string) string {
 	return b.AllAdditionalRefs() + strings.TrimPrefix(partKey, b.AllParts())
 }
 
+// AdditionalRefsOf is the prefix of the AdditionalRefs of one type.
+func (b BackupKeys) AdditionalRefsOf(groupResource string) string {
+	return b.AllAdditionalRefs() + groupResource + "/"
+}
+
 // AllAdditionalRefs is the prefix of every AdditionalRefs.
 func (b BackupKeys) AllAdditionalRefs() string { return b.Work() + "additional/" }
 
