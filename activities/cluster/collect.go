@@ -360,7 +360,7 @@ func (c *collector) collect(ctx context.Context) (*v1alpha1.TypeCollected, error
 			before := *p
 			c.durable = &before
 		}
-		c.pending.add(c.run.Keys.Part(c.gr, p.Shard, p.Part), c.select_(page, p))
+		c.pending.add(c.run.Keys.Part(c.gr, p.Shard, p.Part), c.select_(page, p), len(c.actions) > 0)
 		p.Part++
 		p.Continue = page.Continue
 		if p.Continue == "" {
@@ -434,10 +434,12 @@ type pendingPages struct {
 	bytes int
 }
 
-func (pp *pendingPages) add(key string, items []kube.Item) {
+// add holds a page; counting its bytes is only for pages that wait on
+// extensions, so a backup without them pays nothing per item.
+func (pp *pendingPages) add(key string, items []kube.Item, count bool) {
 	pp.keys, pp.items = append(pp.keys, key), append(pp.items, items)
-	for _, it := range items {
-		pp.bytes += len(it.Raw)
+	for i := 0; count && i < len(items); i++ {
+		pp.bytes += len(items[i].Raw)
 	}
 }
 

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -196,22 +195,11 @@ func identity(it kube.Item) string {
 
 // sameKind reports whether two objects' apiVersion group and kind match.
 func sameKind(a, b []byte) bool {
-	type tm struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-	}
-	var x, y tm
+	var x, y metav1.TypeMeta
 	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
 		return false
 	}
-	return x.Kind == y.Kind && group(x.APIVersion) == group(y.APIVersion)
-}
-
-func group(apiVersion string) string {
-	if i := bytes.IndexByte([]byte(apiVersion), '/'); i >= 0 {
-		return apiVersion[:i]
-	}
-	return ""
+	return x.GroupVersionKind().GroupKind() == y.GroupVersionKind().GroupKind()
 }
 
 // itemError records that an item was left out, naming the first

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"golang.org/x/sync/errgroup"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/extcall"
@@ -170,27 +171,12 @@ func (p *pipeline) answered(a extcall.Action, bw *batchWork, i int, ans extensio
 
 // idOf names an object by its kind, API group, namespace and name.
 func idOf(obj map[string]any) string {
-	apiVersion, _ := obj["apiVersion"].(string)
-	kind, _ := obj["kind"].(string)
-	meta, _ := obj["metadata"].(map[string]any)
-	ns, _ := meta["namespace"].(string)
-	name, _ := meta["name"].(string)
-	if i := len(apiVersion) - len(lastSegment(apiVersion)); i > 0 {
-		kind += "." + apiVersion[:i-1]
-	}
-	if ns != "" {
+	u := unstructured.Unstructured{Object: obj}
+	name := u.GetName()
+	if ns := u.GetNamespace(); ns != "" {
 		name = ns + "/" + name
 	}
-	return kind + " " + name
-}
-
-func lastSegment(s string) string {
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i] == '/' {
-			return s[i+1:]
-		}
-	}
-	return s
+	return u.GroupVersionKind().GroupKind().String() + " " + name
 }
 
 // decide sets an item's outcome without applying it.
