@@ -19,6 +19,16 @@ func documentRef(flag, file, configMap string) (*v1alpha1.DocumentRef, error) {
 	case file == "":
 		return nil, nil
 	}
+	data, err := readDocumentFile(flag, file)
+	if err != nil {
+		return nil, err
+	}
+	return &v1alpha1.DocumentRef{Inline: string(data)}, nil
+}
+
+// readDocumentFile reads a --NAME file flag's document, bounded: a
+// document larger than MaxInlineDocument belongs in a ConfigMap.
+func readDocumentFile(flag, file string) ([]byte, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, &usageError{fmt.Errorf("--%s: %w", flag, err)}
@@ -31,5 +41,5 @@ func documentRef(flag, file, configMap string) (*v1alpha1.DocumentRef, error) {
 	if len(data) > v1alpha1.MaxInlineDocument {
 		return nil, &usageError{fmt.Errorf("--%s: %s is larger than %d bytes: put it in a ConfigMap", flag, file, v1alpha1.MaxInlineDocument)}
 	}
-	return &v1alpha1.DocumentRef{Inline: string(data)}, nil
+	return data, nil
 }

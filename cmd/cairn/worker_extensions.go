@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
@@ -14,17 +12,9 @@ func readExtensions(file string) ([]v1alpha1.Extension, error) {
 	if file == "" {
 		return nil, nil
 	}
-	f, err := os.Open(file)
+	data, err := readDocumentFile("extensions", file)
 	if err != nil {
-		return nil, &usageError{fmt.Errorf("--extensions: %w", err)}
-	}
-	defer func() { _ = f.Close() }() // read only
-	data, err := io.ReadAll(io.LimitReader(f, v1alpha1.MaxInlineDocument+1))
-	if err != nil {
-		return nil, &usageError{fmt.Errorf("--extensions: %w", err)}
-	}
-	if len(data) > v1alpha1.MaxInlineDocument {
-		return nil, &usageError{fmt.Errorf("--extensions: %s is larger than %d bytes", file, v1alpha1.MaxInlineDocument)}
+		return nil, err
 	}
 	exts, err := v1alpha1.ParseExtensions(data)
 	if err != nil {
