@@ -128,6 +128,9 @@ type TypeCollected struct {
 	// ItemErrors counts the items extensions failed: left out, named in
 	// the backup's errors, and the backup PartiallyFailed.
 	ItemErrors int `json:"itemErrors,omitempty"`
+	// Operations counts the operations extensions started for its items,
+	// which the backup waits for before it ends.
+	Operations int `json:"operations,omitempty"`
 }
 
 // CollectRelatedInput asks for the cluster-scoped objects related to what

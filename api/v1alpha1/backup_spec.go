@@ -86,6 +86,10 @@ type BackupSpec struct {
 	// DataMoverTimeout bounds the move of one volume's data, retries
 	// included (nil: DefaultDataMoverTimeout).
 	DataMoverTimeout *metav1.Duration `json:"dataMoverTimeout,omitempty"`
+	// ItemOperationTimeout bounds each async operation an extension
+	// starts, retries included (nil: DefaultItemOperationTimeout); one
+	// that has not ended is canceled and fails.
+	ItemOperationTimeout *metav1.Duration `json:"itemOperationTimeout,omitempty"`
 	// Hooks run commands in the selected pods before and after their
 	// volumes are snapshotted (pods' hook annotations take precedence).
 	Hooks *BackupHooks `json:"hooks,omitempty"`
@@ -130,6 +134,11 @@ func (s BackupSpec) SnapshotTimeout() time.Duration {
 		return DefaultCSISnapshotTimeout
 	}
 	return s.CSISnapshotTimeout.Duration
+}
+
+// OperationTimeout is ItemOperationTimeout or its default.
+func (s BackupSpec) OperationTimeout() time.Duration {
+	return durationOr(s.ItemOperationTimeout, DefaultItemOperationTimeout)
 }
 
 // PrepareTimeout is DataMoverPrepareTimeout or its default.
@@ -215,7 +224,8 @@ func (s BackupSpec) Validate() error {
 		add("snapshotMoveData needs snapshotVolumes: the data is moved from the volumes' snapshots")
 	}
 	problems = append(problems, nonPositive(map[string]*metav1.Duration{"csiSnapshotTimeout": s.CSISnapshotTimeout,
-		"dataMoverPrepareTimeout": s.DataMoverPrepareTimeout, "dataMoverTimeout": s.DataMoverTimeout})...)
+		"dataMoverPrepareTimeout": s.DataMoverPrepareTimeout, "dataMoverTimeout": s.DataMoverTimeout,
+		"itemOperationTimeout": s.ItemOperationTimeout})...)
 	problems = append(problems, s.Hooks.problems()...)
 	problems = append(problems, s.VolumePolicies.problems("volumePolicies", func(data []byte) error {
 		_, err := volumepolicy.Parse(data)

@@ -63,6 +63,9 @@ type BackupStatus struct {
 	// Operations are the backup's async operations (one snapshot per
 	// volume), in plan order.
 	Operations []Operation `json:"operations,omitempty"`
+	// ExtensionOperations counts the operations extensions started, which
+	// operations.json lists one by one.
+	ExtensionOperations *OperationCounts `json:"extensionOperations,omitempty"`
 	// Hooks are the results of the backup's hooks, in the order they ended.
 	Hooks []HookResult `json:"hooks,omitempty"`
 	// Waiting are the extensions a running backup's steps wait on, read

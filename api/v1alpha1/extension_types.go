@@ -183,6 +183,8 @@ type ExtensionWait struct {
 	Extension string      `json:"extension"`
 	TaskQueue string      `json:"taskQueue"`
 	Since     metav1.Time `json:"since"`
+	// Operation is the ID of the operation waited on; empty: a call.
+	Operation string `json:"operation,omitempty"`
 }
 
 // ExtensionCallInput is one call of an extension's activity, run as a

@@ -44,6 +44,9 @@ const (
 	// ExtensionCallWorkflowName runs one call of an extension's activity
 	// on the extension's task queue.
 	ExtensionCallWorkflowName = "ExtensionCall"
+	// ExtensionOperationWorkflowName runs one async operation an
+	// extension started, on the extension's task queue.
+	ExtensionOperationWorkflowName = "ExtensionOperation"
 )
 
 // QueryStatus is the query every cairn workflow answers with its status.
@@ -71,6 +74,9 @@ const (
 	KindDataMoverSlots = "datamover-slots"
 	KindEtcdSnapshot   = "etcd-snapshot"
 	KindExtensionCall  = "extension-call"
+	// KindExtensionOperation is the workflow of one operation an
+	// extension started.
+	KindExtensionOperation = "extension-operation"
 	// KindSchedule marks cairn's backup schedules among a namespace's
 	// Temporal Schedules.
 	KindSchedule = "schedule"

@@ -65,19 +65,23 @@ type Volume struct {
 func (v Volume) Key() string { return v.Namespace + "/" + v.Claim }
 
 // Operation is one async operation of a backup: its volume's snapshot,
-// with its phase, progress, times and, once ready, what was recorded.
+// or an operation an extension started for an item, with its phase, progress, times and, once ready, what was recorded.
 // operations.json and the status query list them.
 type Operation struct {
-	ID       string         `json:"id"`
-	Kind     string         `json:"kind"`
-	Volume   Volume         `json:"volume"`
-	Phase    OperationPhase `json:"phase"`
-	Progress string         `json:"progress,omitempty"`
-	Started  *time.Time     `json:"started,omitempty"`
-	Updated  *time.Time     `json:"updated,omitempty"`
-	Timeout  time.Duration  `json:"timeout"`
-	Error    string         `json:"error,omitempty"`
-	Snapshot *SnapshotInfo  `json:"snapshot,omitempty"`
+	ID   string `json:"id"`
+	Kind string `json:"kind"`
+	// Volume is a volume operation's claim; Extension and Item say whose
+	// and for which item an extension's operation is.
+	Volume    Volume         `json:"volume,omitzero"`
+	Extension string         `json:"extension,omitempty"`
+	Item      *ItemRef       `json:"item,omitempty"`
+	Phase     OperationPhase `json:"phase"`
+	Progress  string         `json:"progress,omitempty"`
+	Started   *time.Time     `json:"started,omitempty"`
+	Updated   *time.Time     `json:"updated,omitempty"`
+	Timeout   time.Duration  `json:"timeout"`
+	Error     string         `json:"error,omitempty"`
+	Snapshot  *SnapshotInfo  `json:"snapshot,omitempty"`
 	// Upload is set once the volume's data is in the kopia repository.
 	Upload     *DataUploadInfo `json:"upload,omitempty"`
 	WorkflowID string          `json:"workflowId,omitempty"`

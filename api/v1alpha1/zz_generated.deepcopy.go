@@ -243,6 +243,11 @@ func (in *BackupSpec) DeepCopyInto(out *BackupSpec) {
 		*out = new(v1.Duration)
 		**out = **in
 	}
+	if in.ItemOperationTimeout != nil {
+		in, out := &in.ItemOperationTimeout, &out.ItemOperationTimeout
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	if in.Hooks != nil {
 		in, out := &in.Hooks, &out.Hooks
 		*out = new(BackupHooks)

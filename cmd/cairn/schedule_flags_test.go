@@ -110,9 +110,11 @@ func TestScheduleFlagsRefuseTwoRetentionKinds(t *testing.T) {
 
 func TestScheduleVolumeFlagsFillTheTemplate(t *testing.T) {
 	cmd, sf := parsedScheduleCommand(t, "--cron", "@daily", "--snapshot-move-data", "--native-snapshots", "delete",
-		"--datamover-prepare-timeout", "10m", "--datamover-timeout", "2h", "--csi-snapshot-timeout", "5m", "--volume-concurrency", "2")
+		"--datamover-prepare-timeout", "10m", "--datamover-timeout", "2h", "--csi-snapshot-timeout", "5m", "--volume-concurrency", "2",
+		"--item-operation-timeout", "30m")
 	require.NoError(t, sf.apply(cmd.Flags().Changed))
 	tpl := sf.spec.Template
+	assert.Equal(t, 30*time.Minute, tpl.ItemOperationTimeout.Duration)
 	assert.True(t, tpl.SnapshotMoveData)
 	assert.Equal(t, v1alpha1.NativeSnapshotsDelete, tpl.NativeSnapshots)
 	assert.Equal(t, 10*time.Minute, tpl.DataMoverPrepareTimeout.Duration)

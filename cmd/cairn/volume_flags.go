@@ -9,14 +9,15 @@ import (
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
-// volumeFlags are a backup's volume flags, the same for backup create and
-// schedule create/update. Plain fields are bound into the spec; the
+// volumeFlags are a backup's volume flags and the timeout of extensions'
+// operations, the same for backup create and schedule create/update. Plain fields are bound into the spec; the
 // optional ones (pointers in the spec) go through apply.
 type volumeFlags struct {
 	snapshotVolumes bool
 	snapshotTimeout time.Duration
 	prepareTimeout  time.Duration
 	dataTimeout     time.Duration
+	itemOpTimeout   time.Duration
 	policiesFile    string
 	policiesConfig  string
 }
@@ -28,6 +29,8 @@ func (v *volumeFlags) register(f *pflag.FlagSet, spec *v1alpha1.BackupSpec, opts
 	f.DurationVar(&v.prepareTimeout, "datamover-prepare-timeout", v1alpha1.DefaultDataMoverPrepareTimeout, "how long a volume's data mover may take to start")
 	f.DurationVar(&v.dataTimeout, "datamover-timeout", v1alpha1.DefaultDataMoverTimeout, "how long moving one volume's data may take, retries included")
 	f.DurationVar(&v.snapshotTimeout, "csi-snapshot-timeout", v1alpha1.DefaultCSISnapshotTimeout, "how long a snapshot may take to be ready before its operation fails")
+	f.DurationVar(&v.itemOpTimeout, "item-operation-timeout", v1alpha1.DefaultItemOperationTimeout,
+		"how long an async operation an extension starts may take, retries included, before it is canceled and fails")
 	f.IntVar(&opts.VolumeConcurrency, "volume-concurrency", 0, "volumes snapshotted at once (default 4)")
 	f.StringVar(&v.policiesFile, "resource-policies", "", "a file of volume policies (Velero's resource-policy format: version v1, volumePolicies) "+
 		"that skip volumes by class, driver, size, labels or phase")
@@ -55,6 +58,7 @@ func (v *volumeFlags) apply(changed func(string) bool, spec *v1alpha1.BackupSpec
 		{"csi-snapshot-timeout", v.snapshotTimeout, &spec.CSISnapshotTimeout},
 		{"datamover-prepare-timeout", v.prepareTimeout, &spec.DataMoverPrepareTimeout},
 		{"datamover-timeout", v.dataTimeout, &spec.DataMoverTimeout},
+		{"item-operation-timeout", v.itemOpTimeout, &spec.ItemOperationTimeout},
 	} {
 		if changed(d.flag) {
 			*d.field = &metav1.Duration{Duration: d.value}

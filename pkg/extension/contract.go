@@ -60,10 +60,70 @@ type BackupItemAnswer struct {
 	// Error fails this item, with the message in the backup's errors; the
 	// other items of the batch go on.
 	Error string `json:"error,omitempty"`
+	// Operation starts a long operation for this item (an export, a
+	// dump, a cloud snapshot): cairn runs it as BackupOperationV1 on the
+	// extension's task queue and waits for it before the backup ends.
+	Operation *OperationStart `json:"operation,omitempty"`
 }
 
-// MaxAdditionalItems bounds the additional items of one answer.
+// MaxAdditionalItems bounds the additional items of one answer, and the
+// items to update of one operation.
 const MaxAdditionalItems = 100
+
+// OperationStart is an async operation an answer asks cairn to run.
+type OperationStart struct {
+	// ID names the operation among the extension's in this backup: at
+	// most MaxOperationIDBytes, unique per backup.
+	ID string `json:"id"`
+	// ItemsToUpdate are read again once the operation completed, and
+	// stored in place of what the backup collected (Velero's
+	// itemsToUpdate): objects the operation changes, such as the item's
+	// status.
+	ItemsToUpdate []ObjectRef `json:"itemsToUpdate,omitempty"`
+	// Data is passed back in the operation's request as it is, at most
+	// MaxOperationDataBytes: what the operation needs, so that it keeps
+	// no state of its own between the answer and the operation.
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// Bounds of an operation's ID and data.
+const (
+	MaxOperationIDBytes   = 200
+	MaxOperationDataBytes = 64 << 10
+)
+
+// BackupOperationV1 is the activity cairn calls to run one operation an
+// answer started, to its end. It should heartbeat its progress
+// (OperationProgress) more often than its heartbeat timeout: a heartbeat
+// is how it learns that the backup was canceled, and the details of its
+// last one are where a retried attempt resumes (Temporal hands them to
+// the next attempt). It is retried until the backup's item operation
+// timeout; ErrTypeRefused ends it as failed at once.
+const BackupOperationV1 = "cairn.extension.v1.BackupOperation"
+
+// BackupOperationRequest is one operation to run.
+type BackupOperationRequest struct {
+	Backup      string          `json:"backup"`
+	Extension   string          `json:"extension"`
+	OperationID string          `json:"operationId"`
+	Resource    Resource        `json:"resource"`
+	Item        ObjectRef       `json:"item"`
+	Data        json.RawMessage `json:"data,omitempty"`
+}
+
+// BackupOperationResult is what an operation that ended well reports.
+type BackupOperationResult struct {
+	// Description is shown with the operation in operations.json.
+	Description string `json:"description,omitempty"`
+}
+
+// OperationProgress is what an operation heartbeats: how far it is.
+type OperationProgress struct {
+	Done        int64  `json:"done"`
+	Total       int64  `json:"total,omitempty"`
+	Units       string `json:"units,omitempty"`
+	Description string `json:"description,omitempty"`
+}
 
 // RestoreItemsV1 is the activity cairn calls with a batch of items a
 // restore is about to create, for every extension registered for their

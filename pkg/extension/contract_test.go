@@ -23,6 +23,9 @@ type both struct{}
 func (both) BackupItems(context.Context, BackupItemsRequest) (*BackupItemsResponse, error) {
 	return nil, nil
 }
+func (both) BackupOperation(context.Context, BackupOperationRequest) (*BackupOperationResult, error) {
+	return nil, nil
+}
 func (both) RestoreItems(context.Context, RestoreItemsRequest) (*RestoreItemsResponse, error) {
 	return nil, nil
 }
@@ -33,7 +36,7 @@ func TestRegisterUsesTheContractsNames(t *testing.T) {
 	n := &names{}
 	RegisterBackup(n, both{})
 	RegisterRestore(n, both{})
-	assert.Equal(t, []string{"cairn.extension.v1.BackupItems", "cairn.extension.v1.RestoreItems"}, n.registered)
+	assert.Equal(t, []string{"cairn.extension.v1.BackupItems", "cairn.extension.v1.BackupOperation", "cairn.extension.v1.RestoreItems"}, n.registered)
 }
 
 // TestAnswersDecodeAsDocumented: the JSON of docs/extensions.md decodes
@@ -41,8 +44,13 @@ func TestRegisterUsesTheContractsNames(t *testing.T) {
 func TestAnswersDecodeAsDocumented(t *testing.T) {
 	var b BackupItemsResponse
 	require.NoError(t, json.Unmarshal([]byte(`{"items":[{"item":{"kind":"Widget"}},{},{"error":"cannot"},
-		{"additionalItems":[{"group":"","resource":"configmaps","namespace":"shop","name":"widget-config"}]}]}`), &b))
-	require.Len(t, b.Items, 4)
+		{"additionalItems":[{"group":"","resource":"configmaps","namespace":"shop","name":"widget-config"}]},
+		{"operation":{"id":"export-1","itemsToUpdate":[{"group":"demo.cairn.io","resource":"widgets","namespace":"shop","name":"w"}],"data":{"bucket":"b"}}}]}`), &b))
+	require.Len(t, b.Items, 5)
+	require.NotNil(t, b.Items[4].Operation)
+	assert.Equal(t, "export-1", b.Items[4].Operation.ID)
+	assert.Equal(t, ObjectRef{Group: "demo.cairn.io", Resource: "widgets", Namespace: "shop", Name: "w"}, b.Items[4].Operation.ItemsToUpdate[0])
+	assert.JSONEq(t, `{"bucket":"b"}`, string(b.Items[4].Operation.Data))
 	assert.JSONEq(t, `{"kind":"Widget"}`, string(b.Items[0].Item))
 	assert.Equal(t, "cannot", b.Items[2].Error)
 	assert.Equal(t, ObjectRef{Resource: "configmaps", Namespace: "shop", Name: "widget-config"}, b.Items[3].AdditionalItems[0])

@@ -12,6 +12,12 @@ type BackupHandler interface {
 	BackupItems(ctx context.Context, req BackupItemsRequest) (*BackupItemsResponse, error)
 }
 
+// BackupOperationHandler runs the operations a BackupHandler's answers
+// start.
+type BackupOperationHandler interface {
+	BackupOperation(ctx context.Context, req BackupOperationRequest) (*BackupOperationResult, error)
+}
+
 // RestoreHandler acts on the items a restore creates.
 type RestoreHandler interface {
 	RestoreItems(ctx context.Context, req RestoreItemsRequest) (*RestoreItemsResponse, error)
@@ -24,8 +30,11 @@ func RegisterRestore(w worker.ActivityRegistry, h RestoreHandler) {
 }
 
 // RegisterBackup registers h's activities on w under the contract's
-// names. The worker must poll the task queue the extension is registered
-// with in cairn.
+// names, BackupOperation too when h has it. The worker must poll the task
+// queue the extension is registered with in cairn.
 func RegisterBackup(w worker.ActivityRegistry, h BackupHandler) {
 	w.RegisterActivityWithOptions(h.BackupItems, activity.RegisterOptions{Name: BackupItemsV1})
+	if op, ok := h.(BackupOperationHandler); ok {
+		w.RegisterActivityWithOptions(op.BackupOperation, activity.RegisterOptions{Name: BackupOperationV1})
+	}
 }
