@@ -42,6 +42,7 @@ var workerWorkflows = map[string]any{
 	v1alpha1.EtcdSnapshotWorkflowName:          etcdsnapshot.EtcdSnapshotWorkflow,
 	v1alpha1.VerifyBackupWorkflowName:          backup.VerifyBackupWorkflow,
 	v1alpha1.ExtensionCallWorkflowName:         extension.CallWorkflow,
+	v1alpha1.ExtensionOperationWorkflowName:    extension.OperationWorkflow,
 }
 
 // workerActivities are the activities the worker runs: all but the data
@@ -49,7 +50,8 @@ var workerWorkflows = map[string]any{
 func workerActivities(a Activities) []any {
 	var list []any
 	if c := a.Cluster; c != nil {
-		list = append(list, c.PlanBackup, c.CollectResources, c.CollectRelated, c.CollectAdditional, c.UnknownResources)
+		list = append(list, c.PlanBackup, c.CollectResources, c.CollectRelated, c.CollectAdditional, c.RunOperations, c.CancelOperations,
+			c.UnknownResources)
 	}
 	if s := a.Store; s != nil {
 		list = append(list, s.FinalizeBackup, s.CleanupBackupWork, s.CheckBackupDeletable, s.DeleteBackupData,

@@ -140,6 +140,7 @@ func Run(ctx context.Context, c client.Client, cfg Config) error {
 	}
 	clusterActs.PageInterval = cfg.PageInterval
 	clusterActs.Registered, clusterActs.Extensions = cfg.Extensions, extcall.TemporalCaller{Client: c}
+	clusterActs.Operations = extcall.TemporalOperator{Client: c}
 	ns := cfg.DataMovement.Namespace
 	if ns == "" {
 		ns = DefaultDataMoverNamespace

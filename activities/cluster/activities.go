@@ -26,9 +26,11 @@ type Activities struct {
 	// server at the cost of a longer backup (0: no pause).
 	PageInterval time.Duration
 	// Registered are the extensions a backup planned now calls; its plan
-	// keeps them. Extensions makes the calls.
+	// keeps them. Extensions makes the calls, Operations runs the
+	// operations their answers start.
 	Registered []v1alpha1.Extension
 	Extensions extcall.Caller
+	Operations extcall.Operator
 	// callBeat is how often a step waiting on extensions heartbeats
 	// (0: a third of its heartbeat timeout); tests shorten it.
 	callBeat time.Duration

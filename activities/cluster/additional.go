@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tidwall/gjson"
 	"go.temporal.io/sdk/activity"
@@ -42,64 +43,98 @@ func (a *Activities) CollectAdditional(ctx context.Context, in v1alpha1.CollectA
 	if err != nil {
 		return nil, err
 	}
-	lister, err := actas.Lister(a.Clients, a.Lister, in.Options.ActingAs)
+	stored, warnings, err := a.storeObjects(ctx, run, plan, objectsToStore{
+		refs: wanted, actingAs: in.Options.ActingAs, unreachable: in.Options.ClusterUnreachableTimeout.Duration,
+		asker: "extensions", part: run.Keys.AdditionalPart,
+		before: func(gr string, refs map[string]extension.ObjectRef) error { return dropStored(ctx, run, gr, refs) },
+	})
 	if err != nil {
 		return nil, err
 	}
+	if err := run.Loc.WriteJSON(ctx, run.Keys.TypeResult(additionalResultKey), TypeResult{Warnings: warnings}); err != nil {
+		return nil, err
+	}
+	return &v1alpha1.CollectAdditionalResult{Resources: stored, Warnings: len(warnings)}, nil
+}
+
+// objectsToStore are objects to read by reference and store in parts of
+// their own: refs by group-resource and "namespace/name", read as
+// actingAs, who asked for them (for warnings), where each type's parts go,
+// and a step to run on a type's refs before they are read.
+type objectsToStore struct {
+	refs        map[string]map[string]extension.ObjectRef
+	actingAs    *v1alpha1.Identity
+	unreachable time.Duration
+	asker       string
+	part        func(groupResource string, index int) string
+	before      func(groupResource string, refs map[string]extension.ObjectRef) error
+}
+
+// storeObjects reads the objects o names, each once, in sorted order, and
+// stores them; it counts them per type. One that is gone, forbidden, of
+// a type the cluster does not serve, or labelled to be excluded is a
+// warning.
+func (a *Activities) storeObjects(ctx context.Context, run *runlog.Run, plan *StoredPlan, o objectsToStore) (map[string]int, []string, error) {
+	lister, err := actas.Lister(a.Clients, a.Lister, o.actingAs)
+	if err != nil {
+		return nil, nil, err
+	}
 	resolve := a.resolver(plan)
-	res := &v1alpha1.CollectAdditionalResult{Resources: map[string]int{}}
+	stored := map[string]int{}
 	var warnings []string
 	var reach Reachability
 	beat := func() { activity.RecordHeartbeat(ctx, reach) }
-	for _, gr := range slices.Sorted(maps.Keys(wanted)) {
-		refs := wanted[gr]
+	for _, gr := range slices.Sorted(maps.Keys(o.refs)) {
+		refs := o.refs[gr]
 		r, ok, err := resolve(gr)
 		switch {
 		case err != nil:
-			return nil, err
+			return nil, nil, err
 		case !ok:
-			warnings = append(warnings, fmt.Sprintf("extensions asked for %d %s, a type the cluster does not serve", len(refs), gr))
+			warnings = append(warnings, fmt.Sprintf("%s asked for %d %s, a type the cluster does not serve", o.asker, len(refs), gr))
 			continue
 		}
-		if err := dropStored(ctx, run, gr, refs); err != nil {
-			return nil, err
+		if o.before != nil {
+			if err := o.before(gr, refs); err != nil {
+				return nil, nil, err
+			}
 		}
 		var buf bytes.Buffer
 		part := 0
 		for _, key := range slices.Sorted(maps.Keys(refs)) {
 			ref := refs[key]
 			if r.Namespaced != (ref.Namespace != "") {
-				warnings = append(warnings, fmt.Sprintf("extensions asked for %s %s: the type is namespaced only when the item has a namespace", gr, key))
+				warnings = append(warnings, fmt.Sprintf("%s asked for %s %s: the type is namespaced only when the item has a namespace", o.asker, gr, key))
 				continue
 			}
 			var it *kube.Item
-			err := reach.Do(ctx, in.Options.ClusterUnreachableTimeout.Duration, run.Log, beat, func() error {
+			err := reach.Do(ctx, o.unreachable, run.Log, beat, func() error {
 				var gerr error
 				it, gerr = lister.Get(ctx, r, ref.Namespace, ref.Name)
 				return gerr
 			})
 			switch {
 			case apierrors.IsNotFound(err):
-				warnings = append(warnings, fmt.Sprintf("extensions asked for %s %s, which does not exist", gr, key))
+				warnings = append(warnings, fmt.Sprintf("%s asked for %s %s, which does not exist", o.asker, gr, key))
 				continue
 			case apierrors.IsForbidden(err):
-				warnings = append(warnings, fmt.Sprintf("extensions asked for %s %s, which the backup may not read: %v", gr, key, err))
+				warnings = append(warnings, fmt.Sprintf("%s asked for %s %s, which the backup may not read: %v", o.asker, gr, key, err))
 				continue
 			case isRefusal(err):
-				warnings = append(warnings, fmt.Sprintf("extensions asked for %s %s, which the API server refuses to read: %v", gr, key, err))
+				warnings = append(warnings, fmt.Sprintf("%s asked for %s %s, which the API server refuses to read: %v", o.asker, gr, key, err))
 				continue
 			case err != nil:
-				return nil, fmt.Errorf("get %s %s: %w", gr, key, err)
+				return nil, nil, fmt.Errorf("get %s %s: %w", gr, key, err)
 			case filter.ExcludedBy(it.Labels) != "":
-				warnings = append(warnings, fmt.Sprintf("extensions asked for %s %s, labelled %s=true: left out", gr, key, filter.ExcludedBy(it.Labels)))
+				warnings = append(warnings, fmt.Sprintf("%s asked for %s %s, labelled %s=true: left out", o.asker, gr, key, filter.ExcludedBy(it.Labels)))
 				continue
 			}
 			buf.Write(it.Raw)
 			buf.WriteByte('\n')
-			res.Resources[gr]++
-			if res.Resources[gr]%relatedPageSize == 0 {
-				if err := run.Loc.WriteAll(ctx, run.Keys.AdditionalPart(gr, part), buf.Bytes()); err != nil {
-					return nil, err
+			stored[gr]++
+			if stored[gr]%relatedPageSize == 0 {
+				if err := run.Loc.WriteAll(ctx, o.part(gr, part), buf.Bytes()); err != nil {
+					return nil, nil, err
 				}
 				part++
 				buf.Reset()
@@ -107,37 +142,29 @@ func (a *Activities) CollectAdditional(ctx context.Context, in v1alpha1.CollectA
 			}
 		}
 		if buf.Len() > 0 {
-			if err := run.Loc.WriteAll(ctx, run.Keys.AdditionalPart(gr, part), buf.Bytes()); err != nil {
-				return nil, err
+			if err := run.Loc.WriteAll(ctx, o.part(gr, part), buf.Bytes()); err != nil {
+				return nil, nil, err
 			}
 		}
 	}
-	res.Warnings = len(warnings)
-	if err := run.Loc.WriteJSON(ctx, run.Keys.TypeResult(additionalResultKey), TypeResult{Warnings: warnings}); err != nil {
-		return nil, err
-	}
-	return res, nil
+	return stored, warnings, nil
 }
 
 // additionalRefs reads what extensions asked for, by type and then by
 // "namespace/name", each once.
-func additionalRefs(ctx context.Context, run *runlog.Run) (map[string]map[string]extension.ObjectRef, error) {
+func additionalRefs(ctx context.Context, run *runlog.Run) (refSet, error) {
 	keys, err := run.Loc.Keys(ctx, run.Keys.AllAdditionalRefs())
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]map[string]extension.ObjectRef{}
+	out := refSet{}
 	for _, key := range keys {
 		err := run.Loc.ReadLines(ctx, key, func(line []byte) error {
 			var r extension.ObjectRef
 			if err := json.Unmarshal(line, &r); err != nil {
 				return fmt.Errorf("%s: %w", key, err)
 			}
-			gr := schema.GroupResource{Group: r.Group, Resource: r.Resource}.String()
-			if out[gr] == nil {
-				out[gr] = map[string]extension.ObjectRef{}
-			}
-			out[gr][refKey(r.Namespace, r.Name)] = r
+			out.add(r)
 			return nil
 		})
 		if err != nil {
@@ -145,6 +172,18 @@ func additionalRefs(ctx context.Context, run *runlog.Run) (map[string]map[string
 		}
 	}
 	return out, nil
+}
+
+// refSet holds object references by group-resource, then by
+// "namespace/name", each once.
+type refSet map[string]map[string]extension.ObjectRef
+
+func (s refSet) add(r extension.ObjectRef) {
+	gr := schema.GroupResource{Group: r.Group, Resource: r.Resource}.String()
+	if s[gr] == nil {
+		s[gr] = map[string]extension.ObjectRef{}
+	}
+	s[gr][refKey(r.Namespace, r.Name)] = r
 }
 
 func refKey(namespace, name string) string {

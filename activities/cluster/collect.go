@@ -57,6 +57,9 @@ type TypeProgress struct {
 	// maxItemErrors of ItemErrorsTotal; they are left out of the backup.
 	ItemErrors      []string `json:"itemErrors,omitempty"`
 	ItemErrorsTotal int      `json:"itemErrorsTotal,omitempty"`
+	// Operations counts the operations extensions started for the
+	// stored items.
+	Operations int `json:"operations,omitempty"`
 	// Forbidden are the shards' namespaces ("" for a cluster-wide list)
 	// the run's caller may not list, and the API server's first answer.
 	Forbidden       []string `json:"forbidden,omitempty"`
@@ -345,7 +348,7 @@ func (c *collector) collect(ctx context.Context) (*v1alpha1.TypeCollected, error
 				return nil, err
 			}
 			return &v1alpha1.TypeCollected{Resource: c.gr, Items: p.Items, Parts: p.Parts, Error: err.Error(), Restarts: p.Restarts,
-				ItemErrors: p.ItemErrorsTotal}, nil
+				ItemErrors: p.ItemErrorsTotal, Operations: p.Operations}, nil
 		default:
 			return nil, err
 		}
@@ -379,7 +382,7 @@ func (c *collector) collect(ctx context.Context) (*v1alpha1.TypeCollected, error
 		return nil, err
 	}
 	return &v1alpha1.TypeCollected{Resource: c.gr, Items: p.Items, Parts: p.Parts, Restarts: p.Restarts, Skipped: c.skipReason(),
-		ItemErrors: p.ItemErrorsTotal}, nil
+		ItemErrors: p.ItemErrorsTotal, Operations: p.Operations}, nil
 }
 
 // flush stores the pending pages, as the type's extensions answered for
@@ -395,12 +398,13 @@ func (c *collector) flush(ctx context.Context) error {
 			return err
 		}
 		for i, items := range extended {
-			if err := c.storeAdditionalRefs(ctx, c.pending.keys[i], items); err != nil {
+			if err := c.storeExtensionRecords(ctx, c.pending.keys[i], items); err != nil {
 				return err
 			}
 			pages[i] = pages[i][:0]
 			for _, it := range items {
 				pages[i] = append(pages[i], it.Item)
+				c.progress.Current.Operations += len(it.operations)
 			}
 		}
 	}

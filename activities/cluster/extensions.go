@@ -31,8 +31,10 @@ const maxCallsInFlight = 8
 type pageItem struct {
 	kube.Item
 	page int
-	// additional are the objects extensions asked to back up with it.
+	// additional are the objects extensions asked to back up with it,
+	// operations the operations they started for it.
 	additional []extension.ObjectRef
+	operations []extcall.OperationRecord
 }
 
 // extend runs the type's backup actions over the pending pages' items,
@@ -103,7 +105,11 @@ func (c *collector) runAction(ctx context.Context, a extcall.Action, items []pag
 			continue
 		}
 		if kept, ok := c.answered(a, it.Item, ans); ok {
-			out = append(out, pageItem{Item: kept, page: it.page, additional: append(it.additional, ans.AdditionalItems...)})
+			next := pageItem{Item: kept, page: it.page, additional: append(it.additional, ans.AdditionalItems...), operations: it.operations}
+			if ans.Operation != nil {
+				next.operations = append(next.operations, c.operationRecord(a, kept, ans.Operation))
+			}
+			out = append(out, next)
 		}
 	}
 	return out, nil
@@ -146,6 +152,10 @@ func (c *collector) answered(a extcall.Action, it kube.Item, ans extension.Backu
 		return fail(fmt.Sprintf("%d additional items, more than %d", len(ans.AdditionalItems), extension.MaxAdditionalItems))
 	case badRef(ans.AdditionalItems) != "":
 		return fail(badRef(ans.AdditionalItems))
+	case ans.Operation != nil && extcall.BadOperation(ans.Operation) != "":
+		return fail(extcall.BadOperation(ans.Operation))
+	case ans.Operation != nil && badRef(ans.Operation.ItemsToUpdate) != "":
+		return fail(badRef(ans.Operation.ItemsToUpdate))
 	case extcall.Unchanged(ans.Item):
 		return it, true
 	}
@@ -157,6 +167,16 @@ func (c *collector) answered(a extcall.Action, it kube.Item, ans extension.Backu
 		return fail(fmt.Sprintf("answered with %s, another object than the one it was given", identity(changed)))
 	}
 	return changed, true
+}
+
+// operationRecord is what the operations step needs of an operation an
+// answer started for item it.
+func (c *collector) operationRecord(a extcall.Action, it kube.Item, op *extension.OperationStart) extcall.OperationRecord {
+	gvr := c.res.GVR
+	return extcall.OperationRecord{Extension: a.Ext.Name, ID: op.ID,
+		Resource:      extension.Resource{Group: gvr.Group, Version: gvr.Version, Resource: gvr.Resource, Kind: c.res.Kind},
+		Item:          extension.ObjectRef{Group: gvr.Group, Resource: gvr.Resource, Namespace: it.Namespace, Name: it.Name},
+		ItemsToUpdate: op.ItemsToUpdate, Data: op.Data}
 }
 
 // badRef says what is wrong with the first malformed additional item;
@@ -216,32 +236,53 @@ func (c *collector) itemError(it kube.Item, msg string) {
 // heartbeatWhile keeps the step's heartbeat going while it waits on a
 // call; the progress it carries does not change meanwhile.
 func (c *collector) heartbeatWhile(ctx context.Context) (stop func()) {
-	every := c.a.callBeat
-	if every <= 0 {
-		every = activity.GetInfo(ctx).HeartbeatTimeout / 3
-	}
-	if every <= 0 {
-		every = 10 * time.Second
-	}
-	return tick.Every(every, func() { c.heartbeat(ctx) })
+	return tick.Every(c.a.waitBeat(ctx), func() { c.heartbeat(ctx) })
 }
 
-// storeAdditionalRefs records the additional items asked for with a
-// page's items, before the page itself: CollectAdditional reads them.
-func (c *collector) storeAdditionalRefs(ctx context.Context, partKey string, items []pageItem) error {
-	var buf []byte
+// waitBeat is how often a step heartbeats while it waits on extensions:
+// callBeat, or a third of the step's heartbeat timeout.
+func (a *Activities) waitBeat(ctx context.Context) time.Duration {
+	if a.callBeat > 0 {
+		return a.callBeat
+	}
+	if every := activity.GetInfo(ctx).HeartbeatTimeout / 3; every > 0 {
+		return every
+	}
+	return 10 * time.Second
+}
+
+// storeExtensionRecords records the additional items asked for with a
+// page's items and the operations started for them, before the page
+// itself: CollectAdditional and RunOperations read them.
+func (c *collector) storeExtensionRecords(ctx context.Context, partKey string, items []pageItem) error {
+	var refs, ops []any
 	for _, it := range items {
 		for _, r := range it.additional {
-			line, err := json.Marshal(r)
-			if err != nil {
-				return err
-			}
-			buf = append(append(buf, line...), '\n')
+			refs = append(refs, r)
+		}
+		for _, op := range it.operations {
+			ops = append(ops, op)
 		}
 	}
-	if len(buf) == 0 {
-		// What an attempt before this one recorded for the page goes.
-		return c.run.Loc.Delete(ctx, c.run.Keys.AdditionalRefs(partKey))
+	if err := c.storeLines(ctx, c.run.Keys.AdditionalRefs(partKey), refs); err != nil {
+		return err
 	}
-	return c.run.Loc.WriteAll(ctx, c.run.Keys.AdditionalRefs(partKey), buf)
+	return c.storeLines(ctx, c.run.Keys.ExtensionOperations(partKey), ops)
+}
+
+// storeLines writes values as JSON lines under key; none deletes what an
+// attempt before this one wrote there.
+func (c *collector) storeLines(ctx context.Context, key string, values []any) error {
+	if len(values) == 0 {
+		return c.run.Loc.Delete(ctx, key)
+	}
+	var buf []byte
+	for _, v := range values {
+		line, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		buf = append(append(buf, line...), '\n')
+	}
+	return c.run.Loc.WriteAll(ctx, key, buf)
 }

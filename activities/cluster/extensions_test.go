@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/internal/extcall"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/pkg/extension"
 )
@@ -303,16 +304,64 @@ func TestCollectRecordsAdditionalItems(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, res.ItemErrors, "the item with a nameless additional item fails")
 
-	loc, err := location.OpenPlain(context.Background(), f.in.Location)
+	keys := location.Backup("b")
+	refs := readJSONLines[extension.ObjectRef](t, f.in.Location, keys.AdditionalRefs(keys.Part("configmaps", 0, 2)))
+	assert.Equal(t, []extension.ObjectRef{{Resource: "secrets", Namespace: "shop", Name: "db"}}, refs)
+}
+
+// readJSONLines reads an object of JSON lines from a location.
+func readJSONLines[T any](t *testing.T, locationURL, key string) []T {
+	t.Helper()
+	loc, err := location.OpenPlain(context.Background(), locationURL)
 	require.NoError(t, err)
 	defer loc.Close()
-	keys := location.Backup("b")
-	var refs []extension.ObjectRef
-	require.NoError(t, loc.ReadLines(context.Background(), keys.AdditionalRefs(keys.Part("configmaps", 0, 2)), func(line []byte) error {
-		var r extension.ObjectRef
-		require.NoError(t, json.Unmarshal(line, &r))
-		refs = append(refs, r)
+	var out []T
+	require.NoError(t, loc.ReadLines(context.Background(), key, func(line []byte) error {
+		var v T
+		require.NoError(t, json.Unmarshal(line, &v))
+		out = append(out, v)
 		return nil
 	}))
-	assert.Equal(t, []extension.ObjectRef{{Resource: "secrets", Namespace: "shop", Name: "db"}}, refs)
+	return out
+}
+
+// TestCollectRecordsOperations: an operation an answer starts is
+// recorded beside the item's page with what the operations step needs
+// (extension, ID, item, items to update, data) and counted; an operation
+// without an ID, with an ID of control characters, or with too much data
+// fails its item.
+func TestCollectRecordsOperations(t *testing.T) {
+	f := newCollectFixture(t)
+	caller := &fakeCaller{answer: func(req extension.BackupItemsRequest) (*extension.BackupItemsResponse, error) {
+		resp, _ := annotate(req)
+		for i, raw := range req.Items {
+			switch {
+			case strings.Contains(string(raw), `"cm-02-1"`):
+				resp.Items[i].Operation = &extension.OperationStart{ID: "export-1", Data: json.RawMessage(`{"to":"s3"}`),
+					ItemsToUpdate: []extension.ObjectRef{{Resource: "configmaps", Namespace: "shop", Name: "cm-02-1"}}}
+			case strings.Contains(string(raw), `"cm-02-2"`):
+				resp.Items[i].Operation = &extension.OperationStart{}
+			case strings.Contains(string(raw), `"cm-02-3"`):
+				resp.Items[i].Operation = &extension.OperationStart{ID: "a\nb"}
+			case strings.Contains(string(raw), `"cm-02-4"`):
+				resp.Items[i].Operation = &extension.OperationStart{ID: "big", Data: json.RawMessage(`"` + strings.Repeat("x", extension.MaxOperationDataBytes) + `"`)}
+			}
+		}
+		return resp, nil
+	}}
+	f.register(caller, ext("first", v1alpha1.ExtensionSelector{Resources: []string{"configmaps"}}))
+	res, err := f.attempt(nil)
+	require.NoError(t, err)
+	assert.Equal(t, 3, res.ItemErrors, "the malformed operations fail their items")
+	assert.Equal(t, 1, res.Operations)
+
+	keys := location.Backup("b")
+	recs := readJSONLines[extcall.OperationRecord](t, f.in.Location, keys.ExtensionOperations(keys.Part("configmaps", 0, 2)))
+	require.Len(t, recs, 1)
+	assert.Equal(t, "first", recs[0].Extension)
+	assert.Equal(t, "export-1", recs[0].ID)
+	assert.Equal(t, extension.ObjectRef{Resource: "configmaps", Namespace: "shop", Name: "cm-02-1"}, recs[0].Item)
+	assert.Equal(t, extension.Resource{Version: "v1", Resource: "configmaps", Kind: "ConfigMap"}, recs[0].Resource)
+	assert.JSONEq(t, `{"to":"s3"}`, string(recs[0].Data))
+	assert.Len(t, recs[0].ItemsToUpdate, 1)
 }

@@ -61,14 +61,19 @@ func (a *Activities) FinalizeBackup(ctx context.Context, in v1alpha1.FinalizeInp
 	if err != nil {
 		return nil, err
 	}
+	extOps, err := extensionOperations(ctx, run)
+	if err != nil {
+		return nil, err
+	}
 	results.Errors = append(results.Errors, operationErrors(in.Status.Operations)...)
+	results.Errors = append(results.Errors, operationErrors(extOps)...)
 	hookErrs, hookWarnings := hookEntries(in.Status.Hooks)
 	results.Errors = append(results.Errors, hookErrs...)
 	results.Warnings = append(results.Warnings, hookWarnings...)
 	if err := run.Loc.WriteJSON(ctx, keys.Results(), results); err != nil {
 		return nil, err
 	}
-	if err := writeOperations(ctx, run, in.Status.Operations); err != nil {
+	if err := writeOperations(ctx, run, in.Status.Operations, extOps); err != nil {
 		return nil, err
 	}
 
@@ -107,13 +112,18 @@ func (a *Activities) FinalizeBackup(ctx context.Context, in v1alpha1.FinalizeInp
 }
 
 // writeTarball streams every part into the tarball, one line at a time,
-// so memory stays flat whatever the number of items.
+// so memory stays flat whatever the number of items. An item that an
+// operation's updated parts hold again is written from them only.
 func (a *Activities) writeTarball(ctx context.Context, run *runlog.Run, start *time.Time) (int, error) {
 	keys, err := run.Loc.Keys(ctx, run.Keys.AllParts())
 	if err != nil {
 		return 0, err
 	}
 	sort.Strings(keys)
+	updated, err := updatedItems(ctx, run, keys)
+	if err != nil {
+		return 0, err
+	}
 	mtime := time.Unix(0, 0).UTC()
 	if start != nil {
 		mtime = *start
@@ -138,6 +148,9 @@ func (a *Activities) writeTarball(ctx context.Context, run *runlog.Run, start *t
 				return fmt.Errorf("item in %s has no apiVersion or name", key)
 			}
 			version := apiVersion[strings.LastIndex(apiVersion, "/")+1:]
+			if updated[gr+"/"+namespace+"/"+name] && !run.Keys.IsUpdatedPart(key) {
+				return nil
+			}
 			return tw.Add(gr, version, namespace, name, line)
 		})
 		if err != nil {
@@ -154,6 +167,28 @@ func (a *Activities) writeTarball(ctx context.Context, run *runlog.Run, start *t
 		return 0, fmt.Errorf("store tarball: %w", err)
 	}
 	return tw.Items, nil
+}
+
+// updatedItems are the items the updated parts among keys hold, as
+// "group-resource/namespace/name": as many as operations asked to read
+// again, never every item.
+func updatedItems(ctx context.Context, run *runlog.Run, keys []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, key := range keys {
+		if !run.Keys.IsUpdatedPart(key) {
+			continue
+		}
+		gr := run.Keys.GroupResourceOfPart(key)
+		err := run.Loc.ReadLines(ctx, key, func(line []byte) error {
+			head := gjson.GetManyBytes(line, "metadata.namespace", "metadata.name")
+			out[gr+"/"+head[0].String()+"/"+head[1].String()] = true
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 func collectResults(ctx context.Context, run *runlog.Run, skipped []v1alpha1.SkippedResource) (*v1alpha1.BackupResults, error) {

@@ -32,27 +32,44 @@ type TemporalCaller struct{ Client client.Client }
 // attempt started (running or ended: its ID is never reused), and waits
 // for its answer.
 func (t TemporalCaller) Call(ctx context.Context, id string, in v1alpha1.ExtensionCallInput) (json.RawMessage, error) {
-	opts := client.StartWorkflowOptions{
-		ID:                    id,
-		TaskQueue:             v1alpha1.TaskQueue,
-		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			v1alpha1.SearchAttrKind.ValueSet(v1alpha1.KindExtensionCall), v1alpha1.SearchAttrName.ValueSet(in.Run)),
-	}
-	run, err := t.Client.ExecuteWorkflow(ctx, opts, v1alpha1.ExtensionCallWorkflowName, in)
-	var started *serviceerror.WorkflowExecutionAlreadyStarted
-	switch {
-	case errors.As(err, &started):
-		run = t.Client.GetWorkflow(ctx, id, "")
-	case err != nil:
-		return nil, fmt.Errorf("start %s: %w", id, err)
-	}
 	var answer json.RawMessage
-	if err := run.Get(ctx, &answer); err != nil {
+	if err := startOrFind(ctx, t.Client, id, v1alpha1.KindExtensionCall, in.Run, v1alpha1.ExtensionCallWorkflowName, in, &answer); err != nil {
 		return nil, callFailure(ctx, id, err)
 	}
 	return answer, nil
 }
+
+// startOrFind starts workflow name under id with input in, or finds the
+// one started under id before (running or ended: IDs of calls and
+// operations are never reused), and waits for its result into out. Its
+// error is the workflow's, or a failed start.
+func startOrFind(ctx context.Context, c client.Client, id, kind, run, name string, in, out any) error {
+	opts := client.StartWorkflowOptions{
+		ID:                    id,
+		TaskQueue:             v1alpha1.TaskQueue,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		TypedSearchAttributes: temporal.NewSearchAttributes(v1alpha1.SearchAttrKind.ValueSet(kind), v1alpha1.SearchAttrName.ValueSet(run)),
+	}
+	wr, err := c.ExecuteWorkflow(ctx, opts, name, in)
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	switch {
+	case errors.As(err, &started):
+		wr = c.GetWorkflow(ctx, id, "")
+	case err != nil:
+		return &startError{id: id, err: err}
+	}
+	return wr.Get(ctx, out)
+}
+
+// startError is a workflow that could not be started: Temporal out of
+// reach, for the step to retry.
+type startError struct {
+	id  string
+	err error
+}
+
+func (e *startError) Error() string { return fmt.Sprintf("start %s: %v", e.id, e.err) }
+func (e *startError) Unwrap() error { return e.err }
 
 // callFailure tells a call that ended without an answer, which fails its
 // items, from Temporal out of reach, which the step retries. The call's

@@ -88,6 +88,35 @@ func (b BackupKeys) AdditionalRefsOf(groupResource string) string {
 // AllAdditionalRefs is the prefix of every AdditionalRefs.
 func (b BackupKeys) AllAdditionalRefs() string { return b.Work() + "additional/" }
 
+// ExtensionOperations holds the operations extensions started for the
+// items of one collected part (partKey).
+func (b BackupKeys) ExtensionOperations(partKey string) string {
+	return b.AllExtensionOperations() + strings.TrimPrefix(partKey, b.AllParts())
+}
+
+// AllExtensionOperations is the prefix of every ExtensionOperations.
+func (b BackupKeys) AllExtensionOperations() string { return b.Work() + "operations/" }
+
+// OperationsRun holds how the extensions' operations ended, one JSON
+// line each, for finalize's operations.json.
+func (b BackupKeys) OperationsRun() string { return b.Work() + "operations-run.jsonl" }
+
+// UpdatedPart is one page of the items operations asked to read again,
+// of one type: they take the place of the type's own copies.
+func (b BackupKeys) UpdatedPart(groupResource string, index int) string {
+	return b.Part(groupResource, UpdatedShard, index)
+}
+
+// UpdatedShard is the shard number of UpdatedPart, past any namespace
+// index and before additional items'.
+const UpdatedShard = 99998
+
+// IsUpdatedPart reports whether a part key is an UpdatedPart.
+func (b BackupKeys) IsUpdatedPart(key string) bool {
+	rest := strings.TrimPrefix(key, b.PartsPrefix(b.GroupResourceOfPart(key)))
+	return strings.HasPrefix(rest, fmt.Sprintf("%05d-", UpdatedShard))
+}
+
 // TypeResult is the per-resource-type outcome written by collection.
 func (b BackupKeys) TypeResult(groupResource string) string {
 	return b.Work() + "results/" + groupResource + ".json"
