@@ -68,8 +68,8 @@ func (b *backupRun) ensureRepository(ctx workflow.Context) error {
 }
 
 // runOperations runs one child workflow per volume, at most
-// VolumeConcurrency at once, while the backup waits in
-// WaitingForOperations. An operation that fails or times out makes the
+// VolumeConcurrency at once, and the operations extensions started,
+// while the backup waits in WaitingForOperations. An operation that fails or times out makes the
 // backup PartiallyFailed; a canceled backup cancels its operations and
 // waits for them to clean up.
 //
@@ -78,10 +78,11 @@ func (b *backupRun) ensureRepository(ctx workflow.Context) error {
 // ready (before its data moves). A volume of a pod whose pre hook failed
 // with onError Fail is not snapshotted: its operation fails.
 func (b *backupRun) runOperations(ctx workflow.Context) error {
-	if len(b.status.Operations) == 0 && !b.hasHooks() {
+	if len(b.status.Operations) == 0 && !b.hasHooks() && b.extensionOperations == 0 {
 		return nil
 	}
 	b.setPhase(ctx, v1alpha1.PhaseWaitingForOperations)
+	extensionOps := b.startExtensionOperations(ctx)
 	b.listenForProgress(ctx)
 	b.hooksWithoutVolumes(ctx)
 
@@ -135,6 +136,9 @@ func (b *backupRun) runOperations(ctx workflow.Context) error {
 	}
 	if ctx.Err() != nil {
 		return temporal.NewCanceledError()
+	}
+	if extensionOps != nil {
+		return b.recordExtensionOperations(ctx, extensionOps)
 	}
 	return nil
 }

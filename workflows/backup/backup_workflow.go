@@ -51,8 +51,12 @@ type backupRun struct {
 	// what a dry run reports.
 	related      []string
 	hookWarnings []string
-	// extensionItemErrors counts the items extensions failed.
-	extensionItemErrors int
+	// extensionItemErrors counts the items extensions failed;
+	// extensionOperations the operations they started, and
+	// extensionOperationsError is the first that failed.
+	extensionItemErrors      int
+	extensionOperations      int
+	extensionOperationsError string
 }
 
 func (b *backupRun) setup(ctx workflow.Context) error {
@@ -113,7 +117,7 @@ func (b *backupRun) run(ctx workflow.Context) (*v1alpha1.BackupStatus, error) {
 	if b.status.Errors > 0 {
 		final = v1alpha1.PhasePartiallyFailed
 		var reasons []string
-		for _, r := range []string{b.hooksFailure(), b.operationsFailure(), b.extensionsFailure()} {
+		for _, r := range []string{b.hooksFailure(), b.operationsFailure(), b.extensionsFailure(), b.extensionOperationsFailure()} {
 			if r != "" {
 				reasons = append(reasons, r)
 			}
@@ -204,6 +208,7 @@ func (b *backupRun) recordCollect(res v1alpha1.TypeCollected) {
 		b.status.Errors++
 		b.logger.Warn("Resource type not backed up", "resource", gr, "error", res.Error)
 	}
+	b.extensionOperations += res.Operations
 	if res.ItemErrors > 0 {
 		b.status.Errors += res.ItemErrors
 		b.extensionItemErrors += res.ItemErrors
@@ -300,6 +305,7 @@ func (b *backupRun) end(ctx workflow.Context, runErr error) (*v1alpha1.BackupSta
 	}
 	actx := workflow.WithActivityOptions(dctx, b.activityOptions(time.Hour))
 	if runErr != nil {
+		b.cancelExtensionOperations(dctx)
 		b.discardSnapshots(dctx)
 	}
 	if err := workflow.ExecuteActivity(actx, storeActs.CleanupBackupWork, cleanup).Get(dctx, nil); err != nil {
@@ -343,6 +349,11 @@ func (b *backupRun) updateDetails(ctx workflow.Context) {
 		fmt.Fprintf(&sb, "- items: %d of about %d\n", s.ItemsDone, s.ItemsEstimate)
 	} else {
 		fmt.Fprintf(&sb, "- items: %d\n", s.ItemsDone)
+	}
+	if c := s.ExtensionOperations; c != nil {
+		fmt.Fprintf(&sb, "- extension operations: %d completed, %d failed, %d canceled of %d\n", c.Completed, c.Failed, c.Canceled, c.Total)
+	} else if b.extensionOperations > 0 && s.Phase == v1alpha1.PhaseWaitingForOperations {
+		fmt.Fprintf(&sb, "- extension operations: %d running\n", b.extensionOperations)
 	}
 	if len(s.Operations) > 0 {
 		fmt.Fprintf(&sb, "- volume operations: %s\n", operationCounts(s.Operations))

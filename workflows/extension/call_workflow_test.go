@@ -18,14 +18,21 @@ import (
 
 func run(t *testing.T, fn func(context.Context, extension.BackupItemsRequest) (*extension.BackupItemsResponse, error)) (json.RawMessage, error) {
 	t.Helper()
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestWorkflowEnvironment()
-	env.RegisterWorkflow(CallWorkflow)
-	env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: extension.BackupItemsV1})
 	req, err := json.Marshal(extension.BackupItemsRequest{Backup: "b", Extension: "x", Items: []json.RawMessage{[]byte(`{"kind":"ConfigMap"}`)}})
 	require.NoError(t, err)
-	env.ExecuteWorkflow(CallWorkflow, v1alpha1.ExtensionCallInput{Run: "b", Extension: "x", TaskQueue: "x-queue",
+	return execute(t, CallWorkflow, extension.BackupItemsV1, fn, v1alpha1.ExtensionCallInput{Run: "b", Extension: "x", TaskQueue: "x-queue",
 		Activity: extension.BackupItemsV1, Request: req})
+}
+
+// execute runs workflow wf with input in a test environment where fn
+// serves the extension's activity of that name, and returns its result.
+func execute(t *testing.T, wf any, activityName string, fn, input any) (json.RawMessage, error) {
+	t.Helper()
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(wf)
+	env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: activityName})
+	env.ExecuteWorkflow(wf, input)
 	require.True(t, env.IsWorkflowCompleted())
 	if err := env.GetWorkflowError(); err != nil {
 		return nil, err
