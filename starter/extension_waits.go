@@ -9,6 +9,7 @@ import (
 )
 
 // addExtensionWaits sets the extensions a running backup's steps wait on,
+// and how far the extensions' operations are while it waits for them,
 // from their last heartbeats (the steps never signal it: that would grow
 // the run's history with time). A backup that cannot be described keeps
 // none.
@@ -24,10 +25,16 @@ func addExtensionWaits(ctx context.Context, c *Client, workflowID string, status
 			continue
 		}
 		var beat struct {
+			v1alpha1.OperationCounts
 			Waiting []v1alpha1.ExtensionWait `json:"waiting"`
 		}
-		if converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &beat) == nil {
-			status.Waiting = append(status.Waiting, beat.Waiting...)
+		if converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &beat) != nil {
+			continue
+		}
+		status.Waiting = append(status.Waiting, beat.Waiting...)
+		if beat.Total > 0 && status.ExtensionOperations == nil {
+			counts := beat.OperationCounts
+			status.ExtensionOperations = &counts
 		}
 	}
 }

@@ -57,7 +57,11 @@ func describeBackup(w io.Writer, v *starter.BackupView) {
 	}
 	if s := v.Status; s != nil {
 		for _, wait := range s.Waiting {
-			row(w, "Waiting on:", fmt.Sprintf("extension %s (task queue %s) for %s", wait.Extension, wait.TaskQueue, age(&wait.Since.Time)))
+			what := "extension " + wait.Extension
+			if wait.Operation != "" {
+				what += ", operation " + wait.Operation
+			}
+			row(w, "Waiting on:", fmt.Sprintf("%s (task queue %s) for %s", what, wait.TaskQueue, age(&wait.Since.Time)))
 		}
 	}
 	retryingRows(w, v.Retrying)
@@ -89,6 +93,10 @@ func describeBackup(w io.Writer, v *starter.BackupView) {
 	row(w, "Warnings:", fmt.Sprint(s.Warnings))
 	if s.TarballBytes > 0 {
 		row(w, "Tarball:", fmt.Sprintf("%d bytes", s.TarballBytes))
+	}
+	if c := s.ExtensionOperations; c != nil {
+		row(w, "Extension operations:", fmt.Sprintf("%d: %d completed, %d failed, %d canceled (operations.json lists them)",
+			c.Total, c.Completed, c.Failed, c.Canceled))
 	}
 	if len(s.Resources) > 0 {
 		fmt.Fprintln(w)
