@@ -145,9 +145,18 @@ func SeedWithClaimClass(ctx context.Context, cfg *rest.Config, ns, class string)
 // seedWidget defines the Widget CRD, waits until it is served, and creates
 // one Widget.
 func seedWidget(ctx context.Context, cfg *rest.Config, ns string, labels map[string]string) (int, error) {
+	if err := DefineWidgets(ctx, cfg); err != nil {
+		return 0, err
+	}
+	return createWidget(ctx, cfg, ns, labels)
+}
+
+// DefineWidgets defines the Widget CRD, unless it is, and waits until it
+// is established.
+func DefineWidgets(ctx context.Context, cfg *rest.Config) error {
 	ext, err := apiext.NewForConfig(cfg)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	crd := &apiextv1.CustomResourceDefinition{
 		ObjectMeta: metav1.ObjectMeta{Name: "widgets.demo.cairn.io"},
@@ -160,7 +169,7 @@ func seedWidget(ctx context.Context, cfg *rest.Config, ns string, labels map[str
 		},
 	}
 	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return 0, fmt.Errorf("create widget CRD: %w", err)
+		return fmt.Errorf("create widget CRD: %w", err)
 	}
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		got, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
@@ -175,8 +184,12 @@ func seedWidget(ctx context.Context, cfg *rest.Config, ns string, labels map[str
 		return false, nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("widget CRD not established: %w", err)
+		return fmt.Errorf("widget CRD not established: %w", err)
 	}
+	return nil
+}
+
+func createWidget(ctx context.Context, cfg *rest.Config, ns string, labels map[string]string) (int, error) {
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return 0, err

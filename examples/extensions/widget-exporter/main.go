@@ -1,0 +1,222 @@
+// Command widget-exporter is an example cairn extension in Go: for every
+// Widget (widgets.demo.cairn.io) a backup collects, it starts an async
+// operation that exports the Widget's spec into a directory, asks cairn to
+// back up the Widget's ConfigMap with it, and to read the Widget again
+// once the export is done. It imports only cairn's pkg/extension and
+// Temporal's SDK, as an extension in its own module would.
+//
+//	widget-exporter --address 127.0.0.1:7233 --task-queue widgets --export-dir /srv/exports
+//
+// registered with cairn's worker by an extensions document:
+//
+//	apiVersion: cairn.io/v1alpha1
+//	kind: Extensions
+//	extensions:
+//	- name: widgets
+//	  taskQueue: widgets
+//	  backup: {resources: [widgets.demo.cairn.io]}
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/cairn-backup/cairn/pkg/extension"
+)
+
+func main() {
+	address := flag.String("address", "127.0.0.1:7233", "Temporal's frontend, host:port")
+	namespace := flag.String("namespace", "default", "Temporal namespace cairn runs in")
+	taskQueue := flag.String("task-queue", "widgets", "task queue the extension is registered with in cairn")
+	exportDir := flag.String("export-dir", "", "directory the exports are written to (required)")
+	chunks := flag.Int("chunks", 8, "chunks an export is written in, one heartbeat each")
+	pause := flag.Duration("chunk-pause", 200*time.Millisecond, "pause after each chunk, to make an export take a while")
+	holdWhile := flag.String("hold-while", "", "exports wait after their first chunk while this file exists (a demo or test holds them mid-way)")
+	flag.Parse()
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("extension", "widget-exporter")
+	if *exportDir == "" || *chunks < 1 {
+		fmt.Fprintln(os.Stderr, "widget-exporter: --export-dir is required and --chunks must be at least 1")
+		os.Exit(2)
+	}
+	c, err := client.Dial(client.Options{HostPort: *address, Namespace: *namespace})
+	if err != nil {
+		log.Error("Temporal unreachable", "error", err)
+		os.Exit(1)
+	}
+	defer c.Close()
+	w := worker.New(c, *taskQueue, worker.Options{})
+	extension.RegisterBackup(w, &exporter{dir: *exportDir, chunks: *chunks, pause: *pause, holdWhile: *holdWhile, log: log})
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log.Info("Serving", "taskQueue", *taskQueue)
+	if err := w.Run(ctxInterrupt(ctx)); err != nil {
+		log.Error("Worker stopped", "error", err)
+		os.Exit(1)
+	}
+}
+
+// ctxInterrupt turns a context into the channel worker.Run stops on.
+func ctxInterrupt(ctx context.Context) <-chan any {
+	ch := make(chan any)
+	go func() { <-ctx.Done(); close(ch) }()
+	return ch
+}
+
+type exporter struct {
+	dir       string
+	chunks    int
+	pause     time.Duration
+	holdWhile string
+	log       *slog.Logger
+}
+
+// widget is what the exporter reads of a Widget.
+type widget struct {
+	Metadata struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+		UID       string `json:"uid"`
+	} `json:"metadata"`
+	Spec json.RawMessage `json:"spec"`
+}
+
+// exportData is what an answer hands to its operation.
+type exportData struct {
+	Spec json.RawMessage `json:"spec"`
+}
+
+// BackupItems starts an export per Widget; the Widget is stored as it is.
+func (e *exporter) BackupItems(_ context.Context, req extension.BackupItemsRequest) (*extension.BackupItemsResponse, error) {
+	resp := &extension.BackupItemsResponse{Items: make([]extension.BackupItemAnswer, len(req.Items))}
+	for i, raw := range req.Items {
+		var w widget
+		if err := json.Unmarshal(raw, &w); err != nil {
+			resp.Items[i].Error = "not a Widget: " + err.Error()
+			continue
+		}
+		data, err := json.Marshal(exportData{Spec: w.Spec})
+		if err != nil {
+			return nil, err
+		}
+		self := extension.ObjectRef{Group: req.Resource.Group, Resource: req.Resource.Resource, Namespace: w.Metadata.Namespace, Name: w.Metadata.Name}
+		resp.Items[i] = extension.BackupItemAnswer{
+			AdditionalItems: []extension.ObjectRef{{Resource: "configmaps", Namespace: w.Metadata.Namespace, Name: w.Metadata.Name + "-config"}},
+			Operation: &extension.OperationStart{ID: "export/" + w.Metadata.Namespace + "/" + w.Metadata.Name + "/" + w.Metadata.UID,
+				ItemsToUpdate: []extension.ObjectRef{self}, Data: data},
+		}
+	}
+	return resp, nil
+}
+
+// BackupOperation writes the Widget's spec into <dir>/<backup>/<ns>_<name>.json
+// in chunks, heartbeating after each: a retried attempt resumes after the
+// last chunk its heartbeat recorded, and a cancel removes what was written.
+func (e *exporter) BackupOperation(ctx context.Context, req extension.BackupOperationRequest) (*extension.BackupOperationResult, error) {
+	var data exportData
+	if err := json.Unmarshal(req.Data, &data); err != nil {
+		return nil, temporal.NewNonRetryableApplicationError("operation data is not an export's: "+err.Error(), extension.ErrTypeRefused, nil)
+	}
+	dir := filepath.Join(e.dir, filepath.Base(req.Backup))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	final := filepath.Join(dir, filepath.Base(req.Item.Namespace+"_"+req.Item.Name)+".json")
+	part := final + ".part"
+	var progress extension.OperationProgress
+	if activity.HasHeartbeatDetails(ctx) {
+		if err := activity.GetHeartbeatDetails(ctx, &progress); err != nil {
+			progress = extension.OperationProgress{}
+		}
+	}
+	log := e.log.With("operation", req.OperationID, "attempt", activity.GetInfo(ctx).Attempt)
+	log.Info("Exporting", "resumeAtChunk", progress.Done)
+	f, err := os.OpenFile(part, os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	// Closed below once the export is whole; this covers the early returns.
+	defer func() { _ = f.Close() }()
+	total := int64(e.chunks)
+	size := (len(data.Spec) + e.chunks - 1) / e.chunks
+	// What chunks past the heartbeat's wrote is written again.
+	if err := f.Truncate(min(progress.Done*int64(size), int64(len(data.Spec)))); err != nil {
+		return nil, err
+	}
+	for chunk := progress.Done; chunk < total; chunk++ {
+		if chunk > 0 {
+			if err := e.hold(ctx, progress); err != nil {
+				return nil, e.canceled(part, log, err)
+			}
+		}
+		from, to := min(int(chunk)*size, len(data.Spec)), min(int(chunk+1)*size, len(data.Spec))
+		if _, err := f.WriteAt(data.Spec[from:to], int64(from)); err != nil {
+			return nil, err
+		}
+		if err := f.Sync(); err != nil {
+			return nil, err
+		}
+		progress = extension.OperationProgress{Done: chunk + 1, Total: total, Units: "chunks", Description: "exporting " + req.Item.Name}
+		activity.RecordHeartbeat(ctx, progress)
+		if err := sleep(ctx, e.pause); err != nil {
+			return nil, e.canceled(part, log, err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(part, final); err != nil {
+		return nil, err
+	}
+	log.Info("Exported", "file", final)
+	return &extension.BackupOperationResult{Description: "exported to " + final}, nil
+}
+
+// hold waits while the hold file exists, heartbeating (the same
+// progress: the heartbeat's details are where a retry resumes) so a
+// cancel is heard.
+func (e *exporter) hold(ctx context.Context, progress extension.OperationProgress) error {
+	for e.holdWhile != "" {
+		if _, err := os.Stat(e.holdWhile); errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		activity.RecordHeartbeat(ctx, progress)
+		if err := sleep(ctx, 200*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sleep waits for d, or until ctx ends (the operation canceled, or its
+// worker stopping).
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// canceled removes a canceled export's partial file.
+func (e *exporter) canceled(part string, log *slog.Logger, err error) error {
+	log.Info("Export canceled", "reason", err)
+	_ = os.Remove(part)
+	return err
+}

@@ -1,0 +1,250 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/converter"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/dev/sample"
+	"github.com/cairn-backup/cairn/pkg/extension"
+	"github.com/cairn-backup/cairn/starter"
+)
+
+var (
+	buildExporter sync.Once
+	exporterBin   string
+	exporterErr   error
+)
+
+// widgetExporter builds the Go example extension
+// (examples/extensions/widget-exporter) once per package run.
+func widgetExporter(t *testing.T) string {
+	t.Helper()
+	buildExporter.Do(func() {
+		exporterBin = filepath.Join(filepath.Dir(cairnBin), "widget-exporter")
+		out, err := exec.Command("go", "build", "-o", exporterBin, "../../examples/extensions/widget-exporter").CombinedOutput()
+		if err != nil {
+			exporterErr = fmt.Errorf("build widget-exporter: %w\n%s", err, out)
+		}
+	})
+	require.NoError(t, exporterErr)
+	return exporterBin
+}
+
+// makeWidgets creates Widgets, each with a spec and a ConfigMap
+// "<name>-config", and returns their UIDs by name.
+func makeWidgets(t *testing.T, s *stack, namespace string, names ...string) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, sample.DefineWidgets(ctx, s.cluster.Config()))
+	kc := fastClient(t, s.cluster.Config())
+	configs := map[string]map[string]string{}
+	for _, n := range names {
+		configs[n+"-config"] = nil
+	}
+	makeConfigMaps(t, kc, namespace, configs)
+	dyn, err := dynamic.NewForConfig(s.cluster.Config())
+	require.NoError(t, err)
+	uids := map[string]string{}
+	for _, n := range names {
+		w := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "demo.cairn.io/v1", "kind": "Widget",
+			"metadata": map[string]any{"name": n, "namespace": namespace},
+			"spec":     map[string]any{"color": n, "notes": strings.Repeat("export me ", 40)},
+		}}
+		var created *unstructured.Unstructured
+		// A CRD just established can take a moment to be served.
+		require.NoError(t, wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			created, err = dyn.Resource(sample.WidgetResource).Namespace(namespace).Create(ctx, w, metav1.CreateOptions{})
+			return err == nil, nil
+		}), "create widget %s: %v", n, err)
+		uids[n] = string(created.GetUID())
+	}
+	return uids
+}
+
+// awaitOperationChunk waits until an operation's activity heartbeated
+// that it wrote a chunk; the backup ending first fails the test.
+func awaitOperationChunk(t *testing.T, s *stack, backup, operationWorkflow string) {
+	t.Helper()
+	for {
+		desc, err := s.temporalC.DescribeWorkflowExecution(context.Background(), operationWorkflow, "")
+		if err == nil {
+			for _, pa := range desc.GetPendingActivities() {
+				var p extension.OperationProgress
+				if pa.GetHeartbeatDetails() != nil && converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p) == nil && p.Done > 0 {
+					return
+				}
+			}
+		}
+		b, err := s.temporalC.DescribeWorkflowExecution(context.Background(), v1alpha1.BackupWorkflowID(backup), "")
+		require.NoError(t, err)
+		require.Nil(t, b.GetWorkflowExecutionInfo().GetCloseTime(), "backup %s ended before its operation ran", backup)
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestExtensionOperations runs the Go example extension in a process of
+// its own: for each Widget it starts an async export, asks for the
+// Widget's ConfigMap, and to read the Widget again once exported.
+//   - The extension's process is killed (SIGKILL) mid-export, while the
+//     Widget changes: the operation's retried attempt (attempt 2 in its
+//     history) resumes after the chunk its heartbeat recorded, every
+//     export is whole, and the backup completes holding each Widget once,
+//     as it was after its export, and each ConfigMap once; operations.json
+//     lists the operations.
+//   - A canceled backup cancels its running operations: the extension
+//     removes its partial export.
+//   - An operation that does not end within the backup's item operation
+//     timeout fails: the backup is PartiallyFailed, naming the Widget.
+func TestExtensionOperations(t *testing.T) {
+	t.Parallel()
+	s := newSharedStack(t)
+	ctx := context.Background()
+	const ns, queue = "ext-ops", "e2e-widgets"
+	s.startWorker("--extensions", extensionsFile(t, fmt.Sprintf(`apiVersion: cairn.io/v1alpha1
+kind: Extensions
+extensions:
+- name: widgets
+  taskQueue: %s
+  timeout: 1m
+  backup: {resources: [widgets.demo.cairn.io], includedNamespaces: [%s]}
+`, queue, ns)))
+	exportDir, hold := t.TempDir(), filepath.Join(t.TempDir(), "hold")
+	require.NoError(t, os.WriteFile(hold, nil, 0o600))
+	args := []string{"--address", s.temporalAddr, "--task-queue", queue, "--export-dir", exportDir, "--hold-while", hold, "--chunk-pause", "20ms"}
+	exporter := startBinary(t, "widget-exporter", widgetExporter(t), nil, args...)
+	uids := makeWidgets(t, s, ns, "red", "green", "blue")
+	opWorkflow := func(backup, name string) string {
+		return v1alpha1.ExtensionOperationWorkflowID(backup, "widgets", "export/"+ns+"/"+name+"/"+uids[name])
+	}
+	heartbeat := v1alpha1.BackupOptions{HeartbeatTimeout: &metav1.Duration{Duration: 3 * time.Second}}
+	outer := t // the restarted extension serves the later subtests too
+
+	t.Run("extension killed mid-operation", func(t *testing.T) {
+		_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{Name: "ops-1", IncludedNamespaces: []string{ns}},
+			Options: heartbeat})
+		require.NoError(t, err)
+		awaitOperationChunk(t, s, "ops-1", opWorkflow("ops-1", "red"))
+		awaitHeartbeat(t, s, v1alpha1.BackupWorkflowID("ops-1"), time.Now())
+		stdout, stderr, code := s.cli("backup", "describe", "ops-1")
+		require.Zero(t, code, stderr)
+		assert.Contains(t, stdout, "WaitingForOperations")
+		assert.Contains(t, stdout, "extension widgets, operation export/"+ns+"/", "describe names the operations waited on")
+		exporter.kill()
+		dyn, err := dynamic.NewForConfig(s.cluster.Config())
+		require.NoError(t, err)
+		_, err = dyn.Resource(sample.WidgetResource).Namespace(ns).Patch(ctx, "red", "application/merge-patch+json",
+			[]byte(`{"metadata":{"labels":{"exported":"yes"}}}`), metav1.PatchOptions{})
+		require.NoError(t, err)
+		exporter = startBinary(outer, "widget-exporter-2", widgetExporter(t), nil, args...)
+		require.NoError(t, os.Remove(hold))
+
+		v := s.waitDone("ops-1", 3*time.Minute)
+		require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "%+v", v.Status)
+		assert.Equal(t, &v1alpha1.OperationCounts{Total: 3, Completed: 3}, v.Status.ExtensionOperations)
+		assert.Greater(t, activityAttempt(t, s, opWorkflow("ops-1", "red"), extension.BackupOperationV1), int32(1),
+			"the kill landed mid-operation: its activity ran again")
+		log, err := os.ReadFile(exporter.logPath)
+		require.NoError(t, err)
+		assert.Contains(t, string(log), `"resumeAtChunk":`, "the retry resumed from the heartbeat")
+		assert.NotContains(t, string(log), `"resumeAtChunk":0`, "the retry resumed after a chunk, not from the start")
+
+		stored := tarballItems(t, s, "ops-1", "widgets.demo.cairn.io")
+		counts := tarballCounts(t, s, "ops-1")
+		for _, name := range []string{"red", "green", "blue"} {
+			var w struct {
+				Spec json.RawMessage `json:"spec"`
+			}
+			require.NoError(t, json.Unmarshal(stored[ns+"/"+name], &w), name)
+			exported, err := os.ReadFile(filepath.Join(exportDir, "ops-1", ns+"_"+name+".json"))
+			require.NoError(t, err, "the export of %s is whole", name)
+			assert.JSONEq(t, string(w.Spec), string(exported), name)
+			assert.Equal(t, 1, counts["widgets.demo.cairn.io"][ns+"/"+name], "%s stored once", name)
+			assert.Equal(t, 1, counts["configmaps"][ns+"/"+name+"-config"], "the additional ConfigMap of %s stored once", name)
+		}
+		var red metav1.PartialObjectMetadata
+		require.NoError(t, json.Unmarshal(stored[ns+"/red"], &red))
+		assert.Equal(t, "yes", red.Labels["exported"], "the Widget is stored as read again after its operation")
+
+		var ops v1alpha1.OperationsFile
+		require.NoError(t, json.Unmarshal(readLocation(t, s, "backups/ops-1/operations.json"), &ops))
+		require.Len(t, ops.Operations, 3)
+		for _, op := range ops.Operations {
+			assert.Equal(t, v1alpha1.OperationKindExtension, op.Kind)
+			assert.Equal(t, "widgets", op.Extension)
+			assert.Equal(t, v1alpha1.OperationCompleted, op.Phase, "%+v", op)
+			assert.Contains(t, op.Progress, "exported to ")
+		}
+		recordExtensionOperation(t, s, opWorkflow("ops-1", "red"), v1alpha1.BackupWorkflowID("ops-1"))
+	})
+
+	t.Run("cancel", func(t *testing.T) {
+		require.NoError(t, os.WriteFile(hold, nil, 0o600))
+		_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{Name: "ops-2", IncludedNamespaces: []string{ns}},
+			Options: heartbeat})
+		require.NoError(t, err)
+		awaitOperationChunk(t, s, "ops-2", opWorkflow("ops-2", "green"))
+		_, err = s.starter.CancelBackup(ctx, "ops-2")
+		require.NoError(t, err)
+		v := s.waitDone("ops-2", 2*time.Minute)
+		require.Equal(t, v1alpha1.PhaseCanceled, v.Phase, "%+v", v.Status)
+		for _, name := range []string{"red", "green", "blue"} {
+			run := s.temporalC.GetWorkflow(ctx, opWorkflow("ops-2", name), "")
+			assert.Error(t, run.Get(ctx, nil), "the operation of %s ended with the backup", name)
+			desc, err := s.temporalC.DescribeWorkflowExecution(ctx, opWorkflow("ops-2", name), "")
+			require.NoError(t, err)
+			assert.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED, desc.GetWorkflowExecutionInfo().GetStatus(), name)
+			assert.NoFileExists(t, filepath.Join(exportDir, "ops-2", ns+"_"+name+".json.part"), "a canceled export is removed")
+		}
+	})
+
+	t.Run("timeout", func(t *testing.T) {
+		require.FileExists(t, hold)
+		_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{Name: "ops-3", IncludedNamespaces: []string{ns},
+			ItemOperationTimeout: &metav1.Duration{Duration: 3 * time.Second}}, Options: heartbeat})
+		require.NoError(t, err)
+		v := s.waitDone("ops-3", 2*time.Minute)
+		require.Equal(t, v1alpha1.PhasePartiallyFailed, v.Phase, "%+v", v.Status)
+		assert.Equal(t, &v1alpha1.OperationCounts{Total: 3, Failed: 3}, v.Status.ExtensionOperations)
+		assert.Contains(t, v.Status.FailureReason, "3 of 3 extension operations did not complete")
+		var results v1alpha1.BackupResults
+		require.NoError(t, json.Unmarshal(readLocation(t, s, "backups/ops-3/results.json"), &results))
+		var named []string
+		for _, e := range results.Errors {
+			if e.Resource == "widgets.demo.cairn.io" {
+				named = append(named, e.Name)
+				assert.Contains(t, e.Message, "extension widgets: operation did not end within 3s")
+			}
+		}
+		assert.ElementsMatch(t, []string{"red", "green", "blue"}, named)
+	})
+}
+
+// recordExtensionOperation records an operation retried after its
+// extension was killed, and the backup that waited for it, for the replay
+// test (CAIRN_RECORD_HISTORY=1).
+func recordExtensionOperation(t *testing.T, s *stack, operation, backup string) {
+	t.Helper()
+	if os.Getenv("CAIRN_RECORD_HISTORY") == "1" {
+		recordHistory(t, s, operation, "extension_operation_retried.json")
+		recordHistory(t, s, backup, "backup_extension_operations.json")
+	}
+}
