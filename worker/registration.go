@@ -54,7 +54,7 @@ func workerActivities(a Activities) []any {
 			c.UnknownResources)
 	}
 	if s := a.Store; s != nil {
-		list = append(list, s.FinalizeBackup, s.CleanupBackupWork, s.CheckBackupDeletable, s.DeleteBackupData,
+		list = append(list, s.FinalizeBackup, s.CleanupBackupWork, s.CheckBackupDeletable, s.RunDeleteActions, s.DeleteBackupData,
 			s.ListExpiredBackups, s.ListScheduleRuns, s.PlanRetention, s.ListExpiredEtcdSnapshots, s.VerifyBackupData,
 			s.SummarizeDryRun, s.DiscardDryRun)
 	}

@@ -9,6 +9,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/internal/extcall"
 	"github.com/cairn-backup/cairn/internal/location"
 )
 
@@ -23,4 +25,8 @@ type Activities struct {
 	// Now is the clock expiry and the object lock are judged by (nil: the
 	// system's).
 	Now func() time.Time
+	// Registered are the extensions a deleted backup's items are sent to
+	// (their delete selectors); Extensions makes the calls.
+	Registered []v1alpha1.Extension
+	Extensions extcall.Caller
 }

@@ -49,3 +49,19 @@ type ExpireBackupsResult struct {
 	DeletedTotal int `json:"deletedTotal"`
 	FailedTotal  int `json:"failedTotal"`
 }
+
+// DeleteActionsInput asks the extensions registered to delete for a
+// backup's items to do so, before anything of the backup is deleted.
+type DeleteActionsInput struct {
+	Backup   string `json:"backup"`
+	Location string `json:"location"`
+	// Deletion is the deletion's run ID: a retried step finds the calls
+	// it made, and a later deletion of the same backup makes new ones.
+	Deletion string `json:"deletion"`
+}
+
+// DeleteActionsResult counts the items sent to extensions, and the calls.
+type DeleteActionsResult struct {
+	Items int `json:"items"`
+	Calls int `json:"calls"`
+}

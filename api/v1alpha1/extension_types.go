@@ -43,11 +43,13 @@ type Extension struct {
 	// Timeout bounds one call, waiting for a worker to poll included:
 	// past it the call's items fail with the extension named.
 	Timeout metav1.Duration `json:"timeout,omitempty"`
-	// Backup selects the items of a backup the extension acts on, and
+	// Backup selects the items of a backup the extension acts on,
 	// Restore those of a restore (by the namespace they are restored
-	// into); nil: none.
+	// into), and Delete the items of a deleted backup it deletes for;
+	// nil: none.
 	Backup  *ExtensionSelector `json:"backup,omitempty"`
 	Restore *ExtensionSelector `json:"restore,omitempty"`
+	Delete  *ExtensionSelector `json:"delete,omitempty"`
 }
 
 // ExtensionSelector selects the items an extension is called for.
@@ -119,18 +121,19 @@ func ValidateExtensions(exts []Extension) error {
 		if d := e.Timeout.Duration; d != 0 && (d < minExtensionTimeout || d > maxExtensionTimeout) {
 			add("%s.timeout %s: between %s and %s", at, d, minExtensionTimeout, maxExtensionTimeout)
 		}
-		if e.Backup == nil && e.Restore == nil {
-			add("%s: acts on nothing (backup and restore are empty)", at)
+		if e.Backup == nil && e.Restore == nil && e.Delete == nil {
+			add("%s: acts on nothing (backup, restore and delete are empty)", at)
 			continue
 		}
-		if e.Backup != nil {
-			for _, p := range e.Backup.problems() {
-				add("%s.backup.%s", at, p)
+		for _, sel := range []struct {
+			field string
+			s     *ExtensionSelector
+		}{{"backup", e.Backup}, {"restore", e.Restore}, {"delete", e.Delete}} {
+			if sel.s == nil {
+				continue
 			}
-		}
-		if e.Restore != nil {
-			for _, p := range e.Restore.problems() {
-				add("%s.restore.%s", at, p)
+			for _, p := range sel.s.problems() {
+				add("%s.%s.%s", at, sel.field, p)
 			}
 		}
 	}

@@ -52,6 +52,7 @@ func TestParseExtensionsRefuses(t *testing.T) {
 		{Name: "selectors", TaskQueue: "q", Backup: &ExtensionSelector{Resources: []string{"apps/deployments", ""},
 			IncludedNamespaces: []string{"["}, LabelSelector: "a=b=c"}},
 		{Name: "empty", TaskQueue: "q", Backup: &ExtensionSelector{}},
+		{Name: "deletes", TaskQueue: "q", Delete: &ExtensionSelector{}},
 	})
 	require.Error(t, err)
 	for _, want := range []string{
@@ -60,13 +61,14 @@ func TestParseExtensionsRefuses(t *testing.T) {
 		`extensions[2].taskQueue "cairn": cairn's own queues`,
 		`extensions[3].taskQueue "cairn-datamover-node1": cairn's own queues`,
 		`extensions[4].taskQueue: required`,
-		`extensions[5]: acts on nothing (backup and restore are empty)`,
+		`extensions[5]: acts on nothing (backup, restore and delete are empty)`,
 		`extensions[6].timeout 48h0m0s: between 1s and 24h0m0s`,
 		`extensions[7].backup.resources: "apps/deployments" is not a group-qualified resource`,
 		`extensions[7].backup.resources: "" is not`,
 		`extensions[7].backup.namespaces:`,
 		`extensions[7].backup.labelSelector:`,
 		`extensions[8].backup.resources: name at least one type`,
+		`extensions[9].delete.resources: name at least one type`,
 	} {
 		assert.Contains(t, err.Error(), want)
 	}

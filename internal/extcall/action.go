@@ -46,7 +46,8 @@ func Actions(exts []v1alpha1.Extension, gr string, sel func(v1alpha1.Extension) 
 	return out, nil
 }
 
-// BackupSelector and RestoreSelector pick a registration's selector for
-// Actions.
+// BackupSelector, RestoreSelector and DeleteSelector pick a
+// registration's selector for Actions.
 func BackupSelector(e v1alpha1.Extension) *v1alpha1.ExtensionSelector  { return e.Backup }
 func RestoreSelector(e v1alpha1.Extension) *v1alpha1.ExtensionSelector { return e.Restore }
+func DeleteSelector(e v1alpha1.Extension) *v1alpha1.ExtensionSelector  { return e.Delete }

@@ -157,3 +157,32 @@ type RestoreItemAnswer struct {
 	// Error fails this item, with the message in the restore's results.
 	Error string `json:"error,omitempty"`
 }
+
+// DeleteItemsV1 is the activity cairn calls, when a backup is deleted,
+// with a batch of the items it holds of a type an extension is registered
+// to delete for: to delete what the extension made for them outside the
+// backup (an export, an external snapshot). It must be idempotent: a
+// retried deletion calls it again for the same items.
+const DeleteItemsV1 = "cairn.extension.v1.DeleteItems"
+
+// DeleteItemsRequest is a batch of one type's items as the backup holds
+// them, bounded like a backup's (MaxBatchBytes).
+type DeleteItemsRequest struct {
+	Backup    string            `json:"backup"`
+	Extension string            `json:"extension"`
+	Resource  Resource          `json:"resource"`
+	Items     []json.RawMessage `json:"items"`
+}
+
+// DeleteItemsResponse answers a request item by item, one answer per
+// item, in order.
+type DeleteItemsResponse struct {
+	Items []DeleteItemAnswer `json:"items"`
+}
+
+// DeleteItemAnswer is how deleting for one item went: an Error keeps the
+// backup (its deletion fails with the message), so nothing the extension
+// made is orphaned; empty, all is deleted.
+type DeleteItemAnswer struct {
+	Error string `json:"error,omitempty"`
+}

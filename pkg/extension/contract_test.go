@@ -26,6 +26,9 @@ func (both) BackupItems(context.Context, BackupItemsRequest) (*BackupItemsRespon
 func (both) BackupOperation(context.Context, BackupOperationRequest) (*BackupOperationResult, error) {
 	return nil, nil
 }
+func (both) DeleteItems(context.Context, DeleteItemsRequest) (*DeleteItemsResponse, error) {
+	return nil, nil
+}
 func (both) RestoreItems(context.Context, RestoreItemsRequest) (*RestoreItemsResponse, error) {
 	return nil, nil
 }
@@ -36,7 +39,9 @@ func TestRegisterUsesTheContractsNames(t *testing.T) {
 	n := &names{}
 	RegisterBackup(n, both{})
 	RegisterRestore(n, both{})
-	assert.Equal(t, []string{"cairn.extension.v1.BackupItems", "cairn.extension.v1.BackupOperation", "cairn.extension.v1.RestoreItems"}, n.registered)
+	RegisterDelete(n, both{})
+	assert.Equal(t, []string{"cairn.extension.v1.BackupItems", "cairn.extension.v1.BackupOperation", "cairn.extension.v1.RestoreItems",
+		"cairn.extension.v1.DeleteItems"}, n.registered)
 }
 
 // TestAnswersDecodeAsDocumented: the JSON of docs/extensions.md decodes

@@ -38,3 +38,14 @@ func RegisterBackup(w worker.ActivityRegistry, h BackupHandler) {
 		w.RegisterActivityWithOptions(op.BackupOperation, activity.RegisterOptions{Name: BackupOperationV1})
 	}
 }
+
+// DeleteHandler deletes what an extension made for a deleted backup's
+// items.
+type DeleteHandler interface {
+	DeleteItems(ctx context.Context, req DeleteItemsRequest) (*DeleteItemsResponse, error)
+}
+
+// RegisterDelete registers h's activity on w under the contract's name.
+func RegisterDelete(w worker.ActivityRegistry, h DeleteHandler) {
+	w.RegisterActivityWithOptions(h.DeleteItems, activity.RegisterOptions{Name: DeleteItemsV1})
+}

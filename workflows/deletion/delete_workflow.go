@@ -35,6 +35,19 @@ func DeleteBackupWorkflow(ctx workflow.Context, req v1alpha1.DeleteBackupRequest
 		flow.PublishPhase(ctx, logger, v1alpha1.PhaseFailed)
 		return nil, err
 	}
+	if (req.Kind == "" || req.Kind == v1alpha1.KindBackup) && workflow.GetVersion(ctx, "delete-actions", workflow.DefaultVersion, 1) == 1 {
+		// Extensions delete what they made for the items first: one that
+		// cannot keeps the whole backup, nothing of it deleted.
+		var acted v1alpha1.DeleteActionsResult
+		in := v1alpha1.DeleteActionsInput{Backup: req.Backup, Location: req.Location, Deletion: workflow.GetInfo(ctx).WorkflowExecution.RunID}
+		if err := workflow.ExecuteActivity(actx, storeActs.RunDeleteActions, in).Get(ctx, &acted); err != nil {
+			flow.PublishPhase(ctx, logger, v1alpha1.PhaseFailed)
+			return nil, fmt.Errorf("delete actions of backup %s: %w", req.Backup, err)
+		}
+		if acted.Calls > 0 {
+			logger.Info("Extensions deleted for the backup's items", "items", acted.Items, "calls", acted.Calls)
+		}
+	}
 	if req.Kind == "" || req.Kind == v1alpha1.KindBackup {
 		// The native snapshots go first: once backup.json is gone, nothing
 		// would tell a later run that they belonged to this backup.

@@ -119,3 +119,29 @@ func TestDeletingAnImmutableBackupTouchesNothing(t *testing.T) {
 	assert.Equal(t, v1alpha1.ErrTypeImmutable, appErr.Type())
 	assert.Zero(t, touched, "no deletion step ran")
 }
+
+// TestDeleteKeepsTheBackupWhenAnExtensionCannotDelete: the extensions
+// delete for the backup's items before anything of it goes; when one
+// cannot, the deletion fails with its message and neither the snapshots,
+// the volume data nor the backup's files are touched.
+func TestDeleteKeepsTheBackupWhenAnExtensionCannotDelete(t *testing.T) {
+	env := newDeleteEnv(t)
+	env.OnActivity(storeActs.RunDeleteActions, mock.Anything, mock.MatchedBy(func(in v1alpha1.DeleteActionsInput) bool {
+		return in.Backup == "b1" && in.Deletion != ""
+	})).Return(nil, temporal.NewNonRetryableApplicationError("extensions could not delete for 1 items of backup b1, which is kept",
+		v1alpha1.ErrTypeExtension, nil)).Once()
+	touched := 0
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		switch info.ActivityType.Name {
+		case workflows.ActivityName(csiActs.DeleteBackupSnapshots), workflows.ActivityName(repositoryActs.DeleteVolumeData),
+			workflows.ActivityName(storeActs.DeleteBackupData):
+			touched++
+		}
+	})
+
+	env.ExecuteWorkflow(DeleteBackupWorkflow, v1alpha1.DeleteBackupRequest{Backup: "b1", Location: "mem://", Reason: "requested"})
+	err := env.GetWorkflowError()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "which is kept")
+	assert.Zero(t, touched, "nothing of the backup is deleted")
+}

@@ -19,6 +19,11 @@ func (fakeDeleteActivities) CheckDeletable(context.Context, v1alpha1.DeleteBacku
 	return nil
 }
 
+// DeleteActions stands in for extensions with nothing to delete.
+func (fakeDeleteActivities) DeleteActions(context.Context, v1alpha1.DeleteActionsInput) (*v1alpha1.DeleteActionsResult, error) {
+	return &v1alpha1.DeleteActionsResult{}, nil
+}
+
 func (fakeDeleteActivities) ListExpired(context.Context, v1alpha1.ExpireBackupsRequest) ([]string, error) {
 	return nil, nil
 }
@@ -28,6 +33,7 @@ func (fakeDeleteActivities) ListExpired(context.Context, v1alpha1.ExpireBackupsR
 func RegisterDeletionFakes(env *testsuite.TestWorkflowEnvironment) {
 	f := fakeDeleteActivities{}
 	Fake(env, storeActs.CheckBackupDeletable, f.CheckDeletable)
+	Fake(env, storeActs.RunDeleteActions, f.DeleteActions)
 	Fake(env, storeActs.DeleteBackupData, f.Delete)
 	Fake(env, storeActs.ListExpiredBackups, f.ListExpired)
 	Fake(env, storeActs.ListExpiredEtcdSnapshots, f.ListExpired)
