@@ -110,6 +110,8 @@ func awaitOperationChunk(t *testing.T, s *stack, backup, operationWorkflow strin
 //     export is whole, and the backup completes holding each Widget once,
 //     as it was after its export, and each ConfigMap once; operations.json
 //     lists the operations.
+//   - Deleting the backup deletes its exports, through the extension's
+//     delete action.
 //   - A canceled backup cancels its running operations: the extension
 //     removes its partial export.
 //   - An operation that does not end within the backup's item operation
@@ -125,7 +127,8 @@ extensions:
 - name: widgets
   taskQueue: %s
   timeout: 1m
-  backup: {resources: [widgets.demo.cairn.io], includedNamespaces: [%s]}
+  backup: {resources: [widgets.demo.cairn.io], includedNamespaces: [%[2]s]}
+  delete: {resources: [widgets.demo.cairn.io], includedNamespaces: [%[2]s]}
 `, queue, ns)))
 	exportDir, hold := t.TempDir(), filepath.Join(t.TempDir(), "hold")
 	require.NoError(t, os.WriteFile(hold, nil, 0o600))
@@ -194,6 +197,14 @@ extensions:
 			assert.Contains(t, op.Progress, "exported to ")
 		}
 		recordExtensionOperation(t, s, opWorkflow("ops-1", "red"), v1alpha1.BackupWorkflowID("ops-1"))
+	})
+
+	t.Run("delete", func(t *testing.T) {
+		require.DirExists(t, filepath.Join(exportDir, "ops-1"))
+		_, stderr, code := s.cli("backup", "delete", "ops-1", "--wait")
+		require.Zero(t, code, stderr)
+		assert.NoDirExists(t, filepath.Join(exportDir, "ops-1"), "the extension deleted the backup's exports with it")
+		assert.Empty(t, backupObjects(t, s, "ops-1"))
 	})
 
 	t.Run("cancel", func(t *testing.T) {

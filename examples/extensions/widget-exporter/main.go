@@ -2,7 +2,8 @@
 // Widget (widgets.demo.cairn.io) a backup collects, it starts an async
 // operation that exports the Widget's spec into a directory, asks cairn to
 // back up the Widget's ConfigMap with it, and to read the Widget again
-// once the export is done. It imports only cairn's pkg/extension and
+// once the export is done; when the backup is deleted, it deletes the
+// exports. It imports only cairn's pkg/extension and
 // Temporal's SDK, as an extension in its own module would.
 //
 //	widget-exporter --address 127.0.0.1:7233 --task-queue widgets --export-dir /srv/exports
@@ -15,6 +16,7 @@
 //	- name: widgets
 //	  taskQueue: widgets
 //	  backup: {resources: [widgets.demo.cairn.io]}
+//	  delete: {resources: [widgets.demo.cairn.io]}
 package main
 
 import (
@@ -59,7 +61,9 @@ func main() {
 	}
 	defer c.Close()
 	w := worker.New(c, *taskQueue, worker.Options{})
-	extension.RegisterBackup(w, &exporter{dir: *exportDir, chunks: *chunks, pause: *pause, holdWhile: *holdWhile, log: log})
+	e := &exporter{dir: *exportDir, chunks: *chunks, pause: *pause, holdWhile: *holdWhile, log: log}
+	extension.RegisterBackup(w, e)
+	extension.RegisterDelete(w, e)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log.Info("Serving", "taskQueue", *taskQueue)
@@ -130,11 +134,10 @@ func (e *exporter) BackupOperation(ctx context.Context, req extension.BackupOper
 	if err := json.Unmarshal(req.Data, &data); err != nil {
 		return nil, temporal.NewNonRetryableApplicationError("operation data is not an export's: "+err.Error(), extension.ErrTypeRefused, nil)
 	}
-	dir := filepath.Join(e.dir, filepath.Base(req.Backup))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	final := e.exportFile(req.Backup, req.Item.Namespace, req.Item.Name)
+	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
 		return nil, err
 	}
-	final := filepath.Join(dir, filepath.Base(req.Item.Namespace+"_"+req.Item.Name)+".json")
 	part := final + ".part"
 	var progress extension.OperationProgress
 	if activity.HasHeartbeatDetails(ctx) {
@@ -183,6 +186,33 @@ func (e *exporter) BackupOperation(ctx context.Context, req extension.BackupOper
 	}
 	log.Info("Exported", "file", final)
 	return &extension.BackupOperationResult{Description: "exported to " + final}, nil
+}
+
+// exportFile is where the export of a backup's Widget goes.
+func (e *exporter) exportFile(backup, namespace, name string) string {
+	return filepath.Join(e.dir, filepath.Base(backup), filepath.Base(namespace+"_"+name)+".json")
+}
+
+// DeleteItems deletes the exports of a deleted backup's Widgets; one
+// already gone is deleted, so a retried deletion succeeds.
+func (e *exporter) DeleteItems(_ context.Context, req extension.DeleteItemsRequest) (*extension.DeleteItemsResponse, error) {
+	resp := &extension.DeleteItemsResponse{Items: make([]extension.DeleteItemAnswer, len(req.Items))}
+	for i, raw := range req.Items {
+		var w widget
+		if err := json.Unmarshal(raw, &w); err != nil {
+			resp.Items[i].Error = "not a Widget: " + err.Error()
+			continue
+		}
+		file := e.exportFile(req.Backup, w.Metadata.Namespace, w.Metadata.Name)
+		if err := os.Remove(file); err != nil && !errors.Is(err, os.ErrNotExist) {
+			resp.Items[i].Error = err.Error()
+			continue
+		}
+		e.log.Info("Export deleted", "file", file)
+	}
+	// The backup's directory goes once its last export has.
+	_ = os.Remove(filepath.Join(e.dir, filepath.Base(req.Backup)))
+	return resp, nil
 }
 
 // hold waits while the hold file exists, heartbeating (the same
