@@ -119,7 +119,7 @@ func (c *collector) runAction(ctx context.Context, a extcall.Action, items []pag
 // answer per item. A call the extension refused or never answered fails
 // each item of the batch with the reason.
 func (c *collector) callBackupItems(ctx context.Context, a extcall.Action, items []pageItem, batch []int) ([]extension.BackupItemAnswer, error) {
-	req := extension.BackupItemsRequest{Backup: c.in.Backup, Extension: a.Ext.Name,
+	req := extension.BackupItemsRequest{Backup: c.in.Backup, Extension: a.Ext.Name, DryRun: c.in.DryRun,
 		Resource: extension.Resource{Group: c.res.GVR.Group, Version: c.res.GVR.Version, Resource: c.res.GVR.Resource, Kind: c.res.Kind}}
 	var raws extcall.Batch
 	for _, i := range batch {

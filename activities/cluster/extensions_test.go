@@ -365,3 +365,20 @@ func TestCollectRecordsOperations(t *testing.T) {
 	assert.JSONEq(t, `{"to":"s3"}`, string(recs[0].Data))
 	assert.Len(t, recs[0].ItemsToUpdate, 1)
 }
+
+// TestCollectTellsExtensionsOfADryRun: a dry run's requests say so, and
+// a real backup's do not.
+func TestCollectTellsExtensionsOfADryRun(t *testing.T) {
+	for _, dry := range []bool{false, true} {
+		f := newCollectFixture(t)
+		f.in.DryRun = dry
+		caller := &fakeCaller{answer: annotate}
+		f.register(caller, ext("first", v1alpha1.ExtensionSelector{Resources: []string{"configmaps"}}))
+		_, err := f.attempt(nil)
+		require.NoError(t, err)
+		require.NotEmpty(t, caller.reqs)
+		for _, r := range caller.reqs {
+			assert.Equal(t, dry, r.DryRun)
+		}
+	}
+}

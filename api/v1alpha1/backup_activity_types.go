@@ -103,6 +103,8 @@ type CollectInput struct {
 	Location string         `json:"location"`
 	Types    []ResourceType `json:"types"`
 	Options  BackupOptions  `json:"options"`
+	// DryRun tells extensions that nothing they answer is kept.
+	DryRun bool `json:"dryRun,omitempty"`
 }
 
 // CollectResult is the outcome of one collect activity: one entry per

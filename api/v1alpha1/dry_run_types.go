@@ -58,6 +58,9 @@ type BackupDryRun struct {
 	Warnings      []string `json:"warnings,omitempty"`
 	WarningsTotal int      `json:"warningsTotal"`
 	Errors        int      `json:"errors"`
+	// ExtensionOperations counts the operations extensions answered they
+	// would start; none runs.
+	ExtensionOperations int `json:"extensionOperations,omitempty"`
 }
 
 // DryRunVolume is what a backup would do with one claim's volume.

@@ -20,6 +20,9 @@ func describeDryRun(w io.Writer, r *v1alpha1.BackupDryRun) {
 	row(w, "Items:", fmt.Sprintf("%d in %d resource types across %d namespaces", total, len(r.Resources), r.Namespaces))
 	row(w, "Errors:", fmt.Sprint(r.Errors))
 	row(w, "Warnings:", fmt.Sprint(r.WarningsTotal))
+	if r.ExtensionOperations > 0 {
+		row(w, "Extension operations:", fmt.Sprintf("%d would start (none ran)", r.ExtensionOperations))
+	}
 	if len(r.Resources) > 0 {
 		fmt.Fprintln(w)
 		row(w, "RESOURCE", "ITEMS", "RELATED OBJECTS")

@@ -38,6 +38,10 @@ type BackupItemsRequest struct {
 	Extension string            `json:"extension"`
 	Resource  Resource          `json:"resource"`
 	Items     []json.RawMessage `json:"items"`
+	// DryRun says the backup is a dry run: what the extension answers is
+	// not kept and no operation it starts runs, so it should change
+	// nothing of its own either.
+	DryRun bool `json:"dryRun,omitempty"`
 }
 
 // MaxBatchBytes bounds the JSON of the items of one request.

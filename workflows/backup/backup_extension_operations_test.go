@@ -35,6 +35,8 @@ func newExtensionsEnv(t *testing.T, collect func(context.Context, v1alpha1.Colle
 	flowtest.Fake(env, clusterActs.CollectAdditional, f.Additional)
 	flowtest.Fake(env, clusterActs.RunOperations, f.RunOperations)
 	flowtest.Fake(env, clusterActs.CancelOperations, f.CancelOperations)
+	flowtest.Fake(env, storeActs.SummarizeDryRun, f.Summarize)
+	flowtest.Fake(env, storeActs.DiscardDryRun, f.Discard)
 	plan := threeTypes()
 	plan.CollectRelated, plan.Extensions = false, 1
 	env.OnActivity(clusterActs.PlanBackup, mock.Anything, mock.Anything).Return(plan, nil)
@@ -107,4 +109,33 @@ func TestBackupWithoutOperationsRunsNoOperationsStep(t *testing.T) {
 	env.ExecuteWorkflow(BackupWorkflow, testRequest())
 	require.NoError(t, env.GetWorkflowError())
 	assert.Equal(t, v1alpha1.PhaseCompleted, queryStatus(t, env).Phase)
+}
+
+func (fakeActivities) Summarize(context.Context, v1alpha1.SummarizeDryRunInput) (*v1alpha1.DryRunSummary, error) {
+	return &v1alpha1.DryRunSummary{}, nil
+}
+
+func (fakeActivities) Discard(context.Context, v1alpha1.SummarizeDryRunInput) error { return nil }
+
+// TestDryRunReportsOperationsWithoutRunningThem: a dry run tells the
+// extensions it is one, counts the operations they would start, and runs
+// none of them.
+func TestDryRunReportsOperationsWithoutRunningThem(t *testing.T) {
+	var dry []bool
+	env := newExtensionsEnv(t, func(ctx context.Context, in v1alpha1.CollectInput) (*v1alpha1.CollectResult, error) {
+		dry = append(dry, in.DryRun)
+		return startingOperations(ctx, in)
+	})
+	env.OnActivity(clusterActs.RunOperations, mock.Anything, mock.Anything).
+		Return(nil, temporal.NewNonRetryableApplicationError("a dry run runs no operation", "Unexpected", nil)).Maybe()
+
+	env.ExecuteWorkflow(BackupDryRunWorkflow, testRequest())
+	require.NoError(t, env.GetWorkflowError())
+	var res v1alpha1.BackupDryRun
+	require.NoError(t, env.GetWorkflowResult(&res))
+	assert.Equal(t, 6, res.ExtensionOperations)
+	require.NotEmpty(t, dry)
+	for _, d := range dry {
+		assert.True(t, d, "the collections know they are a dry run's")
+	}
 }

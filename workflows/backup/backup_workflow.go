@@ -170,7 +170,7 @@ func (b *backupRun) collectAll(ctx workflow.Context, types []v1alpha1.ResourceTy
 		if firstErr != nil || ctx.Err() != nil {
 			break
 		}
-		in := v1alpha1.CollectInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, Types: batch, Options: b.opts}
+		in := v1alpha1.CollectInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, Types: batch, Options: b.opts, DryRun: b.dryRun}
 		f := workflow.ExecuteActivity(actx, clusterActs.CollectResources, in)
 		running++
 		sel.AddFuture(f, func(f workflow.Future) {

@@ -84,6 +84,7 @@ func (b *backupRun) dryRunSteps(ctx workflow.Context) (*v1alpha1.BackupDryRun, e
 	}
 
 	result.Namespaces, result.Skipped, result.Related, result.Errors = plan.Namespaces, b.status.Skipped, sum.Related, b.status.Errors
+	result.ExtensionOperations = b.extensionOperations
 	for _, gr := range workflow.DeterministicKeys(b.status.Resources) {
 		result.Resources[gr] = b.status.Resources[gr].Items
 	}
