@@ -134,22 +134,6 @@ func TestCollectAdditionalStoresEachOnce(t *testing.T) {
 	assert.Contains(t, joined, "configmaps other/excluded, labelled velero.io/exclude-from-backup=true: left out")
 }
 
-// TestBadRefRefusesWhatIsNotAName: "." and ".." would become another
-// path on the API server, so they are refused like a missing name.
-func TestBadRefRefusesWhatIsNotAName(t *testing.T) {
-	for _, r := range []extension.ObjectRef{
-		{Resource: "secrets", Namespace: "shop", Name: ".."},
-		{Resource: "secrets", Namespace: "shop", Name: "."},
-		{Resource: "secrets", Namespace: "..", Name: "db"},
-		{Resource: "secrets", Namespace: "shop", Name: "a/b"},
-		{Resource: "secrets", Namespace: "shop", Name: "a b"},
-		{Resource: "secrets", Namespace: "shop"},
-	} {
-		assert.NotEmpty(t, badRef([]extension.ObjectRef{r}), "%+v", r)
-	}
-	assert.Empty(t, badRef([]extension.ObjectRef{{Group: "apps", Resource: "deployments", Namespace: "shop", Name: "web-1.a"}}))
-}
-
 // TestIsRefusal: a 4xx answer is the asked-for item's problem; a 429 and
 // a 5xx are for the step to retry.
 func TestIsRefusal(t *testing.T) {

@@ -4,13 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
-	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
@@ -145,26 +143,18 @@ func (c *collector) answered(a extcall.Action, it kube.Item, ans extension.Backu
 		c.itemError(it, fmt.Sprintf("extension %s: %s", a.Ext.Name, msg))
 		return kube.Item{}, false
 	}
-	switch {
-	case ans.Error != "":
+	if ans.Error != "" {
 		return fail(ans.Error)
-	case len(ans.AdditionalItems) > extension.MaxAdditionalItems:
-		return fail(fmt.Sprintf("%d additional items, more than %d", len(ans.AdditionalItems), extension.MaxAdditionalItems))
-	case badRef(ans.AdditionalItems) != "":
-		return fail(badRef(ans.AdditionalItems))
-	case ans.Operation != nil && extcall.BadOperation(ans.Operation) != "":
-		return fail(extcall.BadOperation(ans.Operation))
-	case ans.Operation != nil && badRef(ans.Operation.ItemsToUpdate) != "":
-		return fail(badRef(ans.Operation.ItemsToUpdate))
-	case extcall.Unchanged(ans.Item):
+	}
+	if problem := extension.CheckBackupAnswer(it.Raw, ans); problem != "" {
+		return fail(problem)
+	}
+	if extension.Unchanged(ans.Item) {
 		return it, true
 	}
 	changed, err := kube.DecodeItem(ans.Item, c.res)
-	switch {
-	case err != nil:
+	if err != nil {
 		return fail("its item is not a Kubernetes object: " + err.Error())
-	case changed.Name != it.Name || changed.Namespace != it.Namespace || !sameKind(changed.Raw, it.Raw):
-		return fail(fmt.Sprintf("answered with %s, another object than the one it was given", identity(changed)))
 	}
 	return changed, true
 }
@@ -179,47 +169,11 @@ func (c *collector) operationRecord(a extcall.Action, it kube.Item, op *extensio
 		ItemsToUpdate: op.ItemsToUpdate, Data: op.Data}
 }
 
-// badRef says what is wrong with the first malformed additional item;
-// "" when none is.
-func badRef(refs []extension.ObjectRef) string {
-	for _, r := range refs {
-		switch {
-		case r.Resource == "" || r.Name == "":
-			return fmt.Sprintf("additional item %+v: resource and name are required", r)
-		case !isPathSegment(r.Group, r.Resource, r.Namespace, r.Name):
-			// Names become parts of the API path: "." or ".." would read
-			// another object, or a whole list, as one item.
-			return fmt.Sprintf("additional item %+v: not a name", r)
-		}
-	}
-	return ""
-}
-
-// isPathSegment reports whether every non-empty name is one segment of
-// an API path, as the API server requires of names.
-func isPathSegment(names ...string) bool {
-	for _, n := range names {
-		if n != "" && (strings.ContainsAny(n, " ") || len(path.IsValidPathSegmentName(n)) > 0) {
-			return false
-		}
-	}
-	return true
-}
-
 func identity(it kube.Item) string {
 	if it.Namespace == "" {
 		return it.Name
 	}
 	return it.Namespace + "/" + it.Name
-}
-
-// sameKind reports whether two objects' apiVersion group and kind match.
-func sameKind(a, b []byte) bool {
-	var x, y metav1.TypeMeta
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return false
-	}
-	return x.GroupVersionKind().GroupKind() == y.GroupVersionKind().GroupKind()
 }
 
 // itemError records that an item was left out, naming the first

@@ -212,8 +212,8 @@ func TestCollectLeavesOutWhatExtensionsFail(t *testing.T) {
 		"shop/cm-00-0: extension first: refused BackupItems: broken",
 		"shop/cm-01-0: extension first: answered out of its contract: want 5 answers",
 		"shop/cm-02-1: extension first: cannot",
-		"shop/cm-02-2: extension first: answered with shop/cm-02-2, another object",
-		"shop/cm-02-3: extension first: answered with kube-system/cm-02-3, another object",
+		"shop/cm-02-2: extension first: answered with Secret shop/cm-02-2, another object",
+		"shop/cm-02-3: extension first: answered with ConfigMap kube-system/cm-02-3, another object",
 		"shop/cm-02-4: extension first: 101 additional items, more than 100",
 		"shop/cm-03-0: extension first: its item is not a Kubernetes object",
 	} {

@@ -10,7 +10,6 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"golang.org/x/sync/errgroup"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/extcall"
@@ -138,14 +137,14 @@ func (p *pipeline) runAction(ctx context.Context, a extcall.Action, bw *batchWor
 				p.decide(bw, i, v1alpha1.ItemFailed, fmt.Sprintf("extension %s: %s", a.Ext.Name, failed[k]))
 				continue
 			}
-			p.answered(a, bw, i, answers[k][j])
+			p.answered(a, bw, i, raws[i], answers[k][j])
 		}
 	}
 	return nil
 }
 
-// answered applies one answer to its item.
-func (p *pipeline) answered(a extcall.Action, bw *batchWork, i int, ans extension.RestoreItemAnswer) {
+// answered applies one answer to the item sent as raw.
+func (p *pipeline) answered(a extcall.Action, bw *batchWork, i int, raw []byte, ans extension.RestoreItemAnswer) {
 	who := "extension " + a.Ext.Name + ": "
 	switch {
 	case ans.Error != "":
@@ -154,7 +153,10 @@ func (p *pipeline) answered(a extcall.Action, bw *batchWork, i int, ans extensio
 	case ans.Skip != "":
 		p.decide(bw, i, v1alpha1.ItemSkipped, who+ans.Skip)
 		return
-	case extcall.Unchanged(ans.Item):
+	case extension.CheckRestoreAnswer(raw, ans) != "":
+		p.decide(bw, i, v1alpha1.ItemFailed, who+extension.CheckRestoreAnswer(raw, ans))
+		return
+	case extension.Unchanged(ans.Item):
 		return
 	}
 	var changed map[string]any
@@ -162,21 +164,7 @@ func (p *pipeline) answered(a extcall.Action, bw *batchWork, i int, ans extensio
 		p.decide(bw, i, v1alpha1.ItemFailed, who+"its item is not a Kubernetes object")
 		return
 	}
-	if idOf(changed) != idOf(bw.items[i].Object) {
-		p.decide(bw, i, v1alpha1.ItemFailed, fmt.Sprintf("%sanswered with %s, another object than the one it was given", who, idOf(changed)))
-		return
-	}
 	bw.items[i].Object = changed
-}
-
-// idOf names an object by its kind, API group, namespace and name.
-func idOf(obj map[string]any) string {
-	u := unstructured.Unstructured{Object: obj}
-	name := u.GetName()
-	if ns := u.GetNamespace(); ns != "" {
-		name = ns + "/" + name
-	}
-	return u.GroupVersionKind().GroupKind().String() + " " + name
 }
 
 // decide sets an item's outcome without applying it.

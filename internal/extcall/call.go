@@ -1,7 +1,6 @@
 package extcall
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -38,13 +37,6 @@ func Split(sizes []int, selected func(i int) bool) [][]int {
 		batches = append(batches, cur)
 	}
 	return batches
-}
-
-// Unchanged reports whether an answer's item means "the item as it was
-// sent": absent, empty or JSON null (what most languages write for none).
-func Unchanged(item json.RawMessage) bool {
-	trimmed := bytes.TrimSpace(item)
-	return len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null"))
 }
 
 // Request is one call: who, which activity, the request to send (its

@@ -2,7 +2,6 @@ package extcall
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"testing"
 
@@ -33,11 +32,4 @@ func TestCallFailureFailsItemsOfAClosedCall(t *testing.T) {
 	done, cancel := context.WithCancel(ctx)
 	cancel()
 	assert.IsType(t, &temporal.CanceledError{}, callFailure(done, "id", temporal.NewCanceledError()), "the step's own end is not the extension's")
-}
-
-func TestUnchanged(t *testing.T) {
-	for _, item := range []string{"", " ", "null", " null\n"} {
-		assert.True(t, Unchanged(json.RawMessage(item)), "%q", item)
-	}
-	assert.False(t, Unchanged(json.RawMessage(`{}`)))
 }

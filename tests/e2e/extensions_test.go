@@ -156,7 +156,7 @@ extensions:
 	}
 	joined := strings.Join(errs, "\n")
 	assert.Contains(t, joined, ns+"/refuse-me: extension annotate: not this one")
-	assert.Contains(t, joined, ns+"/rename-me: extension annotate: answered with "+ns+"/renamed, another object")
+	assert.Contains(t, joined, ns+"/rename-me: extension annotate: answered with ConfigMap "+ns+"/renamed, another object")
 	assert.Contains(t, joined, ns+"/unserved: extension nobody-home: did not answer cairn.extension.v1.BackupItems within 2s: is a worker polling task queue e2e-nobody-home?")
 	var warnings []string
 	for _, w := range results.Warnings {
