@@ -1,0 +1,153 @@
+// Package extensiontest runs an extension's activities the way cairn
+// calls them, in a Temporal test environment (requests and answers cross
+// as JSON, as they do on a real task queue), and fails the test for every
+// answer cairn would refuse. Like pkg/extension, it imports nothing of
+// cairn but the contract.
+//
+//	answers := extensiontest.Backup(t, myExtension{}, widgets, widgetJSON)
+//	result, err := extensiontest.Operation(t, myExtension{}, req, nil)
+package extensiontest
+
+import (
+	"encoding/json"
+	"testing"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/cairn-backup/cairn/pkg/extension"
+)
+
+// Backup sends items (Kubernetes objects as JSON) of resource to h as a
+// backup's collect step does, in batches of at most MaxBatchBytes, and
+// returns one answer per item. It fails t when a call fails, when a call
+// does not answer once per item, or when an answer breaks the contract
+// (extension.CheckBackupAnswer).
+func Backup(t testing.TB, h extension.BackupHandler, resource extension.Resource, items ...json.RawMessage) []extension.BackupItemAnswer {
+	t.Helper()
+	env := newEnv(h.BackupItems, extension.BackupItemsV1)
+	var out []extension.BackupItemAnswer
+	for _, batch := range batches(items) {
+		var resp extension.BackupItemsResponse
+		call(t, env, extension.BackupItemsV1, extension.BackupItemsRequest{Backup: "extensiontest", Extension: "extensiontest",
+			Resource: resource, Items: batch}, &resp)
+		if len(resp.Items) != len(batch) {
+			t.Fatalf("%s answered %d items for %d", extension.BackupItemsV1, len(resp.Items), len(batch))
+		}
+		for i, ans := range resp.Items {
+			if problem := extension.CheckBackupAnswer(batch[i], ans); problem != "" {
+				t.Errorf("answer for item %d: cairn refuses it: %s", len(out)+i, problem)
+			}
+		}
+		out = append(out, resp.Items...)
+	}
+	return out
+}
+
+// Operation runs one operation as cairn's ExtensionOperation workflow
+// does. resumeFrom, when not nil, is the progress an earlier attempt's
+// last heartbeat recorded, which this attempt gets back: how a test
+// checks that an operation resumes instead of starting over. The
+// operation's error is returned for the test to judge.
+func Operation(t testing.TB, h extension.BackupOperationHandler, req extension.BackupOperationRequest,
+	resumeFrom *extension.OperationProgress) (*extension.BackupOperationResult, error) {
+	t.Helper()
+	env := newEnv(h.BackupOperation, extension.BackupOperationV1)
+	if resumeFrom != nil {
+		env.SetHeartbeatDetails(*resumeFrom)
+	}
+	val, err := env.ExecuteActivity(extension.BackupOperationV1, req)
+	if err != nil {
+		return nil, err
+	}
+	var res extension.BackupOperationResult
+	if err := val.Get(&res); err != nil {
+		t.Fatalf("%s answered out of its contract: %v", extension.BackupOperationV1, err)
+	}
+	return &res, nil
+}
+
+// Restore sends items of resource to h as a restore's apply step does,
+// and returns one answer per item; it fails t as Backup does.
+func Restore(t testing.TB, h extension.RestoreHandler, resource extension.Resource, items ...json.RawMessage) []extension.RestoreItemAnswer {
+	t.Helper()
+	env := newEnv(h.RestoreItems, extension.RestoreItemsV1)
+	var out []extension.RestoreItemAnswer
+	for _, batch := range batches(items) {
+		var resp extension.RestoreItemsResponse
+		call(t, env, extension.RestoreItemsV1, extension.RestoreItemsRequest{Restore: "extensiontest", Backup: "extensiontest",
+			Extension: "extensiontest", Resource: resource, Items: batch}, &resp)
+		if len(resp.Items) != len(batch) {
+			t.Fatalf("%s answered %d items for %d", extension.RestoreItemsV1, len(resp.Items), len(batch))
+		}
+		for i, ans := range resp.Items {
+			if problem := extension.CheckRestoreAnswer(batch[i], ans); problem != "" {
+				t.Errorf("answer for item %d: cairn refuses it: %s", len(out)+i, problem)
+			}
+		}
+		out = append(out, resp.Items...)
+	}
+	return out
+}
+
+// Delete sends a deleted backup's items of resource to h, twice, as a
+// retried deletion may: a delete action must be idempotent, so the two
+// answers must agree. It returns the second, one per item.
+func Delete(t testing.TB, h extension.DeleteHandler, backup string, resource extension.Resource, items ...json.RawMessage) []extension.DeleteItemAnswer {
+	t.Helper()
+	env := newEnv(h.DeleteItems, extension.DeleteItemsV1)
+	var out []extension.DeleteItemAnswer
+	for _, batch := range batches(items) {
+		req := extension.DeleteItemsRequest{Backup: backup, Extension: "extensiontest", Resource: resource, Items: batch}
+		var first, again extension.DeleteItemsResponse
+		call(t, env, extension.DeleteItemsV1, req, &first)
+		call(t, env, extension.DeleteItemsV1, req, &again)
+		if len(again.Items) != len(batch) {
+			t.Fatalf("%s answered %d items for %d", extension.DeleteItemsV1, len(again.Items), len(batch))
+		}
+		for i := range again.Items {
+			if i < len(first.Items) && first.Items[i].Error == "" && again.Items[i].Error != "" {
+				t.Errorf("item %d: deleted once, then failed when deleted again (a delete action must be idempotent): %s", len(out)+i, again.Items[i].Error)
+			}
+		}
+		out = append(out, again.Items...)
+	}
+	return out
+}
+
+func newEnv(fn any, name string) *testsuite.TestActivityEnvironment {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
+	return env
+}
+
+func call(t testing.TB, env *testsuite.TestActivityEnvironment, name string, req, resp any) {
+	t.Helper()
+	val, err := env.ExecuteActivity(name, req)
+	if err != nil {
+		t.Fatalf("%s failed: %v", name, err)
+	}
+	if err := val.Get(resp); err != nil {
+		t.Fatalf("%s answered out of its contract: %v", name, err)
+	}
+}
+
+// batches groups items as cairn does: at most MaxBatchBytes of items per
+// call, an item larger than that alone.
+func batches(items []json.RawMessage) [][]json.RawMessage {
+	var out [][]json.RawMessage
+	var cur []json.RawMessage
+	size := 0
+	for _, it := range items {
+		if len(cur) > 0 && size+len(it) > extension.MaxBatchBytes {
+			out, cur, size = append(out, cur), nil, 0
+		}
+		cur = append(cur, it)
+		size += len(it)
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
