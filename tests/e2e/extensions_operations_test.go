@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -104,12 +105,13 @@ func awaitOperationChunk(t *testing.T, s *stack, backup, operationWorkflow strin
 // TestExtensionOperations runs the Go example extension in a process of
 // its own: for each Widget it starts an async export, asks for the
 // Widget's ConfigMap, and to read the Widget again once exported.
-//   - The extension's process is killed (SIGKILL) mid-export, while the
-//     Widget changes: the operation's retried attempt (attempt 2 in its
-//     history) resumes after the chunk its heartbeat recorded, every
-//     export is whole, and the backup completes holding each Widget once,
-//     as it was after its export, and each ConfigMap once; operations.json
-//     lists the operations.
+//   - The extension's process and cairn's worker are killed (SIGKILL)
+//     mid-export, while the Widget changes: the operation's retried
+//     attempt (attempt 2 in its history) resumes after the chunk its
+//     heartbeat recorded, the backup's retried step starts no operation
+//     twice, every export is whole, and the backup completes holding each
+//     Widget once, as it was after its export, and each ConfigMap once;
+//     operations.json lists the operations.
 //   - Deleting the backup deletes its exports, through the extension's
 //     delete action.
 //   - A canceled backup cancels its running operations: the extension
@@ -121,7 +123,7 @@ func TestExtensionOperations(t *testing.T) {
 	s := newSharedStack(t)
 	ctx := context.Background()
 	const ns, queue = "ext-ops", "e2e-widgets"
-	s.startWorker("--extensions", extensionsFile(t, fmt.Sprintf(`apiVersion: cairn.io/v1alpha1
+	extensions := extensionsFile(t, fmt.Sprintf(`apiVersion: cairn.io/v1alpha1
 kind: Extensions
 extensions:
 - name: widgets
@@ -129,7 +131,8 @@ extensions:
   timeout: 1m
   backup: {resources: [widgets.demo.cairn.io], includedNamespaces: [%[2]s]}
   delete: {resources: [widgets.demo.cairn.io], includedNamespaces: [%[2]s]}
-`, queue, ns)))
+`, queue, ns))
+	worker := s.startWorker("--extensions", extensions)
 	exportDir, hold := t.TempDir(), filepath.Join(t.TempDir(), "hold")
 	require.NoError(t, os.WriteFile(hold, nil, 0o600))
 	args := []string{"--address", s.temporalAddr, "--task-queue", queue, "--export-dir", exportDir, "--hold-while", hold, "--chunk-pause", "20ms"}
@@ -152,6 +155,8 @@ extensions:
 		assert.Contains(t, stdout, "WaitingForOperations")
 		assert.Contains(t, stdout, "extension widgets, operation export/"+ns+"/", "describe names the operations waited on")
 		exporter.kill()
+		worker.kill()
+		worker = s.startWorker("--extensions", extensions)
 		dyn, err := dynamic.NewForConfig(s.cluster.Config())
 		require.NoError(t, err)
 		_, err = dyn.Resource(sample.WidgetResource).Namespace(ns).Patch(ctx, "red", "application/merge-patch+json",
@@ -165,6 +170,13 @@ extensions:
 		assert.Equal(t, &v1alpha1.OperationCounts{Total: 3, Completed: 3}, v.Status.ExtensionOperations)
 		assert.Greater(t, activityAttempt(t, s, opWorkflow("ops-1", "red"), extension.BackupOperationV1), int32(1),
 			"the kill landed mid-operation: its activity ran again")
+		assert.Greater(t, activityAttempt(t, s, v1alpha1.BackupWorkflowID("ops-1"), "RunOperations"), int32(1),
+			"cairn's worker was killed while the backup waited: its step ran again")
+		listed, err := s.temporalC.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: "default",
+			Query: fmt.Sprintf("%s = %q AND %s = %q", v1alpha1.SearchAttrKind.GetName(), v1alpha1.KindExtensionOperation,
+				v1alpha1.SearchAttrName.GetName(), "ops-1")})
+		require.NoError(t, err)
+		assert.Len(t, listed.GetExecutions(), 3, "the retried step found the operations running, and started none again")
 		log, err := os.ReadFile(exporter.logPath)
 		require.NoError(t, err)
 		assert.Contains(t, string(log), `"resumeAtChunk":`, "the retry resumed from the heartbeat")
