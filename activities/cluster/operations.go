@@ -154,7 +154,10 @@ func readOperations(ctx context.Context, run *runlog.Run, exts []v1alpha1.Extens
 					rec.Extension, rec.ID, groupResource(prev), refKey(prev.Namespace, prev.Name))
 				o.op.WorkflowID = ""
 			} else if _, ok := registered[rec.Extension]; !ok {
-				return fmt.Errorf("%s: operation of extension %s, which the backup's plan does not register", key, rec.Extension)
+				// Only a work area written by something else holds one: a
+				// retry would read the same.
+				msg := fmt.Sprintf("%s: operation of extension %s, which the backup's plan does not register", key, rec.Extension)
+				return temporal.NewNonRetryableApplicationError(msg, v1alpha1.ErrTypeInvalidSpec, nil)
 			}
 			first[dupKey] = rec.Item
 			ops = append(ops, o)
