@@ -25,23 +25,10 @@ import (
 // (extension.CheckBackupAnswer).
 func Backup(t testing.TB, h extension.BackupHandler, resource extension.Resource, items ...json.RawMessage) []extension.BackupItemAnswer {
 	t.Helper()
-	env := newEnv(h.BackupItems, extension.BackupItemsV1)
-	var out []extension.BackupItemAnswer
-	for _, batch := range batches(items) {
-		var resp extension.BackupItemsResponse
-		call(t, env, extension.BackupItemsV1, extension.BackupItemsRequest{Backup: "extensiontest", Extension: "extensiontest",
-			Resource: resource, Items: batch}, &resp)
-		if len(resp.Items) != len(batch) {
-			t.Fatalf("%s answered %d items for %d", extension.BackupItemsV1, len(resp.Items), len(batch))
-		}
-		for i, ans := range resp.Items {
-			if problem := extension.CheckBackupAnswer(batch[i], ans); problem != "" {
-				t.Errorf("answer for item %d: cairn refuses it: %s", len(out)+i, problem)
-			}
-		}
-		out = append(out, resp.Items...)
-	}
-	return out
+	return calls(t, newEnv(h.BackupItems, extension.BackupItemsV1), extension.BackupItemsV1, items,
+		func(batch []json.RawMessage) any {
+			return extension.BackupItemsRequest{Backup: "extensiontest", Extension: "extensiontest", Resource: resource, Items: batch}
+		}, extension.CheckBackupAnswer)
 }
 
 // Operation runs one operation as cairn's ExtensionOperation workflow
@@ -71,17 +58,29 @@ func Operation(t testing.TB, h extension.BackupOperationHandler, req extension.B
 // and returns one answer per item; it fails t as Backup does.
 func Restore(t testing.TB, h extension.RestoreHandler, resource extension.Resource, items ...json.RawMessage) []extension.RestoreItemAnswer {
 	t.Helper()
-	env := newEnv(h.RestoreItems, extension.RestoreItemsV1)
-	var out []extension.RestoreItemAnswer
+	return calls(t, newEnv(h.RestoreItems, extension.RestoreItemsV1), extension.RestoreItemsV1, items,
+		func(batch []json.RawMessage) any {
+			return extension.RestoreItemsRequest{Restore: "extensiontest", Backup: "extensiontest", Extension: "extensiontest",
+				Resource: resource, Items: batch}
+		}, extension.CheckRestoreAnswer)
+}
+
+// calls sends items to activity name in batches, each request made by
+// request, and holds every answer to check.
+func calls[A any](t testing.TB, env *testsuite.TestActivityEnvironment, name string, items []json.RawMessage,
+	request func([]json.RawMessage) any, check func(json.RawMessage, A) string) []A {
+	t.Helper()
+	var out []A
 	for _, batch := range batches(items) {
-		var resp extension.RestoreItemsResponse
-		call(t, env, extension.RestoreItemsV1, extension.RestoreItemsRequest{Restore: "extensiontest", Backup: "extensiontest",
-			Extension: "extensiontest", Resource: resource, Items: batch}, &resp)
+		var resp struct {
+			Items []A `json:"items"`
+		}
+		call(t, env, name, request(batch), &resp)
 		if len(resp.Items) != len(batch) {
-			t.Fatalf("%s answered %d items for %d", extension.RestoreItemsV1, len(resp.Items), len(batch))
+			t.Fatalf("%s answered %d items for %d", name, len(resp.Items), len(batch))
 		}
 		for i, ans := range resp.Items {
-			if problem := extension.CheckRestoreAnswer(batch[i], ans); problem != "" {
+			if problem := check(batch[i], ans); problem != "" {
 				t.Errorf("answer for item %d: cairn refuses it: %s", len(out)+i, problem)
 			}
 		}
