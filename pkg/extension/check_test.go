@@ -52,14 +52,14 @@ func TestCheckBackupAnswer(t *testing.T) {
 		"answered with Widget kube-system/w":              {Item: json.RawMessage(`{"apiVersion":"demo.cairn.io/v1","kind":"Widget","metadata":{"name":"w","namespace":"kube-system"}}`)},
 		"answered with Secret shop/w":                     {Item: json.RawMessage(`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"w","namespace":"shop"}}`)},
 		"answered with Widget shop/w, another":            {Item: json.RawMessage(`{"apiVersion":"other.example/v1","kind":"Widget","metadata":{"name":"w","namespace":"shop"}}`)},
-		"its item is not a Kubernetes object":            {Item: json.RawMessage(`[1,2]`)},
-		"101 additional items, more than 100":            {AdditionalItems: make([]ObjectRef, MaxAdditionalItems+1)},
-		"resource and name are required":                 {AdditionalItems: []ObjectRef{{Resource: "configmaps"}}},
-		"operation without an id":                        {Operation: &OperationStart{}},
-		"is not printable text":                          {Operation: &OperationStart{ID: "a\nb"}},
-		"operation id of 201 bytes":                      {Operation: &OperationStart{ID: strings.Repeat("x", MaxOperationIDBytes+1)}},
-		"operation data of":                              {Operation: &OperationStart{ID: "x", Data: json.RawMessage(`"` + strings.Repeat("x", MaxOperationDataBytes) + `"`)}},
-		"not a name":                                     {Operation: &OperationStart{ID: "x", ItemsToUpdate: []ObjectRef{{Resource: "widgets", Name: ".."}}}},
+		"its item is not a Kubernetes object":             {Item: json.RawMessage(`[1,2]`)},
+		"101 additional items, more than 100":             {AdditionalItems: make([]ObjectRef, MaxAdditionalItems+1)},
+		"resource and name are required":                  {AdditionalItems: []ObjectRef{{Resource: "configmaps"}}},
+		"operation without an id":                         {Operation: &OperationStart{}},
+		"is not printable text":                           {Operation: &OperationStart{ID: "a\nb"}},
+		"operation id of 201 bytes":                       {Operation: &OperationStart{ID: strings.Repeat("x", MaxOperationIDBytes+1)}},
+		"operation data of":                               {Operation: &OperationStart{ID: "x", Data: json.RawMessage(`"` + strings.Repeat("x", MaxOperationDataBytes) + `"`)}},
+		"not a name":                                      {Operation: &OperationStart{ID: "x", ItemsToUpdate: []ObjectRef{{Resource: "widgets", Name: ".."}}}},
 	} {
 		assert.Contains(t, CheckBackupAnswer(sent, ans), want)
 	}

@@ -62,7 +62,9 @@ func TestBackupFailsForWhatCairnRefuses(t *testing.T) {
 	if got := failures(t, func(tb testing.TB) { Backup(tb, renamed, configmaps, json.RawMessage(cm)) }); !strings.Contains(got, "another object") {
 		t.Fatalf("an answer with another object passed: %q", got)
 	}
-	short := answering(func(extension.BackupItemsRequest) *extension.BackupItemsResponse { return &extension.BackupItemsResponse{} })
+	short := answering(func(extension.BackupItemsRequest) *extension.BackupItemsResponse {
+		return &extension.BackupItemsResponse{}
+	})
 	if got := failures(t, func(tb testing.TB) { Backup(tb, short, configmaps, json.RawMessage(cm)) }); !strings.Contains(got, "answered 0 items for 1") {
 		t.Fatalf("a short answer passed: %q", got)
 	}
