@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tidwall/gjson"
 	"go.temporal.io/sdk/activity"
@@ -19,6 +20,7 @@ import (
 	"github.com/cairn-backup/cairn/internal/extcall"
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/tarball"
+	"github.com/cairn-backup/cairn/internal/tick"
 	"github.com/cairn-backup/cairn/pkg/extension"
 )
 
@@ -57,12 +59,15 @@ func (a *Activities) RunDeleteActions(ctx context.Context, in v1alpha1.DeleteAct
 	d := &deleteRun{a: a, in: in, log: a.Log.With(zap.String("backup", in.Backup))}
 	d.g, d.gctx = errgroup.WithContext(ctx)
 	d.g.SetLimit(maxDeleteCallsInFlight)
+	// The step waits on calls (each up to its extension's timeout) as
+	// much as it reads: it heartbeats on a clock, not per item.
+	stop := tick.Every(heartbeatEvery(ctx), func() { activity.RecordHeartbeat(ctx) })
+	defer stop()
 	_, werr := tarball.Walk(r, tarball.Limits{}, func(e tarball.Entry) error {
 		// Each item is in the tarball twice: once without a version.
 		if e.Version != "" {
 			return nil
 		}
-		activity.RecordHeartbeat(ctx, res.Items)
 		return d.add(e)
 	})
 	d.flushAll()
@@ -76,6 +81,14 @@ func (a *Activities) RunDeleteActions(ctx context.Context, in v1alpha1.DeleteAct
 	}
 	d.log.Info("Extensions deleted for the backup's items", zap.Int("items", res.Items), zap.Int("calls", res.Calls))
 	return res, nil
+}
+
+// heartbeatEvery is a third of the step's heartbeat timeout.
+func heartbeatEvery(ctx context.Context) time.Duration {
+	if d := activity.GetInfo(ctx).HeartbeatTimeout / 3; d > 0 {
+		return d
+	}
+	return 10 * time.Second
 }
 
 func registersDeletes(exts []v1alpha1.Extension) bool {

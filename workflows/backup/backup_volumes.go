@@ -69,9 +69,9 @@ func (b *backupRun) ensureRepository(ctx workflow.Context) error {
 
 // runOperations runs one child workflow per volume, at most
 // VolumeConcurrency at once, and the operations extensions started,
-// while the backup waits in WaitingForOperations. An operation that fails or times out makes the
-// backup PartiallyFailed; a canceled backup cancels its operations and
-// waits for them to clean up.
+// while the backup waits in WaitingForOperations. An operation that
+// fails or times out makes the backup PartiallyFailed; a canceled backup
+// cancels its operations and waits for them to clean up.
 //
 // Pods with hooks run their pre hooks before the first of their volumes
 // is snapshotted, and their post hooks once the last one's snapshot is
