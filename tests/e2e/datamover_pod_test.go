@@ -125,7 +125,10 @@ func TestDataMoverPodsOnTheNode(t *testing.T) {
 	w.stop()
 	podWorker("cairn.local/not-there:v1")
 	req := moveRequest("podmv-2", "podmv")
-	req.DataMoverPrepareTimeout = &metav1.Duration{Duration: 15 * time.Second}
+	// The bound covers the clone's provisioning and mount before the
+	// kubelet tries the image: 15s was once not enough on a loaded
+	// machine, which then reported ContainerCreating instead.
+	req.DataMoverPrepareTimeout = &metav1.Duration{Duration: time.Minute}
 	_, err = s.starter.CreateBackup(ctx, req)
 	require.NoError(t, err)
 	v = s.waitDone("podmv-2", 3*time.Minute)
@@ -133,7 +136,7 @@ func TestDataMoverPodsOnTheNode(t *testing.T) {
 	failed := operation(t, v.Status, "podmv", "data")
 	assert.Equal(t, v1alpha1.OperationFailed, failed.Phase)
 	assert.Contains(t, failed.Error, v1alpha1.ErrTypeDataMoverNotStarted, "%+v", failed)
-	assert.Contains(t, failed.Error, "no data mover started within dataMoverPrepareTimeout 15s")
+	assert.Contains(t, failed.Error, "no data mover started within dataMoverPrepareTimeout 1m0s")
 	assert.Contains(t, failed.Error, "ErrImageNeverPull", "the reason names the image error")
 	assertNoDataMoverPods(t, s)
 }
