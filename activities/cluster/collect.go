@@ -327,11 +327,11 @@ func (c *collector) collect(ctx context.Context) (*v1alpha1.TypeCollected, error
 			// again from the start, dropping what was stored, so no object
 			// is stored twice.
 			c.log.Warn("Continue token expired, listing the type again", zap.Error(err))
-			if derr := c.run.Loc.DeletePrefix(ctx, c.run.Keys.PartsPrefix(c.gr), nil); derr != nil {
-				return nil, derr
-			}
-			if derr := c.run.Loc.DeletePrefix(ctx, c.run.Keys.AdditionalRefsOf(c.gr), nil); derr != nil {
-				return nil, derr
+			// With them go what extensions answered for their items.
+			for _, prefix := range []string{c.run.Keys.PartsPrefix(c.gr), c.run.Keys.AdditionalRefsOf(c.gr), c.run.Keys.ExtensionOperationsOf(c.gr)} {
+				if derr := c.run.Loc.DeletePrefix(ctx, prefix, nil); derr != nil {
+					return nil, derr
+				}
 			}
 			c.pending, c.durable = pendingPages{}, nil
 			*p = TypeProgress{Resource: c.gr, Restarts: p.Restarts + 1}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/extcall"
@@ -381,4 +382,25 @@ func TestCollectTellsExtensionsOfADryRun(t *testing.T) {
 			assert.Equal(t, dry, r.DryRun)
 		}
 	}
+}
+
+// TestCollectRestartDropsTheTypesOperations: a type listed again from
+// the start drops the operations recorded for its earlier pages, also
+// those of a page the new listing does not reach.
+func TestCollectRestartDropsTheTypesOperations(t *testing.T) {
+	f := newCollectFixture(t)
+	f.lister.failOn["t4"] = apierrors.NewResourceExpired("continue token too old")
+	f.register(&fakeCaller{answer: annotate}, ext("first", v1alpha1.ExtensionSelector{Resources: []string{"configmaps"}}))
+	loc, err := location.OpenPlain(context.Background(), f.in.Location)
+	require.NoError(t, err)
+	defer loc.Close()
+	keys := location.Backup("b")
+	stale := keys.ExtensionOperations(keys.Part("configmaps", 0, 99))
+	require.NoError(t, loc.WriteAll(context.Background(), stale, []byte(`{"extension":"first","id":"old"}`+"\n")))
+	res, err := f.attempt(nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Restarts)
+	exists, err := loc.Exists(context.Background(), stale)
+	require.NoError(t, err)
+	assert.False(t, exists, "no operation of the first listing survives it")
 }

@@ -94,6 +94,12 @@ func (b BackupKeys) ExtensionOperations(partKey string) string {
 	return b.AllExtensionOperations() + strings.TrimPrefix(partKey, b.AllParts())
 }
 
+// ExtensionOperationsOf is the prefix of the ExtensionOperations of one
+// type.
+func (b BackupKeys) ExtensionOperationsOf(groupResource string) string {
+	return b.AllExtensionOperations() + groupResource + "/"
+}
+
 // AllExtensionOperations is the prefix of every ExtensionOperations.
 func (b BackupKeys) AllExtensionOperations() string { return b.Work() + "operations/" }
 
