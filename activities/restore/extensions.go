@@ -146,6 +146,7 @@ func (p *pipeline) runAction(ctx context.Context, a extcall.Action, bw *batchWor
 // answered applies one answer to the item sent as raw.
 func (p *pipeline) answered(a extcall.Action, bw *batchWork, i int, raw []byte, ans extension.RestoreItemAnswer) {
 	who := "extension " + a.Ext.Name + ": "
+	problem := extension.CheckRestoreAnswer(raw, ans)
 	switch {
 	case ans.Error != "":
 		p.decide(bw, i, v1alpha1.ItemFailed, who+ans.Error)
@@ -153,8 +154,8 @@ func (p *pipeline) answered(a extcall.Action, bw *batchWork, i int, raw []byte, 
 	case ans.Skip != "":
 		p.decide(bw, i, v1alpha1.ItemSkipped, who+ans.Skip)
 		return
-	case extension.CheckRestoreAnswer(raw, ans) != "":
-		p.decide(bw, i, v1alpha1.ItemFailed, who+extension.CheckRestoreAnswer(raw, ans))
+	case problem != "":
+		p.decide(bw, i, v1alpha1.ItemFailed, who+problem)
 		return
 	case extension.Unchanged(ans.Item):
 		return

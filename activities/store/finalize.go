@@ -139,6 +139,8 @@ func (a *Activities) writeTarball(ctx context.Context, run *runlog.Run, start *t
 	}
 	for i, key := range keys {
 		gr := run.Keys.GroupResourceOfPart(key)
+		// Only an item of a collected part can have been read again.
+		mayBeUpdated := len(updated) > 0 && !run.Keys.IsUpdatedPart(key)
 		err := run.Loc.ReadLines(ctx, key, func(line []byte) error {
 			// Parts hold valid JSON written by collection; only three
 			// fields are needed, so the object is not decoded.
@@ -148,7 +150,7 @@ func (a *Activities) writeTarball(ctx context.Context, run *runlog.Run, start *t
 				return fmt.Errorf("item in %s has no apiVersion or name", key)
 			}
 			version := apiVersion[strings.LastIndex(apiVersion, "/")+1:]
-			if updated[gr+"/"+namespace+"/"+name] && !run.Keys.IsUpdatedPart(key) {
+			if mayBeUpdated && updated[gr+"/"+namespace+"/"+name] {
 				return nil
 			}
 			return tw.Add(gr, version, namespace, name, line)

@@ -65,8 +65,9 @@ type Volume struct {
 func (v Volume) Key() string { return v.Namespace + "/" + v.Claim }
 
 // Operation is one async operation of a backup: its volume's snapshot,
-// or an operation an extension started for an item, with its phase, progress, times and, once ready, what was recorded.
-// operations.json and the status query list them.
+// or an operation an extension started for an item, with its phase,
+// progress, times and, once ready, what was recorded. operations.json and
+// the status query list them.
 type Operation struct {
 	ID   string `json:"id"`
 	Kind string `json:"kind"`

@@ -56,20 +56,10 @@ func startOrFind(ctx context.Context, c client.Client, id, kind, run, name strin
 	case errors.As(err, &started):
 		wr = c.GetWorkflow(ctx, id, "")
 	case err != nil:
-		return &startError{id: id, err: err}
+		return fmt.Errorf("start %s: %w", id, err)
 	}
 	return wr.Get(ctx, out)
 }
-
-// startError is a workflow that could not be started: Temporal out of
-// reach, for the step to retry.
-type startError struct {
-	id  string
-	err error
-}
-
-func (e *startError) Error() string { return fmt.Sprintf("start %s: %v", e.id, e.err) }
-func (e *startError) Unwrap() error { return e.err }
 
 // callFailure tells a call that ended without an answer, which fails its
 // items, from Temporal out of reach, which the step retries. The call's

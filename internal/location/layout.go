@@ -120,8 +120,11 @@ const UpdatedShard = 99998
 // IsUpdatedPart reports whether a part key is an UpdatedPart.
 func (b BackupKeys) IsUpdatedPart(key string) bool {
 	rest := strings.TrimPrefix(key, b.PartsPrefix(b.GroupResourceOfPart(key)))
-	return strings.HasPrefix(rest, fmt.Sprintf("%05d-", UpdatedShard))
+	return strings.HasPrefix(rest, updatedShardPrefix)
 }
+
+// updatedShardPrefix starts the file name of every UpdatedPart.
+var updatedShardPrefix = fmt.Sprintf("%05d-", UpdatedShard)
 
 // TypeResult is the per-resource-type outcome written by collection.
 func (b BackupKeys) TypeResult(groupResource string) string {
