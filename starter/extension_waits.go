@@ -24,10 +24,9 @@ func addExtensionWaits(ctx context.Context, c *Client, workflowID string, status
 		if pa.GetHeartbeatDetails() == nil {
 			continue
 		}
-		var beat struct {
-			v1alpha1.OperationCounts
-			Waiting []v1alpha1.ExtensionWait `json:"waiting"`
-		}
+		// Every waiting step's heartbeat has these fields: a collect
+		// step's has no counts.
+		var beat v1alpha1.OperationsProgress
 		if converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &beat) != nil {
 			continue
 		}

@@ -33,13 +33,6 @@ const maxOperationsInFlight = 64
 // maxOperationsShown bounds the running operations a heartbeat names.
 const maxOperationsShown = 5
 
-// OperationsProgress is what RunOperations heartbeats: how many of the
-// operations ended, and some of those still running.
-type OperationsProgress struct {
-	v1alpha1.OperationCounts
-	Waiting []v1alpha1.ExtensionWait `json:"waiting,omitempty"`
-}
-
 // operation is one recorded operation and how it ended.
 type operation struct {
 	rec extcall.OperationRecord
@@ -185,7 +178,7 @@ func (a *Activities) runAll(ctx context.Context, run *runlog.Run, in v1alpha1.Ru
 		return temporal.NewNonRetryableApplicationError("this worker runs no extension operations", v1alpha1.ErrTypeExtension, nil)
 	}
 	var mu sync.Mutex
-	progress := OperationsProgress{}
+	progress := v1alpha1.OperationsProgress{}
 	progress.Total = len(ops)
 	running := map[*operation]time.Time{}
 	beat := func() {

@@ -69,6 +69,14 @@ type OperationCounts struct {
 	Canceled  int `json:"canceled,omitempty"`
 }
 
+// OperationsProgress is what the step that waits for a backup's
+// operations heartbeats, and describe reads of it: how many ended, and
+// some of those still running.
+type OperationsProgress struct {
+	OperationCounts
+	Waiting []ExtensionWait `json:"waiting,omitempty"`
+}
+
 // RunOperationsResult is how the operations ended, the items read again
 // per type, and the warnings of that reading.
 type RunOperationsResult struct {
