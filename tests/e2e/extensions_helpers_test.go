@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 	appsv1 "k8s.io/api/apps/v1"
@@ -120,15 +121,28 @@ func (g *gate) awaitEntered(t *testing.T, s *stack, workflowID string) {
 // since: what describe reads of a waiting step is then there.
 func awaitHeartbeat(t *testing.T, s *stack, workflowID string, since time.Time) {
 	t.Helper()
+	awaitPendingActivity(t, s, workflowID, workflowID, func(pa *workflowpb.PendingActivityInfo) bool {
+		return pa.GetLastHeartbeatTime().AsTime().After(since) && pa.GetHeartbeatDetails() != nil
+	})
+}
+
+// awaitPendingActivity waits until a pending activity of workflowID
+// (which may not have started yet) matches; the run runID ending first
+// fails the test. Temporal tells no one of a heartbeat: the loop asks
+// again, and its pause decides nothing.
+func awaitPendingActivity(t *testing.T, s *stack, runID, workflowID string, match func(*workflowpb.PendingActivityInfo) bool) {
+	t.Helper()
 	for {
-		desc, err := s.temporalC.DescribeWorkflowExecution(context.Background(), workflowID, "")
-		require.NoError(t, err)
-		for _, pa := range desc.GetPendingActivities() {
-			if pa.GetLastHeartbeatTime().AsTime().After(since) && pa.GetHeartbeatDetails() != nil {
-				return
+		if desc, err := s.temporalC.DescribeWorkflowExecution(context.Background(), workflowID, ""); err == nil {
+			for _, pa := range desc.GetPendingActivities() {
+				if match(pa) {
+					return
+				}
 			}
 		}
-		require.Nil(t, desc.GetWorkflowExecutionInfo().GetCloseTime(), "%s ended while it should wait", workflowID)
+		run, err := s.temporalC.DescribeWorkflowExecution(context.Background(), runID, "")
+		require.NoError(t, err)
+		require.Nil(t, run.GetWorkflowExecutionInfo().GetCloseTime(), "%s ended while it should wait", runID)
 		time.Sleep(200 * time.Millisecond)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -71,8 +72,9 @@ func makeWidgets(t *testing.T, s *stack, namespace string, names ...string) map[
 			"spec":     map[string]any{"color": n, "notes": strings.Repeat("export me ", 40)},
 		}}
 		var created *unstructured.Unstructured
-		// A CRD just established can take a moment to be served.
-		require.NoError(t, wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		// A CRD just established can take a moment to be served; the
+		// bound is for a hang, not a verdict.
+		require.NoError(t, wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 			created, err = dyn.Resource(sample.WidgetResource).Namespace(namespace).Create(ctx, w, metav1.CreateOptions{})
 			return err == nil, nil
 		}), "create widget %s: %v", n, err)
@@ -85,21 +87,10 @@ func makeWidgets(t *testing.T, s *stack, namespace string, names ...string) map[
 // that it wrote a chunk; the backup ending first fails the test.
 func awaitOperationChunk(t *testing.T, s *stack, backup, operationWorkflow string) {
 	t.Helper()
-	for {
-		desc, err := s.temporalC.DescribeWorkflowExecution(context.Background(), operationWorkflow, "")
-		if err == nil {
-			for _, pa := range desc.GetPendingActivities() {
-				var p extension.OperationProgress
-				if pa.GetHeartbeatDetails() != nil && converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p) == nil && p.Done > 0 {
-					return
-				}
-			}
-		}
-		b, err := s.temporalC.DescribeWorkflowExecution(context.Background(), v1alpha1.BackupWorkflowID(backup), "")
-		require.NoError(t, err)
-		require.Nil(t, b.GetWorkflowExecutionInfo().GetCloseTime(), "backup %s ended before its operation ran", backup)
-		time.Sleep(200 * time.Millisecond)
-	}
+	awaitPendingActivity(t, s, v1alpha1.BackupWorkflowID(backup), operationWorkflow, func(pa *workflowpb.PendingActivityInfo) bool {
+		var p extension.OperationProgress
+		return pa.GetHeartbeatDetails() != nil && converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p) == nil && p.Done > 0
+	})
 }
 
 // TestExtensionOperations runs the Go example extension in a process of
