@@ -94,7 +94,8 @@ func (a *Activities) RunOperations(ctx context.Context, in v1alpha1.RunOperation
 }
 
 // CancelOperations cancels every operation of a backup that ended early;
-// those that ended are left alone. It is safe to run again.
+// those that ended are left alone. It is safe to run again, and
+// heartbeats as it goes.
 func (a *Activities) CancelOperations(ctx context.Context, in v1alpha1.CancelOperationsInput) error {
 	if a.Operations == nil {
 		return nil
@@ -108,13 +109,15 @@ func (a *Activities) CancelOperations(ctx context.Context, in v1alpha1.CancelOpe
 	if err != nil {
 		return err
 	}
-	for _, o := range ops {
+	for i, o := range ops {
 		if o.op.WorkflowID == "" {
 			continue
 		}
 		if err := a.Operations.Cancel(ctx, o.op.WorkflowID); err != nil {
 			return err
 		}
+		// One request per operation, however many there are.
+		activity.RecordHeartbeat(ctx, i)
 	}
 	return nil
 }
