@@ -323,33 +323,37 @@ func (m *moverStack) killTemporalMidTransfer(t *testing.T) time.Time {
 	return killedAt
 }
 
-// freezeAtCheckpoint steps the data mover uploading the backup's volume
-// (a moment running, then frozen while the test reads the repository)
-// until a checkpoint covers at least bytes, and leaves it frozen there,
-// before its upload can end. Each step lets it run for a fifth of a
-// second, far less than a checkpoint interval's throttled upload.
+// freezeAtCheckpoint waits until a checkpoint of the backup's volume
+// covers at least bytes, then freezes the data mover there and checks,
+// while it is frozen, that its upload has not ended.
 func (m *moverStack) freezeAtCheckpoint(t *testing.T, backup string, bytes int64) {
 	t.Helper()
 	m.stack.freezeAtCheckpoint(t, backup, bytes, m.freezeDataMover)
 }
 
 // freezeAtCheckpoint is moverStack.freezeAtCheckpoint for a data mover
-// that freeze stops until thawed.
+// that freeze stops until thawed. The repository is read while the data
+// mover runs: frozen through one read after another, it could miss its
+// heartbeats and be replaced. Once a checkpoint is big enough, one read
+// while frozen proves the upload still has the rest to do (at the
+// throttled rate, a fifth of the data takes seconds, far more than the
+// moment between that read and the freeze).
 func (m *stack) freezeAtCheckpoint(t *testing.T, backup string, bytes int64, freeze func(*testing.T) (thaw func())) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		thaw := freeze(t)
 		complete, _, covered := m.snapshotCounts(t, backup)
 		require.Zero(t, complete, "backup %s finished its upload before a checkpoint covered %d bytes", backup, bytes)
 		if covered >= bytes {
-			t.Logf("data mover frozen with a checkpoint of %d bytes", covered)
-			return
+			break
 		}
-		thaw()
 		require.True(t, time.Now().Before(deadline), "backup %s saved no checkpoint of %d bytes (best %d)", backup, bytes, covered)
 		time.Sleep(200 * time.Millisecond)
 	}
+	freeze(t)
+	complete, _, covered := m.snapshotCounts(t, backup)
+	require.Zero(t, complete, "backup %s finished its upload before the data mover froze", backup)
+	t.Logf("data mover frozen with a checkpoint of %d bytes", covered)
 }
 
 // waitActivityCancelRequested waits until the workflow's history records
