@@ -33,7 +33,7 @@ type TemporalOperator struct{ Client client.Client }
 // out of reach (ctx ended, or the step's retry mends it).
 func (t TemporalOperator) Run(ctx context.Context, id string, in v1alpha1.ExtensionOperationInput) (json.RawMessage, error) {
 	var result json.RawMessage
-	if err := startOrFind(ctx, t.Client, id, v1alpha1.KindExtensionOperation, in.Backup, v1alpha1.ExtensionOperationWorkflowName, in, &result); err != nil {
+	if err := startOrFind(ctx, t.Client, id, v1alpha1.KindExtensionOperation, in.RunName(), v1alpha1.ExtensionOperationWorkflowName, in, &result); err != nil {
 		return nil, err
 	}
 	return result, nil
