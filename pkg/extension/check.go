@@ -40,6 +40,14 @@ func CheckRestoreAnswer(sent json.RawMessage, ans RestoreItemAnswer) string {
 	if ans.Error != "" || ans.Skip != "" {
 		return ""
 	}
+	if ans.Operation != nil {
+		if len(ans.Operation.ItemsToUpdate) > 0 {
+			return "a restore operation has no items to update"
+		}
+		if p := CheckOperation(ans.Operation); p != "" {
+			return p
+		}
+	}
 	return checkSameObject(sent, ans.Item)
 }
 

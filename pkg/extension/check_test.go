@@ -72,3 +72,11 @@ func TestCheckRestoreAnswer(t *testing.T) {
 	assert.Contains(t, CheckRestoreAnswer(sent, RestoreItemAnswer{Item: json.RawMessage(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"prod"}}`)}),
 		"answered with Deployment prod/web, another object")
 }
+
+func TestCheckRestoreAnswerOperation(t *testing.T) {
+	sent := json.RawMessage(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop"}}`)
+	assert.Empty(t, CheckRestoreAnswer(sent, RestoreItemAnswer{Operation: &OperationStart{ID: "import/web", Data: json.RawMessage(`{}`)}}))
+	assert.Equal(t, "operation without an id", CheckRestoreAnswer(sent, RestoreItemAnswer{Operation: &OperationStart{}}))
+	assert.Equal(t, "a restore operation has no items to update", CheckRestoreAnswer(sent, RestoreItemAnswer{
+		Operation: &OperationStart{ID: "x", ItemsToUpdate: []ObjectRef{{Resource: "configmaps", Name: "c"}}}}))
+}

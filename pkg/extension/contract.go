@@ -143,6 +143,9 @@ type RestoreItemsRequest struct {
 	Extension string            `json:"extension"`
 	Resource  Resource          `json:"resource"`
 	Items     []json.RawMessage `json:"items"`
+	// NamespaceMapping is the restore's, backup namespace to restored
+	// one: how an item's namespace in the backup is found.
+	NamespaceMapping map[string]string `json:"namespaceMapping,omitempty"`
 }
 
 // RestoreItemsResponse answers a request item by item, one answer per
@@ -160,6 +163,39 @@ type RestoreItemAnswer struct {
 	Skip string `json:"skip,omitempty"`
 	// Error fails this item, with the message in the restore's results.
 	Error string `json:"error,omitempty"`
+	// Operation starts a long operation for this item once it is
+	// restored (an import, a data load): cairn runs it as
+	// RestoreOperationV1 on the extension's task queue after every item
+	// of the restore is created, and waits for it before the restore
+	// ends. An item not restored (it failed, or existed) starts none.
+	// ItemsToUpdate is for backups only.
+	Operation *OperationStart `json:"operation,omitempty"`
+}
+
+// RestoreOperationV1 is the activity cairn calls to run one operation a
+// restore answer started, to its end; like BackupOperationV1 it
+// heartbeats OperationProgress, resumes from the last heartbeat's
+// details, and is retried until the restore's item operation timeout.
+const RestoreOperationV1 = "cairn.extension.v1.RestoreOperation"
+
+// RestoreOperationRequest is one restore operation to run. Item is the
+// object as restored (its namespace mapped).
+type RestoreOperationRequest struct {
+	Restore     string          `json:"restore"`
+	Backup      string          `json:"backup"`
+	Extension   string          `json:"extension"`
+	OperationID string          `json:"operationId"`
+	Resource    Resource        `json:"resource"`
+	Item        ObjectRef       `json:"item"`
+	Data        json.RawMessage `json:"data,omitempty"`
+}
+
+// RestoreOperationResult is what a restore operation that ended well
+// reports.
+type RestoreOperationResult struct {
+	// Description is shown with the operation in the restore's
+	// operations.json.
+	Description string `json:"description,omitempty"`
 }
 
 // DeleteItemsV1 is the activity cairn calls, when a backup is deleted,

@@ -23,10 +23,19 @@ type RestoreHandler interface {
 	RestoreItems(ctx context.Context, req RestoreItemsRequest) (*RestoreItemsResponse, error)
 }
 
+// RestoreOperationHandler runs the operations a RestoreHandler's answers
+// start.
+type RestoreOperationHandler interface {
+	RestoreOperation(ctx context.Context, req RestoreOperationRequest) (*RestoreOperationResult, error)
+}
+
 // RegisterRestore registers h's activities on w under the contract's
-// names.
+// names, RestoreOperation too when h has it.
 func RegisterRestore(w worker.ActivityRegistry, h RestoreHandler) {
 	w.RegisterActivityWithOptions(h.RestoreItems, activity.RegisterOptions{Name: RestoreItemsV1})
+	if op, ok := h.(RestoreOperationHandler); ok {
+		w.RegisterActivityWithOptions(op.RestoreOperation, activity.RegisterOptions{Name: RestoreOperationV1})
+	}
 }
 
 // RegisterBackup registers h's activities on w under the contract's

@@ -18,7 +18,8 @@ import (
 const defaultOperationHeartbeat = time.Minute
 
 // OperationWorkflow runs one operation an extension started
-// (BackupOperationV1 on the extension's task queue) to its end and
+// (BackupOperationV1 on the extension's task queue, RestoreOperationV1
+// for a restore's) to its end and
 // returns its result as JSON. It is retried until in.Timeout, which also
 // bounds the wait for a worker; a worker that dies mid-operation is found
 // out by the heartbeat timeout and the next attempt starts with the last
@@ -42,8 +43,12 @@ func OperationWorkflow(ctx workflow.Context, in v1alpha1.ExtensionOperationInput
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,
 			NonRetryableErrorTypes: []string{extension.ErrTypeRefused}},
 	})
+	name := extension.BackupOperationV1
+	if in.Restore != "" {
+		name = extension.RestoreOperationV1
+	}
 	var result json.RawMessage
-	err := workflow.ExecuteActivity(ctx, extension.BackupOperationV1, json.RawMessage(in.Request)).Get(ctx, &result)
+	err := workflow.ExecuteActivity(ctx, name, json.RawMessage(in.Request)).Get(ctx, &result)
 	switch {
 	case err == nil:
 		return result, nil

@@ -54,3 +54,18 @@ func TestOperationRefusedFailsWithTheMessage(t *testing.T) {
 	assert.Equal(t, v1alpha1.ErrTypeExtension, appErr.Type())
 	assert.Equal(t, "operation failed: no disk", appErr.Message())
 }
+
+// TestRestoreOperationCallsTheRestoreActivity: a restore's operation runs
+// RestoreOperationV1 with its request, not the backup's activity.
+func TestRestoreOperationCallsTheRestoreActivity(t *testing.T) {
+	req, err := json.Marshal(extension.RestoreOperationRequest{Restore: "r", Backup: "b", Extension: "x", OperationID: "import-1"})
+	require.NoError(t, err)
+	out, err := execute(t, OperationWorkflow, extension.RestoreOperationV1,
+		func(_ context.Context, req extension.RestoreOperationRequest) (*extension.RestoreOperationResult, error) {
+			assert.Equal(t, "r", req.Restore)
+			return &extension.RestoreOperationResult{Description: "imported " + req.OperationID}, nil
+		},
+		v1alpha1.ExtensionOperationInput{Backup: "b", Restore: "r", Extension: "x", TaskQueue: "x-queue", Request: req})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"description":"imported import-1"}`, string(out))
+}
