@@ -77,7 +77,8 @@ func workerActivities(a Activities) []any {
 	}
 	if r := a.Restore; r != nil {
 		list = append(list, r.PlanRestore, r.ApplyResources, r.WaitCRDsEstablished, r.RelinkOwners,
-			r.FinalizeRestore, r.CleanupRestoreWork, r.SummarizeRestoreDryRun, r.DiscardRestoreDryRun)
+			r.FinalizeRestore, r.CleanupRestoreWork, r.SummarizeRestoreDryRun, r.DiscardRestoreDryRun,
+			r.RunRestoreOperations, r.CancelRestoreOperations)
 	}
 	return list
 }

@@ -147,7 +147,8 @@ func Run(ctx context.Context, c client.Client, cfg Config) error {
 	}
 	configNamespace := cmp.Or(cfg.ConfigNamespace, ns)
 	restoreActs := &restore.Activities{Clients: clients, Log: cfg.Log, BatchInterval: cfg.BatchInterval, TarballLimits: cfg.TarballLimits,
-		ConfigNamespace: configNamespace, Registered: cfg.Extensions, Extensions: extcall.TemporalCaller{Client: c}}
+		ConfigNamespace: configNamespace, Registered: cfg.Extensions, Extensions: extcall.TemporalCaller{Client: c},
+		Operations: extcall.TemporalOperator{Client: c}}
 	storeActs := &store.Activities{Log: cfg.Log, DeleteInterval: cfg.DeleteInterval, Registered: cfg.Extensions,
 		Extensions: extcall.TemporalCaller{Client: c}}
 	etcdActs := &etcd.Activities{Etcd: cfg.Etcd, Log: cfg.Log}

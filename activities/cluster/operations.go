@@ -81,7 +81,7 @@ func backupOperationInput(in v1alpha1.RunOperationsInput) func(v1alpha1.Extensio
 			return v1alpha1.ExtensionOperationInput{}, err
 		}
 		return v1alpha1.ExtensionOperationInput{Backup: in.Backup, Extension: ext.Name, TaskQueue: ext.TaskQueue,
-			Timeout: metav1.Duration{Duration: in.Timeout}, HeartbeatTimeout: metav1.Duration{Duration: in.Options.HeartbeatTimeout.Duration},
+			Timeout: metav1.Duration{Duration: in.Timeout}, HeartbeatTimeout: extcall.HeartbeatOf(in.Options.HeartbeatTimeout),
 			Request: req}, nil
 	}
 }

@@ -38,9 +38,11 @@ type Activities struct {
 	// change-storage-class ConfigMaps are read from ("": none are).
 	ConfigNamespace string
 	// Registered are the extensions a restore planned now calls; its
-	// plan keeps them. Extensions makes the calls.
+	// plan keeps them. Extensions makes the calls, Operations runs the
+	// operations they start.
 	Registered []v1alpha1.Extension
 	Extensions extcall.Caller
+	Operations extcall.Operator
 }
 
 var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}

@@ -111,7 +111,7 @@ func (a *Activities) applyType(ctx context.Context, run *runlog.Run, clients *ku
 		return err
 	}
 	pl := &pipeline{run: run, ap: ap, gr: gr, batches: t.Batches, actions: actions, extensions: a.Extensions, beat: heartbeat,
-		restore: in.Restore, backup: in.Backup, typ: t.ResourceType}
+		restore: in.Restore, backup: in.Backup, typ: t.ResourceType, namespaceMapping: in.NamespaceMapping}
 	commit := func(b int, outcome v1alpha1.TypeOutcome, deferred int) error {
 		mu.Lock()
 		prog.NextBatch, prog.Outcome, prog.Deferred = b+1, prog.Outcome.Add(outcome), prog.Deferred+deferred

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"golang.org/x/sync/errgroup"
 
@@ -37,8 +35,9 @@ func selects(a extcall.Action, obj map[string]any) bool {
 }
 
 // storeRestoreExtensions keeps the registered extensions that act on
-// restores in the restore's work area, for its apply steps.
-func (a *Activities) storeRestoreExtensions(ctx context.Context, run *runlog.Run) error {
+// restores in the restore's work area, for its apply and operations
+// steps, and counts them.
+func (a *Activities) storeRestoreExtensions(ctx context.Context, run *runlog.Run) (int, error) {
 	var exts []v1alpha1.Extension
 	for _, e := range a.Registered {
 		if e.Restore != nil {
@@ -46,14 +45,13 @@ func (a *Activities) storeRestoreExtensions(ctx context.Context, run *runlog.Run
 		}
 	}
 	if len(exts) == 0 {
-		return run.Loc.Delete(ctx, run.Restore.Extensions())
+		return 0, run.Loc.Delete(ctx, run.Restore.Extensions())
 	}
-	return run.Loc.WriteJSON(ctx, run.Restore.Extensions(), exts)
+	return len(exts), run.Loc.WriteJSON(ctx, run.Restore.Extensions(), exts)
 }
 
-// restoreActions are the extensions the restore's plan kept that act on
-// type gr, in registration order.
-func (a *Activities) restoreActions(ctx context.Context, run *runlog.Run, gr string) ([]extcall.Action, error) {
+// plannedExtensions are the extensions the restore's plan kept.
+func plannedExtensions(ctx context.Context, run *runlog.Run) ([]v1alpha1.Extension, error) {
 	var exts []v1alpha1.Extension
 	err := run.Loc.ReadJSON(ctx, run.Restore.Extensions(), &exts)
 	switch {
@@ -61,6 +59,16 @@ func (a *Activities) restoreActions(ctx context.Context, run *runlog.Run, gr str
 		return nil, nil
 	case err != nil:
 		return nil, fmt.Errorf("read the restore's extensions: %w", err)
+	}
+	return exts, nil
+}
+
+// restoreActions are the extensions the restore's plan kept that act on
+// type gr, in registration order.
+func (a *Activities) restoreActions(ctx context.Context, run *runlog.Run, gr string) ([]extcall.Action, error) {
+	exts, err := plannedExtensions(ctx, run)
+	if err != nil {
+		return nil, err
 	}
 	// As in a backup, what a retry cannot mend ends the step.
 	out, err := extcall.Actions(exts, gr, extcall.RestoreSelector)
@@ -108,13 +116,13 @@ func (p *pipeline) runAction(ctx context.Context, a extcall.Action, bw *batchWor
 	}
 	answers := make([][]extension.RestoreItemAnswer, len(batches))
 	failed := make([]string, len(batches))
-	stop := tick.Every(p.beatEvery(ctx), p.beat)
+	stop := tick.Every(beatEvery(ctx), p.beat)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(maxCallsInFlight)
 	for k, batch := range batches {
 		g.Go(func() error {
 			req := extension.RestoreItemsRequest{Restore: p.restore, Backup: p.backup, Extension: a.Ext.Name,
-				Resource: extension.Resource{Group: p.typ.Group, Version: p.typ.Version, Resource: p.typ.Resource, Kind: p.typ.Kind}}
+				Resource: p.resource(), NamespaceMapping: p.namespaceMapping}
 			var items extcall.Batch
 			for _, i := range batch {
 				req.Items = append(req.Items, raws[i])
@@ -157,15 +165,34 @@ func (p *pipeline) answered(a extcall.Action, bw *batchWork, i int, raw []byte, 
 	case problem != "":
 		p.decide(bw, i, v1alpha1.ItemFailed, who+problem)
 		return
-	case extension.Unchanged(ans.Item):
-		return
 	}
-	var changed map[string]any
-	if err := json.Unmarshal(ans.Item, &changed); err != nil || changed == nil {
-		p.decide(bw, i, v1alpha1.ItemFailed, who+"its item is not a Kubernetes object")
-		return
+	if !extension.Unchanged(ans.Item) {
+		var changed map[string]any
+		if err := json.Unmarshal(ans.Item, &changed); err != nil || changed == nil {
+			p.decide(bw, i, v1alpha1.ItemFailed, who+"its item is not a Kubernetes object")
+			return
+		}
+		bw.items[i].Object = changed
 	}
-	bw.items[i].Object = changed
+	if ans.Operation != nil {
+		if bw.operations == nil {
+			bw.operations = make([][]extcall.OperationRecord, len(bw.items))
+		}
+		bw.operations[i] = append(bw.operations[i], extcall.OperationRecord{Extension: a.Ext.Name, ID: ans.Operation.ID,
+			Resource: p.resource(), Item: p.itemRef(bw.items[i]), Data: ans.Operation.Data})
+	}
+}
+
+func (p *pipeline) resource() extension.Resource {
+	return extension.Resource{Group: p.typ.Group, Version: p.typ.Version, Resource: p.typ.Resource, Kind: p.typ.Kind}
+}
+
+// itemRef points at an item as it is restored.
+func (p *pipeline) itemRef(it Item) extension.ObjectRef {
+	meta, _ := it.Object["metadata"].(map[string]any)
+	ns, _ := meta["namespace"].(string)
+	name, _ := meta["name"].(string)
+	return extension.ObjectRef{Group: p.typ.Group, Resource: p.typ.Resource, Namespace: ns, Name: name}
 }
 
 // decide sets an item's outcome without applying it.
@@ -178,13 +205,4 @@ func (p *pipeline) decide(bw *batchWork, i int, result v1alpha1.ItemResult, reas
 		SourceNamespace: it.SourceNamespace, Modifiers: it.Modifiers}
 	bw.decided[i] = true
 	bw.left.Add(-1)
-}
-
-// beatEvery is how often the apply step heartbeats while extensions
-// answer: a third of its heartbeat timeout.
-func (p *pipeline) beatEvery(ctx context.Context) time.Duration {
-	if d := activity.GetInfo(ctx).HeartbeatTimeout / 3; d > 0 {
-		return d
-	}
-	return 10 * time.Second
 }

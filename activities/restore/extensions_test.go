@@ -18,6 +18,8 @@ import (
 type answerer struct {
 	calls  int
 	answer func(obj map[string]any) extension.RestoreItemAnswer
+	// mapping is the namespace mapping of the last request.
+	mapping map[string]string
 }
 
 func (a *answerer) Call(_ context.Context, _ string, in v1alpha1.ExtensionCallInput) (json.RawMessage, error) {
@@ -26,6 +28,7 @@ func (a *answerer) Call(_ context.Context, _ string, in v1alpha1.ExtensionCallIn
 	if err := json.Unmarshal(in.Request, &req); err != nil {
 		return nil, err
 	}
+	a.mapping = req.NamespaceMapping
 	var resp extension.RestoreItemsResponse
 	for _, raw := range req.Items {
 		var obj map[string]any

@@ -46,6 +46,10 @@ func (a *Activities) FinalizeRestore(ctx context.Context, in v1alpha1.FinalizeRe
 			return nil, err
 		}
 	}
+	// A failed operation leaves its item restored: a warning names it.
+	if err := writeOperations(ctx, run, &warnings); err != nil {
+		return nil, err
+	}
 	out, err := newResultsWriter(ctx, run.Loc, keys.Results())
 	if err != nil {
 		return nil, err
@@ -160,6 +164,36 @@ func (t *tally) set(status *v1alpha1.RestoreStatus) {
 // which a user should look at (rule skips are expected and are not).
 func isConflictSkip(o v1alpha1.ItemOutcome) bool {
 	return o.Action == "" && (o.Reason == ReasonExistsDiffers || o.Reason == ReasonRelatedExists)
+}
+
+// writeOperations lists the restore's extension operations and how
+// each ended in its operations.json, from the record of the operations
+// step (none when it did not run), and warns of each that did not
+// complete.
+func writeOperations(ctx context.Context, run *runlog.Run, warnings *warningList) error {
+	var ops []v1alpha1.Operation
+	err := readIfExists(ctx, run, run.Restore.OperationsRun(), func(line []byte) error {
+		var op v1alpha1.Operation
+		if err := json.Unmarshal(line, &op); err != nil {
+			return fmt.Errorf("%s: %w", run.Restore.OperationsRun(), err)
+		}
+		if op.Error != "" && op.Item != nil {
+			warnings.add(fmt.Sprintf("%s %s: operation %s: %s", op.Item.Resource, refName(op.Item.Namespace, op.Item.Name), op.ID, op.Error))
+		}
+		ops = append(ops, op)
+		return nil
+	})
+	if err != nil || len(ops) == 0 {
+		return err
+	}
+	return run.Loc.WriteJSON(ctx, run.Restore.Operations(), v1alpha1.OperationsFile{Operations: ops})
+}
+
+func refName(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return namespace + "/" + name
 }
 
 func readIfExists(ctx context.Context, run *runlog.Run, key string, fn func([]byte) error) error {

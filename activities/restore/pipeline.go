@@ -38,6 +38,8 @@ type pipeline struct {
 	beat            func()
 	restore, backup string
 	typ             v1alpha1.ResourceType
+	// namespaceMapping is the restore's, for the extensions' requests.
+	namespaceMapping map[string]string
 }
 
 const maxLoggedFailures = 100
@@ -53,6 +55,9 @@ type batchWork struct {
 	// decided are the items extensions skipped or failed: their outcome
 	// is set, and they are not applied.
 	decided []bool
+	// operations are those the extensions' answers started, per item;
+	// those of the items restored are stored with the batch.
+	operations [][]extcall.OperationRecord
 	// stored is set for a batch an earlier attempt already stored.
 	stored *v1alpha1.TypeOutcome
 	// storedDeferred counts that batch's pending owner references.
@@ -213,6 +218,9 @@ func (p *pipeline) store(ctx context.Context, bw *batchWork) (v1alpha1.TypeOutco
 			return v1alpha1.TypeOutcome{}, 0, err
 		}
 	}
+	if err := p.storeOperations(ctx, bw); err != nil {
+		return v1alpha1.TypeOutcome{}, 0, err
+	}
 	if err := p.run.Loc.WriteAll(ctx, p.run.Restore.BatchResult(p.gr, bw.index), jsonLines(bw.outcomes)); err != nil {
 		return v1alpha1.TypeOutcome{}, 0, err
 	}
@@ -231,4 +239,26 @@ func (p *pipeline) store(ctx context.Context, bw *batchWork) (v1alpha1.TypeOutco
 		}
 	}
 	return count(bw.outcomes), len(relinks), nil
+}
+
+// storeOperations records the operations started for the batch's items
+// that were restored, before the batch's outcomes: a stored batch has
+// its operations stored. An item that failed or was left as it existed
+// starts none.
+func (p *pipeline) storeOperations(ctx context.Context, bw *batchWork) error {
+	if len(p.actions) == 0 {
+		return nil
+	}
+	var ops []extcall.OperationRecord
+	for i, recs := range bw.operations {
+		if bw.outcomes[i].Result == v1alpha1.ItemRestored {
+			ops = append(ops, recs...)
+		}
+	}
+	key := p.run.Restore.ExtensionOperations(p.gr, bw.index)
+	if len(ops) == 0 {
+		// What an attempt before this one recorded is not this batch's.
+		return p.run.Loc.Delete(ctx, key)
+	}
+	return p.run.Loc.WriteAll(ctx, key, jsonLines(ops))
 }

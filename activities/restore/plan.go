@@ -121,7 +121,8 @@ func (a *Activities) PlanRestore(ctx context.Context, in v1alpha1.RestorePlanInp
 	if err := run.Loc.DeletePrefix(ctx, run.Restore.Batches(), runlog.Heartbeat(ctx)); err != nil {
 		return nil, err
 	}
-	if err := a.storeRestoreExtensions(ctx, run); err != nil {
+	extensions, err := a.storeRestoreExtensions(ctx, run)
+	if err != nil {
 		return nil, err
 	}
 	w := newBatchWriter(run, opts.BatchSize)
@@ -133,7 +134,8 @@ func (a *Activities) PlanRestore(ctx context.Context, in v1alpha1.RestorePlanInp
 		return nil, err
 	}
 
-	res := &v1alpha1.RestorePlanResult{BackupFormat: meta.Format, Skipped: p.skipped, ItemsSkipped: w.ruleSkips, Volumes: vols}
+	res := &v1alpha1.RestorePlanResult{BackupFormat: meta.Format, Skipped: p.skipped, ItemsSkipped: w.ruleSkips, Volumes: vols,
+		Extensions: extensions}
 	if len(classes) > 0 {
 		res.StorageClasses = classes
 	}

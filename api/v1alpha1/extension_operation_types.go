@@ -30,14 +30,18 @@ type ItemRef struct {
 // step starts and waits for: its progress and retries are in that
 // workflow's history, not in the backup's.
 type ExtensionOperationInput struct {
-	Backup    string `json:"backup"`
+	Backup string `json:"backup"`
+	// Restore is set for an operation of a restore, which runs
+	// RestoreOperationV1 instead of BackupOperationV1.
+	Restore   string `json:"restore,omitempty"`
 	Extension string `json:"extension"`
 	TaskQueue string `json:"taskQueue"`
 	// Timeout bounds the operation, retries and the wait for a worker
 	// included; HeartbeatTimeout the silence between two heartbeats.
 	Timeout          metav1.Duration `json:"timeout"`
 	HeartbeatTimeout metav1.Duration `json:"heartbeatTimeout"`
-	// Request is the extension.BackupOperationRequest, as JSON.
+	// Request is the extension.BackupOperationRequest (or
+	// RestoreOperationRequest), as JSON.
 	Request json.RawMessage `json:"request"`
 }
 
@@ -47,6 +51,41 @@ type ExtensionOperationInput struct {
 func ExtensionOperationWorkflowID(backup, extension, operationID string) string {
 	sum := sha256.Sum256([]byte(operationID))
 	return "backup/" + backup + "/operation/" + extension + "/" + hex.EncodeToString(sum[:10])
+}
+
+// RunName is the backup or restore the operation belongs to.
+func (in ExtensionOperationInput) RunName() string {
+	if in.Restore != "" {
+		return in.Restore
+	}
+	return in.Backup
+}
+
+// RestoreOperationWorkflowID is the workflow of one operation of a
+// restore, named as a backup's.
+func RestoreOperationWorkflowID(restore, extension, operationID string) string {
+	sum := sha256.Sum256([]byte(operationID))
+	return "restore/" + restore + "/operation/" + extension + "/" + hex.EncodeToString(sum[:10])
+}
+
+// RunRestoreOperationsInput asks to run the operations extensions started
+// for a restore's items, and wait for them.
+type RunRestoreOperationsInput struct {
+	Restore  string         `json:"restore"`
+	Backup   string         `json:"backup"`
+	Location string         `json:"location"`
+	Options  RestoreOptions `json:"options"`
+	// Timeout bounds each operation (the restore's item operation
+	// timeout).
+	Timeout time.Duration `json:"timeout"`
+}
+
+// RunRestoreOperationsResult is how a restore's operations ended.
+type RunRestoreOperationsResult struct {
+	Operations OperationCounts `json:"operations"`
+	// FirstError is the first failed operation's, for the restore's
+	// reason.
+	FirstError string `json:"firstError,omitempty"`
 }
 
 // RunOperationsInput asks to run the operations extensions started

@@ -90,6 +90,9 @@ type RestorePlanResult struct {
 	// StorageClasses is the storage class mapping applied: Velero's
 	// ConfigMaps overridden by the spec's.
 	StorageClasses map[string]string `json:"storageClasses,omitempty"`
+	// Extensions counts the registered extensions that act on restores:
+	// with none, no item can start an operation.
+	Extensions int `json:"extensions,omitempty"`
 }
 
 // ApplyInput asks to apply the batches of resource types, one type after
@@ -109,6 +112,8 @@ type ApplyInput struct {
 	// DryRun asks the API server what each write would do (its dry-run
 	// mode) and persists nothing.
 	DryRun bool `json:"dryRun,omitempty"`
+	// NamespaceMapping is the restore's, for the extensions' requests.
+	NamespaceMapping map[string]string `json:"namespaceMapping,omitempty"`
 }
 
 // ClaimVolume is the volume a restored claim binds to, or, when its data

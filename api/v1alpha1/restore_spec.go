@@ -106,6 +106,15 @@ type RestoreSpec struct {
 	// Hooks add init containers to restored pods and run commands in them
 	// once they run (pods' restore hook annotations take precedence).
 	Hooks *RestoreHooks `json:"hooks,omitempty"`
+	// ItemOperationTimeout bounds each async operation an extension
+	// starts for a restored item, retries included (nil:
+	// DefaultItemOperationTimeout); one that runs longer fails.
+	ItemOperationTimeout *metav1.Duration `json:"itemOperationTimeout,omitempty"`
+}
+
+// OperationTimeout is ItemOperationTimeout or its default.
+func (s RestoreSpec) OperationTimeout() time.Duration {
+	return durationOr(s.ItemOperationTimeout, DefaultItemOperationTimeout)
 }
 
 // PrepareTimeout is DataMoverPrepareTimeout or its default.
@@ -223,7 +232,8 @@ func (s RestoreSpec) Validate() error {
 		}
 	}
 	problems = append(problems, nonPositive(map[string]*metav1.Duration{
-		"dataMoverPrepareTimeout": s.DataMoverPrepareTimeout, "dataMoverTimeout": s.DataMoverTimeout})...)
+		"dataMoverPrepareTimeout": s.DataMoverPrepareTimeout, "dataMoverTimeout": s.DataMoverTimeout,
+		"itemOperationTimeout": s.ItemOperationTimeout})...)
 	problems = append(problems, s.Hooks.problems()...)
 	if len(problems) > 0 {
 		return &InvalidSpecError{What: "restore", Problems: problems}

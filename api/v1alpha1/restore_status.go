@@ -47,6 +47,12 @@ type RestoreStatus struct {
 	Volumes []VolumeRestoreStatus `json:"volumes,omitempty"`
 	// Hooks are the results of the post-restore exec hooks.
 	Hooks []HookResult `json:"hooks,omitempty"`
+	// ExtensionOperations counts the operations extensions started for
+	// restored items, which operations.json lists one by one.
+	ExtensionOperations *OperationCounts `json:"extensionOperations,omitempty"`
+	// Waiting are the extensions a running restore's steps wait on, read
+	// from their heartbeats when the restore is described.
+	Waiting []ExtensionWait `json:"waiting,omitempty"`
 }
 
 // ItemResult is what happened to one item of a restore.

@@ -64,5 +64,22 @@ func (r RestoreKeys) Relink(groupResource string, index int) string {
 // Relinks is the prefix of every pending owner reference.
 func (r RestoreKeys) Relinks() string { return r.Work() + "relink/" }
 
+// ExtensionOperations holds the operations extensions started for the
+// restored items of one batch.
+func (r RestoreKeys) ExtensionOperations(groupResource string, index int) string {
+	return fmt.Sprintf("%s%s/%06d.jsonl", r.AllExtensionOperations(), groupResource, index)
+}
+
+// AllExtensionOperations is the prefix of every ExtensionOperations.
+func (r RestoreKeys) AllExtensionOperations() string { return r.Work() + "operations/" }
+
+// OperationsRun holds how the extensions' operations ended, one JSON
+// line each.
+func (r RestoreKeys) OperationsRun() string { return r.Work() + "operations-run.jsonl" }
+
+// Operations lists the restore's extension operations and how each
+// ended, once the restore has.
+func (r RestoreKeys) Operations() string { return r.prefix + "operations.json" }
+
 // Prefix holds everything of the restore.
 func (r RestoreKeys) Prefix() string { return r.prefix }

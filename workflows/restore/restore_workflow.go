@@ -49,8 +49,12 @@ type restoreRun struct {
 	status  v1alpha1.RestoreStatus
 	volumes restoreVolumes
 	// dryRun asks the API server what each write would do and writes
-	// nothing: no volume, hook, relink or status.
+	// nothing: no volume, hook, relink, operation or status.
 	dryRun bool
+	// extensions counts the extensions the plan kept that act on
+	// restores; operationsError is the first failed operation's.
+	extensions      int
+	operationsError string
 }
 
 func (r *restoreRun) setup(ctx workflow.Context) error {
@@ -105,6 +109,9 @@ func (r *restoreRun) run(ctx workflow.Context) (*v1alpha1.RestoreStatus, error) 
 	if err := r.runHooks(ctx); err != nil {
 		return r.end(ctx, err)
 	}
+	if err := r.runOperations(ctx); err != nil {
+		return r.end(ctx, err)
+	}
 	return r.end(ctx, nil)
 }
 
@@ -113,6 +120,9 @@ func (r *restoreRun) plan(ctx workflow.Context) (*v1alpha1.RestorePlanResult, er
 	actx := workflow.WithActivityOptions(ctx, r.activityOptions(time.Hour))
 	if err := workflow.ExecuteActivity(actx, restoreActs.PlanRestore, v1alpha1.RestorePlanInput{Spec: r.spec, Options: r.opts}).Get(ctx, &plan); err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
+	}
+	if !r.dryRun {
+		r.extensions = plan.Extensions
 	}
 	r.status.BackupFormat = plan.BackupFormat
 	r.status.Skipped = plan.Skipped
@@ -139,7 +149,8 @@ func (r *restoreRun) apply(ctx workflow.Context, group []v1alpha1.RestoreType) (
 	r.status.Current = strings.Join(names, ", ")
 	r.updateDetails(ctx)
 	in := v1alpha1.ApplyInput{Restore: r.spec.Name, Backup: r.spec.BackupName, Location: r.spec.StorageLocation, Types: group,
-		Policy: r.spec.ExistingResourcePolicy, PreserveNodePorts: r.spec.PreserveNodePorts, Options: r.opts, DryRun: r.dryRun}
+		Policy: r.spec.ExistingResourcePolicy, PreserveNodePorts: r.spec.PreserveNodePorts, Options: r.opts, DryRun: r.dryRun,
+		NamespaceMapping: r.spec.NamespaceMapping}
 	claims := names[0] == claimsGroupResource
 	if claims {
 		in.ClaimVolumes = r.claimVolumes()
@@ -199,6 +210,9 @@ func (r *restoreRun) end(ctx workflow.Context, runErr error) (*v1alpha1.RestoreS
 	// are canceled, and one handed over to a claim that never came is
 	// deleted.
 	r.finishVolumes(dctx)
+	if runErr != nil {
+		r.cancelOperations(dctx)
+	}
 	final, failure := v1alpha1.PhaseCompleted, ""
 	switch {
 	case canceled:
@@ -215,6 +229,9 @@ func (r *restoreRun) end(ctx workflow.Context, runErr error) (*v1alpha1.RestoreS
 	}
 	if hf := r.hooksFailure(); hf != "" && runErr == nil {
 		final, failure = v1alpha1.PhasePartiallyFailed, strings.TrimPrefix(failure+"; "+hf, "; ")
+	}
+	if of := r.operationsFailure(); of != "" && runErr == nil {
+		final, failure = v1alpha1.PhasePartiallyFailed, strings.TrimPrefix(failure+"; "+of, "; ")
 	}
 	now := workflow.Now(dctx).UTC()
 	r.status.CompletionTime = &now
@@ -288,6 +305,11 @@ func (r *restoreRun) updateDetails(ctx workflow.Context) {
 		}
 	}
 	fmt.Fprintf(&sb, "- items: %d restored, %d skipped, %d failed of %d\n", s.ItemsRestored, s.ItemsSkipped, s.ItemsFailed, s.ItemsTotal)
+	if c := s.ExtensionOperations; c != nil {
+		fmt.Fprintf(&sb, "- extension operations: %d: %d completed, %d failed, %d canceled\n", c.Total, c.Completed, c.Failed, c.Canceled)
+	} else if s.Phase == v1alpha1.PhaseWaitingForOperations {
+		fmt.Fprintf(&sb, "- waiting for the operations extensions started\n")
+	}
 	if s.Warnings > 0 {
 		fmt.Fprintf(&sb, "- warnings: %d\n", s.Warnings)
 	}
