@@ -8,17 +8,17 @@ import (
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
-// addExtensionWaits sets the extensions a running backup's steps wait on,
-// and how far the extensions' operations are while it waits for them,
-// from their last heartbeats (the steps never signal it: that would grow
-// the run's history with time). A backup that cannot be described keeps
-// none.
-func addExtensionWaits(ctx context.Context, c *Client, workflowID string, status *v1alpha1.BackupStatus) {
+// extensionWaits are the extensions a running backup's or restore's
+// steps wait on, and how far the extensions' operations are while it
+// waits for them, from their last heartbeats (the steps never signal it:
+// that would grow the run's history with time). A run that cannot be
+// described has none.
+func extensionWaits(ctx context.Context, c *Client, workflowID string) (waiting []v1alpha1.ExtensionWait, counts *v1alpha1.OperationCounts) {
 	qctx, cancel := context.WithTimeout(ctx, c.opts.StatusQueryTimeout)
 	defer cancel()
 	desc, err := c.temporal.DescribeWorkflowExecution(qctx, workflowID, "")
 	if err != nil {
-		return
+		return nil, nil
 	}
 	for _, pa := range desc.GetPendingActivities() {
 		if pa.GetHeartbeatDetails() == nil {
@@ -30,10 +30,29 @@ func addExtensionWaits(ctx context.Context, c *Client, workflowID string, status
 		if converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &beat) != nil {
 			continue
 		}
-		status.Waiting = append(status.Waiting, beat.Waiting...)
-		if beat.Total > 0 && status.ExtensionOperations == nil {
-			counts := beat.OperationCounts
-			status.ExtensionOperations = &counts
+		waiting = append(waiting, beat.Waiting...)
+		if beat.Total > 0 && counts == nil {
+			c := beat.OperationCounts
+			counts = &c
 		}
+	}
+	return waiting, counts
+}
+
+// addExtensionWaits sets a running backup's extension waits.
+func addExtensionWaits(ctx context.Context, c *Client, workflowID string, status *v1alpha1.BackupStatus) {
+	waiting, counts := extensionWaits(ctx, c, workflowID)
+	status.Waiting = append(status.Waiting, waiting...)
+	if status.ExtensionOperations == nil {
+		status.ExtensionOperations = counts
+	}
+}
+
+// addRestoreExtensionWaits sets a running restore's extension waits.
+func addRestoreExtensionWaits(ctx context.Context, c *Client, workflowID string, status *v1alpha1.RestoreStatus) {
+	waiting, counts := extensionWaits(ctx, c, workflowID)
+	status.Waiting = append(status.Waiting, waiting...)
+	if status.ExtensionOperations == nil {
+		status.ExtensionOperations = counts
 	}
 }

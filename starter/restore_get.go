@@ -41,6 +41,7 @@ func (c *Client) GetRestore(ctx context.Context, name string) (*RestoreView, err
 	addLiveStatus(ctx, c, v)
 	if v.Status != nil && !v.Phase.Done() {
 		addMoverProgress(ctx, c, movingVolumes(v.Status))
+		addRestoreExtensionWaits(ctx, c, v.WorkflowID, v.Status)
 	}
 	return v, nil
 }

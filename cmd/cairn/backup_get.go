@@ -56,13 +56,7 @@ func describeBackup(w io.Writer, v *starter.BackupView) {
 		row(w, "Reason:", s.FailureReason)
 	}
 	if s := v.Status; s != nil {
-		for _, wait := range s.Waiting {
-			what := "extension " + wait.Extension
-			if wait.Operation != "" {
-				what += ", operation " + wait.Operation
-			}
-			row(w, "Waiting on:", fmt.Sprintf("%s (task queue %s) for %s", what, wait.TaskQueue, age(&wait.Since.Time)))
-		}
+		waitingRows(w, s.Waiting)
 	}
 	retryingRows(w, v.Retrying)
 	describeTimes(w, v.StartTime, v.EndTime, v.Location, v.UIURL)
@@ -157,5 +151,16 @@ func operationsTable(w io.Writer, ops []v1alpha1.Operation) {
 			detail = "-"
 		}
 		row(w, op.ID, string(op.Phase), age(op.Started), age(op.Updated), snapshot, size, detail)
+	}
+}
+
+// waitingRows names the extensions a run waits on.
+func waitingRows(w io.Writer, waiting []v1alpha1.ExtensionWait) {
+	for _, wait := range waiting {
+		what := "extension " + wait.Extension
+		if wait.Operation != "" {
+			what += ", operation " + wait.Operation
+		}
+		row(w, "Waiting on:", fmt.Sprintf("%s (task queue %s) for %s", what, wait.TaskQueue, age(&wait.Since.Time)))
 	}
 }

@@ -26,6 +26,7 @@ type restoreCreateFlags struct {
 	unreachable       time.Duration
 	prepareTimeout    time.Duration
 	dataTimeout       time.Duration
+	itemOpTimeout     time.Duration
 	wait              bool
 	dryRun            bool
 	direct            bool
@@ -197,6 +198,8 @@ func (cf *restoreCreateFlags) register(f *pflag.FlagSet) {
 	f.DurationVar(&cf.unreachable, "cluster-unreachable-timeout", 0, "fail when the API server stays unreachable this long (default 10m)")
 	f.DurationVar(&cf.prepareTimeout, "datamover-prepare-timeout", v1alpha1.DefaultDataMoverPrepareTimeout, "how long a volume's data mover may take to start")
 	f.DurationVar(&cf.dataTimeout, "datamover-timeout", v1alpha1.DefaultDataMoverTimeout, "how long one volume's data may take to restore, retries included")
+	f.DurationVar(&cf.itemOpTimeout, "item-operation-timeout", v1alpha1.DefaultItemOperationTimeout,
+		"how long each async operation an extension starts for a restored item may take, retries included")
 	f.IntVar(&cf.req.Options.VolumeConcurrency, "volume-concurrency", 0, "volumes whose data is restored at once (default 4; each also waits for a data mover slot on its node)")
 	f.BoolVar(&cf.wait, "wait", false, "show progress until the restore ends; the exit code tells how it ended")
 	f.BoolVar(&cf.dryRun, "dry-run", false, "show what the restore would create, leave, update or skip per type, as the API server answers it, and write nothing")
@@ -237,6 +240,9 @@ func (cf *restoreCreateFlags) complete(name string, changed func(flag string) bo
 	}
 	if changed("datamover-timeout") {
 		cf.req.DataMoverTimeout = &metav1.Duration{Duration: cf.dataTimeout}
+	}
+	if changed("item-operation-timeout") {
+		cf.req.ItemOperationTimeout = &metav1.Duration{Duration: cf.itemOpTimeout}
 	}
 	return nil
 }

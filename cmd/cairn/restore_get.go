@@ -68,6 +68,9 @@ func describeRestore(w io.Writer, v *starter.RestoreView) {
 	if s := v.Status; s != nil && s.FailureReason != "" {
 		row(w, "Reason:", s.FailureReason)
 	}
+	if s := v.Status; s != nil {
+		waitingRows(w, s.Waiting)
+	}
 	retryingRows(w, v.Retrying)
 	describeTimes(w, v.StartTime, v.EndTime, v.Location, v.UIURL)
 	describeActingAs(w, v.Source, v.ActingAs)
@@ -85,6 +88,10 @@ func describeRestore(w io.Writer, v *starter.RestoreView) {
 	row(w, "Items:", fmt.Sprintf("%d restored, %d skipped, %d failed of %d, in %d/%d resource types",
 		s.ItemsRestored, s.ItemsSkipped, s.ItemsFailed, s.ItemsTotal, s.ResourceTypesDone, s.ResourceTypesTotal))
 	row(w, "Warnings:", fmt.Sprint(s.Warnings))
+	if c := s.ExtensionOperations; c != nil {
+		row(w, "Extension operations:", fmt.Sprintf("%d: %d completed, %d failed, %d canceled (operations.json lists them)",
+			c.Total, c.Completed, c.Failed, c.Canceled))
+	}
 	if len(s.Resources) > 0 {
 		fmt.Fprintln(w)
 		row(w, "RESOURCE", "TOTAL", "RESTORED", "SKIPPED", "FAILED", "STATE")
