@@ -2,9 +2,10 @@
 // Widget (widgets.demo.cairn.io) a backup collects, it starts an async
 // operation that exports the Widget's spec into a directory, asks cairn to
 // back up the Widget's ConfigMap with it, and to read the Widget again
-// once the export is done; when the backup is deleted, it deletes the
-// exports. It imports only cairn's pkg/extension and
-// Temporal's SDK, as an extension in its own module would.
+// once the export is done; for every Widget a restore creates, it starts
+// an operation that imports the backup's export; when the backup is
+// deleted, it deletes the exports. It imports only cairn's pkg/extension
+// and Temporal's SDK, as an extension in its own module would.
 //
 //	widget-exporter --address 127.0.0.1:7233 --task-queue widgets --export-dir /srv/exports
 //
@@ -16,6 +17,7 @@
 //	- name: widgets
 //	  taskQueue: widgets
 //	  backup: {resources: [widgets.demo.cairn.io]}
+//	  restore: {resources: [widgets.demo.cairn.io]}
 //	  delete: {resources: [widgets.demo.cairn.io]}
 package main
 
@@ -47,7 +49,7 @@ func main() {
 	exportDir := flag.String("export-dir", "", "directory the exports are written to (required)")
 	chunks := flag.Int("chunks", 8, "chunks an export is written in, one heartbeat each")
 	pause := flag.Duration("chunk-pause", 200*time.Millisecond, "pause after each chunk, to make an export take a while")
-	holdWhile := flag.String("hold-while", "", "exports wait after their first chunk while this file exists (a demo or test holds them mid-way)")
+	holdWhile := flag.String("hold-while", "", "exports and imports wait after their first chunk while this file exists (a demo or test holds them mid-way)")
 	flag.Parse()
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("extension", "widget-exporter")
 	if *exportDir == "" || *chunks < 1 {
@@ -63,6 +65,7 @@ func main() {
 	w := worker.New(c, *taskQueue, worker.Options{})
 	e := &exporter{dir: *exportDir, chunks: *chunks, pause: *pause, holdWhile: *holdWhile, log: log}
 	extension.RegisterBackup(w, e)
+	extension.RegisterRestore(w, e)
 	extension.RegisterDelete(w, e)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -135,8 +138,80 @@ func (e *exporter) BackupOperation(ctx context.Context, req extension.BackupOper
 		return nil, temporal.NewNonRetryableApplicationError("operation data is not an export's: "+err.Error(), extension.ErrTypeRefused, nil)
 	}
 	final := e.exportFile(req.Backup, req.Item.Namespace, req.Item.Name)
-	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+	log := e.log.With("operation", req.OperationID, "attempt", activity.GetInfo(ctx).Attempt)
+	if err := e.writeInChunks(ctx, log, final, data.Spec, "exporting "+req.Item.Name); err != nil {
 		return nil, err
+	}
+	log.Info("Exported", "file", final)
+	return &extension.BackupOperationResult{Description: "exported to " + final}, nil
+}
+
+// importData is what a restore answer hands to its operation.
+type importData struct {
+	// SourceNamespace is the Widget's namespace in the backup.
+	SourceNamespace string `json:"sourceNamespace"`
+}
+
+// RestoreItems starts an import per Widget; the Widget is created as it
+// is.
+func (e *exporter) RestoreItems(_ context.Context, req extension.RestoreItemsRequest) (*extension.RestoreItemsResponse, error) {
+	from := map[string]string{} // restored namespace → backed-up one
+	for src, dst := range req.NamespaceMapping {
+		from[dst] = src
+	}
+	resp := &extension.RestoreItemsResponse{Items: make([]extension.RestoreItemAnswer, len(req.Items))}
+	for i, raw := range req.Items {
+		var w widget
+		if err := json.Unmarshal(raw, &w); err != nil {
+			resp.Items[i].Error = "not a Widget: " + err.Error()
+			continue
+		}
+		src := w.Metadata.Namespace
+		if s, ok := from[src]; ok {
+			src = s
+		}
+		data, err := json.Marshal(importData{SourceNamespace: src})
+		if err != nil {
+			return nil, err
+		}
+		resp.Items[i].Operation = &extension.OperationStart{ID: "import/" + w.Metadata.Namespace + "/" + w.Metadata.Name, Data: data}
+	}
+	return resp, nil
+}
+
+// RestoreOperation imports a restored Widget's export from its backup
+// into <dir>/.imports/<restore>/<ns>_<name>.json, in chunks as an export
+// is written: a retried attempt resumes, a cancel removes what was
+// written. A Widget whose backup holds no export is refused.
+func (e *exporter) RestoreOperation(ctx context.Context, req extension.RestoreOperationRequest) (*extension.RestoreOperationResult, error) {
+	var data importData
+	if err := json.Unmarshal(req.Data, &data); err != nil {
+		return nil, temporal.NewNonRetryableApplicationError("operation data is not an import's: "+err.Error(), extension.ErrTypeRefused, nil)
+	}
+	export, err := os.ReadFile(e.exportFile(req.Backup, data.SourceNamespace, req.Item.Name))
+	if errors.Is(err, os.ErrNotExist) {
+		msg := fmt.Sprintf("backup %s holds no export of Widget %s/%s", req.Backup, data.SourceNamespace, req.Item.Name)
+		return nil, temporal.NewNonRetryableApplicationError(msg, extension.ErrTypeRefused, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	final := e.importFile(req.Restore, req.Item.Namespace, req.Item.Name)
+	log := e.log.With("operation", req.OperationID, "attempt", activity.GetInfo(ctx).Attempt)
+	if err := e.writeInChunks(ctx, log, final, export, "importing "+req.Item.Name); err != nil {
+		return nil, err
+	}
+	log.Info("Imported", "file", final)
+	return &extension.RestoreOperationResult{Description: "imported into " + final}, nil
+}
+
+// writeInChunks writes content into final through final+".part", in
+// e.chunks chunks, heartbeating after each. An attempt that gets back
+// the progress of the one before resumes after its last chunk (what it
+// wrote after that is written again); a cancel removes the part file.
+func (e *exporter) writeInChunks(ctx context.Context, log *slog.Logger, final string, content []byte, description string) error {
+	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+		return err
 	}
 	part := final + ".part"
 	var progress extension.OperationProgress
@@ -145,52 +220,52 @@ func (e *exporter) BackupOperation(ctx context.Context, req extension.BackupOper
 			progress = extension.OperationProgress{}
 		}
 	}
-	log := e.log.With("operation", req.OperationID, "attempt", activity.GetInfo(ctx).Attempt)
-	log.Info("Exporting", "resumeAtChunk", progress.Done)
+	log.Info("Writing", "file", final, "resumeAtChunk", progress.Done)
 	f, err := os.OpenFile(part, os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	// Closed below once the export is whole; this covers the early returns.
+	// Closed below once the file is whole; this covers the early returns.
 	defer func() { _ = f.Close() }()
 	total := int64(e.chunks)
-	size := (len(data.Spec) + e.chunks - 1) / e.chunks
-	// What chunks past the heartbeat's wrote is written again.
-	if err := f.Truncate(min(progress.Done*int64(size), int64(len(data.Spec)))); err != nil {
-		return nil, err
+	size := (len(content) + e.chunks - 1) / e.chunks
+	if err := f.Truncate(min(progress.Done*int64(size), int64(len(content)))); err != nil {
+		return err
 	}
 	for chunk := progress.Done; chunk < total; chunk++ {
 		if chunk > 0 {
 			if err := e.hold(ctx, progress); err != nil {
-				return nil, e.canceled(part, log, err)
+				return e.canceled(part, log, err)
 			}
 		}
-		from, to := min(int(chunk)*size, len(data.Spec)), min(int(chunk+1)*size, len(data.Spec))
-		if _, err := f.WriteAt(data.Spec[from:to], int64(from)); err != nil {
-			return nil, err
+		from, to := min(int(chunk)*size, len(content)), min(int(chunk+1)*size, len(content))
+		if _, err := f.WriteAt(content[from:to], int64(from)); err != nil {
+			return err
 		}
 		if err := f.Sync(); err != nil {
-			return nil, err
+			return err
 		}
-		progress = extension.OperationProgress{Done: chunk + 1, Total: total, Units: "chunks", Description: "exporting " + req.Item.Name}
+		progress = extension.OperationProgress{Done: chunk + 1, Total: total, Units: "chunks", Description: description}
 		activity.RecordHeartbeat(ctx, progress)
 		if err := sleep(ctx, e.pause); err != nil {
-			return nil, e.canceled(part, log, err)
+			return e.canceled(part, log, err)
 		}
 	}
 	if err := f.Close(); err != nil {
-		return nil, err
+		return err
 	}
-	if err := os.Rename(part, final); err != nil {
-		return nil, err
-	}
-	log.Info("Exported", "file", final)
-	return &extension.BackupOperationResult{Description: "exported to " + final}, nil
+	return os.Rename(part, final)
 }
 
 // exportFile is where the export of a backup's Widget goes.
 func (e *exporter) exportFile(backup, namespace, name string) string {
 	return filepath.Join(e.dir, filepath.Base(backup), filepath.Base(namespace+"_"+name)+".json")
+}
+
+// importFile is where a restored Widget's import goes: under a name no
+// backup can have.
+func (e *exporter) importFile(restore, namespace, name string) string {
+	return filepath.Join(e.dir, ".imports", filepath.Base(restore), filepath.Base(namespace+"_"+name)+".json")
 }
 
 // DeleteItems deletes the exports of a deleted backup's Widgets; one
@@ -244,7 +319,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// canceled removes a canceled export's partial file.
+// canceled removes a canceled export's or import's partial file.
 func (e *exporter) canceled(part string, log *slog.Logger, err error) error {
 	log.Info("Export canceled", "reason", err)
 	_ = os.Remove(part)

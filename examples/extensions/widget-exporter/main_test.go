@@ -81,3 +81,40 @@ func TestExportResumesFromItsHeartbeat(t *testing.T) {
 		t.Fatalf("export: %q, %v; want the first two chunks kept and the rest written", got, err)
 	}
 }
+
+// TestImportsTheBackupsExportOfARestoredWidget: a restore into a mapped
+// namespace starts an import that finds the export under the Widget's
+// backed-up namespace and writes it for the restored one (in chunks that
+// resume as an export's do); a Widget the backup has no export of is
+// refused.
+func TestImportsTheBackupsExportOfARestoredWidget(t *testing.T) {
+	e := newExporter(t)
+	spec := `{"color":"blue","size":3}`
+	if err := os.MkdirAll(filepath.Join(e.dir, "nightly"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.dir, "nightly", "shop_blue.json"), []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	restored := strings.Replace(blue, `"namespace":"shop"`, `"namespace":"shop-copy"`, 1)
+	answers := extensiontest.RestoreMapped(t, e, widgets, map[string]string{"shop": "shop-copy"}, json.RawMessage(restored))
+	op := answers[0].Operation
+	if op == nil || op.ID != "import/shop-copy/blue" {
+		t.Fatalf("want an import operation, got %+v", answers[0])
+	}
+	req := extension.RestoreOperationRequest{Restore: "back", Backup: "nightly", Extension: "widgets", OperationID: op.ID, Resource: widgets,
+		Item: extension.ObjectRef{Group: "demo.cairn.io", Resource: "widgets", Namespace: "shop-copy", Name: "blue"}, Data: op.Data}
+	if _, err := extensiontest.RestoreOperation(t, e, req, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(e.dir, ".imports", "back", "shop-copy_blue.json"))
+	if err != nil || string(got) != spec {
+		t.Fatalf("import: %q, %v", got, err)
+	}
+
+	req.Item.Name = "red"
+	_, err = extensiontest.RestoreOperation(t, e, req, nil)
+	if err == nil || !strings.Contains(err.Error(), "backup nightly holds no export of Widget shop/red") {
+		t.Fatalf("want the import refused, got %v", err)
+	}
+}

@@ -6,6 +6,7 @@
 //
 //	answers := extensiontest.Backup(t, myExtension{}, widgets, widgetJSON)
 //	result, err := extensiontest.Operation(t, myExtension{}, req, nil)
+//	answers = extensiontest.Restore(t, myExtension{}, widgets, widgetJSON)
 package extensiontest
 
 import (
@@ -39,17 +40,30 @@ func Backup(t testing.TB, h extension.BackupHandler, resource extension.Resource
 func Operation(t testing.TB, h extension.BackupOperationHandler, req extension.BackupOperationRequest,
 	resumeFrom *extension.OperationProgress) (*extension.BackupOperationResult, error) {
 	t.Helper()
-	env := newEnv(h.BackupOperation, extension.BackupOperationV1)
+	return operation[extension.BackupOperationResult](t, h.BackupOperation, extension.BackupOperationV1, req, resumeFrom)
+}
+
+// RestoreOperation runs one operation a restore answer started, as
+// Operation does a backup's.
+func RestoreOperation(t testing.TB, h extension.RestoreOperationHandler, req extension.RestoreOperationRequest,
+	resumeFrom *extension.OperationProgress) (*extension.RestoreOperationResult, error) {
+	t.Helper()
+	return operation[extension.RestoreOperationResult](t, h.RestoreOperation, extension.RestoreOperationV1, req, resumeFrom)
+}
+
+func operation[R any](t testing.TB, fn any, name string, req any, resumeFrom *extension.OperationProgress) (*R, error) {
+	t.Helper()
+	env := newEnv(fn, name)
 	if resumeFrom != nil {
 		env.SetHeartbeatDetails(*resumeFrom)
 	}
-	val, err := env.ExecuteActivity(extension.BackupOperationV1, req)
+	val, err := env.ExecuteActivity(name, req)
 	if err != nil {
 		return nil, err
 	}
-	var res extension.BackupOperationResult
+	var res R
 	if err := val.Get(&res); err != nil {
-		t.Fatalf("%s answered out of its contract: %v", extension.BackupOperationV1, err)
+		t.Fatalf("%s answered out of its contract: %v", name, err)
 	}
 	return &res, nil
 }
@@ -58,10 +72,18 @@ func Operation(t testing.TB, h extension.BackupOperationHandler, req extension.B
 // and returns one answer per item; it fails t as Backup does.
 func Restore(t testing.TB, h extension.RestoreHandler, resource extension.Resource, items ...json.RawMessage) []extension.RestoreItemAnswer {
 	t.Helper()
+	return RestoreMapped(t, h, resource, nil, items...)
+}
+
+// RestoreMapped is Restore for a restore with a namespace mapping (backup
+// namespace to restored one); the items are sent as mapped.
+func RestoreMapped(t testing.TB, h extension.RestoreHandler, resource extension.Resource, mapping map[string]string,
+	items ...json.RawMessage) []extension.RestoreItemAnswer {
+	t.Helper()
 	return calls(t, newEnv(h.RestoreItems, extension.RestoreItemsV1), extension.RestoreItemsV1, items,
 		func(batch []json.RawMessage) any {
 			return extension.RestoreItemsRequest{Restore: "extensiontest", Backup: "extensiontest", Extension: "extensiontest",
-				Resource: resource, Items: batch}
+				Resource: resource, Items: batch, NamespaceMapping: mapping}
 		}, extension.CheckRestoreAnswer)
 }
 
