@@ -84,10 +84,11 @@ func makeWidgets(t *testing.T, s *stack, namespace string, names ...string) map[
 }
 
 // awaitOperationChunk waits until an operation's activity heartbeated
-// that it wrote a chunk; the backup ending first fails the test.
-func awaitOperationChunk(t *testing.T, s *stack, backup, operationWorkflow string) {
+// that it wrote a chunk; the backup or restore (runID) ending first fails
+// the test.
+func awaitOperationChunk(t *testing.T, s *stack, runID, operationWorkflow string) {
 	t.Helper()
-	awaitPendingActivity(t, s, v1alpha1.BackupWorkflowID(backup), operationWorkflow, func(pa *workflowpb.PendingActivityInfo) bool {
+	awaitPendingActivity(t, s, runID, operationWorkflow, func(pa *workflowpb.PendingActivityInfo) bool {
 		var p extension.OperationProgress
 		return pa.GetHeartbeatDetails() != nil && converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p) == nil && p.Done > 0
 	})
@@ -103,6 +104,10 @@ func awaitOperationChunk(t *testing.T, s *stack, backup, operationWorkflow strin
 //     twice, every export is whole, and the backup completes holding each
 //     Widget once, as it was after its export, and each ConfigMap once;
 //     operations.json lists the operations.
+//   - A restore into another namespace imports each restored Widget's
+//     export, as an operation per Widget that the restore waits for; the
+//     extension and cairn's worker are killed mid-import, and the imports
+//     resume, none started twice, each whole.
 //   - Deleting the backup deletes its exports, through the extension's
 //     delete action.
 //   - A canceled backup cancels its running operations: the extension
@@ -113,7 +118,7 @@ func TestExtensionOperations(t *testing.T) {
 	t.Parallel()
 	s := newSharedStack(t)
 	ctx := context.Background()
-	const ns, queue = "ext-ops", "e2e-widgets"
+	const ns, copyNS, queue = "ext-ops", "ext-ops-copy", "e2e-widgets"
 	extensions := extensionsFile(t, fmt.Sprintf(`apiVersion: cairn.io/v1alpha1
 kind: Extensions
 extensions:
@@ -121,8 +126,9 @@ extensions:
   taskQueue: %s
   timeout: 1m
   backup: {resources: [widgets.demo.cairn.io], includedNamespaces: [%[2]s]}
+  restore: {resources: [widgets.demo.cairn.io], includedNamespaces: [%[3]s]}
   delete: {resources: [widgets.demo.cairn.io], includedNamespaces: [%[2]s]}
-`, queue, ns))
+`, queue, ns, copyNS))
 	worker := s.startWorker("--extensions", extensions)
 	exportDir, hold := t.TempDir(), filepath.Join(t.TempDir(), "hold")
 	require.NoError(t, os.WriteFile(hold, nil, 0o600))
@@ -139,7 +145,7 @@ extensions:
 		_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{Name: "ops-1", IncludedNamespaces: []string{ns}},
 			Options: heartbeat})
 		require.NoError(t, err)
-		awaitOperationChunk(t, s, "ops-1", opWorkflow("ops-1", "red"))
+		awaitOperationChunk(t, s, v1alpha1.BackupWorkflowID("ops-1"), opWorkflow("ops-1", "red"))
 		awaitHeartbeat(t, s, v1alpha1.BackupWorkflowID("ops-1"), time.Now())
 		stdout, stderr, code := s.cli("backup", "describe", "ops-1")
 		require.Zero(t, code, stderr)
@@ -202,6 +208,57 @@ extensions:
 		recordExtensionOperation(t, s, opWorkflow("ops-1", "red"), v1alpha1.BackupWorkflowID("ops-1"))
 	})
 
+	t.Run("restore: extension and worker killed mid-import", func(t *testing.T) {
+		require.NoError(t, os.WriteFile(hold, nil, 0o600))
+		_, err := s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{
+			RestoreSpec: v1alpha1.RestoreSpec{Name: "ops-r1", BackupName: "ops-1", NamespaceMapping: map[string]string{ns: copyNS}},
+			Options:     v1alpha1.RestoreOptions{HeartbeatTimeout: &metav1.Duration{Duration: 3 * time.Second}}})
+		require.NoError(t, err)
+		importWorkflow := func(name string) string {
+			return v1alpha1.RestoreOperationWorkflowID("ops-r1", "widgets", "import/"+copyNS+"/"+name)
+		}
+		awaitOperationChunk(t, s, v1alpha1.RestoreWorkflowID("ops-r1"), importWorkflow("red"))
+		awaitHeartbeat(t, s, v1alpha1.RestoreWorkflowID("ops-r1"), time.Now())
+		stdout, stderr, code := s.cli("restore", "describe", "ops-r1")
+		require.Zero(t, code, stderr)
+		assert.Contains(t, stdout, "WaitingForOperations")
+		assert.Contains(t, stdout, "extension widgets, operation import/"+copyNS+"/", "describe names the operations waited on")
+		exporter.kill()
+		worker.kill()
+		worker = s.startWorker("--extensions", extensions)
+		exporter = startBinary(outer, "widget-exporter-3", widgetExporter(t), nil, args...)
+		require.NoError(t, os.Remove(hold))
+
+		r := s.waitRestore("ops-r1", 3*time.Minute)
+		require.Equal(t, v1alpha1.PhaseCompleted, r.Phase, "%+v", r.Status)
+		assert.Equal(t, &v1alpha1.OperationCounts{Total: 3, Completed: 3}, r.Status.ExtensionOperations)
+		assert.Greater(t, activityAttempt(t, s, importWorkflow("red"), extension.RestoreOperationV1), int32(1),
+			"the kill landed mid-import: its activity ran again")
+		assert.Greater(t, activityAttempt(t, s, v1alpha1.RestoreWorkflowID("ops-r1"), "RunRestoreOperations"), int32(1),
+			"cairn's worker was killed while the restore waited: its step ran again")
+		listed, err := s.temporalC.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: "default",
+			Query: fmt.Sprintf("%s = %q AND %s = %q", v1alpha1.SearchAttrKind.GetName(), v1alpha1.KindExtensionOperation,
+				v1alpha1.SearchAttrName.GetName(), "ops-r1")})
+		require.NoError(t, err)
+		assert.Len(t, listed.GetExecutions(), 3, "the retried step found the imports running, and started none again")
+		for _, name := range []string{"red", "green", "blue"} {
+			exported, err := os.ReadFile(filepath.Join(exportDir, "ops-1", ns+"_"+name+".json"))
+			require.NoError(t, err)
+			imported, err := os.ReadFile(filepath.Join(exportDir, ".imports", "ops-r1", copyNS+"_"+name+".json"))
+			require.NoError(t, err, "the import of %s is whole", name)
+			assert.Equal(t, string(exported), string(imported), "%s imported from the export of its backed-up namespace", name)
+		}
+		var ops v1alpha1.OperationsFile
+		require.NoError(t, json.Unmarshal(readLocation(t, s, "restores/ops-r1/operations.json"), &ops))
+		require.Len(t, ops.Operations, 3)
+		for _, op := range ops.Operations {
+			assert.Equal(t, v1alpha1.OperationCompleted, op.Phase, "%+v", op)
+			assert.Equal(t, copyNS, op.Item.Namespace)
+			assert.Contains(t, op.Progress, "imported into ")
+		}
+		recordHistory(t, s, v1alpha1.RestoreWorkflowID("ops-r1"), "restore_extension_operations.json")
+	})
+
 	t.Run("delete", func(t *testing.T) {
 		require.DirExists(t, filepath.Join(exportDir, "ops-1"))
 		_, stderr, code := s.cli("backup", "delete", "ops-1", "--wait")
@@ -215,7 +272,7 @@ extensions:
 		_, err := s.starter.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{Name: "ops-2", IncludedNamespaces: []string{ns}},
 			Options: heartbeat})
 		require.NoError(t, err)
-		awaitOperationChunk(t, s, "ops-2", opWorkflow("ops-2", "green"))
+		awaitOperationChunk(t, s, v1alpha1.BackupWorkflowID("ops-2"), opWorkflow("ops-2", "green"))
 		_, err = s.starter.CancelBackup(ctx, "ops-2")
 		require.NoError(t, err)
 		v := s.waitDone("ops-2", 2*time.Minute)
