@@ -34,6 +34,9 @@ type ApplyProgress struct {
 	// Reachability says since when, and why, the API server has been
 	// unreachable: what the Temporal UI shows of a waiting apply.
 	cluster.Reachability
+	// Waiting are some of the objects items wait for, as their
+	// extensions asked: what describe shows of a waiting apply.
+	Waiting []v1alpha1.ExtensionWait `json:"waiting,omitempty"`
 }
 
 // relink is an owner reference that could not be set when its object was
@@ -84,7 +87,7 @@ func (a *Activities) ApplyResources(ctx context.Context, in v1alpha1.ApplyInput)
 			return nil, fmt.Errorf("apply %s: %w", t.GroupResource(), err)
 		}
 		prog.Done = append(prog.Done, v1alpha1.TypeApplied{Resource: t.GroupResource(), Outcome: prog.Outcome, Deferred: prog.Deferred})
-		prog.NextBatch, prog.Outcome, prog.Deferred = 0, v1alpha1.TypeOutcome{}, 0
+		prog.NextBatch, prog.Outcome, prog.Deferred, prog.Waiting = 0, v1alpha1.TypeOutcome{}, 0, nil
 		activity.RecordHeartbeat(ctx, prog)
 	}
 	return &v1alpha1.ApplyResult{Types: prog.Done}, nil
@@ -100,22 +103,32 @@ func (a *Activities) applyType(ctx context.Context, run *runlog.Run, clients *ku
 	ap.namespaceExists = a.namespaceExists
 	// The feed heartbeats while it waits on extensions, as the commits
 	// move prog on.
-	var mu sync.Mutex
-	heartbeat := func() {
-		mu.Lock()
-		defer mu.Unlock()
-		activity.RecordHeartbeat(ctx, *prog)
-	}
 	actions, err := a.restoreActions(ctx, run, gr)
 	if err != nil {
 		return err
 	}
+	var ready *readiness
+	if len(actions) > 0 {
+		ready = newReadiness(clients)
+	}
+	var mu sync.Mutex
+	record := func() {
+		if ready != nil {
+			prog.Waiting = ready.shown()
+		}
+		activity.RecordHeartbeat(ctx, *prog)
+	}
+	heartbeat := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		record()
+	}
 	pl := &pipeline{run: run, ap: ap, gr: gr, batches: t.Batches, actions: actions, extensions: a.Extensions, beat: heartbeat,
-		restore: in.Restore, backup: in.Backup, typ: t.ResourceType, namespaceMapping: in.NamespaceMapping}
+		restore: in.Restore, backup: in.Backup, typ: t.ResourceType, namespaceMapping: in.NamespaceMapping, ready: ready}
 	commit := func(b int, outcome v1alpha1.TypeOutcome, deferred int) error {
 		mu.Lock()
 		prog.NextBatch, prog.Outcome, prog.Deferred = b+1, prog.Outcome.Add(outcome), prog.Deferred+deferred
-		activity.RecordHeartbeat(ctx, *prog)
+		record()
 		mu.Unlock()
 		return clock.Sleep(ctx, a.BatchInterval)
 	}

@@ -174,6 +174,13 @@ func (p *pipeline) answered(a extcall.Action, bw *batchWork, i int, raw []byte, 
 		}
 		bw.items[i].Object = changed
 	}
+	if w := ans.WaitFor; w != nil {
+		timeout, _ := w.WaitTimeout() // checked with the answer
+		if bw.waits == nil {
+			bw.waits = make([][]*itemWait, len(bw.items))
+		}
+		bw.waits[i] = append(bw.waits[i], &itemWait{extension: a.Ext, refs: w.Items, timeout: timeout})
+	}
 	if ans.Operation != nil {
 		if bw.operations == nil {
 			bw.operations = make([][]extcall.OperationRecord, len(bw.items))
@@ -197,12 +204,16 @@ func (p *pipeline) itemRef(it Item) extension.ObjectRef {
 
 // decide sets an item's outcome without applying it.
 func (p *pipeline) decide(bw *batchWork, i int, result v1alpha1.ItemResult, reason string) {
-	it := bw.items[i]
+	bw.outcomes[i] = p.outcome(bw.items[i], result, reason)
+	bw.decided[i] = true
+	bw.left.Add(-1)
+}
+
+// outcome is an item's outcome when it is not applied.
+func (p *pipeline) outcome(it Item, result v1alpha1.ItemResult, reason string) v1alpha1.ItemOutcome {
 	meta, _ := it.Object["metadata"].(map[string]any)
 	ns, _ := meta["namespace"].(string)
 	name, _ := meta["name"].(string)
-	bw.outcomes[i] = v1alpha1.ItemOutcome{Resource: p.gr, Namespace: ns, Name: name, Result: result, Reason: reason,
+	return v1alpha1.ItemOutcome{Resource: p.gr, Namespace: ns, Name: name, Result: result, Reason: reason,
 		SourceNamespace: it.SourceNamespace, Modifiers: it.Modifiers}
-	bw.decided[i] = true
-	bw.left.Add(-1)
 }

@@ -40,6 +40,8 @@ type pipeline struct {
 	typ             v1alpha1.ResourceType
 	// namespaceMapping is the restore's, for the extensions' requests.
 	namespaceMapping map[string]string
+	// ready judges the objects items wait for.
+	ready *readiness
 }
 
 const maxLoggedFailures = 100
@@ -58,6 +60,8 @@ type batchWork struct {
 	// operations are those the extensions' answers started, per item;
 	// those of the items restored are stored with the batch.
 	operations [][]extcall.OperationRecord
+	// waits are what each item waits for before it is created.
+	waits [][]*itemWait
 	// stored is set for a batch an earlier attempt already stored.
 	stored *v1alpha1.TypeOutcome
 	// storedDeferred counts that batch's pending owner references.
@@ -166,6 +170,18 @@ func (p *pipeline) work(ctx context.Context, cancel context.CancelCauseFunc, job
 		if ctx.Err() != nil {
 			continue // drain
 		}
+		why, err := p.awaitReady(ctx, j.batch, j.index)
+		if err != nil {
+			cancel(err)
+			continue
+		}
+		if why != "" {
+			j.batch.outcomes[j.index] = p.outcome(j.batch.items[j.index], v1alpha1.ItemFailed, why)
+			if j.batch.left.Add(-1) == 0 {
+				close(j.batch.complete)
+			}
+			continue
+		}
 		o, r, err := p.ap.apply(ctx, j.batch.items[j.index])
 		if err != nil {
 			cancel(err)
@@ -261,4 +277,19 @@ func (p *pipeline) storeOperations(ctx context.Context, bw *batchWork) error {
 		return p.run.Loc.Delete(ctx, key)
 	}
 	return p.run.Loc.WriteAll(ctx, key, jsonLines(ops))
+}
+
+// awaitReady waits until what an item waits for is ready, and says why
+// it cannot be created when that does not come. A dry run creates
+// nothing to wait for, and waits for nothing.
+func (p *pipeline) awaitReady(ctx context.Context, bw *batchWork, i int) (string, error) {
+	if bw.waits == nil || p.ap.in.DryRun {
+		return "", nil
+	}
+	for _, w := range bw.waits[i] {
+		if why, err := p.ready.await(ctx, w, p.beat); why != "" || err != nil {
+			return why, err
+		}
+	}
+	return "", nil
 }

@@ -188,6 +188,10 @@ type ExtensionWait struct {
 	Since     metav1.Time `json:"since"`
 	// Operation is the ID of the operation waited on; empty: a call.
 	Operation string `json:"operation,omitempty"`
+	// Ready names the object ("configmaps shop/web-config") a restored
+	// item waits to be ready before it is created, as the extension's
+	// answer asked; empty: not such a wait.
+	Ready string `json:"ready,omitempty"`
 }
 
 // ExtensionCallInput is one call of an extension's activity, run as a

@@ -158,8 +158,11 @@ func operationsTable(w io.Writer, ops []v1alpha1.Operation) {
 func waitingRows(w io.Writer, waiting []v1alpha1.ExtensionWait) {
 	for _, wait := range waiting {
 		what := "extension " + wait.Extension
-		if wait.Operation != "" {
+		switch {
+		case wait.Operation != "":
 			what += ", operation " + wait.Operation
+		case wait.Ready != "":
+			what += ", for " + wait.Ready + " to be ready"
 		}
 		row(w, "Waiting on:", fmt.Sprintf("%s (task queue %s) for %s", what, wait.TaskQueue, age(&wait.Since.Time)))
 	}

@@ -40,6 +40,17 @@ func CheckRestoreAnswer(sent json.RawMessage, ans RestoreItemAnswer) string {
 	if ans.Error != "" || ans.Skip != "" {
 		return ""
 	}
+	if w := ans.WaitFor; w != nil {
+		if len(w.Items) == 0 || len(w.Items) > MaxAdditionalItems {
+			return fmt.Sprintf("waits for %d objects: give 1 to %d", len(w.Items), MaxAdditionalItems)
+		}
+		if p := CheckObjectRefs(w.Items); p != "" {
+			return p
+		}
+		if _, err := w.WaitTimeout(); err != nil {
+			return err.Error()
+		}
+	}
 	if ans.Operation != nil {
 		if len(ans.Operation.ItemsToUpdate) > 0 {
 			return "a restore operation has no items to update"

@@ -80,3 +80,18 @@ func TestCheckRestoreAnswerOperation(t *testing.T) {
 	assert.Equal(t, "a restore operation has no items to update", CheckRestoreAnswer(sent, RestoreItemAnswer{
 		Operation: &OperationStart{ID: "x", ItemsToUpdate: []ObjectRef{{Resource: "configmaps", Name: "c"}}}}))
 }
+
+func TestCheckRestoreAnswerWait(t *testing.T) {
+	sent := json.RawMessage(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web","namespace":"shop"}}`)
+	claim := []ObjectRef{{Resource: "persistentvolumeclaims", Namespace: "shop", Name: "data"}}
+	assert.Empty(t, CheckRestoreAnswer(sent, RestoreItemAnswer{WaitFor: &WaitFor{Items: claim}}))
+	assert.Empty(t, CheckRestoreAnswer(sent, RestoreItemAnswer{WaitFor: &WaitFor{Items: claim, Timeout: "90s"}}))
+	for want, w := range map[string]WaitFor{
+		"waits for 0 objects":                     {},
+		"wait timeout \"soon\" is not a duration": {Items: claim, Timeout: "soon"},
+		"wait timeout 2h0m0s is not between":      {Items: claim, Timeout: "2h"},
+		"not a name":                              {Items: []ObjectRef{{Resource: "pods", Name: ".."}}},
+	} {
+		assert.Contains(t, CheckRestoreAnswer(sent, RestoreItemAnswer{WaitFor: &w}), want)
+	}
+}

@@ -1,6 +1,10 @@
 package extension
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
 
 // BackupItemsV1 is the activity cairn calls with a batch of items a
 // backup collected, for every extension registered for their type.
@@ -170,6 +174,45 @@ type RestoreItemAnswer struct {
 	// ends. An item not restored (it failed, or existed) starts none.
 	// ItemsToUpdate is for backups only.
 	Operation *OperationStart `json:"operation,omitempty"`
+	// WaitFor holds the item back until other objects are ready: cairn
+	// creates it only then, and fails it when they are not ready in time.
+	WaitFor *WaitFor `json:"waitFor,omitempty"`
+}
+
+// WaitFor names objects an item waits for, as restored (their namespace
+// mapped), and how long it may wait. An object is ready when it exists
+// and Kubernetes' own status says so (kstatus "Current": a claim Bound, a
+// Deployment available, a custom resource whose Ready condition is True,
+// a ConfigMap as soon as it exists); one whose status says it failed
+// fails the item at once. cairn reads them as the restore's identity.
+type WaitFor struct {
+	// Items are at most MaxAdditionalItems objects.
+	Items []ObjectRef `json:"items"`
+	// Timeout is a duration ("30s", "5m"), at most MaxWaitTimeout;
+	// empty: DefaultWaitTimeout.
+	Timeout string `json:"timeout,omitempty"`
+}
+
+// Bounds of a wait.
+const (
+	DefaultWaitTimeout = 10 * time.Minute
+	MaxWaitTimeout     = time.Hour
+)
+
+// WaitTimeout is how long the wait may take, or why its Timeout is
+// wrong.
+func (w WaitFor) WaitTimeout() (time.Duration, error) {
+	if w.Timeout == "" {
+		return DefaultWaitTimeout, nil
+	}
+	d, err := time.ParseDuration(w.Timeout)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("wait timeout %q is not a duration such as 30s or 5m", w.Timeout)
+	case d <= 0 || d > MaxWaitTimeout:
+		return 0, fmt.Errorf("wait timeout %s is not between 0 and %s", d, MaxWaitTimeout)
+	}
+	return d, nil
 }
 
 // RestoreOperationV1 is the activity cairn calls to run one operation a

@@ -1,0 +1,159 @@
+package restore
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/restmapper"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+
+	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/internal/extcall"
+	"github.com/cairn-backup/cairn/internal/kube"
+	"github.com/cairn-backup/cairn/internal/tick"
+	"github.com/cairn-backup/cairn/pkg/extension"
+)
+
+// readyPoll is how often a waited-for object is read again.
+const readyPoll = time.Second
+
+// itemWait is what an item waits for before it is created, as an
+// extension's answer asked.
+type itemWait struct {
+	extension v1alpha1.Extension
+	refs      []extension.ObjectRef
+	timeout   time.Duration
+}
+
+// readiness reads the objects items wait for, as the restore's identity,
+// and judges them by their status (kstatus).
+type readiness struct {
+	dyn    dynamic.Interface
+	mapper meta.RESTMapper
+	every  time.Duration
+	// waiting are the waits under way, for the step's heartbeat.
+	mu      sync.Mutex
+	waiting map[*itemWait]v1alpha1.ExtensionWait
+}
+
+func newReadiness(c *kube.Clients) *readiness {
+	return &readiness{dyn: c.Dynamic, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(c.Discovery)),
+		every: readyPoll, waiting: map[*itemWait]v1alpha1.ExtensionWait{}}
+}
+
+// await waits until every object w names is ready, heartbeating with beat
+// meanwhile. It returns why the item cannot be created ("" when all are
+// ready), or an error for what a retry mends (the API server out of
+// reach).
+func (r *readiness) await(ctx context.Context, w *itemWait, beat func()) (string, error) {
+	stop := tick.Every(beatEvery(ctx), beat)
+	defer stop()
+	defer r.done(w)
+	since := time.Now().UTC()
+	wctx, cancel := context.WithTimeout(ctx, w.timeout)
+	defer cancel()
+	who := "extension " + w.extension.Name + ": "
+	for _, ref := range w.refs {
+		r.show(w, ref, since)
+		var why, last string
+		err := wait.PollUntilContextCancel(wctx, r.every, true, func(ctx context.Context) (bool, error) {
+			ready, failed, msg, err := r.state(ctx, ref)
+			switch {
+			case err != nil:
+				return false, err
+			case failed != "":
+				why = failed
+				return true, nil
+			}
+			last = msg
+			return ready, nil
+		})
+		switch {
+		case why != "":
+			return who + why, nil
+		case err != nil && ctx.Err() == nil && wctx.Err() != nil:
+			return fmt.Sprintf("%swaited %s for %s to be ready; %s", who, w.timeout, refString(ref), last), nil
+		case err != nil:
+			return "", err
+		}
+	}
+	return "", nil
+}
+
+// state reads one object: ready, or the reason it cannot become ready
+// (failed), or how far it is.
+func (r *readiness) state(ctx context.Context, ref extension.ObjectRef) (ready bool, failed, msg string, err error) {
+	gvr, err := r.mapper.ResourceFor(schema.GroupVersionResource{Group: ref.Group, Resource: ref.Resource})
+	if err != nil {
+		if meta.IsNoMatchError(err) {
+			return false, fmt.Sprintf("%s: the cluster serves no such resource", refString(ref)), "", nil
+		}
+		return false, "", "", fmt.Errorf("resolve %s: %w", refString(ref), err)
+	}
+	obj, err := r.dyn.Resource(gvr).Namespace(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, "", "it does not exist", nil
+	case apierrors.IsForbidden(err):
+		return false, fmt.Sprintf("%s: the restore's identity may not read it", refString(ref)), "", nil
+	case err != nil:
+		return false, "", "", fmt.Errorf("read %s: %w", refString(ref), err)
+	}
+	res, err := status.Compute(obj)
+	if err != nil {
+		return false, "", err.Error(), nil
+	}
+	switch res.Status {
+	case status.CurrentStatus:
+		return true, "", "", nil
+	case status.FailedStatus:
+		return false, fmt.Sprintf("%s failed: %s", refString(ref), res.Message), "", nil
+	}
+	return false, "", fmt.Sprintf("it is %s: %s", res.Status, res.Message), nil
+}
+
+func (r *readiness) show(w *itemWait, ref extension.ObjectRef, since time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.waiting[w] = v1alpha1.ExtensionWait{Extension: w.extension.Name, TaskQueue: w.extension.TaskQueue,
+		Since: metav1.NewTime(since), Ready: refString(ref)}
+}
+
+func (r *readiness) done(w *itemWait) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.waiting, w)
+}
+
+// shown is some of the waits under way, oldest first.
+func (r *readiness) shown() []v1alpha1.ExtensionWait {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]v1alpha1.ExtensionWait, 0, len(r.waiting))
+	for _, w := range r.waiting {
+		out = append(out, w)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Since.Before(&out[j].Since) })
+	return out[:min(len(out), maxWaitsShown)]
+}
+
+// maxWaitsShown bounds the waits a heartbeat names.
+const maxWaitsShown = 5
+
+func refString(r extension.ObjectRef) string {
+	name := r.Name
+	if r.Namespace != "" {
+		name = r.Namespace + "/" + name
+	}
+	return extcall.GroupResource(r) + " " + name
+}
