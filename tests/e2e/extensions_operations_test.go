@@ -108,6 +108,10 @@ func awaitOperationChunk(t *testing.T, s *stack, runID, operationWorkflow string
 //     export, as an operation per Widget that the restore waits for; the
 //     extension and cairn's worker are killed mid-import, and the imports
 //     resume, none started twice, each whole.
+//   - A restore that leaves the ConfigMaps out holds each Widget back
+//     until its ConfigMap is there, as the extension answers; cairn's
+//     worker is killed while they wait, and the Widgets are created once
+//     the test makes the ConfigMaps.
 //   - Deleting the backup deletes its exports, through the extension's
 //     delete action.
 //   - A canceled backup cancels its running operations: the extension
@@ -118,7 +122,7 @@ func TestExtensionOperations(t *testing.T) {
 	t.Parallel()
 	s := newSharedStack(t)
 	ctx := context.Background()
-	const ns, copyNS, queue = "ext-ops", "ext-ops-copy", "e2e-widgets"
+	const ns, copyNS, waitNS, queue = "ext-ops", "ext-ops-copy", "ext-ops-wait", "e2e-widgets"
 	extensions := extensionsFile(t, fmt.Sprintf(`apiVersion: cairn.io/v1alpha1
 kind: Extensions
 extensions:
@@ -126,9 +130,9 @@ extensions:
   taskQueue: %s
   timeout: 1m
   backup: {resources: [widgets.demo.cairn.io], includedNamespaces: [%[2]s]}
-  restore: {resources: [widgets.demo.cairn.io], includedNamespaces: [%[3]s]}
+  restore: {resources: [widgets.demo.cairn.io], includedNamespaces: [%[3]s, %[4]s]}
   delete: {resources: [widgets.demo.cairn.io], includedNamespaces: [%[2]s]}
-`, queue, ns, copyNS))
+`, queue, ns, copyNS, waitNS))
 	worker := s.startWorker("--extensions", extensions)
 	exportDir, hold := t.TempDir(), filepath.Join(t.TempDir(), "hold")
 	require.NoError(t, os.WriteFile(hold, nil, 0o600))
@@ -257,6 +261,44 @@ extensions:
 			assert.Contains(t, op.Progress, "imported into ")
 		}
 		recordHistory(t, s, v1alpha1.RestoreWorkflowID("ops-r1"), "restore_extension_operations.json")
+	})
+
+	t.Run("restore: Widgets wait for their ConfigMaps, through a worker kill", func(t *testing.T) {
+		_, err := s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{
+			RestoreSpec: v1alpha1.RestoreSpec{Name: "ops-r2", BackupName: "ops-1", NamespaceMapping: map[string]string{ns: waitNS},
+				ExcludedResources: []string{"configmaps"}},
+			Options: v1alpha1.RestoreOptions{HeartbeatTimeout: &metav1.Duration{Duration: 3 * time.Second}}})
+		require.NoError(t, err)
+		restoreID := v1alpha1.RestoreWorkflowID("ops-r2")
+		awaitPendingActivity(t, s, restoreID, restoreID, func(pa *workflowpb.PendingActivityInfo) bool {
+			var beat struct {
+				Waiting []v1alpha1.ExtensionWait `json:"waiting"`
+			}
+			if pa.GetHeartbeatDetails() == nil || converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &beat) != nil {
+				return false
+			}
+			return len(beat.Waiting) > 0 && strings.HasPrefix(beat.Waiting[0].Ready, "configmaps "+waitNS+"/")
+		})
+		stdout, stderr, code := s.cli("restore", "describe", "ops-r2")
+		require.Zero(t, code, stderr)
+		assert.Contains(t, stdout, "extension widgets, for configmaps "+waitNS+"/", "describe names what a Widget waits for")
+		dyn, err := dynamic.NewForConfig(s.cluster.Config())
+		require.NoError(t, err)
+		widgets, err := dyn.Resource(sample.WidgetResource).Namespace(waitNS).List(ctx, metav1.ListOptions{})
+		require.NoError(t, err)
+		assert.Empty(t, widgets.Items, "no Widget is created while its ConfigMap is missing")
+		worker.kill()
+		worker = s.startWorker("--extensions", extensions)
+		makeConfigMaps(t, fastClient(t, s.cluster.Config()), waitNS, map[string]map[string]string{"red-config": nil, "green-config": nil, "blue-config": nil})
+
+		r := s.waitRestore("ops-r2", 3*time.Minute)
+		require.Equal(t, v1alpha1.PhaseCompleted, r.Phase, "%+v", r.Status)
+		assert.Equal(t, 3, r.Status.Resources["widgets.demo.cairn.io"].Restored)
+		assert.Greater(t, activityAttempt(t, s, restoreID, "ApplyResources"), int32(1),
+			"cairn's worker was killed while the Widgets waited: their apply step ran again")
+		widgets, err = dyn.Resource(sample.WidgetResource).Namespace(waitNS).List(ctx, metav1.ListOptions{})
+		require.NoError(t, err)
+		assert.Len(t, widgets.Items, 3)
 	})
 
 	t.Run("delete", func(t *testing.T) {

@@ -2,8 +2,9 @@
 // Widget (widgets.demo.cairn.io) a backup collects, it starts an async
 // operation that exports the Widget's spec into a directory, asks cairn to
 // back up the Widget's ConfigMap with it, and to read the Widget again
-// once the export is done; for every Widget a restore creates, it starts
-// an operation that imports the backup's export; when the backup is
+// once the export is done; for every Widget a restore creates, it waits
+// until the Widget's ConfigMap is there, and starts an operation that
+// imports the backup's export; when the backup is
 // deleted, it deletes the exports. It imports only cairn's pkg/extension
 // and Temporal's SDK, as an extension in its own module would.
 //
@@ -49,6 +50,7 @@ func main() {
 	exportDir := flag.String("export-dir", "", "directory the exports are written to (required)")
 	chunks := flag.Int("chunks", 8, "chunks an export is written in, one heartbeat each")
 	pause := flag.Duration("chunk-pause", 200*time.Millisecond, "pause after each chunk, to make an export take a while")
+	waitTimeout := flag.Duration("wait-timeout", 5*time.Minute, "how long a restored Widget waits for its ConfigMap")
 	holdWhile := flag.String("hold-while", "", "exports and imports wait after their first chunk while this file exists (a demo or test holds them mid-way)")
 	flag.Parse()
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("extension", "widget-exporter")
@@ -63,7 +65,7 @@ func main() {
 	}
 	defer c.Close()
 	w := worker.New(c, *taskQueue, worker.Options{})
-	e := &exporter{dir: *exportDir, chunks: *chunks, pause: *pause, holdWhile: *holdWhile, log: log}
+	e := &exporter{dir: *exportDir, chunks: *chunks, pause: *pause, holdWhile: *holdWhile, waitTimeout: *waitTimeout, log: log}
 	extension.RegisterBackup(w, e)
 	extension.RegisterRestore(w, e)
 	extension.RegisterDelete(w, e)
@@ -84,11 +86,12 @@ func ctxInterrupt(ctx context.Context) <-chan any {
 }
 
 type exporter struct {
-	dir       string
-	chunks    int
-	pause     time.Duration
-	holdWhile string
-	log       *slog.Logger
+	dir         string
+	chunks      int
+	pause       time.Duration
+	holdWhile   string
+	waitTimeout time.Duration
+	log         *slog.Logger
 }
 
 // widget is what the exporter reads of a Widget.
@@ -152,8 +155,9 @@ type importData struct {
 	SourceNamespace string `json:"sourceNamespace"`
 }
 
-// RestoreItems starts an import per Widget; the Widget is created as it
-// is.
+// RestoreItems starts an import per Widget, and holds each Widget back
+// until its ConfigMap is there (restored before it, or made by hand when
+// the restore leaves ConfigMaps out); the Widget is created as it is.
 func (e *exporter) RestoreItems(_ context.Context, req extension.RestoreItemsRequest) (*extension.RestoreItemsResponse, error) {
 	from := map[string]string{} // restored namespace → backed-up one
 	for src, dst := range req.NamespaceMapping {
@@ -175,6 +179,8 @@ func (e *exporter) RestoreItems(_ context.Context, req extension.RestoreItemsReq
 			return nil, err
 		}
 		resp.Items[i].Operation = &extension.OperationStart{ID: "import/" + w.Metadata.Namespace + "/" + w.Metadata.Name, Data: data}
+		config := extension.ObjectRef{Resource: "configmaps", Namespace: w.Metadata.Namespace, Name: w.Metadata.Name + "-config"}
+		resp.Items[i].WaitFor = &extension.WaitFor{Items: []extension.ObjectRef{config}, Timeout: e.waitTimeout.String()}
 	}
 	return resp, nil
 }

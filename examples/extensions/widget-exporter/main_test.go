@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-backup/cairn/pkg/extension"
 	"github.com/cairn-backup/cairn/pkg/extension/extensiontest"
@@ -17,7 +18,7 @@ var widgets = extension.Resource{Group: "demo.cairn.io", Version: "v1", Resource
 const blue = `{"apiVersion":"demo.cairn.io/v1","kind":"Widget","metadata":{"name":"blue","namespace":"shop","uid":"u-1"},"spec":{"color":"blue","size":3}}`
 
 func newExporter(t *testing.T) *exporter {
-	return &exporter{dir: t.TempDir(), chunks: 4, log: slog.New(slog.NewTextHandler(os.Stderr, nil))}
+	return &exporter{dir: t.TempDir(), chunks: 4, waitTimeout: time.Minute, log: slog.New(slog.NewTextHandler(os.Stderr, nil))}
 }
 
 // TestExportsAWidgetAndDeletesItWithTheBackup: the answer starts an
@@ -101,6 +102,9 @@ func TestImportsTheBackupsExportOfARestoredWidget(t *testing.T) {
 	op := answers[0].Operation
 	if op == nil || op.ID != "import/shop-copy/blue" {
 		t.Fatalf("want an import operation, got %+v", answers[0])
+	}
+	if w := answers[0].WaitFor; w == nil || len(w.Items) != 1 || w.Items[0].Namespace != "shop-copy" || w.Items[0].Name != "blue-config" {
+		t.Fatalf("want the Widget held back until its ConfigMap is there, got %+v", answers[0].WaitFor)
 	}
 	req := extension.RestoreOperationRequest{Restore: "back", Backup: "nightly", Extension: "widgets", OperationID: op.ID, Resource: widgets,
 		Item: extension.ObjectRef{Group: "demo.cairn.io", Resource: "widgets", Namespace: "shop-copy", Name: "blue"}, Data: op.Data}
