@@ -196,10 +196,16 @@ func (p *pipeline) resource() extension.Resource {
 
 // itemRef points at an item as it is restored.
 func (p *pipeline) itemRef(it Item) extension.ObjectRef {
-	meta, _ := it.Object["metadata"].(map[string]any)
-	ns, _ := meta["namespace"].(string)
-	name, _ := meta["name"].(string)
+	ns, name := it.names()
 	return extension.ObjectRef{Group: p.typ.Group, Resource: p.typ.Resource, Namespace: ns, Name: name}
+}
+
+// names are the item's namespace and name.
+func (it Item) names() (namespace, name string) {
+	meta, _ := it.Object["metadata"].(map[string]any)
+	namespace, _ = meta["namespace"].(string)
+	name, _ = meta["name"].(string)
+	return namespace, name
 }
 
 // decide sets an item's outcome without applying it.
@@ -211,9 +217,7 @@ func (p *pipeline) decide(bw *batchWork, i int, result v1alpha1.ItemResult, reas
 
 // outcome is an item's outcome when it is not applied.
 func (p *pipeline) outcome(it Item, result v1alpha1.ItemResult, reason string) v1alpha1.ItemOutcome {
-	meta, _ := it.Object["metadata"].(map[string]any)
-	ns, _ := meta["namespace"].(string)
-	name, _ := meta["name"].(string)
+	ns, name := it.names()
 	return v1alpha1.ItemOutcome{Resource: p.gr, Namespace: ns, Name: name, Result: result, Reason: reason,
 		SourceNamespace: it.SourceNamespace, Modifiers: it.Modifiers}
 }
