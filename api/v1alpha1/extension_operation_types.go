@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -106,6 +107,20 @@ type OperationCounts struct {
 	Completed int `json:"completed"`
 	Failed    int `json:"failed"`
 	Canceled  int `json:"canceled,omitempty"`
+}
+
+// Unfinished summarizes the operations that did not complete, with the
+// first failure's message, for a PartiallyFailed run's reason; "" when
+// all did (or there were none).
+func (c *OperationCounts) Unfinished(firstError string) string {
+	if c == nil || c.Failed+c.Canceled == 0 {
+		return ""
+	}
+	msg := fmt.Sprintf("%d of %d extension operations did not complete", c.Failed+c.Canceled, c.Total)
+	if firstError != "" {
+		msg += ", the first: " + firstError
+	}
+	return msg
 }
 
 // OperationsProgress is what the step that waits for a backup's

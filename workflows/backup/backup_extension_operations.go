@@ -67,13 +67,5 @@ func (b *backupRun) cancelExtensionOperations(ctx workflow.Context) {
 // extensionOperationsFailure summarizes the operations that did not
 // complete for a PartiallyFailed backup's reason; "" when all did.
 func (b *backupRun) extensionOperationsFailure() string {
-	c := b.status.ExtensionOperations
-	if c == nil || c.Failed+c.Canceled == 0 {
-		return ""
-	}
-	msg := fmt.Sprintf("%d of %d extension operations did not complete", c.Failed+c.Canceled, c.Total)
-	if b.extensionOperationsError != "" {
-		msg += ", the first: " + b.extensionOperationsError
-	}
-	return msg
+	return b.status.ExtensionOperations.Unfinished(b.extensionOperationsError)
 }

@@ -61,13 +61,5 @@ func (r *restoreRun) cancelOperations(ctx workflow.Context) {
 // operationsFailure summarizes the operations that did not complete for
 // a PartiallyFailed restore's reason; "" when all did.
 func (r *restoreRun) operationsFailure() string {
-	c := r.status.ExtensionOperations
-	if c == nil || c.Failed+c.Canceled == 0 {
-		return ""
-	}
-	msg := fmt.Sprintf("%d of %d extension operations did not complete", c.Failed+c.Canceled, c.Total)
-	if r.operationsError != "" {
-		msg += ", the first: " + r.operationsError
-	}
-	return msg
+	return r.status.ExtensionOperations.Unfinished(r.operationsError)
 }
