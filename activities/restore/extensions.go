@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"golang.org/x/sync/errgroup"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/extcall"
@@ -116,6 +118,10 @@ func (p *pipeline) runAction(ctx context.Context, a extcall.Action, bw *batchWor
 	}
 	answers := make([][]extension.RestoreItemAnswer, len(batches))
 	failed := make([]string, len(batches))
+	// The step's heartbeat names the extension while its calls run: one
+	// nobody serves is seen waited on until its timeout.
+	p.board.put(&batches, v1alpha1.ExtensionWait{Extension: a.Ext.Name, TaskQueue: a.Ext.TaskQueue, Since: metav1.NewTime(time.Now().UTC())})
+	defer p.board.remove(&batches)
 	stop := tick.Every(beatEvery(ctx), p.beat)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(maxCallsInFlight)

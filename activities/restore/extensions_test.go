@@ -20,6 +20,8 @@ type answerer struct {
 	answer func(obj map[string]any) extension.RestoreItemAnswer
 	// mapping is the namespace mapping of the last request.
 	mapping map[string]string
+	// during, when set, runs inside each call.
+	during func()
 }
 
 func (a *answerer) Call(_ context.Context, _ string, in v1alpha1.ExtensionCallInput) (json.RawMessage, error) {
@@ -29,6 +31,9 @@ func (a *answerer) Call(_ context.Context, _ string, in v1alpha1.ExtensionCallIn
 		return nil, err
 	}
 	a.mapping = req.NamespaceMapping
+	if a.during != nil {
+		a.during()
+	}
 	var resp extension.RestoreItemsResponse
 	for _, raw := range req.Items {
 		var obj map[string]any
@@ -46,7 +51,8 @@ func cm(ns, name string) Item {
 
 // TestRestoreActionsDecideOrChangeItems: an answer changes its item, skips
 // it or fails it; one that names another object fails it; items the
-// selector leaves out are neither sent nor decided.
+// selector leaves out are neither sent nor decided. While the extension
+// answers, the step's heartbeat names it.
 func TestRestoreActionsDecideOrChangeItems(t *testing.T) {
 	actions, err := extcall.Actions([]v1alpha1.Extension{{Name: "x", TaskQueue: "q",
 		Restore: &v1alpha1.ExtensionSelector{Resources: []string{"configmaps"}, IncludedNamespaces: []string{"target"}}}},
@@ -67,8 +73,11 @@ func TestRestoreActionsDecideOrChangeItems(t *testing.T) {
 		out, _ := json.Marshal(obj)
 		return extension.RestoreItemAnswer{Item: out}
 	}}
+	board := newWaitBoard()
+	var waited []v1alpha1.ExtensionWait
+	caller.during = func() { waited = board.shown() }
 	p := &pipeline{gr: "configmaps", restore: "r", backup: "b", extensions: caller, beat: func() {},
-		actions: actions}
+		actions: actions, board: board}
 	bw := &batchWork{items: []Item{cm("target", "change"), cm("target", "skip"), cm("target", "fail"), cm("target", "other"), cm("elsewhere", "left")}}
 	bw.outcomes = make([]v1alpha1.ItemOutcome, len(bw.items))
 	bw.left.Store(int32(len(bw.items)))
@@ -89,4 +98,8 @@ func TestRestoreActionsDecideOrChangeItems(t *testing.T) {
 	assert.Equal(t, v1alpha1.ItemFailed, bw.outcomes[3].Result)
 	assert.Contains(t, bw.outcomes[3].Reason, "answered with ConfigMap kube-system/other, another object")
 	assert.Nil(t, bw.items[4].Object["metadata"].(map[string]any)["labels"])
+	require.Len(t, waited, 1, "the step's heartbeat names the extension while it answers")
+	assert.Equal(t, "x", waited[0].Extension)
+	assert.Equal(t, "q", waited[0].TaskQueue)
+	assert.Empty(t, board.shown(), "and not once it answered")
 }

@@ -40,7 +40,9 @@ type pipeline struct {
 	typ             v1alpha1.ResourceType
 	// namespaceMapping is the restore's, for the extensions' requests.
 	namespaceMapping map[string]string
-	// ready judges the objects items wait for.
+	// board holds what the step waits on; ready judges the objects
+	// items wait for.
+	board *waitBoard
 	ready *readiness
 }
 

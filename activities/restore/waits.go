@@ -41,14 +41,45 @@ type readiness struct {
 	dyn    dynamic.Interface
 	mapper meta.RESTMapper
 	every  time.Duration
-	// waiting are the waits under way, for the step's heartbeat.
-	mu      sync.Mutex
-	waiting map[*itemWait]v1alpha1.ExtensionWait
+	board  *waitBoard
 }
 
-func newReadiness(c *kube.Clients) *readiness {
+func newReadiness(c *kube.Clients, board *waitBoard) *readiness {
 	return &readiness{dyn: c.Dynamic, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(c.Discovery)),
-		every: readyPoll, waiting: map[*itemWait]v1alpha1.ExtensionWait{}}
+		every: readyPoll, board: board}
+}
+
+// waitBoard holds what an apply step waits on (extensions' answers,
+// objects to be ready), for its heartbeat: what describe shows.
+type waitBoard struct {
+	mu      sync.Mutex
+	waiting map[any]v1alpha1.ExtensionWait
+}
+
+func newWaitBoard() *waitBoard { return &waitBoard{waiting: map[any]v1alpha1.ExtensionWait{}} }
+
+func (b *waitBoard) put(key any, w v1alpha1.ExtensionWait) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.waiting[key] = w
+}
+
+func (b *waitBoard) remove(key any) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.waiting, key)
+}
+
+// shown is some of the waits under way, oldest first.
+func (b *waitBoard) shown() []v1alpha1.ExtensionWait {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]v1alpha1.ExtensionWait, 0, len(b.waiting))
+	for _, w := range b.waiting {
+		out = append(out, w)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Since.Before(&out[j].Since) })
+	return out[:min(len(out), maxWaitsShown)]
 }
 
 // await waits until every object w names is ready, heartbeating with beat
@@ -58,13 +89,14 @@ func newReadiness(c *kube.Clients) *readiness {
 func (r *readiness) await(ctx context.Context, w *itemWait, beat func()) (string, error) {
 	stop := tick.Every(beatEvery(ctx), beat)
 	defer stop()
-	defer r.done(w)
+	defer r.board.remove(w)
 	since := time.Now().UTC()
 	wctx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
 	who := "extension " + w.extension.Name + ": "
 	for _, ref := range w.refs {
-		r.show(w, ref, since)
+		r.board.put(w, v1alpha1.ExtensionWait{Extension: w.extension.Name, TaskQueue: w.extension.TaskQueue,
+			Since: metav1.NewTime(since), Ready: refString(ref)})
 		var why, last string
 		err := wait.PollUntilContextCancel(wctx, r.every, true, func(ctx context.Context) (bool, error) {
 			ready, failed, msg, err := r.state(ctx, ref)
@@ -120,31 +152,6 @@ func (r *readiness) state(ctx context.Context, ref extension.ObjectRef) (ready b
 		return false, fmt.Sprintf("%s failed: %s", refString(ref), res.Message), "", nil
 	}
 	return false, "", fmt.Sprintf("it is %s: %s", res.Status, res.Message), nil
-}
-
-func (r *readiness) show(w *itemWait, ref extension.ObjectRef, since time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.waiting[w] = v1alpha1.ExtensionWait{Extension: w.extension.Name, TaskQueue: w.extension.TaskQueue,
-		Since: metav1.NewTime(since), Ready: refString(ref)}
-}
-
-func (r *readiness) done(w *itemWait) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.waiting, w)
-}
-
-// shown is some of the waits under way, oldest first.
-func (r *readiness) shown() []v1alpha1.ExtensionWait {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make([]v1alpha1.ExtensionWait, 0, len(r.waiting))
-	for _, w := range r.waiting {
-		out = append(out, w)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Since.Before(&out[j].Since) })
-	return out[:min(len(out), maxWaitsShown)]
 }
 
 // maxWaitsShown bounds the waits a heartbeat names.
