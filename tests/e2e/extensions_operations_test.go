@@ -113,7 +113,8 @@ func awaitOperationChunk(t *testing.T, s *stack, runID, operationWorkflow string
 //     worker is killed while they wait, and the Widgets are created once
 //     the test makes the ConfigMaps.
 //   - Deleting the backup deletes its exports, through the extension's
-//     delete action.
+//     delete action; cairn's worker is killed while the extension
+//     deletes, and the retried step makes no second call.
 //   - A canceled backup cancels its running operations: the extension
 //     removes its partial export.
 //   - An operation that does not end within the backup's item operation
@@ -133,7 +134,10 @@ extensions:
   restore: {resources: [widgets.demo.cairn.io], includedNamespaces: [%[3]s, %[4]s]}
   delete: {resources: [widgets.demo.cairn.io], includedNamespaces: [%[2]s]}
 `, queue, ns, copyNS, waitNS))
-	worker := s.startWorker("--extensions", extensions)
+	// Deletions take the worker's heartbeat timeout: a short one finds a
+	// killed worker out soon.
+	workerArgs := []string{"--extensions", extensions, "--heartbeat-timeout", "5s"}
+	worker := s.startWorker(workerArgs...)
 	exportDir, hold := t.TempDir(), filepath.Join(t.TempDir(), "hold")
 	require.NoError(t, os.WriteFile(hold, nil, 0o600))
 	args := []string{"--address", s.temporalAddr, "--task-queue", queue, "--export-dir", exportDir, "--hold-while", hold, "--chunk-pause", "20ms"}
@@ -157,7 +161,7 @@ extensions:
 		assert.Contains(t, stdout, "extension widgets, operation export/"+ns+"/", "describe names the operations waited on")
 		exporter.kill()
 		worker.kill()
-		worker = s.startWorker("--extensions", extensions)
+		worker = s.startWorker(workerArgs...)
 		dyn, err := dynamic.NewForConfig(s.cluster.Config())
 		require.NoError(t, err)
 		_, err = dyn.Resource(sample.WidgetResource).Namespace(ns).Patch(ctx, "red", "application/merge-patch+json",
@@ -229,7 +233,7 @@ extensions:
 		assert.Contains(t, stdout, "extension widgets, operation import/"+copyNS+"/", "describe names the operations waited on")
 		exporter.kill()
 		worker.kill()
-		worker = s.startWorker("--extensions", extensions)
+		worker = s.startWorker(workerArgs...)
 		exporter = startBinary(outer, "widget-exporter-3", widgetExporter(t), nil, args...)
 		require.NoError(t, os.Remove(hold))
 
@@ -288,7 +292,7 @@ extensions:
 		require.NoError(t, err)
 		assert.Empty(t, widgets.Items, "no Widget is created while its ConfigMap is missing")
 		worker.kill()
-		worker = s.startWorker("--extensions", extensions)
+		worker = s.startWorker(workerArgs...)
 		makeConfigMaps(t, fastClient(t, s.cluster.Config()), waitNS, map[string]map[string]string{"red-config": nil, "green-config": nil, "blue-config": nil})
 
 		r := s.waitRestore("ops-r2", 3*time.Minute)
@@ -301,12 +305,46 @@ extensions:
 		assert.Len(t, widgets.Items, 3)
 	})
 
-	t.Run("delete", func(t *testing.T) {
+	t.Run("delete, cairn's worker killed while the extension deletes", func(t *testing.T) {
 		require.DirExists(t, filepath.Join(exportDir, "ops-1"))
-		_, stderr, code := s.cli("backup", "delete", "ops-1", "--wait")
+		require.NoError(t, os.WriteFile(hold, nil, 0o600))
+		since := time.Now().UTC()
+		_, stderr, code := s.cli("backup", "delete", "ops-1")
 		require.Zero(t, code, stderr)
+		deletion := v1alpha1.DeleteWorkflowID("ops-1")
+		calls := func(status string) []*workflowpb.WorkflowExecutionInfo {
+			q := fmt.Sprintf("%s = %q AND %s = %q AND StartTime > %q", v1alpha1.SearchAttrKind.GetName(), v1alpha1.KindExtensionCall,
+				v1alpha1.SearchAttrName.GetName(), "ops-1", since.Format(time.RFC3339Nano))
+			if status != "" {
+				q += fmt.Sprintf(" AND ExecutionStatus = %q", status)
+			}
+			listed, err := s.temporalC.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: "default", Query: q})
+			require.NoError(t, err)
+			return listed.GetExecutions()
+		}
+		var call string
+		require.Eventually(t, func() bool {
+			if running := calls("Running"); len(running) == 1 {
+				call = running[0].GetExecution().GetWorkflowId()
+			}
+			return call != ""
+		}, 2*time.Minute, 200*time.Millisecond, "the delete action's call starts")
+		awaitPendingActivity(t, s, deletion, call, func(pa *workflowpb.PendingActivityInfo) bool {
+			return pa.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED
+		})
+		require.DirExists(t, filepath.Join(exportDir, "ops-1"), "held: the extension has deleted nothing yet")
+		worker.kill()
+		worker = s.startWorker(workerArgs...)
+		require.NoError(t, os.Remove(hold))
+
+		wctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+		defer cancel()
+		require.NoError(t, s.temporalC.GetWorkflow(wctx, deletion, "").Get(wctx, nil))
 		assert.NoDirExists(t, filepath.Join(exportDir, "ops-1"), "the extension deleted the backup's exports with it")
 		assert.Empty(t, backupObjects(t, s, "ops-1"))
+		assert.Greater(t, activityAttempt(t, s, deletion, "RunDeleteActions"), int32(1),
+			"cairn's worker was killed while the deletion waited on its extension: the step ran again")
+		assert.Len(t, calls(""), 1, "the retried step found the call running, and made none again")
 	})
 
 	t.Run("cancel", func(t *testing.T) {

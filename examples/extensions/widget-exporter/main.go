@@ -51,7 +51,7 @@ func main() {
 	chunks := flag.Int("chunks", 8, "chunks an export is written in, one heartbeat each")
 	pause := flag.Duration("chunk-pause", 200*time.Millisecond, "pause after each chunk, to make an export take a while")
 	waitTimeout := flag.Duration("wait-timeout", 5*time.Minute, "how long a restored Widget waits for its ConfigMap")
-	holdWhile := flag.String("hold-while", "", "exports and imports wait after their first chunk while this file exists (a demo or test holds them mid-way)")
+	holdWhile := flag.String("hold-while", "", "exports and imports wait after their first chunk, and deletions before they start, while this file exists (a demo or test holds them mid-way)")
 	flag.Parse()
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("extension", "widget-exporter")
 	if *exportDir == "" || *chunks < 1 {
@@ -276,7 +276,10 @@ func (e *exporter) importFile(restore, namespace, name string) string {
 
 // DeleteItems deletes the exports of a deleted backup's Widgets; one
 // already gone is deleted, so a retried deletion succeeds.
-func (e *exporter) DeleteItems(_ context.Context, req extension.DeleteItemsRequest) (*extension.DeleteItemsResponse, error) {
+func (e *exporter) DeleteItems(ctx context.Context, req extension.DeleteItemsRequest) (*extension.DeleteItemsResponse, error) {
+	if err := e.hold(ctx, extension.OperationProgress{}); err != nil {
+		return nil, err
+	}
 	resp := &extension.DeleteItemsResponse{Items: make([]extension.DeleteItemAnswer, len(req.Items))}
 	for i, raw := range req.Items {
 		var w widget
