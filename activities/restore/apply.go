@@ -119,7 +119,7 @@ func (a *Activities) applyType(ctx context.Context, run *runlog.Run, clients *ku
 		record()
 	}
 	pl := &pipeline{run: run, ap: ap, gr: gr, batches: t.Batches, actions: actions, extensions: a.Extensions, beat: heartbeat,
-		restore: in.Restore, backup: in.Backup, typ: t.ResourceType, namespaceMapping: in.NamespaceMapping, board: board, ready: newReadiness(clients, board)}
+		restore: in.Restore, backup: in.Backup, typ: t.ResourceType, namespaceMapping: in.NamespaceMapping, dryRun: in.DryRun, board: board, ready: newReadiness(clients, board)}
 	commit := func(b int, outcome v1alpha1.TypeOutcome, deferred int) error {
 		mu.Lock()
 		prog.NextBatch, prog.Outcome, prog.Deferred = b+1, prog.Outcome.Add(outcome), prog.Deferred+deferred

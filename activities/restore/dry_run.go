@@ -46,6 +46,15 @@ func (a *Activities) SummarizeRestoreDryRun(ctx context.Context, in v1alpha1.Sum
 	if err := writeOutcomes(ctx, run, run.Restore, in.Order, add); err != nil {
 		return nil, err
 	}
+	keys, err := run.Loc.Keys(ctx, run.Restore.AllExtensionOperations())
+	if err != nil {
+		return nil, err
+	}
+	for _, key := range keys {
+		if err := run.Loc.ReadLines(ctx, key, func([]byte) error { sum.ExtensionOperations++; return nil }); err != nil {
+			return nil, err
+		}
+	}
 	return sum, nil
 }
 

@@ -128,7 +128,7 @@ func (p *pipeline) runAction(ctx context.Context, a extcall.Action, bw *batchWor
 	for k, batch := range batches {
 		g.Go(func() error {
 			req := extension.RestoreItemsRequest{Restore: p.restore, Backup: p.backup, Extension: a.Ext.Name,
-				Resource: p.resource(), NamespaceMapping: p.namespaceMapping}
+				Resource: p.resource(), NamespaceMapping: p.namespaceMapping, DryRun: p.dryRun}
 			var items extcall.Batch
 			for _, i := range batch {
 				req.Items = append(req.Items, raws[i])

@@ -22,6 +22,8 @@ type answerer struct {
 	mapping map[string]string
 	// during, when set, runs inside each call.
 	during func()
+	// dryRun is the last request's.
+	dryRun bool
 }
 
 func (a *answerer) Call(_ context.Context, _ string, in v1alpha1.ExtensionCallInput) (json.RawMessage, error) {
@@ -30,7 +32,7 @@ func (a *answerer) Call(_ context.Context, _ string, in v1alpha1.ExtensionCallIn
 	if err := json.Unmarshal(in.Request, &req); err != nil {
 		return nil, err
 	}
-	a.mapping = req.NamespaceMapping
+	a.mapping, a.dryRun = req.NamespaceMapping, req.DryRun
 	if a.during != nil {
 		a.during()
 	}

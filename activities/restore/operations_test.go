@@ -47,18 +47,16 @@ func (f *fakeOperator) Run(_ context.Context, id string, in v1alpha1.ExtensionOp
 
 func (f *fakeOperator) Cancel(context.Context, string) error { return nil }
 
-// TestRestoreOperationsRunForRestoredItems: an answer's operation is
-// recorded with its batch only when its item was restored (not for one
-// left as it existed); the operations step runs each under the restore's
-// workflow ID with the item as restored, the namespace mapping and the
-// answer's data; finalize lists them in operations.json and warns of the
-// one that failed.
-func TestRestoreOperationsRunForRestoredItems(t *testing.T) {
+// operationsFixture is a restore r1 of three ConfigMaps, one of which
+// exists and differs, whose extension answers each with an import
+// operation; the operator fails import/b.
+func operationsFixture(t *testing.T) (*testsuite.TestActivityEnvironment, *Activities, *location.Location, string, *fakeOperator, *answerer) {
+	t.Helper()
 	ctx := context.Background()
 	locURL := "file://" + t.TempDir()
 	loc, err := location.OpenPlain(ctx, locURL)
 	require.NoError(t, err)
-	defer loc.Close()
+	t.Cleanup(func() { _ = loc.Close() })
 	keys := location.Restore("r1")
 	batch := []Item{{Object: configMap("a", "v", "r1")}, {Object: configMap("b", "v", "r1")}, {Object: configMap("differs", "v", "r1")}}
 	require.NoError(t, loc.WriteAll(ctx, keys.Batch("configmaps", 0), jsonLines(batch)))
@@ -83,10 +81,22 @@ func TestRestoreOperationsRunForRestoredItems(t *testing.T) {
 		Log: zap.NewNop(), Extensions: caller, Operations: operator}
 	env := (&testsuite.WorkflowTestSuite{}).NewTestActivityEnvironment()
 	env.RegisterActivity(a)
+	return env, a, loc, locURL, operator, caller
+}
 
+// TestRestoreOperationsRunForRestoredItems: an answer's operation is
+// recorded with its batch only when its item was restored (not for one
+// left as it existed); the operations step runs each under the restore's
+// workflow ID with the item as restored, the namespace mapping and the
+// answer's data; finalize lists them in operations.json and warns of the
+// one that failed.
+func TestRestoreOperationsRunForRestoredItems(t *testing.T) {
+	ctx := context.Background()
+	env, a, loc, locURL, operator, caller := operationsFixture(t)
+	keys := location.Restore("r1")
 	in := applyInput(locURL, 1)
 	in.NamespaceMapping = map[string]string{"src": "shop"}
-	_, err = activitytest.Run[v1alpha1.ApplyResult](t, env, a.ApplyResources, in)
+	_, err := activitytest.Run[v1alpha1.ApplyResult](t, env, a.ApplyResources, in)
 	require.NoError(t, err)
 	var recorded []string
 	require.NoError(t, loc.ReadLines(ctx, keys.ExtensionOperations("configmaps", 0), func(line []byte) error {
@@ -126,4 +136,20 @@ func TestRestoreOperationsRunForRestoredItems(t *testing.T) {
 	require.NoError(t, loc.ReadJSON(ctx, keys.Results(), &results))
 	assert.Contains(t, results.Warnings, "configmaps shop/b: operation import/b: extension importer: operation failed: no disk")
 	assert.Positive(t, fin.Warnings)
+}
+
+// TestRestoreDryRunCountsOperationsItWouldStart: a dry run tells the
+// extension it is one, and its summary counts the operations the items
+// it would restore would start.
+func TestRestoreDryRunCountsOperationsItWouldStart(t *testing.T) {
+	env, a, _, locURL, _, caller := operationsFixture(t)
+	in := applyInput(locURL, 1)
+	in.DryRun = true
+	_, err := activitytest.Run[v1alpha1.ApplyResult](t, env, a.ApplyResources, in)
+	require.NoError(t, err)
+	assert.True(t, caller.dryRun, "the extension is told the restore is a dry run")
+	sum, err := activitytest.Run[v1alpha1.RestoreDryRun](t, env, a.SummarizeRestoreDryRun,
+		v1alpha1.SummarizeRestoreDryRunInput{Scratch: "r1", Location: locURL, Order: []string{"configmaps"}})
+	require.NoError(t, err)
+	assert.Equal(t, 2, sum.ExtensionOperations, "the ConfigMap left as it exists would start none")
 }

@@ -38,8 +38,10 @@ type pipeline struct {
 	beat            func()
 	restore, backup string
 	typ             v1alpha1.ResourceType
-	// namespaceMapping is the restore's, for the extensions' requests.
+	// namespaceMapping is the restore's, for the extensions' requests;
+	// dryRun says the restore is a dry run.
 	namespaceMapping map[string]string
+	dryRun           bool
 	// board holds what the step waits on; ready judges the objects
 	// items wait for.
 	board *waitBoard
@@ -285,7 +287,7 @@ func (p *pipeline) storeOperations(ctx context.Context, bw *batchWork) error {
 // it cannot be created when that does not come. A dry run creates
 // nothing to wait for, and waits for nothing.
 func (p *pipeline) awaitReady(ctx context.Context, bw *batchWork, i int) (string, error) {
-	if bw.waits == nil || p.ap.in.DryRun {
+	if bw.waits == nil || p.dryRun {
 		return "", nil
 	}
 	for _, w := range bw.waits[i] {

@@ -108,6 +108,9 @@ type RestoreDryRun struct {
 	Volumes []string `json:"volumes,omitempty"`
 	// Modifiers say which resource modifier rules would change objects.
 	Modifiers []DryRunModifier `json:"modifiers,omitempty"`
+	// ExtensionOperations counts the operations extensions answered they
+	// would start for the items that would be restored (none ran).
+	ExtensionOperations int `json:"extensionOperations,omitempty"`
 }
 
 // DryRunTypeOutcome counts what would happen to the items of one type,

@@ -19,6 +19,9 @@ func describeRestoreDryRun(w io.Writer, r *v1alpha1.RestoreDryRun) {
 	if len(r.Volumes) > 0 {
 		row(w, "Volume data:", fmt.Sprintf("%d claims from the repository (not tried): %s", len(r.Volumes), strings.Join(r.Volumes, ", ")))
 	}
+	if r.ExtensionOperations > 0 {
+		row(w, "Extension operations:", fmt.Sprintf("%d would start (none ran)", r.ExtensionOperations))
+	}
 	fmt.Fprintln(w)
 	row(w, "RESOURCE", "CREATE", "UNCHANGED", "UPDATE", "SKIP", "FAIL")
 	types := slices.Clone(r.Order)

@@ -150,6 +150,10 @@ type RestoreItemsRequest struct {
 	// NamespaceMapping is the restore's, backup namespace to restored
 	// one: how an item's namespace in the backup is found.
 	NamespaceMapping map[string]string `json:"namespaceMapping,omitempty"`
+	// DryRun says the restore is a dry run: nothing is created, no
+	// operation runs and no item waits, so the extension should change
+	// nothing of its own either.
+	DryRun bool `json:"dryRun,omitempty"`
 }
 
 // RestoreItemsResponse answers a request item by item, one answer per
