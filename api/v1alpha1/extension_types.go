@@ -194,11 +194,11 @@ type ExtensionWait struct {
 	Ready string `json:"ready,omitempty"`
 }
 
-// ExtensionCallInput is one call of an extension's activity, run as a
-// small workflow of its own (ExtensionCall) that a step starts and waits
-// for: the request and the answer live in that workflow's history, not
-// in the run's, so the run's history stays bounded by types however many
-// items extensions see.
+// ExtensionCallInput is one call of an extension's activity, which a step
+// starts and waits for as an activity of its own (a standalone activity;
+// on a Temporal server without them, a small ExtensionCall workflow): the
+// request and the answer live there, not in the run's history, which
+// stays bounded by types however many items extensions see.
 type ExtensionCallInput struct {
 	Run       string `json:"run"`
 	Extension string `json:"extension"`

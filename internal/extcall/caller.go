@@ -1,6 +1,8 @@
 // Package extcall calls extensions for the activities that have items
-// for them: through the ExtensionCall workflow, one per batch, found
-// again by its ID when a step is retried.
+// for them: each call an activity of its own on the extension's task
+// queue (a standalone activity, or an ExtensionCall workflow on a
+// Temporal server without them), found again by its ID when a step is
+// retried.
 package extcall
 
 import (
@@ -17,26 +19,74 @@ import (
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
-// Caller runs one call of an extension and returns its answer: the
-// ExtensionCall workflow under id, started once however often a retried
-// step asks (see TemporalCaller).
+// Caller runs one call of an extension and returns its answer: started
+// once under id however often a retried step asks (see TemporalCaller).
 type Caller interface {
 	Call(ctx context.Context, id string, in v1alpha1.ExtensionCallInput) (json.RawMessage, error)
 }
 
-// TemporalCaller calls extensions through the ExtensionCall workflow on
-// cairn's task queue.
+// TemporalCaller calls extensions through Temporal.
 type TemporalCaller struct{ Client client.Client }
 
-// Call starts the call's workflow under id, or finds the one a previous
-// attempt started (running or ended: its ID is never reused), and waits
-// for its answer.
+// Call runs the call as a standalone activity under id on the
+// extension's task queue, or finds the one a previous attempt started
+// (running or ended: its ID is never reused), and waits for its answer.
+// A standalone activity is one activity task and its payloads once; a
+// workflow around the activity, what a Temporal server without them
+// runs, costs twice that.
 func (t TemporalCaller) Call(ctx context.Context, id string, in v1alpha1.ExtensionCallInput) (json.RawMessage, error) {
-	var answer json.RawMessage
+	answer, err := t.callActivity(ctx, id, in)
+	var unimplemented *serviceerror.Unimplemented
+	if !errors.As(err, &unimplemented) {
+		return answer, err
+	}
 	if err := startOrFind(ctx, t.Client, id, v1alpha1.KindExtensionCall, in.Run, v1alpha1.ExtensionCallWorkflowName, in, &answer); err != nil {
 		return nil, callFailure(ctx, id, err)
 	}
 	return answer, nil
+}
+
+// callActivity runs the call as a standalone activity. Its error is the
+// start's when the server has no standalone activities (Unimplemented),
+// a non-retryable one saying why when the call ended without an answer,
+// or Temporal out of reach, which the step retries.
+func (t TemporalCaller) callActivity(ctx context.Context, id string, in v1alpha1.ExtensionCallInput) (json.RawMessage, error) {
+	timeout := in.CallTimeout()
+	opts := client.StartActivityOptions{
+		ID:                       id,
+		TaskQueue:                in.TaskQueue,
+		ScheduleToCloseTimeout:   timeout,
+		StartToCloseTimeout:      timeout,
+		RetryPolicy:              v1alpha1.ExtensionCallRetryPolicy(),
+		ActivityIDReusePolicy:    enumspb.ACTIVITY_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		ActivityIDConflictPolicy: enumspb.ACTIVITY_ID_CONFLICT_POLICY_USE_EXISTING,
+		TypedSearchAttributes:    temporal.NewSearchAttributes(v1alpha1.SearchAttrKind.ValueSet(v1alpha1.KindExtensionCall), v1alpha1.SearchAttrName.ValueSet(in.Run)),
+		Summary:                  fmt.Sprintf("extension %s for %s", in.Extension, in.Run),
+	}
+	h, err := t.Client.ExecuteActivity(ctx, opts, in.Activity, in.Request)
+	var started *serviceerror.ActivityExecutionAlreadyStarted
+	switch {
+	case errors.As(err, &started):
+		h = t.Client.GetActivityHandle(client.GetActivityHandleOptions{ActivityID: id})
+	case err != nil:
+		return nil, fmt.Errorf("start %s: %w", id, err)
+	}
+	var answer json.RawMessage
+	err = h.Get(ctx, &answer)
+	switch {
+	case err == nil:
+		return answer, nil
+	case ctx.Err() != nil:
+		return nil, err
+	}
+	var appErr *temporal.ApplicationError
+	var timedOut *temporal.TimeoutError
+	var canceled *temporal.CanceledError
+	var terminated *temporal.TerminatedError
+	if errors.As(err, &appErr) || errors.As(err, &timedOut) || errors.As(err, &canceled) || errors.As(err, &terminated) {
+		return nil, temporal.NewNonRetryableApplicationError(in.CallFailure(err), v1alpha1.ErrTypeExtension, nil)
+	}
+	return nil, err
 }
 
 // startOrFind starts workflow name under id with input in, or finds the

@@ -17,6 +17,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -312,26 +313,29 @@ extensions:
 		_, stderr, code := s.cli("backup", "delete", "ops-1")
 		require.Zero(t, code, stderr)
 		deletion := v1alpha1.DeleteWorkflowID("ops-1")
-		calls := func(status string) []*workflowpb.WorkflowExecutionInfo {
-			q := fmt.Sprintf("%s = %q AND %s = %q AND StartTime > %q", v1alpha1.SearchAttrKind.GetName(), v1alpha1.KindExtensionCall,
-				v1alpha1.SearchAttrName.GetName(), "ops-1", since.Format(time.RFC3339Nano))
-			if status != "" {
-				q += fmt.Sprintf(" AND ExecutionStatus = %q", status)
-			}
-			listed, err := s.temporalC.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: "default", Query: q})
+		// The deletion's calls: the backup's were made before it.
+		calls := func(running bool) []string {
+			q := fmt.Sprintf("%s = %q AND %s = %q", v1alpha1.SearchAttrKind.GetName(), v1alpha1.KindExtensionCall,
+				v1alpha1.SearchAttrName.GetName(), "ops-1")
+			listed, err := s.temporalC.ListActivities(ctx, client.ListActivitiesOptions{Query: q})
 			require.NoError(t, err)
-			return listed.GetExecutions()
+			var ids []string
+			for a, err := range listed.Results {
+				require.NoError(t, err)
+				if a.ScheduleTime.After(since) && (!running || a.Status == enumspb.ACTIVITY_EXECUTION_STATUS_RUNNING) {
+					ids = append(ids, a.ActivityID)
+				}
+			}
+			return ids
 		}
 		var call string
 		require.Eventually(t, func() bool {
-			if running := calls("Running"); len(running) == 1 {
-				call = running[0].GetExecution().GetWorkflowId()
+			if running := calls(true); len(running) == 1 {
+				call = running[0]
 			}
 			return call != ""
 		}, 2*time.Minute, 200*time.Millisecond, "the delete action's call starts")
-		awaitPendingActivity(t, s, deletion, call, func(pa *workflowpb.PendingActivityInfo) bool {
-			return pa.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED
-		})
+		awaitCallStarted(t, s, deletion, call)
 		require.DirExists(t, filepath.Join(exportDir, "ops-1"), "held: the extension has deleted nothing yet")
 		worker.kill()
 		worker = s.startWorker(workerArgs...)
@@ -344,7 +348,7 @@ extensions:
 		assert.Empty(t, backupObjects(t, s, "ops-1"))
 		assert.Greater(t, activityAttempt(t, s, deletion, "RunDeleteActions"), int32(1),
 			"cairn's worker was killed while the deletion waited on its extension: the step ran again")
-		assert.Len(t, calls(""), 1, "the retried step found the call running, and made none again")
+		assert.Len(t, calls(false), 1, "the retried step found the call running, and made none again")
 	})
 
 	t.Run("cancel", func(t *testing.T) {
@@ -397,5 +401,22 @@ func recordExtensionOperation(t *testing.T, s *stack, operation, backup string) 
 	if os.Getenv("CAIRN_RECORD_HISTORY") == "1" {
 		recordHistory(t, s, operation, "extension_operation_retried.json")
 		recordHistory(t, s, backup, "backup_extension_operations.json")
+	}
+}
+
+// awaitCallStarted waits until a worker of the extension has started the
+// call (a standalone activity); the run (runID) ending first fails the
+// test.
+func awaitCallStarted(t *testing.T, s *stack, runID, call string) {
+	t.Helper()
+	for {
+		desc, err := s.temporalC.GetActivityHandle(client.GetActivityHandleOptions{ActivityID: call}).Describe(context.Background(), client.DescribeActivityOptions{})
+		if err == nil && desc.RawResponse.GetInfo().GetRunState() == enumspb.PENDING_ACTIVITY_STATE_STARTED {
+			return
+		}
+		run, err := s.temporalC.DescribeWorkflowExecution(context.Background(), runID, "")
+		require.NoError(t, err)
+		require.Nil(t, run.GetWorkflowExecutionInfo().GetCloseTime(), "%s ended while it should wait", runID)
+		time.Sleep(200 * time.Millisecond)
 	}
 }

@@ -80,7 +80,7 @@ func (a *annotator) BackupItems(_ context.Context, req extension.BackupItemsRequ
 
 // TestBackupExtensions: a backup calls the extensions registered with its
 // worker, in order, for the items their selectors pick, through
-// ExtensionCall workflows on the extensions' own task queues. The
+// activities on the extensions' own task queues. The
 // stored items are those the extension answered with; an item it
 // refuses, one it answers with another object for, and those of an
 // extension nobody serves (after its timeout) are left out and named in
@@ -213,7 +213,12 @@ func recordExtensionCall(t *testing.T, s *stack) {
 	resp, err := s.temporalC.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{Namespace: "default",
 		Query: fmt.Sprintf("WorkflowType = %q AND ExecutionStatus = 'Completed'", v1alpha1.ExtensionCallWorkflowName), PageSize: 1})
 	require.NoError(t, err)
-	require.NotEmpty(t, resp.GetExecutions())
+	if len(resp.GetExecutions()) == 0 {
+		// Calls run as standalone activities; the workflow is for servers
+		// without them, and its recorded history stays as it is.
+		t.Log("no ExtensionCall workflow ran: extension_call_completed.json is kept")
+		return
+	}
 	recordHistory(t, s, resp.GetExecutions()[0].GetExecution().GetWorkflowId(), "extension_call_completed.json")
 }
 
