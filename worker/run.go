@@ -139,7 +139,8 @@ func Run(ctx context.Context, c client.Client, cfg Config) error {
 		return err
 	}
 	clusterActs.PageInterval = cfg.PageInterval
-	clusterActs.Registered, clusterActs.Extensions = cfg.Extensions, extcall.TemporalCaller{Client: c}
+	caller := &extcall.TemporalCaller{Client: c}
+	clusterActs.Registered, clusterActs.Extensions = cfg.Extensions, caller
 	clusterActs.Operations = extcall.TemporalOperator{Client: c}
 	ns := cfg.DataMovement.Namespace
 	if ns == "" {
@@ -147,10 +148,10 @@ func Run(ctx context.Context, c client.Client, cfg Config) error {
 	}
 	configNamespace := cmp.Or(cfg.ConfigNamespace, ns)
 	restoreActs := &restore.Activities{Clients: clients, Log: cfg.Log, BatchInterval: cfg.BatchInterval, TarballLimits: cfg.TarballLimits,
-		ConfigNamespace: configNamespace, Registered: cfg.Extensions, Extensions: extcall.TemporalCaller{Client: c},
+		ConfigNamespace: configNamespace, Registered: cfg.Extensions, Extensions: caller,
 		Operations: extcall.TemporalOperator{Client: c}}
 	storeActs := &store.Activities{Log: cfg.Log, DeleteInterval: cfg.DeleteInterval, Registered: cfg.Extensions,
-		Extensions: extcall.TemporalCaller{Client: c}}
+		Extensions: caller}
 	etcdActs := &etcd.Activities{Etcd: cfg.Etcd, Log: cfg.Log}
 	csiActs, err := csi.New(clients, cfg.Log, cfg.SnapshotRetention)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -25,8 +26,12 @@ type Caller interface {
 	Call(ctx context.Context, id string, in v1alpha1.ExtensionCallInput) (json.RawMessage, error)
 }
 
-// TemporalCaller calls extensions through Temporal.
-type TemporalCaller struct{ Client client.Client }
+// TemporalCaller calls extensions through Temporal. Share one: it
+// remembers a server without standalone activities.
+type TemporalCaller struct {
+	Client       client.Client
+	noStandalone atomic.Bool
+}
 
 // Call runs the call as a standalone activity under id on the
 // extension's task queue, or finds the one a previous attempt started
@@ -34,11 +39,16 @@ type TemporalCaller struct{ Client client.Client }
 // A standalone activity is one activity task and its payloads once; a
 // workflow around the activity, what a Temporal server without them
 // runs, costs twice that.
-func (t TemporalCaller) Call(ctx context.Context, id string, in v1alpha1.ExtensionCallInput) (json.RawMessage, error) {
-	answer, err := t.callActivity(ctx, id, in)
-	var unimplemented *serviceerror.Unimplemented
-	if !errors.As(err, &unimplemented) {
-		return answer, err
+func (t *TemporalCaller) Call(ctx context.Context, id string, in v1alpha1.ExtensionCallInput) (json.RawMessage, error) {
+	var answer json.RawMessage
+	if !t.noStandalone.Load() {
+		var err error
+		answer, err = t.callActivity(ctx, id, in)
+		var unimplemented *serviceerror.Unimplemented
+		if !errors.As(err, &unimplemented) {
+			return answer, err
+		}
+		t.noStandalone.Store(true)
 	}
 	if err := startOrFind(ctx, t.Client, id, v1alpha1.KindExtensionCall, in.Run, v1alpha1.ExtensionCallWorkflowName, in, &answer); err != nil {
 		return nil, callFailure(ctx, id, err)
@@ -50,7 +60,7 @@ func (t TemporalCaller) Call(ctx context.Context, id string, in v1alpha1.Extensi
 // start's when the server has no standalone activities (Unimplemented),
 // a non-retryable one saying why when the call ended without an answer,
 // or Temporal out of reach, which the step retries.
-func (t TemporalCaller) callActivity(ctx context.Context, id string, in v1alpha1.ExtensionCallInput) (json.RawMessage, error) {
+func (t *TemporalCaller) callActivity(ctx context.Context, id string, in v1alpha1.ExtensionCallInput) (json.RawMessage, error) {
 	timeout := in.CallTimeout()
 	opts := client.StartActivityOptions{
 		ID:                       id,

@@ -48,6 +48,7 @@ type fakeTemporal struct {
 	activities []string // IDs started as standalone activities
 	workflows  []string // IDs started as workflows
 	end        error    // how each call ends; nil: it answers
+	refused    int      // standalone starts refused
 }
 
 type fakeHandle struct {
@@ -73,6 +74,7 @@ func (fakeRun) Get(_ context.Context, out any) error {
 func (f *fakeTemporal) ExecuteActivity(_ context.Context, opts client.StartActivityOptions, _ any, _ ...any) (client.ActivityHandle, error) {
 	switch {
 	case f.noStandalone:
+		f.refused++
 		return nil, serviceerror.NewUnimplemented("Standalone activity is disabled")
 	case f.running[opts.ID]:
 		return nil, serviceerror.NewActivityExecutionAlreadyStarted("started", "", "")
@@ -98,26 +100,30 @@ func TestCallRunsAsAStandaloneActivity(t *testing.T) {
 	ctx := context.Background()
 	in := v1alpha1.ExtensionCallInput{Run: "b", Extension: "x", TaskQueue: "x-queue", Activity: "cairn.extension.v1.BackupItems"}
 	f := &fakeTemporal{running: map[string]bool{}}
-	answer, err := TemporalCaller{Client: f}.Call(ctx, "extension/b/x/1", in)
+	answer, err := (&TemporalCaller{Client: f}).Call(ctx, "extension/b/x/1", in)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"items":[]}`, string(answer))
 	assert.Equal(t, []string{"extension/b/x/1"}, f.activities)
 
 	f.running["extension/b/x/1"] = true
-	_, err = TemporalCaller{Client: f}.Call(ctx, "extension/b/x/1", in)
+	_, err = (&TemporalCaller{Client: f}).Call(ctx, "extension/b/x/1", in)
 	require.NoError(t, err)
 	assert.Len(t, f.activities, 1, "the retry found the call it made")
 
 	f.end = temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_CLOSE, nil)
-	_, err = TemporalCaller{Client: f}.Call(ctx, "extension/b/x/2", in)
+	_, err = (&TemporalCaller{Client: f}).Call(ctx, "extension/b/x/2", in)
 	var appErr *temporal.ApplicationError
 	require.ErrorAs(t, err, &appErr)
 	assert.Equal(t, v1alpha1.ErrTypeExtension, appErr.Type())
 	assert.Equal(t, "did not answer cairn.extension.v1.BackupItems within 10m0s: is a worker polling task queue x-queue?", appErr.Message())
 
 	old := &fakeTemporal{noStandalone: true}
-	answer, err = TemporalCaller{Client: old}.Call(ctx, "extension/b/x/3", in)
-	require.NoError(t, err)
-	assert.JSONEq(t, `{"items":["from a workflow"]}`, string(answer))
-	assert.Equal(t, []string{"extension/b/x/3"}, old.workflows)
+	caller := &TemporalCaller{Client: old}
+	for _, id := range []string{"extension/b/x/3", "extension/b/x/4"} {
+		answer, err = caller.Call(ctx, id, in)
+		require.NoError(t, err)
+		assert.JSONEq(t, `{"items":["from a workflow"]}`, string(answer))
+	}
+	assert.Equal(t, []string{"extension/b/x/3", "extension/b/x/4"}, old.workflows)
+	assert.Equal(t, 1, old.refused, "asked once for a standalone activity, then remembered")
 }
