@@ -18,9 +18,9 @@ import (
 
 // RunRestoreOperations runs the operations extensions started for the
 // restored items, each as its own ExtensionOperation workflow, and waits
-// for them all. A retried attempt finds the workflows the one before started; a
-// canceled restore cancels those still running. How each ended is kept
-// for the restore's operations.json.
+// for them all. A retried attempt finds the workflows the one before
+// started; a canceled restore cancels those still running. How each
+// ended is kept for the restore's operations.json.
 func (a *Activities) RunRestoreOperations(ctx context.Context, in v1alpha1.RunRestoreOperationsInput) (*v1alpha1.RunRestoreOperationsResult, error) {
 	run, err := runlog.StartRestore(ctx, a.Locations, a.Log, in.Restore, in.Backup, in.Location)
 	if err != nil {
