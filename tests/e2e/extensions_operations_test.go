@@ -178,11 +178,7 @@ extensions:
 			"the kill landed mid-operation: its activity ran again")
 		assert.Greater(t, activityAttempt(t, s, v1alpha1.BackupWorkflowID("ops-1"), "RunOperations"), int32(1),
 			"cairn's worker was killed while the backup waited: its step ran again")
-		listed, err := s.temporalC.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: "default",
-			Query: fmt.Sprintf("%s = %q AND %s = %q", v1alpha1.SearchAttrKind.GetName(), v1alpha1.KindExtensionOperation,
-				v1alpha1.SearchAttrName.GetName(), "ops-1")})
-		require.NoError(t, err)
-		assert.Len(t, listed.GetExecutions(), 3, "the retried step found the operations running, and started none again")
+		assert.Equal(t, 3, operationWorkflows(t, s, "ops-1"), "the retried step found the operations running, and started none again")
 		log, err := os.ReadFile(exporter.logPath)
 		require.NoError(t, err)
 		assert.Contains(t, string(log), `"resumeAtChunk":`, "the retry resumed from the heartbeat")
@@ -245,11 +241,7 @@ extensions:
 			"the kill landed mid-import: its activity ran again")
 		assert.Greater(t, activityAttempt(t, s, v1alpha1.RestoreWorkflowID("ops-r1"), "RunRestoreOperations"), int32(1),
 			"cairn's worker was killed while the restore waited: its step ran again")
-		listed, err := s.temporalC.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: "default",
-			Query: fmt.Sprintf("%s = %q AND %s = %q", v1alpha1.SearchAttrKind.GetName(), v1alpha1.KindExtensionOperation,
-				v1alpha1.SearchAttrName.GetName(), "ops-r1")})
-		require.NoError(t, err)
-		assert.Len(t, listed.GetExecutions(), 3, "the retried step found the imports running, and started none again")
+		assert.Equal(t, 3, operationWorkflows(t, s, "ops-r1"), "the retried step found the imports running, and started none again")
 		for _, name := range []string{"red", "green", "blue"} {
 			exported, err := os.ReadFile(filepath.Join(exportDir, "ops-1", ns+"_"+name+".json"))
 			require.NoError(t, err)
@@ -419,4 +411,15 @@ func awaitCallStarted(t *testing.T, s *stack, runID, call string) {
 		require.Nil(t, run.GetWorkflowExecutionInfo().GetCloseTime(), "%s ended while it should wait", runID)
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// operationWorkflows counts the operation workflows of a backup or
+// restore.
+func operationWorkflows(t *testing.T, s *stack, run string) int {
+	t.Helper()
+	listed, err := s.temporalC.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{Namespace: "default",
+		Query: fmt.Sprintf("%s = %q AND %s = %q", v1alpha1.SearchAttrKind.GetName(), v1alpha1.KindExtensionOperation,
+			v1alpha1.SearchAttrName.GetName(), run)})
+	require.NoError(t, err)
+	return len(listed.GetExecutions())
 }
