@@ -124,6 +124,7 @@ func (g *gatedRewriter) RestoreItems(ctx context.Context, req extension.RestoreI
 // (SIGKILL) while a restore's apply step waits on an extension's call.
 // The retried step (attempt 2 in the history) finds the call already made:
 // the extension sees each item once, and every item is restored once.
+// While it waits, describe names the extension.
 func TestRestoreExtensionSurvivesAWorkerKill(t *testing.T) {
 	t.Parallel()
 	s := newSharedStack(t)
@@ -152,6 +153,11 @@ extensions:
 		Options: v1alpha1.RestoreOptions{HeartbeatTimeout: &metav1.Duration{Duration: 3 * time.Second}}})
 	require.NoError(t, err)
 	ext.awaitEntered(t, s, v1alpha1.RestoreWorkflowID("ext-rk-r1"))
+	awaitHeartbeat(t, s, v1alpha1.RestoreWorkflowID("ext-rk-r1"), time.Now())
+	stdout, stderr, code := s.cli("restore", "describe", "ext-rk-r1")
+	require.Zero(t, code, stderr)
+	assert.Contains(t, stdout, "Waiting on:", "describe names the extension the restore waits on")
+	assert.Contains(t, stdout, "extension registry (task queue e2e-registry-kill)")
 	w.kill()
 	s.startWorker("--extensions", file)
 	close(ext.release)
