@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.temporal.io/sdk/activity"
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -199,10 +198,7 @@ func (a *Activities) waitBeat(ctx context.Context) time.Duration {
 	if a.callBeat > 0 {
 		return a.callBeat
 	}
-	if every := activity.GetInfo(ctx).HeartbeatTimeout / 3; every > 0 {
-		return every
-	}
-	return 10 * time.Second
+	return extcall.BeatEvery(ctx)
 }
 
 // storeExtensionRecords records the additional items asked for with a

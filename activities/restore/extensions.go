@@ -122,7 +122,7 @@ func (p *pipeline) runAction(ctx context.Context, a extcall.Action, bw *batchWor
 	// nobody serves is seen waited on until its timeout.
 	p.board.put(&batches, v1alpha1.ExtensionWait{Extension: a.Ext.Name, TaskQueue: a.Ext.TaskQueue, Since: metav1.NewTime(time.Now().UTC())})
 	defer p.board.remove(&batches)
-	stop := tick.Every(beatEvery(ctx), p.beat)
+	stop := tick.Every(extcall.BeatEvery(ctx), p.beat)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(maxCallsInFlight)
 	for k, batch := range batches {

@@ -178,7 +178,7 @@ func writeOperations(ctx context.Context, run *runlog.Run, warnings *warningList
 			return fmt.Errorf("%s: %w", run.Restore.OperationsRun(), err)
 		}
 		if op.Error != "" && op.Item != nil {
-			warnings.add(fmt.Sprintf("%s %s: operation %s: %s", op.Item.Resource, refName(op.Item.Namespace, op.Item.Name), op.ID, op.Error))
+			warnings.add(fmt.Sprintf("%s: operation %s: %s", op.Item, op.ID, op.Error))
 		}
 		ops = append(ops, op)
 		return nil
@@ -187,13 +187,6 @@ func writeOperations(ctx context.Context, run *runlog.Run, warnings *warningList
 		return err
 	}
 	return run.Loc.WriteJSON(ctx, run.Restore.Operations(), v1alpha1.OperationsFile{Operations: ops})
-}
-
-func refName(namespace, name string) string {
-	if namespace == "" {
-		return name
-	}
-	return namespace + "/" + name
 }
 
 func readIfExists(ctx context.Context, run *runlog.Run, key string, fn func([]byte) error) error {

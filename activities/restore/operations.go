@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"time"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,7 +35,7 @@ func (a *Activities) RunRestoreOperations(ctx context.Context, in v1alpha1.RunRe
 		return nil, err
 	}
 	set := extcall.OperationSet{Operator: a.Operations, Registered: extcall.Registered(exts), Log: run.Log,
-		BeatEvery: beatEvery(ctx), Input: restoreOperationInput(in)}
+		BeatEvery: extcall.BeatEvery(ctx), Input: restoreOperationInput(in)}
 	if err := set.RunAll(ctx, ops); err != nil {
 		return nil, err
 	}
@@ -93,13 +92,4 @@ func restoreOperationInput(in v1alpha1.RunRestoreOperationsInput) func(v1alpha1.
 			Timeout: metav1.Duration{Duration: in.Timeout}, HeartbeatTimeout: extcall.HeartbeatOf(in.Options.HeartbeatTimeout),
 			Request: req}, nil
 	}
-}
-
-// beatEvery is how often a step heartbeats while it waits on extensions:
-// a third of its heartbeat timeout.
-func beatEvery(ctx context.Context) time.Duration {
-	if d := activity.GetInfo(ctx).HeartbeatTimeout / 3; d > 0 {
-		return d
-	}
-	return 10 * time.Second
 }

@@ -87,7 +87,7 @@ func (b *waitBoard) shown() []v1alpha1.ExtensionWait {
 // ready), or an error for what a retry mends (the API server out of
 // reach).
 func (r *readiness) await(ctx context.Context, w *itemWait, beat func()) (string, error) {
-	stop := tick.Every(beatEvery(ctx), beat)
+	stop := tick.Every(extcall.BeatEvery(ctx), beat)
 	defer stop()
 	defer r.board.remove(w)
 	since := time.Now().UTC()
@@ -96,7 +96,7 @@ func (r *readiness) await(ctx context.Context, w *itemWait, beat func()) (string
 	who := "extension " + w.extension.Name + ": "
 	for _, ref := range w.refs {
 		r.board.put(w, v1alpha1.ExtensionWait{Extension: w.extension.Name, TaskQueue: w.extension.TaskQueue,
-			Since: metav1.NewTime(since), Ready: refString(ref)})
+			Since: metav1.NewTime(since), Ready: extcall.RefString(ref)})
 		var why, last string
 		err := wait.PollUntilContextCancel(wctx, r.every, true, func(ctx context.Context) (bool, error) {
 			ready, failed, msg, err := r.state(ctx, ref)
@@ -114,7 +114,7 @@ func (r *readiness) await(ctx context.Context, w *itemWait, beat func()) (string
 		case why != "":
 			return who + why, nil
 		case err != nil && ctx.Err() == nil && wctx.Err() != nil:
-			return fmt.Sprintf("%swaited %s for %s to be ready; %s", who, w.timeout, refString(ref), last), nil
+			return fmt.Sprintf("%swaited %s for %s to be ready; %s", who, w.timeout, extcall.RefString(ref), last), nil
 		case err != nil:
 			return "", err
 		}
@@ -128,18 +128,18 @@ func (r *readiness) state(ctx context.Context, ref extension.ObjectRef) (ready b
 	gvr, err := r.mapper.ResourceFor(schema.GroupVersionResource{Group: ref.Group, Resource: ref.Resource})
 	if err != nil {
 		if meta.IsNoMatchError(err) {
-			return false, fmt.Sprintf("%s: the cluster serves no such resource", refString(ref)), "", nil
+			return false, fmt.Sprintf("%s: the cluster serves no such resource", extcall.RefString(ref)), "", nil
 		}
-		return false, "", "", fmt.Errorf("resolve %s: %w", refString(ref), err)
+		return false, "", "", fmt.Errorf("resolve %s: %w", extcall.RefString(ref), err)
 	}
 	obj, err := r.dyn.Resource(gvr).Namespace(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		return false, "", "it does not exist", nil
 	case apierrors.IsForbidden(err):
-		return false, fmt.Sprintf("%s: the restore's identity may not read it", refString(ref)), "", nil
+		return false, fmt.Sprintf("%s: the restore's identity may not read it", extcall.RefString(ref)), "", nil
 	case err != nil:
-		return false, "", "", fmt.Errorf("read %s: %w", refString(ref), err)
+		return false, "", "", fmt.Errorf("read %s: %w", extcall.RefString(ref), err)
 	}
 	res, err := status.Compute(obj)
 	if err != nil {
@@ -149,18 +149,10 @@ func (r *readiness) state(ctx context.Context, ref extension.ObjectRef) (ready b
 	case status.CurrentStatus:
 		return true, "", "", nil
 	case status.FailedStatus:
-		return false, fmt.Sprintf("%s failed: %s", refString(ref), res.Message), "", nil
+		return false, fmt.Sprintf("%s failed: %s", extcall.RefString(ref), res.Message), "", nil
 	}
 	return false, "", fmt.Sprintf("it is %s: %s", res.Status, res.Message), nil
 }
 
 // maxWaitsShown bounds the waits a heartbeat names.
 const maxWaitsShown = 5
-
-func refString(r extension.ObjectRef) string {
-	name := r.Name
-	if r.Namespace != "" {
-		name = r.Namespace + "/" + name
-	}
-	return extcall.GroupResource(r) + " " + name
-}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/tidwall/gjson"
 	"go.temporal.io/sdk/activity"
@@ -61,7 +60,7 @@ func (a *Activities) RunDeleteActions(ctx context.Context, in v1alpha1.DeleteAct
 	d.g.SetLimit(maxDeleteCallsInFlight)
 	// The step waits on calls (each up to its extension's timeout) as
 	// much as it reads: it heartbeats on a clock, not per item.
-	stop := tick.Every(heartbeatEvery(ctx), func() { activity.RecordHeartbeat(ctx) })
+	stop := tick.Every(extcall.BeatEvery(ctx), func() { activity.RecordHeartbeat(ctx) })
 	defer stop()
 	_, werr := tarball.Walk(r, tarball.Limits{}, func(e tarball.Entry) error {
 		// Each item is in the tarball twice: once without a version.
@@ -81,14 +80,6 @@ func (a *Activities) RunDeleteActions(ctx context.Context, in v1alpha1.DeleteAct
 	}
 	d.log.Info("Extensions deleted for the backup's items", zap.Int("items", res.Items), zap.Int("calls", res.Calls))
 	return res, nil
-}
-
-// heartbeatEvery is a third of the step's heartbeat timeout.
-func heartbeatEvery(ctx context.Context) time.Duration {
-	if d := activity.GetInfo(ctx).HeartbeatTimeout / 3; d > 0 {
-		return d
-	}
-	return 10 * time.Second
 }
 
 func registersDeletes(exts []v1alpha1.Extension) bool {

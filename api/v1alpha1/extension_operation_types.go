@@ -26,6 +26,15 @@ type ItemRef struct {
 	Name      string `json:"name"`
 }
 
+// String names the object as kubectl does: its type, then
+// namespace/name.
+func (r ItemRef) String() string {
+	if r.Namespace == "" {
+		return r.Resource + " " + r.Name
+	}
+	return r.Resource + " " + r.Namespace + "/" + r.Name
+}
+
 // ExtensionOperationInput runs one operation an extension started, as a
 // workflow of its own (ExtensionOperation) that the backup's operations
 // step starts and waits for: its progress and retries are in that

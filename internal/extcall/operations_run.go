@@ -81,8 +81,8 @@ func ReadOperations(ctx context.Context, loc *location.Location, prefix string, 
 				Phase: v1alpha1.OperationNew, Timeout: timeout, WorkflowID: workflowID(rec)}}
 			dupKey := rec.Extension + "\x00" + rec.ID
 			if prev, dup := first[dupKey]; dup {
-				p.Op.Phase, p.Op.Error = v1alpha1.OperationFailed, fmt.Sprintf("extension %s: operation id %q was already started for %s %s",
-					rec.Extension, rec.ID, GroupResource(prev), refName(prev))
+				p.Op.Phase, p.Op.Error = v1alpha1.OperationFailed, fmt.Sprintf("extension %s: operation id %q was already started for %s",
+					rec.Extension, rec.ID, RefString(prev))
 				p.Op.WorkflowID = ""
 			} else if _, ok := registered[rec.Extension]; !ok {
 				// Only a work area written by something else holds one: a
@@ -276,6 +276,16 @@ func HeartbeatOf(d *metav1.Duration) metav1.Duration {
 	return *d
 }
 
+// BeatEvery is how often a step heartbeats while it waits on extensions
+// (calls, operations, objects to be ready): a third of its heartbeat
+// timeout.
+func BeatEvery(ctx context.Context) time.Duration {
+	if d := activity.GetInfo(ctx).HeartbeatTimeout / 3; d > 0 {
+		return d
+	}
+	return 10 * time.Second
+}
+
 // GroupResource is a reference's type as "resource.group".
 func GroupResource(r extension.ObjectRef) string {
 	if r.Group == "" {
@@ -284,11 +294,14 @@ func GroupResource(r extension.ObjectRef) string {
 	return r.Resource + "." + r.Group
 }
 
-func refName(r extension.ObjectRef) string {
-	if r.Namespace == "" {
-		return r.Name
+// RefString names a referenced object as kubectl does: its type, then
+// namespace/name.
+func RefString(r extension.ObjectRef) string {
+	name := r.Name
+	if r.Namespace != "" {
+		name = r.Namespace + "/" + name
 	}
-	return r.Namespace + "/" + r.Name
+	return GroupResource(r) + " " + name
 }
 
 func truncate(s string, n int) string {
