@@ -128,18 +128,29 @@ func awaitHeartbeat(t *testing.T, s *stack, workflowID string, since time.Time) 
 
 // awaitPendingActivity waits until a pending activity of workflowID
 // (which may not have started yet) matches; the run runID ending first
-// fails the test. Temporal tells no one of a heartbeat: the loop asks
-// again, and its pause decides nothing.
+// fails the test.
 func awaitPendingActivity(t *testing.T, s *stack, runID, workflowID string, match func(*workflowpb.PendingActivityInfo) bool) {
 	t.Helper()
-	for {
-		if desc, err := s.temporalC.DescribeWorkflowExecution(context.Background(), workflowID, ""); err == nil {
-			for _, pa := range desc.GetPendingActivities() {
-				if match(pa) {
-					return
-				}
+	awaitWhileRunning(t, s, runID, func() bool {
+		desc, err := s.temporalC.DescribeWorkflowExecution(context.Background(), workflowID, "")
+		if err != nil {
+			return false
+		}
+		for _, pa := range desc.GetPendingActivities() {
+			if match(pa) {
+				return true
 			}
 		}
+		return false
+	})
+}
+
+// awaitWhileRunning waits until happened says so; the run runID ending
+// first fails the test. Temporal tells no one of a heartbeat or of an
+// activity's start: the loop asks again, and its pause decides nothing.
+func awaitWhileRunning(t *testing.T, s *stack, runID string, happened func() bool) {
+	t.Helper()
+	for !happened() {
 		run, err := s.temporalC.DescribeWorkflowExecution(context.Background(), runID, "")
 		require.NoError(t, err)
 		require.Nil(t, run.GetWorkflowExecutionInfo().GetCloseTime(), "%s ended while it should wait", runID)

@@ -321,13 +321,16 @@ extensions:
 			return ids
 		}
 		var call string
-		require.Eventually(t, func() bool {
+		awaitWhileRunning(t, s, deletion, func() bool {
 			if running := calls(true); len(running) == 1 {
 				call = running[0]
 			}
 			return call != ""
-		}, 2*time.Minute, 200*time.Millisecond, "the delete action's call starts")
-		awaitCallStarted(t, s, deletion, call)
+		})
+		awaitWhileRunning(t, s, deletion, func() bool {
+			desc, err := s.temporalC.GetActivityHandle(client.GetActivityHandleOptions{ActivityID: call}).Describe(ctx, client.DescribeActivityOptions{})
+			return err == nil && desc.RawResponse.GetInfo().GetRunState() == enumspb.PENDING_ACTIVITY_STATE_STARTED
+		})
 		require.DirExists(t, filepath.Join(exportDir, "ops-1"), "held: the extension has deleted nothing yet")
 		worker.kill()
 		worker = s.startWorker(workerArgs...)
@@ -393,23 +396,6 @@ func recordExtensionOperation(t *testing.T, s *stack, operation, backup string) 
 	if os.Getenv("CAIRN_RECORD_HISTORY") == "1" {
 		recordHistory(t, s, operation, "extension_operation_retried.json")
 		recordHistory(t, s, backup, "backup_extension_operations.json")
-	}
-}
-
-// awaitCallStarted waits until a worker of the extension has started the
-// call (a standalone activity); the run (runID) ending first fails the
-// test.
-func awaitCallStarted(t *testing.T, s *stack, runID, call string) {
-	t.Helper()
-	for {
-		desc, err := s.temporalC.GetActivityHandle(client.GetActivityHandleOptions{ActivityID: call}).Describe(context.Background(), client.DescribeActivityOptions{})
-		if err == nil && desc.RawResponse.GetInfo().GetRunState() == enumspb.PENDING_ACTIVITY_STATE_STARTED {
-			return
-		}
-		run, err := s.temporalC.DescribeWorkflowExecution(context.Background(), runID, "")
-		require.NoError(t, err)
-		require.Nil(t, run.GetWorkflowExecutionInfo().GetCloseTime(), "%s ended while it should wait", runID)
-		time.Sleep(200 * time.Millisecond)
 	}
 }
 
