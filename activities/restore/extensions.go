@@ -90,7 +90,9 @@ func (p *pipeline) extend(ctx context.Context, bw *batchWork) error {
 	if len(p.actions) == 0 || len(bw.items) == 0 {
 		return nil
 	}
-	bw.decided = make([]bool, len(bw.items))
+	if bw.decided == nil {
+		bw.decided = make([]bool, len(bw.items))
+	}
 	for _, a := range p.actions {
 		if err := p.runAction(ctx, a, bw); err != nil {
 			return err
@@ -179,6 +181,12 @@ func (p *pipeline) answered(a extcall.Action, bw *batchWork, i int, raw []byte, 
 			return
 		}
 		bw.items[i].Object = changed
+	}
+	if len(ans.AdditionalItems) > 0 {
+		if bw.additional == nil {
+			bw.additional = make([][]extension.ObjectRef, len(bw.items))
+		}
+		bw.additional[i] = append(bw.additional[i], ans.AdditionalItems...)
 	}
 	if w := ans.WaitFor; w != nil {
 		timeout, _ := w.WaitTimeout() // checked with the answer

@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/extcall"
 	"github.com/cairn-backup/cairn/internal/runlog"
+	"github.com/cairn-backup/cairn/pkg/extension"
 )
 
 // batchWindow is how many batches may be loaded ahead of the oldest one
@@ -46,6 +47,10 @@ type pipeline struct {
 	// items wait for.
 	board *waitBoard
 	ready *readiness
+	// ahead restores the additional items extensions ask for; inFlight
+	// are the batches the feed loaded, by index.
+	ahead    *aheadState
+	inFlight map[int]*batchWork
 }
 
 const maxLoggedFailures = 100
@@ -66,6 +71,8 @@ type batchWork struct {
 	operations [][]extcall.OperationRecord
 	// waits are what each item waits for before it is created.
 	waits [][]*itemWait
+	// additional are the objects to restore before each item.
+	additional [][]extension.ObjectRef
 	// stored is set for a batch an earlier attempt already stored.
 	stored *v1alpha1.TypeOutcome
 	// storedDeferred counts that batch's pending owner references.
@@ -114,6 +121,10 @@ func (p *pipeline) apply(ctx context.Context, start int, commit func(b int, o v1
 func (p *pipeline) feed(ctx context.Context, start int, ordered chan<- *batchWork, jobs chan<- itemJob) error {
 	for b := start; b < p.batches; b++ {
 		bw := &batchWork{index: b, complete: make(chan struct{})}
+		if p.inFlight == nil {
+			p.inFlight = map[int]*batchWork{}
+		}
+		p.inFlight[b] = bw
 		outcome, deferred, done, err := storedBatch(ctx, p.run, p.gr, b)
 		if err != nil {
 			return err
@@ -158,7 +169,13 @@ func (p *pipeline) load(ctx context.Context, bw *batchWork) error {
 	bw.outcomes = make([]v1alpha1.ItemOutcome, len(bw.items))
 	bw.relinks = make([][]relink, len(bw.items))
 	bw.left.Store(int32(len(bw.items)))
+	if err := p.takeRestoredAhead(ctx, bw); err != nil {
+		return err
+	}
 	if err := p.extend(ctx, bw); err != nil {
+		return err
+	}
+	if err := p.restoreFirst(ctx, bw); err != nil {
 		return err
 	}
 	if bw.left.Load() == 0 {

@@ -153,6 +153,13 @@ func (a *Activities) PlanRestore(ctx context.Context, in v1alpha1.RestorePlanInp
 		res.Types = append(res.Types, t)
 		res.ItemsTotal += t.Items
 	}
+	if extensions > 0 {
+		// An extension may ask for an item of a later type to be
+		// restored first: the apply steps find its batch here.
+		if err := run.Loc.WriteJSON(ctx, run.Restore.PlannedTypes(), res.Types); err != nil {
+			return nil, err
+		}
+	}
 	run.Log.Info("Planned restore", zap.String("backupFormat", meta.Format), zap.Int("resourceTypes", len(res.Types)),
 		zap.Int("items", res.ItemsTotal), zap.Int("itemsSkippedByRule", w.ruleSkips), zap.Int("typesSkipped", len(p.skipped)),
 		zap.Int("volumesFromRepository", len(vols)))

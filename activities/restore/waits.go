@@ -156,3 +156,25 @@ func (r *readiness) state(ctx context.Context, ref extension.ObjectRef) (ready b
 
 // maxWaitsShown bounds the waits a heartbeat names.
 const maxWaitsShown = 5
+
+// exists says whether an object exists, read as the restore's identity;
+// unreadable says why that cannot be told.
+func (r *readiness) exists(ctx context.Context, ref extension.ObjectRef) (ok bool, unreadable string, err error) {
+	gvr, err := r.mapper.ResourceFor(schema.GroupVersionResource{Group: ref.Group, Resource: ref.Resource})
+	if err != nil {
+		if meta.IsNoMatchError(err) {
+			return false, "the cluster serves no such resource", nil
+		}
+		return false, "", fmt.Errorf("resolve %s: %w", extcall.RefString(ref), err)
+	}
+	_, err = r.dyn.Resource(gvr).Namespace(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		return true, "", nil
+	case apierrors.IsNotFound(err):
+		return false, "", nil
+	case apierrors.IsForbidden(err):
+		return false, "the restore's identity may not read it", nil
+	}
+	return false, "", fmt.Errorf("read %s: %w", extcall.RefString(ref), err)
+}

@@ -83,3 +83,19 @@ func (r RestoreKeys) Operations() string { return r.prefix + "operations.json" }
 
 // Prefix holds everything of the restore.
 func (r RestoreKeys) Prefix() string { return r.prefix }
+
+// PlannedTypes lists the types the plan prepared, in restore order: where
+// an apply step finds the batches of an item it restores ahead of its
+// type, as an extension asked.
+func (r RestoreKeys) PlannedTypes() string { return r.Work() + "types.json" }
+
+// Ahead holds the outcome of one item restored ahead of its type's step;
+// id names the item within its type.
+func (r RestoreKeys) Ahead(groupResource, id string) string {
+	return r.AheadOf(groupResource) + id + ".json"
+}
+
+// AheadOf is the prefix of the items of a type restored ahead of it.
+func (r RestoreKeys) AheadOf(groupResource string) string {
+	return r.Work() + "ahead/" + groupResource + "/"
+}

@@ -40,6 +40,12 @@ func CheckRestoreAnswer(sent json.RawMessage, ans RestoreItemAnswer) string {
 	if ans.Error != "" || ans.Skip != "" {
 		return ""
 	}
+	if len(ans.AdditionalItems) > MaxAdditionalItems {
+		return fmt.Sprintf("%d additional items, more than %d", len(ans.AdditionalItems), MaxAdditionalItems)
+	}
+	if p := CheckObjectRefs(ans.AdditionalItems); p != "" {
+		return p
+	}
 	if w := ans.WaitFor; w != nil {
 		if len(w.Items) == 0 || len(w.Items) > MaxAdditionalItems {
 			return fmt.Sprintf("waits for %d objects: give 1 to %d", len(w.Items), MaxAdditionalItems)

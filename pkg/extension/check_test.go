@@ -95,3 +95,13 @@ func TestCheckRestoreAnswerWait(t *testing.T) {
 		assert.Contains(t, CheckRestoreAnswer(sent, RestoreItemAnswer{WaitFor: &w}), want)
 	}
 }
+
+func TestCheckRestoreAnswerAdditionalItems(t *testing.T) {
+	sent := json.RawMessage(`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"token","namespace":"shop"}}`)
+	account := []ObjectRef{{Resource: "serviceaccounts", Namespace: "shop", Name: "builder"}}
+	assert.Empty(t, CheckRestoreAnswer(sent, RestoreItemAnswer{AdditionalItems: account}))
+	assert.Equal(t, "101 additional items, more than 100",
+		CheckRestoreAnswer(sent, RestoreItemAnswer{AdditionalItems: make([]ObjectRef, MaxAdditionalItems+1)}))
+	assert.Contains(t, CheckRestoreAnswer(sent, RestoreItemAnswer{AdditionalItems: []ObjectRef{{Resource: "serviceaccounts"}}}),
+		"resource and name are required")
+}

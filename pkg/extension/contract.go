@@ -178,6 +178,16 @@ type RestoreItemAnswer struct {
 	// ends. An item not restored (it failed, or existed) starts none.
 	// ItemsToUpdate is for backups only.
 	Operation *OperationStart `json:"operation,omitempty"`
+	// AdditionalItems are objects to restore before this item, named as
+	// restored (their namespace mapped), at most MaxAdditionalItems:
+	// each is taken from the restore's own items, with its type's rules
+	// and extensions, and created ahead of its type's turn; its outcome
+	// is counted once, with its type. One the restore does not hold
+	// (not in the backup, or left out by its filters) must exist in the
+	// cluster already. The item fails when one is not there after that.
+	// Add it to WaitFor too to wait until it is ready. A dry run
+	// restores nothing ahead.
+	AdditionalItems []ObjectRef `json:"additionalItems,omitempty"`
 	// WaitFor holds the item back until other objects are ready: cairn
 	// creates it only then, and fails it when they are not ready in time.
 	WaitFor *WaitFor `json:"waitFor,omitempty"`
