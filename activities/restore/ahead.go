@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/extcall"
 	"github.com/cairn-backup/cairn/internal/kube"
+	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/runlog"
 	"github.com/cairn-backup/cairn/pkg/extension"
 )
@@ -39,6 +41,9 @@ const maxAheadDepth = 4
 // aheadRecord is what restoring one item ahead of its type came to, as
 // its type's step takes it.
 type aheadRecord struct {
+	// Key names the item as the plan prepared it, namespace/name: an
+	// extension may have renamed what it restored.
+	Key        string                    `json:"key"`
 	Outcome    v1alpha1.ItemOutcome      `json:"outcome"`
 	Relinks    []relink                  `json:"relinks,omitempty"`
 	Operations []extcall.OperationRecord `json:"operations,omitempty"`
@@ -94,7 +99,7 @@ func (h *aheadState) recordsOf(ctx context.Context, gr string) (map[string]ahead
 		if err := h.run.Loc.ReadJSON(ctx, k, &rec); err != nil {
 			return nil, fmt.Errorf("read %s: %w", k, err)
 		}
-		recs[itemKey(rec.Outcome.Namespace, rec.Outcome.Name)] = rec
+		recs[rec.Key] = rec
 	}
 	h.records[gr] = recs
 	return recs, nil
@@ -103,8 +108,8 @@ func (h *aheadState) recordsOf(ctx context.Context, gr string) (map[string]ahead
 // record stores what restoring an item ahead came to, before the item
 // that asked for it goes on: a retried step finds it and does not
 // restore it again.
-func (h *aheadState) record(ctx context.Context, gr string, rec aheadRecord) error {
-	key := itemKey(rec.Outcome.Namespace, rec.Outcome.Name)
+func (h *aheadState) record(ctx context.Context, gr, key string, rec aheadRecord) error {
+	rec.Key = key
 	sum := sha256.Sum256([]byte(key))
 	if err := h.run.Loc.WriteJSON(ctx, h.run.Restore.Ahead(gr, hex.EncodeToString(sum[:12])), rec); err != nil {
 		return fmt.Errorf("record %s %s restored ahead: %w", gr, key, err)
@@ -132,7 +137,13 @@ func (h *aheadState) locate(ctx context.Context, current, gr, key string, beat f
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.types == nil {
-		if err := h.run.Loc.ReadJSON(ctx, h.run.Restore.PlannedTypes(), &h.types); err != nil {
+		err := h.run.Loc.ReadJSON(ctx, h.run.Restore.PlannedTypes(), &h.types)
+		switch {
+		case errors.Is(err, location.ErrNotFound):
+			// Planned by a cairn before additional items: it holds
+			// none to restore ahead.
+			h.types = []v1alpha1.RestoreType{}
+		case err != nil:
 			return at, 0, false, fmt.Errorf("read the restore's planned types: %w", err)
 		}
 	}
@@ -300,7 +311,7 @@ func (p *pipeline) ensure(ctx context.Context, bw *batchWork, ref extension.Obje
 			return "", err
 		}
 	default:
-		if outcome, err = p.restoreAhead(ctx, at.t, at.batch, key, chain); err != nil {
+		if outcome, err = p.restoreAhead(ctx, bw, at.t, at.batch, key, chain); err != nil {
 			return "", err
 		}
 	}
@@ -324,12 +335,12 @@ func (p *pipeline) ensure(ctx context.Context, bw *batchWork, ref extension.Obje
 // awaitBatch waits until batch b of the pipeline's type, handed out
 // before the one being loaded, has every item's outcome.
 func (p *pipeline) awaitBatch(ctx context.Context, b int) {
-	bw := p.inFlight[b]
-	if bw == nil {
+	complete := p.inFlight[b]
+	if complete == nil {
 		return // stored before this attempt began
 	}
 	select {
-	case <-bw.complete:
+	case <-complete:
 	case <-ctx.Done():
 	}
 }
@@ -359,7 +370,9 @@ func (p *pipeline) applyNow(ctx context.Context, bw *batchWork, j int, chain []s
 
 // restoreAhead restores one item of a later type or batch now, with its
 // type's rules and extensions, and records what came of it.
-func (p *pipeline) restoreAhead(ctx context.Context, t v1alpha1.RestoreType, batch int, key string, chain []string) (*v1alpha1.ItemOutcome, error) {
+// Its own additional items are judged from the batch being loaded, bw.
+func (p *pipeline) restoreAhead(ctx context.Context, bw *batchWork, t v1alpha1.RestoreType, batch int, key string,
+	chain []string) (*v1alpha1.ItemOutcome, error) {
 	gr := t.GroupResource()
 	recs, err := p.ahead.recordsOf(ctx, gr)
 	if err != nil {
@@ -384,7 +397,7 @@ func (p *pipeline) restoreAhead(ctx context.Context, t v1alpha1.RestoreType, bat
 	}
 	if !one.decided[0] {
 		if refs := one.additionalOf(0); len(refs) > 0 {
-			why, err := sub.ensureAll(ctx, one, refs, append(chain, gr+" "+key))
+			why, err := p.ensureAll(ctx, bw, refs, append(chain, gr+" "+key))
 			if err != nil {
 				return nil, err
 			}
@@ -408,7 +421,7 @@ func (p *pipeline) restoreAhead(ctx context.Context, t v1alpha1.RestoreType, bat
 	if rec.Outcome.Result == v1alpha1.ItemRestored && one.operations != nil {
 		rec.Operations = one.operations[0]
 	}
-	if err := p.ahead.record(ctx, gr, rec); err != nil {
+	if err := p.ahead.record(ctx, gr, key, rec); err != nil {
 		return nil, err
 	}
 	p.run.Log.Info("Restored ahead of its type", zap.String("resource", gr), zap.String("item", key),
@@ -426,9 +439,9 @@ func (p *pipeline) forType(ctx context.Context, t v1alpha1.RestoreType) (*pipeli
 	}
 	ap := newApplier(p.ahead.clients, p.ahead.in, t, p.ahead.owners)
 	ap.namespaceExists = p.ahead.a.namespaceExists
-	sub := *p
-	sub.ap, sub.gr, sub.batches, sub.typ, sub.actions, sub.inFlight = ap, gr, t.Batches, t.ResourceType, actions, nil
-	return &sub, nil
+	return &pipeline{run: p.run, ap: ap, gr: gr, batches: t.Batches, actions: actions, extensions: p.extensions, beat: p.beat,
+		restore: p.restore, backup: p.backup, typ: t.ResourceType, namespaceMapping: p.namespaceMapping, dryRun: p.dryRun,
+		board: p.board, ready: p.ready, ahead: p.ahead}, nil
 }
 
 // additionalOf are the additional items the extensions named for item i.

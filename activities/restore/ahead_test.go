@@ -34,7 +34,7 @@ func secret(name string) map[string]any {
 // TestAdditionalItemsAreRestoredFirstAndCountedOnce: an answer's
 // additional items are created before its item: one of a later type with
 // that type's extension's answer, one of a later batch, one of the same
-// batch. Its type's step takes the outcome recorded then instead of
+// batch; an additional item's own additional item. Its type's step takes the outcome recorded then instead of
 // applying it again, and its extension sees it once. An item whose
 // additional item is neither in the restore nor in the cluster, or that
 // names itself, fails and is not created.
@@ -54,9 +54,9 @@ func TestAdditionalItemsAreRestoredFirstAndCountedOnce(t *testing.T) {
 	}
 	require.NoError(t, loc.WriteAll(ctx, keys.Batch("configmaps", 0), batch(configMap("a", "v", "r1"), configMap("b", "v", "r1"),
 		configMap("d", "v", "r1"), configMap("e", "v", "r1"), configMap("loop", "v", "r1"))))
-	require.NoError(t, loc.WriteAll(ctx, keys.Batch("configmaps", 1), batch(configMap("c", "v", "r1"))))
+	require.NoError(t, loc.WriteAll(ctx, keys.Batch("configmaps", 1), batch(configMap("c", "v", "r1"), configMap("c2", "v", "r1"))))
 	require.NoError(t, loc.WriteAll(ctx, keys.Batch("secrets", 0), batch(secret("s1"), secret("s2"))))
-	types := []v1alpha1.RestoreType{{ResourceType: configMapType, Items: 6, Batches: 2}, {ResourceType: secretType, Items: 2, Batches: 1}}
+	types := []v1alpha1.RestoreType{{ResourceType: configMapType, Items: 7, Batches: 2}, {ResourceType: secretType, Items: 2, Batches: 1}}
 	require.NoError(t, loc.WriteJSON(ctx, keys.PlannedTypes(), types))
 	exts := []v1alpha1.Extension{{Name: "deps", TaskQueue: "deps-q", Restore: &v1alpha1.ExtensionSelector{Resources: []string{"configmaps", "secrets"}, AllowSecrets: true}}}
 	require.NoError(t, loc.WriteJSON(ctx, keys.Extensions(), exts))
@@ -88,7 +88,7 @@ func TestAdditionalItemsAreRestoredFirstAndCountedOnce(t *testing.T) {
 		case "s1":
 			meta["annotations"] = map[string]any{"changed-by": "deps"}
 			out, _ := json.Marshal(obj)
-			return extension.RestoreItemAnswer{Item: out}
+			return extension.RestoreItemAnswer{Item: out, AdditionalItems: ref("configmaps", "c2")}
 		}
 		return extension.RestoreItemAnswer{}
 	}}
@@ -99,7 +99,7 @@ func TestAdditionalItemsAreRestoredFirstAndCountedOnce(t *testing.T) {
 	in := applyInput(locURL, 2)
 	res, err := activitytest.Run[v1alpha1.ApplyResult](t, env, a.ApplyResources, in)
 	require.NoError(t, err)
-	assert.Equal(t, v1alpha1.TypeOutcome{Restored: 4, Failed: 2}, res.Types[0].Outcome, "a, b, c and e restored; d and loop failed")
+	assert.Equal(t, v1alpha1.TypeOutcome{Restored: 5, Failed: 2}, res.Types[0].Outcome, "a, b, c, c2 and e restored; d and loop failed")
 	order := map[string]int{}
 	for i, name := range created(dyn) {
 		if _, ok := order[name]; !ok {
@@ -108,6 +108,7 @@ func TestAdditionalItemsAreRestoredFirstAndCountedOnce(t *testing.T) {
 	}
 	assert.Less(t, order["s1"], order["a"], "the Secret of a later type is created before the item that asked")
 	assert.Less(t, order["c"], order["b"], "the ConfigMap of a later batch is created before the item that asked")
+	assert.Less(t, order["c2"], order["s1"], "an additional item's own additional item, of the asker's type, is created before it")
 	assert.Less(t, order["a"], order["e"], "the ConfigMap of the same batch is created before the item that asked")
 	assert.NotContains(t, order, "d")
 	assert.NotContains(t, order, "loop")
@@ -120,7 +121,7 @@ func TestAdditionalItemsAreRestoredFirstAndCountedOnce(t *testing.T) {
 			return nil
 		}))
 	}
-	assert.Len(t, reasons, 6, "each ConfigMap has one outcome")
+	assert.Len(t, reasons, 7, "each ConfigMap has one outcome")
 	assert.Equal(t, "failed: additional item secrets shop/missing is not in this restore (not in the backup, or left out by its filters) and does not exist", reasons["d"])
 	assert.Equal(t, "failed: additional item configmaps shop/loop is among the items that asked for it: configmaps shop/loop → configmaps shop/loop", reasons["loop"])
 	assert.Equal(t, "restored: ", reasons["c"], "the ConfigMap restored ahead counts with its own batch")
@@ -134,6 +135,7 @@ func TestAdditionalItemsAreRestoredFirstAndCountedOnce(t *testing.T) {
 	assert.Equal(t, "deps", s1.GetAnnotations()["changed-by"], "restored ahead with its type's extension's answer")
 	assert.Equal(t, 1, seen["s1"], "its extension sees it once")
 	assert.Equal(t, 1, seen["c"])
+	assert.Equal(t, 1, seen["c2"])
 	assert.Equal(t, 1, seen["s2"])
 	var creates int
 	for _, act := range dyn.Actions() {

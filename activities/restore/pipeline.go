@@ -48,9 +48,9 @@ type pipeline struct {
 	board *waitBoard
 	ready *readiness
 	// ahead restores the additional items extensions ask for; inFlight
-	// are the batches the feed loaded, by index.
+	// are the completion of the batches the feed loaded, by index.
 	ahead    *aheadState
-	inFlight map[int]*batchWork
+	inFlight map[int]chan struct{}
 }
 
 const maxLoggedFailures = 100
@@ -122,9 +122,9 @@ func (p *pipeline) feed(ctx context.Context, start int, ordered chan<- *batchWor
 	for b := start; b < p.batches; b++ {
 		bw := &batchWork{index: b, complete: make(chan struct{})}
 		if p.inFlight == nil {
-			p.inFlight = map[int]*batchWork{}
+			p.inFlight = map[int]chan struct{}{}
 		}
-		p.inFlight[b] = bw
+		p.inFlight[b] = bw.complete
 		outcome, deferred, done, err := storedBatch(ctx, p.run, p.gr, b)
 		if err != nil {
 			return err
