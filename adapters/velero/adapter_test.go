@@ -251,3 +251,73 @@ func TestSelectorReadsAppliesToAsVelero(t *testing.T) {
 }
 
 func activityNamed(name string) activity.RegisterOptions { return activity.RegisterOptions{Name: name} }
+
+// TestRegistrationNamesTypesAsCairnMatchesThem: names cairn matches
+// exactly are kept; a kind, a glob or a core-less name becomes "*" (the
+// adapter narrows per action); naming Secrets allows them.
+func TestRegistrationNamesTypesAsCairnMatchesThem(t *testing.T) {
+	sel := func(resources ...string) selector {
+		s, err := newSelector(velero.ResourceSelector{IncludedResources: resources})
+		require.NoError(t, err)
+		return s
+	}
+	a := &adapter{
+		backups:  []action[biav2.BackupItemAction]{{sel: sel("deployments.apps")}, {sel: sel("secrets", "pods")}},
+		restores: []action[riav2.RestoreItemAction]{{sel: sel("jobs")}},
+	}
+	assert.Equal(t, `apiVersion: cairn.io/v1alpha1
+kind: Extensions
+extensions:
+- name: velero
+  taskQueue: q
+  backup: {resources: [deployments.apps, pods, secrets], allowSecrets: true}
+  # "*" leaves Secrets out; add allowSecrets: true to send them too, as Velero does
+  restore: {resources: [*]}
+`, a.registration("velero", "q"))
+	assert.Equal(t, []string{"*"}, sel("Pod").resources())
+	assert.Equal(t, []string{"*"}, sel("pods", "*.apps").resources())
+}
+
+// fakeDeleteAction fails for the items it is told to.
+type fakeDeleteAction struct {
+	fail  bool
+	calls int
+}
+
+func (f *fakeDeleteAction) AppliesTo() (velero.ResourceSelector, error) {
+	return velero.ResourceSelector{}, nil
+}
+func (f *fakeDeleteAction) Execute(*velero.DeleteItemActionExecuteInput) error {
+	f.calls++
+	if f.fail {
+		return errors.New("snapshot API down")
+	}
+	return nil
+}
+
+// TestDeleteActionsAllRunAndFailuresAreTheItems: an action's failure is
+// the item's error, and the actions after it still run, as in Velero.
+func TestDeleteActionsAllRunAndFailuresAreTheItems(t *testing.T) {
+	failing, after := &fakeDeleteAction{fail: true}, &fakeDeleteAction{}
+	a := &adapter{log: logrus.New()}
+	for i, f := range []*fakeDeleteAction{failing, after} {
+		act, err := newAction([]string{"failing", "after"}[i], velero.DeleteItemAction(f))
+		require.NoError(t, err)
+		a.deletes = append(a.deletes, act)
+	}
+	resp, err := a.DeleteItems(context.Background(), extension.DeleteItemsRequest{Backup: "b1", Resource: configMaps,
+		Items: []json.RawMessage{configMap("shop", "web", nil)}})
+	require.NoError(t, err)
+	assert.Contains(t, resp.Items[0].Error, "snapshot API down")
+	assert.Equal(t, 1, after.calls, "the action after the failing one still ran")
+}
+
+// TestSelectorGlobs: namespaces and resources may be globs, as Velero's
+// include and exclude lists are.
+func TestSelectorGlobs(t *testing.T) {
+	s, err := newSelector(velero.ResourceSelector{IncludedNamespaces: []string{"team-*"}, ExcludedResources: []string{"*.apps"}})
+	require.NoError(t, err)
+	assert.True(t, s.selects(configMaps, "team-a", nil))
+	assert.False(t, s.selects(configMaps, "other", nil))
+	assert.False(t, s.selects(extension.Resource{Group: "apps", Resource: "deployments", Kind: "Deployment"}, "team-a", nil))
+}

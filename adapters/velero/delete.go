@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strings"
 
 	"github.com/vmware-tanzu/velero/pkg/plugin/velero"
 
@@ -19,6 +20,9 @@ func (a *adapter) DeleteItems(_ context.Context, req extension.DeleteItemsReques
 			resp.Items[i].Error = err.Error()
 			continue
 		}
+		// As in Velero, one action's failure does not keep the others
+		// from cleaning up.
+		var failed []string
 		for _, act := range a.deletes {
 			if !act.sel.selects(req.Resource, item.GetNamespace(), item.GetLabels()) {
 				continue
@@ -28,10 +32,10 @@ func (a *adapter) DeleteItems(_ context.Context, req extension.DeleteItemsReques
 				if err != nil {
 					return nil, err
 				}
-				resp.Items[i].Error = msg
-				break
+				failed = append(failed, msg)
 			}
 		}
+		resp.Items[i].Error = strings.Join(failed, "; ")
 	}
 	return resp, nil
 }

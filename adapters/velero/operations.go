@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"time"
 
 	"github.com/sirupsen/logrus"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/vmware-tanzu/velero/pkg/plugin/velero"
 
@@ -26,7 +28,8 @@ type progressor struct {
 // completed, heartbeating their sum: a retried attempt (this adapter or
 // its plugin killed) asks again, since the operation runs in the plugin's
 // own system. A cancel of the run, or its timeout, cancels them; this
-// worker stopping does not, as its next attempt goes on waiting.
+// attempt ending otherwise (the worker stopping, a heartbeat timeout)
+// does not, as the next attempt goes on waiting.
 func (a *adapter) await(ctx context.Context, data json.RawMessage, actionNamed func(string) (progressor, bool)) (string, error) {
 	var ops []pluginOperation
 	if err := json.Unmarshal(data, &ops); err != nil || len(ops) == 0 {
@@ -41,8 +44,12 @@ func (a *adapter) await(ctx context.Context, data json.RawMessage, actionNamed f
 		actions[i] = p
 	}
 	log := a.log.WithFields(logrus.Fields{"operations": len(ops), "attempt": activity.GetInfo(ctx).Attempt})
+	var sum extension.OperationProgress
 	for {
-		var sum extension.OperationProgress
+		// A plugin's Progress takes no deadline: the heartbeat before
+		// it keeps a slow answer from being taken for a dead attempt.
+		activity.RecordHeartbeat(ctx, sum)
+		sum = extension.OperationProgress{}
 		var descriptions []string
 		done := true
 		for i, op := range ops {
@@ -76,10 +83,8 @@ func (a *adapter) await(ctx context.Context, data json.RawMessage, actionNamed f
 		case <-timer.C:
 		case <-ctx.Done():
 			timer.Stop()
-			select {
-			case <-activity.GetWorkerStopChannel(ctx):
+			if !temporal.IsCanceledError(context.Cause(ctx)) && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				return "", ctx.Err()
-			default:
 			}
 			for i, op := range ops {
 				if err := actions[i].cancel(op.ID); err != nil {

@@ -22,10 +22,15 @@ func (a *adapter) registration(name, taskQueue string) string {
 		}
 		slices.Sort(resources)
 		resources = slices.Compact(resources)
-		if slices.Contains(resources, "*") {
+		secrets := ""
+		switch {
+		case slices.Contains(resources, "*"):
 			resources = []string{"*"}
+			fmt.Fprintf(&b, "  # \"*\" leaves Secrets out; add allowSecrets: true to send them too, as Velero does\n")
+		case slices.Contains(resources, "secrets"):
+			secrets = ", allowSecrets: true"
 		}
-		fmt.Fprintf(&b, "  %s: {resources: [%s]}\n", phase, strings.Join(resources, ", "))
+		fmt.Fprintf(&b, "  %s: {resources: [%s]%s}\n", phase, strings.Join(resources, ", "), secrets)
 	}
 	phase("backup", selectors(a.backups))
 	phase("restore", selectors(a.restores))
