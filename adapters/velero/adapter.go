@@ -159,3 +159,18 @@ func refused(format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
 	return temporal.NewNonRetryableApplicationError(msg, extension.ErrTypeRefused, nil)
 }
+
+// progressorOf finds the action named name among actions, and asks it
+// about its operations with ask and cancel.
+func progressorOf[T any](actions []action[T], name string, ask func(T, string) (progress, error),
+	cancel func(T, string) error) (progressor, bool) {
+	for _, act := range actions {
+		if act.name == name {
+			return progressor{
+				progress: func(id string) (progress, error) { return ask(act.do, id) },
+				cancel:   func(id string) error { return cancel(act.do, id) },
+			}, true
+		}
+	}
+	return progressor{}, false
+}

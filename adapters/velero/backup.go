@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	velerov1 "github.com/vmware-tanzu/velero/pkg/apis/velero/v1"
+	biav2 "github.com/vmware-tanzu/velero/pkg/plugin/velero/backupitemaction/v2"
 
 	"github.com/cairn-backup/cairn/pkg/extension"
 )
@@ -65,15 +66,9 @@ func (a *adapter) backupItem(res extension.Resource, backup *velerov1.Backup, ra
 func (a *adapter) BackupOperation(ctx context.Context, req extension.BackupOperationRequest) (*extension.BackupOperationResult, error) {
 	backup := a.backupObject(req.Backup)
 	desc, err := a.await(ctx, req.Data, func(name string) (progressor, bool) {
-		for _, act := range a.backups {
-			if act.name == name {
-				return progressor{
-					progress: func(id string) (progress, error) { return act.do.Progress(id, backup) },
-					cancel:   func(id string) error { return act.do.Cancel(id, backup) },
-				}, true
-			}
-		}
-		return progressor{}, false
+		return progressorOf(a.backups, name,
+			func(act biav2.BackupItemAction, id string) (progress, error) { return act.Progress(id, backup) },
+			func(act biav2.BackupItemAction, id string) error { return act.Cancel(id, backup) })
 	})
 	if err != nil {
 		return nil, err

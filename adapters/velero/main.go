@@ -115,23 +115,15 @@ func newAdapter(m clientmgmt.Manager, r process.Registry, veleroNamespace string
 	if err != nil {
 		return nil, fmt.Errorf("backup item actions: %w", err)
 	}
-	for _, b := range bias {
-		act, err := newAction(b.Name(), b)
-		if err != nil {
-			return nil, err
-		}
-		a.backups = append(a.backups, act)
+	if a.backups, err = namedActions(bias); err != nil {
+		return nil, err
 	}
 	rias, err := m.GetRestoreItemActionsV2()
 	if err != nil {
 		return nil, fmt.Errorf("restore item actions: %w", err)
 	}
-	for _, r := range rias {
-		act, err := newAction(r.Name(), r)
-		if err != nil {
-			return nil, err
-		}
-		a.restores = append(a.restores, act)
+	if a.restores, err = namedActions(rias); err != nil {
+		return nil, err
 	}
 	// Delete item actions do not say their name: the registry does.
 	for _, id := range r.List(common.PluginKindDeleteItemAction) {
@@ -146,4 +138,20 @@ func newAdapter(m clientmgmt.Manager, r process.Registry, veleroNamespace string
 		a.deletes = append(a.deletes, act)
 	}
 	return a, nil
+}
+
+// namedActions asks each action that says its name what it applies to.
+func namedActions[T interface {
+	applier
+	Name() string
+}](all []T) ([]action[T], error) {
+	out := make([]action[T], 0, len(all))
+	for _, do := range all {
+		act, err := newAction(do.Name(), do)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, act)
+	}
+	return out, nil
 }

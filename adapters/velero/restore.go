@@ -8,6 +8,7 @@ import (
 
 	velerov1 "github.com/vmware-tanzu/velero/pkg/apis/velero/v1"
 	"github.com/vmware-tanzu/velero/pkg/plugin/velero"
+	riav2 "github.com/vmware-tanzu/velero/pkg/plugin/velero/restoreitemaction/v2"
 
 	"github.com/cairn-backup/cairn/pkg/extension"
 )
@@ -103,15 +104,9 @@ func (a *adapter) restoreItem(req extension.RestoreItemsRequest, restore *velero
 func (a *adapter) RestoreOperation(ctx context.Context, req extension.RestoreOperationRequest) (*extension.RestoreOperationResult, error) {
 	restore := a.restoreObject(req.Restore, req.Backup, nil)
 	desc, err := a.await(ctx, req.Data, func(name string) (progressor, bool) {
-		for _, act := range a.restores {
-			if act.name == name {
-				return progressor{
-					progress: func(id string) (progress, error) { return act.do.Progress(id, restore) },
-					cancel:   func(id string) error { return act.do.Cancel(id, restore) },
-				}, true
-			}
-		}
-		return progressor{}, false
+		return progressorOf(a.restores, name,
+			func(act riav2.RestoreItemAction, id string) (progress, error) { return act.Progress(id, restore) },
+			func(act riav2.RestoreItemAction, id string) error { return act.Cancel(id, restore) })
 	})
 	if err != nil {
 		return nil, err
