@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	sdkworker "go.temporal.io/sdk/worker"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,12 +24,17 @@ import (
 )
 
 // restoreFirstAnnotation names, on a ConfigMap, the Secret its extension
-// asks to be restored before it.
-const restoreFirstAnnotation = "e2e.cairn.io/restore-first"
+// asks to be restored before it; waitForAnnotation another ConfigMap it
+// waits for.
+const (
+	restoreFirstAnnotation = "e2e.cairn.io/restore-first"
+	waitForAnnotation      = "e2e.cairn.io/wait-for"
+)
 
 // dependencies is a restore extension: a ConfigMap that names a Secret in
-// restoreFirstAnnotation asks for it as an additional item; every Secret
-// is marked as restored by it. Its first call for Secrets waits at the
+// restoreFirstAnnotation asks for it as an additional item, and waits for
+// the ConfigMap waitForAnnotation names; every Secret is marked as
+// restored by it. Its first call for Secrets waits at the
 // gate.
 type dependencies struct {
 	*gate
@@ -54,6 +61,9 @@ func (d *dependencies) RestoreItems(ctx context.Context, req extension.RestoreIt
 			if name := obj.GetAnnotations()[restoreFirstAnnotation]; name != "" {
 				resp.Items[i].AdditionalItems = []extension.ObjectRef{{Resource: "secrets", Namespace: obj.GetNamespace(), Name: name}}
 			}
+			if name := obj.GetAnnotations()[waitForAnnotation]; name != "" {
+				resp.Items[i].WaitFor = &extension.WaitFor{Items: []extension.ObjectRef{{Resource: "configmaps", Namespace: obj.GetNamespace(), Name: name}}}
+			}
 			continue
 		}
 		ann := obj.GetAnnotations()
@@ -73,12 +83,14 @@ func (d *dependencies) RestoreItems(ctx context.Context, req extension.RestoreIt
 
 // TestRestoreAdditionalItemsThroughAWorkerKill: a ConfigMap's extension
 // asks for a Secret, a type restored after ConfigMaps, to be restored
-// first. cairn's worker is killed (SIGKILL) while the Secret's own
-// extension call, made ahead of its type, is held. The retried step
-// (attempt 2) goes on from there: the Secret exists before the ConfigMap,
-// with its extension's answer, is sent to its extension once and counted
-// once, in its type; a ConfigMap asking for a Secret the backup does not
-// hold fails and is not created.
+// first, and for the ConfigMap to wait for another the test makes. While
+// the Secret's own extension call, made ahead of its type, is held, the
+// ConfigMap does not exist; once the Secret is restored ahead and the
+// ConfigMap waits, cairn's worker is killed (SIGKILL). The retried step
+// (attempt 2) takes the Secret's recorded outcome: the Secret exists
+// before the ConfigMap, with its extension's answer, is sent to its
+// extension once and counted once, in its type; a ConfigMap asking for a
+// Secret the backup does not hold fails and is not created.
 func TestRestoreAdditionalItemsThroughAWorkerKill(t *testing.T) {
 	t.Parallel()
 	s := newSharedStack(t)
@@ -104,7 +116,7 @@ extensions:
 	for name, first := range map[string]string{"app": "db-password", "orphan": "not-in-backup", "plain": ""} {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"k": name}}
 		if first != "" {
-			cm.Annotations = map[string]string{restoreFirstAnnotation: first}
+			cm.Annotations = map[string]string{restoreFirstAnnotation: first, waitForAnnotation: "go-ahead"}
 		}
 		_, err := kc.CoreV1().ConfigMaps("ext-ah").Create(ctx, cm, metav1.CreateOptions{})
 		require.NoError(t, err)
@@ -118,9 +130,25 @@ extensions:
 	ext.awaitEntered(t, s, v1alpha1.RestoreWorkflowID("ext-ah-r1"))
 	_, err = kc.CoreV1().ConfigMaps("ext-ah-target").Get(ctx, "app", metav1.GetOptions{})
 	require.True(t, apierrors.IsNotFound(err), "the ConfigMap waits for its Secret: %v", err)
+	close(ext.release)
+	// The step's heartbeat names the ConfigMap the item waits for once
+	// its Secret is restored ahead and recorded.
+	restore := v1alpha1.RestoreWorkflowID("ext-ah-r1")
+	awaitPendingActivity(t, s, restore, restore, func(pa *workflowpb.PendingActivityInfo) bool {
+		for _, p := range pa.GetHeartbeatDetails().GetPayloads() {
+			if strings.Contains(string(p.GetData()), "ext-ah-target/go-ahead") {
+				return true
+			}
+		}
+		return false
+	})
+	_, err = kc.CoreV1().Secrets("ext-ah-target").Get(ctx, "db-password", metav1.GetOptions{})
+	require.NoError(t, err, "restored ahead before its asker waits")
 	w.kill()
 	s.startWorker("--extensions", file)
-	close(ext.release)
+	_, err = kc.CoreV1().ConfigMaps("ext-ah-target").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "go-ahead"}},
+		metav1.CreateOptions{})
+	require.NoError(t, err)
 
 	v := s.waitRestore("ext-ah-r1", 2*time.Minute)
 	require.Equal(t, v1alpha1.PhasePartiallyFailed, v.Phase, "%+v", v.Status)
