@@ -44,12 +44,10 @@ func (a *adapter) await(ctx context.Context, data json.RawMessage, actionNamed f
 		actions[i] = p
 	}
 	log := a.log.WithFields(logrus.Fields{"operations": len(ops), "attempt": activity.GetInfo(ctx).Attempt})
-	var sum extension.OperationProgress
 	for {
-		// A plugin's Progress takes no deadline: the heartbeat before
-		// it keeps a slow answer from being taken for a dead attempt.
-		activity.RecordHeartbeat(ctx, sum)
-		sum = extension.OperationProgress{}
+		// A plugin's Progress takes no deadline: one that hangs misses
+		// the heartbeat, and the next attempt asks again.
+		var sum extension.OperationProgress
 		var descriptions []string
 		done := true
 		for i, op := range ops {

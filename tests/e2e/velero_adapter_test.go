@@ -92,7 +92,10 @@ func childrenOf(t *testing.T, pid int) []int {
 //   - A restore into another namespace creates the ConfigMaps as the
 //     restore action changed them, skips the one it skips, restores first
 //     the Secret it names as an additional item (named as backed up,
-//     mapped by the adapter), and waits for its import.
+//     mapped by the adapter), and waits for its import. The plugin's
+//     process alone is killed (SIGKILL) while the import is half-way:
+//     Velero's plugin client starts it again at the next progress call,
+//     and the import completes.
 func TestVeleroPluginThroughTheAdapter(t *testing.T) {
 	t.Parallel()
 	s := newSharedStack(t)
@@ -144,7 +147,7 @@ extensions:
 	for _, pid := range orphans {
 		_ = syscall.Kill(pid, syscall.SIGKILL) // Velero's plugin client gives its plugins no parent-death signal
 	}
-	startBinary(t, "velero-adapter-2", bin, env, args...)
+	adapter = startBinary(t, "velero-adapter-2", bin, env, args...)
 	require.NoError(t, os.Remove(hold))
 
 	v := s.waitDone("vel-1", 3*time.Minute)
@@ -166,9 +169,26 @@ extensions:
 	assert.Equal(t, v1alpha1.OperationCompleted, ops.Operations[0].Phase)
 	assert.Equal(t, "export done", ops.Operations[0].Progress)
 
-	r := s.restore(starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "vel-r1", BackupName: "vel-1",
-		NamespaceMapping: map[string]string{"vel": "vel-target"}}}, 3*time.Minute)
+	require.NoError(t, os.WriteFile(hold, nil, 0o600))
+	_, err = s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "vel-r1", BackupName: "vel-1",
+		NamespaceMapping: map[string]string{"vel": "vel-target"}}})
+	require.NoError(t, err)
+	importWorkflow := v1alpha1.RestoreOperationWorkflowID("vel-r1", "velero", "example.cairn.io/restore/import.vel-r1.vel-target.exported")
+	awaitOperationChunk(t, s, v1alpha1.RestoreWorkflowID("vel-r1"), importWorkflow)
+	children := childrenOf(t, adapter.cmd.Process.Pid)
+	require.NotEmpty(t, children, "the adapter runs its plugins as child processes")
+	for _, pid := range children {
+		t.Logf("SIGKILL plugin process (pid %d)", pid)
+		require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	}
+	require.NoError(t, os.Remove(hold))
+	r := s.waitRestore("vel-r1", 3*time.Minute)
 	require.Equal(t, v1alpha1.PhaseCompleted, r.Phase, "%+v", r.Status)
+	restarted := childrenOf(t, adapter.cmd.Process.Pid)
+	require.NotEmpty(t, restarted, "the plugin was started again")
+	for _, pid := range children {
+		assert.NotContains(t, restarted, pid)
+	}
 	assert.Equal(t, &v1alpha1.OperationCounts{Total: 1, Completed: 1}, r.Status.ExtensionOperations, "the import ran")
 	assert.FileExists(t, filepath.Join(state, "import.vel-r1.vel-target.exported.done"))
 	for _, name := range []string{"plain", "exported", "needs-db"} {
