@@ -2,18 +2,12 @@ package hooks
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/tools/pager"
 
 	"github.com/cairn-backup/cairn/activities/cluster"
 	"github.com/cairn-backup/cairn/activities/hooks/hookspec"
@@ -45,7 +39,7 @@ func (a *Activities) PlanBackupHooks(ctx context.Context, in v1alpha1.PlanHooksI
 	for _, v := range in.Volumes {
 		snapshotted[v.Key()] = true
 	}
-	err = a.eachSelectedPod(ctx, *plan, func(p *corev1.Pod) error {
+	err = plan.EachSelectedPod(ctx, a.Kube, a.asCaller, func(p *corev1.Pod) error {
 		pre, post := hookspec.ForPod(p, plan.Spec.Hooks)
 		if len(pre) == 0 && len(post) == 0 {
 			return nil
@@ -86,37 +80,4 @@ func (a *Activities) PlanBackupHooks(ctx context.Context, in v1alpha1.PlanHooksI
 	}
 	run.Log.Info("Planned backup hooks", zap.Int("pods", len(res.Pods)), zap.Int("skipped", len(res.Warnings)))
 	return res, nil
-}
-
-// eachSelectedPod calls fn with each pod the backup's filters select,
-// listed page by page.
-func (a *Activities) eachSelectedPod(ctx context.Context, plan cluster.StoredPlan, fn func(*corev1.Pod) error) error {
-	labels, globs, namespaces, err := plan.Selection()
-	if err != nil {
-		return err
-	}
-	for _, ns := range namespaces {
-		p := pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			return a.Kube.CoreV1().Pods(ns).List(ctx, opts)
-		})
-		err := p.EachListItem(ctx, metav1.ListOptions{}, func(obj runtime.Object) error {
-			activity.RecordHeartbeat(ctx)
-			pod := obj.(*corev1.Pod)
-			if !globs.Match(pod.Namespace) || !labels.Match(pod.Labels) {
-				return nil
-			}
-			return fn(pod)
-		})
-		var appErr *temporal.ApplicationError
-		if errors.As(err, &appErr) {
-			return err // fn's, as it is: Temporal reads its type
-		}
-		if a.asCaller && apierrors.IsForbidden(err) {
-			continue // the caller may not read these pods: none is backed up, none has hooks
-		}
-		if err != nil {
-			return fmt.Errorf("list pods: %w", err)
-		}
-	}
-	return nil
 }
