@@ -17,6 +17,7 @@ import (
 	"github.com/cairn-backup/cairn/activities/internal/actas"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/filter"
+	"github.com/cairn-backup/cairn/internal/runlog"
 )
 
 // volumeResultsKey is the per-type results file the volume plan writes
@@ -27,7 +28,9 @@ const volumeResultsKey = "volume-snapshots"
 // snapshotted: bound to a CSI volume whose driver has a
 // VolumeSnapshotClass. Every other claim is a warning that names it. A
 // cluster without the snapshot API fails the backup here, before anything
-// is collected, when there is a CSI volume to snapshot.
+// is collected, when there is a CSI volume to snapshot. The selected
+// pods' file-system backup annotations are warnings too (cairn cannot
+// take such a copy yet).
 func (a *Activities) PlanVolumes(ctx context.Context, in v1alpha1.PlanVolumesInput) (*v1alpha1.PlanVolumesResult, error) {
 	run, plan, err := cluster.StartWithPlan(ctx, a.Locations, a.Log, in.Backup, in.Location)
 	if err != nil {
@@ -35,14 +38,41 @@ func (a *Activities) PlanVolumes(ctx context.Context, in v1alpha1.PlanVolumesInp
 	}
 	defer run.End()
 	res := &v1alpha1.PlanVolumesResult{Volumes: []v1alpha1.Volume{}}
-	if !plan.Plans("persistentvolumeclaims") {
+	claimsPlanned, podsPlanned := plan.Plans("persistentvolumeclaims"), plan.Plans("pods")
+	if !claimsPlanned && !podsPlanned {
 		return res, nil
 	}
 	kc, dyn, err := a.asCaller(in.ActingAs)
 	if err != nil {
 		return nil, err
 	}
-	claims, unlisted, err := a.selectedClaims(ctx, kc, *plan, in.ActingAs)
+	var warnings []string
+	if claimsPlanned {
+		if warnings, err = a.planSnapshots(ctx, run, kc, dyn, *plan, in.ActingAs, res); err != nil {
+			return nil, err
+		}
+	}
+	if podsPlanned {
+		podWarnings, err := a.podVolumeWarnings(ctx, kc, *plan, in.ActingAs != nil, res.Volumes)
+		if err != nil {
+			return nil, err
+		}
+		warnings = append(warnings, podWarnings...)
+	}
+	tr := cluster.TypeResult{Resource: "persistentvolumeclaims", Warnings: warnings}
+	if err := run.Loc.WriteJSON(ctx, run.Keys.TypeResult(volumeResultsKey), tr); err != nil {
+		return nil, err
+	}
+	res.Warnings = len(warnings)
+	run.Log.Info("Planned volume snapshots", zap.Int("volumes", len(res.Volumes)), zap.Int("warnings", len(warnings)))
+	return res, nil
+}
+
+// planSnapshots puts the volumes of the selected claims it snapshots in
+// res, and says why each other claim's is not.
+func (a *Activities) planSnapshots(ctx context.Context, run *runlog.Run, kc kubernetes.Interface, dyn dynamic.Interface,
+	plan cluster.StoredPlan, id *v1alpha1.Identity, res *v1alpha1.PlanVolumesResult) ([]string, error) {
+	claims, unlisted, err := a.selectedClaims(ctx, kc, plan, id)
 	if err != nil {
 		return nil, err
 	}
@@ -77,13 +107,34 @@ func (a *Activities) PlanVolumes(ctx context.Context, in v1alpha1.PlanVolumesInp
 			res.Volumes = append(res.Volumes, v)
 		}
 	}
-	tr := cluster.TypeResult{Resource: "persistentvolumeclaims", Warnings: warnings}
-	if err := run.Loc.WriteJSON(ctx, run.Keys.TypeResult(volumeResultsKey), tr); err != nil {
-		return nil, err
+	return warnings, nil
+}
+
+// podVolumeWarnings reads the selected pods' file-system backup
+// annotations: what a workload annotated for Velero asks is said, not
+// silently dropped.
+func (a *Activities) podVolumeWarnings(ctx context.Context, kc kubernetes.Interface, plan cluster.StoredPlan, asCaller bool,
+	snapshotted []v1alpha1.Volume) ([]string, error) {
+	claims := map[string]bool{}
+	for _, v := range snapshotted {
+		claims[v.Key()] = true
 	}
-	res.Warnings = len(warnings)
-	run.Log.Info("Planned volume snapshots", zap.Int("volumes", len(res.Volumes)), zap.Int("skipped", len(warnings)))
-	return res, nil
+	var warnings []string
+	more := 0
+	err := plan.EachSelectedPod(ctx, kc, asCaller, func(pod *corev1.Pod) error {
+		for _, w := range fsBackupWarnings(pod, claims) {
+			if len(warnings) < maxPodVolumeWarnings {
+				warnings = append(warnings, w)
+			} else {
+				more++
+			}
+		}
+		return nil
+	})
+	if more > 0 {
+		warnings = append(warnings, fmt.Sprintf("and %d more pod volumes asked a file-system backup of, which cairn cannot take yet", more))
+	}
+	return warnings, err
 }
 
 // selectedClaims lists the claims the backup's filters select, sorted by

@@ -77,7 +77,9 @@ claim's volume is skipped or snapshotted, e.g.
     action: {type: skip}
 
 A skipped volume is a warning of the backup, not an error; fs-backup is
-recorded as skipped, because cairn cannot back up a pod's file system yet.
+recorded as skipped, because cairn cannot back up a pod's file system yet,
+and so is each volume a pod's backup.velero.io/backup-volumes annotation
+names that no snapshot covers.
 Objects labelled cairn.io/exclude-from-backup=true (or Velero's label) are
 left out whatever the filters select.
 

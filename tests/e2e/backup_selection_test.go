@@ -70,7 +70,9 @@ func TestExclusionLabels(t *testing.T) {
 // its storage class, record fs-backup as not supported yet, and snapshot
 // only the test CSI driver's volumes, every other left out by a
 // catch-all policy. Each left-out volume's warning names its policy; the
-// backup completes.
+// backup completes. A pod annotated for Velero's file-system backup is a
+// warning for each volume whose data is not backed up, and for a name it
+// lacks.
 func TestVolumePolicies(t *testing.T) {
 	t.Parallel()
 	s := newCSIStack(t)
@@ -97,6 +99,18 @@ func TestVolumePolicies(t *testing.T) {
 	require.NoError(t, err)
 	waitClaimBound(t, s, "pol", "cache")
 	foreignClaim(t, s, "pol", "foreign")
+	// A pod annotated for Velero's file-system backup; a node selector no
+	// node matches keeps it unscheduled.
+	_, err = kc.CoreV1().Pods("pol").Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Annotations: map[string]string{"backup.velero.io/backup-volumes": "scratch,db-data,absent"}},
+		Spec: corev1.PodSpec{NodeSelector: map[string]string{"e2e.cairn.io/no-such-node": "true"},
+			Containers: []corev1.Container{{Name: "web", Image: "registry.invalid/web:1"}},
+			Volumes: []corev1.Volume{
+				{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+				{Name: "db-data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "db"}}},
+			}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
 
 	policies := `version: v1
 volumePolicies:
@@ -135,7 +149,9 @@ volumePolicies:
 		"claim pol/cache: skipped by volumePolicies[1]: its volume is not backed up",
 		"claim pol/files: volumePolicies[2] asks for fs-backup, which cairn cannot do yet: its volume is not backed up",
 		"claim pol/foreign: skipped by volumePolicies[4]: its volume is not backed up",
-	}, warnings)
+		"pod pol/web: backup.velero.io/backup-volumes asks for a file-system backup of volume scratch, which cairn cannot take yet: its data is not backed up",
+		"pod pol/web: backup.velero.io/backup-volumes names volume absent, which the pod does not have",
+	}, warnings, "the pod's snapshotted claim db is not a warning")
 	assert.Len(t, tarballCounts(t, s, "pol-1")["persistentvolumeclaims"], 5, "every claim object is still backed up")
 
 	t.Run("from a file through the CLI; bad documents refused before anything starts", func(t *testing.T) {
