@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -125,21 +126,14 @@ func (r *readiness) await(ctx context.Context, w *itemWait, beat func()) (string
 // state reads one object: ready, or the reason it cannot become ready
 // (failed), or how far it is.
 func (r *readiness) state(ctx context.Context, ref extension.ObjectRef) (ready bool, failed, msg string, err error) {
-	gvr, err := r.mapper.ResourceFor(schema.GroupVersionResource{Group: ref.Group, Resource: ref.Resource})
-	if err != nil {
-		if meta.IsNoMatchError(err) {
-			return false, fmt.Sprintf("%s: the cluster serves no such resource", extcall.RefString(ref)), "", nil
-		}
-		return false, "", "", fmt.Errorf("resolve %s: %w", extcall.RefString(ref), err)
-	}
-	obj, err := r.dyn.Resource(gvr).Namespace(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	obj, unreadable, err := r.read(ctx, ref)
 	switch {
-	case apierrors.IsNotFound(err):
-		return false, "", "it does not exist", nil
-	case apierrors.IsForbidden(err):
-		return false, fmt.Sprintf("%s: the restore's identity may not read it", extcall.RefString(ref)), "", nil
 	case err != nil:
-		return false, "", "", fmt.Errorf("read %s: %w", extcall.RefString(ref), err)
+		return false, "", "", err
+	case unreadable != "":
+		return false, extcall.RefString(ref) + ": " + unreadable, "", nil
+	case obj == nil:
+		return false, "", "it does not exist", nil
 	}
 	res, err := status.Compute(obj)
 	if err != nil {
@@ -154,27 +148,36 @@ func (r *readiness) state(ctx context.Context, ref extension.ObjectRef) (ready b
 	return false, "", fmt.Sprintf("it is %s: %s", res.Status, res.Message), nil
 }
 
+// read reads one object as the restore's identity: nil when it does not
+// exist; unreadable says why it cannot be read (a type the cluster does
+// not serve, a read the identity may not make). An error is what a retry
+// mends.
+func (r *readiness) read(ctx context.Context, ref extension.ObjectRef) (obj *unstructured.Unstructured, unreadable string, err error) {
+	gvr, err := r.mapper.ResourceFor(schema.GroupVersionResource{Group: ref.Group, Resource: ref.Resource})
+	if err != nil {
+		if meta.IsNoMatchError(err) {
+			return nil, "the cluster serves no such resource", nil
+		}
+		return nil, "", fmt.Errorf("resolve %s: %w", extcall.RefString(ref), err)
+	}
+	obj, err = r.dyn.Resource(gvr).Namespace(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, "", nil
+	case apierrors.IsForbidden(err):
+		return nil, "the restore's identity may not read it", nil
+	case err != nil:
+		return nil, "", fmt.Errorf("read %s: %w", extcall.RefString(ref), err)
+	}
+	return obj, "", nil
+}
+
 // maxWaitsShown bounds the waits a heartbeat names.
 const maxWaitsShown = 5
 
 // exists says whether an object exists, read as the restore's identity;
 // unreadable says why that cannot be told.
 func (r *readiness) exists(ctx context.Context, ref extension.ObjectRef) (ok bool, unreadable string, err error) {
-	gvr, err := r.mapper.ResourceFor(schema.GroupVersionResource{Group: ref.Group, Resource: ref.Resource})
-	if err != nil {
-		if meta.IsNoMatchError(err) {
-			return false, "the cluster serves no such resource", nil
-		}
-		return false, "", fmt.Errorf("resolve %s: %w", extcall.RefString(ref), err)
-	}
-	_, err = r.dyn.Resource(gvr).Namespace(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
-	switch {
-	case err == nil:
-		return true, "", nil
-	case apierrors.IsNotFound(err):
-		return false, "", nil
-	case apierrors.IsForbidden(err):
-		return false, "the restore's identity may not read it", nil
-	}
-	return false, "", fmt.Errorf("read %s: %w", extcall.RefString(ref), err)
+	obj, unreadable, err := r.read(ctx, ref)
+	return obj != nil, unreadable, err
 }
