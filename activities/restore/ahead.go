@@ -49,17 +49,18 @@ type aheadRecord struct {
 	Operations []extcall.OperationRecord `json:"operations,omitempty"`
 }
 
-// aheadState is what one apply attempt knows of the plan's other types,
-// read when an extension first asks for an additional item.
-type aheadState struct {
+// applyPlan is what one apply attempt knows of the restore's plan: its
+// extensions, read once, and the other types, read when an extension
+// first asks for an additional item.
+type applyPlan struct {
 	a       *Activities
 	run     *runlog.Run
 	in      v1alpha1.ApplyInput
 	clients *kube.Clients
 	owners  *ownerResolver
-	// enabled: the restore's plan kept extensions; without them no item
-	// is restored ahead, and no type looks for records.
-	enabled bool
+	// exts are the extensions the plan kept; without them no item is
+	// restored ahead, and no type looks for records.
+	exts []v1alpha1.Extension
 
 	mu      sync.Mutex
 	types   []v1alpha1.RestoreType // the plan's, in order; nil until read
@@ -67,21 +68,28 @@ type aheadState struct {
 	records map[string]map[string]aheadRecord
 }
 
-func newAheadState(ctx context.Context, a *Activities, run *runlog.Run, in v1alpha1.ApplyInput, clients *kube.Clients,
-	owners *ownerResolver) (*aheadState, error) {
+func newApplyPlan(ctx context.Context, a *Activities, run *runlog.Run, in v1alpha1.ApplyInput, clients *kube.Clients,
+	owners *ownerResolver) (*applyPlan, error) {
 	exts, err := plannedExtensions(ctx, run)
 	if err != nil {
 		return nil, err
 	}
-	return &aheadState{a: a, run: run, in: in, clients: clients, owners: owners, enabled: len(exts) > 0,
+	return &applyPlan{a: a, run: run, in: in, clients: clients, owners: owners, exts: exts,
 		index: map[string]map[string]int{}, records: map[string]map[string]aheadRecord{}}, nil
+}
+
+// applier creates the items of type t as the attempt's identity.
+func (h *applyPlan) applier(t v1alpha1.RestoreType) *applier {
+	ap := newApplier(h.clients, h.in, t, h.owners)
+	ap.namespaceExists = h.a.namespaceExists
+	return ap
 }
 
 func itemKey(namespace, name string) string { return namespace + "/" + name }
 
 // recordsOf are the items of type gr restored ahead of it, by key.
-func (h *aheadState) recordsOf(ctx context.Context, gr string) (map[string]aheadRecord, error) {
-	if h == nil || !h.enabled {
+func (h *applyPlan) recordsOf(ctx context.Context, gr string) (map[string]aheadRecord, error) {
+	if h == nil || len(h.exts) == 0 {
 		return nil, nil
 	}
 	h.mu.Lock()
@@ -108,7 +116,7 @@ func (h *aheadState) recordsOf(ctx context.Context, gr string) (map[string]ahead
 // record stores what restoring an item ahead came to, before the item
 // that asked for it goes on: a retried step finds it and does not
 // restore it again.
-func (h *aheadState) record(ctx context.Context, gr, key string, rec aheadRecord) error {
+func (h *applyPlan) record(ctx context.Context, gr, key string, rec aheadRecord) error {
 	rec.Key = key
 	sum := sha256.Sum256([]byte(key))
 	if err := h.run.Loc.WriteJSON(ctx, h.run.Restore.Ahead(gr, hex.EncodeToString(sum[:12])), rec); err != nil {
@@ -133,7 +141,7 @@ type aheadPlace struct {
 
 // locate finds an item of type gr among the plan's, and the position of
 // type current; found is false when the restore does not hold the item.
-func (h *aheadState) locate(ctx context.Context, current, gr, key string, beat func()) (at aheadPlace, cur int, found bool, err error) {
+func (h *applyPlan) locate(ctx context.Context, current, gr, key string, beat func()) (at aheadPlace, cur int, found bool, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.types == nil {
@@ -191,7 +199,7 @@ type itemName struct {
 }
 
 // readItem reads one prepared item from its batch.
-func (h *aheadState) readItem(ctx context.Context, gr string, batch int, key string) (Item, error) {
+func (h *applyPlan) readItem(ctx context.Context, gr string, batch int, key string) (Item, error) {
 	var found *Item
 	err := h.run.Loc.ReadLines(ctx, h.run.Restore.Batch(gr, batch), func(line []byte) error {
 		if found != nil {
@@ -219,7 +227,7 @@ func (h *aheadState) readItem(ctx context.Context, gr string, batch int, key str
 // the outcome recorded then: they are neither sent to extensions nor
 // applied again.
 func (p *pipeline) takeRestoredAhead(ctx context.Context, bw *batchWork) error {
-	recs, err := p.ahead.recordsOf(ctx, p.gr)
+	recs, err := p.plan.recordsOf(ctx, p.gr)
 	if err != nil || len(recs) == 0 {
 		return err
 	}
@@ -287,7 +295,7 @@ func (p *pipeline) ensure(ctx context.Context, bw *batchWork, ref extension.Obje
 	case len(chain) > maxAheadDepth:
 		return fmt.Sprintf("%s: additional items nest deeper than %d", name, maxAheadDepth), nil
 	}
-	at, cur, found, err := p.ahead.locate(ctx, p.gr, gr, key, p.beat)
+	at, cur, found, err := p.plan.locate(ctx, p.gr, gr, key, p.beat)
 	if err != nil {
 		return "", err
 	}
@@ -307,9 +315,11 @@ func (p *pipeline) ensure(ctx context.Context, bw *batchWork, ref extension.Obje
 		if j < 0 {
 			return "", fmt.Errorf("%s %s is not in batch %d any more", gr, key, at.batch)
 		}
-		if outcome, err = p.applyNow(ctx, bw, j, chain); err != nil {
+		o, _, err := p.applyAhead(ctx, p, bw, bw, j, chain)
+		if err != nil {
 			return "", err
 		}
+		outcome = &o
 	default:
 		if outcome, err = p.restoreAhead(ctx, bw, at.t, at.batch, key, chain); err != nil {
 			return "", err
@@ -345,27 +355,26 @@ func (p *pipeline) awaitBatch(ctx context.Context, b int) {
 	}
 }
 
-// applyNow applies item j of the batch being loaded ahead of the others:
-// the extensions have answered for it already, and its own turn later
-// finds it made by this restore.
-func (p *pipeline) applyNow(ctx context.Context, bw *batchWork, j int, chain []string) (*v1alpha1.ItemOutcome, error) {
-	if bw.decided[j] {
-		return &bw.outcomes[j], nil
+// applyAhead creates item j of work, of p's type, before its turn: once
+// the additional items it names are there, judged from the batch being
+// loaded (bw, by the pipeline loading it, loader), and what it waits for
+// is ready. An item its extensions decided on keeps that outcome.
+func (p *pipeline) applyAhead(ctx context.Context, loader *pipeline, bw, work *batchWork, j int,
+	chain []string) (v1alpha1.ItemOutcome, []relink, error) {
+	if work.decided[j] {
+		return work.outcomes[j], nil, nil
 	}
-	it := bw.items[j]
-	if refs := bw.additionalOf(j); len(refs) > 0 {
-		why, err := p.ensureAll(ctx, bw, refs, append(chain, p.gr+" "+itemKey(it.names())))
+	it := work.items[j]
+	if refs := work.additionalOf(j); len(refs) > 0 {
+		why, err := loader.ensureAll(ctx, bw, refs, append(chain, p.gr+" "+itemKey(it.names())))
 		if err != nil || why != "" {
-			o := p.outcome(it, v1alpha1.ItemFailed, why)
-			return &o, err
+			return p.outcome(it, v1alpha1.ItemFailed, why), nil, err
 		}
 	}
-	if why, err := p.awaitReady(ctx, bw, j); err != nil || why != "" {
-		o := p.outcome(it, v1alpha1.ItemFailed, why)
-		return &o, err
+	if why, err := p.awaitReady(ctx, work, j); err != nil || why != "" {
+		return p.outcome(it, v1alpha1.ItemFailed, why), nil, err
 	}
-	o, _, err := p.ap.apply(ctx, it)
-	return &o, err
+	return p.ap.apply(ctx, it)
 }
 
 // restoreAhead restores one item of a later type or batch now, with its
@@ -374,54 +383,36 @@ func (p *pipeline) applyNow(ctx context.Context, bw *batchWork, j int, chain []s
 func (p *pipeline) restoreAhead(ctx context.Context, bw *batchWork, t v1alpha1.RestoreType, batch int, key string,
 	chain []string) (*v1alpha1.ItemOutcome, error) {
 	gr := t.GroupResource()
-	recs, err := p.ahead.recordsOf(ctx, gr)
+	recs, err := p.plan.recordsOf(ctx, gr)
 	if err != nil {
 		return nil, err
 	}
 	if rec, ok := recs[key]; ok {
 		return &rec.Outcome, nil // an earlier attempt restored it
 	}
-	it, err := p.ahead.readItem(ctx, gr, batch, key)
+	it, err := p.plan.readItem(ctx, gr, batch, key)
 	if err != nil {
 		return nil, err
 	}
-	sub, err := p.forType(ctx, t)
+	sub, err := p.forType(t)
 	if err != nil {
 		return nil, err
 	}
 	one := &batchWork{index: batch, items: []Item{it}, outcomes: make([]v1alpha1.ItemOutcome, 1), relinks: make([][]relink, 1),
-		decided: make([]bool, 1), complete: make(chan struct{})}
+		decided: make([]bool, 1)}
 	one.left.Store(1)
 	if err := sub.extend(ctx, one); err != nil {
 		return nil, err
 	}
-	if !one.decided[0] {
-		if refs := one.additionalOf(0); len(refs) > 0 {
-			why, err := p.ensureAll(ctx, bw, refs, append(chain, gr+" "+key))
-			if err != nil {
-				return nil, err
-			}
-			if why != "" {
-				sub.decide(one, 0, v1alpha1.ItemFailed, why)
-			}
-		}
+	outcome, relinks, err := sub.applyAhead(ctx, p, bw, one, 0, chain)
+	if err != nil {
+		return nil, err
 	}
-	if !one.decided[0] {
-		why, err := sub.awaitReady(ctx, one, 0)
-		if err != nil {
-			return nil, err
-		}
-		if why != "" {
-			one.outcomes[0] = sub.outcome(one.items[0], v1alpha1.ItemFailed, why)
-		} else if one.outcomes[0], one.relinks[0], err = sub.ap.apply(ctx, one.items[0]); err != nil {
-			return nil, err
-		}
-	}
-	rec := aheadRecord{Outcome: one.outcomes[0], Relinks: one.relinks[0]}
+	rec := aheadRecord{Outcome: outcome, Relinks: relinks}
 	if rec.Outcome.Result == v1alpha1.ItemRestored && one.operations != nil {
 		rec.Operations = one.operations[0]
 	}
-	if err := p.ahead.record(ctx, gr, key, rec); err != nil {
+	if err := p.plan.record(ctx, gr, key, rec); err != nil {
 		return nil, err
 	}
 	p.run.Log.Info("Restored ahead of its type", zap.String("resource", gr), zap.String("item", key),
@@ -431,17 +422,15 @@ func (p *pipeline) restoreAhead(ctx context.Context, bw *batchWork, t v1alpha1.R
 
 // forType is a pipeline for another type's items, sharing this one's
 // heartbeat and waits.
-func (p *pipeline) forType(ctx context.Context, t v1alpha1.RestoreType) (*pipeline, error) {
+func (p *pipeline) forType(t v1alpha1.RestoreType) (*pipeline, error) {
 	gr := t.GroupResource()
-	actions, err := p.ahead.a.restoreActions(ctx, p.run, gr)
+	actions, err := p.plan.actions(gr)
 	if err != nil {
 		return nil, err
 	}
-	ap := newApplier(p.ahead.clients, p.ahead.in, t, p.ahead.owners)
-	ap.namespaceExists = p.ahead.a.namespaceExists
-	return &pipeline{run: p.run, ap: ap, gr: gr, batches: t.Batches, actions: actions, extensions: p.extensions, beat: p.beat,
+	return &pipeline{run: p.run, ap: p.plan.applier(t), gr: gr, batches: t.Batches, actions: actions, extensions: p.extensions, beat: p.beat,
 		restore: p.restore, backup: p.backup, typ: t.ResourceType, namespaceMapping: p.namespaceMapping, dryRun: p.dryRun,
-		board: p.board, ready: p.ready, ahead: p.ahead}, nil
+		board: p.board, ready: p.ready, plan: p.plan}, nil
 }
 
 // additionalOf are the additional items the extensions named for item i.

@@ -80,13 +80,13 @@ func (a *Activities) ApplyResources(ctx context.Context, in v1alpha1.ApplyInput)
 		return nil, err
 	}
 	owners := newOwnerResolver(clients)
-	ahead, err := newAheadState(ctx, a, run, in, clients, owners)
+	plan, err := newApplyPlan(ctx, a, run, in, clients, owners)
 	if err != nil {
 		return nil, err
 	}
 	for i := len(prog.Done); i < len(in.Types); i++ {
 		t := in.Types[i]
-		if err := a.applyType(ctx, run, ahead, in, t, &prog); err != nil {
+		if err := a.applyType(ctx, run, plan, in, t, &prog); err != nil {
 			return nil, fmt.Errorf("apply %s: %w", t.GroupResource(), err)
 		}
 		prog.Done = append(prog.Done, v1alpha1.TypeApplied{Resource: t.GroupResource(), Outcome: prog.Outcome, Deferred: prog.Deferred})
@@ -98,16 +98,15 @@ func (a *Activities) ApplyResources(ctx context.Context, in v1alpha1.ApplyInput)
 
 // applyType applies the batches of one type from prog.NextBatch on,
 // counting into prog.
-func (a *Activities) applyType(ctx context.Context, run *runlog.Run, ahead *aheadState,
+func (a *Activities) applyType(ctx context.Context, run *runlog.Run, plan *applyPlan,
 	in v1alpha1.ApplyInput, t v1alpha1.RestoreType, prog *ApplyProgress) error {
 	gr := t.GroupResource()
 	log := run.Log.With(zap.String("resource", gr))
-	clients := ahead.clients
-	ap := newApplier(clients, in, t, ahead.owners)
-	ap.namespaceExists = a.namespaceExists
+	clients := plan.clients
+	ap := plan.applier(t)
 	// The feed heartbeats while it waits on extensions, as the commits
 	// move prog on.
-	actions, err := a.restoreActions(ctx, run, gr)
+	actions, err := plan.actions(gr)
 	if err != nil {
 		return err
 	}
@@ -124,7 +123,7 @@ func (a *Activities) applyType(ctx context.Context, run *runlog.Run, ahead *ahea
 	}
 	pl := &pipeline{run: run, ap: ap, gr: gr, batches: t.Batches, actions: actions, extensions: a.Extensions, beat: heartbeat,
 		restore: in.Restore, backup: in.Backup, typ: t.ResourceType, namespaceMapping: in.NamespaceMapping, dryRun: in.DryRun, board: board, ready: newReadiness(clients, board),
-		ahead: ahead}
+		plan: plan}
 	commit := func(b int, outcome v1alpha1.TypeOutcome, deferred int) error {
 		mu.Lock()
 		prog.NextBatch, prog.Outcome, prog.Deferred = b+1, prog.Outcome.Add(outcome), prog.Deferred+deferred

@@ -65,19 +65,15 @@ func plannedExtensions(ctx context.Context, run *runlog.Run) ([]v1alpha1.Extensi
 	return exts, nil
 }
 
-// restoreActions are the extensions the restore's plan kept that act on
-// type gr, in registration order.
-func (a *Activities) restoreActions(ctx context.Context, run *runlog.Run, gr string) ([]extcall.Action, error) {
-	exts, err := plannedExtensions(ctx, run)
-	if err != nil {
-		return nil, err
-	}
+// actions are the extensions the restore's plan kept that act on type
+// gr, in registration order.
+func (h *applyPlan) actions(gr string) ([]extcall.Action, error) {
 	// As in a backup, what a retry cannot mend ends the step.
-	out, err := extcall.Actions(exts, gr, extcall.RestoreSelector)
+	out, err := extcall.Actions(h.exts, gr, extcall.RestoreSelector)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeInvalidSpec, err)
 	}
-	if len(out) > 0 && a.Extensions == nil {
+	if len(out) > 0 && h.a.Extensions == nil {
 		return nil, temporal.NewNonRetryableApplicationError("this worker cannot call extensions", v1alpha1.ErrTypeInvalidSpec, nil)
 	}
 	return out, nil

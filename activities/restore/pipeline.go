@@ -47,9 +47,10 @@ type pipeline struct {
 	// items wait for.
 	board *waitBoard
 	ready *readiness
-	// ahead restores the additional items extensions ask for; inFlight
-	// are the completion of the batches the feed loaded, by index.
-	ahead    *aheadState
+	// plan is the attempt's view of the restore's plan, through which
+	// the additional items extensions ask for are restored; inFlight are
+	// the completion of the batches the feed loaded, by index.
+	plan     *applyPlan
 	inFlight map[int]chan struct{}
 }
 
