@@ -7,10 +7,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// FSBackupAnnotations ask for a file-system backup of a pod's volumes,
+// fsBackupAnnotations ask for a file-system backup of a pod's volumes,
 // named in a comma-separated list: Velero's opt-in annotation, so that
 // workloads annotated for Velero keep their meaning, and cairn's.
-var FSBackupAnnotations = []string{"backup.velero.io/backup-volumes", "cairn.io/backup-volumes"}
+var fsBackupAnnotations = []string{"backup.velero.io/backup-volumes", "cairn.io/backup-volumes"}
 
 // maxPodVolumeWarnings bounds the warnings of pods' file-system backup
 // annotations one backup records; one more says how many were left out.
@@ -28,7 +28,7 @@ func fsBackupWarnings(pod *corev1.Pod, snapshotted map[string]bool) []string {
 	}
 	seen := map[string]bool{}
 	var warnings []string
-	for _, key := range FSBackupAnnotations {
+	for _, key := range fsBackupAnnotations {
 		for _, name := range strings.Split(pod.Annotations[key], ",") {
 			name = strings.TrimSpace(name)
 			if name == "" || seen[name] {
