@@ -32,6 +32,7 @@ var workerWorkflows = map[string]any{
 	v1alpha1.RestoreWorkflowName:               restore.RestoreWorkflow,
 	v1alpha1.RestoreDryRunWorkflowName:         restore.RestoreDryRunWorkflow,
 	v1alpha1.VolumeSnapshotWorkflowName:        volume.VolumeSnapshotWorkflow,
+	v1alpha1.PodVolumeBackupWorkflowName:       volume.PodVolumeBackupWorkflow,
 	v1alpha1.VolumeRestoreWorkflowName:         volume.VolumeRestoreWorkflow,
 	v1alpha1.DataMoverSlotsWorkflowName:        volume.DataMoverSlotsWorkflow,
 	v1alpha1.ScheduledBackupWorkflowName:       schedule.ScheduledBackupWorkflow,

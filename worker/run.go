@@ -93,6 +93,9 @@ type DataMovement struct {
 	CSIStateDir string
 	// Concurrency bounds the data movers per node.
 	Concurrency expose.Concurrency
+	// PodsDir is the kubelet's pods directory on the nodes (empty:
+	// expose.DefaultPodsDir).
+	PodsDir string
 	// Repository opens the locations' kopia repositories on the worker
 	// (to delete a backup's volume data).
 	Repository kopiarepo.Config
@@ -167,7 +170,8 @@ func Run(ctx context.Context, c client.Client, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	exposeActs := &expose.Activities{Exposer: exp, Namespace: ns, Log: cfg.Log, Concurrency: cfg.DataMovement.Concurrency, Temporal: c}
+	exposeActs := &expose.Activities{Exposer: exp, Namespace: ns, Log: cfg.Log, Concurrency: cfg.DataMovement.Concurrency, Temporal: c,
+		PodsDir: cfg.DataMovement.PodsDir}
 	repoActs := &repository.Activities{Repository: cfg.DataMovement.Repository, Log: cfg.Log}
 	for _, l := range []**location.Opener{&clusterActs.Locations, &restoreActs.Locations, &storeActs.Locations, &etcdActs.Locations,
 		&csiActs.Locations, &hookActs.Locations, &exposeActs.Locations, &repoActs.Locations} {

@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/filter"
 	"github.com/cairn-backup/cairn/internal/runlog"
+	"github.com/cairn-backup/cairn/internal/volumepolicy"
 )
 
 // volumeResultsKey is the per-type results file the volume plan writes
@@ -28,9 +29,10 @@ const volumeResultsKey = "volume-snapshots"
 // snapshotted: bound to a CSI volume whose driver has a
 // VolumeSnapshotClass. Every other claim is a warning that names it. A
 // cluster without the snapshot API fails the backup here, before anything
-// is collected, when there is a CSI volume to snapshot. The selected
-// pods' file-system backup annotations are warnings too (cairn cannot
-// take such a copy yet).
+// is collected, when there is a CSI volume to snapshot. It also picks the
+// volumes of the selected pods that are copied from the pods' directories
+// on their nodes (file-system backup): those volumes' claims are no
+// warning.
 func (a *Activities) PlanVolumes(ctx context.Context, in v1alpha1.PlanVolumesInput) (*v1alpha1.PlanVolumesResult, error) {
 	run, plan, err := cluster.StartWithPlan(ctx, a.Locations, a.Log, in.Backup, in.Location)
 	if err != nil {
@@ -46,54 +48,72 @@ func (a *Activities) PlanVolumes(ctx context.Context, in v1alpha1.PlanVolumesInp
 	if err != nil {
 		return nil, err
 	}
-	var warnings []string
-	if claimsPlanned {
-		if warnings, err = a.planSnapshots(ctx, run, kc, dyn, *plan, in.ActingAs, res); err != nil {
+	policies, err := a.volumePolicies(ctx, dyn, plan.Spec)
+	if err != nil {
+		return nil, err
+	}
+	var claimWarnings []claimWarning
+	if claimsPlanned && plan.Spec.SnapshotsVolumes() {
+		if claimWarnings, err = a.planSnapshots(ctx, run, kc, *plan, in.ActingAs, policies, res); err != nil {
 			return nil, err
 		}
+	}
+	sel := &podVolumeSelector{copyAll: plan.Spec.CopiesAllPodVolumes(), policies: policies, snapshotted: map[string]bool{},
+		claims: kc, volumes: a.boundVolume, copied: map[string]bool{}}
+	for _, v := range res.Volumes {
+		sel.snapshotted[v.Key()] = true
 	}
 	if podsPlanned {
-		podWarnings, err := a.podVolumeWarnings(ctx, kc, *plan, in.ActingAs != nil, res.Volumes)
-		if err != nil {
+		if err := plan.EachSelectedPod(ctx, kc, in.ActingAs != nil, func(pod *corev1.Pod) error { return sel.pod(ctx, pod) }); err != nil {
 			return nil, err
 		}
-		warnings = append(warnings, podWarnings...)
+		res.PodVolumes = sel.selected
 	}
+	var warnings []string
+	for _, w := range claimWarnings {
+		if !sel.copied[w.claim] {
+			warnings = append(warnings, w.text)
+		}
+	}
+	warnings = append(warnings, sel.allWarnings()...)
 	tr := cluster.TypeResult{Resource: "persistentvolumeclaims", Warnings: warnings}
 	if err := run.Loc.WriteJSON(ctx, run.Keys.TypeResult(volumeResultsKey), tr); err != nil {
 		return nil, err
 	}
 	res.Warnings = len(warnings)
-	run.Log.Info("Planned volume snapshots", zap.Int("volumes", len(res.Volumes)), zap.Int("warnings", len(warnings)))
+	run.Log.Info("Planned volumes", zap.Int("snapshots", len(res.Volumes)), zap.Int("podVolumes", len(res.PodVolumes)),
+		zap.Int("warnings", len(warnings)))
 	return res, nil
 }
 
+// claimWarning says why a claim's volume is not snapshotted; claim is
+// its key, "" for a warning about many.
+type claimWarning struct{ claim, text string }
+
 // planSnapshots puts the volumes of the selected claims it snapshots in
 // res, and says why each other claim's is not.
-func (a *Activities) planSnapshots(ctx context.Context, run *runlog.Run, kc kubernetes.Interface, dyn dynamic.Interface,
-	plan cluster.StoredPlan, id *v1alpha1.Identity, res *v1alpha1.PlanVolumesResult) ([]string, error) {
+func (a *Activities) planSnapshots(ctx context.Context, run *runlog.Run, kc kubernetes.Interface, plan cluster.StoredPlan,
+	id *v1alpha1.Identity, policies *volumepolicy.Policies, res *v1alpha1.PlanVolumesResult) ([]claimWarning, error) {
 	claims, unlisted, err := a.selectedClaims(ctx, kc, plan, id)
 	if err != nil {
 		return nil, err
 	}
-	policies, err := a.volumePolicies(ctx, dyn, plan.Spec)
-	if err != nil {
-		return nil, err
-	}
 	classes := &classChooser{a: a}
-	warnings := unlisted
+	var warnings []claimWarning
 	for _, w := range unlisted {
+		warnings = append(warnings, claimWarning{text: w})
 		run.Log.Warn("Claims not snapshotted", zap.String("reason", w))
 	}
 	for i, c := range claims {
 		activity.RecordHeartbeat(ctx, i)
+		key := c.Namespace + "/" + c.Name
 		pv, err := a.boundVolume(ctx, c)
 		if err != nil {
 			return nil, err
 		}
 		if warning := policyLeavesOut(policies, c, pv); warning != "" {
-			warnings = append(warnings, warning)
-			run.Log.Info("Volume left out by a volume policy", zap.String("claim", c.Namespace+"/"+c.Name), zap.String("reason", warning))
+			warnings = append(warnings, claimWarning{claim: key, text: warning})
+			run.Log.Info("Volume left out of snapshots by a volume policy", zap.String("claim", key), zap.String("reason", warning))
 			continue
 		}
 		v, warning, err := a.volumeOf(ctx, c, pv, classes)
@@ -101,40 +121,13 @@ func (a *Activities) planSnapshots(ctx context.Context, run *runlog.Run, kc kube
 		case err != nil:
 			return nil, err
 		case warning != "":
-			warnings = append(warnings, warning)
-			run.Log.Warn("Claim not snapshotted", zap.String("claim", c.Namespace+"/"+c.Name), zap.String("reason", warning))
+			warnings = append(warnings, claimWarning{claim: key, text: warning})
+			run.Log.Warn("Claim not snapshotted", zap.String("claim", key), zap.String("reason", warning))
 		default:
 			res.Volumes = append(res.Volumes, v)
 		}
 	}
 	return warnings, nil
-}
-
-// podVolumeWarnings reads the selected pods' file-system backup
-// annotations: what a workload annotated for Velero asks is said, not
-// silently dropped.
-func (a *Activities) podVolumeWarnings(ctx context.Context, kc kubernetes.Interface, plan cluster.StoredPlan, asCaller bool,
-	snapshotted []v1alpha1.Volume) ([]string, error) {
-	claims := map[string]bool{}
-	for _, v := range snapshotted {
-		claims[v.Key()] = true
-	}
-	var warnings []string
-	more := 0
-	err := plan.EachSelectedPod(ctx, kc, asCaller, func(pod *corev1.Pod) error {
-		for _, w := range fsBackupWarnings(pod, claims) {
-			if len(warnings) < maxPodVolumeWarnings {
-				warnings = append(warnings, w)
-			} else {
-				more++
-			}
-		}
-		return nil
-	})
-	if more > 0 {
-		warnings = append(warnings, fmt.Sprintf("and %d more pod volumes asked a file-system backup of, which cairn cannot take yet", more))
-	}
-	return warnings, err
 }
 
 // selectedClaims lists the claims the backup's filters select, sorted by

@@ -22,14 +22,29 @@ func (a *Activities) volumePolicies(ctx context.Context, dyn dynamic.Interface, 
 }
 
 // policyLeavesOut says why the policies leave a claim's volume (pv, nil
-// when it has none) out of the backup, "" when they snapshot it (or none
-// matches). cairn cannot back up a volume from its pod's file system
-// yet: fs-backup leaves it out too, with a reason that says so, and is
-// not an error.
+// when it has none) out of its snapshots, "" when they snapshot it (or
+// none matches). A volume a policy gives to fs-backup is copied from a
+// pod that mounts it instead; the reason says what happens when none
+// does.
 func policyLeavesOut(policies *volumepolicy.Policies, c corev1.PersistentVolumeClaim, pv *corev1.PersistentVolume) string {
 	if policies == nil {
 		return ""
 	}
+	action, ok := policies.Match(policyVolume(c, pv))
+	key := c.Namespace + "/" + c.Name
+	switch {
+	case !ok || action.Type == volumepolicy.Snapshot:
+		return ""
+	case action.Type == volumepolicy.FSBackup:
+		return fmt.Sprintf("claim %s: %s asks for fs-backup, but no running pod of the backup mounts it: its volume is not backed up", key, action.Policy)
+	default:
+		return fmt.Sprintf("claim %s: skipped by %s: its volume is not backed up", key, action.Policy)
+	}
+}
+
+// policyVolume is what the policies' conditions read of a claim and its
+// bound volume (nil when it has none).
+func policyVolume(c corev1.PersistentVolumeClaim, pv *corev1.PersistentVolume) volumepolicy.Volume {
 	v := volumepolicy.Volume{ClaimLabels: c.Labels, ClaimPhase: string(c.Status.Phase)}
 	if c.Spec.StorageClassName != nil {
 		v.StorageClass = *c.Spec.StorageClassName
@@ -37,28 +52,24 @@ func policyLeavesOut(policies *volumepolicy.Policies, c corev1.PersistentVolumeC
 	if size, ok := c.Status.Capacity[corev1.ResourceStorage]; ok {
 		v.Capacity = &size
 	}
-	if pv != nil {
-		if size, ok := pv.Spec.Capacity[corev1.ResourceStorage]; ok {
-			v.Capacity = &size
-		}
-		if v.StorageClass == "" {
-			v.StorageClass = pv.Spec.StorageClassName
-		}
-		if csi := pv.Spec.CSI; csi != nil {
-			v.CSIDriver, v.VolumeAttributes = csi.Driver, csi.VolumeAttributes
-		}
-		if nfs := pv.Spec.NFS; nfs != nil {
-			v.NFSServer, v.NFSPath = nfs.Server, nfs.Path
-		}
+	if pv == nil {
+		return v
 	}
-	action, ok := policies.Match(v)
-	key := c.Namespace + "/" + c.Name
-	switch {
-	case !ok || action.Type == volumepolicy.Snapshot:
-		return ""
-	case action.Type == volumepolicy.FSBackup:
-		return fmt.Sprintf("claim %s: %s asks for fs-backup, which cairn cannot do yet: its volume is not backed up", key, action.Policy)
-	default:
-		return fmt.Sprintf("claim %s: skipped by %s: its volume is not backed up", key, action.Policy)
+	if size, ok := pv.Spec.Capacity[corev1.ResourceStorage]; ok {
+		v.Capacity = &size
 	}
+	if v.StorageClass == "" {
+		v.StorageClass = pv.Spec.StorageClassName
+	}
+	switch src := pv.Spec.PersistentVolumeSource; {
+	case src.CSI != nil:
+		v.CSIDriver, v.VolumeAttributes, v.Type = src.CSI.Driver, src.CSI.VolumeAttributes, "csi"
+	case src.NFS != nil:
+		v.NFSServer, v.NFSPath, v.Type = src.NFS.Server, src.NFS.Path, "nfs"
+	case src.Local != nil:
+		v.Type = "local"
+	case src.HostPath != nil:
+		v.Type = "hostPath"
+	}
+	return v
 }

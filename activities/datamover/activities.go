@@ -53,7 +53,7 @@ func (a *Activities) UploadVolume(ctx context.Context, in v1alpha1.UploadVolumeI
 
 	log.Info("Uploading volume data", zap.String("repository", repo.Location()))
 	res, err := repo.Upload(ctx, kopiarepo.UploadRequest{
-		Path: a.Path, Namespace: in.Volume.Namespace, Claim: in.Volume.Claim, Backup: in.Backup,
+		Path: a.Path, Namespace: in.Volume.Namespace, Claim: in.Volume.DataName(), Backup: in.Backup,
 		CheckpointInterval: or(a.CheckpointInterval, 30*time.Second),
 		ProgressInterval:   2 * time.Second,
 		// Progress goes into the heartbeat only: describe reads it from

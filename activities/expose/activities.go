@@ -4,9 +4,13 @@
 package expose
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
+
 	"github.com/cairn-backup/cairn/internal/location"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -33,7 +37,14 @@ type Activities struct {
 	Concurrency Concurrency
 	// Temporal starts a node's slots workflow with the first request.
 	Temporal SignalStarter
+	// PodsDir is the kubelet's directory of pods on every node (default
+	// DefaultPodsDir): a file-system backup reads <PodsDir>/<uid>/volumes.
+	PodsDir string
 }
+
+// DefaultPodsDir is where the kubelet keeps its pods' directories unless
+// its --root-dir says otherwise.
+const DefaultPodsDir = "/var/lib/kubelet/pods"
 
 // Concurrency is the data mover limit per node: Default, or the node's
 // override.
@@ -59,11 +70,27 @@ type SignalStarter interface {
 }
 
 func (a *Activities) target(in v1alpha1.ExposeInput) exposer.Target {
-	return exposer.Target{
+	t := exposer.Target{
 		Owner: in.Owner, Mode: exposer.Mode(in.Mode), Namespace: a.Namespace,
 		SourceNamespace: in.Volume.Namespace, Snapshot: in.Snapshot, SourceClaim: in.Volume.Claim, Size: in.SnapshotSize,
 		StorageClass: in.Volume.StorageClass, AccessModes: in.AccessModes, TaskQueue: in.TaskQueue, Attempt: in.Attempt,
 	}
+	if pv := in.Volume.PodVolume; pv != nil {
+		t.Pod, t.PodUID, t.Node = in.Volume.Namespace+"/"+pv.Pod, pv.UID, pv.Node
+		t.HostDir = podVolumeDir(cmp.Or(a.PodsDir, DefaultPodsDir), pv)
+	}
+	return t
+}
+
+// podVolumeDir is a pod volume's directory on its node. The plan wrote
+// its parts, but they cross a process boundary: a part that would leave
+// the pod's volumes directory names nothing.
+func podVolumeDir(podsDir string, pv *v1alpha1.PodVolume) string {
+	uid, dir := filepath.Clean("/"+pv.UID), filepath.Clean("/"+pv.Dir)
+	if strings.Count(uid, "/") != 1 || !strings.HasPrefix(dir, "/volumes/") {
+		return filepath.Join(podsDir, "invalid")
+	}
+	return filepath.Join(podsDir, uid, dir)
 }
 
 // start opens the owner's log for this attempt.
@@ -97,6 +124,9 @@ func (a *Activities) ExposeVolume(ctx context.Context, in v1alpha1.ExposeInput) 
 	defer run.End()
 	t := a.target(in)
 	started, err := a.Exposer.Expose(ctx, t, heartbeat(ctx))
+	if errors.Is(err, exposer.ErrPodGone) {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypePodGone, nil)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("expose volume %s: %w", in.Volume.Key(), err)
 	}

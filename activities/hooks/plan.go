@@ -62,6 +62,10 @@ func (a *Activities) PlanBackupHooks(ctx context.Context, in v1alpha1.PlanHooksI
 			if c := vol.PersistentVolumeClaim; c != nil && snapshotted[p.Namespace+"/"+c.ClaimName] {
 				hp.Claims = append(hp.Claims, p.Namespace+"/"+c.ClaimName)
 			}
+			// A volume copied from this pod: its hooks hold around the copy.
+			if key := p.Namespace + "/" + p.Name + "/" + vol.Name; snapshotted[key] {
+				hp.Claims = append(hp.Claims, key)
+			}
 		}
 		res.Pods = append(res.Pods, hp)
 		return nil

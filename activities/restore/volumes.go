@@ -54,7 +54,8 @@ func movedVolumes(ctx context.Context, loc *location.Location, backup string, m 
 	}
 	moved := map[string]v1alpha1.VolumeRecord{}
 	for _, v := range vols {
-		if v.Phase == v1alpha1.OperationCompleted && v.Upload != nil && v.Upload.SnapshotID != "" {
+		// A pod volume's copy is written back into its pod, not a claim.
+		if v.Volume.PodVolume == nil && v.Phase == v1alpha1.OperationCompleted && v.Upload != nil && v.Upload.SnapshotID != "" {
 			moved[v.Volume.Key()] = v
 		}
 	}

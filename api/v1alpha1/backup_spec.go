@@ -93,10 +93,17 @@ type BackupSpec struct {
 	// Hooks run commands in the selected pods before and after their
 	// volumes are snapshotted (pods' hook annotations take precedence).
 	Hooks *BackupHooks `json:"hooks,omitempty"`
-	// VolumePolicies decide per volume whether it is skipped or
-	// snapshotted, in Velero's resource-policy format (version v1,
-	// volumePolicies).
+	// VolumePolicies decide per volume whether it is skipped, snapshotted
+	// or copied from its pod (fs-backup), in Velero's resource-policy
+	// format (version v1, volumePolicies).
 	VolumePolicies *DocumentRef `json:"volumePolicies,omitempty"`
+	// DefaultVolumesToFsBackup copies every volume of the selected
+	// running pods from the pod's directory on its node, except those a
+	// snapshot covers, those the pod's backup-volumes-excludes
+	// annotation names, and projected, Secret, ConfigMap, downward API and
+	// hostPath volumes (nil: false; pods still opt in volume by volume
+	// with backup.velero.io/backup-volumes).
+	DefaultVolumesToFsBackup *bool `json:"defaultVolumesToFsBackup,omitempty"`
 }
 
 // TakesWorkloadDependencies reports whether a namespace backup takes the
@@ -123,6 +130,12 @@ func (s BackupSpec) WholeCluster() bool {
 func (s BackupSpec) TakesRelatedByReference() bool {
 	auto := s.ClusterResources == ClusterResourcesAuto || s.ClusterResources == ""
 	return auto && !s.WholeCluster()
+}
+
+// CopiesAllPodVolumes reports whether every pod volume no snapshot
+// covers is copied from its pod (defaultVolumesToFsBackup).
+func (s BackupSpec) CopiesAllPodVolumes() bool {
+	return s.DefaultVolumesToFsBackup != nil && *s.DefaultVolumesToFsBackup
 }
 
 // SnapshotsVolumes reports whether the backup snapshots volumes.

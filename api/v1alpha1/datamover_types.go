@@ -51,6 +51,9 @@ const (
 	ExposeBackup ExposeMode = "backup"
 	// ExposeRestore mounts a fresh claim read-write and restores into it.
 	ExposeRestore ExposeMode = "restore"
+	// ExposeFSBackup mounts a running pod's volume directory on its node,
+	// read-only.
+	ExposeFSBackup ExposeMode = "fs-backup"
 )
 
 // ExposeInput asks the worker's exposer to make a volume's data reachable
@@ -121,7 +124,11 @@ type DataUploadInfo struct {
 // movers. It is unique to the operation, so only a data mover that has
 // that volume mounted takes its work.
 func DataMoverTaskQueue(owner string, v Volume) string {
-	sum := sha256.Sum256([]byte(owner + "\x00" + v.Namespace + "\x00" + v.Claim))
+	id := owner + "\x00" + v.Namespace + "\x00" + v.Claim
+	if v.PodVolume != nil {
+		id += "\x00" + v.PodVolume.Pod + "\x00" + v.PodVolume.Volume
+	}
+	sum := sha256.Sum256([]byte(id))
 	return "cairn-datamover-" + hex.EncodeToString(sum[:10])
 }
 

@@ -24,6 +24,9 @@ const (
 	ScheduledBackupWorkflowName = "ScheduledBackup"
 	EtcdSnapshotWorkflowName    = "EtcdSnapshot"
 	VolumeSnapshotWorkflowName  = "VolumeSnapshot"
+	// PodVolumeBackupWorkflowName copies one pod volume from its node
+	// into the location's kopia repository.
+	PodVolumeBackupWorkflowName = "PodVolumeBackup"
 	// BackupDryRunWorkflowName plans and lists what a backup would take
 	// under a scratch name, reports it and removes the scratch data.
 	BackupDryRunWorkflowName = "BackupDryRun"

@@ -59,10 +59,20 @@ type Volume struct {
 	SnapshotClass    string `json:"snapshotClass"`
 	// StorageClass is the claim's; a data mover's claims use it too.
 	StorageClass string `json:"storageClass,omitempty"`
+	// PodVolume is set for a volume copied from its pod's directory on
+	// the node (a file-system backup) instead of snapshotted; Claim is
+	// then the claim behind it, if any.
+	PodVolume *PodVolume `json:"podVolume,omitempty"`
 }
 
-// Key is "namespace/claim".
-func (v Volume) Key() string { return v.Namespace + "/" + v.Claim }
+// Key is "namespace/claim", or "namespace/pod/volume" for a pod volume
+// (claim names hold no "/", so the two never meet).
+func (v Volume) Key() string {
+	if v.PodVolume != nil {
+		return v.Namespace + "/" + v.PodVolume.Pod + "/" + v.PodVolume.Volume
+	}
+	return v.Namespace + "/" + v.Claim
+}
 
 // Operation is one async operation of a backup: its volume's snapshot,
 // or an operation an extension started for an item, with its phase,
@@ -139,8 +149,10 @@ type PlanVolumesInput struct {
 // PlanVolumesResult lists the volumes to snapshot. Claims left out are
 // warnings in results.json, counted here.
 type PlanVolumesResult struct {
-	Volumes  []Volume `json:"volumes"`
-	Warnings int      `json:"warnings"`
+	Volumes []Volume `json:"volumes"`
+	// PodVolumes are copied from their pods' directories on the nodes.
+	PodVolumes []Volume `json:"podVolumes,omitempty"`
+	Warnings   int      `json:"warnings"`
 }
 
 // VolumeSnapshotRequest is the input of the per-volume child workflow.
@@ -224,12 +236,20 @@ type DeleteSnapshotsResult struct {
 	Deleted int `json:"deleted"`
 }
 
-// VolumeOperationID is the ID of the snapshot operation of a claim.
+// VolumeOperationID is the ID of the snapshot operation of a claim, or
+// of the file-system copy of a pod volume.
 func VolumeOperationID(v Volume) string {
+	if v.PodVolume != nil {
+		return "fs-backup/" + v.Key()
+	}
 	return fmt.Sprintf("snapshot/%s/%s", v.Namespace, v.Claim)
 }
 
-// VolumeWorkflowID is the child workflow of a claim's snapshot in a backup.
+// VolumeWorkflowID is the child workflow of a claim's snapshot, or of a
+// pod volume's copy, in a backup.
 func VolumeWorkflowID(backup string, v Volume) string {
+	if v.PodVolume != nil {
+		return fmt.Sprintf("backup/%s/podvolume/%s", backup, v.Key())
+	}
 	return fmt.Sprintf("backup/%s/volume/%s/%s", backup, v.Namespace, v.Claim)
 }

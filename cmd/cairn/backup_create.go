@@ -65,21 +65,30 @@ previous backup), so the backup survives the loss of the cluster's storage. A
 data mover started next to the volume does the copy; it must start within
 --datamover-prepare-timeout and finish within --datamover-timeout.
 
+File-system backup copies a volume no snapshot can take (an emptyDir, a
+local or NFS volume, a CSI volume without snapshots) from its running pod: a
+data mover on the pod's node reads the pod's volume directory under the
+kubelet's, read-only, into the location's kopia repository, with the pod's
+hooks around the copy. A pod opts in with Velero's annotation
+backup.velero.io/backup-volumes=a,b (or cairn.io/backup-volumes);
+--default-volumes-to-fs-backup copies every volume of every running pod
+instead, less the names in backup.velero.io/backup-volumes-excludes. A
+snapshotted claim is never copied too; Secret, ConfigMap, projected,
+downward API and hostPath volumes never are. A pod that is not Running, or
+a name the pod lacks, is a warning.
+
 --resource-policies takes Velero's volume policies (version v1,
 volumePolicies): the first policy whose conditions all hold decides whether a
-claim's volume is skipped or snapshotted, e.g.
+volume is skipped, snapshotted or copied from its pod (fs-backup), e.g.
 
   version: v1
   volumePolicies:
   - conditions: {storageClass: [scratch]}
     action: {type: skip}
-  - conditions: {pvcLabels: {backup: "off"}}
-    action: {type: skip}
+  - conditions: {volumeTypes: [nfs, emptyDir]}
+    action: {type: fs-backup}
 
-A skipped volume is a warning of the backup, not an error; fs-backup is
-recorded as skipped, because cairn cannot back up a pod's file system yet,
-and so is each volume a pod's backup.velero.io/backup-volumes annotation
-names that no snapshot covers.
+A skipped volume is a warning of the backup, not an error.
 Objects labelled cairn.io/exclude-from-backup=true (or Velero's label) are
 left out whatever the filters select.
 

@@ -118,7 +118,8 @@ func describeBackup(w io.Writer, v *starter.BackupView) {
 }
 
 // operationsTable lists a backup's async operations: one CSI snapshot per
-// volume, where it stands and, once ready, its handle and size.
+// claim or one file-system copy per pod volume, where it stands and, once
+// done, its handle and size or what was copied.
 func operationsTable(w io.Writer, ops []v1alpha1.Operation) {
 	if len(ops) == 0 {
 		return
@@ -136,6 +137,9 @@ func operationsTable(w io.Writer, ops []v1alpha1.Operation) {
 			if sn.Deleted {
 				snapshot = sn.Name + " (deleted after the data was moved)"
 			}
+		}
+		if pv := op.Volume.PodVolume; pv != nil {
+			snapshot = fmt.Sprintf("file-system copy of %s volume %s on %s", pv.Source, pv.Volume, pv.Node)
 		}
 		if up := op.Upload; up != nil {
 			detail = fmt.Sprintf("kopia %s: %s in %d files, %s uploaded in %s", up.SnapshotID,

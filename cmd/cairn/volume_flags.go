@@ -14,6 +14,7 @@ import (
 // optional ones (pointers in the spec) go through apply.
 type volumeFlags struct {
 	snapshotVolumes bool
+	fsBackupAll     bool
 	snapshotTimeout time.Duration
 	prepareTimeout  time.Duration
 	dataTimeout     time.Duration
@@ -24,6 +25,9 @@ type volumeFlags struct {
 
 func (v *volumeFlags) register(f *pflag.FlagSet, spec *v1alpha1.BackupSpec, opts *v1alpha1.BackupOptions) {
 	f.BoolVar(&v.snapshotVolumes, "snapshot-volumes", true, "take a CSI snapshot of every bound claim backed up")
+	f.BoolVar(&v.fsBackupAll, "default-volumes-to-fs-backup", false, "copy every volume of the backed-up running pods from the pod's directory "+
+		"on its node, except those snapshotted, those the pod's backup.velero.io/backup-volumes-excludes names, and Secret, ConfigMap, "+
+		"projected, downward API and hostPath volumes (without it, pods opt in with backup.velero.io/backup-volumes)")
 	f.StringVar((*string)(&spec.NativeSnapshots), "native-snapshots", "", "what becomes of the snapshots: keep, keep-newest or delete (default keep)")
 	f.BoolVar(&spec.SnapshotMoveData, "snapshot-move-data", false, "copy each snapshot's data into the location's kopia repository")
 	f.DurationVar(&v.prepareTimeout, "datamover-prepare-timeout", v1alpha1.DefaultDataMoverPrepareTimeout, "how long a volume's data mover may take to start")
@@ -33,7 +37,7 @@ func (v *volumeFlags) register(f *pflag.FlagSet, spec *v1alpha1.BackupSpec, opts
 		"how long an async operation an extension starts may take, retries included, before it is canceled and fails")
 	f.IntVar(&opts.VolumeConcurrency, "volume-concurrency", 0, "volumes snapshotted at once (default 4)")
 	f.StringVar(&v.policiesFile, "resource-policies", "", "a file of volume policies (Velero's resource-policy format: version v1, volumePolicies) "+
-		"that skip volumes by class, driver, size, labels or phase")
+		"that skip, snapshot or copy from their pods (fs-backup) volumes by type, class, driver, size, labels or phase")
 	f.StringVar(&v.policiesConfig, "resource-policies-configmap", "", "a ConfigMap in the worker's namespace holding volume policies, as Velero takes them")
 }
 
@@ -49,6 +53,10 @@ func (v *volumeFlags) apply(changed func(string) bool, spec *v1alpha1.BackupSpec
 	if changed("snapshot-volumes") {
 		on := v.snapshotVolumes
 		spec.SnapshotVolumes = &on
+	}
+	if changed("default-volumes-to-fs-backup") {
+		on := v.fsBackupAll
+		spec.DefaultVolumesToFsBackup = &on
 	}
 	for _, d := range []struct {
 		flag  string

@@ -38,6 +38,7 @@ type dataMoverFlags struct {
 	checkpoint     time.Duration
 	stateDir       string
 	csiStateDir    string
+	podsDir        string
 	concurrency    int
 	concurrencyBy  map[string]int
 	repo           repositoryFlags
@@ -62,6 +63,8 @@ func (d *dataMoverFlags) register(f *pflag.FlagSet) {
 	f.StringSliceVar(&d.hostPaths, "datamover-host-path", nil, "node directory mounted at the same path in data mover pods: a file:// location every node shares (NFS)")
 	f.StringVar(&d.stateDir, "datamover-state-dir", "", "process exposer: where data mover records and logs go (default <data-dir>/datamovers)")
 	f.StringVar(&d.csiStateDir, "csi-state-dir", "", "process exposer: the sandbox CSI driver's state directory")
+	f.StringVar(&d.podsDir, "kubelet-pods-dir", expose.DefaultPodsDir, "the kubelet's pods directory on the nodes (<--root-dir>/pods): "+
+		"a file-system backup's data mover mounts one pod volume's directory below it, read-only")
 	f.IntVar(&d.concurrency, "datamover-concurrency", 1, "data movers one node runs at once, across all backups and restores (the rest wait in line)")
 	f.StringToIntVar(&d.concurrencyBy, "datamover-concurrency-node", nil, "per-node override of --datamover-concurrency, e.g. big-node-1=4")
 	f.StringVar(&d.secrets.TemporalTLS, "datamover-tls-secret", "", "Secret (tls.crt, tls.key, ca.crt) data mover pods mount where --tls-cert, --tls-key and --tls-ca are")
@@ -83,7 +86,10 @@ func (d *dataMoverFlags) config(ctx context.Context, g *globals, kcfg *rest.Conf
 	if d.concurrency < 1 {
 		return worker.DataMovement{}, &usageError{fmt.Errorf("--datamover-concurrency %d: at least 1", d.concurrency)}
 	}
-	m := worker.DataMovement{Exposer: d.exposer, Namespace: d.namespace,
+	if !filepath.IsAbs(d.podsDir) {
+		return worker.DataMovement{}, &usageError{fmt.Errorf("--kubelet-pods-dir %q: an absolute path on the nodes", d.podsDir)}
+	}
+	m := worker.DataMovement{Exposer: d.exposer, Namespace: d.namespace, PodsDir: filepath.Clean(d.podsDir),
 		Concurrency: expose.Concurrency{Default: d.concurrency, ByNode: d.concurrencyBy}}
 	password, err := d.repo.password()
 	if err != nil {

@@ -26,6 +26,9 @@ const (
 	// NodeIP is the bridge's own address: the node's InternalIP, where the
 	// kubelet listens.
 	NodeIP = "10.244.0.1"
+	// KubeletPodsDir is where the node's kubelet keeps its pods'
+	// directories (a worker's --kubelet-pods-dir).
+	KubeletPodsDir = nodeKubeletDir + "/pods"
 	// NodeBridge is the Linux bridge the pods' veths join.
 	NodeBridge = "cairn0"
 	// ServiceSubnet holds the Services' ClusterIPs. It is routed to the

@@ -15,12 +15,15 @@ type condition func(Volume) bool
 var claimPhases = []string{"Pending", "Bound", "Lost"}
 
 // volumeTypes are the volume types a Volume can tell apart. Velero's list
-// also names in-tree and pod volume types (hostPath, emptyDir, ...) that a
-// Volume does not record, so a policy on them could never hold; cairn
-// refuses them.
+// also names in-tree types (rbd, cephfs, ...) that a Volume does not
+// record, so a policy on them could never hold; cairn refuses them.
 var volumeTypes = map[string]func(Volume) bool{
-	"csi": Volume.isCSI,
-	"nfs": Volume.isNFS,
+	"csi":       Volume.isCSI,
+	"nfs":       Volume.isNFS,
+	"local":     isType("local"),
+	"hostPath":  isType("hostPath"),
+	"emptyDir":  isType("emptyDir"),
+	"ephemeral": isType("ephemeral"),
 }
 
 // compileConditions turns a policy's conditions into checks. Absent, null
@@ -58,7 +61,7 @@ func compileConditions(doc *conditionsDoc) ([]condition, error) {
 	if len(doc.VolumeTypes) > 0 {
 		isUnsupported := func(t string) bool { return volumeTypes[t] == nil }
 		if i := slices.IndexFunc(doc.VolumeTypes, isUnsupported); i >= 0 {
-			return nil, fmt.Errorf("conditions.volumeTypes[%d]: %q is not supported (only csi and nfs are)", i, doc.VolumeTypes[i])
+			return nil, fmt.Errorf("conditions.volumeTypes[%d]: %q is not supported (only csi, nfs, local, hostPath, emptyDir and ephemeral are)", i, doc.VolumeTypes[i])
 		}
 		conditions = append(conditions, func(v Volume) bool {
 			return slices.ContainsFunc(doc.VolumeTypes, func(t string) bool { return volumeTypes[t](v) })

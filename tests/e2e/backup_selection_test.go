@@ -67,12 +67,12 @@ func TestExclusionLabels(t *testing.T) {
 
 // TestVolumePolicies: Velero-format volume policies, from a ConfigMap in
 // the worker's namespace, skip a volume by its claim's label and one by
-// its storage class, record fs-backup as not supported yet, and snapshot
-// only the test CSI driver's volumes, every other left out by a
-// catch-all policy. Each left-out volume's warning names its policy; the
-// backup completes. A pod annotated for Velero's file-system backup is a
-// warning for each volume whose data is not backed up, and for a name it
-// lacks.
+// its storage class, give one to fs-backup (a warning, as no running pod
+// mounts it), and snapshot only the test CSI driver's volumes, every
+// other left out by a catch-all policy. Each left-out volume's warning
+// names its policy; the backup completes. A pod annotated for Velero's
+// file-system backup is a warning for a volume a policy skips, and for a
+// name it lacks.
 func TestVolumePolicies(t *testing.T) {
 	t.Parallel()
 	s := newCSIStack(t)
@@ -147,9 +147,9 @@ volumePolicies:
 	assert.ElementsMatch(t, []string{
 		"claim pol/tmp: skipped by volumePolicies[0]: its volume is not backed up",
 		"claim pol/cache: skipped by volumePolicies[1]: its volume is not backed up",
-		"claim pol/files: volumePolicies[2] asks for fs-backup, which cairn cannot do yet: its volume is not backed up",
+		"claim pol/files: volumePolicies[2] asks for fs-backup, but no running pod of the backup mounts it: its volume is not backed up",
 		"claim pol/foreign: skipped by volumePolicies[4]: its volume is not backed up",
-		"pod pol/web: backup.velero.io/backup-volumes asks for a file-system backup of volume scratch, which cairn cannot take yet: its data is not backed up",
+		"pod pol/web: backup.velero.io/backup-volumes asks to copy volume scratch, but volumePolicies[4] skips it",
 		"pod pol/web: backup.velero.io/backup-volumes names volume absent, which the pod does not have",
 	}, warnings, "the pod's snapshotted claim db is not a warning")
 	assert.Len(t, tarballCounts(t, s, "pol-1")["persistentvolumeclaims"], 5, "every claim object is still backed up")

@@ -13,11 +13,15 @@ import (
 	"github.com/cairn-backup/cairn/workflows/internal/flow"
 )
 
-// planVolumes asks which claims to snapshot. It runs right after the plan,
-// so a cluster without the snapshot API fails the backup before anything
-// is collected.
+// planVolumes asks which claims to snapshot and which pod volumes to
+// copy from their nodes. It runs right after the plan, so a cluster
+// without the snapshot API fails the backup before anything is
+// collected. A backup that snapshots nothing still copies the pod
+// volumes asked for; backups started before pod volumes existed plan
+// nothing then.
 func (b *backupRun) planVolumes(ctx workflow.Context) error {
-	if !b.spec.SnapshotsVolumes() {
+	podVolumes := workflow.GetVersion(ctx, "pod-volumes", workflow.DefaultVersion, 1) == 1
+	if !b.spec.SnapshotsVolumes() && !podVolumes {
 		return nil
 	}
 	actx := workflow.WithActivityOptions(ctx, b.activityOptions(10*time.Minute))
@@ -38,10 +42,17 @@ func (b *backupRun) planVolumes(ctx workflow.Context) error {
 			Timeout: timeout, WorkflowID: v1alpha1.VolumeWorkflowID(b.spec.Name, v),
 		})
 	}
-	if len(res.Volumes) > 0 {
-		b.logger.Info("Planned volume snapshots", "volumes", len(res.Volumes), "skipped", res.Warnings)
+	for _, v := range res.PodVolumes {
+		b.status.Operations = append(b.status.Operations, v1alpha1.Operation{
+			ID: v1alpha1.VolumeOperationID(v), Kind: v1alpha1.OperationKindPodVolumeBackup, Volume: v, Phase: v1alpha1.OperationNew,
+			Timeout: b.spec.DataTimeout(), WorkflowID: v1alpha1.VolumeWorkflowID(b.spec.Name, v),
+		})
 	}
-	if b.spec.SnapshotMoveData && len(res.Volumes) > 0 && !b.dryRun {
+	if len(res.Volumes)+len(res.PodVolumes) > 0 {
+		b.logger.Info("Planned volumes", "snapshots", len(res.Volumes), "podVolumes", len(res.PodVolumes), "skipped", res.Warnings)
+	}
+	moves := len(res.PodVolumes) > 0 || (b.spec.SnapshotMoveData && len(res.Volumes) > 0)
+	if moves && !b.dryRun {
 		return b.ensureRepository(ctx)
 	}
 	return nil
@@ -109,8 +120,12 @@ func (b *backupRun) runOperations(ctx workflow.Context) error {
 			Backup: b.spec.Name, Location: b.spec.StorageLocation, OperationID: op.ID, Volume: op.Volume,
 			Timeout: op.Timeout, NativeSnapshots: b.spec.NativeSnapshots, HeartbeatTimeout: b.opts.HeartbeatTimeout.Duration,
 		}
-		if b.spec.SnapshotMoveData {
+		child := v1alpha1.VolumeSnapshotWorkflowName
+		if b.spec.SnapshotMoveData || op.Kind == v1alpha1.OperationKindPodVolumeBackup {
 			req.MoveData, req.PrepareTimeout, req.DataTimeout = true, b.spec.PrepareTimeout(), b.spec.DataTimeout()
+		}
+		if op.Kind == v1alpha1.OperationKindPodVolumeBackup {
+			child = v1alpha1.PodVolumeBackupWorkflowName
 		}
 		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 			WorkflowID:          op.WorkflowID,
@@ -122,7 +137,7 @@ func (b *backupRun) runOperations(ctx workflow.Context) error {
 		now := workflow.Now(ctx).UTC()
 		op.Phase, op.Started, op.Updated = v1alpha1.OperationInProgress, &now, &now
 		b.updateDetails(ctx)
-		f := workflow.ExecuteChildWorkflow(cctx, v1alpha1.VolumeSnapshotWorkflowName, req)
+		f := workflow.ExecuteChildWorkflow(cctx, child, req)
 		running++
 		sel.AddFuture(f, func(f workflow.Future) {
 			var res v1alpha1.VolumeSnapshotResult

@@ -90,8 +90,11 @@ func (b *backupRun) dryRunSteps(ctx workflow.Context) (*v1alpha1.BackupDryRun, e
 	}
 	for _, op := range b.status.Operations {
 		action := "snapshot"
-		if op.Kind == v1alpha1.OperationKindDataUpload {
+		switch op.Kind {
+		case v1alpha1.OperationKindDataUpload:
 			action = "snapshot and move data"
+		case v1alpha1.OperationKindPodVolumeBackup:
+			action = "copy from pod on node " + op.Volume.PodVolume.Node + " (" + op.Volume.PodVolume.SelectedBy + ")"
 		}
 		result.Volumes = append(result.Volumes, v1alpha1.DryRunVolume{Volume: op.Volume, Action: action})
 	}

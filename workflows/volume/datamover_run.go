@@ -181,6 +181,9 @@ func (m *dataMove) exposedWhat(in v1alpha1.ExposeInput) string {
 	if in.Mode == v1alpha1.ExposeRestore {
 		return "a new volume for " + in.Volume.Key()
 	}
+	if pv := in.Volume.PodVolume; pv != nil {
+		return fmt.Sprintf("volume %s of pod %s/%s on node %s", pv.Volume, in.Volume.Namespace, pv.Pod, pv.Node)
+	}
 	return "snapshot " + in.Snapshot
 }
 

@@ -3,7 +3,9 @@
 // clone of the backup's snapshot (to read) or empty (to restore into),
 // and then either a pod that mounts it (Pod) or, in the sandbox, where no
 // pod ever runs, a local process that reads the CSI driver's directory
-// (Process). Both poll the operation's own task queue.
+// (Process). Both poll the operation's own task queue. A file-system
+// backup exposes nothing: its data mover reads the pod's volume
+// directory on the pod's node.
 package exposer
 
 import (
@@ -20,6 +22,8 @@ const (
 	Backup Mode = "backup"
 	// Restore writes into a fresh volume.
 	Restore Mode = "restore"
+	// FSBackup reads a running pod's volume directory on its node.
+	FSBackup Mode = "fs-backup"
 )
 
 // Target is one data mover's volume.
@@ -38,6 +42,9 @@ type Target struct {
 	// AccessModes of the claim (restore mode: those of the backed-up
 	// claim, so the target claim can bind the volume); RWO when empty.
 	AccessModes []string
+	// Pod (namespace/name) with PodUID runs on Node, where HostDir is
+	// its volume's directory (fs-backup mode).
+	Pod, PodUID, Node, HostDir string
 	// TaskQueue is unique to the operation; Attempt numbers its data
 	// movers from 1.
 	TaskQueue string

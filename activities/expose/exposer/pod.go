@@ -57,6 +57,9 @@ type Pod struct {
 // on kubernetes.io/hostname), where a clone of it lands too; "" when the
 // volume is not pinned.
 func (p *Pod) Node(ctx context.Context, t Target) (string, error) {
+	if t.Mode == FSBackup {
+		return t.Node, nil
+	}
 	if t.Mode != Backup {
 		return "", nil
 	}
@@ -87,9 +90,19 @@ func (p *Pod) Node(ctx context.Context, t Target) (string, error) {
 	return "", nil
 }
 
-// Expose creates the claim and the attempt's pod.
+// Expose creates the claim and the attempt's pod; a file-system backup
+// only the pod, on the node of the pod whose volume it reads.
 func (p *Pod) Expose(ctx context.Context, t Target, _ func(string)) (*Started, error) {
-	if _, err := p.EnsureClaim(ctx, t); err != nil {
+	claim := t.Namespace + "/" + t.Name()
+	if t.Mode == FSBackup {
+		if err := p.CheckPod(ctx, t); err != nil {
+			return nil, err
+		}
+		if err := p.ensureNamespace(ctx, t.Namespace); err != nil {
+			return nil, err
+		}
+		claim = ""
+	} else if _, err := p.EnsureClaim(ctx, t); err != nil {
 		return nil, err
 	}
 	if err := p.copySecrets(ctx, t.Namespace); err != nil {
@@ -103,22 +116,33 @@ func (p *Pod) Expose(ctx context.Context, t Target, _ func(string)) (*Started, e
 	if err != nil {
 		return nil, fmt.Errorf("data mover pod %s/%s: %w", t.Namespace, t.moverName(), err)
 	}
-	return &Started{Claim: t.Namespace + "/" + t.Name(), DataMover: "pod " + t.Namespace + "/" + pod.Name, Node: pod.Spec.NodeName}, nil
+	return &Started{Claim: claim, DataMover: "pod " + t.Namespace + "/" + pod.Name, Node: pod.Spec.NodeName}, nil
 }
 
 // PodFor is the data mover pod of the target's attempt. It runs
 // restricted: no service account token, no privilege escalation, a
 // read-only root with an emptyDir for /tmp (where kopia keeps its
 // files), seccomp, and no capability a non-root user does not need.
+//
+// A file-system backup's data mover is the one pod cairn runs with a
+// host path of its own: it mounts exactly the one volume directory of
+// the pod it copies, read-only, and runs as root with only the
+// capabilities to read every file there (the pod's files belong to its
+// own users). It runs on that pod's node by name, past the scheduler, as
+// the pod's volume is nowhere else.
 func (p *Pod) PodFor(t Target) *corev1.Pod {
 	c := p.Config
-	args := append([]string{"datamover", "--task-queue", t.TaskQueue, "--path", MountPath}, c.Args...)
-	mounts := []corev1.VolumeMount{{Name: "data", MountPath: MountPath, ReadOnly: t.Mode == Backup},
-		{Name: "tmp", MountPath: "/tmp"}, {Name: "mnt", MountPath: path.Dir(MountPath)}}
-	volumes := []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
-		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: t.Name(), ReadOnly: t.Mode == Backup},
-	}}, emptyDir("tmp"), emptyDir("mnt")}
+	readOnly := t.Mode != Restore
 	dir := corev1.HostPathDirectory
+	data := corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: t.Name(), ReadOnly: readOnly}}
+	if t.Mode == FSBackup {
+		data = corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: t.HostDir, Type: &dir}}
+		c.SecurityContext = asRoot(c.SecurityContext)
+	}
+	args := append([]string{"datamover", "--task-queue", t.TaskQueue, "--path", MountPath}, c.Args...)
+	mounts := []corev1.VolumeMount{{Name: "data", MountPath: MountPath, ReadOnly: readOnly},
+		{Name: "tmp", MountPath: "/tmp"}, {Name: "mnt", MountPath: path.Dir(MountPath)}}
+	volumes := []corev1.Volume{{Name: "data", VolumeSource: data}, emptyDir("tmp"), emptyDir("mnt")}
 	for i, p := range c.HostPaths {
 		name := fmt.Sprintf("host-%d", i)
 		mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: p})
@@ -160,7 +184,21 @@ func (p *Pod) PodFor(t Target) *corev1.Pod {
 	if c.HostNetwork {
 		pod.Spec.DNSPolicy = corev1.DNSClusterFirstWithHostNet
 	}
+	if t.Mode == FSBackup {
+		pod.Spec.NodeName = t.Node
+	}
 	return pod
+}
+
+// asRoot is sc running as root, the rest of it kept.
+func asRoot(sc *corev1.PodSecurityContext) *corev1.PodSecurityContext {
+	root := int64(0)
+	out := &corev1.PodSecurityContext{}
+	if sc != nil {
+		out = sc.DeepCopy()
+	}
+	out.RunAsUser, out.RunAsNonRoot = &root, nil
+	return out
 }
 
 func emptyDir(name string) corev1.Volume {
@@ -228,7 +266,11 @@ func (c PodConfig) containerSecurityContext() *corev1.SecurityContext {
 // pull errors, a crash.
 func (p *Pod) Diagnose(ctx context.Context, t Target) string {
 	var parts []string
-	if state := p.ClaimState(ctx, t); state != "" {
+	if t.Mode == FSBackup {
+		if err := p.CheckPod(ctx, t); err != nil {
+			parts = append(parts, err.Error())
+		}
+	} else if state := p.ClaimState(ctx, t); state != "" {
 		parts = append(parts, state)
 	}
 	pod, err := p.Kube.CoreV1().Pods(t.Namespace).Get(ctx, t.moverName(), metav1.GetOptions{})
@@ -256,6 +298,9 @@ func (p *Pod) Diagnose(ctx context.Context, t Target) string {
 func (p *Pod) Cleanup(ctx context.Context, t Target, progress func(string)) error {
 	if err := p.deletePods(ctx, t, progress); err != nil {
 		return err
+	}
+	if t.Mode == FSBackup {
+		return nil
 	}
 	return p.DeleteAll(ctx, t, progress)
 }

@@ -58,12 +58,21 @@ func (p *Process) kopiaDir(t Target) string {
 	return filepath.Join(p.StateDir, t.moverName()+".kopia")
 }
 
-// Node is this machine: every process data mover runs here.
-func (p *Process) Node(context.Context, Target) (string, error) { return hostname(), nil }
+// Node is this machine: every process data mover runs here. A pod
+// volume's copy takes its pod's node's slots, as a pod would.
+func (p *Process) Node(_ context.Context, t Target) (string, error) {
+	if t.Mode == FSBackup {
+		return t.Node, nil
+	}
+	return hostname(), nil
+}
 
 // Expose creates the claim, waits until it is bound, and starts the data
 // mover on the bound volume's directory.
 func (p *Process) Expose(ctx context.Context, t Target, progress func(string)) (*Started, error) {
+	if t.Mode == FSBackup {
+		return p.exposePodVolume(ctx, t)
+	}
 	if _, err := p.EnsureClaim(ctx, t); err != nil {
 		return nil, err
 	}
@@ -88,6 +97,29 @@ func (p *Process) Expose(ctx context.Context, t Target, progress func(string)) (
 		return nil, err
 	}
 	started.DataMover = fmt.Sprintf("process %d", pid)
+	return started, nil
+}
+
+// exposePodVolume starts the data mover on the pod's volume directory,
+// which is on this machine: the process exposer serves the sandbox,
+// whose one node is this machine.
+func (p *Process) exposePodVolume(ctx context.Context, t Target) (*Started, error) {
+	if err := p.CheckPod(ctx, t); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(t.HostDir); err != nil {
+		return nil, fmt.Errorf("volume directory of pod %s: %w (the process exposer reads pods of a node on this machine only)", t.Pod, err)
+	}
+	started := &Started{Node: t.Node}
+	rec, ok := p.running(t)
+	if !ok {
+		pid, err := p.start(t, t.HostDir)
+		if err != nil {
+			return nil, err
+		}
+		rec.PID = pid
+	}
+	started.DataMover = fmt.Sprintf("process %d", rec.PID)
 	return started, nil
 }
 
@@ -156,7 +188,11 @@ func alive(rec processRecord) bool {
 
 // Diagnose says whether the claim is unbound, or how the data mover ended.
 func (p *Process) Diagnose(ctx context.Context, t Target) string {
-	if state := p.ClaimState(ctx, t); state != "" {
+	if t.Mode == FSBackup {
+		if err := p.CheckPod(ctx, t); err != nil {
+			return err.Error()
+		}
+	} else if state := p.ClaimState(ctx, t); state != "" {
 		return state
 	}
 	rec, ok := p.running(t)
@@ -178,6 +214,9 @@ func (p *Process) Diagnose(ctx context.Context, t Target) string {
 func (p *Process) Cleanup(ctx context.Context, t Target, progress func(string)) error {
 	if err := p.stopMovers(t); err != nil {
 		return err
+	}
+	if t.Mode == FSBackup {
+		return nil
 	}
 	return p.DeleteAll(ctx, t, progress)
 }
