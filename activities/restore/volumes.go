@@ -42,24 +42,54 @@ func readClaimShape(data []byte) claimShape {
 }
 
 // movedVolumes reads which claims of the backup had their data moved into
-// the repository ("namespace/claim" as backed up). A backup without
-// volumes.json moved none.
-func movedVolumes(ctx context.Context, loc *location.Location, backup string, m *location.Manifest) (map[string]v1alpha1.VolumeRecord, error) {
+// the repository ("namespace/claim" as backed up), and which pod volumes
+// it copied from their pods. A backup without volumes.json moved none.
+func movedVolumes(ctx context.Context, loc *location.Location, backup string, m *location.Manifest) (
+	moved map[string]v1alpha1.VolumeRecord, podCopies []v1alpha1.VolumeRecord, err error) {
 	vols, err := backupmeta.CheckedVolumes(ctx, loc, backup, m)
 	if errors.Is(err, location.ErrChecksum) {
-		return nil, temporal.NewNonRetryableApplicationError("the backup is corrupt: "+err.Error(), v1alpha1.ErrTypeCorruptBackup, err)
+		return nil, nil, temporal.NewNonRetryableApplicationError("the backup is corrupt: "+err.Error(), v1alpha1.ErrTypeCorruptBackup, err)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	moved := map[string]v1alpha1.VolumeRecord{}
+	moved = map[string]v1alpha1.VolumeRecord{}
 	for _, v := range vols {
-		// A pod volume's copy is written back into its pod, not a claim.
-		if v.Volume.PodVolume == nil && v.Phase == v1alpha1.OperationCompleted && v.Upload != nil && v.Upload.SnapshotID != "" {
+		if v.Phase != v1alpha1.OperationCompleted || v.Upload == nil || v.Upload.SnapshotID == "" {
+			continue
+		}
+		if v.Volume.PodVolume != nil {
+			podCopies = append(podCopies, v)
+		} else {
 			moved[v.Volume.Key()] = v
 		}
 	}
-	return moved, nil
+	return moved, podCopies, nil
+}
+
+// maxPodCopyWarnings bounds the warnings about pod volume copies a
+// restore records.
+const maxPodCopyWarnings = 100
+
+// podCopyWarnings say which pod volumes' copies this restore does not
+// write back: cairn restores the pods, without that data, until it
+// can.
+func podCopyWarnings(spec v1alpha1.RestoreSpec, idx *backupIndex, p *restorePlan) []string {
+	if _, planned := p.types["pods"]; !planned {
+		return nil
+	}
+	var warnings []string
+	for _, rec := range idx.podCopies {
+		if len(warnings) == maxPodCopyWarnings {
+			warnings = append(warnings, fmt.Sprintf("and %d more pod volumes whose copies are not restored", len(idx.podCopies)-maxPodCopyWarnings))
+			break
+		}
+		pv := rec.Volume.PodVolume
+		warnings = append(warnings, fmt.Sprintf("pod %s/%s: the backup holds a file-system copy of volume %s (kopia snapshot %s), "+
+			"which cairn cannot write back into a restored pod yet: the pod starts without it", spec.MapNamespace(rec.Volume.Namespace),
+			pv.Pod, pv.Volume, rec.Upload.SnapshotID))
+	}
+	return warnings
 }
 
 var claimsGVR = schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}
@@ -69,11 +99,14 @@ var claimsGVR = schema.GroupVersionResource{Version: "v1", Resource: "persistent
 // keeps its volume: its data is not restored, with a warning.
 func planVolumes(ctx context.Context, clients *kube.Clients, run *runlog.Run, spec v1alpha1.RestoreSpec, idx *backupIndex,
 	p *restorePlan) ([]v1alpha1.RestoreVolume, error) {
+	warnings := podCopyWarnings(spec, idx, p)
 	if _, planned := p.types[claimsGroupResource]; !planned || len(idx.moved) == 0 {
-		return nil, nil
+		if len(warnings) == 0 {
+			return nil, nil
+		}
+		return nil, run.Loc.WriteAll(ctx, run.Restore.Warnings("volumes"), jsonLines(warnings))
 	}
 	var vols []v1alpha1.RestoreVolume
-	var warnings []string
 	for _, key := range slices.Sorted(maps.Keys(idx.moved)) {
 		rec, shape := idx.moved[key], idx.claimShapes[key]
 		if !idx.claims[key] {

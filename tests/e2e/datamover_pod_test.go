@@ -11,7 +11,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
@@ -33,11 +32,7 @@ func TestDataMoverPodsOnTheNode(t *testing.T) {
 	ctx := context.Background()
 	kc := fastClient(t, s.cluster.Config())
 	ns := worker.DefaultDataMoverNamespace
-	_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	_, err = kc.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cairn-repository"},
-		StringData: map[string]string{"repository-password": repoPassword}}, metav1.CreateOptions{})
-	require.NoError(t, err)
+	dataMoverNamespace(t, kc)
 	loc, err := url.Parse(s.location)
 	require.NoError(t, err)
 	// Temporal listens on the host's loopback and the location is a host

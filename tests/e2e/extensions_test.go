@@ -188,7 +188,7 @@ func tarballItems(t *testing.T, s *stack, backup, groupResource string) map[stri
 	return out
 }
 
-func keysOf(m map[string][]byte) []string {
+func keysOf[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

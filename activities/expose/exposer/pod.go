@@ -135,9 +135,10 @@ func (p *Pod) PodFor(t Target) *corev1.Pod {
 	readOnly := t.Mode != Restore
 	dir := corev1.HostPathDirectory
 	data := corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: t.Name(), ReadOnly: readOnly}}
+	capabilities := rootCapabilities
 	if t.Mode == FSBackup {
 		data = corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: t.HostDir, Type: &dir}}
-		c.SecurityContext = asRoot(c.SecurityContext)
+		c.SecurityContext, capabilities = asRoot(c.SecurityContext), readCapabilities
 	}
 	args := append([]string{"datamover", "--task-queue", t.TaskQueue, "--path", MountPath}, c.Args...)
 	mounts := []corev1.VolumeMount{{Name: "data", MountPath: MountPath, ReadOnly: readOnly},
@@ -176,7 +177,7 @@ func (p *Pod) PodFor(t Target) *corev1.Pod {
 			Containers: []corev1.Container{{
 				Name: "datamover", Image: c.Image, ImagePullPolicy: c.ImagePullPolicy,
 				Command: []string{"/cairn"}, Args: args, Env: env, EnvFrom: envFrom, Resources: c.Resources, VolumeMounts: mounts,
-				SecurityContext: c.containerSecurityContext(),
+				SecurityContext: c.containerSecurityContext(capabilities),
 			}},
 			Volumes: volumes,
 		},
@@ -253,11 +254,17 @@ func (c PodConfig) podSecurityContext() *corev1.PodSecurityContext {
 // could read no more than any other user.
 var rootCapabilities = []corev1.Capability{"CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID"}
 
-func (c PodConfig) containerSecurityContext() *corev1.SecurityContext {
+// readCapabilities are all a file-system backup's root needs: reading
+// every file and directory of the volume, whoever owns it.
+var readCapabilities = []corev1.Capability{"DAC_READ_SEARCH"}
+
+// containerSecurityContext drops every capability; a root data mover
+// keeps rootCaps.
+func (c PodConfig) containerSecurityContext(rootCaps []corev1.Capability) *corev1.SecurityContext {
 	no, yes := false, true
 	caps := &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}
 	if c.runsAsRoot() {
-		caps.Add = rootCapabilities
+		caps.Add = rootCaps
 	}
 	return &corev1.SecurityContext{AllowPrivilegeEscalation: &no, ReadOnlyRootFilesystem: &yes, Capabilities: caps}
 }

@@ -105,3 +105,29 @@ func TestTheWorkerCopiesTheSecretsIntoTheDataMoverNamespace(t *testing.T) {
 	assert.ErrorContains(t, err, "data mover Secret cairn-system/missing")
 	assert.ErrorContains(t, err, "not found")
 }
+
+// TestFileSystemBackupPodsMountOnlyTheirVolume: a file-system backup's
+// data mover runs on the pod's node as root that may only read, mounts
+// the one volume directory read-only, and gets no token.
+func TestFileSystemBackupPodsMountOnlyTheirVolume(t *testing.T) {
+	target := Target{Owner: "b1", Mode: FSBackup, Namespace: "movers", Pod: "app/web", PodUID: "u1", Node: "node-2",
+		HostDir: "/var/lib/kubelet/pods/u1/volumes/kubernetes.io~empty-dir/cache", TaskQueue: "cairn-datamover-0123456789abcdef", Attempt: 1}
+	pod := (&Pod{Config: PodConfig{Image: "cairn:test"}}).PodFor(target)
+	assert.Equal(t, "node-2", pod.Spec.NodeName)
+	assert.False(t, *pod.Spec.AutomountServiceAccountToken)
+	var hostPaths []string
+	for _, v := range pod.Spec.Volumes {
+		if v.HostPath != nil {
+			hostPaths = append(hostPaths, v.HostPath.Path)
+		}
+	}
+	assert.Equal(t, []string{target.HostDir}, hostPaths, "no host path but the volume's")
+	assert.Contains(t, pod.Spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "data", MountPath: MountPath, ReadOnly: true})
+	assert.Equal(t, int64(0), *pod.Spec.SecurityContext.RunAsUser)
+	c := pod.Spec.Containers[0].SecurityContext
+	assert.Equal(t, []corev1.Capability{"ALL"}, c.Capabilities.Drop)
+	assert.Equal(t, []corev1.Capability{"DAC_READ_SEARCH"}, c.Capabilities.Add, "it may read every file, and change none")
+	assert.False(t, *c.AllowPrivilegeEscalation)
+	assert.True(t, *c.ReadOnlyRootFilesystem)
+	assert.Nil(t, c.Privileged)
+}
