@@ -206,6 +206,10 @@ func devCluster(ctx context.Context, g *globals, df *devFlags, log *zap.Logger) 
 		// node, which `cairn dev` has no static build of.
 		dm := &df.worker.dataMover
 		dm.exposer, dm.csiStateDir = "process", cluster.CSIStateDir()
+		if df.node {
+			// File-system backups read the node's pods, on this machine.
+			dm.podsDir = sandbox.KubeletPodsDir
+		}
 		if dm.repo.passwordFile == "" && os.Getenv(envRepositoryPassword) == "" {
 			dm.repo.passwordFile = devPasswordPath(g)
 			if err := ensureSecretFile(dm.repo.passwordFile); err != nil {

@@ -12,7 +12,8 @@ import (
 // devSandboxDefaults gives a worker started beside `cairn dev --sandbox
 // --no-worker`, on the same data dir and against its sandbox, what cairn
 // dev gives its own worker: data movers as local processes reading the
-// sandbox CSI driver's files, and the data dir's repository password. So
+// sandbox CSI driver's files (and its node's pods, when it runs one), and
+// the data dir's repository password. So
 // `cairn worker --data-dir D --kubeconfig D/sandbox/kubeconfig` needs no
 // more. A flag given on the command line wins; against any other cluster
 // nothing changes.
@@ -34,6 +35,9 @@ func (d *dataMoverFlags) devSandboxDefaults(flags *pflag.FlagSet, g *globals) {
 	}
 	if !flags.Changed("csi-state-dir") {
 		d.csiStateDir = csiDir
+	}
+	if _, err := os.Stat(sandbox.KubeletPodsDir); err == nil && !flags.Changed("kubelet-pods-dir") {
+		d.podsDir = sandbox.KubeletPodsDir
 	}
 	password := devPasswordPath(g)
 	if d.repo.passwordFile == "" && d.repo.passwordSecret == "" && os.Getenv(envRepositoryPassword) == "" {
