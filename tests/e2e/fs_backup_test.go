@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/cairn-backup/cairn/activities/expose/exposer"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/dev/sandbox"
 	"github.com/cairn-backup/cairn/internal/datatree"
@@ -37,7 +38,8 @@ import (
 // hold around the copy, and the copies are byte-identical (modes,
 // symlinks, a file only its owner reads). A second backup with
 // defaultVolumesToFsBackup copies every volume but the excluded, the
-// projected token and the snapshotted claim, incrementally.
+// projected token and the snapshotted claim, incrementally; a third
+// takes its copy with cairn dev's process exposer.
 func TestFileSystemBackupOnTheNode(t *testing.T) {
 	t.Parallel()
 	s := newNodeStack(t)
@@ -46,7 +48,7 @@ func TestFileSystemBackupOnTheNode(t *testing.T) {
 	dataMoverNamespace(t, kc)
 	loc, err := url.Parse(s.location)
 	require.NoError(t, err)
-	s.startWorker("--data-dir", t.TempDir(), "--datamover-exposer", "pod", "--datamover-image", sandbox.CairnImage,
+	w := s.startWorker("--data-dir", t.TempDir(), "--datamover-exposer", "pod", "--datamover-image", sandbox.CairnImage,
 		"--datamover-pull-policy", "Never", "--datamover-host-network", "--datamover-host-path", loc.Path,
 		"--repository-password-secret", "cairn-repository", "--kubelet-pods-dir", sandbox.KubeletPodsDir,
 		// Slow enough that a checkpoint is seen (each look at the
@@ -144,11 +146,29 @@ func TestFileSystemBackupOnTheNode(t *testing.T) {
 	require.NotNil(t, again.Upload, "%+v", again)
 	assert.Equal(t, cacheOp.Upload.SnapshotID, again.Upload.ParentID, "incremental to the first backup's copy")
 	assert.Less(t, again.Upload.UploadedBytes, total/10, "an unchanged volume is not uploaded again")
+	filesAgain := ops["fs-backup/fsb/"+web.Name+"/files"]
+	require.NotNil(t, filesAgain.Upload, "%+v", filesAgain)
 	keep := ops["fs-backup/fsb/api/keep"]
 	require.NotNil(t, keep.Upload, "%+v", keep)
 	assert.Equal(t, "defaultVolumesToFsBackup", keep.Volume.PodVolume.SelectedBy)
 	assert.Equal(t, api.keep, s.restoredDigest(t, keep.Upload.SnapshotID))
 	assertNoDataMoverPods(t, s)
+
+	// cairn dev's process exposer reads the same directories, from this
+	// machine, where the sandbox's node keeps them.
+	w.stop()
+	m := &moverStack{stack: s, stateDir: filepath.Join(t.TempDir(), "datamovers")}
+	m.startMoverWorkerArgs(repoPassword, []string{"--kubelet-pods-dir", sandbox.KubeletPodsDir})
+	s.backup(v1alpha1.BackupSpec{Name: "fsb-3", IncludedNamespaces: []string{ns}})
+	v, err = s.starter.GetBackup(ctx, "fsb-3")
+	require.NoError(t, err)
+	ops = operationsByID(v.Status)
+	third := ops["fs-backup/fsb/"+web.Name+"/files"]
+	require.NotNil(t, third.Upload, "%+v", third)
+	assert.Contains(t, third.Upload.DataMover, "process ")
+	assert.Equal(t, filesAgain.Upload.SnapshotID, third.Upload.ParentID, "incremental to the last copy, a pod's")
+	assert.Empty(t, datatree.Diff(wantFiles, s.restoredDigest(t, third.Upload.SnapshotID), 10))
+	assert.Empty(t, exposer.Running(m.stateDir), "no data mover process is left")
 }
 
 // freezeAtHeartbeatCheckpoint waits until the volume's upload heartbeats
