@@ -83,14 +83,14 @@ func (a *Activities) target(in v1alpha1.ExposeInput) exposer.Target {
 }
 
 // podVolumeDir is a pod volume's directory on its node. The plan wrote
-// its parts, but they cross a process boundary: a part that would leave
-// the pod's volumes directory names nothing.
+// its parts, but they cross a process boundary: parts that would leave
+// the pod's volumes directory name nothing ("").
 func podVolumeDir(podsDir string, pv *v1alpha1.PodVolume) string {
-	uid, dir := filepath.Clean("/"+pv.UID), filepath.Clean("/"+pv.Dir)
-	if strings.Count(uid, "/") != 1 || !strings.HasPrefix(dir, "/volumes/") {
-		return filepath.Join(podsDir, "invalid")
+	dir := filepath.Clean("/" + pv.Dir)
+	if pv.UID == "" || pv.UID == "." || pv.UID == ".." || strings.ContainsRune(pv.UID, '/') || !strings.HasPrefix(dir, "/volumes/") {
+		return ""
 	}
-	return filepath.Join(podsDir, uid, dir)
+	return filepath.Join(podsDir, pv.UID, dir)
 }
 
 // start opens the owner's log for this attempt.
@@ -123,6 +123,11 @@ func (a *Activities) ExposeVolume(ctx context.Context, in v1alpha1.ExposeInput) 
 	}
 	defer run.End()
 	t := a.target(in)
+	if in.Volume.PodVolume != nil && t.HostDir == "" {
+		msg := fmt.Sprintf("pod volume %s names no directory below its pod's volumes (uid %q, dir %q)", in.Volume.Key(),
+			in.Volume.PodVolume.UID, in.Volume.PodVolume.Dir)
+		return nil, temporal.NewNonRetryableApplicationError(msg, v1alpha1.ErrTypeInvalidSpec, nil)
+	}
 	started, err := a.Exposer.Expose(ctx, t, heartbeat(ctx))
 	if errors.Is(err, exposer.ErrPodGone) {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypePodGone, nil)

@@ -448,3 +448,18 @@ func TestClosedSlotHoldersFailsWhenAHolderCannotBeDescribed(t *testing.T) {
 	assert.Contains(t, err.Error(), "unknown")
 	assert.Nil(t, closed)
 }
+
+// TestPodVolumeDirStaysInThePodsVolumes: a pod volume's directory is
+// below its pod's volumes directory, whatever the record crossing the
+// process boundary says.
+func TestPodVolumeDirStaysInThePodsVolumes(t *testing.T) {
+	const pods = "/var/lib/kubelet/pods"
+	dir := func(uid, d string) string { return podVolumeDir(pods, &v1alpha1.PodVolume{UID: uid, Dir: d}) }
+	assert.Equal(t, pods+"/u1/volumes/kubernetes.io~empty-dir/cache", dir("u1", "volumes/kubernetes.io~empty-dir/cache"))
+	for _, bad := range [][2]string{
+		{"u1", "volumes/../../../etc"}, {"u1", "../u2/volumes/x"}, {"../..", "volumes/x"}, {"u1/../u2", "volumes/x"},
+		{"", "volumes/x"}, {"u1", "etc"},
+	} {
+		assert.Empty(t, dir(bad[0], bad[1]), "uid %q dir %q", bad[0], bad[1])
+	}
+}

@@ -86,7 +86,7 @@ func podCopyWarnings(spec v1alpha1.RestoreSpec, idx *backupIndex, p *restorePlan
 		}
 		pv := rec.Volume.PodVolume
 		warnings = append(warnings, fmt.Sprintf("pod %s/%s: the backup holds a file-system copy of volume %s (kopia snapshot %s), "+
-			"which cairn cannot write back into a restored pod yet: the pod starts without it", spec.MapNamespace(rec.Volume.Namespace),
+			"which cairn cannot write back into a restored pod yet: the pod starts without it (kopia snapshot restore can write it back)", spec.MapNamespace(rec.Volume.Namespace),
 			pv.Pod, pv.Volume, rec.Upload.SnapshotID))
 	}
 	return warnings

@@ -261,7 +261,7 @@ func fsDeployment(t *testing.T, kc kubernetes.Interface, ns string) *corev1.Pod 
 			Replicas: ptr.To(int32(1)), Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{
-					"backup.velero.io/backup-volumes":     "cache,files,db,missing",
+					"backup.velero.io/backup-volumes":    "cache,files,db,missing",
 					"pre.hook.backup.velero.io/command":  `["/bin/sh", "-c", "echo frozen > /cache/hook-pre"]`,
 					"post.hook.backup.velero.io/command": `["/bin/sh", "-c", "echo thawed > /cache/hook-post"]`,
 				}},
