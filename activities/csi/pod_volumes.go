@@ -2,6 +2,7 @@ package csi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -74,6 +75,9 @@ func (s *podVolumeSelector) pod(ctx context.Context, pod *corev1.Pod) error {
 	}
 	for _, w := range want {
 		v, why, err := s.volumeOf(ctx, pod, w)
+		if errors.Is(err, errClaimForbidden) {
+			why, err = err.Error(), nil
+		}
 		switch {
 		case err != nil:
 			return err
@@ -111,6 +115,10 @@ func (s *podVolumeSelector) wanted(ctx context.Context, pod *corev1.Pod) ([]want
 			continue
 		}
 		action, err := s.policyFor(ctx, pod, vol, claim)
+		if errors.Is(err, errClaimForbidden) {
+			// volumeOf says so, if the volume is wanted.
+			action, err = volumepolicy.Action{}, nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -201,6 +209,10 @@ func (s *podVolumeSelector) volumeOf(ctx context.Context, pod *corev1.Pod, w wan
 	return v, "", nil
 }
 
+// errClaimForbidden: the run's caller may not read a pod's claim, so
+// the pod's volume is not copied.
+var errClaimForbidden = errors.New("the backup's caller may not read the claim")
+
 // claimVolumeDir is where the kubelet mounts a bound volume below the
 // pod's directory, or why it cannot be copied from there.
 func claimVolumeDir(pv *corev1.PersistentVolume) (dir, why string) {
@@ -225,6 +237,8 @@ func (s *podVolumeSelector) claimAndVolume(ctx context.Context, namespace, name 
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, nil, nil
+	case apierrors.IsForbidden(err):
+		return nil, nil, fmt.Errorf("%w: %v", errClaimForbidden, err)
 	case err != nil:
 		return nil, nil, fmt.Errorf("get persistentvolumeclaim %s/%s: %w", namespace, name, err)
 	}

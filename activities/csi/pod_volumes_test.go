@@ -2,14 +2,19 @@ package csi
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/volumepolicy"
@@ -136,4 +141,19 @@ volumePolicies:
 		"shop/web/shared": "volumes/kubernetes.io~nfs/pv-nfs by volumePolicies[0]",
 	}, selectedKeys(s))
 	assert.Equal(t, []string{"pod shop/web: cairn.io/backup-volumes asks to copy volume cache, but volumePolicies[1] skips it"}, s.allWarnings())
+}
+
+// TestPodVolumesOfAClaimTheCallerMayNotRead: a claim the run's caller
+// may not read is a warning, not a failed plan.
+func TestPodVolumesOfAClaimTheCallerMayNotRead(t *testing.T) {
+	s := selectorFor(t, false, "")
+	forbid := s.claims.(*fake.Clientset)
+	forbid.PrependReactor("get", "persistentvolumeclaims", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "persistentvolumeclaims"}, "files", errors.New("no"))
+	})
+	web := runningPod("web", map[string]string{"cairn.io/backup-volumes": "files"}, claimVolume("files", "files"))
+	require.NoError(t, s.pod(context.Background(), web))
+	assert.Empty(t, s.selected)
+	require.Len(t, s.allWarnings(), 1)
+	assert.Contains(t, s.allWarnings()[0], "pod shop/web: volume files is not copied: the backup's caller may not read the claim")
 }
