@@ -60,12 +60,14 @@ func moverProgressOf(desc *workflowservice.DescribeWorkflowExecutionResponse) (s
 	return "", false
 }
 
-// movingOperations are a backup's operations still in progress.
+// movingOperations are a backup's data moves still in progress: moved
+// snapshots and pod volumes' copies.
 func movingOperations(s *v1alpha1.BackupStatus) []moverVolume {
 	var out []moverVolume
 	for i := range s.Operations {
 		op := &s.Operations[i]
-		if op.Phase == v1alpha1.OperationInProgress && op.WorkflowID != "" && op.Kind == v1alpha1.OperationKindDataUpload {
+		moves := op.Kind == v1alpha1.OperationKindDataUpload || op.Kind == v1alpha1.OperationKindPodVolumeBackup
+		if op.Phase == v1alpha1.OperationInProgress && op.WorkflowID != "" && moves {
 			out = append(out, moverVolume{workflowID: op.WorkflowID, progress: &op.Progress})
 		}
 	}

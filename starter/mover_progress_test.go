@@ -45,10 +45,12 @@ func TestMovingOperationsAreTheUploadsInProgress(t *testing.T) {
 		{ID: "a", Kind: v1alpha1.OperationKindDataUpload, Phase: v1alpha1.OperationInProgress, WorkflowID: "volume/a"},
 		{ID: "b", Kind: v1alpha1.OperationKindDataUpload, Phase: v1alpha1.OperationCompleted, WorkflowID: "volume/b"},
 		{ID: "c", Kind: v1alpha1.OperationKindCSISnapshot, Phase: v1alpha1.OperationInProgress, WorkflowID: "volume/c"},
+		{ID: "d", Kind: v1alpha1.OperationKindPodVolumeBackup, Phase: v1alpha1.OperationInProgress, WorkflowID: "podvolume/d"},
 	}}
 	moving := movingOperations(s)
-	require.Len(t, moving, 1)
+	require.Len(t, moving, 2)
 	assert.Equal(t, "volume/a", moving[0].workflowID)
+	assert.Equal(t, "podvolume/d", moving[1].workflowID, "a pod volume's copy moves data too")
 	*moving[0].progress = "uploading"
 	assert.Equal(t, "uploading", s.Operations[0].Progress, "the progress lands in the status")
 }
