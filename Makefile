@@ -32,7 +32,7 @@ AZURITE_VERSION := 3.37.0
 AZURITE := $(TOOLS)/azurite-$(AZURITE_VERSION)/node_modules/.bin/azurite-blob
 export CAIRN_AZURITE := $(AZURITE)
 
-.PHONY: all help generate build image release sandbox-bins node-deps tools kopia-cli lint test chaos test-unit test-e2e record-histories demo bench bench-restore bench-extension bench-datapath velero-adapter clean
+.PHONY: all help generate build image release sandbox-bins node-deps tools kopia-cli lint test chaos test-unit test-e2e record-histories demo bench bench-restore bench-extension bench-datapath bench-fs velero-adapter clean
 
 all: build
 
@@ -204,6 +204,10 @@ kopia-cli: $(KOPIA_BIN)/kopia
 ## bench-datapath: volume data upload, re-upload and restore vs the kopia CLI on DATA_MB MiB, one JSON line
 bench-datapath: $(KOPIA_BIN)/kopia
 	$(GO) run ./tests/bench -kind datapath -kopia $(KOPIA_BIN)/kopia -data-mb $(DATA_MB)
+
+## bench-fs: file-system backup of DATA_MB MiB in a pod's emptyDir on the sandbox node vs the kopia CLI (root), one JSON line
+bench-fs: build sandbox-bins $(KOPIA_BIN)/kopia
+	$(GO) run ./tests/bench -cairn $(BIN)/cairn -kind fs -kopia $(KOPIA_BIN)/kopia -data-mb $(DATA_MB)
 
 ## bench-restore: restore of N ConfigMaps into an empty cluster vs a plain create loop, one JSON line
 bench-restore: build sandbox-bins

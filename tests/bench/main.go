@@ -14,6 +14,10 @@
 //	               and restore) against the kopia command line on a data
 //	               set of -data-mb MiB, and the re-upload of the unchanged set
 //
+//	-kind fs       a file-system backup of -data-mb MiB in a pod's emptyDir
+//	               on the sandbox's node (root) against the kopia command
+//	               line's snapshot of the same directory
+//
 //	go run ./tests/bench -cairn bin/cairn -n 10000 [-kind restore]
 //	go run ./tests/bench -kind datapath -kopia .cache/kopia/bin/kopia -data-mb 2048
 package main
@@ -72,7 +76,7 @@ func main() {
 	n := flag.Int("n", 10000, "ConfigMaps to seed")
 	namespaces := flag.Int("namespaces", 100, "namespaces to spread them over")
 	size := flag.Int("size", 1024, "approximate bytes of data per ConfigMap")
-	kind := flag.String("kind", "backup", "what to measure: backup, restore, extension or datapath")
+	kind := flag.String("kind", "backup", "what to measure: backup, restore, extension, datapath or fs")
 	kopiaCLI := flag.String("kopia", ".cache/kopia/bin/kopia", "datapath: the kopia command line to compare with")
 	dataMB := flag.Int("data-mb", 2048, "datapath: size of the data set")
 	// The datapath benchmark runs each of cairn's sides in a child
@@ -87,7 +91,9 @@ func main() {
 	var err error
 	switch *kind {
 	case "backup", "restore", "extension":
-		err = run(*cairn, *kind, *n, *namespaces, *size)
+		err = run(*cairn, *kind, *n, *namespaces, *size, fsConfig{})
+	case "fs":
+		err = run(*cairn, *kind, 0, 0, 0, fsConfig{kopiaCLI: *kopiaCLI, dataMB: *dataMB})
 	case "datapath":
 		var self string
 		if self, err = os.Executable(); err == nil {
@@ -96,7 +102,7 @@ func main() {
 	case "datapath-child":
 		err = datapathChild(*op, *location, *configDir, *path, *backup, *snapshotID)
 	default:
-		fmt.Fprintln(os.Stderr, "bench: -kind must be backup, restore, extension or datapath")
+		fmt.Fprintln(os.Stderr, "bench: -kind must be backup, restore, extension, datapath or fs")
 		os.Exit(2)
 	}
 	if err != nil {
@@ -105,7 +111,7 @@ func main() {
 	}
 }
 
-func run(cairnBin, kind string, n, namespaces, size int) error {
+func run(cairnBin, kind string, n, namespaces, size int, fs fsConfig) error {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "cairn-bench-")
 	if err != nil {
@@ -130,6 +136,8 @@ func run(cairnBin, kind string, n, namespaces, size int) error {
 		// default quota is 2 GiB.
 		opts.EtcdQuotaBytes = 8 << 30
 	}
+	// A file-system backup reads a pod's volume on the node.
+	opts.CSI, opts.Node = kind == "fs", kind == "fs"
 	cluster, err := sandbox.Start(ctx, opts)
 	if err != nil {
 		return err
@@ -137,12 +145,14 @@ func run(cairnBin, kind string, n, namespaces, size int) error {
 	defer cluster.Stop()
 
 	res := result{Machine: thisMachine(), Benchmark: "backup-configmaps", Objects: n, Namespaces: namespaces, ObjectBytes: size}
-	progress("seeding %d ConfigMaps in %d namespaces", n, namespaces)
-	start := time.Now()
-	if err := seed(ctx, cluster.Config(), "bench", n, namespaces, size, 32); err != nil {
-		return err
+	if n > 0 {
+		progress("seeding %d ConfigMaps in %d namespaces", n, namespaces)
+		start := time.Now()
+		if err := seed(ctx, cluster.Config(), "bench", n, namespaces, size, 32); err != nil {
+			return err
+		}
+		res.SeedSeconds = time.Since(start).Seconds()
 	}
-	res.SeedSeconds = time.Since(start).Seconds()
 
 	temporalAddr, err := freeAddr()
 	if err != nil {
@@ -163,8 +173,17 @@ func run(cairnBin, kind string, n, namespaces, size int) error {
 	defer tc.Close()
 	// Its own data directory: the default, ./.cairn, may be the demo's,
 	// with settings (an encryption key) a bench worker cannot start with.
-	worker, err := startProcess(filepath.Join(dir, "worker.log"), cairnBin, "worker", "--temporal-address", temporalAddr,
-		"--kubeconfig", cluster.KubeconfigPath(), "--data-dir", filepath.Join(dir, "worker"), "--log-level", "warn")
+	workerArgs := []string{"worker", "--temporal-address", temporalAddr,
+		"--kubeconfig", cluster.KubeconfigPath(), "--data-dir", filepath.Join(dir, "worker"), "--log-level", "warn"}
+	if kind == "fs" {
+		fs.rest, fs.moverStateDir = cluster.Config(), filepath.Join(dir, "datamovers")
+		more, err := fsWorkerArgs(dir, cluster, fs.moverStateDir)
+		if err != nil {
+			return err
+		}
+		workerArgs = append(workerArgs, more...)
+	}
+	worker, err := startProcess(filepath.Join(dir, "worker.log"), cairnBin, workerArgs...)
 	if err != nil {
 		return err
 	}
@@ -181,6 +200,8 @@ func run(cairnBin, kind string, n, namespaces, size int) error {
 		return benchRestore(ctx, s, n, namespaces, size)
 	case "extension":
 		return benchExtension(ctx, s, n, namespaces, size)
+	case "fs":
+		return benchFS(ctx, s, fs)
 	}
 
 	res.ListByNamespace = collect.ListsByNamespace(n, namespaces)
