@@ -57,11 +57,7 @@ func benchDatapath(self, kopiaCLI string, dataMB int) error {
 	}
 	defer os.RemoveAll(dir)
 	src := filepath.Join(dir, "data")
-	// A few large random files hold 7/8 of the data; ~20,000 small ones
-	// (for 2 GiB) the rest.
-	smallFiles := max(100, dataMB*10)
-	spec := datatree.Spec{LargeFiles: 4, LargeSize: int64(dataMB) << 20 * 7 / 8 / 4, SmallFiles: smallFiles,
-		SmallSize: (dataMB << 20 / 8) / smallFiles * 2, Seed: 1, NoSparse: true}
+	spec := dataSet(dataMB, 1)
 	progress("writing %d MiB: %d large files, %d small files", dataMB, spec.LargeFiles, spec.SmallFiles)
 	if _, err := datatree.Write(src, spec); err != nil {
 		return err
@@ -73,15 +69,9 @@ func benchDatapath(self, kopiaCLI string, dataMB int) error {
 	mb := float64(res.DataBytes) / (1 << 20)
 
 	progress("kopia CLI: snapshot create")
-	kcfg := filepath.Join(dir, "kopia-cli", "repository.config")
-	kopia := func(args ...string) *exec.Cmd {
-		cmd := exec.Command(kopiaCLI, append(args, "--config-file", kcfg, "--password", benchPassword,
-			"--no-progress", "--log-dir", filepath.Join(dir, "kopia-cli", "logs"))...)
-		cmd.Env = append(os.Environ(), "KOPIA_CHECK_FOR_UPDATES=false")
-		return cmd
-	}
-	if out, err := kopia("repository", "create", "filesystem", "--path", filepath.Join(dir, "repo-cli")).CombinedOutput(); err != nil {
-		return fmt.Errorf("kopia repository create: %w: %s", err, out)
+	kopia, err := kopiaRepository(kopiaCLI, dir)
+	if err != nil {
+		return err
 	}
 	kUp, out, err := timed(kopia("snapshot", "create", src, "--json"))
 	if err != nil {
@@ -147,6 +137,31 @@ func benchDatapath(self, kopiaCLI string, dataMB int) error {
 	}
 	res.RestoreIdentical = len(datatree.Diff(want, got, 1)) == 0
 	return json.NewEncoder(os.Stdout).Encode(res)
+}
+
+// dataSet is the benchmarks' data of dataMB MiB: a few large random
+// files hold 7/8 of it, ~20,000 small ones (for 2 GiB) the rest.
+func dataSet(dataMB int, seed uint64) datatree.Spec {
+	smallFiles := max(100, dataMB*10)
+	return datatree.Spec{LargeFiles: 4, LargeSize: int64(dataMB) << 20 * 7 / 8 / 4, SmallFiles: smallFiles,
+		SmallSize: (dataMB << 20 / 8) / smallFiles * 2, Seed: seed, NoSparse: true}
+}
+
+// kopiaRepository creates a repository of the kopia command line cli
+// under dir (outside any timing) and returns how to run the command
+// line against it.
+func kopiaRepository(cli, dir string) (func(args ...string) *exec.Cmd, error) {
+	kcfg := filepath.Join(dir, "kopia-cli", "repository.config")
+	kopia := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(cli, append(args, "--config-file", kcfg, "--password", benchPassword,
+			"--no-progress", "--log-dir", filepath.Join(dir, "kopia-cli", "logs"))...)
+		cmd.Env = append(os.Environ(), "KOPIA_CHECK_FOR_UPDATES=false")
+		return cmd
+	}
+	if out, err := kopia("repository", "create", "filesystem", "--path", filepath.Join(dir, "repo-cli")).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("kopia repository create: %w: %s", err, out)
+	}
+	return kopia, nil
 }
 
 type measured struct {

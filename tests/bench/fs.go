@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -70,11 +69,8 @@ func benchFS(ctx context.Context, s setup, cfg fsConfig) error {
 	if err != nil {
 		return err
 	}
-	smallFiles := max(100, cfg.dataMB*10)
-	spec := datatree.Spec{LargeFiles: 4, LargeSize: int64(cfg.dataMB) << 20 * 7 / 8 / 4, SmallFiles: smallFiles,
-		SmallSize: (cfg.dataMB << 20 / 8) / smallFiles * 2, Seed: 3, NoSparse: true}
 	progress("writing %d MiB into the pod's emptyDir %s", cfg.dataMB, dir)
-	if _, err := datatree.Write(dir, spec); err != nil {
+	if _, err := datatree.Write(dir, dataSet(cfg.dataMB, 3)); err != nil {
 		return err
 	}
 	if res.DataBytes, err = datatree.Bytes(dir); err != nil {
@@ -82,15 +78,9 @@ func benchFS(ctx context.Context, s setup, cfg fsConfig) error {
 	}
 
 	progress("kopia CLI: snapshot create of the same directory")
-	kcfg := filepath.Join(s.dir, "kopia-cli", "repository.config")
-	kopia := func(args ...string) *exec.Cmd {
-		cmd := exec.Command(cfg.kopiaCLI, append(args, "--config-file", kcfg, "--password", benchPassword,
-			"--no-progress", "--log-dir", filepath.Join(s.dir, "kopia-cli", "logs"))...)
-		cmd.Env = append(os.Environ(), "KOPIA_CHECK_FOR_UPDATES=false")
-		return cmd
-	}
-	if out, err := kopia("repository", "create", "filesystem", "--path", filepath.Join(s.dir, "repo-cli")).CombinedOutput(); err != nil {
-		return fmt.Errorf("kopia repository create: %w: %s", err, out)
+	kopia, err := kopiaRepository(cfg.kopiaCLI, s.dir)
+	if err != nil {
+		return err
 	}
 	kUp, _, err := timed(kopia("snapshot", "create", dir, "--json"))
 	if err != nil {

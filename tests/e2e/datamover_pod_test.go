@@ -33,18 +33,11 @@ func TestDataMoverPodsOnTheNode(t *testing.T) {
 	kc := fastClient(t, s.cluster.Config())
 	ns := worker.DefaultDataMoverNamespace
 	dataMoverNamespace(t, kc)
-	loc, err := url.Parse(s.location)
-	require.NoError(t, err)
-	// Temporal listens on the host's loopback and the location is a host
-	// directory: data mover pods use the node's network and mount it. They
-	// run as root: the restore writes into a new volume only root may
-	// write (the image's own user is not root).
+	// They run as root: the restore writes into a new volume only root
+	// may write (the image's own user is not root).
 	podWorker := func(image string) *proc {
-		return s.startWorker("--data-dir", t.TempDir(), "--datamover-exposer", "pod", "--datamover-image", image,
-			"--datamover-pull-policy", "Never", "--datamover-host-network", "--datamover-host-path", loc.Path, "--datamover-run-as-user", "0",
-			"--repository-password-secret", "cairn-repository",
-			"--datamover-upload-bytes-per-second", "10000000", "--datamover-download-bytes-per-second", "10000000",
-			"--datamover-checkpoint-interval", "1s")
+		return s.startPodMoverWorker(image, "--datamover-run-as-user", "0",
+			"--datamover-upload-bytes-per-second", "10000000", "--datamover-download-bytes-per-second", "10000000")
 	}
 	w := podWorker(sandbox.CairnImage)
 
@@ -54,7 +47,7 @@ func TestDataMoverPodsOnTheNode(t *testing.T) {
 	// capabilities to read it and to give it back its owner.
 	private := writePrivateFile(t, mustVolumePath(t, s, "podmv", "data"))
 	want := digestVolume(t, s, "podmv", "data")
-	_, err = s.starter.CreateBackup(ctx, moveRequest("podmv-1", "podmv"))
+	_, err := s.starter.CreateBackup(ctx, moveRequest("podmv-1", "podmv"))
 	require.NoError(t, err)
 	v := s.waitDone("podmv-1", 3*time.Minute)
 	require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
@@ -134,6 +127,19 @@ func TestDataMoverPodsOnTheNode(t *testing.T) {
 	assert.Contains(t, failed.Error, "no data mover started within dataMoverPrepareTimeout 1m0s")
 	assert.Contains(t, failed.Error, "ErrImageNeverPull", "the reason names the image error")
 	assertNoDataMoverPods(t, s)
+}
+
+// startPodMoverWorker starts a worker whose data movers are pods of image
+// on the sandbox's node, checkpointing every second, with extra flags.
+// Temporal listens on the host's loopback and the location is a host
+// directory: data mover pods use the node's network and mount it.
+func (s *stack) startPodMoverWorker(image string, extra ...string) *proc {
+	s.t.Helper()
+	loc, err := url.Parse(s.location)
+	require.NoError(s.t, err)
+	return s.startWorker(append([]string{"--data-dir", s.t.TempDir(), "--datamover-exposer", "pod", "--datamover-image", image,
+		"--datamover-pull-policy", "Never", "--datamover-host-network", "--datamover-host-path", loc.Path,
+		"--repository-password-secret", "cairn-repository", "--datamover-checkpoint-interval", "1s"}, extra...)...)
 }
 
 // podDataMoverPID is the process of the one running data mover pod, as

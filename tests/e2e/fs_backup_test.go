@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"net/url"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -46,20 +45,15 @@ func TestFileSystemBackupOnTheNode(t *testing.T) {
 	ctx := context.Background()
 	kc := fastClient(t, s.cluster.Config())
 	dataMoverNamespace(t, kc)
-	loc, err := url.Parse(s.location)
-	require.NoError(t, err)
-	w := s.startWorker("--data-dir", t.TempDir(), "--datamover-exposer", "pod", "--datamover-image", sandbox.CairnImage,
-		"--datamover-pull-policy", "Never", "--datamover-host-network", "--datamover-host-path", loc.Path,
-		"--repository-password-secret", "cairn-repository", "--kubelet-pods-dir", sandbox.KubeletPodsDir,
-		// Slow enough that a checkpoint is seen (each look at the
-		// repository derives its key: seconds on a loaded machine) well
-		// before the cache's copy ends.
-		"--datamover-upload-bytes-per-second", "5000000", "--datamover-checkpoint-interval", "1s")
+	// Slow enough that the copy is caught half-way with room to spare:
+	// heartbeats come every two seconds.
+	w := s.startPodMoverWorker(sandbox.CairnImage, "--kubelet-pods-dir", sandbox.KubeletPodsDir,
+		"--datamover-upload-bytes-per-second", "5000000")
 
 	const ns = "fsb"
 	makeClaims(t, s, ns, "db")
 	localDir := localVolume(t, kc, ns, "files")
-	_, err = datatree.Write(localDir, datatree.Spec{LargeFiles: 2, LargeSize: 1 << 20, SmallFiles: 30, SmallSize: 2048, Seed: 51})
+	_, err := datatree.Write(localDir, datatree.Spec{LargeFiles: 2, LargeSize: 1 << 20, SmallFiles: 30, SmallSize: 2048, Seed: 51})
 	require.NoError(t, err)
 	private := writePrivateFile(t, localDir)
 	wantFiles, err := datatree.Digest(localDir)

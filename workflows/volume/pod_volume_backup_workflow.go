@@ -24,17 +24,7 @@ func PodVolumeBackupWorkflow(ctx workflow.Context, req v1alpha1.VolumeSnapshotRe
 	if req.Volume.PodVolume == nil {
 		return nil, temporal.NewNonRetryableApplicationError("not a pod volume: "+req.Volume.Key(), v1alpha1.ErrTypeInvalidSpec, nil)
 	}
-	if err := workflow.UpsertTypedSearchAttributes(ctx, v1alpha1.SearchAttrKind.ValueSet(v1alpha1.KindVolumeSnapshot),
-		v1alpha1.SearchAttrName.ValueSet(req.Backup), v1alpha1.SearchAttrPhase.ValueSet(string(v1alpha1.OperationInProgress))); err != nil {
-		return nil, fmt.Errorf("set search attributes: %w", err)
-	}
-	res := v.copyPodVolume(ctx)
-	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	flow.PublishPhase(dctx, v.logger, v1alpha1.Phase(res.Phase))
-	if res.Phase == v1alpha1.OperationCanceled {
-		return res, temporal.NewCanceledError("pod volume backup canceled")
-	}
-	return res, nil
+	return v.operation(ctx, "pod volume backup", v.copyPodVolume)
 }
 
 // copyPodVolume runs the data movers until the volume is copied, the

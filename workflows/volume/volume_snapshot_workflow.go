@@ -21,15 +21,23 @@ import (
 func VolumeSnapshotWorkflow(ctx workflow.Context, req v1alpha1.VolumeSnapshotRequest) (*v1alpha1.VolumeSnapshotResult, error) {
 	v := &volumeRun{req: req, name: v1alpha1.SnapshotName(req.Backup, req.Volume),
 		logger: log.With(workflow.GetLogger(ctx), "backup", req.Backup, "volume", req.Volume.Key())}
+	return v.operation(ctx, "volume snapshot", v.run)
+}
+
+// operation runs body as one volume operation of a backup (what names
+// it): searchable as the backup's, its phase published when it ends, a
+// canceled one ending canceled.
+func (v *volumeRun) operation(ctx workflow.Context, what string,
+	body func(workflow.Context) *v1alpha1.VolumeSnapshotResult) (*v1alpha1.VolumeSnapshotResult, error) {
 	if err := workflow.UpsertTypedSearchAttributes(ctx, v1alpha1.SearchAttrKind.ValueSet(v1alpha1.KindVolumeSnapshot),
-		v1alpha1.SearchAttrName.ValueSet(req.Backup), v1alpha1.SearchAttrPhase.ValueSet(string(v1alpha1.OperationInProgress))); err != nil {
+		v1alpha1.SearchAttrName.ValueSet(v.req.Backup), v1alpha1.SearchAttrPhase.ValueSet(string(v1alpha1.OperationInProgress))); err != nil {
 		return nil, fmt.Errorf("set search attributes: %w", err)
 	}
-	res := v.run(ctx)
+	res := body(ctx)
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	flow.PublishPhase(dctx, v.logger, v1alpha1.Phase(res.Phase))
 	if res.Phase == v1alpha1.OperationCanceled {
-		return res, temporal.NewCanceledError("volume snapshot canceled")
+		return res, temporal.NewCanceledError(what + " canceled")
 	}
 	return res, nil
 }
