@@ -25,10 +25,18 @@ import (
 // mounts the snapshot's clone read-only, a restore's one writes the new
 // volume, the data comes back byte-identical, and no pod, claim or clone
 // is left; a data mover pod killed mid-upload or mid-restore is replaced
-// by one that carries on.
+// by one that carries on. On the same node (one stack for both, as the
+// node is the slowest part to start), file-system backups' data movers
+// copy pods' volumes (fileSystemBackupOnTheNode).
 func TestDataMoverPodsOnTheNode(t *testing.T) {
 	t.Parallel()
 	s := newNodeStack(t)
+	snapshotDataMovers(t, s)
+	fileSystemBackupOnTheNode(t, s)
+}
+
+// snapshotDataMovers moves snapshots' data with data mover pods.
+func snapshotDataMovers(t *testing.T, s *stack) {
 	ctx := context.Background()
 	kc := fastClient(t, s.cluster.Config())
 	ns := worker.DefaultDataMoverNamespace
@@ -111,7 +119,8 @@ func TestDataMoverPodsOnTheNode(t *testing.T) {
 	// A data mover pod whose image the node does not have never starts:
 	// the operation fails at its prepare timeout, naming why.
 	w.stop()
-	podWorker("cairn.local/not-there:v1")
+	bad := podWorker("cairn.local/not-there:v1")
+	defer bad.stop()
 	req := moveRequest("podmv-2", "podmv")
 	// The bound covers the clone's provisioning and mount before the
 	// kubelet tries the image: 15s was once not enough on a loaded

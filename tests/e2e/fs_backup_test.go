@@ -28,23 +28,20 @@ import (
 	"github.com/cairn-backup/cairn/worker"
 )
 
-// TestFileSystemBackupOnTheNode copies pod volumes no snapshot takes
-// from the sandbox's node: a Deployment's pod opts in its emptyDir and
-// its local persistent volume with Velero's annotation, and its CSI
-// claim is snapshotted, not copied too. The data mover is a pod on the
-// node that mounts only the volume's directory, read-only; SIGKILLed
-// mid-copy, a second one resumes from the checkpoint. The pod's hooks
-// hold around the copy, and the copies are byte-identical (modes,
-// symlinks, a file only its owner reads). A second backup with
-// defaultVolumesToFsBackup copies every volume but the excluded, the
-// projected token and the snapshotted claim, incrementally; a third
-// takes its copy with cairn dev's process exposer.
-func TestFileSystemBackupOnTheNode(t *testing.T) {
-	t.Parallel()
-	s := newNodeStack(t)
+// fileSystemBackupOnTheNode copies pod volumes no snapshot takes from
+// the sandbox's node: a Deployment's pod opts in its emptyDir and its
+// local persistent volume with Velero's annotation, and its CSI claim is
+// snapshotted, not copied too. The data mover is a pod on the node that
+// mounts only the volume's directory, read-only; SIGKILLed mid-copy, a
+// second one resumes from the checkpoint. The pod's hooks hold around
+// the copy, and the copies are byte-identical (modes, symlinks, a file
+// only its owner reads). A second backup with defaultVolumesToFsBackup
+// copies every volume but the excluded, the projected token and the
+// snapshotted claim, incrementally; a third takes its copy with cairn
+// dev's process exposer. s's data mover namespace exists.
+func fileSystemBackupOnTheNode(t *testing.T, s *stack) {
 	ctx := context.Background()
 	kc := fastClient(t, s.cluster.Config())
-	dataMoverNamespace(t, kc)
 	// Slow enough that the copy is caught half-way with room to spare:
 	// heartbeats come every two seconds.
 	w := s.startPodMoverWorker(sandbox.CairnImage, "--kubelet-pods-dir", sandbox.KubeletPodsDir,
@@ -60,7 +57,9 @@ func TestFileSystemBackupOnTheNode(t *testing.T) {
 	require.NoError(t, err)
 	web := fsDeployment(t, kc, ns)
 	cacheDir := filepath.Join(sandbox.KubeletPodsDir, string(web.UID), "volumes/kubernetes.io~empty-dir/cache")
-	_, err = datatree.Write(cacheDir, mediumData(53))
+	// About 100 MiB: kopia lets 30 MB through at once at this rate, and
+	// the rest takes 14 seconds.
+	_, err = datatree.Write(cacheDir, datatree.Spec{LargeFiles: 50, LargeSize: 2 << 20, SmallFiles: 100, SmallSize: 8192, Seed: 53, NoSparse: true})
 	require.NoError(t, err)
 	wantCache, err := datatree.Digest(cacheDir)
 	require.NoError(t, err)
