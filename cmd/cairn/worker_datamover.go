@@ -122,7 +122,14 @@ func (d *dataMoverFlags) config(ctx context.Context, g *globals, kcfg *rest.Conf
 		if err != nil {
 			return m, fmt.Errorf("find the cairn binary for data movers: %w", err)
 		}
-		m.Command = append(append([]string{exe, "datamover"}, g.dataMoverArgs()...), d.tuningArgs()...)
+		// The worker's data directory: a data mover of its own default
+		// (./.cairn where it starts) could take another installation's
+		// encryption key, and write logs the worker cannot read.
+		dataDir, err := filepath.Abs(g.dataDir)
+		if err != nil {
+			return m, fmt.Errorf("data dir: %w", err)
+		}
+		m.Command = append(append([]string{exe, "datamover", "--data-dir", dataDir}, g.dataMoverArgs()...), d.tuningArgs()...)
 		m.Env = append(g.connectionEnv(), envRepositoryPassword+"="+password)
 		m.StateDir = d.stateDirOr(g)
 		if d.csiStateDir == "" {

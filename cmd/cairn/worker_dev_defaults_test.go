@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 )
 
 // devDataDir makes a data dir as cairn dev --sandbox leaves it: the
@@ -71,4 +74,19 @@ func TestWorkerOfAnotherClusterTakesNoDevSettings(t *testing.T) {
 		assert.Empty(t, d.csiStateDir, name)
 		assert.Empty(t, d.repo.passwordFile, name)
 	}
+}
+
+// TestProcessDataMoversShareTheWorkersDataDir: a process data mover gets
+// the worker's data directory, so it never takes the settings (an
+// encryption key) of the directory it happens to start in.
+func TestProcessDataMoversShareTheWorkersDataDir(t *testing.T) {
+	t.Setenv(envRepositoryPassword, "pw")
+	dir := t.TempDir()
+	g := &globals{dataDir: dir}
+	d, _ := parseWorkerFlags(t, "--datamover-exposer", "process", "--csi-state-dir", dir)
+	m, err := d.config(context.Background(), g, nil, zap.NewNop())
+	require.NoError(t, err)
+	i := slices.Index(m.Command, "--data-dir")
+	require.Positive(t, i, "%v", m.Command)
+	assert.Equal(t, dir, m.Command[i+1])
 }
