@@ -29,7 +29,20 @@ type PodVolume struct {
 	// SelectedBy says what asked for the copy: an annotation, a volume
 	// policy, or defaultVolumesToFsBackup.
 	SelectedBy string `json:"selectedBy"`
+	// Consistency says how the copy was taken from the live volume:
+	// ConsistencyCrash or ConsistencyHooks; set when the copy starts.
+	Consistency string `json:"consistency,omitempty"`
 }
+
+// How a pod volume's copy was taken.
+const (
+	// ConsistencyCrash: from the running pod as it was, as after a
+	// crash.
+	ConsistencyCrash = "crash-consistent"
+	// ConsistencyHooks: between the pod's pre and post backup hooks,
+	// every pre hook having succeeded.
+	ConsistencyHooks = "quiesced by the pod's hooks"
+)
 
 // FSBackupAnnotations ask for a file-system backup of a pod's volumes,
 // named in a comma-separated list: Velero's opt-in annotation, so that

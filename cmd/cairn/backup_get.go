@@ -140,6 +140,9 @@ func operationsTable(w io.Writer, ops []v1alpha1.Operation) {
 		}
 		if pv := op.Volume.PodVolume; pv != nil {
 			snapshot = fmt.Sprintf("file-system copy of %s volume %s on %s", pv.Source, pv.Volume, pv.Node)
+			if pv.Consistency != "" {
+				snapshot += ", " + pv.Consistency
+			}
 		}
 		if up := op.Upload; up != nil {
 			detail = fmt.Sprintf("kopia %s: %s in %d files, %s uploaded in %s", up.SnapshotID,

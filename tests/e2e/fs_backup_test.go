@@ -102,6 +102,7 @@ func fileSystemBackupOnTheNode(t *testing.T, s *stack) {
 		assert.Contains(t, op.Upload.DataMover, "pod "+worker.DefaultDataMoverNamespace+"/", "the data mover was a pod")
 		assert.Equal(t, sandbox.NodeName, op.Upload.Node)
 	}
+	assert.Equal(t, v1alpha1.ConsistencyHooks, cacheOp.Volume.PodVolume.Consistency, "the pod's pre hook ran before the copy")
 	assert.Equal(t, "volumes/kubernetes.io~local-volume/fsb-files", filesOp.Volume.PodVolume.Dir)
 	assert.Equal(t, "files", filesOp.Volume.Claim)
 	assert.Equal(t, 2, cacheOp.Upload.Attempts, "a second data mover finished the copy")
@@ -144,6 +145,7 @@ func fileSystemBackupOnTheNode(t *testing.T, s *stack) {
 	keep := ops["fs-backup/fsb/api/keep"]
 	require.NotNil(t, keep.Upload, "%+v", keep)
 	assert.Equal(t, "defaultVolumesToFsBackup", keep.Volume.PodVolume.SelectedBy)
+	assert.Equal(t, v1alpha1.ConsistencyCrash, keep.Volume.PodVolume.Consistency, "api has no hooks")
 	assert.Equal(t, api.keep, s.restoredDigest(t, keep.Upload.SnapshotID))
 	assertNoDataMoverPods(t, s)
 

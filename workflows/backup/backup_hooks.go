@@ -25,6 +25,7 @@ type podHooks struct {
 	preStarted  bool
 	preDone     bool
 	preFailed   string // why a pre hook with onError Fail failed
+	preOK       bool   // it has pre hooks, and every one succeeded
 	postStarted bool
 }
 
@@ -121,12 +122,29 @@ func (b *backupRun) runPre(ctx workflow.Context, ph *podHooks) {
 	}
 	ph.preStarted = true
 	results := b.runHooks(ctx, ph.pod, v1alpha1.HookPre, ph.pod.Pre)
-	ph.preDone = true
+	ph.preDone, ph.preOK = true, len(ph.pod.Pre) > 0
 	for _, r := range results {
+		if r.Failed() {
+			ph.preOK = false
+		}
 		if r.Failed() && r.OnError == v1alpha1.HookFail {
 			ph.preFailed = hookFailure(r)
 		}
 	}
+}
+
+// consistency says how a pod volume's copy is taken: quiesced when a pod
+// that mounts it ran every one of its pre hooks, crash-consistent
+// otherwise.
+func (b *backupRun) consistency(v v1alpha1.Volume) string {
+	if b.hooks != nil {
+		for _, ph := range b.hooks.claims[v.Key()] {
+			if ph.preOK {
+				return v1alpha1.ConsistencyHooks
+			}
+		}
+	}
+	return v1alpha1.ConsistencyCrash
 }
 
 // startPost runs a pod's post hooks, once, on a disconnected context of

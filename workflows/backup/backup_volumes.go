@@ -126,6 +126,7 @@ func (b *backupRun) runOperations(ctx workflow.Context) error {
 		}
 		if op.Kind == v1alpha1.OperationKindPodVolumeBackup {
 			child = v1alpha1.PodVolumeBackupWorkflowName
+			op.Volume.PodVolume.Consistency = b.consistency(op.Volume)
 		}
 		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 			WorkflowID:          op.WorkflowID,
