@@ -238,7 +238,7 @@ func (s *podVolumeSelector) claimAndVolume(ctx context.Context, namespace, name 
 	case apierrors.IsNotFound(err):
 		return nil, nil, nil
 	case apierrors.IsForbidden(err):
-		return nil, nil, fmt.Errorf("%w: %v", errClaimForbidden, err)
+		return nil, nil, fmt.Errorf("%w: %w", errClaimForbidden, err)
 	case err != nil:
 		return nil, nil, fmt.Errorf("get persistentvolumeclaim %s/%s: %w", namespace, name, err)
 	}
