@@ -63,7 +63,8 @@ func (a *Activities) PlanBackupHooks(ctx context.Context, in v1alpha1.PlanHooksI
 				hp.Claims = append(hp.Claims, p.Namespace+"/"+c.ClaimName)
 			}
 			// A volume copied from this pod: its hooks hold around the copy.
-			if key := p.Namespace + "/" + p.Name + "/" + vol.Name; snapshotted[key] {
+			copied := v1alpha1.Volume{Namespace: p.Namespace, PodVolume: &v1alpha1.PodVolume{Pod: p.Name, Volume: vol.Name}}
+			if key := copied.Key(); snapshotted[key] {
 				hp.Claims = append(hp.Claims, key)
 			}
 		}
