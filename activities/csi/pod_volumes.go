@@ -175,6 +175,7 @@ func (s *podVolumeSelector) volumeOf(ctx context.Context, pod *corev1.Pod, w wan
 		Pod: pod.Name, UID: string(pod.UID), Volume: vol.Name, Node: pod.Spec.NodeName,
 		Source: sourceKind(vol.VolumeSource), SelectedBy: w.by,
 	}}
+	claim := claimOf(pod, vol)
 	switch {
 	case vol.EmptyDir != nil:
 		v.PodVolume.Dir = "volumes/kubernetes.io~empty-dir/" + vol.Name
@@ -183,8 +184,8 @@ func (s *podVolumeSelector) volumeOf(ctx context.Context, pod *corev1.Pod, w wan
 	case vol.CSI != nil:
 		v.PodVolume.Dir = "volumes/kubernetes.io~csi/" + vol.Name + "/mount"
 		v.Driver = vol.CSI.Driver
-	case claimOf(pod, vol) != "":
-		v.Claim = claimOf(pod, vol)
+	case claim != "":
+		v.Claim = claim
 		c, pv, err := s.claimAndVolume(ctx, pod.Namespace, v.Claim)
 		switch {
 		case err != nil:
