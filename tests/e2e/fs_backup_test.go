@@ -55,7 +55,7 @@ func fileSystemBackupOnTheNode(t *testing.T, s *stack) {
 	private := writePrivateFile(t, localDir)
 	wantFiles, err := datatree.Digest(localDir)
 	require.NoError(t, err)
-	web := fsDeployment(t, kc, ns)
+	web := fsDeployment(t, s, kc, ns)
 	cacheDir := filepath.Join(sandbox.KubeletPodsDir, string(web.UID), "volumes/kubernetes.io~empty-dir/cache")
 	// About 100 MiB: kopia lets 30 MB through at once at this rate, and
 	// the rest takes 14 seconds.
@@ -243,7 +243,7 @@ func localVolume(t *testing.T, kc kubernetes.Interface, ns, claim string) string
 // cache, the claims files and db, opting cache, files, db and a volume
 // it lacks in to file-system backup, with hooks that mark the cache; it
 // waits until the pod runs and returns it.
-func fsDeployment(t *testing.T, kc kubernetes.Interface, ns string) *corev1.Pod {
+func fsDeployment(t *testing.T, s *stack, kc kubernetes.Interface, ns string) *corev1.Pod {
 	t.Helper()
 	ctx := context.Background()
 	labels := map[string]string{"app": "web"}
@@ -272,7 +272,16 @@ func fsDeployment(t *testing.T, kc kubernetes.Interface, ns string) *corev1.Pod 
 		},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	return runningPodOf(t, kc, ns, "app=web")
+	waitPodsRunning(t, s, ns, func(o *metav1.ListOptions) { o.LabelSelector = "app=web" })
+	pods, err := kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+	require.NoError(t, err)
+	for i := range pods.Items {
+		if p := &pods.Items[i]; p.Status.Phase == corev1.PodRunning {
+			return p
+		}
+	}
+	require.Fail(t, "the running pod of web is gone")
+	return nil
 }
 
 // fsOptOutPod is pod api, which opts out of its tmp volume.
@@ -316,24 +325,6 @@ func optOutPod(t *testing.T, s *stack, kc kubernetes.Interface, ns string) fsOpt
 	keep, err := datatree.Digest(filepath.Join(dir, "keep"))
 	require.NoError(t, err)
 	return fsOptOutPod{keep: keep}
-}
-
-// runningPodOf waits until a pod of ns that selector selects runs, and
-// returns it.
-func runningPodOf(t *testing.T, kc kubernetes.Interface, ns, selector string) *corev1.Pod {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute) // a bound for a broken node, not a verdict
-	for {
-		pods, err := kc.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: selector})
-		require.NoError(t, err)
-		for i := range pods.Items {
-			if p := &pods.Items[i]; p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
-				return p
-			}
-		}
-		require.True(t, time.Now().Before(deadline), "no pod %s of %s runs", selector, ns)
-		time.Sleep(200 * time.Millisecond)
-	}
 }
 
 func operationsByID(st *v1alpha1.BackupStatus) map[string]v1alpha1.Operation {
