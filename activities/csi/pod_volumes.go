@@ -15,6 +15,7 @@ import (
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/filter"
+	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/volumepolicy"
 )
 
@@ -177,13 +178,11 @@ func (s *podVolumeSelector) volumeOf(ctx context.Context, pod *corev1.Pod, w wan
 	}}
 	claim := claimOf(pod, vol)
 	switch {
-	case vol.EmptyDir != nil:
-		v.PodVolume.Dir = "volumes/kubernetes.io~empty-dir/" + vol.Name
-	case vol.NFS != nil:
-		v.PodVolume.Dir = "volumes/kubernetes.io~nfs/" + vol.Name
-	case vol.CSI != nil:
-		v.PodVolume.Dir = "volumes/kubernetes.io~csi/" + vol.Name + "/mount"
-		v.Driver = vol.CSI.Driver
+	case vol.EmptyDir != nil || vol.NFS != nil || vol.CSI != nil:
+		v.PodVolume.Dir = kube.InlineVolumeDir(vol)
+		if vol.CSI != nil {
+			v.Driver = vol.CSI.Driver
+		}
 	case claim != "":
 		v.Claim = claim
 		c, pv, err := s.claimAndVolume(ctx, pod.Namespace, v.Claim)
@@ -196,7 +195,7 @@ func (s *podVolumeSelector) volumeOf(ctx context.Context, pod *corev1.Pod, w wan
 			return v, fmt.Sprintf("claim %s is not bound to a volume (phase %s)", v.Claim, c.Status.Phase), nil
 		}
 		v.PersistentVolume, v.StorageClass = pv.Name, pv.Spec.StorageClassName
-		dir, why := claimVolumeDir(pv)
+		dir, why := kube.ClaimVolumeDir(pv)
 		if why != "" {
 			return v, why, nil
 		}
@@ -213,23 +212,6 @@ func (s *podVolumeSelector) volumeOf(ctx context.Context, pod *corev1.Pod, w wan
 // errClaimForbidden: the run's caller may not read a pod's claim, so
 // the pod's volume is not copied.
 var errClaimForbidden = errors.New("the backup's caller may not read the claim")
-
-// claimVolumeDir is where the kubelet mounts a bound volume below the
-// pod's directory, or why it cannot be copied from there.
-func claimVolumeDir(pv *corev1.PersistentVolume) (dir, why string) {
-	switch src := pv.Spec.PersistentVolumeSource; {
-	case src.CSI != nil:
-		return "volumes/kubernetes.io~csi/" + pv.Name + "/mount", ""
-	case src.Local != nil:
-		return "volumes/kubernetes.io~local-volume/" + pv.Name, ""
-	case src.NFS != nil:
-		return "volumes/kubernetes.io~nfs/" + pv.Name, ""
-	case src.HostPath != nil:
-		return "", "its volume " + pv.Name + " is a hostPath volume, which is never copied"
-	default:
-		return "", "its volume " + pv.Name + " is of a kind cairn cannot copy from its pod"
-	}
-}
 
 // claimAndVolume reads a claim as the run's caller and its bound volume;
 // nil when either does not exist.
