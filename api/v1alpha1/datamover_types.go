@@ -54,6 +54,10 @@ const (
 	// ExposeFSBackup mounts a running pod's volume directory on its node,
 	// read-only.
 	ExposeFSBackup ExposeMode = "fs-backup"
+	// ExposeFSRestore mounts a restored pod's volume directory on its
+	// node, and the directory where that pod's init container waits for
+	// the volume's marker, read-write.
+	ExposeFSRestore ExposeMode = "fs-restore"
 )
 
 // ExposeInput asks the worker's exposer to make a volume's data reachable

@@ -27,6 +27,9 @@ const (
 	// PodVolumeBackupWorkflowName copies one pod volume from its node
 	// into the location's kopia repository.
 	PodVolumeBackupWorkflowName = "PodVolumeBackup"
+	// PodVolumeRestoreWorkflowName writes one pod volume's copy into the
+	// restored pod, on the node where it waits for it.
+	PodVolumeRestoreWorkflowName = "PodVolumeRestore"
 	// BackupDryRunWorkflowName plans and lists what a backup would take
 	// under a scratch name, reports it and removes the scratch data.
 	BackupDryRunWorkflowName = "BackupDryRun"

@@ -87,6 +87,10 @@ type RestorePlanResult struct {
 	Warnings     int `json:"warnings"`
 	// Volumes are the claims whose data is restored from the repository.
 	Volumes []RestoreVolume `json:"volumes,omitempty"`
+	// PodVolumes are the restored pods' volumes that get their
+	// file-system copies back: each such pod waits for them in an init
+	// container.
+	PodVolumes []RestoreVolume `json:"podVolumes,omitempty"`
 	// StorageClasses is the storage class mapping applied: Velero's
 	// ConfigMaps overridden by the spec's.
 	StorageClasses map[string]string `json:"storageClasses,omitempty"`

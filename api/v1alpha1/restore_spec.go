@@ -160,13 +160,16 @@ var DefaultResourcePriorities = []string{
 	"limitranges",
 	"resourcequotas",
 	"services",
+	// Before their controllers: a pod restored with its volumes' copies
+	// waits for them, and the controller made next adopts it instead of
+	// starting a pod without them.
+	"pods",
 	"deployments.apps",
 	"statefulsets.apps",
 	"daemonsets.apps",
 	"replicasets.apps",
 	"cronjobs.batch",
 	"jobs.batch",
-	"pods",
 }
 
 // WithDefaults fills the fields a user may leave out.

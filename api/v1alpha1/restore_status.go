@@ -45,6 +45,9 @@ type RestoreStatus struct {
 	FailureReason string            `json:"failureReason,omitempty"`
 	// Volumes are the claims whose data was restored from the repository.
 	Volumes []VolumeRestoreStatus `json:"volumes,omitempty"`
+	// PodVolumes are the restored pods' volumes whose file-system copies
+	// were written into them on their nodes.
+	PodVolumes []VolumeRestoreStatus `json:"podVolumes,omitempty"`
 	// Hooks are the results of the post-restore exec hooks.
 	Hooks []HookResult `json:"hooks,omitempty"`
 	// ExtensionOperations counts the operations extensions started for

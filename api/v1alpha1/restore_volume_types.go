@@ -24,18 +24,36 @@ type RestoreVolume struct {
 	StorageClass string   `json:"storageClass,omitempty"`
 	AccessModes  []string `json:"accessModes,omitempty"`
 	SizeBytes    int64    `json:"sizeBytes"`
+	// PodVolume, for a file-system copy, is the restored pod's volume it
+	// is written into: Pod and Volume from the plan, UID, Node and Dir
+	// once the pod waits on its node. DataName is the copy's name in the
+	// repository (Volume.DataName as backed up).
+	PodVolume *PodVolume `json:"podVolume,omitempty"`
+	DataName  string     `json:"dataName,omitempty"`
 }
 
-// SourceKey is "namespace/claim" of the backed-up claim.
+// SourceKey is "namespace/claim" of the backed-up claim, or the
+// namespace and DataName of a pod volume's copy: the kopia snapshot's
+// volume tag.
 func (v RestoreVolume) SourceKey() string {
+	ns := v.Namespace
 	if v.SourceNamespace != "" {
-		return v.SourceNamespace + "/" + v.Claim
+		ns = v.SourceNamespace
 	}
-	return v.Key()
+	if v.PodVolume != nil {
+		return ns + "/" + v.DataName
+	}
+	return ns + "/" + v.Claim
 }
 
-// Key is "namespace/claim" of the target claim.
-func (v RestoreVolume) Key() string { return v.Namespace + "/" + v.Claim }
+// Key is "namespace/claim" of the target claim, or
+// "namespace/pod/volume" of a pod volume.
+func (v RestoreVolume) Key() string {
+	if v.PodVolume != nil {
+		return v.Namespace + "/" + v.PodVolume.Pod + "/" + v.PodVolume.Volume
+	}
+	return v.Namespace + "/" + v.Claim
+}
 
 // Target is the target claim as a Volume, which exposing names.
 func (v RestoreVolume) Target() Volume {
@@ -66,6 +84,10 @@ type VolumeRestoreRequest struct {
 	PrepareTimeout   time.Duration `json:"prepareTimeout"`
 	DataTimeout      time.Duration `json:"dataTimeout"`
 	HeartbeatTimeout time.Duration `json:"heartbeatTimeout"`
+	// Release, for a pod volume whose restore ended before its child
+	// started, is why: the child only tells the pod its data will not
+	// come.
+	Release string `json:"release,omitempty"`
 }
 
 // VolumeRestoreResult is what the child workflow reports.
@@ -121,6 +143,10 @@ type RestoreVolumeDataInput struct {
 	// volumes.json says the snapshot holds; its kopia tags must agree.
 	Backup       string `json:"backup,omitempty"`
 	SourceVolume string `json:"sourceVolume,omitempty"`
+	// Marker, for a pod volume, is the file the data mover writes into
+	// its marker directory once the data is in place: the restored pod's
+	// init container waits for it.
+	Marker string `json:"marker,omitempty"`
 }
 
 // HandOverResult names the volume handed to the target claim.
