@@ -34,6 +34,7 @@ var workerWorkflows = map[string]any{
 	v1alpha1.VolumeSnapshotWorkflowName:        volume.VolumeSnapshotWorkflow,
 	v1alpha1.PodVolumeBackupWorkflowName:       volume.PodVolumeBackupWorkflow,
 	v1alpha1.VolumeRestoreWorkflowName:         volume.VolumeRestoreWorkflow,
+	v1alpha1.PodVolumeRestoreWorkflowName:      volume.PodVolumeRestoreWorkflow,
 	v1alpha1.DataMoverSlotsWorkflowName:        volume.DataMoverSlotsWorkflow,
 	v1alpha1.ScheduledBackupWorkflowName:       schedule.ScheduledBackupWorkflow,
 	v1alpha1.ApplyRetentionWorkflowName:        schedule.ApplyRetentionWorkflow,
@@ -71,7 +72,7 @@ func workerActivities(a Activities) []any {
 	}
 	if e := a.Expose; e != nil {
 		list = append(list, e.ExposeVolume, e.DiagnoseExposure, e.CleanupExposure, e.PlaceDataMover,
-			e.RequestDataMoverSlot, e.ClosedSlotHolders, e.HandOverVolume, e.FinishVolumeRestores)
+			e.RequestDataMoverSlot, e.ClosedSlotHolders, e.HandOverVolume, e.FinishVolumeRestores, e.AwaitRestoredPod)
 	}
 	if r := a.Repo; r != nil {
 		list = append(list, r.EnsureRepository, r.DeleteVolumeData, r.MaintainRepository, r.VerifyBackupVolumes)
@@ -87,7 +88,7 @@ func workerActivities(a Activities) []any {
 // dataMoverActivities are the activities a data mover process runs, on
 // its one operation's task queue.
 func dataMoverActivities(a *datamover.Activities) []any {
-	return []any{a.UploadVolume, a.RestoreVolumeData}
+	return []any{a.UploadVolume, a.RestoreVolumeData, a.MarkPodVolume}
 }
 
 // Register puts the worker's workflows and activities on a registry (a

@@ -152,7 +152,8 @@ func Run(ctx context.Context, c client.Client, cfg Config) error {
 	configNamespace := cmp.Or(cfg.ConfigNamespace, ns)
 	restoreActs := &restore.Activities{Clients: clients, Log: cfg.Log, BatchInterval: cfg.BatchInterval, TarballLimits: cfg.TarballLimits,
 		ConfigNamespace: configNamespace, Registered: cfg.Extensions, Extensions: caller,
-		Operations: extcall.TemporalOperator{Client: c}}
+		Operations:  extcall.TemporalOperator{Client: c},
+		RestoreWait: restore.RestoreWait{Image: cfg.DataMovement.Pod.Image, PullPolicy: cfg.DataMovement.Pod.ImagePullPolicy}}
 	storeActs := &store.Activities{Log: cfg.Log, DeleteInterval: cfg.DeleteInterval, Registered: cfg.Extensions,
 		Extensions: caller}
 	etcdActs := &etcd.Activities{Etcd: cfg.Etcd, Log: cfg.Log}

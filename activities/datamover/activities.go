@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/cairn-backup/cairn/internal/location"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/kopiarepo"
+	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/runlog"
 )
 
@@ -23,6 +23,9 @@ import (
 type Activities struct {
 	// Path is where the data mover's volume is mounted.
 	Path string
+	// MarkerDir, for a pod volume restore, is the restored pod's
+	// directory of markers its init container waits for.
+	MarkerDir string
 	// Repository is how to open repositories; Location comes per call.
 	Repository kopiarepo.Config
 	Log        *zap.Logger

@@ -49,5 +49,11 @@ func (a *Activities) RestoreVolumeData(ctx context.Context, in v1alpha1.RestoreV
 	}
 	log.Info("Volume data restored", zap.Int64("bytes", res.Bytes), zap.Int64("files", res.Files),
 		zap.Int64("skippedBytes", res.Skipped), zap.Duration("duration", res.Duration))
+	if in.Marker != "" {
+		// The restored pod starts once every volume's marker is there.
+		if err := a.writeMarker(in.Marker, v1alpha1.MarkerRestored); err != nil {
+			return nil, err
+		}
+	}
 	return &v1alpha1.DataDownloadInfo{Bytes: res.Bytes, Files: res.Files, SkippedBytes: res.Skipped, Duration: res.Duration}, nil
 }

@@ -76,8 +76,12 @@ func (a *Activities) target(in v1alpha1.ExposeInput) exposer.Target {
 		StorageClass: in.Volume.StorageClass, AccessModes: in.AccessModes, TaskQueue: in.TaskQueue, Attempt: in.Attempt,
 	}
 	if pv := in.Volume.PodVolume; pv != nil {
+		podsDir := cmp.Or(a.PodsDir, DefaultPodsDir)
 		t.Pod, t.PodUID, t.Node = in.Volume.Namespace+"/"+pv.Pod, pv.UID, pv.Node
-		t.HostDir = podVolumeDir(cmp.Or(a.PodsDir, DefaultPodsDir), pv)
+		t.HostDir = podVolumeDir(podsDir, pv)
+		if in.Mode == v1alpha1.ExposeFSRestore && t.HostDir != "" {
+			t.MarkerDir = podVolumeDir(podsDir, &v1alpha1.PodVolume{UID: pv.UID, Dir: markerDir})
+		}
 	}
 	return t
 }
@@ -97,7 +101,7 @@ func podVolumeDir(podsDir string, pv *v1alpha1.PodVolume) string {
 func (a *Activities) start(ctx context.Context, in v1alpha1.ExposeInput) (*runlog.Run, error) {
 	var run *runlog.Run
 	var err error
-	if in.Mode == v1alpha1.ExposeRestore {
+	if in.Mode == v1alpha1.ExposeRestore || in.Mode == v1alpha1.ExposeFSRestore {
 		run, err = runlog.StartRestore(ctx, a.Locations, a.Log, in.Owner, "", in.Location)
 	} else {
 		run, err = runlog.Start(ctx, a.Locations, a.Log, in.Owner, in.Location)

@@ -16,6 +16,7 @@ import (
 type datamoverFlags struct {
 	taskQueue          string
 	path               string
+	markerDir          string
 	configDir          string
 	checkpointInterval time.Duration
 	idleTimeout        time.Duration
@@ -73,7 +74,7 @@ The repository password comes from $CAIRN_REPOSITORY_PASSWORD or
 			hostname, _ := os.Hostname()
 			log = log.Named("datamover")
 			acts := &datamover.Activities{
-				Path: f.path,
+				Path: f.path, MarkerDir: f.markerDir,
 				Repository: kopiarepo.Config{Password: password, ConfigDir: configDir, Hostname: hostname, UploadBytesPerSecond: f.uploadLimit,
 					DownloadBytesPerSecond: f.downloadLimit, Locations: opener},
 				Log:                log,
@@ -88,6 +89,7 @@ The repository password comes from $CAIRN_REPOSITORY_PASSWORD or
 	fl := cmd.Flags()
 	fl.StringVar(&f.taskQueue, "task-queue", "", "the volume operation's task queue (required)")
 	fl.StringVar(&f.path, "path", "", "where the volume's data is mounted (required)")
+	fl.StringVar(&f.markerDir, "marker-dir", "", "a restored pod's directory of markers, one per volume, its init container waits for (pod volume restores)")
 	fl.StringVar(&f.configDir, "kopia-config-dir", "", "private directory for kopia's connection file and cache (default: a directory under $TMPDIR)")
 	fl.DurationVar(&f.checkpointInterval, "checkpoint-interval", 30*time.Second, "how often an upload saves a checkpoint a retry resumes from")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", 30*time.Minute, "exit when no task came this long after start")

@@ -118,6 +118,9 @@ func (d *dataMoverFlags) config(ctx context.Context, g *globals, kcfg *rest.Conf
 		}
 		m.Pod = pod
 	case "process":
+		// Restored pods' restore-wait init containers run the image
+		// wherever their data movers run.
+		m.Pod = exposer.PodConfig{Image: d.image, ImagePullPolicy: corev1.PullPolicy(d.pullPolicy)}
 		exe, err := os.Executable()
 		if err != nil {
 			return m, fmt.Errorf("find the cairn binary for data movers: %w", err)

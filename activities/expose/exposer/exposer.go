@@ -12,6 +12,8 @@ import (
 	"context"
 	"strconv"
 	"strings"
+
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // Mode is what the data mover does with the volume.
@@ -24,7 +26,14 @@ const (
 	Restore Mode = "restore"
 	// FSBackup reads a running pod's volume directory on its node.
 	FSBackup Mode = "fs-backup"
+	// FSRestore writes into a restored pod's volume directory on its
+	// node, then the volume's marker its init container waits for.
+	FSRestore Mode = "fs-restore"
 )
+
+// OnNode says whether the mode works in a pod's volume directory on its
+// node, without a claim of its own.
+func (m Mode) OnNode() bool { return m == FSBackup || m == FSRestore }
 
 // Target is one data mover's volume.
 type Target struct {
@@ -43,8 +52,10 @@ type Target struct {
 	// claim, so the target claim can bind the volume); RWO when empty.
 	AccessModes []string
 	// Pod (namespace/name) with PodUID runs on Node, where HostDir is
-	// its volume's directory (fs-backup mode).
-	Pod, PodUID, Node, HostDir string
+	// its volume's directory (fs-backup and fs-restore modes), and
+	// MarkerDir the directory its restore-wait init container watches
+	// (fs-restore mode).
+	Pod, PodUID, Node, HostDir, MarkerDir string
 	// TaskQueue is unique to the operation; Attempt numbers its data
 	// movers from 1.
 	TaskQueue string
@@ -90,4 +101,7 @@ type Exposer interface {
 	FinishHandOver(ctx context.Context, namespace, claim, volume string) (HandOverState, error)
 	// DeleteVolume deletes a handed-over volume nothing will bind.
 	DeleteVolume(ctx context.Context, name string) error
+	// RestoredPod finds where a restored pod waits for a volume's copy
+	// (see Volumes), or says what it waits for.
+	RestoredPod(ctx context.Context, restore, namespace, name, volume string) (*v1alpha1.PodVolume, string, error)
 }

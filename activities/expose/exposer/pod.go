@@ -21,6 +21,10 @@ import (
 // (volume.kopia-entry), which a read-only root would refuse.
 const MountPath = "/mnt/volume"
 
+// MarkerMountPath is where a pod volume restore's data mover mounts the
+// restored pod's marker directory.
+const MarkerMountPath = "/mnt/markers"
+
 // PodConfig is how data mover pods look.
 type PodConfig struct {
 	Image           string
@@ -57,7 +61,7 @@ type Pod struct {
 // on kubernetes.io/hostname), where a clone of it lands too; "" when the
 // volume is not pinned.
 func (p *Pod) Node(ctx context.Context, t Target) (string, error) {
-	if t.Mode == FSBackup {
+	if t.Mode.OnNode() {
 		return t.Node, nil
 	}
 	if t.Mode != Backup {
@@ -94,7 +98,7 @@ func (p *Pod) Node(ctx context.Context, t Target) (string, error) {
 // only the pod, on the node of the pod whose volume it reads.
 func (p *Pod) Expose(ctx context.Context, t Target, _ func(string)) (*Started, error) {
 	claim := t.Namespace + "/" + t.Name()
-	if t.Mode == FSBackup {
+	if t.Mode.OnNode() {
 		if err := p.CheckPod(ctx, t); err != nil {
 			return nil, err
 		}
@@ -132,18 +136,30 @@ func (p *Pod) Expose(ctx context.Context, t Target, _ func(string)) (*Started, e
 // the pod's volume is nowhere else.
 func (p *Pod) PodFor(t Target) *corev1.Pod {
 	c := p.Config
-	readOnly := t.Mode != Restore
+	readOnly := t.Mode != Restore && t.Mode != FSRestore
 	dir := corev1.HostPathDirectory
 	data := corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: t.Name(), ReadOnly: readOnly}}
 	capabilities := rootCapabilities
-	if t.Mode == FSBackup {
+	switch t.Mode {
+	case FSBackup:
 		data = corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: t.HostDir, Type: &dir}}
 		c.SecurityContext, capabilities = asRoot(c.SecurityContext), readCapabilities
+	case FSRestore:
+		// Writing back every file as its owner had it takes root's
+		// file capabilities, as for a restore into a claim.
+		data = corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: t.HostDir, Type: &dir}}
+		c.SecurityContext = asRoot(c.SecurityContext)
 	}
 	args := append([]string{"datamover", "--task-queue", t.TaskQueue, "--path", MountPath}, c.Args...)
 	mounts := []corev1.VolumeMount{{Name: "data", MountPath: MountPath, ReadOnly: readOnly},
 		{Name: "tmp", MountPath: "/tmp"}, {Name: "mnt", MountPath: path.Dir(MountPath)}}
 	volumes := []corev1.Volume{{Name: "data", VolumeSource: data}, emptyDir("tmp"), emptyDir("mnt")}
+	if t.Mode == FSRestore {
+		args = append(args, "--marker-dir", MarkerMountPath)
+		mounts = append(mounts, corev1.VolumeMount{Name: "markers", MountPath: MarkerMountPath})
+		volumes = append(volumes, corev1.Volume{Name: "markers",
+			VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: t.MarkerDir, Type: &dir}}})
+	}
 	for i, p := range c.HostPaths {
 		name := fmt.Sprintf("host-%d", i)
 		mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: p})
@@ -185,7 +201,7 @@ func (p *Pod) PodFor(t Target) *corev1.Pod {
 	if c.HostNetwork {
 		pod.Spec.DNSPolicy = corev1.DNSClusterFirstWithHostNet
 	}
-	if t.Mode == FSBackup {
+	if t.Mode.OnNode() {
 		pod.Spec.NodeName = t.Node
 	}
 	return pod
@@ -273,7 +289,7 @@ func (c PodConfig) containerSecurityContext(rootCaps []corev1.Capability) *corev
 // pull errors, a crash.
 func (p *Pod) Diagnose(ctx context.Context, t Target) string {
 	var parts []string
-	if t.Mode == FSBackup {
+	if t.Mode.OnNode() {
 		if err := p.CheckPod(ctx, t); err != nil {
 			parts = append(parts, err.Error())
 		}
@@ -306,7 +322,7 @@ func (p *Pod) Cleanup(ctx context.Context, t Target, progress func(string)) erro
 	if err := p.deletePods(ctx, t, progress); err != nil {
 		return err
 	}
-	if t.Mode == FSBackup {
+	if t.Mode.OnNode() {
 		return nil
 	}
 	return p.DeleteAll(ctx, t, progress)

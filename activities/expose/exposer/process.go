@@ -61,7 +61,7 @@ func (p *Process) kopiaDir(t Target) string {
 // Node is this machine: every process data mover runs here. A pod
 // volume's copy takes its pod's node's slots, as a pod would.
 func (p *Process) Node(_ context.Context, t Target) (string, error) {
-	if t.Mode == FSBackup {
+	if t.Mode.OnNode() {
 		return t.Node, nil
 	}
 	return hostname(), nil
@@ -70,7 +70,7 @@ func (p *Process) Node(_ context.Context, t Target) (string, error) {
 // Expose creates the claim, waits until it is bound, and starts the data
 // mover on the bound volume's directory.
 func (p *Process) Expose(ctx context.Context, t Target, progress func(string)) (*Started, error) {
-	if t.Mode == FSBackup {
+	if t.Mode.OnNode() {
 		return p.exposePodVolume(ctx, t)
 	}
 	if _, err := p.EnsureClaim(ctx, t); err != nil {
@@ -136,6 +136,9 @@ func (p *Process) start(t Target, dir string) (int, error) {
 	}
 	defer func() { _ = logFile.Close() }() // the child holds it open
 	args := append(append([]string{}, p.Command[1:]...), "--task-queue", t.TaskQueue, "--path", dir, "--kopia-config-dir", p.kopiaDir(t))
+	if t.Mode == FSRestore {
+		args = append(args, "--marker-dir", t.MarkerDir)
+	}
 	cmd := exec.Command(p.Command[0], args...)
 	cmd.Env = append(os.Environ(), p.Env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
@@ -188,7 +191,7 @@ func alive(rec processRecord) bool {
 
 // Diagnose says whether the claim is unbound, or how the data mover ended.
 func (p *Process) Diagnose(ctx context.Context, t Target) string {
-	if t.Mode == FSBackup {
+	if t.Mode.OnNode() {
 		if err := p.CheckPod(ctx, t); err != nil {
 			return err.Error()
 		}
@@ -215,7 +218,7 @@ func (p *Process) Cleanup(ctx context.Context, t Target, progress func(string)) 
 	if err := p.stopMovers(t); err != nil {
 		return err
 	}
-	if t.Mode == FSBackup {
+	if t.Mode.OnNode() {
 		return nil
 	}
 	return p.DeleteAll(ctx, t, progress)
