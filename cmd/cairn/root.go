@@ -93,7 +93,7 @@ Watch runs in the Temporal UI:     http://127.0.0.1:8233`,
 	f.StringVar(&g.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&g.logFormat, "log-format", "console", "console or json")
 
-	root.AddCommand(newDevCommand(g), newWorkerCommand(g), newAPICommand(g), newBackupCommand(g), newRestoreCommand(g), newScheduleCommand(g), newEtcdSnapshotCommand(g), newDatamoverCommand(g), newEncryptionKeyCommand(g), newVersionCommand())
+	root.AddCommand(newDevCommand(g), newWorkerCommand(g), newAPICommand(g), newBackupCommand(g), newRestoreCommand(g), newScheduleCommand(g), newEtcdSnapshotCommand(g), newDatamoverCommand(g), newVolumeWaitCommand(), newEncryptionKeyCommand(g), newVersionCommand())
 	root.InitDefaultCompletionCmd() // cobra adds it on Execute; now, so refuseUnknownCommands sees it
 	refuseUnknownCommands(root)
 	return root
