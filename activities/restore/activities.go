@@ -43,6 +43,9 @@ type Activities struct {
 	Registered []v1alpha1.Extension
 	Extensions extcall.Caller
 	Operations extcall.Operator
+	// RestoreWait is the init container that holds a restored pod until
+	// its volumes' copies are written back.
+	RestoreWait RestoreWait
 }
 
 var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}

@@ -28,6 +28,7 @@ func writeItems(ctx context.Context, src tarballSource, idx *backupIndex, p *res
 	rules := objects.Index{
 		Restored:        func(uid string) bool { return idx.restored(uid, p) },
 		SelectorService: func(ns, name string) bool { return idx.selectorServices[ns+"/"+name] },
+		WaitsForData:    func(ns, name string) bool { return len(podWithCopies(idx, ns, name)) > 0 },
 	}
 	prepare := objects.Options{
 		Backup: spec.BackupName, Restore: spec.Name, MapNamespace: spec.MapNamespace, PreserveNodePorts: spec.PreserveNodePorts,
@@ -97,6 +98,15 @@ func writeItems(ctx context.Context, src tarballSource, idx *backupIndex, p *res
 			if problem := addInitHooks(obj, sourceNS, spec.Hooks); problem != "" {
 				outcome.Result, outcome.Reason = v1alpha1.ItemSkipped, problem
 				return w.skip(ctx, outcome)
+			}
+			if copies := podWithCopies(idx, sourceNS, obj.GetName()); len(copies) > 0 {
+				vols, warnings, err := addRestoreWait(obj, spec, sourceNS, copies, p.restoreWait)
+				if err != nil {
+					outcome.Result, outcome.Reason = v1alpha1.ItemFailed, err.Error()
+					return w.skip(ctx, outcome)
+				}
+				p.podVolumes = append(p.podVolumes, vols...)
+				p.addPodVolumeWarnings(warnings)
 			}
 		}
 		applied, err := p.modifiers.Apply(obj, e.GroupResource)

@@ -114,6 +114,7 @@ func (a *Activities) PlanRestore(ctx context.Context, in v1alpha1.RestorePlanInp
 	p := decide(idx, target, sel)
 	p.storageClasses, p.modifiers = classes, modifiers
 	p.relatedByReference = meta.Spec.TakesRelatedByReference()
+	p.restoreWait = a.RestoreWait
 	vols, err := planVolumes(ctx, clients, run, spec, idx, p)
 	if err != nil {
 		return nil, err
@@ -133,9 +134,14 @@ func (a *Activities) PlanRestore(ctx context.Context, in v1alpha1.RestorePlanInp
 	if err := w.finish(ctx); err != nil {
 		return nil, err
 	}
+	if len(p.podVolumeWarnings) > 0 {
+		if err := run.Loc.WriteAll(ctx, run.Restore.Warnings("pod-volumes"), jsonLines(p.podVolumeWarnings)); err != nil {
+			return nil, err
+		}
+	}
 
 	res := &v1alpha1.RestorePlanResult{BackupFormat: meta.Format, Skipped: p.skipped, ItemsSkipped: w.ruleSkips, Volumes: vols,
-		Extensions: extensions}
+		PodVolumes: p.podVolumes, Extensions: extensions}
 	if len(classes) > 0 {
 		res.StorageClasses = classes
 	}
@@ -162,7 +168,7 @@ func (a *Activities) PlanRestore(ctx context.Context, in v1alpha1.RestorePlanInp
 	}
 	run.Log.Info("Planned restore", zap.String("backupFormat", meta.Format), zap.Int("resourceTypes", len(res.Types)),
 		zap.Int("items", res.ItemsTotal), zap.Int("itemsSkippedByRule", w.ruleSkips), zap.Int("typesSkipped", len(p.skipped)),
-		zap.Int("volumesFromRepository", len(vols)))
+		zap.Int("volumesFromRepository", len(vols)), zap.Int("podVolumeCopies", len(p.podVolumes)))
 	return res, nil
 }
 
@@ -212,6 +218,11 @@ type restorePlan struct {
 	// relatedByReference: the backup took its cluster-scoped objects for
 	// what its namespaces need; they are created only where missing.
 	relatedByReference bool
+	// restoreWait is the init container of pods that get volume copies
+	// back; writing the items lists those volumes in podVolumes.
+	restoreWait       RestoreWait
+	podVolumes        []v1alpha1.RestoreVolume
+	podVolumeWarnings []string
 }
 
 // decide picks the types to restore and their versions.

@@ -44,8 +44,9 @@ type backupIndex struct {
 	// moved are the claims ("ns/claim") whose data the backup moved into
 	// the repository, from volumes.json.
 	moved map[string]v1alpha1.VolumeRecord
-	// podCopies are the pod volumes the backup copied from their pods.
-	podCopies []v1alpha1.VolumeRecord
+	// podCopies are the pod volumes the backup copied from their pods,
+	// by pod ("ns/name" as backed up).
+	podCopies map[string][]v1alpha1.VolumeRecord
 	// references are the cluster-scoped objects (by group-resource, then
 	// name) that selected namespaced objects name, and the
 	// ClusterRoleBindings of their namespaces' service accounts with the

@@ -43,9 +43,10 @@ func readClaimShape(data []byte) claimShape {
 
 // movedVolumes reads which claims of the backup had their data moved into
 // the repository ("namespace/claim" as backed up), and which pod volumes
-// it copied from their pods. A backup without volumes.json moved none.
+// it copied from their pods, by pod. A backup without volumes.json moved
+// none.
 func movedVolumes(ctx context.Context, loc *location.Location, backup string, m *location.Manifest) (
-	moved map[string]v1alpha1.VolumeRecord, podCopies []v1alpha1.VolumeRecord, err error) {
+	moved map[string]v1alpha1.VolumeRecord, podCopies map[string][]v1alpha1.VolumeRecord, err error) {
 	vols, err := backupmeta.CheckedVolumes(ctx, loc, backup, m)
 	if errors.Is(err, location.ErrChecksum) {
 		return nil, nil, temporal.NewNonRetryableApplicationError("the backup is corrupt: "+err.Error(), v1alpha1.ErrTypeCorruptBackup, err)
@@ -53,43 +54,19 @@ func movedVolumes(ctx context.Context, loc *location.Location, backup string, m 
 	if err != nil {
 		return nil, nil, err
 	}
-	moved = map[string]v1alpha1.VolumeRecord{}
+	moved, podCopies = map[string]v1alpha1.VolumeRecord{}, map[string][]v1alpha1.VolumeRecord{}
 	for _, v := range vols {
 		if v.Phase != v1alpha1.OperationCompleted || v.Upload == nil || v.Upload.SnapshotID == "" {
 			continue
 		}
-		if v.Volume.PodVolume != nil {
-			podCopies = append(podCopies, v)
+		if pv := v.Volume.PodVolume; pv != nil {
+			key := v.Volume.Namespace + "/" + pv.Pod
+			podCopies[key] = append(podCopies[key], v)
 		} else {
 			moved[v.Volume.Key()] = v
 		}
 	}
 	return moved, podCopies, nil
-}
-
-// maxPodCopyWarnings bounds the warnings about pod volume copies a
-// restore records.
-const maxPodCopyWarnings = 100
-
-// podCopyWarnings say which pod volumes' copies this restore does not
-// write back: cairn restores the pods, without that data, until it
-// can.
-func podCopyWarnings(spec v1alpha1.RestoreSpec, idx *backupIndex, p *restorePlan) []string {
-	if _, planned := p.types["pods"]; !planned {
-		return nil
-	}
-	var warnings []string
-	for _, rec := range idx.podCopies {
-		if len(warnings) == maxPodCopyWarnings {
-			warnings = append(warnings, fmt.Sprintf("and %d more pod volumes whose copies are not restored", len(idx.podCopies)-maxPodCopyWarnings))
-			break
-		}
-		pv := rec.Volume.PodVolume
-		warnings = append(warnings, fmt.Sprintf("pod %s/%s: the backup holds a file-system copy of volume %s (kopia snapshot %s), "+
-			"which cairn cannot write back into a restored pod yet: the pod starts without it (kopia snapshot restore can write it back)", spec.MapNamespace(rec.Volume.Namespace),
-			pv.Pod, pv.Volume, rec.Upload.SnapshotID))
-	}
-	return warnings
 }
 
 var claimsGVR = schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}
@@ -99,13 +76,10 @@ var claimsGVR = schema.GroupVersionResource{Version: "v1", Resource: "persistent
 // keeps its volume: its data is not restored, with a warning.
 func planVolumes(ctx context.Context, clients *kube.Clients, run *runlog.Run, spec v1alpha1.RestoreSpec, idx *backupIndex,
 	p *restorePlan) ([]v1alpha1.RestoreVolume, error) {
-	warnings := podCopyWarnings(spec, idx, p)
 	if _, planned := p.types[claimsGroupResource]; !planned || len(idx.moved) == 0 {
-		if len(warnings) == 0 {
-			return nil, nil
-		}
-		return nil, run.Loc.WriteAll(ctx, run.Restore.Warnings("volumes"), jsonLines(warnings))
+		return nil, nil
 	}
+	var warnings []string
 	var vols []v1alpha1.RestoreVolume
 	for _, key := range slices.Sorted(maps.Keys(idx.moved)) {
 		rec, shape := idx.moved[key], idx.claimShapes[key]

@@ -117,6 +117,9 @@ func TestSkipReason(t *testing.T) {
 	assert.Contains(t, SkipReason("pods", pod, restored), "ReplicaSet web")
 	assert.Empty(t, SkipReason("pods", pod, Index{Restored: func(string) bool { return false }}), "its owner is not restored: keep the pod")
 	assert.Empty(t, SkipReason("configmaps", pod, restored), "only controller-made types are skipped")
+	waits := restored
+	waits.WaitsForData = func(ns, name string) bool { return name == "web-1" }
+	assert.Empty(t, SkipReason("pods", pod, waits), "a pod that gets volume copies back is restored, for its controller to adopt")
 
 	ep := obj(t, `{"apiVersion":"v1","kind":"Endpoints","metadata":{"name":"web","namespace":"shop"}}`)
 	assert.NotEmpty(t, SkipReason("endpoints", ep, Index{SelectorService: func(ns, n string) bool { return ns == "shop" && n == "web" }}))

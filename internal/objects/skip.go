@@ -28,6 +28,10 @@ type Index struct {
 	// SelectorService reports whether the backup holds a Service called
 	// namespace/name with a pod selector (its endpoints are generated).
 	SelectorService func(namespace, name string) bool
+	// WaitsForData reports whether the pod namespace/name (as backed up)
+	// gets volume copies back: it is restored even when its controller
+	// is, since its data is written into it, and the controller adopts it.
+	WaitsForData func(namespace, name string) bool
 }
 
 // ownedByRestored are the types whose objects a controller recreates from
@@ -66,6 +70,8 @@ func SkipReason(groupResource string, obj *unstructured.Unstructured, idx Index)
 		return ""
 	case ref.Kind == "Node":
 		return "mirror pod of a static pod; the node's kubelet recreates it"
+	case groupResource == "pods" && idx.WaitsForData != nil && idx.WaitsForData(obj.GetNamespace(), obj.GetName()):
+		return ""
 	case idx.Restored != nil && idx.Restored(string(ref.UID)):
 		return fmt.Sprintf("owned by %s %s, which is restored and recreates it", ref.Kind, ref.Name)
 	}
