@@ -23,12 +23,21 @@ type restoreVolumes struct {
 	// claimsApplied: the claims were created, and their volumes are
 	// worth waiting for.
 	claimsApplied bool
+	// podCancel cancels the pod volumes' children; listening: the
+	// progress of both kinds is listened for.
+	podCancel workflow.CancelFunc
+	listening bool
 }
 
-// volumesRunning says whether a volume has not ended yet (waiting to
-// start, or running).
-func (r *restoreRun) volumesRunning() bool {
-	for _, vs := range r.status.Volumes {
+// volumesRunning says whether a claim's volume has not ended yet
+// (waiting to start, or running).
+func (r *restoreRun) volumesRunning() bool { return anyRunning(r.status.Volumes) }
+
+// podVolumesRunning says the same of the pod volumes.
+func (r *restoreRun) podVolumesRunning() bool { return anyRunning(r.status.PodVolumes) }
+
+func anyRunning(vols []v1alpha1.VolumeRestoreStatus) bool {
+	for _, vs := range vols {
 		if !vs.Phase.Done() {
 			return true
 		}
@@ -44,28 +53,48 @@ func (r *restoreRun) startVolumes(ctx workflow.Context, vols []v1alpha1.RestoreV
 	if len(vols) == 0 {
 		return
 	}
+	r.volumes.cancel = r.startChildren(ctx, &r.status.Volumes, vols, v1alpha1.VolumeRestoreWorkflowName)
+}
+
+// startPodVolumes starts one child workflow per restored pod volume
+// that gets its file-system copy back, once the pods are applied: each
+// waits for its pod on its node.
+func (r *restoreRun) startPodVolumes(ctx workflow.Context, vols []v1alpha1.RestoreVolume) {
+	if len(vols) == 0 || r.volumes.podCancel != nil {
+		return
+	}
+	r.volumes.podCancel = r.startChildren(ctx, &r.status.PodVolumes, vols, v1alpha1.PodVolumeRestoreWorkflowName)
+}
+
+// startChildren adds vols to list and runs a child workflow of type
+// workflowType per volume, at most VolumeConcurrency at once, in a
+// coroutine; it returns what cancels them.
+func (r *restoreRun) startChildren(ctx workflow.Context, list *[]v1alpha1.VolumeRestoreStatus, vols []v1alpha1.RestoreVolume,
+	workflowType string) workflow.CancelFunc {
 	now := workflow.Now(ctx).UTC()
 	for _, v := range vols {
-		r.status.Volumes = append(r.status.Volumes, v1alpha1.VolumeRestoreStatus{RestoreVolume: v, Phase: v1alpha1.OperationNew,
-			WorkflowID: v1alpha1.VolumeRestoreWorkflowID(r.spec.Name, v.Namespace, v.Claim), Updated: &now})
+		id := v1alpha1.VolumeRestoreWorkflowID(r.spec.Name, v.Namespace, v.Claim)
+		if pv := v.PodVolume; pv != nil {
+			id = v1alpha1.PodVolumeRestoreWorkflowID(r.spec.Name, v.Namespace, pv.Pod, pv.Volume)
+		}
+		*list = append(*list, v1alpha1.VolumeRestoreStatus{RestoreVolume: v, Phase: v1alpha1.OperationNew, WorkflowID: id, Updated: &now})
 	}
 	r.listenForVolumeProgress(ctx)
 	vctx, cancel := workflow.WithCancel(ctx)
-	r.volumes.cancel = cancel
 	workflow.Go(vctx, func(gctx workflow.Context) {
 		sel := workflow.NewSelector(gctx)
 		inFlight := 0
-		for i := range r.status.Volumes {
+		for i := range *list {
 			for inFlight >= r.opts.VolumeConcurrency {
 				sel.Select(gctx)
 				inFlight--
 			}
-			vs := &r.status.Volumes[i]
+			vs := &(*list)[i]
 			if gctx.Err() != nil {
 				vs.Phase, vs.Error = v1alpha1.OperationCanceled, "canceled before it started"
 				continue
 			}
-			f := r.startVolume(gctx, vs)
+			f := r.startVolume(gctx, vs, workflowType)
 			inFlight++
 			sel.AddFuture(f, func(f workflow.Future) {
 				var res v1alpha1.VolumeRestoreResult
@@ -77,13 +106,19 @@ func (r *restoreRun) startVolumes(ctx workflow.Context, vols []v1alpha1.RestoreV
 			inFlight--
 		}
 	})
+	return cancel
 }
 
-func (r *restoreRun) startVolume(ctx workflow.Context, vs *v1alpha1.VolumeRestoreStatus) workflow.Future {
-	req := v1alpha1.VolumeRestoreRequest{
+// volumeRequest is what a volume's child workflow is started with.
+func (r *restoreRun) volumeRequest(vs *v1alpha1.VolumeRestoreStatus) v1alpha1.VolumeRestoreRequest {
+	return v1alpha1.VolumeRestoreRequest{
 		Restore: r.spec.Name, Backup: r.spec.BackupName, Location: r.spec.StorageLocation, Volume: vs.RestoreVolume,
 		PrepareTimeout: r.spec.PrepareTimeout(), DataTimeout: r.spec.DataTimeout(), HeartbeatTimeout: r.opts.HeartbeatTimeout.Duration,
 	}
+}
+
+func (r *restoreRun) startVolume(ctx workflow.Context, vs *v1alpha1.VolumeRestoreStatus, workflowType string) workflow.Future {
+	req := r.volumeRequest(vs)
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:          vs.WorkflowID,
 		WaitForCancellation: true,
@@ -93,7 +128,7 @@ func (r *restoreRun) startVolume(ctx workflow.Context, vs *v1alpha1.VolumeRestor
 	now := workflow.Now(ctx).UTC()
 	vs.Phase, vs.Started, vs.Updated = v1alpha1.OperationInProgress, &now, &now
 	r.updateDetails(ctx)
-	return workflow.ExecuteChildWorkflow(cctx, v1alpha1.VolumeRestoreWorkflowName, req)
+	return workflow.ExecuteChildWorkflow(cctx, workflowType, req)
 }
 
 func (r *restoreRun) recordVolume(ctx workflow.Context, vs *v1alpha1.VolumeRestoreStatus, res v1alpha1.VolumeRestoreResult, err error) {
@@ -104,23 +139,32 @@ func (r *restoreRun) recordVolume(ctx workflow.Context, vs *v1alpha1.VolumeResto
 		vs.PersistentVolume, vs.Download = res.PersistentVolume, res.Download
 	}
 	vs.Progress = ""
-	if vs.Phase == v1alpha1.OperationCompleted {
+	switch {
+	case vs.Phase == v1alpha1.OperationCompleted && vs.PodVolume != nil:
+		vs.Progress = "data restored; the pod starts once all its volumes are"
+	case vs.Phase == v1alpha1.OperationCompleted:
 		vs.Progress = "data restored; waiting for the claim"
-	} else {
+	default:
 		r.logger.Warn("Volume not restored", "volume", vs.Key(), "phase", vs.Phase, "reason", vs.Error)
 	}
 	r.updateDetails(ctx)
 }
 
 // listenForVolumeProgress applies the children's (and their data
-// movers') progress signals to the volumes' status.
+// movers') progress signals to the volumes' status, once for both kinds.
 func (r *restoreRun) listenForVolumeProgress(ctx workflow.Context) {
+	if r.volumes.listening {
+		return
+	}
+	r.volumes.listening = true
 	flow.OnProgress(ctx, func(gctx workflow.Context, p v1alpha1.OperationProgress) {
-		for i := range r.status.Volumes {
-			vs := &r.status.Volumes[i]
-			if vs.ID == p.ID && !vs.Phase.Done() {
-				now := workflow.Now(gctx).UTC()
-				vs.Progress, vs.Updated = p.Progress, &now
+		for _, list := range [][]v1alpha1.VolumeRestoreStatus{r.status.Volumes, r.status.PodVolumes} {
+			for i := range list {
+				vs := &list[i]
+				if vs.ID == p.ID && !vs.Phase.Done() {
+					now := workflow.Now(gctx).UTC()
+					vs.Progress, vs.Updated = p.Progress, &now
+				}
 			}
 		}
 		r.updateDetails(gctx)
@@ -213,7 +257,8 @@ func (r *restoreRun) finishVolumes(ctx workflow.Context) {
 // PartiallyFailed restore's reason.
 func (r *restoreRun) volumesFailure() string {
 	var failed []string
-	for _, vs := range r.status.Volumes {
+	all := append(append([]v1alpha1.VolumeRestoreStatus(nil), r.status.Volumes...), r.status.PodVolumes...)
+	for _, vs := range all {
 		if vs.Phase == v1alpha1.OperationFailed {
 			failed = append(failed, vs.Key()+": "+vs.Error)
 		}
@@ -221,7 +266,56 @@ func (r *restoreRun) volumesFailure() string {
 	if len(failed) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d of %d volumes not restored: %s", len(failed), len(r.status.Volumes), strings.Join(failed, "; "))
+	return fmt.Sprintf("%d of %d volumes not restored: %s", len(failed), len(all), strings.Join(failed, "; "))
+}
+
+// awaitPodVolumes waits until every pod volume's copy is written back
+// (or has failed), before the restore hooks exec in the pods.
+func (r *restoreRun) awaitPodVolumes(ctx workflow.Context) error {
+	if !r.podVolumesRunning() {
+		return nil
+	}
+	r.status.Current = "pod volume data"
+	r.updateDetails(ctx)
+	if err := workflow.Await(ctx, func() bool { return !r.podVolumesRunning() }); err != nil {
+		return temporal.NewCanceledError()
+	}
+	r.status.Current = ""
+	return nil
+}
+
+// finishPodVolumes cancels the pod volumes still running, when the
+// restore ends early, and waits until each has told its pod; the pods
+// of those that never started are told too.
+func (r *restoreRun) finishPodVolumes(ctx workflow.Context) {
+	if r.podVolumesRunning() {
+		r.volumes.podCancel()
+		_ = workflow.Await(ctx, func() bool { return !r.podVolumesRunning() })
+	}
+	r.releaseUnstarted(ctx)
+	r.updateDetails(ctx)
+}
+
+// releaseUnstarted runs, for each pod volume the restore ended before it
+// started, a child that only tells the pod (if it was made and waits)
+// why its data will not come. They run all at once: the restore is
+// over, and each mostly waits for its pod.
+func (r *restoreRun) releaseUnstarted(ctx workflow.Context) {
+	var releases []workflow.Future
+	for i := range r.status.PodVolumes {
+		vs := &r.status.PodVolumes[i]
+		if vs.Started != nil {
+			continue
+		}
+		req := r.volumeRequest(vs)
+		req.Release = vs.Error
+		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: vs.WorkflowID,
+			ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON})
+		releases = append(releases, workflow.ExecuteChildWorkflow(cctx, v1alpha1.PodVolumeRestoreWorkflowName, req))
+	}
+	for _, f := range releases {
+		_ = f.Get(ctx, nil)
+	}
 }
 
 // volumeCounts is "1 New, 1 Completed" for the UI's summary.

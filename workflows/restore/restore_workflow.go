@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -91,6 +92,10 @@ func (r *restoreRun) run(ctx workflow.Context) (*v1alpha1.RestoreStatus, error) 
 			}
 		}
 		n, err := r.apply(ctx, group)
+		if slices.ContainsFunc(group, func(t v1alpha1.RestoreType) bool { return t.GroupResource() == "pods" }) {
+			// Even when the apply stopped half-way: the pods it made wait.
+			r.startPodVolumes(ctx, plan.PodVolumes)
+		}
 		if err != nil {
 			return r.end(ctx, err)
 		}
@@ -105,6 +110,9 @@ func (r *restoreRun) run(ctx workflow.Context) (*v1alpha1.RestoreStatus, error) 
 		if err := r.step(ctx, restoreActs.RelinkOwners, time.Hour); err != nil {
 			return r.end(ctx, err)
 		}
+	}
+	if err := r.awaitPodVolumes(ctx); err != nil {
+		return r.end(ctx, err)
 	}
 	if err := r.runHooks(ctx); err != nil {
 		return r.end(ctx, err)
@@ -210,6 +218,7 @@ func (r *restoreRun) end(ctx workflow.Context, runErr error) (*v1alpha1.RestoreS
 	// are canceled, and one handed over to a claim that never came is
 	// deleted.
 	r.finishVolumes(dctx)
+	r.finishPodVolumes(dctx)
 	if runErr != nil {
 		r.cancelOperations(dctx)
 	}

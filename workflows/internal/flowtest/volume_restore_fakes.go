@@ -24,6 +24,18 @@ func (fakeVolumeRestoreActivities) HandOver(context.Context, v1alpha1.ExposeInpu
 	return &v1alpha1.HandOverResult{}, nil
 }
 
+func (fakeVolumeRestoreActivities) AwaitPod(_ context.Context, in v1alpha1.AwaitRestoredPodInput) (*v1alpha1.PodVolume, error) {
+	return &v1alpha1.PodVolume{Pod: in.Pod, Volume: in.Volume, UID: "uid-1", Node: "n1", Dir: "volumes/kubernetes.io~empty-dir/" + in.Volume}, nil
+}
+
+func (fakeVolumeRestoreActivities) Mark(context.Context, v1alpha1.MarkPodVolumeInput) error { return nil }
+
+// RestoredPodVolume is the copy of emptyDir cache of pod shop/web.
+func RestoredPodVolume() v1alpha1.RestoreVolume {
+	return v1alpha1.RestoreVolume{ID: v1alpha1.PodVolumeRestoreID("shop", "web", "cache"), Namespace: "shop", SnapshotID: "k2",
+		PodVolume: &v1alpha1.PodVolume{Pod: "web", Volume: "cache", Source: "emptyDir"}, DataName: "web/cache"}
+}
+
 func (fakeVolumeRestoreActivities) Finish(context.Context, v1alpha1.FinishVolumeRestoresInput) (*v1alpha1.FinishVolumeRestoresResult, error) {
 	return &v1alpha1.FinishVolumeRestoresResult{}, nil
 }
@@ -33,6 +45,8 @@ func RegisterVolumeRestoreFakes(env *testsuite.TestWorkflowEnvironment) {
 	Fake(env, datamoverActs.RestoreVolumeData, f.RestoreData)
 	Fake(env, exposeActs.HandOverVolume, f.HandOver)
 	Fake(env, exposeActs.FinishVolumeRestores, f.Finish)
+	Fake(env, exposeActs.AwaitRestoredPod, f.AwaitPod)
+	Fake(env, datamoverActs.MarkPodVolume, f.Mark)
 }
 
 // WithClaims is a plan of a namespace and its claims, with volumes
