@@ -32,6 +32,14 @@ func (a *Activities) RestoreVolumeData(ctx context.Context, in v1alpha1.RestoreV
 	}
 	defer repo.Close(context.WithoutCancel(ctx)) //nolint:errcheck // a restore writes nothing to the repository
 
+	if in.Marker != "" {
+		// A pod's volume shares its node's file system: fail for good,
+		// and say so, rather than fill it.
+		if err := checkFreeSpace(a.Path, in.Bytes); err != nil {
+			log.Error("Volume data not restored", zap.Error(err))
+			return nil, err
+		}
+	}
 	log.Info("Restoring volume data", zap.String("repository", repo.Location()))
 	res, err := repo.Restore(ctx, kopiarepo.RestoreRequest{SnapshotID: in.SnapshotID, Backup: in.Backup, Volume: in.SourceVolume,
 		Path: a.Path, Progress: func(p kopiarepo.RestoreProgress) { hb.record(beatOfRestore(p)) }})

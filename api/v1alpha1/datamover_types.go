@@ -37,6 +37,8 @@ const (
 	// ErrTypeVolumeDataMissing: the repository or the kopia snapshot a
 	// restore needs is not in the location.
 	ErrTypeVolumeDataMissing = "VolumeDataMissing"
+	// ErrTypeNoSpace: the volume's file system cannot hold the data.
+	ErrTypeNoSpace = "NoSpace"
 	// ErrTypeMaintenanceOwner: another kopia client owns the repository's
 	// maintenance.
 	ErrTypeMaintenanceOwner = "MaintenanceOwner"

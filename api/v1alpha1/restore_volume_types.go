@@ -147,6 +147,9 @@ type RestoreVolumeDataInput struct {
 	// its marker directory once the data is in place: the restored pod's
 	// init container waits for it.
 	Marker string `json:"marker,omitempty"`
+	// Bytes the copy holds, which a pod volume's file system on its node
+	// must have room for.
+	Bytes int64 `json:"bytes,omitempty"`
 }
 
 // HandOverResult names the volume handed to the target claim.

@@ -93,7 +93,7 @@ func (p *podVolumeRestore) restore(ctx workflow.Context) (out *v1alpha1.VolumeRe
 	var written v1alpha1.DataDownloadInfo
 	task := moverTask{activity: datamoverActs.RestoreVolumeData, result: &written, input: v1alpha1.RestoreVolumeDataInput{
 		Restore: p.req.Restore, Location: p.req.Location, SnapshotID: vol.SnapshotID, Volume: vol.Key(),
-		OperationID: vol.ID, Backup: p.req.Backup, SourceVolume: vol.SourceKey(), Marker: pv.Volume,
+		OperationID: vol.ID, Backup: p.req.Backup, SourceVolume: vol.SourceKey(), Marker: pv.Volume, Bytes: vol.Bytes,
 	}}
 	exposed, attempts, err := m.run(ctx, in, task, nil)
 	if isPodGone(err) {
