@@ -112,6 +112,7 @@ func describeRestore(w io.Writer, v *starter.RestoreView) {
 		}
 	}
 	volumeRestoresTable(w, s.Volumes)
+	podVolumeRestoresTable(w, s.PodVolumes)
 	hooksTable(w, s.Hooks)
 	skippedTable(w, s.Skipped)
 }
@@ -142,6 +143,33 @@ func volumeRestoresTable(w io.Writer, vols []v1alpha1.VolumeRestoreStatus) {
 			detail = v.Error
 		}
 		row(w, v.Key(), string(v.Phase), age(v.Started), age(v.Updated), v.SnapshotID, cmp.Or(pv, "-"), cmp.Or(detail, "-"))
+	}
+}
+
+// podVolumeRestoresTable lists the file-system copies a restore wrote
+// back into restored pods, on their nodes.
+func podVolumeRestoresTable(w io.Writer, vols []v1alpha1.VolumeRestoreStatus) {
+	if len(vols) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	row(w, "POD VOLUME", "PHASE", "STARTED", "UPDATED", "KOPIA SNAPSHOT", "NODE", "DETAIL")
+	for _, v := range vols {
+		detail, node := v.Progress, "-"
+		if d := v.Download; d != nil {
+			node = cmp.Or(d.Node, "-")
+			detail = fmt.Sprintf("%s in %d files written in %s", humanize.IBytes(uint64(d.Bytes+d.SkippedBytes)), d.Files, took(d.Duration))
+			if d.Attempts > 1 {
+				detail += fmt.Sprintf(" (%d data movers)", d.Attempts)
+			}
+		}
+		if v.SourceNamespace != "" {
+			detail += " (from namespace " + v.SourceNamespace + ")"
+		}
+		if v.Error != "" {
+			detail = v.Error
+		}
+		row(w, v.Key(), string(v.Phase), age(v.Started), age(v.Updated), v.SnapshotID, node, cmp.Or(detail, "-"))
 	}
 }
 

@@ -129,3 +129,16 @@ func TestDescribeShowsTheStepsBeingRetried(t *testing.T) {
 	retryingRows(&b, []starter.RetryingStep{{Step: "FinalizeRestore", Attempt: 4, MaxAttempts: 25, LastError: "disk full"}})
 	assert.Contains(t, b.String(), "FinalizeRestore, attempt 4 of 25, last error: disk full")
 }
+
+func TestDescribeListsPodVolumeCopies(t *testing.T) {
+	var b strings.Builder
+	podVolumeRestoresTable(&b, []v1alpha1.VolumeRestoreStatus{
+		{RestoreVolume: v1alpha1.RestoreVolume{Namespace: "shop", SnapshotID: "k1", PodVolume: &v1alpha1.PodVolume{Pod: "web-1", Volume: "cache"}},
+			Phase: v1alpha1.OperationCompleted, Download: &v1alpha1.DataDownloadInfo{Bytes: 2048, Files: 3, Attempts: 2, Node: "n1"}},
+		{RestoreVolume: v1alpha1.RestoreVolume{Namespace: "shop", SnapshotID: "k2", PodVolume: &v1alpha1.PodVolume{Pod: "api", Volume: "keep"}},
+			Phase: v1alpha1.OperationFailed, Error: "pod shop/api is not scheduled yet after 30m0s"},
+	})
+	text := b.String()
+	assert.Regexp(t, `shop/web-1/cache\s+Completed\s+.*k1\s+n1\s+2.0 KiB in 3 files written in .* \(2 data movers\)`, text)
+	assert.Regexp(t, `shop/api/keep\s+Failed\s+.*k2\s+-\s+pod shop/api is not scheduled yet`, text)
+}
