@@ -28,7 +28,9 @@ func (fakeVolumeRestoreActivities) AwaitPod(_ context.Context, in v1alpha1.Await
 	return &v1alpha1.PodVolume{Pod: in.Pod, Volume: in.Volume, UID: "uid-1", Node: "n1", Dir: "volumes/kubernetes.io~empty-dir/" + in.Volume}, nil
 }
 
-func (fakeVolumeRestoreActivities) Mark(context.Context, v1alpha1.MarkPodVolumeInput) error { return nil }
+func (fakeVolumeRestoreActivities) Mark(context.Context, v1alpha1.MarkPodVolumeInput) error {
+	return nil
+}
 
 // RestoredPodVolume is the copy of emptyDir cache of pod shop/web.
 func RestoredPodVolume() v1alpha1.RestoreVolume {
