@@ -38,6 +38,10 @@ func podWithCopies(idx *backupIndex, namespace, name string) []v1alpha1.VolumeRe
 // for copies the pod (after its preparation) has no volume for.
 func addRestoreWait(obj *unstructured.Unstructured, spec v1alpha1.RestoreSpec, sourceNamespace string,
 	copies []v1alpha1.VolumeRecord, wait RestoreWait) ([]v1alpha1.RestoreVolume, []string, error) {
+	if wait.Image == "" {
+		return nil, []string{fmt.Sprintf("pod %s/%s: the worker has no data mover image for its restore-wait init container: "+
+			"its %d volume copies are not written back", obj.GetNamespace(), obj.GetName(), len(copies))}, nil
+	}
 	var pod corev1.Pod
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &pod); err != nil {
 		return nil, nil, fmt.Errorf("not a pod: %w", err)

@@ -73,9 +73,17 @@ func TestRestoredPodsWaitForTheirCopies(t *testing.T) {
 
 	// A pod none of whose copies it can take is left as it is.
 	before := obj.DeepCopy()
-	vols, warnings, err = addRestoreWait(obj, spec, "shop", []v1alpha1.VolumeRecord{copyOf("gone", "", "k3")}, RestoreWait{})
+	vols, warnings, err = addRestoreWait(obj, spec, "shop", []v1alpha1.VolumeRecord{copyOf("gone", "", "k3")}, RestoreWait{Image: "cairn:1"})
 	require.NoError(t, err)
 	assert.Empty(t, vols)
 	assert.Len(t, warnings, 1)
+	assert.Equal(t, before, obj)
+
+	// So is one when the worker has no image for the init container.
+	vols, warnings, err = addRestoreWait(obj, spec, "shop", []v1alpha1.VolumeRecord{copyOf("cache", "", "k1")}, RestoreWait{})
+	require.NoError(t, err)
+	assert.Empty(t, vols)
+	assert.Equal(t, []string{"pod shop-copy/web: the worker has no data mover image for its restore-wait init container: " +
+		"its 1 volume copies are not written back"}, warnings)
 	assert.Equal(t, before, obj)
 }
