@@ -81,14 +81,17 @@ func addRestoreWait(obj *unstructured.Unstructured, spec v1alpha1.RestoreSpec, s
 	if err := unstructured.SetNestedSlice(obj.Object, append([]any{init}, inits...), "spec", "initContainers"); err != nil {
 		return nil, nil, fmt.Errorf("restore-wait init container: %w", err)
 	}
-	markers, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&corev1.Volume{Name: v1alpha1.RestoreWaitVolume,
-		VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("1Mi"))}}})
-	if err != nil {
-		return nil, nil, fmt.Errorf("restore-wait volume: %w", err)
-	}
 	volumes, _, _ := unstructured.NestedSlice(obj.Object, "spec", "volumes")
-	if err := unstructured.SetNestedSlice(obj.Object, append(volumes, markers), "spec", "volumes"); err != nil {
-		return nil, nil, fmt.Errorf("restore-wait volume: %w", err)
+	for _, name := range []string{v1alpha1.RestoreWaitVolume, v1alpha1.RestoreWaitTmpVolume} {
+		v, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&corev1.Volume{Name: name,
+			VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("1Mi"))}}})
+		if err != nil {
+			return nil, nil, fmt.Errorf("restore-wait volume: %w", err)
+		}
+		volumes = append(volumes, v)
+	}
+	if err := unstructured.SetNestedSlice(obj.Object, volumes, "spec", "volumes"); err != nil {
+		return nil, nil, fmt.Errorf("restore-wait volumes: %w", err)
 	}
 	annotations := obj.GetAnnotations()
 	if annotations == nil {
@@ -107,7 +110,8 @@ func restoreWaitContainer(restore string, volumes []string, wait RestoreWait) co
 		Command: []string{"/cairn"},
 		Args: []string{"pod-volume-wait", "--restore", restore, "--dir", v1alpha1.RestoreWaitDir,
 			"--volumes", strings.Join(volumes, ",")},
-		VolumeMounts: []corev1.VolumeMount{{Name: v1alpha1.RestoreWaitVolume, MountPath: v1alpha1.RestoreWaitDir, ReadOnly: true}},
+		VolumeMounts: []corev1.VolumeMount{{Name: v1alpha1.RestoreWaitVolume, MountPath: v1alpha1.RestoreWaitDir, ReadOnly: true},
+			{Name: v1alpha1.RestoreWaitTmpVolume, MountPath: "/tmp"}},
 		// Why the data will not come, in the pod's status as well as its
 		// log.
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,

@@ -65,11 +65,15 @@ func TestRestoredPodsWaitForTheirCopies(t *testing.T) {
 	assert.True(t, *sc.ReadOnlyRootFilesystem)
 	assert.Equal(t, []corev1.Capability{"ALL"}, sc.Capabilities.Drop)
 	assert.Empty(t, sc.Capabilities.Add)
-	assert.Equal(t, []corev1.VolumeMount{{Name: v1alpha1.RestoreWaitVolume, MountPath: v1alpha1.RestoreWaitDir, ReadOnly: true}}, wait.VolumeMounts,
-		"it mounts only its markers, none of the pod's data")
-	require.Len(t, got.Spec.Volumes, 3)
+	assert.Equal(t, []corev1.VolumeMount{{Name: v1alpha1.RestoreWaitVolume, MountPath: v1alpha1.RestoreWaitDir, ReadOnly: true},
+		{Name: v1alpha1.RestoreWaitTmpVolume, MountPath: "/tmp"}}, wait.VolumeMounts,
+		"it mounts only its markers, read-only, and a /tmp of its own: none of the pod's data")
+	require.Len(t, got.Spec.Volumes, 4)
+	for _, v := range got.Spec.Volumes[2:] {
+		require.NotNil(t, v.EmptyDir, v.Name)
+		assert.Equal(t, "1Mi", v.EmptyDir.SizeLimit.String())
+	}
 	assert.Equal(t, v1alpha1.RestoreWaitVolume, got.Spec.Volumes[2].Name)
-	assert.NotNil(t, got.Spec.Volumes[2].EmptyDir)
 
 	// A pod none of whose copies it can take is left as it is.
 	before := obj.DeepCopy()
@@ -86,4 +90,19 @@ func TestRestoredPodsWaitForTheirCopies(t *testing.T) {
 	assert.Equal(t, []string{"pod shop-copy/web: the worker has no data mover image for its restore-wait init container: " +
 		"its 1 volume copies are not written back"}, warnings)
 	assert.Equal(t, before, obj)
+}
+
+// TestVolumeOfACopiedClaimIsNotRestored: a claim whose data is a pod's
+// file-system copy gets a new volume (its old one may be another claim's
+// or another node's directory): its PersistentVolume is skipped, saying
+// why, and the claim is not bound to it.
+func TestVolumeOfACopiedClaimIsNotRestored(t *testing.T) {
+	idx := &backupIndex{volumeClaims: map[string]string{"pv-files": "shop/files", "pv-db": "shop/db"},
+		copiedClaims: map[string]bool{"shop/files": true}, claims: map[string]bool{"shop/files": true, "shop/db": true}}
+	p := &restorePlan{types: map[string]v1alpha1.RestoreType{"persistentvolumes": {}}}
+	sel := &selection{allCluster: true}
+	assert.Contains(t, copiedVolumeReplaces("pv-files", idx), "file-system copy")
+	assert.Empty(t, copiedVolumeReplaces("pv-db", idx))
+	assert.False(t, pvRestored("pv-files", idx, p, sel), "the claim is unbound, for a new volume")
+	assert.True(t, pvRestored("pv-db", idx, p, sel))
 }

@@ -16,6 +16,9 @@ const (
 	// RestoreWaitVolume is its emptyDir of markers, at RestoreWaitDir.
 	RestoreWaitVolume = "cairn-restore-wait"
 	RestoreWaitDir    = "/cairn-restore-wait"
+	// RestoreWaitTmpVolume is its /tmp, where only libraries the cairn
+	// binary links write (a read-only root has none).
+	RestoreWaitTmpVolume = "cairn-restore-tmp"
 	// RestoreWaitAnnotation on a restored pod names the restore that
 	// writes its volumes: a pod without it (one that existed, or one a
 	// controller made) has no init container waiting.
