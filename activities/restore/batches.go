@@ -3,6 +3,7 @@ package restore
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -72,7 +73,7 @@ func writeItems(ctx context.Context, src tarballSource, idx *backupIndex, p *res
 		}
 		reason := objects.SkipReason(e.GroupResource, obj, rules)
 		if reason == "" && e.GroupResource == "persistentvolumes" {
-			reason = movedVolumeReplaces(obj.GetName(), idx)
+			reason = cmp.Or(movedVolumeReplaces(obj.GetName(), idx), copiedVolumeReplaces(obj.GetName(), idx))
 		}
 		if reason == "" && e.GroupResource == "persistentvolumes" {
 			reason = snapshotReplacesVolume(obj.GetName(), idx, p)
@@ -200,7 +201,8 @@ func snapshotReplacesVolume(pv string, idx *backupIndex, p *restorePlan) string 
 // not the second pass has reached it yet.
 func pvRestored(name string, idx *backupIndex, p *restorePlan, sel *selection) bool {
 	claim, inBackup := idx.volumeClaims[name]
-	if _, planned := p.types["persistentvolumes"]; !planned || !inBackup || movedVolumeReplaces(name, idx) != "" {
+	if _, planned := p.types["persistentvolumes"]; !planned || !inBackup || movedVolumeReplaces(name, idx) != "" ||
+		copiedVolumeReplaces(name, idx) != "" {
 		return false
 	}
 	return sel.allCluster || sel.spec.ClusterResources == v1alpha1.ClusterResourcesInclude || idx.claims[claim]

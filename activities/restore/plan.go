@@ -105,7 +105,7 @@ func (a *Activities) PlanRestore(ctx context.Context, in v1alpha1.RestorePlanInp
 	if err := mappingCollisions(spec, idx); err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeInvalidSpec, err)
 	}
-	if idx.moved, idx.podCopies, err = movedVolumes(ctx, backupLoc, spec.BackupName, m); err != nil {
+	if idx.moved, idx.podCopies, idx.copiedClaims, err = movedVolumes(ctx, backupLoc, spec.BackupName, m); err != nil {
 		return nil, err
 	}
 	if err := target.checkScopes(idx); err != nil {

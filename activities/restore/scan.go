@@ -47,6 +47,8 @@ type backupIndex struct {
 	// podCopies are the pod volumes the backup copied from their pods,
 	// by pod ("ns/name" as backed up).
 	podCopies map[string][]v1alpha1.VolumeRecord
+	// copiedClaims are the claims ("ns/claim") among the copied volumes.
+	copiedClaims map[string]bool
 	// references are the cluster-scoped objects (by group-resource, then
 	// name) that selected namespaced objects name, and the
 	// ClusterRoleBindings of their namespaces' service accounts with the

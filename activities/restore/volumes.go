@@ -43,18 +43,18 @@ func readClaimShape(data []byte) claimShape {
 
 // movedVolumes reads which claims of the backup had their data moved into
 // the repository ("namespace/claim" as backed up), and which pod volumes
-// it copied from their pods, by pod. A backup without volumes.json moved
-// none.
+// it copied from their pods, by pod, with the claims among those. A
+// backup without volumes.json moved none.
 func movedVolumes(ctx context.Context, loc *location.Location, backup string, m *location.Manifest) (
-	moved map[string]v1alpha1.VolumeRecord, podCopies map[string][]v1alpha1.VolumeRecord, err error) {
+	moved map[string]v1alpha1.VolumeRecord, podCopies map[string][]v1alpha1.VolumeRecord, copiedClaims map[string]bool, err error) {
 	vols, err := backupmeta.CheckedVolumes(ctx, loc, backup, m)
 	if errors.Is(err, location.ErrChecksum) {
-		return nil, nil, temporal.NewNonRetryableApplicationError("the backup is corrupt: "+err.Error(), v1alpha1.ErrTypeCorruptBackup, err)
+		return nil, nil, nil, temporal.NewNonRetryableApplicationError("the backup is corrupt: "+err.Error(), v1alpha1.ErrTypeCorruptBackup, err)
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	moved, podCopies = map[string]v1alpha1.VolumeRecord{}, map[string][]v1alpha1.VolumeRecord{}
+	moved, podCopies, copiedClaims = map[string]v1alpha1.VolumeRecord{}, map[string][]v1alpha1.VolumeRecord{}, map[string]bool{}
 	for _, v := range vols {
 		if v.Phase != v1alpha1.OperationCompleted || v.Upload == nil || v.Upload.SnapshotID == "" {
 			continue
@@ -62,11 +62,14 @@ func movedVolumes(ctx context.Context, loc *location.Location, backup string, m 
 		if pv := v.Volume.PodVolume; pv != nil {
 			key := v.Volume.Namespace + "/" + pv.Pod
 			podCopies[key] = append(podCopies[key], v)
+			if v.Volume.Claim != "" {
+				copiedClaims[v.Volume.Key()] = true
+			}
 		} else {
 			moved[v.Volume.Key()] = v
 		}
 	}
-	return moved, podCopies, nil
+	return moved, podCopies, copiedClaims, nil
 }
 
 var claimsGVR = schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}
@@ -122,6 +125,19 @@ func planVolumes(ctx context.Context, clients *kube.Clients, run *runlog.Run, sp
 		return nil, err
 	}
 	return vols, nil
+}
+
+// copiedVolumeReplaces is why a PersistentVolume is not restored: its
+// claim's data is a file-system copy taken from a pod, which a restore
+// writes into the new volume the claim gets from its storage class, on
+// the node where the restored pod runs (the old volume may be another
+// claim's, or a directory of another node).
+func copiedVolumeReplaces(pv string, idx *backupIndex) string {
+	claim := idx.volumeClaims[pv]
+	if !idx.copiedClaims[claim] {
+		return ""
+	}
+	return "the data of its claim " + claim + " is a file-system copy: the claim gets a new volume, and the copy is written into it from the restored pod"
 }
 
 // movedVolumeReplaces is why a PersistentVolume is not restored: its
