@@ -63,7 +63,7 @@ func movedVolumes(ctx context.Context, loc *location.Location, backup string, m 
 			key := v.Volume.Namespace + "/" + pv.Pod
 			podCopies[key] = append(podCopies[key], v)
 			if v.Volume.Claim != "" {
-				copiedClaims[v.Volume.Key()] = true
+				copiedClaims[v.Volume.Namespace+"/"+v.Volume.Claim] = true
 			}
 		} else {
 			moved[v.Volume.Key()] = v
