@@ -37,6 +37,9 @@ func comparable(obj *unstructured.Unstructured, preserveNodePorts, keepLabels bo
 			resetTokenSecret(c)
 		case "ServiceAccount":
 			dropTokenSecretRefs(c)
+		case "Pod":
+			// Scheduling too.
+			unstructured.RemoveNestedField(c.Object, "spec", "nodeName")
 		case "PersistentVolumeClaim":
 			// Binding is the cluster's business, and immutable once done.
 			unbindClaim(c)

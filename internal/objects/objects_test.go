@@ -171,3 +171,16 @@ func TestEquivalentIgnoresBinding(t *testing.T) {
 	assert.NotContains(t, string(patch), "volumeName")
 	assert.NotContains(t, string(patch), "bind-completed")
 }
+
+// TestPreparePodLeavesItsNodeToTheScheduler: a restored pod is scheduled
+// again, as its node may be gone and only the scheduler binds the
+// volumes its claims wait for.
+func TestPreparePodLeavesItsNodeToTheScheduler(t *testing.T) {
+	o := obj(t, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web","namespace":"shop"},
+		"spec":{"nodeName":"node-1","containers":[{"name":"main","image":"app"}]}}`)
+	Prepare(o, opts())
+	_, found, _ := unstructured.NestedString(o.Object, "spec", "nodeName")
+	assert.False(t, found)
+	containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "containers")
+	assert.Len(t, containers, 1)
+}

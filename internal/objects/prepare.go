@@ -65,6 +65,10 @@ func Prepare(obj *unstructured.Unstructured, o Options) {
 		obj.SetName(o.mapNS(obj.GetName()))
 	case group == "" && kind == "Service":
 		resetService(obj, o.PreserveNodePorts)
+	case group == "" && kind == "Pod":
+		// The scheduler places the restored pod: its old node may be
+		// gone, and only the scheduler binds its claims' volumes.
+		unstructured.RemoveNestedField(obj.Object, "spec", "nodeName")
 	case group == "" && kind == "ServiceAccount":
 		dropTokenSecretRefs(obj)
 	case group == "" && kind == "Secret":
