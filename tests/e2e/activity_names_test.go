@@ -33,5 +33,6 @@ var (
 	verifyBackupDataActivity    = workflows.ActivityName((*store.Activities)(nil).VerifyBackupData)
 	verifyBackupVolumesActivity = workflows.ActivityName((*repository.Activities)(nil).VerifyBackupVolumes)
 	exposeVolumeActivity        = workflows.ActivityName((*expose.Activities)(nil).ExposeVolume)
+	awaitRestoredPodActivity    = workflows.ActivityName((*expose.Activities)(nil).AwaitRestoredPod)
 	runRestoreHooksActivity     = workflows.ActivityName((*hooks.Activities)(nil).RunRestoreHooks)
 )

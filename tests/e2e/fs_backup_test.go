@@ -38,14 +38,18 @@ import (
 // only its owner reads). A second backup with defaultVolumesToFsBackup
 // copies every volume but the excluded, the projected token and the
 // snapshotted claim, incrementally; a third takes its copy with cairn
-// dev's process exposer. s's data mover namespace exists.
+// dev's process exposer. The copies are then written back into restored
+// pods (fileSystemRestoreOnTheNode). s's data mover namespace exists.
 func fileSystemBackupOnTheNode(t *testing.T, s *stack) {
 	ctx := context.Background()
 	kc := fastClient(t, s.cluster.Config())
 	// Slow enough that the copy is caught half-way with room to spare:
 	// heartbeats come every two seconds.
-	w := s.startPodMoverWorker(sandbox.CairnImage, "--kubelet-pods-dir", sandbox.KubeletPodsDir,
-		"--datamover-upload-bytes-per-second", "5000000")
+	podWorker := func() *proc {
+		return s.startPodMoverWorker(sandbox.CairnImage, "--kubelet-pods-dir", sandbox.KubeletPodsDir,
+			"--datamover-upload-bytes-per-second", "5000000", "--datamover-download-bytes-per-second", "5000000")
+	}
+	w := podWorker()
 
 	const ns = "fsb"
 	makeClaims(t, s, ns, "db")
@@ -59,7 +63,7 @@ func fileSystemBackupOnTheNode(t *testing.T, s *stack) {
 	cacheDir := filepath.Join(sandbox.KubeletPodsDir, string(web.UID), "volumes/kubernetes.io~empty-dir/cache")
 	// About 100 MiB: kopia lets 30 MB through at once at this rate, and
 	// the rest takes 14 seconds.
-	_, err = datatree.Write(cacheDir, datatree.Spec{LargeFiles: 50, LargeSize: 2 << 20, SmallFiles: 100, SmallSize: 8192, Seed: 53, NoSparse: true})
+	_, err = datatree.Write(cacheDir, datatree.Spec{LargeFiles: 50, LargeSize: largeFileSize, SmallFiles: 100, SmallSize: 8192, Seed: 53, NoSparse: true})
 	require.NoError(t, err)
 	wantCache, err := datatree.Digest(cacheDir)
 	require.NoError(t, err)
@@ -149,6 +153,9 @@ func fileSystemBackupOnTheNode(t *testing.T, s *stack) {
 	assert.Equal(t, api.keep, s.restoredDigest(t, keep.Upload.SnapshotID))
 	assertNoDataMoverPods(t, s)
 
+	w = fileSystemRestoreOnTheNode(t, s, fsBackupOfWeb{pod: web.Name, cache: again, cacheFiles: 50, files: wantFiles, keep: api.keep},
+		w, podWorker)
+
 	// cairn dev's process exposer reads the same directories, from this
 	// machine, where the sandbox's node keeps them.
 	w.stop()
@@ -208,18 +215,33 @@ func dataMoverNamespace(t *testing.T, kc kubernetes.Interface) {
 func localVolume(t *testing.T, kc kubernetes.Interface, ns, claim string) string {
 	t.Helper()
 	ctx := context.Background()
-	dir := filepath.Join(t.TempDir(), "local-disk")
-	require.NoError(t, os.Mkdir(dir, 0o755))
 	wait := storagev1.VolumeBindingWaitForFirstConsumer
 	_, err := kc.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "local-disk"},
 		Provisioner: "kubernetes.io/no-provisioner", VolumeBindingMode: &wait}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	pvName := ns + "-" + claim
-	size := resource.MustParse("1Gi")
-	_, err = kc.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{
-		ObjectMeta: metav1.ObjectMeta{Name: pvName},
+	dir := freeLocalVolume(t, kc, pvName)
+	_, err = kc.CoreV1().PersistentVolumeClaims(ns).Create(ctx, &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: claim},
+		Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: ptr.To("local-disk"), VolumeName: pvName,
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	return dir
+}
+
+// freeLocalVolume makes local persistent volume name of 1Gi and class
+// local-disk on an empty host directory of the node, for any claim; it
+// returns the directory.
+func freeLocalVolume(t *testing.T, kc kubernetes.Interface, name string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "local-disk")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	_, err := kc.CoreV1().PersistentVolumes().Create(context.Background(), &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: corev1.PersistentVolumeSpec{
-			Capacity: corev1.ResourceList{corev1.ResourceStorage: size}, StorageClassName: "local-disk",
+			Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}, StorageClassName: "local-disk",
 			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
 			PersistentVolumeSource:        corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: dir}},
@@ -227,13 +249,6 @@ func localVolume(t *testing.T, kc kubernetes.Interface, ns, claim string) string
 				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn,
 					Values: []string{sandbox.NodeName}}}}}}},
 		},
-	}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	_, err = kc.CoreV1().PersistentVolumeClaims(ns).Create(ctx, &corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: claim},
-		Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: ptr.To("local-disk"), VolumeName: pvName,
-			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}}},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	return dir

@@ -1,0 +1,303 @@
+package e2e
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/converter"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/dev/sandbox"
+	"github.com/cairn-backup/cairn/internal/datatree"
+	"github.com/cairn-backup/cairn/starter"
+)
+
+// fsBackupOfWeb is what fileSystemRestoreOnTheNode restores: backup
+// fsb-2 of namespace fsb, whose Deployment's pod web had its emptyDir
+// cache and local volume files copied, and pod api its emptyDir keep.
+type fsBackupOfWeb struct {
+	pod   string // web's pod, as backed up
+	cache v1alpha1.Operation
+	// cacheFiles are the cache's files of largeFileSize.
+	cacheFiles int
+	files      map[string]string // the local volume's digest
+	keep       map[string]string // api's keep's digest
+}
+
+// fileSystemRestoreOnTheNode writes the copies of backup fsb-2 back into
+// the restored pods, in namespace fsb-r: each restored pod waits in its
+// restore-wait init container while a data mover on the node writes its
+// volumes; SIGKILLed mid-restore, a second one carries on. The pods then
+// start with their volumes byte-identical, web's adopted by its restored
+// Deployment. A worker killed while a pod waits to be scheduled leaves
+// one data mover per volume, and a restore canceled mid-data tells its
+// pod why, in the pod's status and log, and leaves no data mover. w is
+// the worker, which podWorker starts again; it returns the one running.
+func fileSystemRestoreOnTheNode(t *testing.T, s *stack, b fsBackupOfWeb, w *proc, podWorker func() *proc) *proc {
+	ctx := context.Background()
+	kc := fastClient(t, s.cluster.Config())
+	const into = "fsb-r"
+	filesDir := freeLocalVolume(t, kc, into+"-files")
+	_, err := s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{
+		RestoreSpec: v1alpha1.RestoreSpec{Name: "fsr-1", BackupName: "fsb-2", NamespaceMapping: map[string]string{"fsb": into}},
+		Options:     v1alpha1.RestoreOptions{HeartbeatTimeout: &metav1.Duration{Duration: 10 * time.Second}}})
+	require.NoError(t, err)
+	cacheID := v1alpha1.PodVolumeRestoreWorkflowID("fsr-1", into, b.pod, "cache")
+	written := waitWrittenFiles(t, kc, into, b.pod, "cache", b.cacheFiles*2/5)
+	assertWaitsForData(t, kc, into, b.pod)
+	pid := podDataMoverPIDOf(t, "fsr-1", into, b.pod, "cache")
+	t.Logf("SIGKILL pod volume restore data mover %d with %d of %d large files written", pid, written, b.cacheFiles)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	r := s.waitRestore("fsr-1", 4*time.Minute)
+	require.Equal(t, v1alpha1.PhaseCompleted, r.Phase, "reason: %s", r.Status.FailureReason)
+
+	vols := map[string]v1alpha1.VolumeRestoreStatus{}
+	for _, v := range r.Status.PodVolumes {
+		vols[v.ID] = v
+	}
+	cacheKey, filesKey, keepKey := v1alpha1.PodVolumeRestoreID(into, b.pod, "cache"), v1alpha1.PodVolumeRestoreID(into, b.pod, "files"),
+		v1alpha1.PodVolumeRestoreID(into, "api", "keep")
+	assert.ElementsMatch(t, []string{cacheKey, filesKey, keepKey}, keysOf(vols))
+	for _, v := range vols {
+		require.Equal(t, v1alpha1.OperationCompleted, v.Phase, "%+v", v)
+		require.NotNil(t, v.Download, "%+v", v)
+		assert.Equal(t, sandbox.NodeName, v.Download.Node)
+	}
+	cache := vols[cacheKey]
+	assert.Equal(t, 2, cache.Download.Attempts, "a second data mover finished the restore")
+	assert.Positive(t, cache.Download.SkippedBytes, "the second data mover skipped what the first wrote")
+	assert.Equal(t, 2, activityAttempts(t, s, cacheID, restoreVolumeDataActivity), "the kill landed mid-restore")
+
+	// The pods start with their data, byte for byte.
+	waitPodRunning(t, s, into, b.pod)
+	pod, err := kc.CoreV1().Pods(into).Get(ctx, b.pod, metav1.GetOptions{})
+	require.NoError(t, err)
+	emptyDirs := filepath.Join(sandbox.KubeletPodsDir, string(pod.UID), "volumes/kubernetes.io~empty-dir")
+	gotCache, err := datatree.Digest(filepath.Join(emptyDirs, "cache"))
+	require.NoError(t, err)
+	assert.Empty(t, datatree.Diff(s.restoredDigest(t, b.cache.Upload.SnapshotID), gotCache, 10), "the emptyDir holds its copy")
+	gotFiles, err := datatree.Digest(filesDir)
+	require.NoError(t, err)
+	assert.Empty(t, datatree.Diff(b.files, gotFiles, 10), "the new local volume holds the copy of the old")
+	waitPodRunning(t, s, into, "api")
+	api, err := kc.CoreV1().Pods(into).Get(ctx, "api", metav1.GetOptions{})
+	require.NoError(t, err)
+	gotKeep, err := datatree.Digest(filepath.Join(sandbox.KubeletPodsDir, string(api.UID), "volumes/kubernetes.io~empty-dir/keep"))
+	require.NoError(t, err)
+	assert.Equal(t, b.keep, gotKeep)
+	logs, err := kc.CoreV1().Pods(into).GetLogs(b.pod, &corev1.PodLogOptions{Container: v1alpha1.RestoreWaitContainer}).DoRaw(ctx)
+	require.NoError(t, err)
+	assert.Contains(t, string(logs), "Every volume is restored")
+	waitAdopted(t, kc, into, b.pod)
+	recordHistory(t, s, cacheID, "pod_volume_restore_completed.json")
+	assertNoDataMoverPods(t, s)
+
+	return workerKilledThenRestoreCanceled(t, s, kc, b, w, podWorker)
+}
+
+// workerKilledThenRestoreCanceled restores again, into fsb-c, where the
+// local volume for web's claim comes only after the worker is killed
+// while the pod waits to be scheduled: the wait resumes in a new worker,
+// and one data mover writes the cache. The restore is then canceled
+// while it does (its data mover held still until the cancel is
+// requested): the pod's init container ends with the reason instead of
+// waiting, and no data mover is left.
+func workerKilledThenRestoreCanceled(t *testing.T, s *stack, kc kubernetes.Interface, b fsBackupOfWeb, w *proc, podWorker func() *proc) *proc {
+	ctx := context.Background()
+	const into = "fsb-c"
+	_, err := s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{
+		RestoreSpec: v1alpha1.RestoreSpec{Name: "fsr-2", BackupName: "fsb-2", NamespaceMapping: map[string]string{"fsb": into}},
+		Options:     v1alpha1.RestoreOptions{HeartbeatTimeout: &metav1.Duration{Duration: 10 * time.Second}}})
+	require.NoError(t, err)
+	cacheID := v1alpha1.PodVolumeRestoreWorkflowID("fsr-2", into, b.pod, "cache")
+	waitAwaitingPod(t, s, cacheID, "is not scheduled yet")
+	w.kill()
+	w = podWorker()
+	freeLocalVolume(t, kc, into+"-files")
+	waitWrittenFiles(t, kc, into, b.pod, "cache", b.cacheFiles/5)
+	assert.GreaterOrEqual(t, activityAttempt(t, s, cacheID, awaitRestoredPodActivity), int32(2), "the kill landed mid-wait")
+	pid := podDataMoverPIDOf(t, "fsr-2", into, b.pod, "cache")
+	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
+	_, err = s.starter.CancelRestore(ctx, "fsr-2")
+	require.NoError(t, err)
+	waitCancelRequested(t, s, cacheID)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGCONT))
+	r := s.waitRestore("fsr-2", 4*time.Minute)
+	assert.Equal(t, v1alpha1.PhaseCanceled, r.Phase)
+
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		pod, err := kc.CoreV1().Pods(into).Get(ctx, b.pod, metav1.GetOptions{})
+		require.NoError(t, err)
+		if ended := restoreWaitEnded(pod); ended != nil {
+			assert.Equal(t, int32(1), ended.ExitCode)
+			assert.Contains(t, ended.Message, "restore fsr-2: canceled", "the pod's status says why")
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the init container of %s/%s still waits: %+v", into, b.pod, pod.Status.InitContainerStatuses)
+		time.Sleep(200 * time.Millisecond)
+	}
+	logs, err := kc.CoreV1().Pods(into).GetLogs(b.pod, &corev1.PodLogOptions{Container: v1alpha1.RestoreWaitContainer}).DoRaw(ctx)
+	require.NoError(t, err)
+	// Whichever of its volumes was told first.
+	assert.Regexp(t, `Volume (cache|files) will not be restored: restore fsr-2: canceled`, string(logs))
+	assert.Equal(t, 1, activityAttempts(t, s, cacheID, restoreVolumeDataActivity), "one data mover wrote the cache")
+	assertNoDataMoverPods(t, s)
+	return w
+}
+
+// waitAwaitingPod waits until a pod volume's restore heartbeats that it
+// waits for its pod, saying what.
+func waitAwaitingPod(t *testing.T, s *stack, workflowID, what string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	var said string
+	for {
+		desc, err := s.temporalC.DescribeWorkflowExecution(context.Background(), workflowID, "")
+		if err == nil {
+			for _, pa := range desc.GetPendingActivities() {
+				if pa.GetActivityType().GetName() == awaitRestoredPodActivity && pa.GetHeartbeatDetails() != nil &&
+					converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &said) == nil && strings.Contains(said, what) {
+					return
+				}
+			}
+		}
+		require.True(t, time.Now().Before(deadline), "%s does not wait with %q (last %q)", workflowID, what, said)
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// restoreWaitEnded is how the pod's restore-wait init container last
+// ended, nil while it has not.
+func restoreWaitEnded(pod *corev1.Pod) *corev1.ContainerStateTerminated {
+	i := slices.IndexFunc(pod.Status.InitContainerStatuses, func(c corev1.ContainerStatus) bool { return c.Name == v1alpha1.RestoreWaitContainer })
+	if i < 0 {
+		return nil
+	}
+	st := pod.Status.InitContainerStatuses[i]
+	if st.State.Terminated != nil {
+		return st.State.Terminated
+	}
+	return st.LastTerminationState.Terminated
+}
+
+// assertWaitsForData checks that the restored pod runs its restore-wait
+// init container, and not its own containers.
+func assertWaitsForData(t *testing.T, kc kubernetes.Interface, ns, name string) {
+	t.Helper()
+	pod, err := kc.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
+	require.NoError(t, err)
+	require.NotEmpty(t, pod.Spec.InitContainers)
+	assert.Equal(t, v1alpha1.RestoreWaitContainer, pod.Spec.InitContainers[0].Name, "the restore-wait init container comes first")
+	assert.Equal(t, "fsr-1", pod.Annotations[v1alpha1.RestoreWaitAnnotation])
+	assert.NotEqual(t, corev1.PodRunning, pod.Status.Phase, "the pod does not run before its data is back")
+}
+
+// waitAdopted waits until the restored pod is owned by a ReplicaSet of
+// its restored Deployment, which made no pod of its own.
+func waitAdopted(t *testing.T, kc kubernetes.Interface, ns, name string) {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		pod, err := kc.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		require.NoError(t, err)
+		if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind == "ReplicaSet" {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "pod %s/%s has no ReplicaSet owner: %+v", ns, name, pod.OwnerReferences)
+		time.Sleep(200 * time.Millisecond)
+	}
+	pods, err := kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+	require.NoError(t, err)
+	require.Len(t, pods.Items, 1, "the Deployment adopted the restored pod instead of making another")
+}
+
+// largeFileSize is the size of the cache's large files.
+const largeFileSize = 2 << 20
+
+// waitWrittenFiles waits until the restore has written n of the volume's
+// large files whole into the restored pod's directory, as the node
+// keeps it on this machine: the data itself, not a heartbeat about it,
+// which comes only every few seconds. It returns how many it saw.
+func waitWrittenFiles(t *testing.T, kc kubernetes.Interface, ns, pod, volume string, n int) int {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	seen := 0
+	for {
+		if p, err := kc.CoreV1().Pods(ns).Get(context.Background(), pod, metav1.GetOptions{}); err == nil {
+			dir := filepath.Join(sandbox.KubeletPodsDir, string(p.UID), "volumes/kubernetes.io~empty-dir", volume)
+			seen = 0
+			_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+				if err == nil && d.Type().IsRegular() {
+					// Written whole: its blocks hold all of it (the data
+					// mover sizes a file before it writes; the data has no
+					// holes).
+					if info, err := d.Info(); err == nil && info.Size() == largeFileSize {
+						if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Blocks*512 >= largeFileSize {
+							seen++
+						}
+					}
+				}
+				return nil
+			})
+			if seen >= n {
+				return seen
+			}
+		}
+		require.True(t, time.Now().Before(deadline), "%s/%s: %d of the %d large files of %s written", ns, pod, seen, n, volume)
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitCancelRequested waits until a workflow's history records that its
+// cancellation was requested.
+func waitCancelRequested(t *testing.T, s *stack, workflowID string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		for _, e := range runHistory(t, s, workflowID) {
+			if e.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED {
+				return
+			}
+		}
+		require.True(t, time.Now().Before(deadline), "%s was not asked to cancel", workflowID)
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// podDataMoverPIDOf is the process of the data mover pod that serves a
+// restore's pod volume, as the node's host sees it.
+func podDataMoverPIDOf(t *testing.T, restore, ns, pod, volume string) int {
+	t.Helper()
+	queue := v1alpha1.DataMoverTaskQueue(v1alpha1.RestoreOwner(restore),
+		v1alpha1.Volume{Namespace: ns, PodVolume: &v1alpha1.PodVolume{Pod: pod, Volume: volume}})
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	var pids []int
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !strings.HasPrefix(string(cmdline), "/cairn\x00datamover\x00") || !strings.Contains(string(cmdline), "\x00"+queue+"\x00") {
+			continue
+		}
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	require.Len(t, pids, 1, "one data mover serves %s", queue)
+	return pids[0]
+}
