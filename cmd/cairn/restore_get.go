@@ -126,23 +126,7 @@ func volumeRestoresTable(w io.Writer, vols []v1alpha1.VolumeRestoreStatus) {
 	fmt.Fprintln(w)
 	row(w, "VOLUME", "PHASE", "STARTED", "UPDATED", "KOPIA SNAPSHOT", "VOLUME NAME", "DETAIL")
 	for _, v := range vols {
-		detail, pv := v.Progress, v.PersistentVolume
-		if d := v.Download; d != nil {
-			detail = fmt.Sprintf("%s in %d files written in %s", humanize.IBytes(uint64(d.Bytes+d.SkippedBytes)), d.Files, took(d.Duration))
-			if d.Attempts > 1 {
-				detail += fmt.Sprintf(" (%d data movers)", d.Attempts)
-			}
-			if v.Bound {
-				detail += ", bound"
-			}
-		}
-		if v.SourceNamespace != "" {
-			detail += " (from namespace " + v.SourceNamespace + ")"
-		}
-		if v.Error != "" {
-			detail = v.Error
-		}
-		row(w, v.Key(), string(v.Phase), age(v.Started), age(v.Updated), v.SnapshotID, cmp.Or(pv, "-"), cmp.Or(detail, "-"))
+		row(w, v.Key(), string(v.Phase), age(v.Started), age(v.Updated), v.SnapshotID, cmp.Or(v.PersistentVolume, "-"), volumeRestoreDetail(v))
 	}
 }
 
@@ -155,22 +139,34 @@ func podVolumeRestoresTable(w io.Writer, vols []v1alpha1.VolumeRestoreStatus) {
 	fmt.Fprintln(w)
 	row(w, "POD VOLUME", "PHASE", "STARTED", "UPDATED", "KOPIA SNAPSHOT", "NODE", "DETAIL")
 	for _, v := range vols {
-		detail, node := v.Progress, "-"
+		node := "-"
 		if d := v.Download; d != nil {
 			node = cmp.Or(d.Node, "-")
-			detail = fmt.Sprintf("%s in %d files written in %s", humanize.IBytes(uint64(d.Bytes+d.SkippedBytes)), d.Files, took(d.Duration))
-			if d.Attempts > 1 {
-				detail += fmt.Sprintf(" (%d data movers)", d.Attempts)
-			}
 		}
-		if v.SourceNamespace != "" {
-			detail += " (from namespace " + v.SourceNamespace + ")"
-		}
-		if v.Error != "" {
-			detail = v.Error
-		}
-		row(w, v.Key(), string(v.Phase), age(v.Started), age(v.Updated), v.SnapshotID, node, cmp.Or(detail, "-"))
+		row(w, v.Key(), string(v.Phase), age(v.Started), age(v.Updated), v.SnapshotID, node, volumeRestoreDetail(v))
 	}
+}
+
+// volumeRestoreDetail is what a volume's restore wrote, where it stands
+// until then, or why it failed.
+func volumeRestoreDetail(v v1alpha1.VolumeRestoreStatus) string {
+	if v.Error != "" {
+		return v.Error
+	}
+	detail := v.Progress
+	if d := v.Download; d != nil {
+		detail = fmt.Sprintf("%s in %d files written in %s", humanize.IBytes(uint64(d.Bytes+d.SkippedBytes)), d.Files, took(d.Duration))
+		if d.Attempts > 1 {
+			detail += fmt.Sprintf(" (%d data movers)", d.Attempts)
+		}
+		if v.Bound {
+			detail += ", bound"
+		}
+	}
+	if v.SourceNamespace != "" {
+		detail += " (from namespace " + v.SourceNamespace + ")"
+	}
+	return cmp.Or(detail, "-")
 }
 
 // describeRestoreSpec summarizes what a restore asked for.
