@@ -95,8 +95,8 @@ func readMarker(path string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("marker: %w", err)
 	}
-	defer file.Close()
 	data, err := io.ReadAll(io.LimitReader(file, 4096))
+	_ = file.Close() // read only: nothing to lose
 	if err != nil {
 		return "", fmt.Errorf("marker %s: %w", path, err)
 	}
