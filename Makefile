@@ -42,7 +42,7 @@ help:
 
 ## build: the cairn binary in bin/
 build:
-	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN)/cairn ./cmd/cairn
+	CGO_ENABLED=0 $(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN)/cairn ./cmd/cairn
 
 ## image: cairn's image (static binary, CA certificates, non-root user) as .cache/image/cairn.tar,
 ## reproducible per commit; IMAGE=registry/name:tag also pushes it (credentials: the Docker config)
@@ -205,7 +205,7 @@ kopia-cli: $(KOPIA_BIN)/kopia
 bench-datapath: $(KOPIA_BIN)/kopia
 	$(GO) run ./tests/bench -kind datapath -kopia $(KOPIA_BIN)/kopia -data-mb $(DATA_MB)
 
-## bench-fs: file-system backup of DATA_MB MiB in a pod's emptyDir on the sandbox node vs the kopia CLI (root), one JSON line
+## bench-fs: file-system backup and restore of DATA_MB MiB in a pod's emptyDir on the sandbox node vs the kopia CLI (root), one JSON line
 bench-fs: build sandbox-bins $(KOPIA_BIN)/kopia
 	$(GO) run ./tests/bench -cairn $(BIN)/cairn -kind fs -kopia $(KOPIA_BIN)/kopia -data-mb $(DATA_MB)
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/dev/sandbox"
 	"github.com/cairn-backup/cairn/internal/datatree"
+	"github.com/cairn-backup/cairn/starter"
 )
 
 // fsResult is the JSON line of -kind fs: a file-system backup of a pod's
@@ -46,9 +48,23 @@ type fsResult struct {
 	// RebackupSeconds is the backup of the unchanged volume, incremental
 	// to the first.
 	RebackupSeconds float64 `json:"rebackupSeconds"`
-	PeakRSSMB       struct {
-		DataMover   float64 `json:"dataMover"`
-		KopiaUpload float64 `json:"kopiaUpload"`
+	// WriteSeconds is the data mover's write of the copy into the
+	// restored pod's emptyDir, as it recorded it; RestoreSeconds the
+	// whole restore, until the pod may start.
+	WriteSeconds   float64 `json:"writeSeconds"`
+	RestoreSeconds float64 `json:"restoreSeconds"`
+	// KopiaRestoreSeconds is `kopia snapshot restore` of the CLI's
+	// snapshot into an empty directory on the same disk.
+	KopiaRestoreSeconds float64 `json:"kopiaRestoreSeconds"`
+	// RatioWriteToKopia is cairn's write speed over the CLI's restore
+	// (≥ 1: as fast); RatioRestoreToKopia the same for the whole restore.
+	RatioWriteToKopia   float64 `json:"ratioWriteToKopia"`
+	RatioRestoreToKopia float64 `json:"ratioRestoreToKopia"`
+	PeakRSSMB           struct {
+		DataMover        float64 `json:"dataMover"`
+		KopiaUpload      float64 `json:"kopiaUpload"`
+		DataMoverRestore float64 `json:"dataMoverRestore"`
+		KopiaRestore     float64 `json:"kopiaRestore"`
 	} `json:"peakRssMB"`
 }
 
@@ -58,7 +74,7 @@ const fsPod, fsNamespace = "data", "fsbench"
 // benchFS writes dataMB MiB into a running pod's emptyDir on the node,
 // snapshots the directory with the kopia CLI, then backs the pod's volume
 // up twice with cairn (the worker's process exposer reads it from this
-// machine, as the node keeps it here).
+// machine, as the node keeps it here); then the same for a restore.
 func benchFS(ctx context.Context, s setup, cfg fsConfig) error {
 	res := fsResult{Benchmark: "fs-backup-kopia", Machine: thisMachine(), KopiaCLI: cfg.kopiaCLI}
 	kc, err := fastClient(cfg.rest)
@@ -82,9 +98,18 @@ func benchFS(ctx context.Context, s setup, cfg fsConfig) error {
 	if err != nil {
 		return err
 	}
-	kUp, _, err := timed(kopia("snapshot", "create", dir, "--json"))
+	kUp, out, err := timed(kopia("snapshot", "create", dir, "--json"))
 	if err != nil {
 		return err
+	}
+	var kSnap struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(out, &kSnap); err != nil {
+		return fmt.Errorf("kopia snapshot create's answer: %w: %s", err, out)
+	}
+	if kSnap.ID == "" {
+		return fmt.Errorf("kopia snapshot create said no snapshot ID: %s", out)
 	}
 	res.KopiaUploadSeconds, res.PeakRSSMB.KopiaUpload = kUp.seconds, kUp.rssMB
 
@@ -110,7 +135,45 @@ func benchFS(ctx context.Context, s setup, cfg fsConfig) error {
 	if res.RebackupSeconds, _, err = timedBackup(ctx, s, backup); err != nil {
 		return err
 	}
+	if err := benchFSRestore(ctx, s, cfg, kopia, kSnap.ID, &res); err != nil {
+		return err
+	}
 	return json.NewEncoder(os.Stdout).Encode(res)
+}
+
+// benchFSRestore restores the kopia CLI's snapshot into an empty
+// directory, then backup fs-1 into a copy of the namespace, whose pod
+// waits for its emptyDir's data.
+func benchFSRestore(ctx context.Context, s setup, cfg fsConfig, kopia func(args ...string) *exec.Cmd, snapshotID string, res *fsResult) error {
+	progress("kopia CLI: snapshot restore into an empty directory")
+	kRestore, _, err := timed(kopia("snapshot", "restore", snapshotID, filepath.Join(s.dir, "kopia-restored")))
+	if err != nil {
+		return err
+	}
+	res.KopiaRestoreSeconds, res.PeakRSSMB.KopiaRestore = kRestore.seconds, kRestore.rssMB
+
+	progress("cairn: restore of the pod, which waits while its emptyDir is written")
+	peak := watchPeakRSS(ctx, cfg.moverStateDir)
+	created, err := s.sc.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "fs-r", BackupName: "fs-1",
+		NamespaceMapping: map[string]string{fsNamespace: fsNamespace + "-r"}}})
+	if err != nil {
+		return err
+	}
+	if res.RestoreSeconds, err = runSeconds(ctx, s.tc, created.WorkflowID, created.RunID); err != nil {
+		return err
+	}
+	res.PeakRSSMB.DataMoverRestore = peak()
+	v, err := s.sc.GetRestore(ctx, "fs-r")
+	if err != nil {
+		return err
+	}
+	if v.Phase != v1alpha1.PhaseCompleted || v.Status == nil || len(v.Status.PodVolumes) != 1 || v.Status.PodVolumes[0].Download == nil {
+		return fmt.Errorf("restore fs-r ended %s without the pod volume written: %+v", v.Phase, v.Status)
+	}
+	res.WriteSeconds = v.Status.PodVolumes[0].Download.Duration.Seconds()
+	res.RatioWriteToKopia = res.KopiaRestoreSeconds / res.WriteSeconds
+	res.RatioRestoreToKopia = res.KopiaRestoreSeconds / res.RestoreSeconds
+	return nil
 }
 
 // fsConfig is what -kind fs needs beyond the shared set-up.
@@ -209,13 +272,15 @@ func vmHWM(pid int) float64 {
 }
 
 // fsWorkerArgs make the worker copy pod volumes with local data mover
-// processes that read the sandbox node's pods directory, with the
-// benchmark's repository password.
+// processes that read and write the sandbox node's pods directory, with
+// the benchmark's repository password, and restored pods wait in the
+// node's cairn image.
 func fsWorkerArgs(dir string, cluster *sandbox.Cluster, stateDir string) ([]string, error) {
 	password := filepath.Join(dir, "repository-password")
 	if err := os.WriteFile(password, []byte(benchPassword), 0o600); err != nil {
 		return nil, err
 	}
 	return []string{"--datamover-exposer", "process", "--csi-state-dir", cluster.CSIStateDir(), "--datamover-state-dir", stateDir,
-		"--kubelet-pods-dir", sandbox.KubeletPodsDir, "--repository-password-file", password}, nil
+		"--kubelet-pods-dir", sandbox.KubeletPodsDir, "--repository-password-file", password,
+		"--datamover-image", sandbox.CairnImage, "--datamover-pull-policy", "Never"}, nil
 }

@@ -138,6 +138,11 @@ func run(cairnBin, kind string, n, namespaces, size int, fs fsConfig) error {
 	}
 	// A file-system backup reads a pod's volume on the node.
 	opts.CSI, opts.Node = kind == "fs", kind == "fs"
+	if kind == "fs" {
+		// Restored pods wait for their data in an init container of
+		// cairn's image.
+		opts.CairnBinary = cairnBin
+	}
 	cluster, err := sandbox.Start(ctx, opts)
 	if err != nil {
 		return err
