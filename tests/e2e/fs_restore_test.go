@@ -3,10 +3,8 @@ package e2e
 import (
 	"context"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -286,18 +284,7 @@ func podDataMoverPIDOf(t *testing.T, restore, ns, pod, volume string) int {
 	t.Helper()
 	queue := v1alpha1.DataMoverTaskQueue(v1alpha1.RestoreOwner(restore),
 		v1alpha1.Volume{Namespace: ns, PodVolume: &v1alpha1.PodVolume{Pod: pod, Volume: volume}})
-	entries, err := os.ReadDir("/proc")
-	require.NoError(t, err)
-	var pids []int
-	for _, e := range entries {
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !strings.HasPrefix(string(cmdline), "/cairn\x00datamover\x00") || !strings.Contains(string(cmdline), "\x00"+queue+"\x00") {
-			continue
-		}
-		if pid, err := strconv.Atoi(e.Name()); err == nil {
-			pids = append(pids, pid)
-		}
-	}
-	require.Len(t, pids, 1, "one data mover serves %s", queue)
-	return pids[0]
+	return processMatching(t, func(cmdline string) bool {
+		return strings.HasPrefix(cmdline, "/cairn\x00datamover\x00") && strings.Contains(cmdline, "\x00"+queue+"\x00")
+	}, "serving "+queue)
 }

@@ -308,19 +308,26 @@ func worldReadable(t *testing.T, dir string) {
 // starts with prefix (NUL-separated arguments).
 func processPID(t *testing.T, prefix string) int {
 	t.Helper()
+	return processMatching(t, func(cmdline string) bool { return strings.HasPrefix(cmdline, prefix) }, strconv.Quote(prefix))
+}
+
+// processMatching is the one process whose NUL-separated command line
+// matches, named what in the failure.
+func processMatching(t *testing.T, match func(cmdline string) bool, what string) int {
+	t.Helper()
 	entries, err := os.ReadDir("/proc")
 	require.NoError(t, err)
 	var pids []int
 	for _, e := range entries {
 		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !strings.HasPrefix(string(cmdline), prefix) {
+		if err != nil || !match(string(cmdline)) {
 			continue
 		}
 		if pid, err := strconv.Atoi(e.Name()); err == nil {
 			pids = append(pids, pid)
 		}
 	}
-	require.Len(t, pids, 1, "one process %q", prefix)
+	require.Len(t, pids, 1, "one process %s", what)
 	return pids[0]
 }
 
