@@ -14,7 +14,6 @@ import (
 
 	"github.com/kopia/kopia/repo"
 	"github.com/kopia/kopia/repo/blob"
-	"github.com/kopia/kopia/repo/blob/throttling"
 	"github.com/kopia/kopia/repo/content"
 
 	"github.com/cairn-backup/cairn/internal/location"
@@ -94,8 +93,7 @@ func Open(ctx context.Context, cfg Config) (*Repository, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := openStorage(ctx, cfg.Location, env, true, throttling.Limits{UploadBytesPerSecond: cfg.UploadBytesPerSecond,
-		DownloadBytesPerSecond: cfg.DownloadBytesPerSecond})
+	st, err := openStorage(ctx, cfg.Location, env, true, cfg.UploadBytesPerSecond, cfg.DownloadBytesPerSecond)
 	if err != nil {
 		return nil, err
 	}
@@ -171,9 +169,14 @@ func classify(err error) error {
 
 // connectionFile is named after what the connection holds (location,
 // throttle limits, identity), so one config directory serves several
-// locations and a changed setting makes a new connection.
+// locations and a changed setting makes a new connection. A capped one
+// names cairn's throttle too: one made with kopia's is not reused.
 func connectionFile(cfg Config) string {
-	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%g\x00%g\x00%s", cfg.Location, cfg.UploadBytesPerSecond, cfg.DownloadBytesPerSecond, cfg.Hostname)))
+	key := fmt.Sprintf("%s\x00%g\x00%g\x00%s", cfg.Location, cfg.UploadBytesPerSecond, cfg.DownloadBytesPerSecond, cfg.Hostname)
+	if cfg.UploadBytesPerSecond > 0 || cfg.DownloadBytesPerSecond > 0 {
+		key += "\x00" + throttledType
+	}
+	sum := sha256.Sum256([]byte(key))
 	return filepath.Join(cfg.ConfigDir, "repository-"+hex.EncodeToString(sum[:8])+".config")
 }
 

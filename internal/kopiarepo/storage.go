@@ -14,7 +14,6 @@ import (
 	"github.com/kopia/kopia/repo/blob/filesystem"
 	"github.com/kopia/kopia/repo/blob/gcs"
 	"github.com/kopia/kopia/repo/blob/s3"
-	"github.com/kopia/kopia/repo/blob/throttling"
 
 	"github.com/cairn-backup/cairn/internal/location"
 )
@@ -26,7 +25,9 @@ const Prefix = "kopia/"
 // storage for the URL's scheme. Credentials come from the variables the
 // location's gocloud.dev driver reads (the standard AWS, Google and Azure
 // ones), looked up with env: the location's own, or the environment's.
-func openStorage(ctx context.Context, rawURL string, env location.Env, create bool, limits throttling.Limits) (blob.Storage, error) {
+// Transfers are capped at upload and download bytes per second (0: no
+// cap) by cairn's throttle, not kopia's (see throttledType).
+func openStorage(ctx context.Context, rawURL string, env location.Env, create bool, upload, download float64) (blob.Storage, error) {
 	normalized, err := location.Normalize(rawURL)
 	if err != nil {
 		return nil, err
@@ -46,22 +47,20 @@ func openStorage(ctx context.Context, rawURL string, env location.Env, create bo
 				return nil, fmt.Errorf("create repository directory: %w", err)
 			}
 		}
-		st, err = filesystem.New(ctx, &filesystem.Options{Path: dir, Limits: limits}, create)
+		st, err = filesystem.New(ctx, &filesystem.Options{Path: dir}, create)
 	case "s3":
 		opts := s3Options(u, prefix, env)
-		opts.Limits = limits
 		st, err = s3.New(ctx, opts, create)
 	case "gs":
 		st, err = gcs.New(ctx, &gcs.Options{
 			BucketName: u.Host, Prefix: prefix,
-			ServiceAccountCredentialsFile: env("GOOGLE_APPLICATION_CREDENTIALS"), Limits: limits,
+			ServiceAccountCredentialsFile: env("GOOGLE_APPLICATION_CREDENTIALS"),
 		}, create)
 	case "azblob":
 		opts, aerr := azureOptions(u, prefix, env)
 		if aerr != nil {
 			return nil, fmt.Errorf("backup location %s: %w", location.Display(normalized), aerr)
 		}
-		opts.Limits = limits
 		st, err = azure.New(ctx, opts, create)
 	default:
 		return nil, fmt.Errorf("backup location %s: volume data cannot be kept in a %s:// location", location.Display(normalized), u.Scheme)
@@ -69,7 +68,7 @@ func openStorage(ctx context.Context, rawURL string, env location.Env, create bo
 	if err != nil {
 		return nil, fmt.Errorf("open repository storage in %s: %w", location.Display(normalized), err)
 	}
-	return st, nil
+	return throttle(st, upload, download), nil
 }
 
 // s3Options maps the s3:// URL options gocloud.dev understands (region,

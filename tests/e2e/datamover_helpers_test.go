@@ -203,9 +203,8 @@ func uploadOf(t *testing.T, st *v1alpha1.BackupStatus, namespace, claim string) 
 }
 
 // throttled is the environment of a worker whose data movers upload
-// slowly enough to be caught mid-upload, checkpointing every second.
-// Kopia lets the first 10% of a minute's allowance through at once; the
-// rest of mediumData takes about 15 seconds.
+// slowly enough to be caught mid-upload, checkpointing every second:
+// mediumData takes about 20 seconds.
 var throttled = []string{"CAIRN_UPLOAD_BYTES_PER_SECOND=10000000", "CAIRN_CHECKPOINT_INTERVAL=1s", "CAIRN_PROGRESS_INTERVAL=1s"}
 
 // moveRequest is a data-moving backup of one namespace whose dead data

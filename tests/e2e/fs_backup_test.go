@@ -61,8 +61,7 @@ func fileSystemBackupOnTheNode(t *testing.T, s *stack) {
 	require.NoError(t, err)
 	web := fsDeployment(t, s, kc, ns)
 	cacheDir := filepath.Join(sandbox.KubeletPodsDir, string(web.UID), "volumes/kubernetes.io~empty-dir/cache")
-	// About 100 MiB: kopia lets 30 MB through at once at this rate, and
-	// the rest takes 14 seconds.
+	// About 100 MiB: 20 seconds at this rate.
 	_, err = datatree.Write(cacheDir, datatree.Spec{LargeFiles: 50, LargeSize: largeFileSize, SmallFiles: 100, SmallSize: 8192, Seed: 53, NoSparse: true})
 	require.NoError(t, err)
 	wantCache, err := datatree.Digest(cacheDir)
