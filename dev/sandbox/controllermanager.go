@@ -20,7 +20,7 @@ type controllerManagerConfig struct {
 	// node adds the controllers a cluster with a node needs: node
 	// lifecycle (lifts the not-ready taint), service accounts and the
 	// kube-root-ca.crt ConfigMap (for the pods' tokens), endpoint slices
-	// (for kube-proxy), deployments and replica sets.
+	// (for kube-proxy), deployments, replica sets and stateful sets.
 	node bool
 }
 
@@ -49,7 +49,7 @@ func controllerManagerArgs(c controllerManagerConfig, log *zap.Logger) []string 
 	}
 	if c.node {
 		controllers += ",node-lifecycle-controller,serviceaccount-controller,root-ca-certificate-publisher-controller," +
-			"endpointslice-controller,replicaset-controller,deployment-controller"
+			"endpointslice-controller,replicaset-controller,deployment-controller,statefulset-controller"
 	}
 	return append(args, "--controllers="+controllers)
 }
