@@ -3,9 +3,11 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -234,6 +236,22 @@ func uploadHeartbeat(t *testing.T, s *stack, backup string, v v1alpha1.Volume) (
 		}
 	}
 	return p, false
+}
+
+// pendingActivities says, for a failure's message, what a workflow's
+// pending activities are doing.
+func pendingActivities(t *testing.T, s *stack, workflowID string) string {
+	t.Helper()
+	desc, err := s.temporalC.DescribeWorkflowExecution(context.Background(), workflowID, "")
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, pa := range desc.GetPendingActivities() {
+		out = append(out, fmt.Sprintf("%s %s attempt %d %s", pa.GetActivityType().GetName(), pa.GetState(), pa.GetAttempt(),
+			pa.GetLastFailure().GetMessage()))
+	}
+	return fmt.Sprintf("%s %s: %s", workflowID, desc.GetWorkflowExecutionInfo().GetStatus(), strings.Join(out, "; "))
 }
 
 // waitUploaded waits until the volume's upload has sent more than bytes.

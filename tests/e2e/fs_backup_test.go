@@ -37,9 +37,10 @@ import (
 // the copy, and the copies are byte-identical (modes, symlinks, a file
 // only its owner reads). A second backup with defaultVolumesToFsBackup
 // copies every volume but the excluded, the projected token and the
-// snapshotted claim, incrementally; a third takes its copy with cairn
-// dev's process exposer. The copies are then written back into restored
-// pods (fileSystemRestoreOnTheNode). s's data mover namespace exists.
+// snapshotted claim, incrementally, a StatefulSet's pod's too; a third
+// takes its copy with cairn dev's process exposer. The namespace is then
+// deleted, and the copies written back into restored pods
+// (fileSystemRestoreOnTheNode). s's data mover namespace exists.
 func fileSystemBackupOnTheNode(t *testing.T, s *stack) {
 	ctx := context.Background()
 	kc := fastClient(t, s.cluster.Config())
@@ -78,6 +79,7 @@ func fileSystemBackupOnTheNode(t *testing.T, s *stack) {
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	api := optOutPod(t, s, kc, ns)
+	spool := fsStatefulSet(t, s, kc, ns)
 
 	// Opt-in, and the data mover killed mid-copy.
 	_, err = s.starter.CreateBackup(ctx, starter.CreateBackupRequest{
@@ -138,7 +140,7 @@ func fileSystemBackupOnTheNode(t *testing.T, s *stack) {
 	require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)
 	ops = operationsByID(v.Status)
 	assert.ElementsMatch(t, []string{"snapshot/fsb/db", "fs-backup/fsb/" + web.Name + "/cache", "fs-backup/fsb/" + web.Name + "/files",
-		"fs-backup/fsb/api/keep"}, keysOf(ops), "not api's excluded tmp, nor the token or ConfigMap volumes")
+		"fs-backup/fsb/api/keep", "fs-backup/fsb/queue-0/spool"}, keysOf(ops), "not api's excluded tmp, nor the token or ConfigMap volumes")
 	again := ops["fs-backup/fsb/"+web.Name+"/cache"]
 	require.NotNil(t, again.Upload, "%+v", again)
 	assert.Equal(t, cacheOp.Upload.SnapshotID, again.Upload.ParentID, "incremental to the first backup's copy")
@@ -150,16 +152,16 @@ func fileSystemBackupOnTheNode(t *testing.T, s *stack) {
 	assert.Equal(t, "defaultVolumesToFsBackup", keep.Volume.PodVolume.SelectedBy)
 	assert.Equal(t, v1alpha1.ConsistencyCrash, keep.Volume.PodVolume.Consistency, "api has no hooks")
 	assert.Equal(t, api.keep, s.restoredDigest(t, keep.Upload.SnapshotID))
+	spoolOp := ops["fs-backup/fsb/queue-0/spool"]
+	require.NotNil(t, spoolOp.Upload, "%+v", spoolOp)
+	assert.Equal(t, spool, s.restoredDigest(t, spoolOp.Upload.SnapshotID), "the StatefulSet's pod's copy")
 	assertNoDataMoverPods(t, s)
-
-	w = fileSystemRestoreOnTheNode(t, s, fsBackupOfWeb{pod: web.Name, cache: again, cacheFiles: 50, files: wantFiles, keep: api.keep},
-		w, podWorker)
 
 	// cairn dev's process exposer reads the same directories, from this
 	// machine, where the sandbox's node keeps them.
 	w.stop()
 	m := &moverStack{stack: s, stateDir: filepath.Join(t.TempDir(), "datamovers")}
-	m.startMoverWorkerArgs(repoPassword, []string{"--kubelet-pods-dir", sandbox.KubeletPodsDir})
+	pw := m.startMoverWorkerArgs(repoPassword, []string{"--kubelet-pods-dir", sandbox.KubeletPodsDir})
 	s.backup(v1alpha1.BackupSpec{Name: "fsb-3", IncludedNamespaces: []string{ns}})
 	v, err = s.starter.GetBackup(ctx, "fsb-3")
 	require.NoError(t, err)
@@ -170,6 +172,12 @@ func fileSystemBackupOnTheNode(t *testing.T, s *stack) {
 	assert.Equal(t, filesAgain.Upload.SnapshotID, third.Upload.ParentID, "incremental to the last copy, a pod's")
 	assert.Empty(t, datatree.Diff(wantFiles, s.restoredDigest(t, third.Upload.SnapshotID), 10))
 	assert.Empty(t, exposer.Running(m.stateDir), "no data mover process is left")
+	pw.stop()
+
+	// The namespace is lost, and restored from fsb-2.
+	deleteNamespace(t, s.cluster.Config(), ns)
+	fileSystemRestoreOnTheNode(t, s, fsBackupOfWeb{pod: web.Name, cache: again, cacheFiles: 50, files: wantFiles, keep: api.keep, spool: spool},
+		podWorker(), podWorker)
 }
 
 // freezeAtHeartbeatCheckpoint waits until the volume's upload heartbeats
@@ -186,7 +194,8 @@ func freezeAtHeartbeatCheckpoint(t *testing.T, s *stack, backup string, v v1alph
 		if ok && p.CheckpointedBytes >= bytes {
 			break
 		}
-		require.True(t, time.Now().Before(deadline), "upload of %s heartbeated no checkpoint of %d bytes (last %+v)", v.Key(), bytes, p)
+		require.True(t, time.Now().Before(deadline), "upload of %s heartbeated no checkpoint of %d bytes (last %+v); data movers: %s; pending: %s",
+			v.Key(), bytes, p, podStates(fastClient(t, s.cluster.Config()), worker.DefaultDataMoverNamespace), pendingActivities(t, s, v1alpha1.VolumeWorkflowID(backup, v)))
 		time.Sleep(100 * time.Millisecond)
 	}
 	freeze(t)
@@ -251,6 +260,40 @@ func freeLocalVolume(t *testing.T, kc kubernetes.Interface, name string) string 
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	return dir
+}
+
+// fsStatefulSet makes StatefulSet queue in ns, whose pod queue-0 keeps
+// some data in its emptyDir spool, and returns the spool's digest once
+// the pod runs.
+func fsStatefulSet(t *testing.T, s *stack, kc kubernetes.Interface, ns string) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	labels := map[string]string{"app": "queue"}
+	_, err := kc.AppsV1().StatefulSets(ns).Create(ctx, &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "queue"},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas: ptr.To(int32(1)), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					Containers: []corev1.Container{{Name: "main", Image: sandbox.BusyboxImage, ImagePullPolicy: corev1.PullNever,
+						Command: []string{"sleep", "2147483647"}, VolumeMounts: []corev1.VolumeMount{{Name: "spool", MountPath: "/spool"}}}},
+					Volumes:                       []corev1.Volume{{Name: "spool", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+					TerminationGracePeriodSeconds: new(int64),
+				},
+			},
+		},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	waitPodRunning(t, s, ns, "queue-0")
+	pod, err := kc.CoreV1().Pods(ns).Get(ctx, "queue-0", metav1.GetOptions{})
+	require.NoError(t, err)
+	dir := filepath.Join(sandbox.KubeletPodsDir, string(pod.UID), "volumes/kubernetes.io~empty-dir/spool")
+	_, err = datatree.Write(dir, datatree.Spec{SmallFiles: 5, SmallSize: 1024, Seed: 59})
+	require.NoError(t, err)
+	digest, err := datatree.Digest(dir)
+	require.NoError(t, err)
+	return digest
 }
 
 // fsDeployment makes Deployment web in ns: one pod mounting the emptyDir

@@ -34,24 +34,27 @@ type fsBackupOfWeb struct {
 	cacheFiles int
 	files      map[string]string // the local volume's digest
 	keep       map[string]string // api's keep's digest
+	spool      map[string]string // StatefulSet queue's pod's spool's digest
 }
 
 // fileSystemRestoreOnTheNode writes the copies of backup fsb-2 back into
-// the restored pods, in namespace fsb-r: each restored pod waits in its
+// the restored pods, in namespace fsb, which was deleted: each restored pod waits in its
 // restore-wait init container while a data mover on the node writes its
 // volumes; SIGKILLed mid-restore, a second one carries on. The pods then
 // start with their volumes byte-identical, web's adopted by its restored
-// Deployment. A worker killed while a pod waits to be scheduled leaves
+// Deployment and queue-0 by its StatefulSet. A copy larger than its new volume fails for good and its
+// pod is told so. A worker killed while a pod waits to be scheduled leaves
 // one data mover per volume, and a restore canceled mid-data tells its
 // pod why, in the pod's status and log, and leaves no data mover. w is
 // the worker, which podWorker starts again; it returns the one running.
 func fileSystemRestoreOnTheNode(t *testing.T, s *stack, b fsBackupOfWeb, w *proc, podWorker func() *proc) *proc {
 	ctx := context.Background()
 	kc := fastClient(t, s.cluster.Config())
-	const into = "fsb-r"
-	filesDir := freeLocalVolume(t, kc, into+"-files")
+	const into = "fsb"
+	// The old volume, Released, keeps its data: the claim gets this one.
+	filesDir := freeLocalVolume(t, kc, "fsb-files-restored")
 	_, err := s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{
-		RestoreSpec: v1alpha1.RestoreSpec{Name: "fsr-1", BackupName: "fsb-2", NamespaceMapping: map[string]string{"fsb": into}},
+		RestoreSpec: v1alpha1.RestoreSpec{Name: "fsr-1", BackupName: "fsb-2"},
 		Options:     v1alpha1.RestoreOptions{HeartbeatTimeout: &metav1.Duration{Duration: 10 * time.Second}}})
 	require.NoError(t, err)
 	cacheID := v1alpha1.PodVolumeRestoreWorkflowID("fsr-1", into, b.pod, "cache")
@@ -69,7 +72,7 @@ func fileSystemRestoreOnTheNode(t *testing.T, s *stack, b fsBackupOfWeb, w *proc
 	}
 	cacheKey, filesKey, keepKey := v1alpha1.PodVolumeRestoreID(into, b.pod, "cache"), v1alpha1.PodVolumeRestoreID(into, b.pod, "files"),
 		v1alpha1.PodVolumeRestoreID(into, "api", "keep")
-	assert.ElementsMatch(t, []string{cacheKey, filesKey, keepKey}, keysOf(vols))
+	assert.ElementsMatch(t, []string{cacheKey, filesKey, keepKey, v1alpha1.PodVolumeRestoreID(into, "queue-0", "spool")}, keysOf(vols))
 	for _, v := range vols {
 		require.Equal(t, v1alpha1.OperationCompleted, v.Phase, "%+v", v)
 		require.NotNil(t, v.Download, "%+v", v)
@@ -101,10 +104,77 @@ func fileSystemRestoreOnTheNode(t *testing.T, s *stack, b fsBackupOfWeb, w *proc
 	require.NoError(t, err)
 	assert.Contains(t, string(logs), "Every volume is restored")
 	waitAdopted(t, kc, into, b.pod)
+	assertStatefulSetPodRestored(t, s, kc, into, b.spool)
 	recordHistory(t, s, cacheID, "pod_volume_restore_completed.json")
 	assertNoDataMoverPods(t, s)
 
+	restoreIntoTooSmallVolume(t, s, kc)
 	return workerKilledThenRestoreCanceled(t, s, kc, b, w, podWorker)
+}
+
+// restoreIntoTooSmallVolume restores pod api alone into fsb-f, its keep
+// made a 4 KiB memory volume by a resource modifier: the copy (MiBs)
+// fails for good before a byte is written, naming both sizes, and the
+// pod's init container ends with that reason instead of waiting.
+func restoreIntoTooSmallVolume(t *testing.T, s *stack, kc kubernetes.Interface) {
+	ctx := context.Background()
+	const into = "fsb-f"
+	modifiers := "version: v1\nresourceModifierRules:\n- conditions: {groupResource: pods, resourceNameRegex: '^api$'}\n" +
+		"  strategicPatches:\n  - patchData: '{\"spec\":{\"volumes\":[{\"name\":\"keep\",\"emptyDir\":{\"medium\":\"Memory\",\"sizeLimit\":\"4Ki\"}}]}}'\n"
+	_, err := s.starter.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{
+		Name: "fsr-3", BackupName: "fsb-2", NamespaceMapping: map[string]string{"fsb": into},
+		// Not web's pod, whose claims this restore does not make, nor
+		// the StatefulSet's.
+		IncludedResources: []string{"pods", "configmaps"}, LabelSelector: "app notin (web,queue)",
+		ResourceModifiers: &v1alpha1.DocumentRef{Inline: modifiers}}})
+	require.NoError(t, err)
+	r := s.waitRestore("fsr-3", 4*time.Minute)
+	assert.Equal(t, v1alpha1.PhasePartiallyFailed, r.Phase, "reason: %s", r.Status.FailureReason)
+	require.Len(t, r.Status.PodVolumes, 1, "api's keep only: %+v", r.Status.PodVolumes)
+	keep := r.Status.PodVolumes[0]
+	assert.Equal(t, v1alpha1.OperationFailed, keep.Phase, "%+v", keep)
+	assert.Contains(t, keep.Error, v1alpha1.ErrTypeNoSpace)
+	// keep's logical size: its files and a sparse one.
+	assert.Regexp(t, `needs [0-9.]+ MiB more \([0-9.]+ MiB in all\), and its file system on this node has 4.0 KiB free`, keep.Error)
+	assert.Equal(t, 1, activityAttempts(t, s, keep.WorkflowID, restoreVolumeDataActivity), "no retry can make room")
+
+	ended := waitRestoreWaitEnded(t, kc, into, "api")
+	assert.Equal(t, int32(1), ended.ExitCode)
+	assert.Contains(t, ended.Message, "free", "the pod's status says why")
+	pod, err := kc.CoreV1().Pods(into).Get(ctx, "api", metav1.GetOptions{})
+	require.NoError(t, err)
+	keepDir := filepath.Join(sandbox.KubeletPodsDir, string(pod.UID), "volumes/kubernetes.io~empty-dir/keep")
+	written, err := datatree.Bytes(keepDir)
+	require.NoError(t, err)
+	assert.Zero(t, written, "nothing was written")
+	assertNoDataMoverPods(t, s)
+}
+
+// assertStatefulSetPodRestored checks that the restored StatefulSet
+// queue adopted the pod restored before it, which waited for its data and
+// started with it, rather than replacing it with one of its template.
+func assertStatefulSetPodRestored(t *testing.T, s *stack, kc kubernetes.Interface, ns string, spool map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	waitPodRunning(t, s, ns, "queue-0")
+	deadline := time.Now().Add(time.Minute)
+	for {
+		pod, err := kc.CoreV1().Pods(ns).Get(ctx, "queue-0", metav1.GetOptions{})
+		require.NoError(t, err)
+		if owner := metav1.GetControllerOf(pod); owner != nil {
+			assert.Equal(t, "StatefulSet", owner.Kind)
+			assert.Equal(t, "queue", owner.Name)
+			ended := restoreWaitEnded(pod)
+			require.NotNil(t, ended, "the running queue-0 is the pod that waited for its data: %+v", pod.Status.InitContainerStatuses)
+			assert.Equal(t, int32(0), ended.ExitCode)
+			got, err := datatree.Digest(filepath.Join(sandbox.KubeletPodsDir, string(pod.UID), "volumes/kubernetes.io~empty-dir/spool"))
+			require.NoError(t, err)
+			assert.Equal(t, spool, got, "queue-0 runs with its spool's copy")
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "the restored StatefulSet did not adopt %s/queue-0", ns)
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // workerKilledThenRestoreCanceled restores again, into fsb-c, where the
@@ -130,6 +200,7 @@ func workerKilledThenRestoreCanceled(t *testing.T, s *stack, kc kubernetes.Inter
 	assert.GreaterOrEqual(t, activityAttempt(t, s, cacheID, awaitRestoredPodActivity), int32(2), "the kill landed mid-wait")
 	pid := podDataMoverPIDOf(t, "fsr-2", into, b.pod, "cache")
 	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
+	require.Less(t, writtenFiles(t, kc, into, b.pod, "cache"), b.cacheFiles, "the data mover is stopped mid-restore")
 	_, err = s.starter.CancelRestore(ctx, "fsr-2")
 	require.NoError(t, err)
 	waitCancelRequested(t, s, cacheID)
@@ -137,18 +208,9 @@ func workerKilledThenRestoreCanceled(t *testing.T, s *stack, kc kubernetes.Inter
 	r := s.waitRestore("fsr-2", 4*time.Minute)
 	assert.Equal(t, v1alpha1.PhaseCanceled, r.Phase)
 
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		pod, err := kc.CoreV1().Pods(into).Get(ctx, b.pod, metav1.GetOptions{})
-		require.NoError(t, err)
-		if ended := restoreWaitEnded(pod); ended != nil {
-			assert.Equal(t, int32(1), ended.ExitCode)
-			assert.Contains(t, ended.Message, "restore fsr-2: canceled", "the pod's status says why")
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "the init container of %s/%s still waits: %+v", into, b.pod, pod.Status.InitContainerStatuses)
-		time.Sleep(200 * time.Millisecond)
-	}
+	ended := waitRestoreWaitEnded(t, kc, into, b.pod)
+	assert.Equal(t, int32(1), ended.ExitCode)
+	assert.Contains(t, ended.Message, "restore fsr-2: canceled", "the pod's status says why")
 	logs, err := kc.CoreV1().Pods(into).GetLogs(b.pod, &corev1.PodLogOptions{Container: v1alpha1.RestoreWaitContainer}).DoRaw(ctx)
 	require.NoError(t, err)
 	// Whichever of its volumes was told first.
@@ -176,6 +238,22 @@ func waitAwaitingPod(t *testing.T, s *stack, workflowID, what string) {
 		}
 		require.True(t, time.Now().Before(deadline), "%s does not wait with %q (last %q)", workflowID, what, said)
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitRestoreWaitEnded waits until the restored pod's restore-wait init
+// container has ended, and returns how.
+func waitRestoreWaitEnded(t *testing.T, kc kubernetes.Interface, ns, name string) *corev1.ContainerStateTerminated {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		pod, err := kc.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
+		require.NoError(t, err)
+		if ended := restoreWaitEnded(pod); ended != nil {
+			return ended
+		}
+		require.True(t, time.Now().Before(deadline), "the init container of %s/%s still waits: %+v", ns, name, pod.Status.InitContainerStatuses)
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
@@ -235,31 +313,39 @@ const largeFileSize = 2 << 20
 func waitWrittenFiles(t *testing.T, kc kubernetes.Interface, ns, pod, volume string, n int) int {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Minute)
-	seen := 0
 	for {
-		if p, err := kc.CoreV1().Pods(ns).Get(context.Background(), pod, metav1.GetOptions{}); err == nil {
-			dir := filepath.Join(sandbox.KubeletPodsDir, string(p.UID), "volumes/kubernetes.io~empty-dir", volume)
-			seen = 0
-			_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-				if err == nil && d.Type().IsRegular() {
-					// Written whole: its blocks hold all of it (the data
-					// mover sizes a file before it writes; the data has no
-					// holes).
-					if info, err := d.Info(); err == nil && info.Size() == largeFileSize {
-						if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Blocks*512 >= largeFileSize {
-							seen++
-						}
-					}
-				}
-				return nil
-			})
-			if seen >= n {
-				return seen
-			}
+		seen := writtenFiles(t, kc, ns, pod, volume)
+		if seen >= n {
+			return seen
 		}
 		require.True(t, time.Now().Before(deadline), "%s/%s: %d of the %d large files of %s written", ns, pod, seen, n, volume)
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// writtenFiles counts the large files of the restored pod's volume that
+// are written whole.
+func writtenFiles(t *testing.T, kc kubernetes.Interface, ns, pod, volume string) int {
+	t.Helper()
+	p, err := kc.CoreV1().Pods(ns).Get(context.Background(), pod, metav1.GetOptions{})
+	if err != nil {
+		return 0
+	}
+	dir := filepath.Join(sandbox.KubeletPodsDir, string(p.UID), "volumes/kubernetes.io~empty-dir", volume)
+	seen := 0
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			// Written whole: its blocks hold all of it (the data mover
+			// sizes a file before it writes; the data has no holes).
+			if info, err := d.Info(); err == nil && info.Size() == largeFileSize {
+				if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Blocks*512 >= largeFileSize {
+					seen++
+				}
+			}
+		}
+		return nil
+	})
+	return seen
 }
 
 // waitCancelRequested waits until a workflow's history records that its

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
@@ -300,7 +302,32 @@ func waitPodsRunning(t *testing.T, s *stack, ns string, selector func(*metav1.Li
 		p, ok := ev.Object.(*corev1.Pod)
 		return ok && p.Status.Phase == corev1.PodRunning, nil
 	})
-	require.NoError(t, err, "no pod of %s ran", ns)
+	require.NoError(t, err, "no pod of %s ran: %s", ns, podStates(kc, ns))
+}
+
+// podStates says, for a failure's message, how each pod of ns fares:
+// phase, the conditions not met and the containers not running.
+func podStates(kc kubernetes.Interface, ns string) string {
+	pods, err := kc.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	var states []string
+	for _, p := range pods.Items {
+		state := fmt.Sprintf("%s %s", p.Name, p.Status.Phase)
+		for _, c := range p.Status.Conditions {
+			if c.Status != corev1.ConditionTrue {
+				state += fmt.Sprintf(", %s: %s %s", c.Type, c.Reason, c.Message)
+			}
+		}
+		for _, c := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+			if w := c.State.Waiting; w != nil {
+				state += fmt.Sprintf(", %s waiting: %s %s", c.Name, w.Reason, w.Message)
+			}
+		}
+		states = append(states, state)
+	}
+	return strings.Join(states, "; ")
 }
 
 // hookPod makes namespace ns with claim "data" and pod "db" (label
