@@ -61,7 +61,7 @@ func fileSystemBackupOnTheNode(t *testing.T, s *stack) {
 	wantFiles, err := datatree.Digest(localDir)
 	require.NoError(t, err)
 	web := fsDeployment(t, s, kc, ns)
-	cacheDir := filepath.Join(sandbox.KubeletPodsDir, string(web.UID), "volumes/kubernetes.io~empty-dir/cache")
+	cacheDir := emptyDirOnNode(web, "cache")
 	// About 100 MiB: 20 seconds at this rate.
 	_, err = datatree.Write(cacheDir, datatree.Spec{LargeFiles: 50, LargeSize: largeFileSize, SmallFiles: 100, SmallSize: 8192, Seed: 53, NoSparse: true})
 	require.NoError(t, err)
@@ -180,6 +180,12 @@ func fileSystemBackupOnTheNode(t *testing.T, s *stack) {
 		podWorker(), podWorker)
 }
 
+// emptyDirOnNode is the directory of pod's emptyDir volume on the
+// sandbox's node, as this machine sees it.
+func emptyDirOnNode(pod *corev1.Pod, volume string) string {
+	return filepath.Join(sandbox.KubeletPodsDir, string(pod.UID), "volumes/kubernetes.io~empty-dir", volume)
+}
+
 // freezeAtHeartbeatCheckpoint waits until the volume's upload heartbeats
 // a checkpoint of at least bytes, then freezes its data mover, whose
 // upload must still be running. It reads the heartbeat, not the
@@ -288,7 +294,7 @@ func fsStatefulSet(t *testing.T, s *stack, kc kubernetes.Interface, ns string) m
 	waitPodRunning(t, s, ns, "queue-0")
 	pod, err := kc.CoreV1().Pods(ns).Get(ctx, "queue-0", metav1.GetOptions{})
 	require.NoError(t, err)
-	dir := filepath.Join(sandbox.KubeletPodsDir, string(pod.UID), "volumes/kubernetes.io~empty-dir/spool")
+	dir := emptyDirOnNode(pod, "spool")
 	_, err = datatree.Write(dir, datatree.Spec{SmallFiles: 5, SmallSize: 1024, Seed: 59})
 	require.NoError(t, err)
 	digest, err := datatree.Digest(dir)
@@ -375,11 +381,10 @@ func optOutPod(t *testing.T, s *stack, kc kubernetes.Interface, ns string) fsOpt
 	waitPodRunning(t, s, ns, "api")
 	pod, err := kc.CoreV1().Pods(ns).Get(ctx, "api", metav1.GetOptions{})
 	require.NoError(t, err)
-	dir := filepath.Join(sandbox.KubeletPodsDir, string(pod.UID), "volumes/kubernetes.io~empty-dir")
-	_, err = datatree.Write(filepath.Join(dir, "keep"), datatree.Spec{SmallFiles: 10, SmallSize: 1024, Seed: 57})
+	_, err = datatree.Write(emptyDirOnNode(pod, "keep"), datatree.Spec{SmallFiles: 10, SmallSize: 1024, Seed: 57})
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "tmp", "scratch"), []byte("not copied"), 0o644))
-	keep, err := datatree.Digest(filepath.Join(dir, "keep"))
+	require.NoError(t, os.WriteFile(filepath.Join(emptyDirOnNode(pod, "tmp"), "scratch"), []byte("not copied"), 0o644))
+	keep, err := datatree.Digest(emptyDirOnNode(pod, "keep"))
 	require.NoError(t, err)
 	return fsOptOutPod{keep: keep}
 }

@@ -87,8 +87,7 @@ func fileSystemRestoreOnTheNode(t *testing.T, s *stack, b fsBackupOfWeb, w *proc
 	waitPodRunning(t, s, into, b.pod)
 	pod, err := kc.CoreV1().Pods(into).Get(ctx, b.pod, metav1.GetOptions{})
 	require.NoError(t, err)
-	emptyDirs := filepath.Join(sandbox.KubeletPodsDir, string(pod.UID), "volumes/kubernetes.io~empty-dir")
-	gotCache, err := datatree.Digest(filepath.Join(emptyDirs, "cache"))
+	gotCache, err := datatree.Digest(emptyDirOnNode(pod, "cache"))
 	require.NoError(t, err)
 	assert.Empty(t, datatree.Diff(s.restoredDigest(t, b.cache.Upload.SnapshotID), gotCache, 10), "the emptyDir holds its copy")
 	gotFiles, err := datatree.Digest(filesDir)
@@ -97,7 +96,7 @@ func fileSystemRestoreOnTheNode(t *testing.T, s *stack, b fsBackupOfWeb, w *proc
 	waitPodRunning(t, s, into, "api")
 	api, err := kc.CoreV1().Pods(into).Get(ctx, "api", metav1.GetOptions{})
 	require.NoError(t, err)
-	gotKeep, err := datatree.Digest(filepath.Join(sandbox.KubeletPodsDir, string(api.UID), "volumes/kubernetes.io~empty-dir/keep"))
+	gotKeep, err := datatree.Digest(emptyDirOnNode(api, "keep"))
 	require.NoError(t, err)
 	assert.Equal(t, b.keep, gotKeep)
 	logs, err := kc.CoreV1().Pods(into).GetLogs(b.pod, &corev1.PodLogOptions{Container: v1alpha1.RestoreWaitContainer}).DoRaw(ctx)
@@ -143,7 +142,7 @@ func restoreIntoTooSmallVolume(t *testing.T, s *stack, kc kubernetes.Interface) 
 	assert.Contains(t, ended.Message, "free", "the pod's status says why")
 	pod, err := kc.CoreV1().Pods(into).Get(ctx, "api", metav1.GetOptions{})
 	require.NoError(t, err)
-	keepDir := filepath.Join(sandbox.KubeletPodsDir, string(pod.UID), "volumes/kubernetes.io~empty-dir/keep")
+	keepDir := emptyDirOnNode(pod, "keep")
 	written, err := datatree.Bytes(keepDir)
 	require.NoError(t, err)
 	assert.Zero(t, written, "nothing was written")
@@ -167,7 +166,7 @@ func assertStatefulSetPodRestored(t *testing.T, s *stack, kc kubernetes.Interfac
 			ended := restoreWaitEnded(pod)
 			require.NotNil(t, ended, "the running queue-0 is the pod that waited for its data: %+v", pod.Status.InitContainerStatuses)
 			assert.Equal(t, int32(0), ended.ExitCode)
-			got, err := datatree.Digest(filepath.Join(sandbox.KubeletPodsDir, string(pod.UID), "volumes/kubernetes.io~empty-dir/spool"))
+			got, err := datatree.Digest(emptyDirOnNode(pod, "spool"))
 			require.NoError(t, err)
 			assert.Equal(t, spool, got, "queue-0 runs with its spool's copy")
 			return
@@ -331,7 +330,7 @@ func writtenFiles(t *testing.T, kc kubernetes.Interface, ns, pod, volume string)
 	if err != nil {
 		return 0
 	}
-	dir := filepath.Join(sandbox.KubeletPodsDir, string(p.UID), "volumes/kubernetes.io~empty-dir", volume)
+	dir := emptyDirOnNode(p, volume)
 	seen := 0
 	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
