@@ -38,15 +38,16 @@ type fsBackupOfWeb struct {
 }
 
 // fileSystemRestoreOnTheNode writes the copies of backup fsb-2 back into
-// the restored pods, in namespace fsb, which was deleted: each restored pod waits in its
-// restore-wait init container while a data mover on the node writes its
-// volumes; SIGKILLed mid-restore, a second one carries on. The pods then
-// start with their volumes byte-identical, web's adopted by its restored
-// Deployment and queue-0 by its StatefulSet. A copy larger than its new volume fails for good and its
-// pod is told so. A worker killed while a pod waits to be scheduled leaves
-// one data mover per volume, and a restore canceled mid-data tells its
-// pod why, in the pod's status and log, and leaves no data mover. w is
-// the worker, which podWorker starts again; it returns the one running.
+// the restored pods, in namespace fsb, which was deleted: each restored
+// pod waits in its restore-wait init container while a data mover on the
+// node writes its volumes; SIGKILLed mid-restore, a second one carries
+// on. The pods then start with their volumes byte-identical, web's
+// adopted by its restored Deployment and queue-0 by its StatefulSet. A
+// copy larger than its new volume fails for good and its pod is told so.
+// A worker killed while a pod waits to be scheduled leaves one data mover
+// per volume, and a restore canceled mid-data tells its pod why, in the
+// pod's status and log, and leaves no data mover. w is the worker, which
+// podWorker starts again; it returns the one running.
 func fileSystemRestoreOnTheNode(t *testing.T, s *stack, b fsBackupOfWeb, w *proc, podWorker func() *proc) *proc {
 	ctx := context.Background()
 	kc := fastClient(t, s.cluster.Config())
