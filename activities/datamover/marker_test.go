@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -28,11 +29,7 @@ func TestMarkersOfARestoredPod(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o644), info.Mode().Perm(), "the init container runs as another user")
 
-	long := make([]byte, 10000)
-	for i := range long {
-		long[i] = 'x'
-	}
-	require.NoError(t, a.writeMarker("files", string(long)))
+	require.NoError(t, a.writeMarker("files", strings.Repeat("x", 10000)))
 	data, err = os.ReadFile(filepath.Join(dir, "files"))
 	require.NoError(t, err)
 	assert.Len(t, data, maxMarkerBytes+1)
