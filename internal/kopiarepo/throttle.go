@@ -83,7 +83,6 @@ func (s *throttledStorage) GetBlob(ctx context.Context, id blob.ID, offset, leng
 		}
 		return s.Storage.GetBlob(ctx, id, offset, length, output) // unwrapped: kopia checks for blob.ErrBlobNotFound
 	}
-	output.Reset()
 	if err := s.Storage.GetBlob(ctx, id, offset, length, output); err != nil {
 		return err
 	}
