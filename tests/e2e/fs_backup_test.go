@@ -200,8 +200,11 @@ func freezeAtHeartbeatCheckpoint(t *testing.T, s *stack, backup string, v v1alph
 		if ok && p.CheckpointedBytes >= bytes {
 			break
 		}
-		require.True(t, time.Now().Before(deadline), "upload of %s heartbeated no checkpoint of %d bytes (last %+v); data movers: %s; pending: %s",
-			v.Key(), bytes, p, podStates(fastClient(t, s.cluster.Config()), worker.DefaultDataMoverNamespace), pendingActivities(t, s, v1alpha1.VolumeWorkflowID(backup, v)))
+		if time.Now().After(deadline) {
+			require.Fail(t, "no checkpoint", "upload of %s heartbeated no checkpoint of %d bytes (last %+v); data movers: %s; pending: %s",
+				v.Key(), bytes, p, podStates(fastClient(t, s.cluster.Config()), worker.DefaultDataMoverNamespace),
+				pendingActivities(t, s, v1alpha1.VolumeWorkflowID(backup, v)))
+		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	freeze(t)

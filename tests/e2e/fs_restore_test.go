@@ -104,7 +104,7 @@ func fileSystemRestoreOnTheNode(t *testing.T, s *stack, b fsBackupOfWeb, w *proc
 	require.NoError(t, err)
 	assert.Contains(t, string(logs), "Every volume is restored")
 	waitAdopted(t, kc, into, b.pod)
-	assertStatefulSetPodRestored(t, s, kc, into, b.spool)
+	assertStatefulSetPodRestored(t, kc, into, b.spool)
 	recordHistory(t, s, cacheID, "pod_volume_restore_completed.json")
 	assertNoDataMoverPods(t, s)
 
@@ -153,28 +153,21 @@ func restoreIntoTooSmallVolume(t *testing.T, s *stack, kc kubernetes.Interface) 
 // assertStatefulSetPodRestored checks that the restored StatefulSet
 // queue adopted the pod restored before it, which waited for its data and
 // started with it, rather than replacing it with one of its template.
-func assertStatefulSetPodRestored(t *testing.T, s *stack, kc kubernetes.Interface, ns string, spool map[string]string) {
+func assertStatefulSetPodRestored(t *testing.T, kc kubernetes.Interface, ns string, spool map[string]string) {
 	t.Helper()
-	ctx := context.Background()
-	waitPodRunning(t, s, ns, "queue-0")
-	deadline := time.Now().Add(time.Minute)
-	for {
-		pod, err := kc.CoreV1().Pods(ns).Get(ctx, "queue-0", metav1.GetOptions{})
-		require.NoError(t, err)
-		if owner := metav1.GetControllerOf(pod); owner != nil {
-			assert.Equal(t, "StatefulSet", owner.Kind)
-			assert.Equal(t, "queue", owner.Name)
-			ended := restoreWaitEnded(pod)
-			require.NotNil(t, ended, "the running queue-0 is the pod that waited for its data: %+v", pod.Status.InitContainerStatuses)
-			assert.Equal(t, int32(0), ended.ExitCode)
-			got, err := datatree.Digest(emptyDirOnNode(pod, "spool"))
-			require.NoError(t, err)
-			assert.Equal(t, spool, got, "queue-0 runs with its spool's copy")
-			return
-		}
-		require.True(t, time.Now().Before(deadline), "the restored StatefulSet did not adopt %s/queue-0", ns)
-		time.Sleep(200 * time.Millisecond)
-	}
+	pod := waitPodWhere(t, kc, ns, podNamed("queue-0"), "the restored StatefulSet did not adopt "+ns+"/queue-0 running",
+		func(p *corev1.Pod) bool {
+			return p.Status.Phase == corev1.PodRunning && metav1.GetControllerOf(p) != nil
+		})
+	owner := metav1.GetControllerOf(pod)
+	assert.Equal(t, "StatefulSet", owner.Kind)
+	assert.Equal(t, "queue", owner.Name)
+	ended := restoreWaitEnded(pod)
+	require.NotNil(t, ended, "the running queue-0 is the pod that waited for its data: %+v", pod.Status.InitContainerStatuses)
+	assert.Equal(t, int32(0), ended.ExitCode)
+	got, err := datatree.Digest(emptyDirOnNode(pod, "spool"))
+	require.NoError(t, err)
+	assert.Equal(t, spool, got, "queue-0 runs with its spool's copy")
 }
 
 // workerKilledThenRestoreCanceled restores again, into fsb-c, where the
@@ -245,16 +238,9 @@ func waitAwaitingPod(t *testing.T, s *stack, workflowID, what string) {
 // container has ended, and returns how.
 func waitRestoreWaitEnded(t *testing.T, kc kubernetes.Interface, ns, name string) *corev1.ContainerStateTerminated {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		pod, err := kc.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
-		require.NoError(t, err)
-		if ended := restoreWaitEnded(pod); ended != nil {
-			return ended
-		}
-		require.True(t, time.Now().Before(deadline), "the init container of %s/%s still waits: %+v", ns, name, pod.Status.InitContainerStatuses)
-		time.Sleep(200 * time.Millisecond)
-	}
+	pod := waitPodWhere(t, kc, ns, podNamed(name), "the init container of "+ns+"/"+name+" still waits",
+		func(p *corev1.Pod) bool { return restoreWaitEnded(p) != nil })
+	return restoreWaitEnded(pod)
 }
 
 // restoreWaitEnded is how the pod's restore-wait init container last
@@ -287,18 +273,11 @@ func assertWaitsForData(t *testing.T, kc kubernetes.Interface, ns, name string) 
 // its restored Deployment, which made no pod of its own.
 func waitAdopted(t *testing.T, kc kubernetes.Interface, ns, name string) {
 	t.Helper()
-	ctx := context.Background()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		pod, err := kc.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-		require.NoError(t, err)
-		if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind == "ReplicaSet" {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "pod %s/%s has no ReplicaSet owner: %+v", ns, name, pod.OwnerReferences)
-		time.Sleep(200 * time.Millisecond)
-	}
-	pods, err := kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+	waitPodWhere(t, kc, ns, podNamed(name), "pod "+ns+"/"+name+" has no ReplicaSet owner", func(p *corev1.Pod) bool {
+		ref := metav1.GetControllerOf(p)
+		return ref != nil && ref.Kind == "ReplicaSet"
+	})
+	pods, err := kc.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=web"})
 	require.NoError(t, err)
 	require.Len(t, pods.Items, 1, "the Deployment adopted the restored pod instead of making another")
 }

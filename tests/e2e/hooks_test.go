@@ -287,22 +287,42 @@ func barePod(t *testing.T, s *stack, ns, name string, probe []string, annotation
 // waitPodRunning watches a pod until its phase is Running.
 func waitPodRunning(t *testing.T, s *stack, ns, name string) {
 	t.Helper()
-	waitPodsRunning(t, s, ns, func(o *metav1.ListOptions) { o.FieldSelector = "metadata.name=" + name })
+	waitPodsRunning(t, s, ns, podNamed(name))
 }
 
 // waitPodsRunning waits until a pod of ns that the list options select
 // runs.
 func waitPodsRunning(t *testing.T, s *stack, ns string, selector func(*metav1.ListOptions)) {
 	t.Helper()
-	kc := fastClient(t, s.cluster.Config())
+	waitPodWhere(t, fastClient(t, s.cluster.Config()), ns, selector, "no pod of "+ns+" ran",
+		func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+}
+
+// waitPodWhere watches the pods of ns that the list options select until
+// one is as done says, and returns it; what says what did not happen.
+func waitPodWhere(t *testing.T, kc kubernetes.Interface, ns string, selector func(*metav1.ListOptions), what string,
+	done func(*corev1.Pod) bool) *corev1.Pod {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a bound for a broken node, not a verdict
 	defer cancel()
 	lw := cache.NewFilteredListWatchFromClient(kc.CoreV1().RESTClient(), "pods", ns, selector)
+	var found *corev1.Pod
 	_, err := watchtools.UntilWithSync(ctx, lw, &corev1.Pod{}, nil, func(ev watch.Event) (bool, error) {
 		p, ok := ev.Object.(*corev1.Pod)
-		return ok && p.Status.Phase == corev1.PodRunning, nil
+		if ok && done(p) {
+			found = p
+		}
+		return found != nil, nil
 	})
-	require.NoError(t, err, "no pod of %s ran: %s", ns, podStates(kc, ns))
+	if err != nil {
+		require.NoError(t, err, "%s: %s", what, podStates(kc, ns))
+	}
+	return found
+}
+
+// podNamed selects the pod name.
+func podNamed(name string) func(*metav1.ListOptions) {
+	return func(o *metav1.ListOptions) { o.FieldSelector = "metadata.name=" + name }
 }
 
 // podStates says, for a failure's message, how each pod of ns fares:
