@@ -89,7 +89,7 @@ func (r *scheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if err := r.writeStatus(ctx, sc, scheduleStatus(v, id, sc.Generation)); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: r.untilAfterNextRun(v)}, nil
+	return ctrl.Result{RequeueAfter: r.untilAfterNextRun(v, sc.CreationTimestamp.Time)}, nil
 }
 
 // apply brings the schedule of the resource's name to its spec, paused or
@@ -127,13 +127,30 @@ func (r *scheduleReconciler) apply(ctx context.Context, log *zap.Logger, sc *v1a
 }
 
 // untilAfterNextRun is when the status is next worth refreshing: a
-// minute after the next due time (none while paused).
-func (r *scheduleReconciler) untilAfterNextRun(v *starter.ScheduleView) time.Duration {
-	if v.Paused || len(v.NextRuns) == 0 {
+// minute after the next due time (none while paused). Temporal computes a
+// new schedule's due times in a task of its own, so a describe right after
+// the create may have none yet: a young schedule (by the later of its and
+// its resource's creation) without them is asked again shortly.
+func (r *scheduleReconciler) untilAfterNextRun(v *starter.ScheduleView, resourceCreated time.Time) time.Duration {
+	if v.Paused {
+		return 0
+	}
+	if len(v.NextRuns) == 0 {
+		created := v.CreatedAt
+		if resourceCreated.After(created) {
+			created = resourceCreated
+		}
+		if r.now().Sub(created) < dueTimesPending {
+			return time.Second
+		}
 		return 0
 	}
 	return max(v.NextRuns[0].Sub(r.now())+time.Minute, time.Minute)
 }
+
+// dueTimesPending is how long after its creation a schedule without due
+// times is taken to be waiting for Temporal to compute them.
+const dueTimesPending = time.Minute
 
 func scheduleStatus(v *starter.ScheduleView, id *v1alpha1.Identity, generation int64) v1alpha1.ScheduleResourceStatus {
 	s := v1alpha1.ScheduleResourceStatus{ScheduleID: v1alpha1.ScheduleID(v.Name), Paused: v.Paused, Health: v.Health.State,
