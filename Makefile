@@ -19,6 +19,8 @@ DIST := $(ROOT)/dist
 RELEASE_ARCHES := amd64 arm64
 # Bench size: make bench N=100000
 N ?= 10000
+# A CPU profile of the worker while it backs up: make bench PROFILE=worker.pprof
+PROFILE ?=
 # Data path bench size in MiB: make bench-datapath DATA_MB=512
 DATA_MB ?= 2048
 
@@ -193,7 +195,7 @@ demo: build sandbox-bins
 
 ## bench: backup vs plain LIST of N ConfigMaps, one JSON line (N=100000 for the big run)
 bench: build sandbox-bins
-	$(GO) run ./tests/bench -cairn $(BIN)/cairn -n $(N)
+	$(GO) run ./tests/bench -cairn $(BIN)/cairn -n $(N) $(if $(PROFILE),-worker-profile $(abspath $(PROFILE)))
 
 ## kopia-cli: the kopia v0.23.1 command line, reference of the data path bench (cached)
 $(KOPIA_BIN)/kopia:

@@ -37,6 +37,7 @@ type workerFlags struct {
 	maintenanceInterval     time.Duration
 	metricsAddress          string
 	healthAddress           string
+	profilerAddress         string
 	etcdEndpoints           []string
 	etcdCA, etcdCert        string
 	etcdKey                 string
@@ -64,6 +65,8 @@ func (w *workerFlags) register(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&w.maintenanceInterval, "maintenance-interval", time.Hour, "how often the Temporal Schedule "+
 		"runs kopia maintenance on --location's volume data repository (0: no schedule)")
 	cmd.Flags().StringVar(&w.metricsAddress, "metrics-address", "", "serve Prometheus metrics (runs by phase, durations, items, bytes) on this address, e.g. 127.0.0.1:9464 (empty: off)")
+	cmd.Flags().StringVar(&w.profilerAddress, "profiler-address", "", "serve Go's pprof profiles (/debug/pprof/) on this address, e.g. 127.0.0.1:6060, "+
+		"to see where a slow worker spends its time (empty: off; keep it on loopback)")
 	cmd.Flags().StringVar(&w.healthAddress, "health-address", "", "serve /healthz (the process runs) and /readyz (Temporal answers) on this address "+
 		"for the kubelet's probes, e.g. 0.0.0.0:8081 (empty: off); with it the worker waits for an unreachable Temporal instead of exiting")
 	cmd.Flags().StringSliceVar(&w.etcdEndpoints, "etcd-endpoints", nil, "etcd client URLs for etcd snapshots, tried in order (e.g. https://10.0.0.5:2379)")
@@ -135,6 +138,11 @@ repository password.`,
 			}
 			if wf.metricsAddress != "" {
 				if err := serveMetrics(cmd.Context(), wf.metricsAddress, log); err != nil {
+					return err
+				}
+			}
+			if wf.profilerAddress != "" {
+				if err := serveProfiler(cmd.Context(), wf.profilerAddress, log); err != nil {
 					return err
 				}
 			}

@@ -87,13 +87,15 @@ func main() {
 	path := flag.String("path", "", "datapath-child: directory to upload or restore into")
 	backup := flag.String("backup", "", "datapath-child: backup the upload belongs to")
 	snapshotID := flag.String("snapshot", "", "datapath-child: snapshot to restore")
+	profile := flag.String("worker-profile", "", "backup: write a CPU profile of the worker, taken while it backs up, to this file")
+	profileSeconds := flag.Int("profile-seconds", 3, "backup: how long the -worker-profile profile runs, from the backup's start")
 	flag.Parse()
 	var err error
 	switch *kind {
 	case "backup", "restore", "extension":
-		err = run(*cairn, *kind, *n, *namespaces, *size, fsConfig{})
+		err = run(*cairn, *kind, *n, *namespaces, *size, fsConfig{}, profiling{*profile, *profileSeconds})
 	case "fs":
-		err = run(*cairn, *kind, 0, 0, 0, fsConfig{kopiaCLI: *kopiaCLI, dataMB: *dataMB})
+		err = run(*cairn, *kind, 0, 0, 0, fsConfig{kopiaCLI: *kopiaCLI, dataMB: *dataMB}, profiling{})
 	case "datapath":
 		var self string
 		if self, err = os.Executable(); err == nil {
@@ -111,7 +113,13 @@ func main() {
 	}
 }
 
-func run(cairnBin, kind string, n, namespaces, size int, fs fsConfig) error {
+// profiling is where a CPU profile of the worker goes, and how long it runs.
+type profiling struct {
+	path    string
+	seconds int
+}
+
+func run(cairnBin, kind string, n, namespaces, size int, fs fsConfig, prof profiling) error {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "cairn-bench-")
 	if err != nil {
@@ -188,6 +196,13 @@ func run(cairnBin, kind string, n, namespaces, size int, fs fsConfig) error {
 		}
 		workerArgs = append(workerArgs, more...)
 	}
+	profilerAddr := ""
+	if prof.path != "" {
+		if profilerAddr, err = freeAddr(); err != nil {
+			return err
+		}
+		workerArgs = append(workerArgs, "--profiler-address", profilerAddr)
+	}
 	worker, err := startProcess(filepath.Join(dir, "worker.log"), cairnBin, workerArgs...)
 	if err != nil {
 		return err
@@ -229,11 +244,18 @@ func run(cairnBin, kind string, n, namespaces, size int, fs fsConfig) error {
 		progress("plain LIST cluster-wide: %.2fs", res.ListClusterWideSeconds)
 	}
 	progress("backing up")
+	profiled := func() error { return nil }
+	if prof.path != "" {
+		profiled = workerProfile(ctx, profilerAddr, prof.path, prof.seconds)
+	}
 	if _, err := sc.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{Name: "bench"}}); err != nil {
 		return err
 	}
 	v, err := waitDone(ctx, sc, "bench")
 	if err != nil {
+		return err
+	}
+	if err := profiled(); err != nil {
 		return err
 	}
 	if v.Phase != v1alpha1.PhaseCompleted || v.Status == nil || v.Status.StartTime == nil || v.Status.CompletionTime == nil {
