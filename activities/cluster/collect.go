@@ -200,6 +200,12 @@ func (b *batch) collectType(ctx context.Context, t v1alpha1.ResourceType) (*v1al
 	if len(actions) > 0 && b.a.Extensions == nil {
 		return nil, temporal.NewNonRetryableApplicationError("this worker cannot call extensions", v1alpha1.ErrTypeInvalidSpec, nil)
 	}
+	if len(actions) > 0 && b.in.Namespaces != nil {
+		// A type's extension records are dropped whole when its listing
+		// starts over: its shares would drop each other's.
+		return nil, temporal.NewNonRetryableApplicationError("a type extensions act on is collected by one activity, not by shares of its namespaces",
+			v1alpha1.ErrTypeInvalidSpec, nil)
+	}
 	c.actions = actions
 	if b.progress.Current.Resource == c.gr {
 		p := b.progress.Current
@@ -225,7 +231,11 @@ func (b *batch) collectType(ctx context.Context, t v1alpha1.ResourceType) (*v1al
 		tr.Warnings = append(tr.Warnings, fmt.Sprintf("listing %s outlived etcd's compaction %d times and went on from where it was: "+
 			"objects changed while it was listed may be missing or at a later state than the rest", c.gr, p.Continuations))
 	}
-	if err := b.run.Loc.WriteJSON(ctx, b.run.Keys.TypeResult(c.gr), tr); err != nil {
+	key := b.run.Keys.TypeResult(c.gr)
+	if s := b.in.Namespaces; s != nil && s.Index > 0 {
+		key = b.run.Keys.TypeResult(fmt.Sprintf("%s@%d-of-%d", c.gr, s.Index, s.Of))
+	}
+	if err := b.run.Loc.WriteJSON(ctx, key, tr); err != nil {
 		return nil, err
 	}
 	c.log.Info("Collected", zap.Int("items", res.Items), zap.Int("parts", res.Parts), zap.Int("restarts", res.Restarts))
@@ -236,11 +246,15 @@ func (b *batch) collectType(ctx context.Context, t v1alpha1.ResourceType) (*v1al
 // Current.
 type collector struct {
 	*batch
-	res      kube.Resource
-	gr       string
-	log      *zap.Logger
-	shards   []string
-	isNSType bool
+	res    kube.Resource
+	gr     string
+	log    *zap.Logger
+	shards []string
+	// shardIndex is, when the activity lists a share of the plan's
+	// namespaces, the index in the plan of each of shards: parts are
+	// named by it.
+	shardIndex []int
+	isNSType   bool
 	// actions are the extensions that act on the type's items, and
 	// pending the pages listed that wait for them.
 	actions []extcall.Action
@@ -260,15 +274,43 @@ func (b *batch) collector(t v1alpha1.ResourceType) *collector {
 		isNSType: t.GroupResource() == "namespaces",
 		shards:   []string{""},
 	}
-	switch {
-	case !t.Namespaced:
-	case !b.plan.AllNamespaces:
+	if b.plan.listsByNamespace(t) {
 		c.shards = b.plan.Namespaces
-	case ListsByNamespace(t.Estimate, len(b.plan.Namespaces)):
-		c.shards = b.plan.Namespaces
-		c.log.Info("Listing namespace by namespace", zap.Int("estimate", t.Estimate), zap.Int("namespaces", len(c.shards)))
+		if b.plan.AllNamespaces {
+			c.log.Info("Listing namespace by namespace", zap.Int("estimate", t.Estimate), zap.Int("namespaces", len(c.shards)))
+		}
+	}
+	if s := b.in.Namespaces; s != nil {
+		c.shards, c.shardIndex = shareOf(c.shards, *s)
+		c.log.Info("Listing a share of the namespaces", zap.Int("share", s.Index), zap.Int("of", s.Of), zap.Int("namespaces", len(c.shards)))
 	}
 	return c
+}
+
+// shareOf is the share of shards s names, and the index of each in
+// shards. A type listed whole belongs to share 0.
+func shareOf(shards []string, s v1alpha1.NamespaceShare) ([]string, []int) {
+	if len(shards) == 1 && shards[0] == "" {
+		if s.Index == 0 {
+			return shards, []int{0}
+		}
+		return nil, nil
+	}
+	var share []string
+	var index []int
+	for i := s.Index; s.Of > 0 && i >= 0 && i < len(shards); i += s.Of {
+		share, index = append(share, shards[i]), append(index, i)
+	}
+	return share, index
+}
+
+// partShard is the index in the plan of the namespace shards[i] lists,
+// which names its parts.
+func (c *collector) partShard(i int) int {
+	if c.shardIndex == nil {
+		return i
+	}
+	return c.shardIndex[i]
 }
 
 // ListsByNamespace says whether a whole-cluster backup lists a namespaced
@@ -328,7 +370,7 @@ func (c *collector) collect(ctx context.Context) (*v1alpha1.TypeCollected, error
 			// is stored twice.
 			c.log.Warn("Continue token expired, listing the type again", zap.Error(err))
 			// With them go what extensions answered for their items.
-			for _, prefix := range []string{c.run.Keys.PartsPrefix(c.gr), c.run.Keys.AdditionalRefsOf(c.gr), c.run.Keys.ExtensionOperationsOf(c.gr)} {
+			for _, prefix := range c.storedPrefixes() {
 				if derr := c.run.Loc.DeletePrefix(ctx, prefix, nil); derr != nil {
 					return nil, derr
 				}
@@ -363,7 +405,7 @@ func (c *collector) collect(ctx context.Context) (*v1alpha1.TypeCollected, error
 			before := *p
 			c.durable = &before
 		}
-		c.pending.add(c.run.Keys.Part(c.gr, p.Shard, p.Part), c.select_(page, p), len(c.actions) > 0)
+		c.pending.add(c.run.Keys.Part(c.gr, c.partShard(p.Shard), p.Part), c.select_(page, p), len(c.actions) > 0)
 		p.Part++
 		p.Continue = page.Continue
 		if p.Continue == "" {
@@ -383,6 +425,20 @@ func (c *collector) collect(ctx context.Context) (*v1alpha1.TypeCollected, error
 	}
 	return &v1alpha1.TypeCollected{Resource: c.gr, Items: p.Items, Parts: p.Parts, Restarts: p.Restarts, Skipped: c.skipReason(),
 		ItemErrors: p.ItemErrorsTotal, Operations: p.Operations}, nil
+}
+
+// storedPrefixes hold what this activity stored of its type: the whole
+// type's parts and extension records, or the parts of its namespaces
+// when it lists a share of them (shares have no extensions).
+func (c *collector) storedPrefixes() []string {
+	if c.in.Namespaces == nil {
+		return []string{c.run.Keys.PartsPrefix(c.gr), c.run.Keys.AdditionalRefsOf(c.gr), c.run.Keys.ExtensionOperationsOf(c.gr)}
+	}
+	prefixes := make([]string, len(c.shards))
+	for i := range c.shards {
+		prefixes[i] = c.run.Keys.ShardParts(c.gr, c.partShard(i))
+	}
+	return prefixes
 }
 
 // flush stores the pending pages, as the type's extensions answered for

@@ -365,3 +365,73 @@ func TestCollectLeavesOutObjectsLabelledToBeExcluded(t *testing.T) {
 	}, tr.Excluded)
 	assert.Equal(t, 2, tr.ExcludedTotal)
 }
+
+// TestCollectSharesOfNamespacesSideBySide: a type collected by two
+// activities, each a share of the plan's namespaces dealt in turn, lists
+// each namespace once; a share that fails and resumes, then meets an
+// expired continue token and starts over, drops only its own parts;
+// every object is stored once, parts are named by the namespace's index
+// in the plan, and each share stores its own result.
+func TestCollectSharesOfNamespacesSideBySide(t *testing.T) {
+	f := newCollectFixture(t)
+	f.writePlan(false, "a", "b", "c", "d")
+
+	f.in.Namespaces = &v1alpha1.NamespaceShare{Index: 0, Of: 2}
+	first, err := f.attempt(nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "c"}, f.lister.shards)
+	assert.Equal(t, 2*pages*perPage, first.Items)
+
+	f.lister.shards, f.beats = nil, nil
+	f.in.Namespaces = &v1alpha1.NamespaceShare{Index: 1, Of: 2}
+	f.lister.failOn["t6"] = errors.New("worker lost its connection")
+	_, err = f.attempt(nil)
+	require.Error(t, err, "the second share's first attempt fails in namespace b")
+	last := f.beats[len(f.beats)-1]
+	assert.Equal(t, 0, last.Current.Shard, "the share's own first namespace")
+	f.lister.failOn["t3"] = apierrors.NewResourceExpired("continue token too old")
+	second, err := f.attempt(&last)
+	require.NoError(t, err)
+	assert.Equal(t, 1, second.Restarts)
+	assert.Equal(t, 2*pages*perPage, second.Items)
+	assert.Equal(t, []string{"b", "d", "b", "d"}, f.lister.shards, "the share lists only its namespaces, again after the restart")
+
+	counts := f.stored()
+	assert.Len(t, counts, 4*pages*perPage, "the first share's parts survive the second's restart")
+	for name, n := range counts {
+		assert.Equal(t, 1, n, "%s stored %d times", name, n)
+	}
+	loc, err := location.OpenPlain(context.Background(), f.in.Location)
+	require.NoError(t, err)
+	defer loc.Close()
+	keys := location.Backup("b")
+	for shard, ns := range []string{"a", "b", "c", "d"} {
+		parts, err := loc.Keys(context.Background(), keys.ShardParts("configmaps", shard))
+		require.NoError(t, err)
+		require.Len(t, parts, pages, "namespace %s's parts are named by its index in the plan", ns)
+		require.NoError(t, loc.ReadLines(context.Background(), parts[0], func(line []byte) error {
+			assert.Contains(t, string(line), `"namespace":"`+ns+`"`)
+			return nil
+		}))
+	}
+	for _, key := range []string{keys.TypeResult("configmaps"), keys.TypeResult("configmaps@1-of-2")} {
+		var tr TypeResult
+		require.NoError(t, loc.ReadJSON(context.Background(), key, &tr), "each share stores its result")
+		assert.Equal(t, 2*pages*perPage, tr.Items)
+	}
+}
+
+func TestShareOfShards(t *testing.T) {
+	shards := []string{"a", "b", "c", "d", "e"}
+	got, index := shareOf(shards, v1alpha1.NamespaceShare{Index: 1, Of: 2})
+	assert.Equal(t, []string{"b", "d"}, got)
+	assert.Equal(t, []int{1, 3}, index)
+	got, _ = shareOf(shards, v1alpha1.NamespaceShare{Index: 0, Of: 3})
+	assert.Equal(t, []string{"a", "d"}, got)
+	got, _ = shareOf(shards, v1alpha1.NamespaceShare{Index: 7, Of: 8})
+	assert.Empty(t, got, "a share past the plan's namespaces lists none")
+	got, _ = shareOf([]string{""}, v1alpha1.NamespaceShare{Index: 0, Of: 2})
+	assert.Equal(t, []string{""}, got, "a type listed whole belongs to share 0")
+	got, _ = shareOf([]string{""}, v1alpha1.NamespaceShare{Index: 1, Of: 2})
+	assert.Empty(t, got, "and to no other")
+}

@@ -51,6 +51,13 @@ func StartWithPlan(ctx context.Context, locs *location.Opener, log *zap.Logger, 
 	return run, &plan, nil
 }
 
+// listsByNamespace says whether collection lists t one namespace at a
+// time: the plan names its namespaces, or the type is too large for one
+// cluster-wide list (ListsByNamespace).
+func (p StoredPlan) listsByNamespace(t v1alpha1.ResourceType) bool {
+	return t.Namespaced && (!p.AllNamespaces || ListsByNamespace(t.Estimate, len(p.Namespaces)))
+}
+
 // Plans reports whether the plan collects the core resource type.
 func (p StoredPlan) Plans(resource string) bool {
 	for _, t := range p.Types {
@@ -199,6 +206,11 @@ func (a *Activities) plan(ctx context.Context, in v1alpha1.PlanInput, log *zap.L
 	result.CollectRelated = mode == v1alpha1.ClusterResourcesAuto && !fullCluster
 
 	plan := &StoredPlan{Spec: spec, AllNamespaces: allNamespaces, Namespaces: namespaces, Types: result.Types, Extensions: a.Registered}
+	for i, t := range result.Types {
+		if plan.listsByNamespace(t) {
+			result.Types[i].ListedNamespaces = len(namespaces)
+		}
+	}
 	return plan, result, nil
 }
 

@@ -64,6 +64,9 @@ type ResourceType struct {
 	Namespaced bool   `json:"namespaced"`
 	// Estimate of the number of objects (0: unknown).
 	Estimate int `json:"estimate,omitempty"`
+	// ListedNamespaces is how many namespaces the plan lists the type in,
+	// one at a time (0: one list of the whole type).
+	ListedNamespaces int `json:"listedNamespaces,omitempty"`
 }
 
 // GroupResource is the "resource.group" name used in the tarball and in
@@ -105,6 +108,19 @@ type CollectInput struct {
 	Options  BackupOptions  `json:"options"`
 	// DryRun tells extensions that nothing they answer is kept.
 	DryRun bool `json:"dryRun,omitempty"`
+	// Namespaces, with a batch of one type listed namespace by namespace,
+	// is the share of its namespaces this activity lists: a large type is
+	// collected by several activities side by side (nil: all of them).
+	Namespaces *NamespaceShare `json:"namespaces,omitempty"`
+}
+
+// NamespaceShare is one of Of shares of a plan's namespaces, dealt in
+// turn: the namespaces whose index i in the plan has i % Of == Index.
+// Dealt, not cut in ranges, so the large namespaces of a cluster (often
+// neighbours by name) spread over the shares.
+type NamespaceShare struct {
+	Index int `json:"index"`
+	Of    int `json:"of"`
 }
 
 // CollectResult is the outcome of one collect activity: one entry per

@@ -64,6 +64,12 @@ func (b BackupKeys) Part(groupResource string, shard, index int) string {
 	return fmt.Sprintf("%s%05d-%06d.jsonl", b.PartsPrefix(groupResource), shard, index)
 }
 
+// ShardParts is the prefix of the parts of one shard (the namespace of
+// that index in the plan, or 0 for a list of the whole type).
+func (b BackupKeys) ShardParts(groupResource string, shard int) string {
+	return fmt.Sprintf("%s%05d-", b.PartsPrefix(groupResource), shard)
+}
+
 // AdditionalPart is one page of the additional items extensions asked
 // for, of one type: after the type's own parts, in their shard's place.
 func (b BackupKeys) AdditionalPart(groupResource string, index int) string {
