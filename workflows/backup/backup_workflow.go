@@ -57,6 +57,9 @@ type backupRun struct {
 	extensionItemErrors      int
 	extensionOperations      int
 	extensionOperationsError string
+	// sharesLeft counts, per type collected in shares of its namespaces,
+	// the shares whose outcome is still to come.
+	sharesLeft map[string]int
 }
 
 func (b *backupRun) setup(ctx workflow.Context) error {
@@ -91,7 +94,7 @@ func (b *backupRun) run(ctx workflow.Context) (*v1alpha1.BackupStatus, error) {
 	if err := b.planHooks(ctx); err != nil {
 		return b.end(ctx, err)
 	}
-	if err := b.collectAll(ctx, plan.Types); err != nil {
+	if err := b.collectAll(ctx, plan); err != nil {
 		return b.end(ctx, err)
 	}
 	if plan.CollectRelated {
@@ -154,12 +157,13 @@ func (b *backupRun) plan(ctx workflow.Context) (*v1alpha1.PlanResult, error) {
 // collectAll runs the collect activities of the batches collectBatches
 // makes, at most Concurrency at once. The first activity that fails for
 // good stops new ones from starting; those running are waited for.
-func (b *backupRun) collectAll(ctx workflow.Context, types []v1alpha1.ResourceType) error {
+func (b *backupRun) collectAll(ctx workflow.Context, plan *v1alpha1.PlanResult) error {
 	actx := workflow.WithActivityOptions(ctx, b.activityOptions(6*time.Hour))
 	sel := workflow.NewSelector(ctx)
 	var firstErr error
 	running := 0
-	for _, batch := range collectBatches(types, b.opts.PageSize, b.opts.Concurrency) {
+	inputs := b.collectInputs(plan, workflow.GetVersion(ctx, versionNamespaceShares, workflow.DefaultVersion, 1) == 1)
+	for _, in := range inputs {
 		if firstErr != nil || ctx.Err() != nil {
 			break
 		}
@@ -170,7 +174,6 @@ func (b *backupRun) collectAll(ctx workflow.Context, types []v1alpha1.ResourceTy
 		if firstErr != nil || ctx.Err() != nil {
 			break
 		}
-		in := v1alpha1.CollectInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, Types: batch, Options: b.opts, DryRun: b.dryRun}
 		f := workflow.ExecuteActivity(actx, clusterActs.CollectResources, in)
 		running++
 		sel.AddFuture(f, func(f workflow.Future) {
@@ -197,17 +200,28 @@ func (b *backupRun) collectAll(ctx workflow.Context, types []v1alpha1.ResourceTy
 	return firstErr
 }
 
+// recordCollect counts the outcome of a type, or of a share of its
+// namespaces: the type is done with its last share, and a type-level
+// error counts once.
 func (b *backupRun) recordCollect(res v1alpha1.TypeCollected) {
 	gr := res.Resource
 	p := b.status.Resources[gr]
-	p.Items, p.Done, p.Error = res.Items, true, res.Error
-	b.status.Resources[gr] = p
-	b.status.ResourceTypesDone++
-	b.status.ItemsDone += res.Items
-	if res.Error != "" {
-		b.status.Errors++
-		b.logger.Warn("Resource type not backed up", "resource", gr, "error", res.Error)
+	p.Items += res.Items
+	if b.sharesLeft[gr] > 1 {
+		b.sharesLeft[gr]--
+	} else {
+		p.Done = true
+		b.status.ResourceTypesDone++
 	}
+	if res.Error != "" {
+		if p.Error == "" {
+			b.status.Errors++
+			b.logger.Warn("Resource type not backed up", "resource", gr, "error", res.Error)
+		}
+		p.Error = res.Error
+	}
+	b.status.Resources[gr] = p
+	b.status.ItemsDone += res.Items
 	b.extensionOperations += res.Operations
 	if res.ItemErrors > 0 {
 		b.status.Errors += res.ItemErrors

@@ -43,3 +43,58 @@ func collectBatches(types []v1alpha1.ResourceType, pageSize, concurrency int) []
 	}
 	return append(batches, dealt...)
 }
+
+// versionNamespaceShares marks the runs that collect a large type listed
+// namespace by namespace in shares of its namespaces, side by side.
+const versionNamespaceShares = "collect-namespace-shares"
+
+// minSharePages is the least a share of namespaces lists, in pages (by
+// the estimate): an activity's round trip through Temporal costs about
+// as much as a page, so a share of fewer is not worth one of its own.
+const minSharePages = 20
+
+// namespaceShares splits a type listed namespace by namespace into up to
+// concurrency shares of its namespaces, collected side by side: the API
+// server answers several lists at once faster than one after another
+// (two to four lists at once took 0.55-0.6 s where one took 0.9 s, for
+// 40,000 ConfigMaps over 40 namespaces on the 2-core bench machine).
+// Nil when the type is listed whole or too small to split.
+func namespaceShares(t v1alpha1.ResourceType, pageSize, concurrency int) []v1alpha1.NamespaceShare {
+	k := min(concurrency, t.ListedNamespaces, t.Estimate/(minSharePages*max(pageSize, 1)))
+	if k < 2 {
+		return nil
+	}
+	shares := make([]v1alpha1.NamespaceShare, k)
+	for i := range shares {
+		shares[i] = v1alpha1.NamespaceShare{Index: i, Of: k}
+	}
+	return shares
+}
+
+// collectInputs are the inputs of the run's collect activities: a batch
+// each, and with shared, a share each of the large types' namespaces
+// (none when extensions act on items: a type's extension records are
+// kept whole).
+func (b *backupRun) collectInputs(plan *v1alpha1.PlanResult, shared bool) []v1alpha1.CollectInput {
+	var inputs []v1alpha1.CollectInput
+	for _, batch := range collectBatches(plan.Types, b.opts.PageSize, b.opts.Concurrency) {
+		in := v1alpha1.CollectInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, Types: batch, Options: b.opts, DryRun: b.dryRun}
+		var shares []v1alpha1.NamespaceShare
+		if shared && len(batch) == 1 && plan.Extensions == 0 {
+			shares = namespaceShares(batch[0], b.opts.PageSize, b.opts.Concurrency)
+		}
+		if len(shares) == 0 {
+			inputs = append(inputs, in)
+			continue
+		}
+		if b.sharesLeft == nil {
+			b.sharesLeft = map[string]int{}
+		}
+		b.sharesLeft[batch[0].GroupResource()] = len(shares)
+		for i := range shares {
+			in.Namespaces = &shares[i]
+			inputs = append(inputs, in)
+		}
+	}
+	return inputs
+}

@@ -1,10 +1,13 @@
 package backup
 
 import (
+	"context"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
@@ -59,4 +62,77 @@ func TestCollectBatchesBoundsTheTypesPerActivity(t *testing.T) {
 func TestCollectBatchesNeverMoreActivitiesThanTypes(t *testing.T) {
 	assert.Equal(t, [][]string{{"r00"}, {"r01"}}, batchNames(collectBatches(typesEstimated(0, 0), 500, 4)))
 	assert.Empty(t, collectBatches(nil, 500, 4))
+}
+
+// TestNamespaceSharesSplitALargeTypeListedByNamespace: a type listed
+// namespace by namespace is dealt into up to concurrency shares of its
+// namespaces, each of at least minSharePages pages by its estimate; a
+// type listed whole, or too small, is not split.
+func TestNamespaceSharesSplitALargeTypeListedByNamespace(t *testing.T) {
+	large := v1alpha1.ResourceType{Resource: "configmaps", Estimate: 100_000, ListedNamespaces: 10}
+	assert.Equal(t, []v1alpha1.NamespaceShare{{Index: 0, Of: 4}, {Index: 1, Of: 4}, {Index: 2, Of: 4}, {Index: 3, Of: 4}},
+		namespaceShares(large, 500, 4))
+	assert.Len(t, namespaceShares(large, 500, 16), 10, "never more shares than namespaces")
+	assert.Len(t, namespaceShares(v1alpha1.ResourceType{Estimate: 25_000, ListedNamespaces: 10}, 500, 4), 2,
+		"each share lists at least minSharePages pages")
+	assert.Nil(t, namespaceShares(v1alpha1.ResourceType{Estimate: 15_000, ListedNamespaces: 10}, 500, 4), "too small to split")
+	assert.Nil(t, namespaceShares(v1alpha1.ResourceType{Estimate: 100_000}, 500, 4), "listed whole")
+	assert.Nil(t, namespaceShares(large, 500, 1), "one collection at a time")
+}
+
+// TestLargeTypeCollectedInSharesSideBySide: the workflow collects a
+// large type in shares of its namespaces, one activity each, counts the
+// type done once with the sum of their items, and a type-level error
+// once; with extensions planned, the type is collected by one activity.
+func TestLargeTypeCollectedInSharesSideBySide(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		extensions int
+		shares     int
+	}{{"shares", 0, 4}, {"extensions", 1, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newBackupEnv(t)
+			plan := &v1alpha1.PlanResult{Namespaces: 10, Extensions: tc.extensions, Types: []v1alpha1.ResourceType{
+				{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true, Estimate: 100_000, ListedNamespaces: 10},
+				{Version: "v1", Resource: "secrets", Kind: "Secret", Namespaced: true, Estimate: 10},
+			}}
+			env.OnActivity(clusterActs.PlanBackup, mock.Anything, mock.Anything).Return(plan, nil).Once()
+			var mu sync.Mutex
+			var shares []v1alpha1.NamespaceShare
+			env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(
+				func(_ context.Context, in v1alpha1.CollectInput) (*v1alpha1.CollectResult, error) {
+					res := &v1alpha1.CollectResult{}
+					for _, typ := range in.Types {
+						tc := v1alpha1.TypeCollected{Resource: typ.GroupResource(), Items: 5}
+						if in.Namespaces != nil {
+							mu.Lock()
+							shares = append(shares, *in.Namespaces)
+							mu.Unlock()
+							tc.Items, tc.Error = in.Namespaces.Index+1, "configmaps: the server is shutting down"
+						}
+						res.Types = append(res.Types, tc)
+					}
+					return res, nil
+				})
+			env.OnActivity(clusterActs.CollectAdditional, mock.Anything, mock.Anything).Return(&v1alpha1.CollectAdditionalResult{}, nil).Maybe()
+			env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(&v1alpha1.FinalizeResult{}, nil).Once()
+			env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil).Once()
+
+			env.ExecuteWorkflow(BackupWorkflow, testRequest())
+			require.NoError(t, env.GetWorkflowError())
+			s := queryStatus(t, env)
+			cm := s.Resources["configmaps"]
+			assert.Equal(t, 2, s.ResourceTypesDone, "each type counts done once")
+			assert.True(t, cm.Done)
+			if tc.shares == 1 {
+				assert.Empty(t, shares, "a type extensions may act on is collected whole")
+				assert.Equal(t, 5, cm.Items)
+				return
+			}
+			assert.Len(t, shares, tc.shares)
+			assert.Equal(t, 1+2+3+4, cm.Items, "the shares' items add up")
+			assert.Equal(t, 1, s.Errors, "the type's error counts once, not once per share")
+			assert.Equal(t, v1alpha1.PhasePartiallyFailed, s.Phase)
+		})
+	}
 }

@@ -63,7 +63,7 @@ func (b *backupRun) dryRunSteps(ctx workflow.Context) (*v1alpha1.BackupDryRun, e
 	if err := b.planHooks(ctx); err != nil {
 		return result, err
 	}
-	if err := b.collectAll(ctx, plan.Types); err != nil {
+	if err := b.collectAll(ctx, plan); err != nil {
 		return result, err
 	}
 	if plan.CollectRelated {
