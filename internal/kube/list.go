@@ -130,11 +130,26 @@ func decodePage(body []byte, r Resource) (*Page, error) {
 		Remaining: meta.Get("remainingItemCount").Int(),
 	}
 	prefix := typePrefix(r)
+	// The items' lines go into one buffer per page, not one each; the
+	// estimate leaves room for the prefix of items of a KiB or more.
+	lines := make([]byte, 0, len(body)+len(body)/16)
 	items.ForEach(func(_, v gjson.Result) bool {
-		page.Items = append(page.Items, itemOf(v, prefix))
+		var it Item
+		it, lines = itemInto(lines, v, rawOf(body, v), prefix)
+		page.Items = append(page.Items, it)
 		return true
 	})
 	return page, nil
+}
+
+// rawOf is v's JSON as the bytes of body it was parsed from, uncopied
+// when gjson knows where it is (at full capacity: an append to it cannot
+// overwrite the next item).
+func rawOf(body []byte, v gjson.Result) []byte {
+	if end := v.Index + len(v.Raw); v.Index > 0 && end <= len(body) {
+		return body[v.Index:end:end]
+	}
+	return []byte(v.Raw)
 }
 
 // DecodeItem reads one object of r's type from its JSON, as an item of a
@@ -143,7 +158,8 @@ func DecodeItem(raw []byte, r Resource) (Item, error) {
 	if !gjson.ValidBytes(raw) || !gjson.ParseBytes(raw).IsObject() {
 		return Item{}, fmt.Errorf("decode %s item: not a JSON object", r.GroupResource())
 	}
-	return itemOf(gjson.ParseBytes(raw), typePrefix(r)), nil
+	it, _ := itemInto(nil, gjson.ParseBytes(raw), raw, typePrefix(r))
+	return it, nil
 }
 
 // typePrefix opens an object of r's type: what an item of a list, which
@@ -152,10 +168,12 @@ func typePrefix(r Resource) []byte {
 	return fmt.Appendf(nil, `{"apiVersion":%q,"kind":%q`, r.GVR.GroupVersion().String(), r.Kind)
 }
 
-// itemOf returns one object as a compact JSON line that carries its own
-// apiVersion and kind (items of a list have none, but a stored object must
-// be restorable on its own), with the metadata filters look at.
-func itemOf(v gjson.Result, prefix []byte) Item {
+// itemInto returns one object, v parsed from raw, as a compact JSON line
+// that carries its own apiVersion and kind (items of a list have none, but
+// a stored object must be restorable on its own), with the metadata
+// filters look at. A line made here is appended to lines, which it
+// returns.
+func itemInto(lines []byte, v gjson.Result, raw, prefix []byte) (Item, []byte) {
 	meta := v.Get("metadata")
 	it := Item{Name: meta.Get("name").String(), Namespace: meta.Get("namespace").String()}
 	if labels := meta.Get("labels"); labels.IsObject() {
@@ -165,7 +183,6 @@ func itemOf(v gjson.Result, prefix []byte) Item {
 			return true
 		})
 	}
-	raw := []byte(v.Raw)
 	if bytes.IndexByte(raw, '\n') >= 0 {
 		var buf bytes.Buffer
 		if json.Compact(&buf, raw) == nil {
@@ -174,16 +191,18 @@ func itemOf(v gjson.Result, prefix []byte) Item {
 	}
 	if hasTypeFields(v, raw) {
 		it.Raw = raw
-		return it
+		return it, lines
 	}
 	rest := bytes.TrimLeft(bytes.TrimSpace(raw)[1:], " \t\r\n")
-	line := make([]byte, 0, len(prefix)+len(rest)+1)
-	line = append(line, prefix...)
+	start := len(lines)
+	lines = append(lines, prefix...)
 	if len(rest) > 0 && rest[0] != '}' {
-		line = append(line, ',')
+		lines = append(lines, ',')
 	}
-	it.Raw = append(line, rest...)
-	return it
+	lines = append(lines, rest...)
+	// A full capacity: an append to one item's line cannot overwrite the next.
+	it.Raw = lines[start:len(lines):len(lines)]
+	return it, lines
 }
 
 // hasTypeFields says whether an object carries its apiVersion and kind.

@@ -37,6 +37,22 @@ func TestDecodePageKeepsEachItemWhole(t *testing.T) {
 	assert.Equal(t, `a "quoted" }{ brace`, obj["spec"].(map[string]any)["note"])
 	assert.NotContains(t, string(web.Raw), "\n", "stored as one line")
 	assert.Nil(t, page.Items[1].Labels)
+	assert.Equal(t, `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"db","namespace":"shop"},"spec":{}}`,
+		string(page.Items[1].Raw), "each item's line is its own, whole")
+	assert.True(t, json.Valid(web.Raw), "an item's line is not overwritten by the next one's")
+}
+
+// TestDecodePageKeepsTheTypeItemsCarry: a custom resource's list items
+// carry their apiVersion and kind, and are kept as the server sent them.
+func TestDecodePageKeepsTheTypeItemsCarry(t *testing.T) {
+	body := []byte(`{"kind":"WidgetList","apiVersion":"example.com/v1","metadata":{},"items":[` +
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a"}},` +
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"b"}}]}`)
+	page, err := decodePage(body, Resource{GVR: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}, Kind: "Widget"})
+	require.NoError(t, err)
+	require.Len(t, page.Items, 2)
+	assert.Equal(t, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a"}}`, string(page.Items[0].Raw))
+	assert.Equal(t, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"b"}}`, string(page.Items[1].Raw))
 }
 
 func TestDecodeItemKeepsExistingType(t *testing.T) {
