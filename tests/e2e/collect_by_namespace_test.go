@@ -40,6 +40,7 @@ func TestWholeClusterBackupListsAHugeTypeByNamespace(t *testing.T) {
 	s.startWorker("--page-interval", "100ms")
 	v := s.waitDone("everything", 3*time.Minute)
 	require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "%+v", v.Status)
+	recordHistory(t, s, v1alpha1.BackupWorkflowID("everything"), "backup_namespace_shares.json")
 	assert.Greater(t, activityAttempt(t, s, v1alpha1.BackupWorkflowID("everything"), collectActivity), int32(1),
 		"the kill landed mid-list: a share was collected again")
 
