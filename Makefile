@@ -19,7 +19,7 @@ DIST := $(ROOT)/dist
 RELEASE_ARCHES := amd64 arm64
 # Bench size: make bench N=100000
 N ?= 10000
-# A CPU profile of the worker while it backs up: make bench PROFILE=worker.pprof
+# A CPU profile of the worker while it backs up or restores: make bench PROFILE=worker.pprof
 PROFILE ?=
 # Data path bench size in MiB: make bench-datapath DATA_MB=512
 DATA_MB ?= 2048
@@ -213,7 +213,7 @@ bench-fs: build sandbox-bins $(KOPIA_BIN)/kopia
 
 ## bench-restore: restore of N ConfigMaps into an empty cluster vs a plain create loop, one JSON line
 bench-restore: build sandbox-bins
-	$(GO) run ./tests/bench -cairn $(BIN)/cairn -n $(N) -kind restore
+	$(GO) run ./tests/bench -cairn $(BIN)/cairn -n $(N) -kind restore $(if $(PROFILE),-worker-profile $(abspath $(PROFILE)) -profile-seconds 10)
 
 ## bench-extension: backup of N ConfigMaps with a no-op extension registered for them vs without, one JSON line
 bench-extension: build sandbox-bins

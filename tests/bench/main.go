@@ -87,8 +87,8 @@ func main() {
 	path := flag.String("path", "", "datapath-child: directory to upload or restore into")
 	backup := flag.String("backup", "", "datapath-child: backup the upload belongs to")
 	snapshotID := flag.String("snapshot", "", "datapath-child: snapshot to restore")
-	profile := flag.String("worker-profile", "", "backup: write a CPU profile of the worker, taken while it backs up, to this file")
-	profileSeconds := flag.Int("profile-seconds", 3, "backup: how long the -worker-profile profile runs, from the backup's start")
+	profile := flag.String("worker-profile", "", "backup, restore: write a CPU profile of the worker, taken while it backs up or restores, to this file")
+	profileSeconds := flag.Int("profile-seconds", 3, "backup, restore: how long the -worker-profile profile runs, from the run's start")
 	flag.Parse()
 	var err error
 	switch *kind {
@@ -214,7 +214,7 @@ func run(cairnBin, kind string, n, namespaces, size int, fs fsConfig, prof profi
 	location := "file://" + filepath.Join(dir, "location")
 	sc := starter.New(tc, starter.Options{DefaultLocation: location})
 	s := setup{dir: dir, cairnBin: cairnBin, binDir: binDir, log: log, temporalAddr: temporalAddr, kubeconfig: cluster.KubeconfigPath(),
-		tc: tc, sc: sc, worker: worker}
+		tc: tc, sc: sc, worker: worker, prof: prof}
 	switch kind {
 	case "restore":
 		return benchRestore(ctx, s, n, namespaces, size)
@@ -246,7 +246,9 @@ func run(cairnBin, kind string, n, namespaces, size int, fs fsConfig, prof profi
 	progress("backing up")
 	profiled := func() error { return nil }
 	if prof.path != "" {
-		profiled = workerProfile(ctx, profilerAddr, prof.path, prof.seconds)
+		if profiled, err = workerProfile(ctx, profilerAddr, prof.path, prof.seconds); err != nil {
+			return err
+		}
 	}
 	if _, err := sc.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{Name: "bench"}}); err != nil {
 		return err

@@ -6,16 +6,52 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"time"
+
+	"github.com/cairn-backup/cairn/internal/clock"
 )
 
-// workerProfile captures a CPU profile of seconds from the worker's
-// profiler at addr into path, in the background; wait returns once it is
-// written.
-func workerProfile(ctx context.Context, addr, path string, seconds int) (wait func() error) {
+// workerProfile waits until the worker's profiler at addr answers, then
+// captures a CPU profile of seconds into path in the background; wait
+// returns once it is written.
+func workerProfile(ctx context.Context, addr, path string, seconds int) (wait func() error, err error) {
+	if err := profilerUp(ctx, addr); err != nil {
+		return nil, err
+	}
 	done := make(chan error, 1)
 	go func() { done <- fetchProfile(ctx, addr, path, seconds) }()
-	return func() error { return <-done }
+	return func() error { return <-done }, nil
 }
+
+// profilerUp waits for a worker just started to serve its profiler, for
+// at most profilerStartBound.
+func profilerUp(ctx context.Context, addr string) error {
+	deadline := time.Now().Add(profilerStartBound)
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/debug/pprof/", nil)
+		if err != nil {
+			return err
+		}
+		resp, last := http.DefaultClient.Do(req)
+		if last == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			last = fmt.Errorf("answered %s", resp.Status)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("worker profiler on %s: not up within %s: %w", addr, profilerStartBound, last)
+		}
+		if err := clock.Sleep(ctx, 50*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+// profilerStartBound bounds the wait for a worker's profiler: a bound for
+// a worker that never starts, not a verdict.
+const profilerStartBound = time.Minute
 
 func fetchProfile(ctx context.Context, addr, path string, seconds int) error {
 	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, seconds)

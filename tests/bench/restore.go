@@ -46,6 +46,9 @@ type setup struct {
 	tc                                  client.Client
 	sc                                  *starter.Client
 	worker                              *process
+	// prof, when it has a path, is a CPU profile of the worker that
+	// restores, taken from the restore's start.
+	prof profiling
 }
 
 // benchRestore backs up the seeded namespaces, then restores them into an
@@ -79,8 +82,16 @@ func benchRestore(ctx context.Context, s setup, n, namespaces, size int) error {
 	}
 	res.CreateLoopSeconds = time.Since(start).Seconds()
 
-	worker, err := startProcess(filepath.Join(s.dir, "target-worker.log"), s.cairnBin, "worker", "--temporal-address", s.temporalAddr,
-		"--kubeconfig", target.KubeconfigPath(), "--data-dir", filepath.Join(s.dir, "target-worker"), "--log-level", "warn")
+	args := []string{"worker", "--temporal-address", s.temporalAddr,
+		"--kubeconfig", target.KubeconfigPath(), "--data-dir", filepath.Join(s.dir, "target-worker"), "--log-level", "warn"}
+	profilerAddr := ""
+	if s.prof.path != "" {
+		if profilerAddr, err = freeAddr(); err != nil {
+			return err
+		}
+		args = append(args, "--profiler-address", profilerAddr)
+	}
+	worker, err := startProcess(filepath.Join(s.dir, "target-worker.log"), s.cairnBin, args...)
 	if err != nil {
 		return err
 	}
@@ -88,11 +99,20 @@ func benchRestore(ctx context.Context, s setup, n, namespaces, size int) error {
 	ctx, stopWatching := watched(ctx, worker)
 	defer stopWatching()
 	progress("restoring")
+	profiled := func() error { return nil }
+	if s.prof.path != "" {
+		if profiled, err = workerProfile(ctx, profilerAddr, s.prof.path, s.prof.seconds); err != nil {
+			return err
+		}
+	}
 	created, err := s.sc.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "bench-restore", BackupName: "bench"}})
 	if err != nil {
 		return err
 	}
 	if res.RestoreSeconds, err = runSeconds(ctx, s.tc, created.WorkflowID, created.RunID); err != nil {
+		return err
+	}
+	if err := profiled(); err != nil {
 		return err
 	}
 	v, err := s.sc.GetRestore(ctx, "bench-restore")
