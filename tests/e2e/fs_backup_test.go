@@ -24,6 +24,7 @@ import (
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/dev/sandbox"
 	"github.com/cairn-backup/cairn/internal/datatree"
+	"github.com/cairn-backup/cairn/internal/kopiarepo"
 	"github.com/cairn-backup/cairn/starter"
 	"github.com/cairn-backup/cairn/worker"
 )
@@ -44,11 +45,12 @@ import (
 func fileSystemBackupOnTheNode(t *testing.T, s *stack) {
 	ctx := context.Background()
 	kc := fastClient(t, s.cluster.Config())
-	// Slow enough that the copy is caught half-way with room to spare:
-	// heartbeats come every two seconds.
+	// Slow enough that the copy is caught past half-way with room to
+	// spare: heartbeats come every two seconds, and a checkpoint covers
+	// the packs written, which the cap paces seconds apart.
 	podWorker := func() *proc {
 		return s.startPodMoverWorker(sandbox.CairnImage, "--kubelet-pods-dir", sandbox.KubeletPodsDir,
-			"--datamover-upload-bytes-per-second", "5000000", "--datamover-download-bytes-per-second", "5000000")
+			"--datamover-upload-bytes-per-second", "4000000", "--datamover-download-bytes-per-second", "5000000")
 	}
 	w := podWorker()
 
@@ -62,7 +64,7 @@ func fileSystemBackupOnTheNode(t *testing.T, s *stack) {
 	require.NoError(t, err)
 	web := fsDeployment(t, s, kc, ns)
 	cacheDir := emptyDirOnNode(web, "cache")
-	// About 100 MiB: 20 seconds at this rate.
+	// About 100 MiB: 26 seconds at this rate.
 	_, err = datatree.Write(cacheDir, datatree.Spec{LargeFiles: 50, LargeSize: largeFileSize, SmallFiles: 100, SmallSize: 8192, Seed: 53, NoSparse: true})
 	require.NoError(t, err)
 	wantCache, err := datatree.Digest(cacheDir)
@@ -88,7 +90,9 @@ func fileSystemBackupOnTheNode(t *testing.T, s *stack) {
 	})
 	require.NoError(t, err)
 	cache := v1alpha1.Volume{Namespace: ns, PodVolume: &v1alpha1.PodVolume{Pod: web.Name, Volume: "cache"}}
-	freezeAtHeartbeatCheckpoint(t, s, "fsb-1", cache, total*3/5, freezePodDataMover)
+	// Just past half: the second data mover then has less than half to
+	// upload again, and the data mover is caught well before its end.
+	freezeAtHeartbeatCheckpoint(t, s, "fsb-1", cache, total*27/50, freezePodDataMover)
 	pid := podDataMoverPID(t)
 	t.Logf("SIGKILL pod volume data mover %d", pid)
 	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
@@ -195,14 +199,22 @@ func freezeAtHeartbeatCheckpoint(t *testing.T, s *stack, backup string, v v1alph
 	freeze func(*testing.T) (thaw func())) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
+	var best kopiarepo.UploadProgress // the largest checkpoint seen, for a failure's message
+	beats := 0
 	for {
 		p, ok := uploadHeartbeat(t, s, backup, v)
 		if ok && p.CheckpointedBytes >= bytes {
 			break
 		}
+		if ok {
+			beats++
+			if p.CheckpointedBytes >= best.CheckpointedBytes {
+				best = p
+			}
+		}
 		if time.Now().After(deadline) {
-			require.Fail(t, "no checkpoint", "upload of %s heartbeated no checkpoint of %d bytes (last %+v); data movers: %s; pending: %s",
-				v.Key(), bytes, p, podStates(fastClient(t, s.cluster.Config()), worker.DefaultDataMoverNamespace),
+			require.Fail(t, "no checkpoint", "upload of %s heartbeated no checkpoint of %d bytes (best of %d polls that saw it running: %+v); data movers: %s; pending: %s",
+				v.Key(), bytes, beats, best, podStates(fastClient(t, s.cluster.Config()), worker.DefaultDataMoverNamespace),
 				pendingActivities(t, s, v1alpha1.VolumeWorkflowID(backup, v)))
 		}
 		time.Sleep(100 * time.Millisecond)
