@@ -76,9 +76,9 @@ func (h *health) handler() http.Handler {
 
 // serve starts the probes' server on addr.
 func (h *health) serve(ctx context.Context, addr string, log *zap.Logger) error {
-	url, err := serveHTTP(ctx, addr, h.handler(), log)
+	url, err := serveHTTP(ctx, "health", addr, h.handler(), log)
 	if err != nil {
-		return fmt.Errorf("health listener: %w", err)
+		return err
 	}
 	log.Info("Health probes listening", zap.String("liveness", url+"/healthz"), zap.String("readiness", url+"/readyz"))
 	return nil

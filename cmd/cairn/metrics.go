@@ -19,20 +19,20 @@ import (
 func serveMetrics(ctx context.Context, addr string, log *zap.Logger) error {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", metrics.Handler())
-	url, err := serveHTTP(ctx, addr, mux, log)
+	url, err := serveHTTP(ctx, "metrics", addr, mux, log)
 	if err != nil {
-		return fmt.Errorf("metrics listener: %w", err)
+		return err
 	}
 	log.Info("Metrics listening", zap.String("address", url+"/metrics"))
 	return nil
 }
 
-// serveHTTP serves h on addr until ctx ends, and returns the base URL
-// once the port is bound.
-func serveHTTP(ctx context.Context, addr string, h http.Handler, log *zap.Logger) (string, error) {
+// serveHTTP serves h, the listener of what, on addr until ctx ends, and
+// returns the base URL once the port is bound.
+func serveHTTP(ctx context.Context, what, addr string, h http.Handler, log *zap.Logger) (string, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%s listener: %w", what, err)
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/http/pprof"
 
@@ -20,9 +19,9 @@ func serveProfiler(ctx context.Context, addr string, log *zap.Logger) error {
 	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
-	url, err := serveHTTP(ctx, addr, mux, log)
+	url, err := serveHTTP(ctx, "profiler", addr, mux, log)
 	if err != nil {
-		return fmt.Errorf("profiler listener: %w", err)
+		return err
 	}
 	log.Info("Profiler listening", zap.String("address", url+"/debug/pprof/"))
 	return nil
