@@ -93,7 +93,7 @@ func main() {
 	var err error
 	switch *kind {
 	case "backup", "restore", "extension":
-		err = run(*cairn, *kind, *n, *namespaces, *size, fsConfig{}, profiling{*profile, *profileSeconds})
+		err = run(*cairn, *kind, *n, *namespaces, *size, fsConfig{}, profiling{path: *profile, seconds: *profileSeconds})
 	case "fs":
 		err = run(*cairn, *kind, 0, 0, 0, fsConfig{kopiaCLI: *kopiaCLI, dataMB: *dataMB}, profiling{})
 	case "datapath":
@@ -111,12 +111,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
-}
-
-// profiling is where a CPU profile of the worker goes, and how long it runs.
-type profiling struct {
-	path    string
-	seconds int
 }
 
 func run(cairnBin, kind string, n, namespaces, size int, fs fsConfig, prof profiling) error {
@@ -196,14 +190,10 @@ func run(cairnBin, kind string, n, namespaces, size int, fs fsConfig, prof profi
 		}
 		workerArgs = append(workerArgs, more...)
 	}
-	profilerAddr := ""
-	if prof.path != "" {
-		if profilerAddr, err = freeAddr(); err != nil {
-			return err
-		}
-		workerArgs = append(workerArgs, "--profiler-address", profilerAddr)
+	if err := prof.listen(); err != nil {
+		return err
 	}
-	worker, err := startProcess(filepath.Join(dir, "worker.log"), cairnBin, workerArgs...)
+	worker, err := startProcess(filepath.Join(dir, "worker.log"), cairnBin, append(workerArgs, prof.workerArgs()...)...)
 	if err != nil {
 		return err
 	}
@@ -244,11 +234,9 @@ func run(cairnBin, kind string, n, namespaces, size int, fs fsConfig, prof profi
 		progress("plain LIST cluster-wide: %.2fs", res.ListClusterWideSeconds)
 	}
 	progress("backing up")
-	profiled := func() error { return nil }
-	if prof.path != "" {
-		if profiled, err = workerProfile(ctx, profilerAddr, prof.path, prof.seconds); err != nil {
-			return err
-		}
+	profiled, err := prof.start(ctx)
+	if err != nil {
+		return err
 	}
 	if _, err := sc.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{Name: "bench"}}); err != nil {
 		return err

@@ -11,15 +11,45 @@ import (
 	"github.com/cairn-backup/cairn/internal/clock"
 )
 
-// workerProfile waits until the worker's profiler at addr answers, then
-// captures a CPU profile of seconds into path in the background; wait
-// returns once it is written.
-func workerProfile(ctx context.Context, addr, path string, seconds int) (wait func() error, err error) {
-	if err := profilerUp(ctx, addr); err != nil {
+// profiling is where a CPU profile of a worker goes, how long it runs,
+// and the address the worker serves its profiler on; no path, no
+// profile.
+type profiling struct {
+	path    string
+	seconds int
+	addr    string
+}
+
+// listen picks the address of the next worker's profiler.
+func (p *profiling) listen() error {
+	if p.path == "" {
+		return nil
+	}
+	addr, err := freeAddr()
+	p.addr = addr
+	return err
+}
+
+// workerArgs are the flags that make the worker serve its profiler.
+func (p *profiling) workerArgs() []string {
+	if p.path == "" {
+		return nil
+	}
+	return []string{"--profiler-address", p.addr}
+}
+
+// start waits until the worker's profiler answers, then captures a CPU
+// profile in the background; wait returns once it is written (at once
+// when no profile is asked for).
+func (p *profiling) start(ctx context.Context) (wait func() error, err error) {
+	if p.path == "" {
+		return func() error { return nil }, nil
+	}
+	if err := profilerUp(ctx, p.addr); err != nil {
 		return nil, err
 	}
 	done := make(chan error, 1)
-	go func() { done <- fetchProfile(ctx, addr, path, seconds) }()
+	go func() { done <- fetchProfile(ctx, p.addr, p.path, p.seconds) }()
 	return func() error { return <-done }, nil
 }
 

@@ -84,14 +84,11 @@ func benchRestore(ctx context.Context, s setup, n, namespaces, size int) error {
 
 	args := []string{"worker", "--temporal-address", s.temporalAddr,
 		"--kubeconfig", target.KubeconfigPath(), "--data-dir", filepath.Join(s.dir, "target-worker"), "--log-level", "warn"}
-	profilerAddr := ""
-	if s.prof.path != "" {
-		if profilerAddr, err = freeAddr(); err != nil {
-			return err
-		}
-		args = append(args, "--profiler-address", profilerAddr)
+	prof := s.prof // the restoring worker's, on an address of its own
+	if err := prof.listen(); err != nil {
+		return err
 	}
-	worker, err := startProcess(filepath.Join(s.dir, "target-worker.log"), s.cairnBin, args...)
+	worker, err := startProcess(filepath.Join(s.dir, "target-worker.log"), s.cairnBin, append(args, prof.workerArgs()...)...)
 	if err != nil {
 		return err
 	}
@@ -99,11 +96,9 @@ func benchRestore(ctx context.Context, s setup, n, namespaces, size int) error {
 	ctx, stopWatching := watched(ctx, worker)
 	defer stopWatching()
 	progress("restoring")
-	profiled := func() error { return nil }
-	if s.prof.path != "" {
-		if profiled, err = workerProfile(ctx, profilerAddr, s.prof.path, s.prof.seconds); err != nil {
-			return err
-		}
+	profiled, err := prof.start(ctx)
+	if err != nil {
+		return err
 	}
 	created, err := s.sc.CreateRestore(ctx, starter.CreateRestoreRequest{RestoreSpec: v1alpha1.RestoreSpec{Name: "bench-restore", BackupName: "bench"}})
 	if err != nil {
