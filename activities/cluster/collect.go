@@ -232,8 +232,8 @@ func (b *batch) collectType(ctx context.Context, t v1alpha1.ResourceType) (*v1al
 			"objects changed while it was listed may be missing or at a later state than the rest", c.gr, p.Continuations))
 	}
 	key := b.run.Keys.TypeResult(c.gr)
-	if s := b.in.Namespaces; s != nil && s.Index > 0 {
-		key = b.run.Keys.TypeResult(fmt.Sprintf("%s@%d-of-%d", c.gr, s.Index, s.Of))
+	if s := b.in.Namespaces; s != nil {
+		key = b.run.Keys.ShareTypeResult(c.gr, s.Index, s.Of)
 	}
 	if err := b.run.Loc.WriteJSON(ctx, key, tr); err != nil {
 		return nil, err

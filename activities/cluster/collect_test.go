@@ -414,7 +414,7 @@ func TestCollectSharesOfNamespacesSideBySide(t *testing.T) {
 			return nil
 		}))
 	}
-	for _, key := range []string{keys.TypeResult("configmaps"), keys.TypeResult("configmaps@1-of-2")} {
+	for _, key := range []string{keys.TypeResult("configmaps"), keys.ShareTypeResult("configmaps", 1, 2)} {
 		var tr TypeResult
 		require.NoError(t, loc.ReadJSON(context.Background(), key, &tr), "each share stores its result")
 		assert.Equal(t, 2*pages*perPage, tr.Items)

@@ -137,6 +137,15 @@ func (b BackupKeys) TypeResult(groupResource string) string {
 	return b.Work() + "results/" + groupResource + ".json"
 }
 
+// ShareTypeResult is the outcome of share index (of of) of a type
+// collected in shares of its namespaces; share 0's is TypeResult.
+func (b BackupKeys) ShareTypeResult(groupResource string, index, of int) string {
+	if index == 0 {
+		return b.TypeResult(groupResource)
+	}
+	return b.TypeResult(fmt.Sprintf("%s@%d-of-%d", groupResource, index, of))
+}
+
 // TypeResults is the prefix of every per-type outcome.
 func (b BackupKeys) TypeResults() string { return b.Work() + "results/" }
 
