@@ -11,10 +11,12 @@ package tarball
 
 import (
 	"archive/tar"
+	"bufio"
 	"fmt"
 	"io"
 	"path"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/klauspost/pgzip"
@@ -30,12 +32,23 @@ const FormatVersion = "1.1.0"
 // cluster preferred.
 const PreferredVersionSuffix = "-preferredversion"
 
+// bufferSize batches the small writes of headers and padding before
+// they reach the compressor.
+const bufferSize = 256 << 10
+
 // Writer streams objects into a gzipped tar.
 type Writer struct {
 	gz    *pgzip.Writer
+	buf   *bufio.Writer
 	tw    *tar.Writer
 	mtime time.Time
 	Items int
+
+	template  headerTemplate
+	stamps    bool // whether the template fits mtime
+	twPending bool // tw wrote an entry whose padding it has not flushed
+	header    [blockSize]byte
+	name      []byte
 }
 
 // NewWriter starts a tarball on w; mtime is stamped on every entry so the
@@ -51,7 +64,9 @@ func NewWriter(w io.Writer, mtime time.Time) (*Writer, error) {
 	if err := gz.SetConcurrency(compressBlock, runtime.GOMAXPROCS(0)); err != nil {
 		return nil, err
 	}
-	tw := &Writer{gz: gz, tw: tar.NewWriter(gz), mtime: mtime}
+	buf := bufio.NewWriterSize(gz, bufferSize)
+	tw := &Writer{gz: gz, buf: buf, tw: tar.NewWriter(buf), mtime: mtime}
+	tw.template, tw.stamps = newHeaderTemplate(mtime)
 	if err := tw.file("metadata/version", []byte(FormatVersion)); err != nil {
 		return nil, err
 	}
@@ -78,30 +93,98 @@ func (w *Writer) Add(groupResource, version, namespace, name string, data []byte
 	if name == "" {
 		return fmt.Errorf("%s object without a name", groupResource)
 	}
-	if err := w.file(ItemPath(groupResource, "", namespace, name), data); err != nil {
+	if err := w.item(groupResource, "", namespace, name, data); err != nil {
 		return err
 	}
-	if err := w.file(ItemPath(groupResource, version, namespace, name), data); err != nil {
+	if err := w.item(groupResource, version, namespace, name, data); err != nil {
 		return err
 	}
 	w.Items++
 	return nil
 }
 
+// item writes one copy of an object, its header stamped when it can be.
+func (w *Writer) item(groupResource, version, namespace, name string, data []byte) error {
+	if !w.stamps || !plain(groupResource, version, namespace, name) {
+		return w.file(ItemPath(groupResource, version, namespace, name), data)
+	}
+	w.name = appendItemPath(w.name[:0], groupResource, version, namespace, name)
+	if !fits(w.name, len(data)) {
+		return w.file(string(w.name), data)
+	}
+	if w.twPending {
+		if err := w.tw.Flush(); err != nil {
+			return fmt.Errorf("tar: %w", err)
+		}
+		w.twPending = false
+	}
+	w.template.stamp(&w.header, w.name, len(data))
+	if _, err := w.buf.Write(w.header[:]); err != nil {
+		return fmt.Errorf("tar header %s: %w", w.name, err)
+	}
+	if _, err := w.buf.Write(data); err != nil {
+		return fmt.Errorf("tar %s: %w", w.name, err)
+	}
+	if pad := -len(data) & (blockSize - 1); pad > 0 {
+		if _, err := w.buf.Write(zeroBlock[:pad]); err != nil {
+			return fmt.Errorf("tar %s: %w", w.name, err)
+		}
+	}
+	return nil
+}
+
+var zeroBlock [blockSize]byte
+
+// plain says whether joining the parts needs no cleaning: none holds a
+// slash and none but the optional ones is empty.
+func plain(groupResource, version, namespace, name string) bool {
+	return groupResource != "" && name != "" &&
+		!strings.Contains(groupResource, "/") && !strings.Contains(version, "/") &&
+		!strings.Contains(namespace, "/") && !strings.Contains(name, "/")
+}
+
+// appendItemPath appends ItemPath of parts that are plain.
+func appendItemPath(b []byte, groupResource, version, namespace, name string) []byte {
+	b = append(b, "resources/"...)
+	b = append(b, groupResource...)
+	b = append(b, '/')
+	if version != "" {
+		b = append(b, version...)
+		b = append(b, PreferredVersionSuffix...)
+		b = append(b, '/')
+	}
+	if namespace != "" {
+		b = append(b, "namespaces/"...)
+		b = append(b, namespace...)
+	} else {
+		b = append(b, "cluster"...)
+	}
+	b = append(b, '/')
+	b = append(b, name...)
+	return append(b, ".json"...)
+}
+
+func fileHeader(name string, size int64, mtime time.Time) *tar.Header {
+	return &tar.Header{Name: name, Mode: 0o644, Size: size, ModTime: mtime, Typeflag: tar.TypeReg}
+}
+
 func (w *Writer) file(name string, data []byte) error {
-	hdr := &tar.Header{Name: name, Mode: 0o644, Size: int64(len(data)), ModTime: w.mtime, Typeflag: tar.TypeReg}
-	if err := w.tw.WriteHeader(hdr); err != nil {
+	if err := w.tw.WriteHeader(fileHeader(name, int64(len(data)), w.mtime)); err != nil {
 		return fmt.Errorf("tar header %s: %w", name, err)
 	}
 	if _, err := w.tw.Write(data); err != nil {
 		return fmt.Errorf("tar %s: %w", name, err)
 	}
+	w.twPending = true
 	return nil
 }
 
 // Close finishes the tar and gzip streams (not the underlying writer).
 func (w *Writer) Close() error {
 	if err := w.tw.Close(); err != nil {
+		return err
+	}
+	if err := w.buf.Flush(); err != nil {
 		return err
 	}
 	return w.gz.Close()
