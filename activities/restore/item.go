@@ -41,6 +41,7 @@ type applier struct {
 	in       v1alpha1.ApplyInput
 	t        v1alpha1.RestoreType
 	resource dynamic.NamespaceableResourceInterface
+	clients  *kube.Clients
 	owners   *ownerResolver
 	// namespaceExists answers with the worker's rights whether a
 	// namespace exists, for a caller who may neither create nor read it.
@@ -50,7 +51,7 @@ type applier struct {
 func newApplier(c *kube.Clients, in v1alpha1.ApplyInput, t v1alpha1.RestoreType, owners *ownerResolver) *applier {
 	gvr := schema.GroupVersionResource{Group: t.Group, Version: t.Version, Resource: t.Resource}
 	in.Options = in.Options.WithDefaults()
-	return &applier{in: in, t: t, resource: c.Dynamic.Resource(gvr), owners: owners}
+	return &applier{in: in, t: t, resource: c.Dynamic.Resource(gvr), clients: c, owners: owners}
 }
 
 // apply restores one item and says what happened to it. Only an
@@ -79,7 +80,11 @@ func (ap *applier) apply(ctx context.Context, item Item) (v1alpha1.ItemOutcome, 
 		return out, nil, err
 	}
 	client := ap.client(obj.GetNamespace())
-	result, action, reason, err := ap.createOrReconcile(ctx, client, obj, item)
+	// The server's answer to a create matters for the status restored
+	// after it and for the owner references it kept, and to tell a dry
+	// run's checked items.
+	answer := ap.in.DryRun || (ap.t.RestoreStatus && hasStatus) || len(obj.GetOwnerReferences()) > 0
+	result, action, reason, err := ap.createOrReconcile(ctx, client, obj, item, answer)
 	if ap.in.DryRun && err == nil && reason == "" {
 		// Nothing was written: no status to restore, no owner to relink.
 		out.Result, out.Action = v1alpha1.ItemRestored, action
@@ -138,10 +143,11 @@ func refsMissingFrom(obj *unstructured.Unstructured, want []metav1.OwnerReferenc
 // createOrReconcile creates obj; when it exists already, the existing
 // object is judged: restored by this very restore earlier (a resumed
 // batch), identical, or different, which the policy decides. A non-empty
-// reason means the item is skipped.
+// reason means the item is skipped. Without answer, a created object is
+// returned as obj itself: the server's answer is not decoded.
 func (ap *applier) createOrReconcile(ctx context.Context, client dynamic.ResourceInterface, obj *unstructured.Unstructured,
-	item Item) (*unstructured.Unstructured, v1alpha1.ItemAction, string, error) {
-	created, createErr := client.Create(ctx, obj, metav1.CreateOptions{DryRun: ap.dryRun()})
+	item Item, answer bool) (*unstructured.Unstructured, v1alpha1.ItemAction, string, error) {
+	created, createErr := ap.create(ctx, client, obj, answer)
 	switch {
 	case createErr == nil:
 		return created, v1alpha1.ActionCreated, "", nil
@@ -222,6 +228,24 @@ func (ap *applier) restoreStatus(ctx context.Context, client dynamic.ResourceInt
 		return "restored without its status: " + err.Error(), nil
 	}
 	return "", nil
+}
+
+// create creates obj, decoding the server's answer only when asked to.
+func (ap *applier) create(ctx context.Context, client dynamic.ResourceInterface, obj *unstructured.Unstructured,
+	answer bool) (*unstructured.Unstructured, error) {
+	if answer || !ap.clients.CanCreateRaw() {
+		return client.Create(ctx, obj, metav1.CreateOptions{DryRun: ap.dryRun()})
+	}
+	body, err := obj.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", obj.GetName(), err)
+	}
+	r := kube.Resource{GVR: schema.GroupVersionResource{Group: ap.t.Group, Version: ap.t.Version, Resource: ap.t.Resource},
+		Namespaced: obj.GetNamespace() != ""}
+	if _, err := ap.clients.CreateRaw(ctx, r, obj.GetNamespace(), body, ap.in.DryRun); err != nil {
+		return nil, err
+	}
+	return obj, nil
 }
 
 func (ap *applier) client(namespace string) dynamic.ResourceInterface {

@@ -17,6 +17,9 @@ type Clients struct {
 	Config    *rest.Config
 	Dynamic   dynamic.Interface
 	Discovery discovery.DiscoveryInterface
+	// raw sends requests whose answers are kept as the JSON that came;
+	// clients made by hand (fakes in unit tests) have none.
+	raw *rest.RESTClient
 }
 
 // LoadConfig loads a kubeconfig file, or the default loading rules
@@ -46,13 +49,21 @@ func NewClients(cfg *rest.Config) (*Clients, error) {
 		cfg.QPS = 100
 		cfg.Burst = 200
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("HTTP client: %w", err)
+	}
+	dyn, err := dynamic.NewForConfigAndClient(cfg, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("dynamic client: %w", err)
 	}
-	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	disc, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("discovery client: %w", err)
 	}
-	return &Clients{Config: cfg, Dynamic: dyn, Discovery: disc}, nil
+	raw, err := rawClient(cfg, httpClient)
+	if err != nil {
+		return nil, err
+	}
+	return &Clients{Config: cfg, Dynamic: dyn, Discovery: disc, raw: raw}, nil
 }

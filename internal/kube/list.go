@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strconv"
 
 	"github.com/tidwall/gjson"
@@ -31,17 +32,30 @@ type RawLister struct{ client *rest.RESTClient }
 
 // NewRawLister returns a lister using cfg.
 func NewRawLister(cfg *rest.Config) (*RawLister, error) {
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("HTTP client: %w", err)
+	}
+	c, err := rawClient(cfg, httpClient)
+	if err != nil {
+		return nil, err
+	}
+	return &RawLister{client: c}, nil
+}
+
+// rawClient sends JSON to any path and leaves answers undecoded.
+func rawClient(cfg *rest.Config, httpClient *http.Client) (*rest.RESTClient, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.GroupVersion = nil
 	cfg.APIPath = ""
 	cfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
 	cfg.AcceptContentTypes = "application/json"
 	cfg.ContentType = "application/json"
-	c, err := rest.UnversionedRESTClientFor(cfg)
+	c, err := rest.UnversionedRESTClientForConfigAndClient(cfg, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("REST client: %w", err)
 	}
-	return &RawLister{client: c}, nil
+	return c, nil
 }
 
 // Page is one page of a LIST.
