@@ -47,15 +47,18 @@ func writeItems(ctx context.Context, src tarballSource, idx *backupIndex, p *res
 		},
 	}
 	n := 0
-	err := walkTarball(ctx, src, func(e tarball.Entry) error {
+	// Each object is in the tarball at least twice: only the copy at the
+	// version restored is read.
+	want := func(e tarball.Entry) bool {
 		if n++; n%2000 == 0 {
 			activity.RecordHeartbeat(ctx, n)
 		}
 		t, ok := p.types[e.GroupResource]
 		ti := idx.types[e.GroupResource]
-		if !ok || ti == nil || !fromFolder(e, t.Version, ti) || (e.GroupResource == "namespaces" && p.bareNamespaces) {
-			return nil
-		}
+		return ok && ti != nil && fromFolder(e, t.Version, ti) && (e.GroupResource != "namespaces" || !p.bareNamespaces)
+	}
+	err := walkTarball(ctx, src, want, func(e tarball.Entry) error {
+		t := p.types[e.GroupResource]
 		obj := &unstructured.Unstructured{}
 		if err := obj.UnmarshalJSON(e.Data); err != nil {
 			return &corruptError{fmt.Errorf("%s: %w", e.Path, err)}

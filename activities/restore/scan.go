@@ -129,7 +129,7 @@ func scanBackup(ctx context.Context, src tarballSource, sel *selection) (*backup
 		claimSnapshots: map[string]string{}, snapshots: map[string]bool{}, claimShapes: map[string]claimShape{},
 		references: map[string]map[string]bool{}, bindings: map[string]clusterBinding{}, serviceAccounts: map[string]bool{}}
 	n := 0
-	err := walkTarball(ctx, src, func(e tarball.Entry) error {
+	err := walkTarball(ctx, src, nil, func(e tarball.Entry) error {
 		if n++; n%2000 == 0 {
 			activity.RecordHeartbeat(ctx, n)
 		}
@@ -242,7 +242,7 @@ type tarballSource struct {
 // location is returned as is (worth a retry); a tarball that does not
 // decode, or is past the limits, is a *corruptError, and one of an
 // unknown format version an *unsupportedError.
-func walkTarball(ctx context.Context, src tarballSource, fn func(tarball.Entry) error) error {
+func walkTarball(ctx context.Context, src tarballSource, want func(tarball.Entry) bool, fn func(tarball.Entry) error) error {
 	var r io.ReadCloser
 	var err error
 	if src.want != nil {
@@ -254,7 +254,7 @@ func walkTarball(ctx context.Context, src tarballSource, fn func(tarball.Entry) 
 		return err
 	}
 	defer func() { _ = r.Close() }() // read only
-	format, err := tarball.Walk(r, src.limits, fn)
+	format, err := tarball.WalkWanted(r, src.limits, want, fn)
 	if err == nil && src.want != nil {
 		// The digest is checked at the end of the stored bytes, which
 		// the manifest bounds.

@@ -38,7 +38,7 @@ func TestTarballOfAnUnknownFormatIsUnsupported(t *testing.T) {
 		"metadata/version":                           "2.0.0",
 		"resources/configmaps/namespaces/app/a.json": `{"kind":"ConfigMap"}`,
 	})
-	err := walkTarball(context.Background(), src, func(tarball.Entry) error { return nil })
+	err := walkTarball(context.Background(), src, nil, func(tarball.Entry) error { return nil })
 	activitytest.RequireNonRetryable(t, corruptOr(err), v1alpha1.ErrTypeUnsupportedFormat)
 }
 
@@ -49,7 +49,7 @@ func TestTarballPastTheLimitsIsCorrupt(t *testing.T) {
 		"metadata/version":                           tarball.FormatVersion,
 		"resources/configmaps/namespaces/app/a.json": `{"kind":"ConfigMap","data":{"big":"yes"}}`,
 	})
-	err := walkTarball(context.Background(), src, func(tarball.Entry) error { return nil })
+	err := walkTarball(context.Background(), src, nil, func(tarball.Entry) error { return nil })
 	activitytest.RequireNonRetryable(t, corruptOr(err), v1alpha1.ErrTypeCorruptBackup)
 }
 
@@ -67,14 +67,14 @@ func TestTarballThatDiffersFromTheManifestIsCorrupt(t *testing.T) {
 	require.NoError(t, err)
 	src.want = &want
 	entries := 0
-	require.NoError(t, walkTarball(ctx, src, func(tarball.Entry) error { entries++; return nil }))
+	require.NoError(t, walkTarball(ctx, src, nil, func(tarball.Entry) error { entries++; return nil }))
 	require.Positive(t, entries)
 
 	writeTarball(t, src, map[string]string{
 		"metadata/version":                           tarball.FormatVersion,
 		"resources/configmaps/namespaces/app/a.json": `{"kind":"ConfigMap","data":{"swapped":"in"}}`,
 	})
-	err = walkTarball(ctx, src, func(tarball.Entry) error { return nil })
+	err = walkTarball(ctx, src, nil, func(tarball.Entry) error { return nil })
 	activitytest.RequireNonRetryable(t, corruptOr(err), v1alpha1.ErrTypeCorruptBackup)
 	require.ErrorContains(t, err, "does not match the backup's manifest")
 }

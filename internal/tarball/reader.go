@@ -62,6 +62,13 @@ func orDefault(n, def int64) int64 {
 // stream past limits is ErrCorrupt; files that are neither objects nor
 // the version are skipped unread.
 func Walk(r io.Reader, limits Limits, fn func(Entry) error) (format string, err error) {
+	return WalkWanted(r, limits, nil, fn)
+}
+
+// WalkWanted is Walk for the object files want accepts by their path
+// (Data is not set yet when want sees an entry); the others are skipped
+// unread. A nil want accepts every file.
+func WalkWanted(r io.Reader, limits Limits, want func(Entry) bool, fn func(Entry) error) (format string, err error) {
 	src := &sourceReader{r: r}
 	fail := func(corrupt error) error {
 		if src.err != nil {
@@ -100,8 +107,12 @@ func Walk(r io.Reader, limits Limits, fn func(Entry) error) (format string, err 
 		if hdr.Size > limits.entry() {
 			return format, fmt.Errorf("%w: %s holds %d bytes, more than the limit of %d", ErrCorrupt, hdr.Name, hdr.Size, limits.entry())
 		}
-		data, err := io.ReadAll(tr)
-		if err != nil {
+		if isObject && want != nil && !want(e) {
+			continue
+		}
+		// The size is bounded above; one buffer of it, not a growing one.
+		data := make([]byte, hdr.Size)
+		if _, err := io.ReadFull(tr, data); err != nil {
 			return format, fail(fmt.Errorf("%w at %s: %w", ErrCorrupt, hdr.Name, err))
 		}
 		if isVersion {

@@ -262,3 +262,33 @@ func BenchmarkAdd(b *testing.B) {
 	}
 	require.NoError(b, w.Close())
 }
+
+// WalkWanted hands over only the entries want accepts by their path, and
+// still reads the format and checks the stream to its end.
+func TestWalkWantedSkipsWhatIsNotWanted(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, time.Unix(0, 0))
+	require.NoError(t, err)
+	require.NoError(t, w.Add("configmaps", "v1", "app", "a", []byte(`{"n":"a"}`)))
+	require.NoError(t, w.Add("secrets", "v1", "app", "s", []byte(`{"n":"s"}`)))
+	require.NoError(t, w.Close())
+
+	var asked, got []string
+	want := func(e Entry) bool {
+		assert.Nil(t, e.Data, "want sees the path only")
+		asked = append(asked, e.Path)
+		return e.Preferred && e.GroupResource == "configmaps"
+	}
+	format, err := WalkWanted(bytes.NewReader(buf.Bytes()), Limits{}, want, func(e Entry) error {
+		got = append(got, e.Path+" "+string(e.Data))
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, FormatVersion, format)
+	assert.Len(t, asked, 4)
+	assert.Equal(t, []string{`resources/configmaps/v1-preferredversion/namespaces/app/a.json {"n":"a"}`}, got)
+
+	whole := buf.Bytes()
+	_, err = WalkWanted(bytes.NewReader(whole[:len(whole)-4]), Limits{}, func(Entry) bool { return false }, func(Entry) error { return nil })
+	assert.ErrorIs(t, err, ErrCorrupt, "a stream cut short is corrupt though nothing was wanted")
+}
