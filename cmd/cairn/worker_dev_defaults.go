@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/cairn-backup/cairn/dev/sandbox"
+	"github.com/cairn-backup/cairn/dev/sandbox/paths"
 )
 
 // devSandboxDefaults gives a worker started beside `cairn dev --sandbox
@@ -23,10 +23,10 @@ func (d *dataMoverFlags) devSandboxDefaults(flags *pflag.FlagSet, g *globals) {
 	if kubeconfig == "" {
 		kubeconfig = os.Getenv("KUBECONFIG")
 	}
-	if !samePath(kubeconfig, sandbox.KubeconfigIn(sandboxDir)) {
+	if !samePath(kubeconfig, paths.KubeconfigIn(sandboxDir)) {
 		return
 	}
-	csiDir := sandbox.CSIStateDirIn(sandboxDir)
+	csiDir := paths.CSIStateDirIn(sandboxDir)
 	if _, err := os.Stat(csiDir); err != nil {
 		return // a sandbox without the CSI stack moves no volume data
 	}
@@ -36,8 +36,8 @@ func (d *dataMoverFlags) devSandboxDefaults(flags *pflag.FlagSet, g *globals) {
 	if !flags.Changed("csi-state-dir") {
 		d.csiStateDir = csiDir
 	}
-	if _, err := os.Stat(sandbox.KubeletPodsDir); err == nil && !flags.Changed("kubelet-pods-dir") {
-		d.podsDir = sandbox.KubeletPodsDir
+	if _, err := os.Stat(paths.KubeletPodsDir); err == nil && !flags.Changed("kubelet-pods-dir") {
+		d.podsDir = paths.KubeletPodsDir
 	}
 	password := devPasswordPath(g)
 	if d.repo.passwordFile == "" && d.repo.passwordSecret == "" && os.Getenv(envRepositoryPassword) == "" {

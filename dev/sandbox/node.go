@@ -13,6 +13,8 @@ import (
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/cairn-backup/cairn/dev/sandbox/paths"
 )
 
 // The sandbox node (Options.Node). There is one per machine: its bridge,
@@ -28,7 +30,7 @@ const (
 	NodeIP = "10.244.0.1"
 	// KubeletPodsDir is where the node's kubelet keeps its pods'
 	// directories (a worker's --kubelet-pods-dir).
-	KubeletPodsDir = nodeKubeletDir + "/pods"
+	KubeletPodsDir = paths.KubeletPodsDir
 	// NodeBridge is the Linux bridge the pods' veths join.
 	NodeBridge = "cairn0"
 	// ServiceSubnet holds the Services' ClusterIPs. It is routed to the
@@ -39,7 +41,7 @@ const (
 	nodeDir = "node"
 	// nodeKubeletDir is the kubelet's root directory: short and fixed, as
 	// unix socket paths under it (plugin registration) allow 107 bytes.
-	nodeKubeletDir = "/var/lib/cairn-sandbox/kubelet"
+	nodeKubeletDir = paths.KubeletDir
 	nodeCgroupRoot = "cairn-sandbox"
 	nodeChain      = "CAIRN-SANDBOX"
 	nodeLockPath   = "/run/cairn-sandbox-node.lock"

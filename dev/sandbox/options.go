@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 
 	"go.uber.org/zap"
+
+	"github.com/cairn-backup/cairn/dev/sandbox/paths"
 )
 
 // Options say where a sandbox cluster finds its binaries and keeps its files.
@@ -46,7 +48,7 @@ type Options struct {
 
 // Files under Options.DataDir.
 const (
-	kubeconfigFile = "kubeconfig"
+	kubeconfigFile = paths.KubeconfigFile
 	etcdDataDir    = "etcd"
 	apiserverDir   = "apiserver" // certificates and keys, renewed at every Start
 	wrapperDir     = "bin"       // launchers that tie etcd and kube-apiserver to this process
@@ -54,7 +56,7 @@ const (
 	etcdLog        = "etcd.log"
 	apiserverLog   = "kube-apiserver.log"
 	controllerLog  = "kube-controller-manager.log"
-	csiStateDir    = "csi" // the CSI driver's volumes, snapshots and control file
+	csiStateDir    = paths.CSIStateDir
 )
 
 func (o Options) withDefaults() (Options, error) {
@@ -92,8 +94,8 @@ func (o Options) makeDataDir() error {
 
 // KubeconfigIn is where a sandbox with data dir dataDir writes its
 // kubeconfig.
-func KubeconfigIn(dataDir string) string { return filepath.Join(dataDir, kubeconfigFile) }
+func KubeconfigIn(dataDir string) string { return paths.KubeconfigIn(dataDir) }
 
 // CSIStateDirIn is the CSI driver's state directory of a sandbox with data
 // dir dataDir.
-func CSIStateDirIn(dataDir string) string { return filepath.Join(dataDir, csiStateDir) }
+func CSIStateDirIn(dataDir string) string { return paths.CSIStateDirIn(dataDir) }
