@@ -42,9 +42,11 @@ all: build
 help:
 	@awk '/^## [a-z-]+:/ { print substr($$0, 4); next } /^## / { print "  " substr($$0, 4) }' $(firstword $(MAKEFILE_LIST))
 
-## build: the cairn binary in bin/
+## build: the cairn binary in bin/, and cairn-dev beside it: cairn with `cairn dev` (its embedded
+## Temporal server and sandbox) linked in, which `cairn dev` runs
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN)/cairn ./cmd/cairn
+	CGO_ENABLED=0 $(GO) build -tags devserver -ldflags "-X main.version=$(VERSION)" -o $(BIN)/cairn-dev ./cmd/cairn
 
 ## image: cairn's image (static binary, CA certificates, non-root user) as .cache/image/cairn.tar,
 ## reproducible per commit; IMAGE=registry/name:tag also pushes it (credentials: the Docker config)
@@ -62,6 +64,8 @@ release: $(TOOLS)/helm
 	for arch in $(RELEASE_ARCHES); do \
 	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -ldflags "-X main.version=$(RELEASE)" \
 	    -o $(DIST)/cairn-$(RELEASE)-linux-$$arch ./cmd/cairn || exit 1; \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -tags devserver -ldflags "-X main.version=$(RELEASE)" \
+	    -o $(DIST)/cairn-dev-$(RELEASE)-linux-$$arch ./cmd/cairn || exit 1; \
 	  $(GO) run ./cmd/cairn-image --binary $(DIST)/cairn-$(RELEASE)-linux-$$arch --arch $$arch \
 	    --ref cairn.local/cairn:$(RELEASE) --out $(DIST)/cairn-image-$(RELEASE)-linux-$$arch.tar || exit 1; \
 	done
@@ -139,7 +143,9 @@ lint: tools
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags devserver ./cmd/cairn
 	$(TOOLS)/golangci-lint run --timeout 10m ./...
+	$(TOOLS)/golangci-lint run --timeout 10m --build-tags devserver ./cmd/cairn
 	cd $(VELERO_ADAPTER_SRC) && $(GO) vet ./... && $(TOOLS)/golangci-lint run --timeout 10m ./...
 	@tmp=$$(mktemp -d); cp api/v1alpha1/zz_generated.deepcopy.go $$tmp/deepcopy.go; \
 	  $(CONTROLLER_GEN) output:crd:dir=$$tmp/crds; status=$$?; \

@@ -3,15 +3,10 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/cairn-backup/cairn/controller"
@@ -54,18 +49,4 @@ func runController(ctx context.Context, c *controllerFlags, cfg *rest.Config, sc
 		return nil
 	}
 	return err
-}
-
-// ensureNamespace creates the controller's namespace in a sandbox, so the
-// first Backup resource made there has somewhere to go.
-func ensureNamespace(ctx context.Context, cfg *rest.Config, ns string) error {
-	kc, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	_, err = kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("namespace %s: %w", ns, err)
-	}
-	return nil
 }

@@ -2,11 +2,7 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"strings"
 
@@ -69,17 +65,4 @@ func (r *repositoryFlags) secretPassword(ctx context.Context, kcfg *rest.Config,
 		return "", fmt.Errorf("repository password Secret %s/%s has no key %s", namespace, r.passwordSecret, secretPasswordKey)
 	}
 	return p, nil
-}
-
-// ensureSecretFile creates a random secret at path (mode 0600) unless one
-// is there: `cairn dev`'s repository password and API token.
-func ensureSecretFile(path string) error {
-	if _, err := os.Stat(path); err == nil || !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	buf := make([]byte, 24)
-	if _, err := rand.Read(buf); err != nil {
-		return err
-	}
-	return os.WriteFile(path, []byte(base64.RawURLEncoding.EncodeToString(buf)+"\n"), 0o600)
 }

@@ -9,8 +9,6 @@ import (
 
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/cairn-backup/cairn/webhook"
 )
@@ -55,19 +53,4 @@ func serveWebhook(ctx context.Context, w *webhookFlags, namespace string, log *z
 		return fmt.Errorf("admission webhook: %w", err)
 	}
 	return webhook.Serve(ctx, ln, cert, namespace, log.Named("webhook"))
-}
-
-// devWebhookConfiguration is the name cairn dev --sandbox registers its
-// webhook under.
-const devWebhookConfiguration = "cairn-dev"
-
-// serveDevWebhook serves the webhook of a sandbox on a loopback port and
-// puts it in front of the sandbox's resources; it returns once the
-// configuration is written.
-func serveDevWebhook(ctx context.Context, cfg *rest.Config, namespace string, log *zap.Logger) (func(context.Context) error, error) {
-	kc, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return webhook.Loopback(ctx, kc, devWebhookConfiguration, namespace, log.Named("webhook"))
 }

@@ -33,14 +33,18 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	cairnBin = filepath.Join(dir, "cairn")
-	build := exec.Command("go", "build", "-o", cairnBin, "../../cmd/cairn")
-	// Static: the sandbox node's data mover pods run it from a scratch
-	// image.
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: build cairn:", err)
-		return 1
+	// cairn dev runs cairn-dev, the build with the dev server, from
+	// beside cairn.
+	for bin, tags := range map[string]string{cairnBin: "", filepath.Join(dir, "cairn-dev"): "devserver"} {
+		build := exec.Command("go", "build", "-tags", tags, "-o", bin, "../../cmd/cairn")
+		// Static: the sandbox node's data mover pods run it from a scratch
+		// image.
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		build.Stdout, build.Stderr = os.Stdout, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: build", filepath.Base(bin)+":", err)
+			return 1
+		}
 	}
 	stopProxy, err := startLocalhostProxy()
 	if err != nil {
