@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/tidwall/gjson"
 
@@ -28,7 +29,13 @@ var _ Lister = (*RawLister)(nil)
 // server sent. Decoding items into maps (as the dynamic client does) costs
 // more than the request itself; a backup only needs the bytes plus a few
 // metadata fields.
-type RawLister struct{ client *rest.RESTClient }
+type RawLister struct {
+	client *rest.RESTClient
+	// pageBytes is the size of the last page read: the next one is read
+	// into a buffer of about that size, not grown from 512 bytes by
+	// doubling (each step a copy, all of them garbage).
+	pageBytes atomic.Int64
+}
 
 // NewRawLister returns a lister using cfg.
 func NewRawLister(cfg *rest.Config) (*RawLister, error) {
@@ -94,11 +101,33 @@ func (l *RawLister) List(ctx context.Context, r Resource, opts ListOptions) (*Pa
 	if opts.LabelSelector != "" {
 		req = req.Param("labelSelector", opts.LabelSelector)
 	}
-	body, err := req.DoRaw(ctx)
+	body, err := l.readPage(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	return decodePage(body, r)
+}
+
+// maxPageHint bounds the buffer a page is read into before its size is
+// known; a larger page grows it.
+const maxPageHint = 8 << 20
+
+// readPage reads the answer to req whole. An answer the server refused
+// is the API error DoRaw would give.
+func (l *RawLister) readPage(ctx context.Context, req *rest.Request) ([]byte, error) {
+	stream, err := req.Stream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = stream.Close() }() // read only
+	// A page of large objects does not make every later one as large.
+	hint := min(l.pageBytes.Load(), maxPageHint)
+	buf := bytes.NewBuffer(make([]byte, 0, hint+hint/8+bytes.MinRead))
+	if _, err := buf.ReadFrom(stream); err != nil {
+		return nil, fmt.Errorf("read %s: %w", req.URL().Path, err)
+	}
+	l.pageBytes.Store(int64(buf.Len()))
+	return buf.Bytes(), nil
 }
 
 // Get returns one object's JSON; name is namespaced when ns is set.
