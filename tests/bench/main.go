@@ -32,7 +32,6 @@ import (
 	"time"
 
 	collect "github.com/cairn-backup/cairn/activities/cluster"
-	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/dev/sandbox"
 	"github.com/cairn-backup/cairn/internal/logging"
 	"github.com/cairn-backup/cairn/starter"
@@ -40,16 +39,22 @@ import (
 
 // result is the JSON line the benchmark prints.
 type result struct {
-	Benchmark         string  `json:"benchmark"`
-	Machine           machine `json:"machine"`
-	Objects           int     `json:"objects"`
-	Namespaces        int     `json:"namespaces"`
-	ObjectBytes       int     `json:"objectBytes"`
-	BackupItems       int     `json:"backupItems"`
-	BackupSeconds     float64 `json:"backupSeconds"`
-	ItemsPerSecond    float64 `json:"itemsPerSecond"`
-	ListSeconds       float64 `json:"listSeconds"`
-	RatioBackupToList float64 `json:"ratioBackupToList"`
+	Benchmark   string  `json:"benchmark"`
+	Machine     machine `json:"machine"`
+	Objects     int     `json:"objects"`
+	Namespaces  int     `json:"namespaces"`
+	ObjectBytes int     `json:"objectBytes"`
+	BackupItems int     `json:"backupItems"`
+	// BackupSeconds and ListSeconds are the medians of Rounds runs
+	// each, one of each per round (BackupRuns, ListRuns).
+	BackupSeconds     float64   `json:"backupSeconds"`
+	ItemsPerSecond    float64   `json:"itemsPerSecond"`
+	ListSeconds       float64   `json:"listSeconds"`
+	RatioBackupToList float64   `json:"ratioBackupToList"`
+	Rounds            int       `json:"rounds"`
+	BackupRuns        []float64 `json:"backupRuns"`
+	ListRuns          []float64 `json:"listRuns"`
+	ListJSONRuns      []float64 `json:"listJsonRuns"`
 	// ListByNamespace: the backup lists the ConfigMaps namespace by
 	// namespace, and so does the reference. ListClusterWideSeconds is then
 	// a cluster-wide LIST of them too, for comparison, up to
@@ -89,13 +94,14 @@ func main() {
 	snapshotID := flag.String("snapshot", "", "datapath-child: snapshot to restore")
 	profile := flag.String("worker-profile", "", "backup, restore: write a CPU profile of the worker, taken while it backs up or restores, to this file")
 	profileSeconds := flag.Int("profile-seconds", 3, "backup, restore: how long the -worker-profile profile runs, from the run's start")
+	rounds := flag.Int("rounds", 0, "backup: backups and reference LISTs to take the medians of (0: 3 up to 100,000 objects, else 1)")
 	flag.Parse()
 	var err error
 	switch *kind {
 	case "backup", "restore", "extension":
-		err = run(*cairn, *kind, *n, *namespaces, *size, fsConfig{}, profiling{path: *profile, seconds: *profileSeconds})
+		err = run(*cairn, *kind, *n, *namespaces, *size, fsConfig{}, profiling{path: *profile, seconds: *profileSeconds}, roundsFor(*rounds, *n))
 	case "fs":
-		err = run(*cairn, *kind, 0, 0, 0, fsConfig{kopiaCLI: *kopiaCLI, dataMB: *dataMB}, profiling{})
+		err = run(*cairn, *kind, 0, 0, 0, fsConfig{kopiaCLI: *kopiaCLI, dataMB: *dataMB}, profiling{}, 1)
 	case "datapath":
 		var self string
 		if self, err = os.Executable(); err == nil {
@@ -113,7 +119,19 @@ func main() {
 	}
 }
 
-func run(cairnBin, kind string, n, namespaces, size int, fs fsConfig, prof profiling) error {
+// roundsFor is the rounds asked for, or by default as many as fit a
+// few minutes: a million objects take a minute a backup.
+func roundsFor(asked, n int) int {
+	switch {
+	case asked > 0:
+		return asked
+	case n <= 100_000:
+		return 3
+	}
+	return 1
+}
+
+func run(cairnBin, kind string, n, namespaces, size int, fs fsConfig, prof profiling, rounds int) error {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "cairn-bench-")
 	if err != nil {
@@ -215,54 +233,7 @@ func run(cairnBin, kind string, n, namespaces, size int, fs fsConfig, prof profi
 	}
 
 	res.ListByNamespace = collect.ListsByNamespace(n, namespaces)
-	listed, listTime, err := plainList(ctx, cluster.Config(), "bench", namespaces, res.ListByNamespace)
-	if err != nil {
-		return err
-	}
-	res.ListSeconds = listTime.Seconds()
-	progress("plain LIST (by namespace: %t): %d ConfigMaps in %.2fs", res.ListByNamespace, listed, res.ListSeconds)
-	if listTime, err = rawJSONList(ctx, cluster.Config(), "bench", namespaces, res.ListByNamespace); err != nil {
-		return err
-	}
-	res.ListJSONSeconds = listTime.Seconds()
-	progress("plain LIST in JSON: %.2fs", res.ListJSONSeconds)
-	if res.ListByNamespace && n <= maxClusterWideList {
-		if _, listTime, err = plainList(ctx, cluster.Config(), "bench", namespaces, false); err != nil {
-			return err
-		}
-		res.ListClusterWideSeconds = listTime.Seconds()
-		progress("plain LIST cluster-wide: %.2fs", res.ListClusterWideSeconds)
-	}
-	progress("backing up")
-	profiled, err := prof.start(ctx)
-	if err != nil {
-		return err
-	}
-	if _, err := sc.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{Name: "bench"}}); err != nil {
-		return err
-	}
-	v, err := waitDone(ctx, sc, "bench")
-	if err != nil {
-		return err
-	}
-	if err := profiled(); err != nil {
-		return err
-	}
-	if v.Phase != v1alpha1.PhaseCompleted || v.Status == nil || v.Status.StartTime == nil || v.Status.CompletionTime == nil {
-		return fmt.Errorf("backup ended %s: %+v", v.Phase, v.Status)
-	}
-	res.BackupItems = v.Status.ItemsDone
-	// The status says Completed just before the run closes.
-	if res.BackupSeconds, err = runSeconds(ctx, tc, v.WorkflowID, v.RunID); err != nil {
-		return err
-	}
-	res.ItemsPerSecond = float64(v.Status.ItemsDone) / res.BackupSeconds
-	res.RatioBackupToList = res.BackupSeconds / res.ListSeconds
-	res.TarballBytes = v.Status.TarballBytes
-	if res.PhaseSeconds, res.HistoryEvents, err = phaseSeconds(ctx, tc, v.WorkflowID); err != nil {
-		return err
-	}
-	if res.WorkerPeakRSSMB, err = worker.peakRSSMB(); err != nil {
+	if err := benchBackup(ctx, s, cluster.Config(), &res, rounds); err != nil {
 		return err
 	}
 	return json.NewEncoder(os.Stdout).Encode(res)
