@@ -61,10 +61,10 @@ type result struct {
 	// maxClusterWideList objects.
 	ListByNamespace        bool    `json:"listByNamespace"`
 	ListClusterWideSeconds float64 `json:"listClusterWideSeconds,omitempty"`
-	// ListJSONSeconds is the same LIST asking for JSON, as cairn does,
-	// and reading the bytes without decoding them: what the API server
-	// takes to send what a backup stores. It encodes JSON more slowly
-	// than the protobuf the reference gets.
+	// ListJSONSeconds is the same LIST read as bytes, not decoded into
+	// client-go's types as the reference (a typed clientset, which asks
+	// for JSON too) does: what the API server takes to send what a
+	// backup stores.
 	ListJSONSeconds float64 `json:"listJsonSeconds"`
 	WorkerPeakRSSMB float64 `json:"workerPeakRssMB"`
 	TarballBytes    int64   `json:"tarballBytes"`
