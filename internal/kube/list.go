@@ -133,7 +133,7 @@ func (l *RawLister) readPage(ctx context.Context, req *rest.Request) ([]byte, er
 // Get returns one object's JSON; name is namespaced when ns is set.
 func (l *RawLister) Get(ctx context.Context, r Resource, ns, name string) (*Item, error) {
 	path := append(collectionPath(r, ns), name)
-	body, err := l.client.Get().AbsPath(path...).DoRaw(ctx)
+	body, err := answer(l.client.Get().AbsPath(path...).Do(ctx))
 	if err != nil {
 		return nil, err
 	}

@@ -59,4 +59,5 @@ func TestListReadsPagesOfAnySizeAndKeepsAPIErrors(t *testing.T) {
 	}
 	_, err = l.List(ctx, deployments, ListOptions{Namespace: "shop", Continue: "more"})
 	assert.True(t, apierrors.IsResourceExpired(err), "got %v", err)
+	assert.ErrorContains(t, err, "continue token expired", "the server's message is kept")
 }
