@@ -38,7 +38,7 @@ type Activities struct {
 
 // New returns the activities for the cluster behind clients.
 func New(clients *kube.Clients, log *zap.Logger) (*Activities, error) {
-	lister, err := kube.NewRawLister(clients.Config)
+	lister, err := clients.Lister()
 	if err != nil {
 		return nil, err
 	}

@@ -50,6 +50,14 @@ func NewRawLister(cfg *rest.Config) (*RawLister, error) {
 	return &RawLister{client: c}, nil
 }
 
+// Lister is a raw lister over these clients' connection and identity.
+func (c *Clients) Lister() (*RawLister, error) {
+	if c.raw != nil {
+		return &RawLister{client: c.raw}, nil
+	}
+	return NewRawLister(c.Config)
+}
+
 // rawClient sends JSON to any path and leaves answers undecoded.
 func rawClient(cfg *rest.Config, httpClient *http.Client) (*rest.RESTClient, error) {
 	cfg = rest.CopyConfig(cfg)
@@ -113,7 +121,7 @@ func (l *RawLister) List(ctx context.Context, r Resource, opts ListOptions) (*Pa
 const maxPageHint = 8 << 20
 
 // readPage reads the answer to req whole. An answer the server refused
-// is the API error DoRaw would give.
+// is the API error its Status names.
 func (l *RawLister) readPage(ctx context.Context, req *rest.Request) ([]byte, error) {
 	stream, err := req.Stream(ctx)
 	if err != nil {

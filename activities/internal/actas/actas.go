@@ -64,5 +64,5 @@ func Lister(base *kube.Clients, fallback kube.Lister, id *v1alpha1.Identity) (ku
 	if err != nil {
 		return nil, err
 	}
-	return kube.NewRawLister(c.Config)
+	return c.Lister()
 }
