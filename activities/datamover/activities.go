@@ -47,7 +47,7 @@ func (a *Activities) UploadVolume(ctx context.Context, in v1alpha1.UploadVolumeI
 	log := run.Log.With(zap.String("volume", in.Volume.Key()), zap.String("operation", in.OperationID), zap.String("path", a.Path))
 	hb := startHeartbeat(ctx, beatOfUpload(kopiarepo.UploadProgress{}))
 	defer hb.stop()
-	repo, err := a.open(ctx, in.Location)
+	repo, err := a.open(ctx, in.Location, false)
 	if err != nil {
 		log.Error("Repository not opened", zap.Error(err))
 		return nil, err
@@ -87,10 +87,10 @@ func (a *Activities) UploadVolume(ctx context.Context, in v1alpha1.UploadVolumeI
 // one: the worker does before a backup's first data mover
 // (EnsureRepository), and a restore needs the data to be there. A missing
 // or wrong password, or a missing repository, is for a human to fix, not
-// for a retry.
-func (a *Activities) open(ctx context.Context, loc string) (*kopiarepo.Repository, error) {
+// for a retry. A restore, which reads its data once, opens it uncached.
+func (a *Activities) open(ctx context.Context, loc string, restore bool) (*kopiarepo.Repository, error) {
 	cfg := a.Repository
-	cfg.Location, cfg.NoCreate = loc, true
+	cfg.Location, cfg.NoCreate, cfg.Uncached = loc, true, restore
 	repo, err := kopiarepo.Open(ctx, cfg)
 	switch {
 	case errors.Is(err, kopiarepo.ErrWrongPassword), errors.Is(err, kopiarepo.ErrNoPassword):

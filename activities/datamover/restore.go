@@ -25,7 +25,7 @@ func (a *Activities) RestoreVolumeData(ctx context.Context, in v1alpha1.RestoreV
 	log := run.Log.With(zap.String("volume", in.Volume), zap.String("kopiaSnapshot", in.SnapshotID), zap.String("operation", in.OperationID), zap.String("path", a.Path))
 	hb := startHeartbeat(ctx, beatOfRestore(kopiarepo.RestoreProgress{}))
 	defer hb.stop()
-	repo, err := a.open(ctx, in.Location)
+	repo, err := a.open(ctx, in.Location, true)
 	if err != nil {
 		log.Error("Repository not opened", zap.Error(err))
 		return nil, err

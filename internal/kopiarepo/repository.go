@@ -50,6 +50,11 @@ type Config struct {
 	UploadBytesPerSecond float64
 	// DownloadBytesPerSecond caps reads from it (0: no cap).
 	DownloadBytesPerSecond float64
+	// Uncached connects without a local cache, for reading a snapshot's
+	// data once (a restore): a cache would write a second copy of all of
+	// it to disk, checksummed on the way, for nothing. kopia has no cache
+	// of metadata alone, so the metadata is not cached either.
+	Uncached bool
 	// Locations gives each location's credentials (nil: the process
 	// environment's).
 	Locations *location.Opener
@@ -134,12 +139,14 @@ func retained(ctx context.Context, r repo.Repository, configFile string, cfg Con
 func connect(ctx context.Context, st blob.Storage, configFile string, cfg Config) error {
 	opts := &repo.ConnectOptions{
 		ClientOptions: repo.ClientOptions{Hostname: cfg.Hostname, Username: "cairn"},
-		CachingOptions: content.CachingOptions{
+	}
+	if !cfg.Uncached {
+		opts.CachingOptions = content.CachingOptions{
 			CacheDirectory:         filepath.Join(cfg.ConfigDir, "cache", filepath.Base(configFile)),
 			ContentCacheSizeBytes:  512 << 20,
 			MetadataCacheSizeBytes: 512 << 20,
 			MaxListCacheDuration:   content.DurationSeconds(30),
-		},
+		}
 	}
 	err := repo.Connect(ctx, configFile, st, cfg.Password, opts)
 	if errors.Is(err, repo.ErrRepositoryNotInitialized) && cfg.NoCreate {
@@ -175,6 +182,9 @@ func connectionFile(cfg Config) string {
 	key := fmt.Sprintf("%s\x00%g\x00%g\x00%s", cfg.Location, cfg.UploadBytesPerSecond, cfg.DownloadBytesPerSecond, cfg.Hostname)
 	if cfg.UploadBytesPerSecond > 0 || cfg.DownloadBytesPerSecond > 0 {
 		key += "\x00" + throttledType
+	}
+	if cfg.Uncached {
+		key += "\x00uncached"
 	}
 	sum := sha256.Sum256([]byte(key))
 	return filepath.Join(cfg.ConfigDir, "repository-"+hex.EncodeToString(sum[:8])+".config")

@@ -234,3 +234,54 @@ func assertSparseAndTimed(t *testing.T, src, restored string) {
 	allocated := got.Sys().(*syscall.Stat_t).Blocks * 512
 	assert.Less(t, allocated, int64(4<<20), "the 16 MiB hole is not written: %d bytes allocated of %d", allocated, got.Size())
 }
+
+func TestUncachedRestoreLeavesNoCopyOfTheData(t *testing.T) {
+	ctx := context.Background()
+	loc, configDir := t.TempDir(), t.TempDir()
+	src := writeTree(t, datatree.Spec{LargeFiles: 1, LargeSize: 4 << 20, SmallFiles: 20, SmallSize: 4096, Seed: 2, NoSparse: true})
+	open := func(uncached bool) *Repository {
+		r, err := Open(ctx, Config{Location: "file://" + loc, Password: testPassword, ConfigDir: configDir, Hostname: "test", Uncached: uncached})
+		require.NoError(t, err)
+		t.Cleanup(func() { r.Close(ctx) })
+		return r
+	}
+	cached := open(false)
+	up, err := cached.Upload(ctx, UploadRequest{Path: src, Namespace: "app", Claim: "data", Backup: "b1"})
+	require.NoError(t, err)
+	want, err := datatree.Digest(src)
+	require.NoError(t, err)
+	restore := func(r *Repository, into string) {
+		dst := filepath.Join(t.TempDir(), into)
+		_, err := r.Restore(ctx, RestoreRequest{SnapshotID: up.SnapshotID, Path: dst})
+		require.NoError(t, err)
+		got, err := datatree.Digest(dst)
+		require.NoError(t, err)
+		assert.Empty(t, datatree.Diff(want, got, 10), "the restored tree is byte-identical")
+	}
+
+	before := treeBytes(t, configDir)
+	restore(open(true), "uncached")
+	assert.Less(t, treeBytes(t, configDir)-before, int64(64<<10), "an uncached restore writes nothing but its connection file")
+
+	// What the check above would see of a cached restore.
+	before = treeBytes(t, configDir)
+	restore(cached, "cached")
+	assert.Greater(t, treeBytes(t, configDir)-before, int64(4<<20), "a cached restore keeps a copy of the data it read")
+}
+
+// treeBytes is the size of the files under dir.
+func treeBytes(t *testing.T, dir string) int64 {
+	t.Helper()
+	var n int64
+	require.NoError(t, filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err == nil {
+			n += info.Size()
+		}
+		return err
+	}))
+	return n
+}
