@@ -7,7 +7,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -57,75 +59,116 @@ func writeItems(ctx context.Context, src tarballSource, idx *backupIndex, p *res
 		ti := idx.types[e.GroupResource]
 		return ok && ti != nil && fromFolder(e, t.Version, ti) && (e.GroupResource != "namespaces" || !p.bareNamespaces)
 	}
-	err := walkTarball(ctx, src, want, func(e tarball.Entry) error {
-		t := p.types[e.GroupResource]
-		obj := &unstructured.Unstructured{}
-		if err := obj.UnmarshalJSON(e.Data); err != nil {
-			return &corruptError{fmt.Errorf("%s: %w", e.Path, err)}
-		}
-		if !sel.itemOrRelated(e.GroupResource, obj.GetNamespace(), obj.GetName(), obj.GetLabels()) ||
-			!relatedClusterItem(e.GroupResource, obj, idx, p, sel) {
-			return nil
-		}
-		outcome := v1alpha1.ItemOutcome{Resource: e.GroupResource, Namespace: spec.MapNamespace(obj.GetNamespace()), Name: obj.GetName()}
-		if e.GroupResource == "namespaces" {
-			outcome.Name = spec.MapNamespace(obj.GetName())
-		}
-		if outcome.Namespace != obj.GetNamespace() {
-			outcome.SourceNamespace = obj.GetNamespace()
-		}
-		reason := objects.SkipReason(e.GroupResource, obj, rules)
-		if reason == "" && e.GroupResource == "persistentvolumes" {
-			reason = cmp.Or(movedVolumeReplaces(obj.GetName(), idx), copiedVolumeReplaces(obj.GetName(), idx))
-		}
-		if reason == "" && e.GroupResource == "persistentvolumes" {
-			reason = snapshotReplacesVolume(obj.GetName(), idx, p)
-		}
-		if reason != "" {
-			outcome.Result, outcome.Reason = v1alpha1.ItemSkipped, reason
-			return w.skip(ctx, outcome)
-		}
-		item := Item{SourceNamespace: outcome.SourceNamespace, CreateOnly: createOnly(e.GroupResource, p, sel)}
-		if item.CreateOnly && e.GroupResource == objects.ClusterRoleBindingsResource {
-			objects.KeepServiceAccountSubjects(obj, func(sa string) bool { return idx.serviceAccounts[sa] })
-		}
-		for _, ref := range obj.GetOwnerReferences() {
-			if idx.restored(string(ref.UID), p) {
-				item.RestoredOwners = append(item.RestoredOwners, string(ref.UID))
+	prepareItem := func(e tarball.Entry) (preparedItem, error) {
+		return prepareEntry(e, idx, p, sel, rules, prepare)
+	}
+	err := readTarball(ctx, src, func(r io.Reader) (string, error) {
+		return tarball.WalkPrepared(r, src.limits, want, prepareWorkers, prepareItem, func(e tarball.Entry, it preparedItem) error {
+			switch {
+			case it.outcome != nil:
+				return w.skip(ctx, *it.outcome)
+			case it.line == nil:
+				return nil // not selected
 			}
-		}
-		sourceNS := obj.GetNamespace()
-		opts := prepare
-		opts.KeepStatus = t.RestoreStatus
-		objects.Prepare(obj, opts)
-		if e.GroupResource == "pods" {
-			if problem := addInitHooks(obj, sourceNS, spec.Hooks); problem != "" {
-				outcome.Result, outcome.Reason = v1alpha1.ItemSkipped, problem
-				return w.skip(ctx, outcome)
-			}
-			if copies := podWithCopies(idx, sourceNS, obj.GetName()); len(copies) > 0 {
-				vols, warnings, err := addRestoreWait(obj, spec, sourceNS, copies, p.restoreWait)
-				if err != nil {
-					outcome.Result, outcome.Reason = v1alpha1.ItemFailed, err.Error()
-					return w.skip(ctx, outcome)
-				}
-				p.podVolumes = append(p.podVolumes, vols...)
-				p.addPodVolumeWarnings(warnings)
-			}
-		}
-		applied, err := p.modifiers.Apply(obj, e.GroupResource)
-		if err != nil {
-			outcome.Result, outcome.Reason = v1alpha1.ItemFailed, err.Error()
-			return w.skip(ctx, outcome)
-		}
-		item.Modifiers = applied
-		item.Object = obj.Object
-		return w.add(ctx, e.GroupResource, item)
+			p.podVolumes = append(p.podVolumes, it.podVolumes...)
+			p.addPodVolumeWarnings(it.warnings)
+			return w.addLine(ctx, e.GroupResource, it.line, it.namespace, it.name)
+		})
 	})
 	if err != nil {
 		return err
 	}
 	return w.ensureNamespaces(ctx, spec)
+}
+
+// prepareWorkers prepare the second pass's items side by side, while the
+// tarball is read and the batches are written: the plan is the worker's
+// alone (the API server waits), so it gets every core.
+var prepareWorkers = max(runtime.GOMAXPROCS(0), 2)
+
+// preparedItem is what the second pass makes of one entry: a skipped or
+// failed item's outcome, or the encoded Item for its batch (neither when
+// the filters do not select it).
+type preparedItem struct {
+	outcome         *v1alpha1.ItemOutcome
+	line            []byte
+	namespace, name string
+	podVolumes      []v1alpha1.RestoreVolume
+	warnings        []string
+}
+
+// prepareEntry decodes and prepares one object. It runs on several
+// goroutines at once: it reads idx, p and sel and changes none of them.
+func prepareEntry(e tarball.Entry, idx *backupIndex, p *restorePlan, sel *selection, rules objects.Index,
+	prepare objects.Options) (preparedItem, error) {
+	spec := sel.spec
+	t := p.types[e.GroupResource]
+	obj := &unstructured.Unstructured{}
+	if err := obj.UnmarshalJSON(e.Data); err != nil {
+		return preparedItem{}, &corruptError{fmt.Errorf("%s: %w", e.Path, err)}
+	}
+	if !sel.itemOrRelated(e.GroupResource, obj.GetNamespace(), obj.GetName(), obj.GetLabels()) ||
+		!relatedClusterItem(e.GroupResource, obj, idx, p, sel) {
+		return preparedItem{}, nil
+	}
+	outcome := v1alpha1.ItemOutcome{Resource: e.GroupResource, Namespace: spec.MapNamespace(obj.GetNamespace()), Name: obj.GetName()}
+	if e.GroupResource == "namespaces" {
+		outcome.Name = spec.MapNamespace(obj.GetName())
+	}
+	if outcome.Namespace != obj.GetNamespace() {
+		outcome.SourceNamespace = obj.GetNamespace()
+	}
+	skipped := func(result v1alpha1.ItemResult, reason string) (preparedItem, error) {
+		outcome.Result, outcome.Reason = result, reason
+		return preparedItem{outcome: &outcome}, nil
+	}
+	reason := objects.SkipReason(e.GroupResource, obj, rules)
+	if reason == "" && e.GroupResource == "persistentvolumes" {
+		reason = cmp.Or(movedVolumeReplaces(obj.GetName(), idx), copiedVolumeReplaces(obj.GetName(), idx))
+	}
+	if reason == "" && e.GroupResource == "persistentvolumes" {
+		reason = snapshotReplacesVolume(obj.GetName(), idx, p)
+	}
+	if reason != "" {
+		return skipped(v1alpha1.ItemSkipped, reason)
+	}
+	var out preparedItem
+	item := Item{SourceNamespace: outcome.SourceNamespace, CreateOnly: createOnly(e.GroupResource, p, sel)}
+	if item.CreateOnly && e.GroupResource == objects.ClusterRoleBindingsResource {
+		objects.KeepServiceAccountSubjects(obj, func(sa string) bool { return idx.serviceAccounts[sa] })
+	}
+	for _, ref := range obj.GetOwnerReferences() {
+		if idx.restored(string(ref.UID), p) {
+			item.RestoredOwners = append(item.RestoredOwners, string(ref.UID))
+		}
+	}
+	sourceNS := obj.GetNamespace()
+	opts := prepare
+	opts.KeepStatus = t.RestoreStatus
+	objects.Prepare(obj, opts)
+	if e.GroupResource == "pods" {
+		if problem := addInitHooks(obj, sourceNS, spec.Hooks); problem != "" {
+			return skipped(v1alpha1.ItemSkipped, problem)
+		}
+		if copies := podWithCopies(idx, sourceNS, obj.GetName()); len(copies) > 0 {
+			vols, warnings, err := addRestoreWait(obj, spec, sourceNS, copies, p.restoreWait)
+			if err != nil {
+				return skipped(v1alpha1.ItemFailed, err.Error())
+			}
+			out.podVolumes, out.warnings = vols, warnings
+		}
+	}
+	applied, err := p.modifiers.Apply(obj, e.GroupResource)
+	if err != nil {
+		return skipped(v1alpha1.ItemFailed, err.Error())
+	}
+	item.Modifiers = applied
+	item.Object = obj.Object
+	if out.line, err = json.Marshal(item); err != nil {
+		return preparedItem{}, fmt.Errorf("encode item: %w", err)
+	}
+	out.namespace, out.name = obj.GetNamespace(), obj.GetName()
+	return out, nil
 }
 
 // fromFolder reports whether e is the copy of its object at version: the
@@ -246,12 +289,17 @@ func (w *batchWriter) add(ctx context.Context, gr string, item Item) error {
 		return fmt.Errorf("encode item: %w", err)
 	}
 	obj := unstructured.Unstructured{Object: item.Object}
-	if ns := obj.GetNamespace(); ns != "" {
-		if _, ok := w.namespaces[ns]; !ok {
-			w.namespaces[ns] = false
+	return w.addLine(ctx, gr, line, obj.GetNamespace(), obj.GetName())
+}
+
+// addLine adds an encoded Item of the object namespace/name (as restored).
+func (w *batchWriter) addLine(ctx context.Context, gr string, line []byte, namespace, name string) error {
+	if namespace != "" {
+		if _, ok := w.namespaces[namespace]; !ok {
+			w.namespaces[namespace] = false
 		}
 	} else if gr == "namespaces" {
-		w.namespaces[obj.GetName()] = true
+		w.namespaces[name] = true
 	}
 	if gr != w.last {
 		if err := w.flush(ctx, w.last); err != nil {

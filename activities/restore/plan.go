@@ -301,9 +301,12 @@ func (s *selection) clusterType(gr string) bool {
 	return s.allCluster || gr == "persistentvolumes" || gr == crdResource || gr == objects.VolumeSnapshotContentsResource || workloadDependency(gr)
 }
 
-func typeNames(gr string, ti *typeIndex) []string {
+func typeNames(gr string, ti *typeIndex) []string { return typeNamesOf(gr, ti.kind) }
+
+// typeNamesOf are the names a user may spell type gr of kind with.
+func typeNamesOf(gr, kind string) []string {
 	g := schema.ParseGroupResource(gr)
-	return []string{gr, g.Resource, strings.ToLower(ti.kind)}
+	return []string{gr, g.Resource, strings.ToLower(kind)}
 }
 
 func crdNames(ti *typeIndex) []string { return typeNames(crdResource, ti) }

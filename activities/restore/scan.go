@@ -122,95 +122,156 @@ func (t *typeIndex) sourceVersion() string {
 	return t.plainVersion
 }
 
-// scanBackup reads the tarball once without keeping objects.
+// scanBackup reads the tarball once without keeping objects. Reading
+// each object's fields runs beside the reading of the stream; indexing
+// them, in the tarball's order.
 func scanBackup(ctx context.Context, src tarballSource, sel *selection) (*backupIndex, error) {
 	idx := &backupIndex{types: map[string]*typeIndex{}, selected: newUIDTypes(),
 		selectorServices: map[string]bool{}, claims: map[string]bool{}, crds: map[string]bool{}, volumeClaims: map[string]string{}, namespaces: map[string]bool{},
 		claimSnapshots: map[string]string{}, snapshots: map[string]bool{}, claimShapes: map[string]claimShape{},
 		references: map[string]map[string]bool{}, bindings: map[string]clusterBinding{}, serviceAccounts: map[string]bool{}}
 	n := 0
-	err := walkTarball(ctx, src, nil, func(e tarball.Entry) error {
-		if n++; n%2000 == 0 {
-			activity.RecordHeartbeat(ctx, n)
-		}
-		t := idx.types[e.GroupResource]
-		if t == nil {
-			t = &typeIndex{versions: map[string]bool{}}
-			idx.types[e.GroupResource] = t
-		}
-		head := gjson.GetManyBytes(e.Data, "apiVersion", "kind", "metadata.uid", "metadata.labels", "metadata.namespace")
-		if ns := head[4].String(); ns != e.Namespace {
-			// Where an object is created follows its path; one whose own
-			// namespace says otherwise was not written by a backup.
-			return &corruptError{fmt.Errorf("%s %s: its metadata.namespace %q differs from its path's %q", e.GroupResource, e.Name, ns, e.Namespace)}
-		}
-		if t.scopeKnown && t.namespaced != (e.Namespace != "") {
-			return &corruptError{fmt.Errorf("%s is stored both in namespaces and cluster-wide", e.GroupResource)}
-		}
-		t.scopeKnown, t.namespaced = true, e.Namespace != ""
-		switch {
-		case e.Preferred:
-			t.preferred = e.Version
-			t.versions[e.Version] = true
-		case e.Version != "":
-			t.versions[e.Version] = true
-			return nil // the same objects at another version
-		default:
-			t.plainVersion = schema.FromAPIVersionAndKind(head[0].String(), "").Version
-			t.versions[t.plainVersion] = true
-		}
-		t.kind = head[1].String()
-		if e.GroupResource == crdResource {
-			idx.crds[e.Name] = true
-		}
-		labels := map[string]string{}
-		head[3].ForEach(func(k, v gjson.Result) bool { labels[k.String()] = v.String(); return true })
-		if !sel.itemOrRelated(e.GroupResource, e.Namespace, e.Name, labels) {
-			return nil
-		}
-		if e.Namespace != "" {
-			idx.namespaces[e.Namespace] = true
-		}
-		if uid := head[2].String(); uid != "" {
-			if idx.selected.add(uid, e.GroupResource) {
-				t.selected++
+	read := func(e tarball.Entry) (scannedEntry, error) { return scanEntry(e, sel) }
+	err := readTarball(ctx, src, func(r io.Reader) (string, error) {
+		return tarball.WalkPrepared(r, src.limits, nil, prepareWorkers, read, func(e tarball.Entry, s scannedEntry) error {
+			if n++; n%2000 == 0 {
+				activity.RecordHeartbeat(ctx, n)
 			}
-		}
-		key := e.Namespace + "/" + e.Name
-		if e.Namespace != "" && sel.resource(typeNames(e.GroupResource, t)...) {
-			for _, ref := range objects.References(e.GroupResource, e.Data) {
-				idx.reference(ref.Resource, ref.Name)
-			}
-			if e.GroupResource == "serviceaccounts" {
-				idx.serviceAccounts[key] = true
-			}
-		}
-		switch e.GroupResource {
-		case objects.ClusterRoleBindingsResource:
-			if accounts := objects.ServiceAccountSubjects(e.Data); len(accounts) > 0 {
-				idx.bindings[e.Name] = clusterBinding{role: objects.BoundClusterRole(e.Data), accounts: accounts}
-			}
-		case "services":
-			if gjson.GetBytes(e.Data, "spec.selector").IsObject() {
-				idx.selectorServices[key] = true
-			}
-		case claimsGroupResource:
-			idx.claims[key] = true
-			idx.claimShapes[key] = readClaimShape(e.Data)
-		case "persistentvolumes":
-			claim := gjson.GetManyBytes(e.Data, "spec.claimRef.namespace", "spec.claimRef.name")
-			idx.volumeClaims[e.Name] = claim[0].String() + "/" + claim[1].String()
-		case objects.VolumeSnapshotsResource:
-			idx.snapshots[key] = true
-			snap := gjson.GetManyBytes(e.Data, "spec.source.persistentVolumeClaimName", "status.readyToUse", "status.boundVolumeSnapshotContentName")
-			if labels[v1alpha1.LabelBackup] != "" && snap[0].String() != "" && snap[1].Bool() && snap[2].String() != "" {
-				idx.claimSnapshots[e.Namespace+"/"+snap[0].String()] = e.Name
-			}
-		}
-		return nil
+			return idx.add(e, s)
+		})
 	})
 	idx.resolveBindings()
 	return idx, err
+}
+
+// scannedEntry is what the first pass reads of one object.
+type scannedEntry struct {
+	apiVersion, kind, uid string
+	// selected: the filters select the object (or its type's related
+	// objects); the fields below are read only then.
+	selected bool
+	// typeSelected: the resource filters select the object's type.
+	typeSelected bool
+	// references are what a namespaced object of a selected type names.
+	references      []objects.Reference
+	binding         *clusterBinding
+	selectorService bool
+	claimShape      claimShape
+	// volumeClaim is a PersistentVolume's claim, "ns/name".
+	volumeClaim string
+	// snapshotOf is the claim of a VolumeSnapshot a backup took and that
+	// is ready to restore it from.
+	snapshotOf string
+}
+
+// scanEntry reads what the index needs of one object. It runs on several
+// goroutines at once and changes nothing.
+func scanEntry(e tarball.Entry, sel *selection) (scannedEntry, error) {
+	head := gjson.GetManyBytes(e.Data, "apiVersion", "kind", "metadata.uid", "metadata.labels", "metadata.namespace")
+	if ns := head[4].String(); ns != e.Namespace {
+		// Where an object is created follows its path; one whose own
+		// namespace says otherwise was not written by a backup.
+		return scannedEntry{}, &corruptError{fmt.Errorf("%s %s: its metadata.namespace %q differs from its path's %q", e.GroupResource, e.Name, ns, e.Namespace)}
+	}
+	s := scannedEntry{apiVersion: head[0].String(), kind: head[1].String(), uid: head[2].String()}
+	if e.Version != "" && !e.Preferred {
+		return s, nil // the same objects at another version
+	}
+	labels := map[string]string{}
+	head[3].ForEach(func(k, v gjson.Result) bool { labels[k.String()] = v.String(); return true })
+	if s.selected = sel.itemOrRelated(e.GroupResource, e.Namespace, e.Name, labels); !s.selected {
+		return s, nil
+	}
+	s.typeSelected = sel.resource(typeNamesOf(e.GroupResource, s.kind)...)
+	if e.Namespace != "" && s.typeSelected {
+		s.references = objects.References(e.GroupResource, e.Data)
+	}
+	switch e.GroupResource {
+	case objects.ClusterRoleBindingsResource:
+		if accounts := objects.ServiceAccountSubjects(e.Data); len(accounts) > 0 {
+			s.binding = &clusterBinding{role: objects.BoundClusterRole(e.Data), accounts: accounts}
+		}
+	case "services":
+		s.selectorService = gjson.GetBytes(e.Data, "spec.selector").IsObject()
+	case claimsGroupResource:
+		s.claimShape = readClaimShape(e.Data)
+	case "persistentvolumes":
+		claim := gjson.GetManyBytes(e.Data, "spec.claimRef.namespace", "spec.claimRef.name")
+		s.volumeClaim = claim[0].String() + "/" + claim[1].String()
+	case objects.VolumeSnapshotsResource:
+		snap := gjson.GetManyBytes(e.Data, "spec.source.persistentVolumeClaimName", "status.readyToUse", "status.boundVolumeSnapshotContentName")
+		if labels[v1alpha1.LabelBackup] != "" && snap[0].String() != "" && snap[1].Bool() && snap[2].String() != "" {
+			s.snapshotOf = snap[0].String()
+		}
+	}
+	return s, nil
+}
+
+// add indexes one object, read by scanEntry, in the tarball's order.
+func (idx *backupIndex) add(e tarball.Entry, s scannedEntry) error {
+	t := idx.types[e.GroupResource]
+	if t == nil {
+		t = &typeIndex{versions: map[string]bool{}}
+		idx.types[e.GroupResource] = t
+	}
+	if t.scopeKnown && t.namespaced != (e.Namespace != "") {
+		return &corruptError{fmt.Errorf("%s is stored both in namespaces and cluster-wide", e.GroupResource)}
+	}
+	t.scopeKnown, t.namespaced = true, e.Namespace != ""
+	switch {
+	case e.Preferred:
+		t.preferred = e.Version
+		t.versions[e.Version] = true
+	case e.Version != "":
+		t.versions[e.Version] = true
+		return nil // the same objects at another version
+	default:
+		t.plainVersion = schema.FromAPIVersionAndKind(s.apiVersion, "").Version
+		t.versions[t.plainVersion] = true
+	}
+	t.kind = s.kind
+	if e.GroupResource == crdResource {
+		idx.crds[e.Name] = true
+	}
+	if !s.selected {
+		return nil
+	}
+	if e.Namespace != "" {
+		idx.namespaces[e.Namespace] = true
+	}
+	if s.uid != "" && idx.selected.add(s.uid, e.GroupResource) {
+		t.selected++
+	}
+	key := e.Namespace + "/" + e.Name
+	if e.Namespace != "" && s.typeSelected {
+		for _, ref := range s.references {
+			idx.reference(ref.Resource, ref.Name)
+		}
+		if e.GroupResource == "serviceaccounts" {
+			idx.serviceAccounts[key] = true
+		}
+	}
+	switch e.GroupResource {
+	case objects.ClusterRoleBindingsResource:
+		if s.binding != nil {
+			idx.bindings[e.Name] = *s.binding
+		}
+	case "services":
+		if s.selectorService {
+			idx.selectorServices[key] = true
+		}
+	case claimsGroupResource:
+		idx.claims[key] = true
+		idx.claimShapes[key] = s.claimShape
+	case "persistentvolumes":
+		idx.volumeClaims[e.Name] = s.volumeClaim
+	case objects.VolumeSnapshotsResource:
+		idx.snapshots[key] = true
+		if s.snapshotOf != "" {
+			idx.claimSnapshots[e.Namespace+"/"+s.snapshotOf] = e.Name
+		}
+	}
+	return nil
 }
 
 // corruptError is a tarball that cannot be read whatever the retry.
@@ -243,6 +304,12 @@ type tarballSource struct {
 // decode, or is past the limits, is a *corruptError, and one of an
 // unknown format version an *unsupportedError.
 func walkTarball(ctx context.Context, src tarballSource, want func(tarball.Entry) bool, fn func(tarball.Entry) error) error {
+	return readTarball(ctx, src, func(r io.Reader) (string, error) { return tarball.WalkWanted(r, src.limits, want, fn) })
+}
+
+// readTarball is walkTarball with the walk of the stream, which returns
+// the format version, left to walk.
+func readTarball(ctx context.Context, src tarballSource, walk func(io.Reader) (string, error)) error {
 	var r io.ReadCloser
 	var err error
 	if src.want != nil {
@@ -254,7 +321,7 @@ func walkTarball(ctx context.Context, src tarballSource, want func(tarball.Entry
 		return err
 	}
 	defer func() { _ = r.Close() }() // read only
-	format, err := tarball.WalkWanted(r, src.limits, want, fn)
+	format, err := walk(r)
 	if err == nil && src.want != nil {
 		// The digest is checked at the end of the stored bytes, which
 		// the manifest bounds.
