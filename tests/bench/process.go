@@ -8,11 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	taskqueuepb "go.temporal.io/api/taskqueue/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
@@ -160,5 +163,36 @@ func waitDone(ctx context.Context, sc *starter.Client, name string) (*starter.Ba
 			return nil, fmt.Errorf("backup %s did not end: %w (last error: %v)", name, context.Cause(ctx), err) //nolint:errorlint // err may be nil
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// polling waits until worker p polls queue for both workflow and activity
+// tasks, so a run timed from its start does not time the worker's own
+// start-up. Its pollers are told from an earlier worker's, which the
+// server lists for a while after it stopped, by the PID in their identity.
+func (p *process) polling(ctx context.Context, tc client.Client, queue string) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	mine := fmt.Sprintf("%d@", p.cmd.Process.Pid)
+	kinds := []enumspb.TaskQueueType{enumspb.TASK_QUEUE_TYPE_WORKFLOW, enumspb.TASK_QUEUE_TYPE_ACTIVITY}
+	for {
+		ready := 0
+		for _, kind := range kinds {
+			resp, err := tc.DescribeTaskQueue(ctx, queue, kind)
+			if err != nil {
+				return fmt.Errorf("describe task queue %s: %w", queue, err)
+			}
+			if slices.ContainsFunc(resp.GetPollers(), func(pi *taskqueuepb.PollerInfo) bool { return strings.HasPrefix(pi.GetIdentity(), mine) }) {
+				ready++
+			}
+		}
+		if ready == len(kinds) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the worker (PID %d) did not poll task queue %s: %w", p.cmd.Process.Pid, queue, context.Cause(ctx))
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }

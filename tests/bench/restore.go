@@ -96,6 +96,9 @@ func benchRestore(ctx context.Context, s setup, n, namespaces, size int) error {
 	defer worker.stop()
 	ctx, stopWatching := watched(ctx, worker)
 	defer stopWatching()
+	if err := worker.polling(ctx, s.tc, v1alpha1.TaskQueue); err != nil {
+		return err
+	}
 	progress("restoring")
 	profiled, err := prof.start(ctx)
 	if err != nil {
