@@ -91,11 +91,3 @@ func (o Options) makeDataDir() error {
 	}
 	return nil
 }
-
-// KubeconfigIn is where a sandbox with data dir dataDir writes its
-// kubeconfig.
-func KubeconfigIn(dataDir string) string { return paths.KubeconfigIn(dataDir) }
-
-// CSIStateDirIn is the CSI driver's state directory of a sandbox with data
-// dir dataDir.
-func CSIStateDirIn(dataDir string) string { return paths.CSIStateDirIn(dataDir) }
