@@ -299,16 +299,11 @@ type tarballSource struct {
 	want *location.Digest
 }
 
-// walkTarball streams the tarball through fn. A failure to read the
-// location is returned as is (worth a retry); a tarball that does not
-// decode, or is past the limits, is a *corruptError, and one of an
-// unknown format version an *unsupportedError.
-func walkTarball(ctx context.Context, src tarballSource, want func(tarball.Entry) bool, fn func(tarball.Entry) error) error {
-	return readTarball(ctx, src, func(r io.Reader) (string, error) { return tarball.WalkWanted(r, src.limits, want, fn) })
-}
-
-// readTarball is walkTarball with the walk of the stream, which returns
-// the format version, left to walk.
+// readTarball streams the tarball through walk, which returns the
+// format version it read. A failure to read the location is returned as
+// is (worth a retry); a tarball that does not decode, or is past the
+// limits, is a *corruptError, and one of an unknown format version an
+// *unsupportedError.
 func readTarball(ctx context.Context, src tarballSource, walk func(io.Reader) (string, error)) error {
 	var r io.ReadCloser
 	var err error

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"io"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -30,6 +31,12 @@ func writeTarball(t *testing.T, src tarballSource, files map[string]string) {
 	require.NoError(t, src.loc.WriteAll(context.Background(), src.key, buf.Bytes()))
 }
 
+// walkTarball reads the tarball as the plan does, calling fn for every
+// object.
+func walkTarball(ctx context.Context, src tarballSource, fn func(tarball.Entry) error) error {
+	return readTarball(ctx, src, func(r io.Reader) (string, error) { return tarball.Walk(r, src.limits, fn) })
+}
+
 // A tarball of a format version cairn does not know fails the restore
 // for good with UnsupportedFormat, instead of restoring nothing.
 func TestTarballOfAnUnknownFormatIsUnsupported(t *testing.T) {
@@ -38,7 +45,7 @@ func TestTarballOfAnUnknownFormatIsUnsupported(t *testing.T) {
 		"metadata/version":                           "2.0.0",
 		"resources/configmaps/namespaces/app/a.json": `{"kind":"ConfigMap"}`,
 	})
-	err := walkTarball(context.Background(), src, nil, func(tarball.Entry) error { return nil })
+	err := walkTarball(context.Background(), src, func(tarball.Entry) error { return nil })
 	activitytest.RequireNonRetryable(t, corruptOr(err), v1alpha1.ErrTypeUnsupportedFormat)
 }
 
@@ -49,7 +56,7 @@ func TestTarballPastTheLimitsIsCorrupt(t *testing.T) {
 		"metadata/version":                           tarball.FormatVersion,
 		"resources/configmaps/namespaces/app/a.json": `{"kind":"ConfigMap","data":{"big":"yes"}}`,
 	})
-	err := walkTarball(context.Background(), src, nil, func(tarball.Entry) error { return nil })
+	err := walkTarball(context.Background(), src, func(tarball.Entry) error { return nil })
 	activitytest.RequireNonRetryable(t, corruptOr(err), v1alpha1.ErrTypeCorruptBackup)
 }
 
@@ -67,14 +74,14 @@ func TestTarballThatDiffersFromTheManifestIsCorrupt(t *testing.T) {
 	require.NoError(t, err)
 	src.want = &want
 	entries := 0
-	require.NoError(t, walkTarball(ctx, src, nil, func(tarball.Entry) error { entries++; return nil }))
+	require.NoError(t, walkTarball(ctx, src, func(tarball.Entry) error { entries++; return nil }))
 	require.Positive(t, entries)
 
 	writeTarball(t, src, map[string]string{
 		"metadata/version":                           tarball.FormatVersion,
 		"resources/configmaps/namespaces/app/a.json": `{"kind":"ConfigMap","data":{"swapped":"in"}}`,
 	})
-	err = walkTarball(ctx, src, nil, func(tarball.Entry) error { return nil })
+	err = walkTarball(ctx, src, func(tarball.Entry) error { return nil })
 	activitytest.RequireNonRetryable(t, corruptOr(err), v1alpha1.ErrTypeCorruptBackup)
 	require.ErrorContains(t, err, "does not match the backup's manifest")
 }
