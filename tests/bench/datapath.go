@@ -120,39 +120,35 @@ func benchDatapath(self, kopiaCLI string, dataMB int) error {
 	// Each restore writes into a directory of its own: deleting the one
 	// before would have the file system look through the freed inodes
 	// while the next restore creates its files.
-	var restored string
-	cliRestore := func(round int) (measured, error) {
-		progress("kopia CLI: snapshot restore")
-		m, _, err := timed(kopia("snapshot", "restore", kman.ID, filepath.Join(dir, fmt.Sprintf("restored-cli-%d", round))))
-		return m, err
+	restoredIn := func(round int) string { return filepath.Join(dir, fmt.Sprintf("restored-%d", round)) }
+	type side struct {
+		name    string
+		restore func(round int) *exec.Cmd
+		seconds *[]float64
+		rssMB   *float64
 	}
-	cairnRestore := func(round int) (measured, error) {
-		progress("cairn: restore")
-		restored = filepath.Join(dir, fmt.Sprintf("restored-%d", round))
-		m, _, err := timed(child("-op", "restore", "-path", restored, "-snapshot", first.SnapshotID))
-		return m, err
-	}
+	cli := side{"kopia CLI", func(round int) *exec.Cmd {
+		return kopia("snapshot", "restore", kman.ID, filepath.Join(dir, fmt.Sprintf("restored-cli-%d", round)))
+	}, &res.KopiaRestoreSeconds, &res.PeakRSSMB.KopiaRestore}
+	cairn := side{"cairn", func(round int) *exec.Cmd {
+		return child("-op", "restore", "-path", restoredIn(round), "-snapshot", first.SnapshotID)
+	}, &res.RestoreSeconds, &res.PeakRSSMB.Restore}
 	// Each side goes first in turn: neither always finds the page cache
 	// full of the other's files.
 	res.RestoreRounds = 3
 	for round := range res.RestoreRounds {
-		cliFirst := round%2 == 0
-		for _, cli := range []bool{cliFirst, !cliFirst} {
-			if cli {
-				m, err := cliRestore(round)
-				if err != nil {
-					return err
-				}
-				res.KopiaRestoreSeconds = append(res.KopiaRestoreSeconds, m.seconds)
-				res.PeakRSSMB.KopiaRestore = max(res.PeakRSSMB.KopiaRestore, m.rssMB)
-				continue
-			}
-			m, err := cairnRestore(round)
+		order := []side{cli, cairn}
+		if round%2 == 1 {
+			order = []side{cairn, cli}
+		}
+		for _, s := range order {
+			progress("%s: restore, round %d", s.name, round+1)
+			m, _, err := timed(s.restore(round))
 			if err != nil {
 				return err
 			}
-			res.RestoreSeconds = append(res.RestoreSeconds, m.seconds)
-			res.PeakRSSMB.Restore = max(res.PeakRSSMB.Restore, m.rssMB)
+			*s.seconds = append(*s.seconds, m.seconds)
+			*s.rssMB = max(*s.rssMB, m.rssMB)
 		}
 	}
 	res.KopiaRestoreMBps = mb / median(res.KopiaRestoreSeconds)
@@ -162,7 +158,7 @@ func benchDatapath(self, kopiaCLI string, dataMB int) error {
 	if err != nil {
 		return err
 	}
-	got, err := datatree.Digest(restored)
+	got, err := datatree.Digest(restoredIn(res.RestoreRounds - 1))
 	if err != nil {
 		return err
 	}
