@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -75,7 +76,11 @@ func rawClient(cfg *rest.Config, httpClient *http.Client) (*rest.RESTClient, err
 
 // Page is one page of a LIST.
 type Page struct {
-	Items     []Item
+	Items []Item
+	// Lines are the items' JSON lines, each followed by a newline, in
+	// order: what a part of the page stores when it keeps every item.
+	// Nil in a page not read from an API server.
+	Lines     []byte
 	Continue  string
 	Remaining int64
 }
@@ -166,41 +171,41 @@ func collectionPath(r Resource, ns string) []string {
 }
 
 // decodePage splits a LIST response into items without decoding them:
-// one validating pass over the body, then only each item's metadata is
-// looked at. A full json.Unmarshal of every item costs more than the
-// request itself.
+// one validating pass over the body, one that finds each item, then only
+// each item's metadata is looked at. A full json.Unmarshal of every item
+// costs more than the request itself. The page's strings share body's
+// memory: it is read as a string without a copy, and is not changed
+// after.
 func decodePage(body []byte, r Resource) (*Page, error) {
 	if !gjson.ValidBytes(body) {
 		return nil, fmt.Errorf("decode %s list: the API server sent invalid JSON", r.GroupResource())
 	}
-	list := gjson.ParseBytes(body)
-	meta := list.Get("metadata")
-	items := list.Get("items")
-	page := &Page{
-		Continue:  meta.Get("continue").String(),
-		Remaining: meta.Get("remainingItemCount").Int(),
+	doc := unsafe.String(unsafe.SliceData(body), len(body))
+	parts, ok := splitList(doc)
+	if !ok {
+		return nil, fmt.Errorf("decode %s list: the API server sent no object", r.GroupResource())
+	}
+	page := &Page{Items: make([]Item, 0, len(parts.items))}
+	if m := parts.metadata; m.end > m.start {
+		meta := gjson.Parse(doc[m.start:m.end])
+		page.Continue = meta.Get("continue").String()
+		page.Remaining = meta.Get("remainingItemCount").Int()
 	}
 	prefix := typePrefix(r)
 	// The items' lines go into one buffer per page, not one each; the
 	// estimate leaves room for the prefix of items of a KiB or more.
 	lines := make([]byte, 0, len(body)+len(body)/16)
-	items.ForEach(func(_, v gjson.Result) bool {
+	for _, sp := range parts.items {
+		v := gjson.Parse(doc[sp.start:sp.end])
+		if !v.IsObject() {
+			return nil, fmt.Errorf("decode %s list: an item is not an object", r.GroupResource())
+		}
 		var it Item
-		it, lines = itemInto(lines, v, rawOf(body, v), prefix)
+		it, lines = itemInto(lines, v, body[sp.start:sp.end], prefix)
 		page.Items = append(page.Items, it)
-		return true
-	})
-	return page, nil
-}
-
-// rawOf is v's JSON as the bytes of body it was parsed from, uncopied
-// when gjson knows where it is (at full capacity: an append to it cannot
-// overwrite the next item).
-func rawOf(body []byte, v gjson.Result) []byte {
-	if end := v.Index + len(v.Raw); v.Index > 0 && end <= len(body) {
-		return body[v.Index:end:end]
 	}
-	return []byte(v.Raw)
+	page.Lines = lines
+	return page, nil
 }
 
 // DecodeItem reads one object of r's type from its JSON, as an item of a
@@ -222,8 +227,8 @@ func typePrefix(r Resource) []byte {
 // itemInto returns one object, v parsed from raw, as a compact JSON line
 // that carries its own apiVersion and kind (items of a list have none, but
 // a stored object must be restorable on its own), with the metadata
-// filters look at. A line made here is appended to lines, which it
-// returns.
+// filters look at. The line, and a newline after it, is appended to
+// lines, which it returns.
 func itemInto(lines []byte, v gjson.Result, raw, prefix []byte) (Item, []byte) {
 	meta := v.Get("metadata")
 	it := Item{Name: meta.Get("name").String(), Namespace: meta.Get("namespace").String()}
@@ -240,20 +245,21 @@ func itemInto(lines []byte, v gjson.Result, raw, prefix []byte) (Item, []byte) {
 			raw = buf.Bytes()
 		}
 	}
-	if hasTypeFields(v, raw) {
-		it.Raw = raw
-		return it, lines
-	}
-	rest := bytes.TrimLeft(bytes.TrimSpace(raw)[1:], " \t\r\n")
 	start := len(lines)
-	lines = append(lines, prefix...)
-	if len(rest) > 0 && rest[0] != '}' {
-		lines = append(lines, ',')
+	if hasTypeFields(v, raw) {
+		lines = append(lines, raw...)
+	} else {
+		rest := bytes.TrimLeft(bytes.TrimSpace(raw)[1:], " \t\r\n")
+		lines = append(lines, prefix...)
+		if len(rest) > 0 && rest[0] != '}' {
+			lines = append(lines, ',')
+		}
+		lines = append(lines, rest...)
 	}
-	lines = append(lines, rest...)
-	// A full capacity: an append to one item's line cannot overwrite the next.
+	// A full capacity: an append to one item's line cannot overwrite the
+	// newline or the next line.
 	it.Raw = lines[start:len(lines):len(lines)]
-	return it, lines
+	return it, append(lines, '\n')
 }
 
 // hasTypeFields says whether an object carries its apiVersion and kind.
