@@ -405,7 +405,13 @@ func (c *collector) collect(ctx context.Context) (*v1alpha1.TypeCollected, error
 			before := *p
 			c.durable = &before
 		}
-		c.pending.add(c.run.Keys.Part(c.gr, c.partShard(p.Shard), p.Part), c.select_(page, p), len(c.actions) > 0)
+		listed := len(page.Items)
+		kept := c.select_(page, p)
+		lines := page.Lines
+		if len(kept) < listed {
+			lines = nil
+		}
+		c.pending.add(c.run.Keys.Part(c.gr, c.partShard(p.Shard), p.Part), kept, lines, len(c.actions) > 0)
 		p.Part++
 		p.Continue = page.Continue
 		if p.Continue == "" {
@@ -468,7 +474,11 @@ func (c *collector) flush(ctx context.Context) error {
 	for i, key := range c.pending.keys {
 		switch {
 		case len(pages[i]) > 0:
-			if err := c.run.Loc.WriteAll(ctx, key, joinLines(pages[i])); err != nil {
+			data := c.pending.lines[i]
+			if data == nil || len(c.actions) > 0 {
+				data = joinLines(pages[i])
+			}
+			if err := c.run.Loc.WriteAll(ctx, key, data); err != nil {
 				return err
 			}
 			p.Parts++
@@ -491,13 +501,16 @@ func (c *collector) flush(ctx context.Context) error {
 type pendingPages struct {
 	keys  []string
 	items [][]kube.Item
+	// lines are a page's items as the part stores them, when the page
+	// kept them all (nil when not): stored as they are, not joined again.
+	lines [][]byte
 	bytes int
 }
 
 // add holds a page; counting its bytes is only for pages that wait on
 // extensions, so a backup without them pays nothing per item.
-func (pp *pendingPages) add(key string, items []kube.Item, count bool) {
-	pp.keys, pp.items = append(pp.keys, key), append(pp.items, items)
+func (pp *pendingPages) add(key string, items []kube.Item, lines []byte, count bool) {
+	pp.keys, pp.items, pp.lines = append(pp.keys, key), append(pp.items, items), append(pp.lines, lines)
 	for i := 0; count && i < len(items); i++ {
 		pp.bytes += len(items[i].Raw)
 	}

@@ -69,6 +69,10 @@ func (l *scriptedLister) List(_ context.Context, r kube.Resource, opts kube.List
 			Raw: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + name + `","namespace":"` + ns + `"},"data":{"x":"` +
 				strings.Repeat("x", l.pad) + `"}}`)})
 	}
+	// As a real lister does, the page carries its items' lines too.
+	for _, it := range page.Items {
+		page.Lines = append(append(page.Lines, it.Raw...), '\n')
+	}
 	if idx+1 < pages {
 		page.Continue = fmt.Sprintf("t%d", idx+1)
 	}
