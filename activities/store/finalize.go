@@ -141,7 +141,8 @@ func (a *Activities) writeTarball(ctx context.Context, run *runlog.Run, start *t
 		gr := run.Keys.GroupResourceOfPart(key)
 		// Only an item of a collected part can have been read again.
 		mayBeUpdated := len(updated) > 0 && !run.Keys.IsUpdatedPart(key)
-		err := run.Loc.ReadLines(ctx, key, func(line []byte) error {
+		// Add copies the line into the tarball: it need not outlive the call.
+		err := run.Loc.ReadLinesTransient(ctx, key, func(line []byte) error {
 			// Parts hold valid JSON written by collection; only three
 			// fields are needed, so the object is not decoded.
 			head := gjson.GetManyBytes(line, "apiVersion", "metadata.name", "metadata.namespace")

@@ -550,19 +550,29 @@ func wrapNotFound(key string, err error) error {
 	return fmt.Errorf("read %s: %w", key, err)
 }
 
-// ReadLines calls fn for every newline-terminated line of key, reusing one
-// buffer so memory does not grow with the object.
+// ReadLines calls fn for every newline-terminated line of key, one at a
+// time, so memory does not grow with the object. fn may keep a line.
 func (l *Location) ReadLines(ctx context.Context, key string, fn func(line []byte) error) error {
+	return l.readLines(ctx, key, false, fn)
+}
+
+// ReadLinesTransient is ReadLines for an fn that keeps no line past its
+// return: the lines are read into one buffer, not copied one by one.
+func (l *Location) ReadLinesTransient(ctx context.Context, key string, fn func(line []byte) error) error {
+	return l.readLines(ctx, key, true, fn)
+}
+
+func (l *Location) readLines(ctx context.Context, key string, reuse bool, fn func(line []byte) error) error {
 	r, err := l.NewReader(ctx, key)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = r.Close() }() // read only
-	return eachLine(r, fn)
+	return eachLine(r, reuse, fn)
 }
 
-func eachLine(r io.Reader, fn func([]byte) error) error {
-	br := newLineReader(r)
+func eachLine(r io.Reader, reuse bool, fn func([]byte) error) error {
+	br := newLineReader(r, reuse)
 	for {
 		line, err := br.next()
 		if len(bytes.TrimSpace(line)) > 0 {

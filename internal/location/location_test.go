@@ -1,7 +1,6 @@
 package location
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -130,16 +129,28 @@ func TestReadLinesHandlesLongLines(t *testing.T) {
 	ctx := context.Background()
 	loc := openTemp(t)
 	long := strings.Repeat("x", 3<<20) // larger than any scanner default
-	require.NoError(t, loc.WriteAll(ctx, "part.jsonl", []byte("one\n"+long+"\n\nlast-without-newline")))
-	var got []string
+	longer := strings.Repeat("y", 5<<20)
+	require.NoError(t, loc.WriteAll(ctx, "part.jsonl", []byte("one\n"+long+"\n\ntwo\n"+longer+"\nlast-without-newline")))
+	want := []string{"one", long, "two", longer, "last-without-newline"}
+	var kept [][]byte
 	require.NoError(t, loc.ReadLines(ctx, "part.jsonl", func(line []byte) error {
-		got = append(got, string(bytes.Clone(line)))
+		kept = append(kept, line)
 		return nil
 	}))
-	require.Len(t, got, 3)
-	assert.Equal(t, "one", got[0])
-	assert.Len(t, got[1], len(long))
-	assert.Equal(t, "last-without-newline", got[2])
+	require.Len(t, kept, len(want))
+	for i := range want {
+		assert.True(t, string(kept[i]) == want[i], "line %d, kept by fn, is intact after the read", i)
+	}
+
+	var copied []string
+	require.NoError(t, loc.ReadLinesTransient(ctx, "part.jsonl", func(line []byte) error {
+		copied = append(copied, string(line))
+		return nil
+	}))
+	require.Len(t, copied, len(want))
+	for i := range want {
+		assert.True(t, copied[i] == want[i], "transient line %d", i)
+	}
 }
 
 func TestPartKeysSortInCollectionOrder(t *testing.T) {
