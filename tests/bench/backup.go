@@ -97,7 +97,7 @@ func backupOnce(ctx context.Context, s setup, name string, profile bool) (backup
 	if run.seconds, err = runSeconds(ctx, s.tc, v.WorkflowID, v.RunID); err != nil {
 		return backupRun{}, err
 	}
-	run.phases, run.history, err = phaseSeconds(ctx, s.tc, v.WorkflowID)
+	run.phases, run.history, err = phaseSeconds(ctx, s.tc, v.WorkflowID, profile && s.prof.timeline)
 	return run, err
 }
 

@@ -88,7 +88,7 @@ func benchExtension(ctx context.Context, s setup, n, namespaces, size int) error
 	}
 	res.RatioExtendedToPlain = res.ExtendedSeconds / res.PlainSeconds
 	res.ExtensionCalls, res.ItemsSent = ext.calls.Load(), ext.items.Load()
-	if _, res.HistoryEvents, err = phaseSeconds(ctx, s.tc, v.WorkflowID); err != nil {
+	if _, res.HistoryEvents, err = phaseSeconds(ctx, s.tc, v.WorkflowID, false); err != nil {
 		return err
 	}
 	if res.WorkerPeakRSSMB, err = worker.peakRSSMB(); err != nil {

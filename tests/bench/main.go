@@ -94,12 +94,13 @@ func main() {
 	snapshotID := flag.String("snapshot", "", "datapath-child: snapshot to restore")
 	profile := flag.String("worker-profile", "", "backup, restore: write a CPU profile of the worker, taken while it backs up or restores, to this file")
 	profileSeconds := flag.Int("profile-seconds", 3, "backup, restore: how long the -worker-profile profile runs, from the run's start")
+	timeline := flag.Bool("timeline", false, "backup, restore: print the first run's history, each event with its time from the start, to stderr")
 	rounds := flag.Int("rounds", 0, "backup: backups and reference LISTs to take the medians of (0: 3 up to 100,000 objects, else 1)")
 	flag.Parse()
 	var err error
 	switch *kind {
 	case "backup", "restore", "extension":
-		err = run(*cairn, *kind, *n, *namespaces, *size, fsConfig{}, profiling{path: *profile, seconds: *profileSeconds}, roundsFor(*rounds, *n))
+		err = run(*cairn, *kind, *n, *namespaces, *size, fsConfig{}, profiling{path: *profile, seconds: *profileSeconds, timeline: *timeline}, roundsFor(*rounds, *n))
 	case "fs":
 		err = run(*cairn, *kind, 0, 0, 0, fsConfig{kopiaCLI: *kopiaCLI, dataMB: *dataMB}, profiling{}, 1)
 	case "datapath":

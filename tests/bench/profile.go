@@ -18,6 +18,8 @@ type profiling struct {
 	path    string
 	seconds int
 	addr    string
+	// timeline: print the first run's history, event by event.
+	timeline bool
 }
 
 // listen picks the address of the next worker's profiler.

@@ -127,7 +127,7 @@ func benchRestore(ctx context.Context, s setup, n, namespaces, size int) error {
 	}
 	res.ItemsPerSecond = float64(res.RestoredItems) / res.RestoreSeconds
 	res.RatioRestoreToCreateLoop = res.RestoreSeconds / res.CreateLoopSeconds
-	if res.PhaseSeconds, res.HistoryEvents, err = phaseSeconds(ctx, s.tc, created.WorkflowID); err != nil {
+	if res.PhaseSeconds, res.HistoryEvents, err = phaseSeconds(ctx, s.tc, created.WorkflowID, s.prof.timeline); err != nil {
 		return err
 	}
 	if res.WorkerPeakRSSMB, err = worker.peakRSSMB(); err != nil {
