@@ -377,7 +377,7 @@ func (m *stack) freezeAtCheckpoint(t *testing.T, backup string, bytes int64, fre
 // that it asked its activity to stop.
 func waitActivityCancelRequested(t *testing.T, s *stack, workflowID string) {
 	t.Helper()
-	require.Eventually(t, func() bool {
+	until(t, func() bool {
 		for _, ev := range runHistory(t, s, workflowID) {
 			if ev.GetEventType() == enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED {
 				return true

@@ -108,7 +108,7 @@ func TestDataMovement(t *testing.T) {
 		// their place in line, so the wait is seen however fast the
 		// uploads are.
 		var first []int
-		require.Eventually(t, func() bool { first = exposer.Running(m.stateDir); return len(first) > 0 },
+		until(t, func() bool { first = exposer.Running(m.stateDir); return len(first) > 0 },
 			2*time.Minute, 50*time.Millisecond, "a data mover started")
 		require.Len(t, first, 1, "one data mover on the node")
 		require.NoError(t, syscall.Kill(first[0], syscall.SIGSTOP))

@@ -69,7 +69,7 @@ func TestBackupDeletionAndExpiry(t *testing.T) {
 		require.True(t, catchActivity(t, s, worker, deletion, deleteBackupDataActivity), "the expiry's deletion was caught")
 		worker.kill()
 		worker = startWorker()
-		require.Eventually(t, func() bool { return len(backupObjects(t, s, "expiring")) == 0 }, 2*time.Minute, 300*time.Millisecond,
+		until(t, func() bool { return len(backupObjects(t, s, "expiring")) == 0 }, 2*time.Minute, 300*time.Millisecond,
 			"the expired backup's objects are deleted")
 		require.NoError(t, s.starter.WaitRun(ctx, deletion, ""))
 		assert.Greater(t, activityAttempt(t, s, deletion, deleteBackupDataActivity), int32(1),
@@ -118,7 +118,7 @@ func TestBackupDeletionAndExpiry(t *testing.T) {
 		_, err := s.starter.DeleteBackup(ctx, "killed-mid-delete", false)
 		require.NoError(t, err)
 		// backup.json goes first; kill once it is gone and objects remain.
-		require.Eventually(t, func() bool {
+		until(t, func() bool {
 			keys := backupObjects(t, s, "killed-mid-delete")
 			return len(keys) > 0 && len(keys) < len(before) && !slices.Contains(keys, location.Backup("killed-mid-delete").Metadata())
 		}, time.Minute, 50*time.Millisecond, "deletion under way")

@@ -141,7 +141,7 @@ func TestEtcdSnapshots(t *testing.T) {
 		require.Equal(t, 0, code, stderr)
 		time.Sleep(time.Second)
 		require.NoError(t, s.temporalC.ScheduleClient().GetHandle(ctx, v1alpha1.ExpireScheduleID).Trigger(ctx, client.ScheduleTriggerOptions{}))
-		require.Eventually(t, func() bool { return !etcdListed(t, s)["short-lived"] }, time.Minute, 300*time.Millisecond)
+		until(t, func() bool { return !etcdListed(t, s)["short-lived"] }, time.Minute, 300*time.Millisecond)
 		assert.True(t, etcdListed(t, s)["snap-1"], "a snapshot that has not expired stays")
 
 		_, stderr, code = s.cli("etcd-snapshot", "delete", "snap-1", "--wait")

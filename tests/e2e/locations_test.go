@@ -33,7 +33,7 @@ func TestWorkerKeepsEveryWritableLocation(t *testing.T) {
 	}
 	// The worker sets them up once it polls; each is waited for.
 	for _, id := range want {
-		require.Eventually(t, func() bool {
+		until(t, func() bool {
 			_, err := s.temporalC.ScheduleClient().GetHandle(ctx, id).Describe(ctx)
 			return err == nil
 		}, time.Minute, 100*time.Millisecond, "schedule %s", id)
@@ -55,7 +55,7 @@ func TestWorkerKeepsEveryWritableLocation(t *testing.T) {
 	t.Run("locations taken away lose their schedules", func(t *testing.T) {
 		// The next worker finds the schedules by listing them: wait
 		// until the list (eventually consistent) shows them.
-		require.Eventually(t, func() bool {
+		until(t, func() bool {
 			listed := scheduleIDs(t, s)
 			for _, id := range want {
 				if !listed[id] {
@@ -68,7 +68,7 @@ func TestWorkerKeepsEveryWritableLocation(t *testing.T) {
 		s.startWorker("--location", s.location, "--location-name", "offsite="+offsite+";readonly")
 		for _, id := range []string{v1alpha1.ExpireScheduleID + "-offsite", v1alpha1.MaintenanceScheduleID + "-offsite",
 			v1alpha1.ExpireScheduleID + "-spare", v1alpha1.MaintenanceScheduleID + "-spare"} {
-			require.Eventually(t, func() bool {
+			until(t, func() bool {
 				_, err := s.temporalC.ScheduleClient().GetHandle(ctx, id).Describe(ctx)
 				var notFound *serviceerror.NotFound
 				return errors.As(err, &notFound)

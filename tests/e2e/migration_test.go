@@ -87,7 +87,7 @@ func assertBoundTo(t *testing.T, s *stack, namespace, claim, class string) {
 	t.Helper()
 	kc := fastClient(t, s.cluster.Config())
 	var c *corev1.PersistentVolumeClaim
-	require.Eventually(t, func() bool {
+	until(t, func() bool {
 		var err error
 		c, err = kc.CoreV1().PersistentVolumeClaims(namespace).Get(context.Background(), claim, metav1.GetOptions{})
 		require.NoError(t, err)

@@ -73,7 +73,7 @@ func TestFinalizeWaitsForAReadOnlyLocation(t *testing.T) {
 func waitRetrying(t *testing.T, s *stack, backup, activity string) starter.RetryingStep {
 	t.Helper()
 	var found starter.RetryingStep
-	require.Eventually(t, func() bool {
+	until(t, func() bool {
 		v, err := s.starter.GetBackup(context.Background(), backup)
 		require.NoError(t, err)
 		for _, st := range v.Retrying {

@@ -41,7 +41,7 @@ func recordLatest(t *testing.T, s *stack, workflowType, file string) {
 		return
 	}
 	var id string
-	require.Eventually(t, func() bool {
+	until(t, func() bool {
 		resp, err := s.temporalC.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
 			Namespace: "default", Query: fmt.Sprintf("WorkflowType = %q", workflowType), PageSize: 1})
 		require.NoError(t, err)

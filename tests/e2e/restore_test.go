@@ -39,7 +39,7 @@ func TestRestoreRoundTrip(t *testing.T) {
 	ext, err := apiext.NewForConfig(cfg)
 	require.NoError(t, err)
 	require.NoError(t, ext.ApiextensionsV1().CustomResourceDefinitions().Delete(ctx, "widgets.demo.cairn.io", metav1.DeleteOptions{}))
-	require.Eventually(t, func() bool {
+	until(t, func() bool {
 		_, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, "widgets.demo.cairn.io", metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	}, time.Minute, 200*time.Millisecond, "CRD not deleted")

@@ -82,7 +82,7 @@ func TestSchedules(t *testing.T) {
 	t.Run("an interval schedule runs until paused; trigger runs one now", func(t *testing.T) {
 		_, stderr, code := s.cli("schedule", "create", "tick", "--every", "2s", "--keep-last", "2", "--include-namespaces", "sch-*")
 		require.Equal(t, 0, code, stderr)
-		require.Eventually(t, func() bool { return len(sch.completed("tick")) >= 2 }, 2*time.Minute, 500*time.Millisecond)
+		until(t, func() bool { return len(sch.completed("tick")) >= 2 }, 2*time.Minute, 500*time.Millisecond)
 		checked := 0
 		for _, b := range sch.completed("tick") {
 			assert.Regexp(t, regexp.MustCompile(`^tick-\d{14}$`), b)
@@ -297,7 +297,7 @@ func TestSchedules(t *testing.T) {
 		require.Equal(t, 0, code, stderr)
 		var v *starter.ScheduleView
 		mostRunning := 0
-		require.Eventually(t, func() bool {
+		until(t, func() bool {
 			v = sch.get("slow")
 			mostRunning = max(mostRunning, len(v.Running))
 			return v.Actions.SkippedOverlap >= 1 && v.Health.State == v1alpha1.HealthDegraded
@@ -316,7 +316,7 @@ func TestSchedules(t *testing.T) {
 		assert.EventuallyWithT(t, func(c *assert.CollectT) {
 			assert.Contains(c, scrape(t, api.URL+"/metrics"), `cairn_schedule_degraded{schedule="slow"} 1`)
 		}, time.Minute, 300*time.Millisecond)
-		require.Eventually(t, func() bool {
+		until(t, func() bool {
 			return sch.count(`CairnKind="scheduled-run" AND CairnSchedule="slow" AND CairnHealth="Degraded"`) >= 1
 		}, 30*time.Second, 500*time.Millisecond, "the run marks itself Degraded for the Temporal UI")
 
@@ -363,7 +363,7 @@ func (h *schedules) completed(name string) []string {
 
 func (h *schedules) waitIdle(name string) {
 	h.s.t.Helper()
-	require.Eventually(h.s.t, func() bool { return len(h.get(name).Running) == 0 }, time.Minute, 300*time.Millisecond)
+	until(h.s.t, func() bool { return len(h.get(name).Running) == 0 }, time.Minute, 300*time.Millisecond)
 }
 
 func (h *schedules) trigger(name string) *starter.TriggerResult {
