@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"unsafe"
 
@@ -100,6 +104,14 @@ type ListOptions struct {
 	Limit         int
 	Continue      string
 	LabelSelector string
+	// Continued, when set, hears once where the next page starts (the
+	// page's continue token, "" on the last page) as soon as the answer
+	// shows it: before its items are read when the metadata comes first,
+	// as an API server writes a built-in type's list, and otherwise just
+	// before List returns the page. It runs on the goroutine that reads
+	// the answer, and is not called when List fails before the token is
+	// known.
+	Continued func(token string)
 }
 
 // List requests one page of r.
@@ -114,33 +126,71 @@ func (l *RawLister) List(ctx context.Context, r Resource, opts ListOptions) (*Pa
 	if opts.LabelSelector != "" {
 		req = req.Param("labelSelector", opts.LabelSelector)
 	}
-	body, err := l.readPage(ctx, req)
+	body, told, err := l.readPage(ctx, req, opts.Continued)
 	if err != nil {
 		return nil, err
 	}
-	return decodePage(body, r)
+	page, err := decodePage(body, r)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Continued != nil && !told {
+		opts.Continued(page.Continue)
+	}
+	return page, nil
 }
+
+// maxLead bounds the start of an answer looked at for the metadata: a
+// list's kind, apiVersion and metadata take a few hundred bytes.
+const maxLead = 64 << 10
 
 // maxPageHint bounds the buffer a page is read into before its size is
 // known; a larger page grows it.
 const maxPageHint = 8 << 20
 
 // readPage reads the answer to req whole. An answer the server refused
-// is the API error its Status names.
-func (l *RawLister) readPage(ctx context.Context, req *rest.Request) ([]byte, error) {
+// is the API error its Status names. With continued, the start of the
+// answer is looked at as it arrives: told says whether continued heard
+// the page's continue token from there.
+func (l *RawLister) readPage(ctx context.Context, req *rest.Request, continued func(string)) (body []byte, told bool, err error) {
 	stream, err := req.Stream(ctx)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer func() { _ = stream.Close() }() // read only
 	// A page of large objects does not make every later one as large.
 	hint := min(l.pageBytes.Load(), maxPageHint)
-	buf := bytes.NewBuffer(make([]byte, 0, hint+hint/8+bytes.MinRead))
-	if _, err := buf.ReadFrom(stream); err != nil {
-		return nil, fmt.Errorf("read %s: %w", req.URL().Path, err)
+	buf := make([]byte, 0, hint+hint/8+bytes.MinRead)
+	lead := leadUnknown
+	if continued == nil {
+		lead = leadTooLate
 	}
-	l.pageBytes.Store(int64(buf.Len()))
-	return buf.Bytes(), nil
+	for {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, cap(buf))
+		}
+		n, rerr := stream.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if lead == leadUnknown && n > 0 {
+			var meta string
+			if meta, lead = leadingMetadata(unsafe.String(unsafe.SliceData(buf), len(buf))); lead == leadKnown {
+				continued(strings.Clone(gjson.Get(meta, "continue").String()))
+			}
+			// The start is read again as it grows: past a bound, whatever
+			// precedes the metadata waits for the end of the answer.
+			if lead == leadUnknown && len(buf) > maxLead {
+				lead = leadTooLate
+			}
+		}
+		if errors.Is(rerr, io.EOF) {
+			break
+		}
+		if rerr != nil {
+			return nil, false, fmt.Errorf("read %s: %w", req.URL().Path, rerr)
+		}
+	}
+	l.pageBytes.Store(int64(len(buf)))
+	return buf, lead == leadKnown, nil
 }
 
 // Get returns one object's JSON; name is namespaced when ns is set.

@@ -144,3 +144,71 @@ func skipSpace(doc string, i int) int {
 	}
 	return i
 }
+
+// leadState is what the start of a LIST answer tells of its metadata.
+type leadState int
+
+const (
+	leadUnknown leadState = iota // not yet: more of the answer is needed
+	leadKnown                    // the metadata is whole in the start
+	leadTooLate                  // the items come first: it is known only at the end
+)
+
+// leadingMetadata finds the list's metadata object in prefix, the start
+// of a LIST answer still being read. An API server writes a built-in
+// type's list as kind, apiVersion, metadata, items, and streams the
+// items: the metadata, which says where the next page starts, is known
+// long before the items are read. prefix need not be valid JSON; what
+// is not is reported as leadTooLate, and decodePage's validation has
+// the last word.
+func leadingMetadata(prefix string) (string, leadState) {
+	i := skipSpace(prefix, 0)
+	if i >= len(prefix) {
+		return "", leadUnknown
+	}
+	if prefix[i] != '{' {
+		return "", leadTooLate
+	}
+	i++
+	for {
+		i = skipSpace(prefix, i)
+		if i < len(prefix) && prefix[i] == ',' {
+			i = skipSpace(prefix, i+1)
+		}
+		if i >= len(prefix) {
+			return "", leadUnknown
+		}
+		if prefix[i] != '"' {
+			return "", leadTooLate // the object's end, or not JSON
+		}
+		keyEnd := stringEnd(prefix, i)
+		if keyEnd >= len(prefix) {
+			return "", leadUnknown
+		}
+		key := gjson.Parse(prefix[i:keyEnd]).String()
+		i = skipSpace(prefix, keyEnd)
+		if i < len(prefix) && prefix[i] == ':' {
+			i = skipSpace(prefix, i+1)
+		}
+		if i >= len(prefix) {
+			return "", leadUnknown
+		}
+		switch key {
+		case "items":
+			return "", leadTooLate
+		case "metadata":
+			if prefix[i] != '{' {
+				return "", leadTooLate
+			}
+			end := valueEnd(prefix, i)
+			if end >= len(prefix) {
+				return "", leadUnknown
+			}
+			return prefix[i:end], leadKnown
+		}
+		i = valueEnd(prefix, i)
+		if i >= len(prefix) {
+			return "", leadUnknown
+		}
+	}
+}

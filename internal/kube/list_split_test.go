@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -85,5 +86,53 @@ func FuzzSplitList(f *testing.F) {
 				t.Fatalf("%s: item %d is %q; gjson reads %q", doc, i, items[i], wantItems[i])
 			}
 		}
+	})
+}
+
+// checkLeadingMetadata reads every start of doc as an answer still being
+// read: the metadata, once known, is what gjson reads whole, and stays
+// known; it is never known when the items come first.
+func checkLeadingMetadata(t testing.TB, doc string) (knownAt int) {
+	want := gjson.Get(doc, "metadata").Raw
+	knownAt = -1
+	for n := 0; n <= len(doc); n++ {
+		meta, state := leadingMetadata(doc[:n])
+		switch {
+		case state == leadKnown && meta != want:
+			t.Fatalf("%s: after %d bytes the metadata is %q; gjson reads %q", doc, n, meta, want)
+		case state == leadKnown && knownAt < 0:
+			knownAt = n
+		case state != leadKnown && knownAt >= 0:
+			t.Fatalf("%s: the metadata, known after %d bytes, is not after %d", doc, knownAt, n)
+		}
+	}
+	return knownAt
+}
+
+func TestLeadingMetadataIsKnownBeforeTheItems(t *testing.T) {
+	doc := `{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"9","continue":"c2"},"items":[{"a":1},{"b":2}]}`
+	knownAt := checkLeadingMetadata(t, doc)
+	assert.Equal(t, strings.Index(doc, `,"items"`)+1, knownAt, "known as soon as the metadata is closed and more follows")
+	meta, _ := leadingMetadata(doc[:knownAt])
+	assert.Equal(t, "c2", gjson.Get(meta, "continue").String())
+
+	for _, doc := range listSplitCases {
+		checkLeadingMetadata(t, doc)
+	}
+	sorted := `{"apiVersion":"example.com/v1","items":[{"metadata":{"name":"a"}}],"kind":"WList","metadata":{"continue":"x"}}`
+	assert.Equal(t, -1, checkLeadingMetadata(t, sorted), "items first: known only once the answer is read")
+	_, state := leadingMetadata(sorted[:strings.Index(sorted, `"items":[`)+len(`"items":[`)])
+	assert.Equal(t, leadTooLate, state, "and the reader is told at once")
+}
+
+func FuzzLeadingMetadata(f *testing.F) {
+	for _, doc := range listSplitCases {
+		f.Add(doc)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		if len(doc) > 512 || !gjson.Valid(doc) {
+			return
+		}
+		checkLeadingMetadata(t, doc)
 	})
 }
