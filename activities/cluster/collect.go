@@ -347,9 +347,11 @@ func continuation(err error) string {
 
 func (c *collector) collect(ctx context.Context) (*v1alpha1.TypeCollected, error) {
 	p := &c.progress.Current
-	var ahead <-chan fetched
+	ra := newReadAhead(ctx)
+	defer func() { ra.gen.cancel() }()
+	var ahead *prefetch
 	for p.Shard < len(c.shards) {
-		page, err := c.nextPage(ctx, ahead)
+		page, early, err := c.nextPage(ctx, ra, ahead)
 		ahead = nil
 		switch {
 		case err == nil:
@@ -395,10 +397,14 @@ func (c *collector) collect(ctx context.Context) (*v1alpha1.TypeCollected, error
 			return nil, err
 		}
 		// The next request goes out while this page is stored, unless the
-		// worker is told to spare the API server.
+		// worker is told to spare the API server; it may have gone out
+		// already, while this page was read.
 		shard, cont, more := c.following(page)
-		if more && c.a.PageInterval <= 0 {
-			ahead = c.readAhead(ctx, shard, cont)
+		switch {
+		case early != nil:
+			ahead = early
+		case more && c.a.PageInterval <= 0:
+			ahead = c.requestNext(ra, shard, cont)
 		}
 
 		if len(c.pending.keys) == 0 && len(c.actions) > 0 {

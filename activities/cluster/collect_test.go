@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,11 +32,20 @@ const pages, perPage = 10, 5
 // where told to.
 type scriptedLister struct {
 	mu     sync.Mutex
-	calls  []string                     // the continue token of every ConfigMap request, the resource of any other
-	shards []string                     // the namespace of every ConfigMap request that starts a list
-	failOn map[string]error             // token -> error, returned once
-	labels map[string]map[string]string // object name -> its labels
-	pad    int                          // bytes of data each ConfigMap carries
+	calls  []string         // the continue token of every ConfigMap request, the resource of any other
+	shards []string         // the namespace of every ConfigMap request that starts a list
+	failOn map[string]error // token -> error, returned once
+	// failTold: token -> error, returned once after the page's own
+	// continue token was told, as a page cut short in its items is.
+	failTold map[string]error
+	// holdUntil: token -> token; the page is returned only once the
+	// other has been asked for.
+	holdUntil map[string]string
+	// onRequest hears how many ConfigMap requests went out, this one
+	// included.
+	onRequest func(requested int)
+	labels    map[string]map[string]string // object name -> its labels
+	pad       int                          // bytes of data each ConfigMap carries
 }
 
 func (l *scriptedLister) List(_ context.Context, r kube.Resource, opts kube.ListOptions) (*kube.Page, error) {
@@ -45,6 +56,9 @@ func (l *scriptedLister) List(_ context.Context, r kube.Resource, opts kube.List
 		key = r.GVR.Resource
 	}
 	l.calls = append(l.calls, key)
+	if l.onRequest != nil && key == opts.Continue {
+		l.onRequest(l.countRequests())
+	}
 	if err, ok := l.failOn[key]; ok {
 		delete(l.failOn, key)
 		return nil, err
@@ -76,7 +90,50 @@ func (l *scriptedLister) List(_ context.Context, r kube.Resource, opts kube.List
 	if idx+1 < pages {
 		page.Continue = fmt.Sprintf("t%d", idx+1)
 	}
+	// As a real lister does with a built-in type's list, it tells where
+	// the next page starts before it returns.
+	if opts.Continued != nil {
+		opts.Continued(page.Continue)
+	}
+	if err, ok := l.failTold[key]; ok {
+		delete(l.failTold, key)
+		return nil, err
+	}
+	if other, ok := l.holdUntil[key]; ok {
+		l.mu.Unlock()
+		defer l.mu.Lock()
+		// Bounded, so that a collect that never asks turns into a
+		// failure instead of a hang.
+		for deadline := time.Now().Add(time.Minute); countOf(l.copyCalls(), other) == 0; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				return nil, fmt.Errorf("%s was not asked for while %s was read", other, key)
+			}
+		}
+	}
 	return page, nil
+}
+
+func (l *scriptedLister) copyCalls() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.calls)
+}
+
+// requests counts the ConfigMap requests made so far.
+func (l *scriptedLister) requests() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.countRequests()
+}
+
+func (l *scriptedLister) countRequests() int {
+	n := 0
+	for _, c := range l.calls {
+		if c == "" || strings.HasPrefix(c, "t") {
+			n++
+		}
+	}
+	return n
 }
 
 func (l *scriptedLister) Get(context.Context, kube.Resource, string, string) (*kube.Item, error) {
@@ -99,7 +156,7 @@ func newCollectFixture(t *testing.T) *collectFixture {
 	locURL := "file://" + t.TempDir()
 	spec := v1alpha1.BackupSpec{Name: "b", StorageLocation: locURL}.WithDefaults("")
 	typ := v1alpha1.ResourceType{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true}
-	lister := &scriptedLister{failOn: map[string]error{}}
+	lister := &scriptedLister{failOn: map[string]error{}, failTold: map[string]error{}}
 	f := &collectFixture{
 		t: t, lister: lister,
 		acts: &Activities{Lister: lister, Log: zap.NewNop()},
@@ -180,6 +237,16 @@ func (f *collectFixture) stored() map[string]int {
 		}))
 	}
 	return counts
+}
+
+// storedParts counts the ConfigMap parts stored.
+func (f *collectFixture) storedParts() int {
+	loc, err := location.OpenPlain(context.Background(), f.in.Location)
+	require.NoError(f.t, err)
+	defer loc.Close()
+	keys, err := loc.Keys(context.Background(), location.Backup("b").PartsPrefix("configmaps"))
+	require.NoError(f.t, err)
+	return len(keys)
 }
 
 func (f *collectFixture) assertEveryObjectOnce() {
@@ -323,6 +390,45 @@ func countOf(calls []string, token string) int {
 		}
 	}
 	return n
+}
+
+// TestCollectRequestsTheNextPageWhileOneIsRead: the page after t5 is
+// asked for while t5's answer is still read (the lister holds t5 back
+// until it is), and never more than maxAhead pages ahead of those
+// stored.
+func TestCollectRequestsTheNextPageWhileOneIsRead(t *testing.T) {
+	f := newCollectFixture(t)
+	f.lister.holdUntil = map[string]string{"t5": "t6"}
+	f.lister.onRequest = func(requested int) {
+		// Besides the pages stored, the one being stored and those
+		// asked for ahead of it.
+		stored := f.storedParts()
+		assert.LessOrEqual(t, requested, stored+1+maxAhead, "requests with %d pages stored", stored)
+	}
+	res, err := f.attempt(nil)
+	require.NoError(t, err)
+	assert.Equal(t, pages*perPage, res.Items)
+	assert.Equal(t, pages, f.lister.requests(), "no page is asked for twice")
+	f.assertEveryObjectOnce()
+}
+
+// TestCollectDropsWhatAFailedPageAskedFor: a page that fails after it
+// told where the next one starts is asked for again, what it caused to
+// be asked for is dropped, and every object is stored once.
+func TestCollectDropsWhatAFailedPageAskedFor(t *testing.T) {
+	f := newCollectFixture(t)
+	f.lister.failTold["t3"] = &net.OpError{Op: "read", Net: "tcp", Err: errors.New("connection reset")}
+	f.lister.failTold["t7"] = errors.New("stream error")
+	_, err := f.attempt(nil)
+	require.Error(t, err, "t7 fails for good")
+	last := f.beats[len(f.beats)-1]
+	assert.Equal(t, 7, last.Current.Part, "the pages before t7 are stored")
+
+	res, err := f.attempt(&last)
+	require.NoError(t, err)
+	assert.Equal(t, pages*perPage, res.Items)
+	f.assertEveryObjectOnce()
+	assert.Equal(t, 2, countOf(f.lister.calls, "t3"), "the page cut short is asked for again")
 }
 
 func TestCollectRetriesUnreachableReadAhead(t *testing.T) {

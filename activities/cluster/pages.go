@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/cairn-backup/cairn/internal/kube"
 )
@@ -13,41 +14,123 @@ type fetched struct {
 	err  error
 }
 
-// readAhead requests one page in the background. It touches no progress:
-// the page counts only once the main loop has stored it.
-func (c *collector) readAhead(ctx context.Context, shard int, cont string) <-chan fetched {
-	ch := make(chan fetched, 1)
+// maxAhead bounds the pages requested and not yet stored: the next one,
+// and the one after it once the next one's answer has said where it
+// starts.
+const maxAhead = 2
+
+// readAhead is the pages one collect has requested ahead of storing
+// them, in generations: dropping one cancels every request it made.
+type readAhead struct {
+	parent context.Context
+	gen    *aheadGen
+}
+
+type aheadGen struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	out    atomic.Int32 // requested and not yet taken
+}
+
+func newReadAhead(ctx context.Context) *readAhead {
+	ra := &readAhead{parent: ctx}
+	ra.drop()
+	return ra
+}
+
+// drop cancels what was requested ahead and starts afresh.
+func (ra *readAhead) drop() {
+	if ra.gen != nil {
+		ra.gen.cancel()
+	}
+	g := &aheadGen{}
+	g.ctx, g.cancel = context.WithCancel(ra.parent)
+	ra.gen = g
+}
+
+// reserve takes room for one more page, if there is any.
+func (g *aheadGen) reserve() bool {
+	for {
+		n := g.out.Load()
+		if n >= maxAhead {
+			return false
+		}
+		if g.out.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// prefetch is one page requested ahead of its turn.
+type prefetch struct {
+	gen  *aheadGen
+	page chan fetched
+	// next is the page after it, requested as soon as this one's answer
+	// said where it starts; nil when it was not.
+	next atomic.Pointer[prefetch]
+}
+
+// request asks for the page at shard and cont in the background, with
+// room reserved for it in g. As soon as the answer says where the
+// following page starts, that one is requested too, room permitting, so
+// the API server prepares it while this one is still read. It touches no
+// progress: a page counts only once the main loop has stored it.
+func (c *collector) request(g *aheadGen, shard int, cont string) *prefetch {
+	pf := &prefetch{gen: g, page: make(chan fetched, 1)}
+	opts := c.listOptions(shard, cont)
+	opts.Continued = func(token string) {
+		if s, ct, more := c.after(shard, token); more && g.reserve() {
+			pf.next.Store(c.request(g, s, ct))
+		}
+	}
 	go func() {
-		page, err := c.lister.List(ctx, c.res, c.listOptions(shard, cont))
-		ch <- fetched{page, err}
+		page, err := c.lister.List(g.ctx, c.res, opts)
+		pf.page <- fetched{page, err}
 	}()
-	return ch
+	return pf
+}
+
+// requestNext asks for the page at shard and cont ahead of its turn.
+func (c *collector) requestNext(ra *readAhead, shard int, cont string) *prefetch {
+	ra.gen.out.Add(1)
+	return c.request(ra.gen, shard, cont)
 }
 
 // nextPage returns the page the progress points at: the read-ahead one
-// when there is one, else a request made now. An unreachable API server
-// is retried here, with the reachability clock in the heartbeat.
-func (c *collector) nextPage(ctx context.Context, ahead <-chan fetched) (*kube.Page, error) {
-	if ahead != nil {
-		f := <-ahead
-		if f.err == nil || !kube.IsUnreachable(f.err) {
-			if f.err != nil {
-				return nil, fmt.Errorf("list %s: %w", c.gr, f.err)
-			}
-			return f.page, nil
+// when there is one, else a request made now, and the request already
+// made for the page after it, if any. A read-ahead that failed drops
+// what it requested in turn. An unreachable API server is retried here,
+// with the reachability clock in the heartbeat.
+func (c *collector) nextPage(ctx context.Context, ra *readAhead, pf *prefetch) (*kube.Page, *prefetch, error) {
+	if pf != nil {
+		f := <-pf.page
+		pf.gen.out.Add(-1)
+		if f.err == nil {
+			return f.page, pf.next.Load(), nil
+		}
+		ra.drop()
+		if !kube.IsUnreachable(f.err) {
+			return nil, nil, fmt.Errorf("list %s: %w", c.gr, f.err)
 		}
 	}
-	return c.listPage(ctx)
+	page, err := c.listPage(ctx)
+	return page, nil, err
 }
 
 // following returns where the page after this one is: the same shard with
 // its continue token, or the start of the next shard.
 func (c *collector) following(page *kube.Page) (shard int, cont string, more bool) {
+	return c.after(c.progress.Current.Shard, page.Continue)
+}
+
+// after is where the page after one of shard with continue token token
+// starts.
+func (c *collector) after(shard int, token string) (int, string, bool) {
 	switch {
-	case page.Continue != "":
-		return c.progress.Current.Shard, page.Continue, true
-	case c.progress.Current.Shard+1 < len(c.shards):
-		return c.progress.Current.Shard + 1, "", true
+	case token != "":
+		return shard, token, true
+	case shard+1 < len(c.shards):
+		return shard + 1, "", true
 	}
 	return 0, "", false
 }
