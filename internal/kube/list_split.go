@@ -30,35 +30,66 @@ func splitList(doc string) (parts listParts, ok bool) {
 	}
 	i++
 	for {
-		i = skipSpace(doc, i)
-		if i >= len(doc) || doc[i] == '}' {
+		key, v, st := member(doc, i)
+		if st != memberFound {
 			return parts, true
 		}
-		if doc[i] == ',' {
-			i = skipSpace(doc, i+1)
-		}
-		keyEnd := stringEnd(doc, i)
-		key := doc[i+1 : keyEnd-1]
-		if strings.IndexByte(key, '\\') >= 0 {
-			key = gjson.Parse(doc[i:keyEnd]).String()
-		}
-		i = skipSpace(doc, keyEnd)
-		i = skipSpace(doc, i+1) // past ':'
 		switch {
-		case key == "items" && !parts.seenItems && doc[i] == '[':
-			parts.items, i = splitArray(doc, i, nil)
+		case key == "items" && !parts.seenItems && doc[v] == '[':
+			parts.items, i = splitArray(doc, v, nil)
 			parts.seenItems = true
 		case key == "items":
 			parts.seenItems = true
-			i = valueEnd(doc, i)
+			i = valueEnd(doc, v)
 		case key == "metadata" && !parts.seenMetadata:
-			end := valueEnd(doc, i)
-			parts.metadata, i = span{i, end}, end
+			i = valueEnd(doc, v)
+			parts.metadata = span{v, i}
 			parts.seenMetadata = true
 		default:
-			i = valueEnd(doc, i)
+			i = valueEnd(doc, v)
 		}
 	}
+}
+
+// memberState is what member found.
+type memberState int
+
+const (
+	memberFound memberState = iota // a key, and where its value starts
+	memberNone                     // the object's end, or something that is no member
+	memberShort                    // doc ends before the member's value starts
+)
+
+// member reads the object member at doc[i], which follows the object's
+// '{' or the value of the member before: its key, unescaped, and the
+// offset where its value starts.
+func member(doc string, i int) (key string, value int, st memberState) {
+	i = skipSpace(doc, i)
+	if i < len(doc) && doc[i] == ',' {
+		i = skipSpace(doc, i+1)
+	}
+	switch {
+	case i >= len(doc):
+		return "", 0, memberShort
+	case doc[i] != '"':
+		return "", 0, memberNone
+	}
+	keyEnd := stringEnd(doc, i)
+	if keyEnd >= len(doc) {
+		return "", 0, memberShort
+	}
+	key = doc[i+1 : keyEnd-1]
+	if strings.IndexByte(key, '\\') >= 0 {
+		key = gjson.Parse(doc[i:keyEnd]).String()
+	}
+	i = skipSpace(doc, keyEnd)
+	if i < len(doc) && doc[i] == ':' {
+		i = skipSpace(doc, i+1)
+	}
+	if i >= len(doc) {
+		return "", 0, memberShort
+	}
+	return key, i, memberFound
 }
 
 // splitArray appends the span of each element of the array at doc[i] to
@@ -171,43 +202,27 @@ func leadingMetadata(prefix string) (string, leadState) {
 	}
 	i++
 	for {
-		i = skipSpace(prefix, i)
-		if i < len(prefix) && prefix[i] == ',' {
-			i = skipSpace(prefix, i+1)
-		}
-		if i >= len(prefix) {
+		key, v, st := member(prefix, i)
+		switch st {
+		case memberShort:
 			return "", leadUnknown
-		}
-		if prefix[i] != '"' {
+		case memberNone:
 			return "", leadTooLate // the object's end, or not JSON
-		}
-		keyEnd := stringEnd(prefix, i)
-		if keyEnd >= len(prefix) {
-			return "", leadUnknown
-		}
-		key := gjson.Parse(prefix[i:keyEnd]).String()
-		i = skipSpace(prefix, keyEnd)
-		if i < len(prefix) && prefix[i] == ':' {
-			i = skipSpace(prefix, i+1)
-		}
-		if i >= len(prefix) {
-			return "", leadUnknown
 		}
 		switch key {
 		case "items":
 			return "", leadTooLate
 		case "metadata":
-			if prefix[i] != '{' {
+			if prefix[v] != '{' {
 				return "", leadTooLate
 			}
-			end := valueEnd(prefix, i)
+			end := valueEnd(prefix, v)
 			if end >= len(prefix) {
 				return "", leadUnknown
 			}
-			return prefix[i:end], leadKnown
+			return prefix[v:end], leadKnown
 		}
-		i = valueEnd(prefix, i)
-		if i >= len(prefix) {
+		if i = valueEnd(prefix, v); i >= len(prefix) {
 			return "", leadUnknown
 		}
 	}
