@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -38,9 +36,9 @@ type scriptedLister struct {
 	// failTold: token -> error, returned once after the page's own
 	// continue token was told, as a page cut short in its items is.
 	failTold map[string]error
-	// holdUntil: token -> token; the page is returned only once the
-	// other has been asked for.
-	holdUntil map[string]string
+	// held: token -> closed once the page hold named is asked for; the
+	// page is returned only then. asked: that page's token -> the same.
+	held, asked map[string]chan struct{}
 	// onRequest hears how many ConfigMap requests went out, this one
 	// included.
 	onRequest func(requested int)
@@ -48,7 +46,14 @@ type scriptedLister struct {
 	pad       int                          // bytes of data each ConfigMap carries
 }
 
-func (l *scriptedLister) List(_ context.Context, r kube.Resource, opts kube.ListOptions) (*kube.Page, error) {
+// hold has the page of token page returned only once the page of token
+// until has been asked for.
+func (l *scriptedLister) hold(page, until string) {
+	ch := make(chan struct{})
+	l.held, l.asked = map[string]chan struct{}{page: ch}, map[string]chan struct{}{until: ch}
+}
+
+func (l *scriptedLister) List(ctx context.Context, r kube.Resource, opts kube.ListOptions) (*kube.Page, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	key := opts.Continue
@@ -56,6 +61,10 @@ func (l *scriptedLister) List(_ context.Context, r kube.Resource, opts kube.List
 		key = r.GVR.Resource
 	}
 	l.calls = append(l.calls, key)
+	if ch, ok := l.asked[key]; ok {
+		close(ch)
+		delete(l.asked, key)
+	}
 	if l.onRequest != nil && key == opts.Continue {
 		l.onRequest(l.countRequests())
 	}
@@ -99,24 +108,18 @@ func (l *scriptedLister) List(_ context.Context, r kube.Resource, opts kube.List
 		delete(l.failTold, key)
 		return nil, err
 	}
-	if other, ok := l.holdUntil[key]; ok {
+	if ch, ok := l.held[key]; ok {
 		l.mu.Unlock()
 		defer l.mu.Lock()
-		// Bounded, so that a collect that never asks turns into a
-		// failure instead of a hang.
-		for deadline := time.Now().Add(time.Minute); countOf(l.copyCalls(), other) == 0; time.Sleep(time.Millisecond) {
-			if time.Now().After(deadline) {
-				return nil, fmt.Errorf("%s was not asked for while %s was read", other, key)
-			}
+		// Without the request it waits for, the activity's deadline ends
+		// the wait, and the collect fails.
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("the page after %s was not asked for while %s was read: %w", key, key, ctx.Err())
 		}
 	}
 	return page, nil
-}
-
-func (l *scriptedLister) copyCalls() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.calls)
 }
 
 // requests counts the ConfigMap requests made so far.
@@ -398,7 +401,7 @@ func countOf(calls []string, token string) int {
 // stored.
 func TestCollectRequestsTheNextPageWhileOneIsRead(t *testing.T) {
 	f := newCollectFixture(t)
-	f.lister.holdUntil = map[string]string{"t5": "t6"}
+	f.lister.hold("t5", "t6")
 	f.lister.onRequest = func(requested int) {
 		// Besides the pages stored, the one being stored and those
 		// asked for ahead of it.
