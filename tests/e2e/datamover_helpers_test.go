@@ -14,7 +14,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/converter"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -371,20 +370,6 @@ func (m *stack) freezeAtCheckpoint(t *testing.T, backup string, bytes int64, fre
 	complete, _, covered := m.snapshotCounts(t, backup)
 	require.Zero(t, complete, "backup %s finished its upload before the data mover froze", backup)
 	t.Logf("data mover frozen with a checkpoint of %d bytes", covered)
-}
-
-// waitActivityCancelRequested waits until the workflow's history records
-// that it asked its activity to stop.
-func waitActivityCancelRequested(t *testing.T, s *stack, workflowID string) {
-	t.Helper()
-	until(t, func() bool {
-		for _, ev := range runHistory(t, s, workflowID) {
-			if ev.GetEventType() == enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED {
-				return true
-			}
-		}
-		return false
-	}, 2*time.Minute, 100*time.Millisecond, "%s never asked its activity to stop", workflowID)
 }
 
 // logActivityFailures logs why the volume's activities failed or timed

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/converter"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -174,7 +175,7 @@ func TestVolumeRestoreDurability(t *testing.T) {
 		thaw := m.freezeDataMover(t) // the restore cannot end before the cancel reaches it
 		_, err = m.starter.CancelRestore(ctx, "krs-r3")
 		require.NoError(t, err)
-		waitActivityCancelRequested(t, m.stack, v1alpha1.VolumeRestoreWorkflowID("krs-r3", "krs-c", "data"))
+		waitForEvent(t, m.stack, v1alpha1.VolumeRestoreWorkflowID("krs-r3", "krs-c", "data"), enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED)
 		thaw()
 		v := m.waitRestore("krs-r3", 2*time.Minute)
 		assert.Equal(t, v1alpha1.PhaseCanceled, v.Phase)

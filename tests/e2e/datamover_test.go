@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -372,7 +373,7 @@ func TestDataMoverDurability(t *testing.T) {
 		thaw := m.freezeDataMover(t) // the upload cannot end before the cancel reaches it
 		_, err = m.starter.CancelBackup(ctx, "cancel-dm-1")
 		require.NoError(t, err)
-		waitActivityCancelRequested(t, m.stack, v1alpha1.VolumeWorkflowID("cancel-dm-1", v1alpha1.Volume{Namespace: "cancel-dm", Claim: "data"}))
+		waitForEvent(t, m.stack, v1alpha1.VolumeWorkflowID("cancel-dm-1", v1alpha1.Volume{Namespace: "cancel-dm", Claim: "data"}), enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED)
 		thaw()
 		v := m.waitDone("cancel-dm-1", 2*time.Minute)
 		assert.Equal(t, v1alpha1.PhaseCanceled, v.Phase)

@@ -143,6 +143,22 @@ func waitHeartbeat[P any](t *testing.T, s *stack, workflowID, activity string, s
 	}
 }
 
+// waitForEvent follows a workflow's latest run as its history grows (a
+// long poll: the server answers as events are added) until an event of
+// kind is recorded. The run's end without one fails the test.
+func waitForEvent(t *testing.T, s *stack, workflowID string, kind enumspb.EventType) {
+	t.Helper()
+	it := s.temporalC.GetWorkflowHistory(context.Background(), workflowID, "", true, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		require.NoError(t, err)
+		if ev.GetEventType() == kind {
+			return
+		}
+	}
+	t.Fatalf("%s ended without a %s event", workflowID, kind)
+}
+
 // runHistory returns every event of a workflow's latest run.
 func runHistory(t *testing.T, s *stack, workflowID string) []*historypb.HistoryEvent {
 	t.Helper()
