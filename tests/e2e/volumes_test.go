@@ -16,6 +16,7 @@ import (
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/csistate"
+	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/starter"
 )
 
@@ -221,8 +222,10 @@ func TestVolumeSnapshots(t *testing.T) {
 }
 
 // TestVolumeSnapshotsWithoutSnapshotAPI: a claim bound to a CSI volume in a
-// cluster without the VolumeSnapshot CRDs fails the backup at plan time
-// with a reason that says what to do; snapshotVolumes=false backs it up.
+// cluster without the VolumeSnapshot CRDs fails the backup when its
+// volumes are planned, with a reason that says what to do, and what was
+// collected beside the plan is discarded; snapshotVolumes=false backs it
+// up.
 func TestVolumeSnapshotsWithoutSnapshotAPI(t *testing.T) {
 	t.Parallel()
 	// Its own cluster: it makes a PersistentVolume, which is cluster-wide.
@@ -241,7 +244,8 @@ func TestVolumeSnapshotsWithoutSnapshotAPI(t *testing.T) {
 	assert.Contains(t, v.Status.FailureReason, v1alpha1.ErrTypeSnapshotAPIMissing)
 	assert.Contains(t, v.Status.FailureReason, "claim nocrd/data is bound to CSI volume")
 	assert.Contains(t, v.Status.FailureReason, "snapshotVolumes: false")
-	assert.Equal(t, 0, v.Status.ItemsDone, "nothing was collected before the plan failed")
+	assert.Equal(t, []string{location.Backup("nocrd-1").Logs()}, backupObjects(t, s, "nocrd-1"),
+		"nothing of the failed backup is kept but its log")
 
 	off := false
 	s.backup(v1alpha1.BackupSpec{Name: "nocrd-2", IncludedNamespaces: []string{"nocrd"}, SnapshotVolumes: &off})

@@ -2,6 +2,7 @@ package backup
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -140,26 +141,27 @@ func TestSnapshotNameIsStableShortAndDistinct(t *testing.T) {
 // TestDataMovingBackupCreatesTheRepositoryBeforeAnySnapshot: a backup that
 // moves data makes sure of the location's repository right after planning
 // its volumes, once; a wrong repository password fails it there, before
-// any snapshot is taken or data mover started.
+// any snapshot is taken or data mover started, and before what comes
+// after collection.
 func TestDataMovingBackupCreatesTheRepositoryBeforeAnySnapshot(t *testing.T) {
 	env := newBackupEnv(t)
 	env.OnActivity(clusterActs.PlanBackup, mock.Anything, mock.Anything).Return(threeTypes(), nil).Once()
 	env.OnActivity(csiActs.PlanVolumes, mock.Anything, mock.Anything).Return(flowtest.TwoVolumes(), nil).Once()
 	env.OnActivity(repositoryActs.EnsureRepository, mock.Anything, v1alpha1.EnsureRepositoryInput{Backup: "shop-1", Location: "mem://"}).
 		Return(temporal.NewNonRetryableApplicationError("wrong password", v1alpha1.ErrTypeRepositoryPassword, nil)).Once()
-	var started []string
-	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
-		started = append(started, info.ActivityType.Name)
-	})
+	started := startedActivities(env)
 	req := testRequest()
 	req.Spec.SnapshotMoveData = true
 
 	env.ExecuteWorkflow(BackupWorkflow, req)
 	require.Error(t, env.GetWorkflowError())
 	assert.Contains(t, env.GetWorkflowError().Error(), "wrong password (type: RepositoryPassword")
-	assert.Equal(t, []string{"PlanBackup", "PlanVolumes", "EnsureRepository"}, started[:3])
-	assert.NotContains(t, started, workflows.ActivityName(csiActs.CreateVolumeSnapshot))
-	assert.NotContains(t, started, workflows.ActivityName(clusterActs.CollectResources))
+	assert.Equal(t, "PlanBackup", (*started)[0])
+	assert.Less(t, slices.Index(*started, "PlanVolumes"), slices.Index(*started, "EnsureRepository"))
+	assert.Len(t, slices.DeleteFunc(slices.Clone(*started), func(a string) bool { return a != "EnsureRepository" }), 1)
+	for _, after := range []any{csiActs.CreateVolumeSnapshot, clusterActs.CollectRelated, storeActs.FinalizeBackup} {
+		assert.NotContains(t, *started, workflows.ActivityName(after))
+	}
 }
 
 // TestBackupThatMovesNoDataLeavesTheRepositoryAlone: snapshots without

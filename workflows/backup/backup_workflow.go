@@ -88,13 +88,7 @@ func (b *backupRun) run(ctx workflow.Context) (*v1alpha1.BackupStatus, error) {
 	if err != nil {
 		return b.end(ctx, err)
 	}
-	if err := b.planVolumes(ctx); err != nil {
-		return b.end(ctx, err)
-	}
-	if err := b.planHooks(ctx); err != nil {
-		return b.end(ctx, err)
-	}
-	if err := b.collectAll(ctx, plan); err != nil {
+	if err := b.planAndCollect(ctx, plan); err != nil {
 		return b.end(ctx, err)
 	}
 	if plan.CollectRelated {

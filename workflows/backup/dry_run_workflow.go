@@ -57,13 +57,7 @@ func (b *backupRun) dryRunSteps(ctx workflow.Context) (*v1alpha1.BackupDryRun, e
 	if err != nil {
 		return result, err
 	}
-	if err := b.planVolumes(ctx); err != nil {
-		return result, err
-	}
-	if err := b.planHooks(ctx); err != nil {
-		return result, err
-	}
-	if err := b.collectAll(ctx, plan); err != nil {
+	if err := b.planAndCollect(ctx, plan); err != nil {
 		return result, err
 	}
 	if plan.CollectRelated {
