@@ -148,15 +148,17 @@ func (b *backupRun) plan(ctx workflow.Context) (*v1alpha1.PlanResult, error) {
 	return &plan, nil
 }
 
-// collectAll runs the collect activities of the batches collectBatches
-// makes, at most Concurrency at once. The first activity that fails for
-// good stops new ones from starting; those running are waited for.
+// collectAll runs the collect activities collectInputs lays out, at most
+// Concurrency at once. The first activity that fails for good stops new
+// ones from starting; those running are waited for.
 func (b *backupRun) collectAll(ctx workflow.Context, plan *v1alpha1.PlanResult) error {
 	actx := workflow.WithActivityOptions(ctx, b.activityOptions(6*time.Hour))
 	sel := workflow.NewSelector(ctx)
 	var firstErr error
 	running := 0
-	inputs := b.collectInputs(plan, workflow.GetVersion(ctx, versionNamespaceShares, workflow.DefaultVersion, 1) == 1)
+	shared := workflow.GetVersion(ctx, versionNamespaceShares, workflow.DefaultVersion, 1) == 1
+	smallFirst := workflow.GetVersion(ctx, versionSmallTypesFirst, workflow.DefaultVersion, 1) == 1
+	inputs := b.collectInputs(plan, shared, smallFirst)
 	for _, in := range inputs {
 		if firstErr != nil || ctx.Err() != nil {
 			break

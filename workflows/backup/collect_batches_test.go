@@ -39,14 +39,15 @@ func TestCollectBatchesGivesLargeTypesTheirOwnActivity(t *testing.T) {
 
 // TestCollectBatchesBoundsTheTypesPerActivity: however many types and
 // however few collections at once, an activity carries at most
-// maxTypesPerCollect types, and every type is collected exactly once.
+// maxTypesPerCollectBefore types, and every type is collected exactly
+// once.
 func TestCollectBatchesBoundsTheTypesPerActivity(t *testing.T) {
 	types := typesEstimated(make([]int, 200)...)
 	batches := collectBatches(types, 500, 2)
 	require.Len(t, batches, 7, "200 types of 32 at most")
 	seen := map[string]int{}
 	for _, b := range batches {
-		assert.LessOrEqual(t, len(b), maxTypesPerCollect)
+		assert.LessOrEqual(t, len(b), maxTypesPerCollectBefore)
 		for _, t := range b {
 			seen[t.Resource]++
 		}
@@ -134,5 +135,75 @@ func TestLargeTypeCollectedInSharesSideBySide(t *testing.T) {
 			assert.Equal(t, 1, s.Errors, "the type's error counts once, not once per share")
 			assert.Equal(t, v1alpha1.PhasePartiallyFailed, s.Phase)
 		})
+	}
+}
+
+// layoutNames names each activity's types, and its share as "@i/k".
+func layoutNames(work []collectWork) []string {
+	var names []string
+	for _, w := range work {
+		name := ""
+		for i, t := range w.types {
+			if i > 0 {
+				name += ","
+			}
+			name += t.Resource
+		}
+		if w.share != nil {
+			name += fmt.Sprintf("@%d/%d", w.share.Index, w.share.Of)
+		}
+		names = append(names, name)
+	}
+	return names
+}
+
+// TestCollectLayoutFillsTheFreeSlots: beside a large type listed whole,
+// the small types take the slots it leaves, so every activity starts at
+// once; with none large, they spread over all the slots.
+func TestCollectLayoutFillsTheFreeSlots(t *testing.T) {
+	types := typesEstimated(0, 10_000, 3, 0, 1, 0, 2)
+	assert.Equal(t, []string{"r01", "r00,r04", "r02,r05", "r03,r06"}, layoutNames(collectLayout(types, 500, 4, true)))
+	assert.Equal(t, []string{"r00,r04", "r01,r05", "r02", "r03"},
+		layoutNames(collectLayout(typesEstimated(0, 0, 0, 0, 0, 0), 500, 4, true)))
+	assert.Empty(t, collectLayout(nil, 500, 4, true))
+}
+
+// TestCollectLayoutGivesSharesEverySlot: a large type listed in shares
+// gets a share for each collection at once, and the small types come
+// after them, dealt into as many batches; without shares, the type
+// takes one slot and the small types the others.
+func TestCollectLayoutGivesSharesEverySlot(t *testing.T) {
+	types := typesEstimated(0, 100_000, 3, 0, 1, 0, 2)
+	types[1].ListedNamespaces = 100
+	assert.Equal(t, []string{"r01@0/4", "r01@1/4", "r01@2/4", "r01@3/4", "r00,r05", "r02,r06", "r03", "r04"},
+		layoutNames(collectLayout(types, 500, 4, true)))
+	assert.Equal(t, []string{"r01", "r00,r04", "r02,r05", "r03,r06"}, layoutNames(collectLayout(types, 500, 4, false)))
+}
+
+// TestCollectLayoutPutsSmallTypesSecondWhenSlotsRunOut: with more large
+// types than slots, the small types come right after the largest type's
+// activity, ahead of the other large ones, largest first.
+func TestCollectLayoutPutsSmallTypesSecondWhenSlotsRunOut(t *testing.T) {
+	types := typesEstimated(600, 0, 700, 800, 3, 900, 1000)
+	assert.Equal(t, []string{"r06", "r01", "r04", "r05", "r03", "r02", "r00"},
+		layoutNames(collectLayout(types, 500, 4, true)))
+}
+
+// TestCollectLayoutBoundsTheTypesPerActivity: however many types and
+// however few collections at once, an activity carries at most
+// maxTypesPerCollect types, and every type is collected exactly once.
+func TestCollectLayoutBoundsTheTypesPerActivity(t *testing.T) {
+	work := collectLayout(typesEstimated(make([]int, 200)...), 500, 2, true)
+	require.Len(t, work, 4, "200 types of 64 at most")
+	seen := map[string]int{}
+	for _, w := range work {
+		assert.LessOrEqual(t, len(w.types), maxTypesPerCollect)
+		for _, t := range w.types {
+			seen[t.Resource]++
+		}
+	}
+	assert.Len(t, seen, 200)
+	for r, n := range seen {
+		assert.Equal(t, 1, n, "%s collected %d times", r, n)
 	}
 }
