@@ -46,12 +46,19 @@ func (a *Activities) CleanupBackupWork(ctx context.Context, in v1alpha1.CleanupI
 			}
 		}
 	}
-	if err := run.Loc.DeletePrefix(ctx, keys.Work(), runlog.Heartbeat(ctx)); err != nil {
-		return err
-	}
-	if err := run.Loc.DeletePrefix(ctx, keys.LogsPrefix(), runlog.Heartbeat(ctx)); err != nil {
+	if err := removeWork(ctx, run); err != nil {
 		return err
 	}
 	run.Log.Info("Removed intermediate state", zap.Bool("discard", in.Discard))
 	return nil
+}
+
+// removeWork removes a backup's intermediate state: the parts and
+// plans under its work prefix, and its activities' log chunks (joined
+// into logs.jsonl.gz, or kept there by a discard).
+func removeWork(ctx context.Context, run *runlog.Run) error {
+	if err := run.Loc.DeletePrefix(ctx, run.Keys.Work(), runlog.Heartbeat(ctx)); err != nil {
+		return err
+	}
+	return run.Loc.DeletePrefix(ctx, run.Keys.LogsPrefix(), runlog.Heartbeat(ctx))
 }

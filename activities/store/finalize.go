@@ -22,14 +22,41 @@ import (
 )
 
 // FinalizeBackup streams the collected parts into resources.tar.gz, writes
-// results.json and logs.jsonl.gz, and commits the backup by writing
-// backup.json last. Run again after backup.json exists, it only reports.
+// results.json and logs.jsonl.gz, commits the backup by writing
+// backup.json last, and then removes the intermediate state. Run again
+// after backup.json exists, it only removes what is left and reports.
 func (a *Activities) FinalizeBackup(ctx context.Context, in v1alpha1.FinalizeInput) (*v1alpha1.FinalizeResult, error) {
 	run, err := runlog.Start(ctx, a.Locations, a.Log, in.Spec.Name, in.Spec.StorageLocation)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
 	}
-	defer run.End()
+	res, err := a.finalize(ctx, run, in)
+	if err != nil {
+		// The next attempt joins this one's log chunk into the backup's.
+		run.End()
+		return nil, err
+	}
+	// Not run.End(): its log chunk would land in the prefix just removed.
+	_ = run.Loc.Close()
+	return res, nil
+}
+
+// finalize commits the backup, or finds it committed by this run, and
+// removes the intermediate state.
+func (a *Activities) finalize(ctx context.Context, run *runlog.Run, in v1alpha1.FinalizeInput) (*v1alpha1.FinalizeResult, error) {
+	res, err := a.commit(ctx, run, in)
+	if err != nil {
+		return nil, err
+	}
+	if err := removeWork(ctx, run); err != nil {
+		return nil, fmt.Errorf("remove intermediate state: %w", err)
+	}
+	return res, nil
+}
+
+// commit writes the backup's objects and backup.json last; a backup
+// this run committed already is only reported.
+func (a *Activities) commit(ctx context.Context, run *runlog.Run, in v1alpha1.FinalizeInput) (*v1alpha1.FinalizeResult, error) {
 	keys := run.Keys
 
 	var existing v1alpha1.BackupMetadata

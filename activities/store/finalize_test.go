@@ -242,9 +242,25 @@ func TestFinalizeJoinsTheLogBeforeCommitting(t *testing.T) {
 	assert.Equal(t, []string{"planned", "Committing backup"}, f.logMessages(t, b1.Logs()))
 }
 
+// TestFinalizeRemovesTheIntermediateStateOnceCommitted: once
+// backup.json is written, the parts, the plan and the activities' log
+// chunks go (finalize's own chunk is not stored either); the backup's
+// objects stay.
+func TestFinalizeRemovesTheIntermediateStateOnceCommitted(t *testing.T) {
+	f := newFixture(t, nil)
+	seedCollected(t, f)
+	require.NotEmpty(t, f.keys(t, b1.Work()))
+	_, err := f.finalize(t, finalizeInput(f))
+	require.NoError(t, err)
+	assert.Empty(t, f.keys(t, b1.Work()))
+	assert.Empty(t, f.keys(t, b1.LogsPrefix()))
+	assert.Equal(t, []string{b1.Metadata(), b1.Logs(), b1.Manifest(), b1.Resources(), b1.Results()}, f.keys(t, b1.Prefix()))
+}
+
 // TestFinalizeAfterCommitOnlyReports: run again once backup.json exists
 // (a retry after success), finalize reports what was committed and
-// neither rewrites anything nor counts the run again.
+// neither rewrites anything nor counts the run again; it only removes
+// intermediate state left behind.
 func TestFinalizeAfterCommitOnlyReports(t *testing.T) {
 	f := newFixture(t, nil)
 	seedCollected(t, f)
@@ -271,6 +287,7 @@ func TestFinalizeAfterCommitOnlyReports(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(meta), string(after), "backup.json is not rewritten")
 	assert.False(t, f.exists(t, b1.Results()), "nothing is rewritten")
+	assert.Empty(t, f.keys(t, b1.Work()), "the part left behind is removed")
 	assert.Equal(t, runs, counter(t, "cairn_runs_total", map[string]string{"kind": "backup", "phase": "Completed"}))
 	assert.Equal(t, bytes, counter(t, "cairn_backup_bytes_total", nil))
 }
@@ -324,6 +341,7 @@ func TestFinalizeCommitsOnlyWhenEverythingElseIsStored(t *testing.T) {
 			activitytest.RequireRetryable(t, err)
 			assert.ErrorContains(t, err, `key "`+blocked+`"`, "it failed where it was made to")
 			assert.False(t, f.exists(t, b1.Metadata()), "no backup.json when %s failed", blocked)
+			assert.NotEmpty(t, f.keys(t, b1.Work()), "the retry finds the parts")
 		})
 	}
 }

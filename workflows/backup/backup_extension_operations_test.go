@@ -68,7 +68,6 @@ func TestBackupWaitsForExtensionOperations(t *testing.T) {
 	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.MatchedBy(func(in v1alpha1.FinalizeInput) bool {
 		return in.Status.Phase == v1alpha1.PhasePartiallyFailed
 	})).Return(&v1alpha1.FinalizeResult{Items: 6}, nil).Once()
-	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil)
 
 	env.ExecuteWorkflow(BackupWorkflow, testRequest())
 	require.NoError(t, env.GetWorkflowError())
@@ -104,7 +103,6 @@ func TestBackupWithoutOperationsRunsNoOperationsStep(t *testing.T) {
 	env.OnActivity(clusterActs.RunOperations, mock.Anything, mock.Anything).
 		Return(nil, temporal.NewNonRetryableApplicationError("no operations step expected", "Unexpected", nil)).Maybe()
 	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(&v1alpha1.FinalizeResult{Items: 6}, nil).Once()
-	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil)
 
 	env.ExecuteWorkflow(BackupWorkflow, testRequest())
 	require.NoError(t, env.GetWorkflowError())

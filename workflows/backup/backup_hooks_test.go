@@ -106,7 +106,6 @@ func hookBackupEnv(t *testing.T, onError v1alpha1.HookOnError, failing string,
 	env.OnActivity(csiActs.WaitVolumeSnapshot, mock.Anything, mock.Anything).Return(flowtest.ReadyInfo).Maybe()
 	env.OnActivity(csiActs.CollectVolumeSnapshots, mock.Anything, mock.Anything).Return(&v1alpha1.CollectSnapshotsResult{}, nil).Maybe()
 	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(&v1alpha1.FinalizeResult{}, nil).Maybe()
-	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil).Once()
 	steps := &stepLog{}
 	steps.listen(env)
 	return env, steps

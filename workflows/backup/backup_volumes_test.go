@@ -68,7 +68,6 @@ func TestBackupSnapshotsVolumesAsOperations(t *testing.T) {
 			finalized = in
 			return &v1alpha1.FinalizeResult{Warnings: in.Status.Warnings}, nil // the stored warnings are the plan's
 		}).Once()
-	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil).Once()
 
 	st := runToEnd(t, env)
 	assert.Equal(t, v1alpha1.PhaseCompleted, st.Phase)
@@ -98,7 +97,6 @@ func TestVolumeTimeoutFailsItsOperationOnly(t *testing.T) {
 		return len(in.Operations) == 1
 	})).Return(&v1alpha1.CollectSnapshotsResult{}, nil).Once()
 	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(&v1alpha1.FinalizeResult{}, nil).Once()
-	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil).Once()
 
 	st := runToEnd(t, env)
 	assert.Equal(t, v1alpha1.PhasePartiallyFailed, st.Phase)
@@ -119,7 +117,6 @@ func TestVolumeCanceledWithoutItsBackupFailsItsOperation(t *testing.T) {
 	env.OnActivity(csiActs.RemoveVolumeSnapshot, mock.Anything, mock.Anything).Return(nil).Maybe()
 	env.OnActivity(csiActs.CollectVolumeSnapshots, mock.Anything, mock.Anything).Return(&v1alpha1.CollectSnapshotsResult{}, nil).Once()
 	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(&v1alpha1.FinalizeResult{}, nil).Once()
-	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil).Once()
 
 	st := runToEnd(t, env)
 	assert.Equal(t, v1alpha1.PhasePartiallyFailed, st.Phase)
@@ -171,7 +168,6 @@ func TestBackupThatMovesNoDataLeavesTheRepositoryAlone(t *testing.T) {
 	env.OnActivity(csiActs.WaitVolumeSnapshot, mock.Anything, mock.Anything).Return(flowtest.ReadyInfo).Twice()
 	env.OnActivity(csiActs.CollectVolumeSnapshots, mock.Anything, mock.Anything).Return(&v1alpha1.CollectSnapshotsResult{}, nil).Once()
 	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(&v1alpha1.FinalizeResult{}, nil).Once()
-	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil).Once()
 	var started []string
 	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
 		started = append(started, info.ActivityType.Name)

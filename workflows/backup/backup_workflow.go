@@ -44,6 +44,9 @@ type backupRun struct {
 	// once the intermediate state is cleaned up, so a client that sees
 	// it sees the run's end.
 	final v1alpha1.Phase
+	// workRemoved: finalize removed the intermediate state once it
+	// committed, and no cleanup step follows.
+	workRemoved bool
 	// dryRun plans and collects only: no repository, snapshot or hook.
 	dryRun bool
 	// related are the types of the related cluster-scoped objects
@@ -284,10 +287,12 @@ func (b *backupRun) finalize(ctx workflow.Context, final v1alpha1.Phase) error {
 	info := workflow.GetInfo(ctx)
 	in := v1alpha1.FinalizeInput{Spec: b.spec, Status: status, WorkRef: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID}
 	actx := workflow.WithActivityOptions(ctx, b.activityOptions(6*time.Hour))
+	removes := workflow.GetVersion(ctx, versionFinalizeRemovesWork, workflow.DefaultVersion, 1) == 1
 	var res v1alpha1.FinalizeResult
 	if err := workflow.ExecuteActivity(actx, storeActs.FinalizeBackup, in).Get(ctx, &res); err != nil {
 		return fmt.Errorf("finalize: %w", err)
 	}
+	b.workRemoved = removes
 	b.status.TarballBytes = res.TarballBytes
 	// Every warning of the run is stored with the results finalize
 	// counts: its count replaces the running one.
@@ -300,8 +305,14 @@ func (b *backupRun) finalize(ctx workflow.Context, final v1alpha1.Phase) error {
 	return nil
 }
 
-// end cleans up the intermediate state and records the final phase. It
-// runs on a disconnected context so a canceled backup still cleans up.
+// versionFinalizeRemovesWork marks the runs whose finalize removes the
+// intermediate state once it has committed, which saves a committed
+// backup the round trip of a cleanup step.
+const versionFinalizeRemovesWork = "finalize-removes-work"
+
+// end cleans up the intermediate state, unless finalize did, and records
+// the final phase. It runs on a disconnected context so a canceled
+// backup still cleans up.
 func (b *backupRun) end(ctx workflow.Context, runErr error) (*v1alpha1.BackupStatus, error) {
 	canceled := runErr != nil && (temporal.IsCanceledError(runErr) || errors.Is(ctx.Err(), workflow.ErrCanceled))
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
@@ -318,8 +329,10 @@ func (b *backupRun) end(ctx workflow.Context, runErr error) (*v1alpha1.BackupSta
 		b.cancelExtensionOperations(dctx)
 		b.discardSnapshots(dctx)
 	}
-	if err := workflow.ExecuteActivity(actx, storeActs.CleanupBackupWork, cleanup).Get(dctx, nil); err != nil {
-		b.logger.Warn("Cleanup of intermediate state failed", "error", err)
+	if runErr != nil || !b.workRemoved {
+		if err := workflow.ExecuteActivity(actx, storeActs.CleanupBackupWork, cleanup).Get(dctx, nil); err != nil {
+			b.logger.Warn("Cleanup of intermediate state failed", "error", err)
+		}
 	}
 
 	if b.status.CompletionTime == nil {

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
+	"github.com/cairn-backup/cairn/workflows"
 	"github.com/cairn-backup/cairn/workflows/internal/flowtest"
 	"github.com/cairn-backup/cairn/workflows/volume"
 )
@@ -119,7 +120,6 @@ func TestBackupCompletes(t *testing.T) {
 	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.MatchedBy(func(in v1alpha1.FinalizeInput) bool {
 		return in.Status.Phase == v1alpha1.PhaseCompleted && in.Status.ItemsDone == 31
 	})).Return(&v1alpha1.FinalizeResult{Items: 31, TarballBytes: 4096, CompletionTime: &committed}, nil).Once()
-	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, v1alpha1.CleanupInput{Backup: "shop-1", Location: "mem://"}).Return(nil).Once()
 
 	env.ExecuteWorkflow(BackupWorkflow, testRequest())
 	require.True(t, env.IsWorkflowCompleted())
@@ -141,25 +141,28 @@ func TestBackupCompletes(t *testing.T) {
 	assert.True(t, s.Resources["deployments.apps"].Done)
 }
 
-// TestBackupIsCompletedOnlyOnceCleanedUp: while the intermediate state
-// is removed, the status says Finalizing, so a client waiting for the
-// backup's end does not see Completed before the run is over.
+// TestBackupIsCompletedOnlyOnceCleanedUp: finalize removes the
+// intermediate state once it has committed, so no cleanup step follows a
+// committed backup; while finalize runs, the status says Finalizing, so
+// a client waiting for the backup's end does not see Completed before
+// the run is over.
 func TestBackupIsCompletedOnlyOnceCleanedUp(t *testing.T) {
 	env := newBackupEnv(t)
 	env.OnActivity(clusterActs.PlanBackup, mock.Anything, mock.Anything).Return(threeTypes(), nil).Once()
 	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(collected(1)).Times(3)
 	env.OnActivity(clusterActs.CollectRelated, mock.Anything, mock.Anything).Return(&v1alpha1.CollectRelatedResult{}, nil).Once()
-	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(&v1alpha1.FinalizeResult{}, nil).Once()
-	// Nothing else takes time on the workflow clock: at 30 s the
-	// cleanup is running.
-	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil).After(time.Minute).Once()
+	// Nothing else takes time on the workflow clock: at 30 s finalize
+	// is running.
+	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(&v1alpha1.FinalizeResult{}, nil).After(time.Minute).Once()
+	started := startedActivities(env)
 	var during v1alpha1.Phase
 	env.RegisterDelayedCallback(func() { during = queryStatus(t, env).Phase }, 30*time.Second)
 
 	env.ExecuteWorkflow(BackupWorkflow, testRequest())
 	require.NoError(t, env.GetWorkflowError())
-	assert.Equal(t, v1alpha1.PhaseFinalizing, during, "the phase while the intermediate state is removed")
+	assert.Equal(t, v1alpha1.PhaseFinalizing, during, "the phase while finalize commits and removes the intermediate state")
 	assert.Equal(t, v1alpha1.PhaseCompleted, queryStatus(t, env).Phase)
+	assert.NotContains(t, *started, workflows.ActivityName(storeActs.CleanupBackupWork))
 }
 
 func TestBackupWithTypeErrorIsPartiallyFailed(t *testing.T) {
@@ -176,7 +179,6 @@ func TestBackupWithTypeErrorIsPartiallyFailed(t *testing.T) {
 	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.MatchedBy(func(in v1alpha1.FinalizeInput) bool {
 		return in.Status.Phase == v1alpha1.PhasePartiallyFailed
 	})).Return(&v1alpha1.FinalizeResult{Items: 4}, nil).Once()
-	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil)
 
 	env.ExecuteWorkflow(BackupWorkflow, testRequest())
 	require.NoError(t, env.GetWorkflowError())
@@ -245,7 +247,6 @@ func TestBackupBoundsConcurrentCollections(t *testing.T) {
 		return collected(1)(ctx, in)
 	})
 	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(&v1alpha1.FinalizeResult{Items: 8}, nil)
-	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil)
 
 	req := testRequest()
 	req.Options.Concurrency = 2

@@ -117,7 +117,6 @@ func TestLargeTypeCollectedInSharesSideBySide(t *testing.T) {
 				})
 			env.OnActivity(clusterActs.CollectAdditional, mock.Anything, mock.Anything).Return(&v1alpha1.CollectAdditionalResult{}, nil).Maybe()
 			env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(&v1alpha1.FinalizeResult{}, nil).Once()
-			env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil).Once()
 
 			env.ExecuteWorkflow(BackupWorkflow, testRequest())
 			require.NoError(t, env.GetWorkflowError())

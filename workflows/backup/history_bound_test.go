@@ -66,7 +66,6 @@ func runMovingBackup(t *testing.T, volumes int, moveFor time.Duration) (v1alpha1
 			return &v1alpha1.DataUploadInfo{SnapshotID: "k-" + in.Volume.Claim, Bytes: 1 << 40}
 		})
 	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(&v1alpha1.FinalizeResult{}, nil).Once()
-	env.OnActivity(storeActs.CleanupBackupWork, mock.Anything, mock.Anything).Return(nil).Once()
 
 	req := testRequest()
 	req.Spec.SnapshotMoveData = true
