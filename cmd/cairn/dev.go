@@ -43,7 +43,8 @@ func newDevCommand(g *globals) *cobra.Command {
 		Short: "Run everything in one process: embedded Temporal with its UI, a worker and the starter API",
 		Long: `Starts, in this one process:
   - a Temporal server listening on --temporal-address, persisted in SQLite at
-    <data-dir>/temporal.db (stop and start again: every workflow is kept),
+    <data-dir>/temporal.db and its write-ahead log beside it (stop and start
+    again, or kill it: every workflow is kept),
   - the Temporal Web UI on --ui-address,
   - a cairn worker and the starter API on --api-address.
 
