@@ -190,7 +190,7 @@ test-e2e: sandbox-bins $(TOOLS)/minio $(TOOLS)/fake-gcs-server $(AZURITE) $(TS_E
 	$(GO) test -count=1 -timeout 60m -p 1 $(if $(RUN),-run '$(RUN)') ./tests/e2e
 
 ## record-histories: re-record workflows/testdata, one real history per workflow type (after a release)
-RECORD_TESTS := TestBadInput|TestWholeClusterBackupListsAHugeTypeByNamespace|TestRestoreRoundTrip|TestSchedules|TestEtcdSnapshots|TestBackupDeletionAndExpiry|TestVolumeSnapshots$$|TestDataMovement|TestRestoreFromMovedData|TestRepositoryStepsSurviveAWorkerKill|TestChecksumsFindCorruptBackups
+RECORD_TESTS := TestBadInput|TestWholeClusterBackupListsAHugeTypeByNamespace|TestRestoreRoundTrip|TestSchedules|TestEtcdSnapshots|TestBackupDeletionAndExpiry|TestVolumeSnapshots$$|TestDataMovement|TestRestoreFromMovedData|TestRepositoryStepsSurviveAWorkerKill|TestChecksumsFindCorruptBackups|TestExtensionOperations|TestBackupExtensions|TestNamespaceRunsInAnotherCluster|TestDataMoverPodsOnTheNode
 record-histories: sandbox-bins
 	CAIRN_RECORD_HISTORY=1 $(GO) test -count=1 -timeout 45m -p 1 -run '$(RECORD_TESTS)' ./tests/e2e
 	$(GO) test -count=1 -run TestReplayRecordedHistories ./workflows
