@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/cairn-backup/cairn/internal/kube"
@@ -66,8 +67,33 @@ type prefetch struct {
 	gen  *aheadGen
 	page chan fetched
 	// next is the page after it, requested as soon as this one's answer
-	// said where it starts; nil when it was not.
+	// said where it starts and there was room; nil when it was not.
 	next atomic.Pointer[prefetch]
+
+	mu sync.Mutex
+	// after is where the page after it starts, once the answer said so;
+	// asked, whether that page was requested.
+	after *pageAt
+	asked bool
+}
+
+// pageAt is where a page starts: its shard and continue token.
+type pageAt struct {
+	shard int
+	cont  string
+}
+
+// askNext requests the page after pf, once its start is known and there
+// is room: when the answer tells it, or when the page before pf is
+// taken and makes room.
+func (pf *prefetch) askNext(c *collector) {
+	pf.mu.Lock()
+	defer pf.mu.Unlock()
+	if pf.after == nil || pf.asked || !pf.gen.reserve() {
+		return
+	}
+	pf.asked = true
+	pf.next.Store(c.request(pf.gen, pf.after.shard, pf.after.cont))
 }
 
 // request asks for the page at shard and cont in the background, with
@@ -79,8 +105,11 @@ func (c *collector) request(g *aheadGen, shard int, cont string) *prefetch {
 	pf := &prefetch{gen: g, page: make(chan fetched, 1)}
 	opts := c.listOptions(shard, cont)
 	opts.Continued = func(token string) {
-		if s, ct, more := c.after(shard, token); more && g.reserve() {
-			pf.next.Store(c.request(g, s, ct))
+		if s, ct, more := c.after(shard, token); more {
+			pf.mu.Lock()
+			pf.after = &pageAt{s, ct}
+			pf.mu.Unlock()
+			pf.askNext(c)
 		}
 	}
 	go func() {
@@ -106,7 +135,12 @@ func (c *collector) nextPage(ctx context.Context, ra *readAhead, pf *prefetch) (
 		f := <-pf.page
 		pf.gen.out.Add(-1)
 		if f.err == nil {
-			return f.page, pf.next.Load(), nil
+			next := pf.next.Load()
+			if next != nil {
+				// The room pf leaves may be what next waited for.
+				next.askNext(c)
+			}
+			return f.page, next, nil
 		}
 		ra.drop()
 		if !kube.IsUnreachable(f.err) {
