@@ -71,10 +71,8 @@ type prefetch struct {
 	next atomic.Pointer[prefetch]
 
 	mu sync.Mutex
-	// after is where the page after it starts, once the answer said so;
-	// asked, whether that page was requested.
+	// after is where the page after it starts, once the answer said so.
 	after *pageAt
-	asked bool
 }
 
 // pageAt is where a page starts: its shard and continue token.
@@ -89,10 +87,9 @@ type pageAt struct {
 func (pf *prefetch) askNext(c *collector) {
 	pf.mu.Lock()
 	defer pf.mu.Unlock()
-	if pf.after == nil || pf.asked || !pf.gen.reserve() {
+	if pf.after == nil || pf.next.Load() != nil || !pf.gen.reserve() {
 		return
 	}
-	pf.asked = true
 	pf.next.Store(c.request(pf.gen, pf.after.shard, pf.after.cont))
 }
 
