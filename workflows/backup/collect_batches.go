@@ -102,6 +102,19 @@ type collectWork struct {
 	share *v1alpha1.NamespaceShare
 }
 
+// sharedWork is the work of collecting types: one activity, or one for
+// each share of their namespaces.
+func sharedWork(types []v1alpha1.ResourceType, shares []v1alpha1.NamespaceShare) []collectWork {
+	if len(shares) == 0 {
+		return []collectWork{{types: types}}
+	}
+	work := make([]collectWork, len(shares))
+	for i := range shares {
+		work[i] = collectWork{types: types, share: &shares[i]}
+	}
+	return work
+}
+
 // collectLayout lays types out into collect activities. A large type (a
 // page or more) gets an activity, or with canShare a share of its
 // namespaces each, as many as collections run at once: the shares keep
@@ -125,12 +138,7 @@ func collectLayout(types []v1alpha1.ResourceType, pageSize, concurrency int, can
 		if canShare {
 			shares = namespaceShares(t, pageSize, concurrency)
 		}
-		if len(shares) == 0 {
-			work = append(work, collectWork{types: []v1alpha1.ResourceType{t}})
-		}
-		for j := range shares {
-			work = append(work, collectWork{types: []v1alpha1.ResourceType{t}, share: &shares[j]})
-		}
+		work = append(work, sharedWork([]v1alpha1.ResourceType{t}, shares)...)
 		if i == 0 {
 			largest = len(work)
 		}
@@ -188,12 +196,7 @@ func (b *backupRun) collectWorkBefore(plan *v1alpha1.PlanResult, shared bool) []
 		if shared && len(batch) == 1 && plan.Extensions == 0 {
 			shares = namespaceShares(batch[0], b.opts.PageSize, b.opts.Concurrency)
 		}
-		if len(shares) == 0 {
-			work = append(work, collectWork{types: batch})
-		}
-		for i := range shares {
-			work = append(work, collectWork{types: batch, share: &shares[i]})
-		}
+		work = append(work, sharedWork(batch, shares)...)
 	}
 	return work
 }
