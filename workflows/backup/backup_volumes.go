@@ -16,9 +16,9 @@ import (
 // planVolumes asks which claims to snapshot and which pod volumes to
 // copy from their nodes. It runs as soon as the plan is made, beside
 // collection, so a cluster without the snapshot API fails the backup
-// without waiting for collection to end. A backup that snapshots nothing still copies the pod
-// volumes asked for; backups started before pod volumes existed plan
-// nothing then.
+// without waiting for collection to end. A backup that snapshots
+// nothing still copies the pod volumes asked for; backups started
+// before pod volumes existed plan nothing then.
 func (b *backupRun) planVolumes(ctx workflow.Context) error {
 	podVolumes := workflow.GetVersion(ctx, "pod-volumes", workflow.DefaultVersion, 1) == 1
 	if !b.spec.SnapshotsVolumes() && !podVolumes {
