@@ -51,7 +51,7 @@ func (a *Activities) CollectAdditional(ctx context.Context, in v1alpha1.CollectA
 	if err != nil {
 		return nil, err
 	}
-	if err := run.Loc.WriteJSON(ctx, run.Keys.TypeResult(additionalResultKey), TypeResult{Warnings: warnings}); err != nil {
+	if err := StoreTypeResult(ctx, run, run.Keys.TypeResult(additionalResultKey), TypeResult{Warnings: warnings}); err != nil {
 		return nil, err
 	}
 	return &v1alpha1.CollectAdditionalResult{Resources: stored, Warnings: len(warnings)}, nil

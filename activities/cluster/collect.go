@@ -85,18 +85,6 @@ func (p *TypeProgress) exclude(it kube.Item, label string) {
 	}
 }
 
-// TypeResult is the per-type outcome stored in the location for finalize.
-type TypeResult struct {
-	Resource string   `json:"resource"`
-	Items    int      `json:"items"`
-	Errors   []string `json:"errors,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
-	// Excluded are objects an exclusion label kept out, the first of
-	// ExcludedTotal.
-	Excluded      []ExcludedItem `json:"excluded,omitempty"`
-	ExcludedTotal int            `json:"excludedTotal,omitempty"`
-}
-
 // CollectResources lists each resource type of its batch page by page and
 // stores each page as a part. Parts have deterministic names and are
 // written before the heartbeat that records them, so a retry that resumes
@@ -235,7 +223,7 @@ func (b *batch) collectType(ctx context.Context, t v1alpha1.ResourceType) (*v1al
 	if s := b.in.Namespaces; s != nil {
 		key = b.run.Keys.ShareTypeResult(c.gr, s.Index, s.Of)
 	}
-	if err := b.run.Loc.WriteJSON(ctx, key, tr); err != nil {
+	if err := StoreTypeResult(ctx, b.run, key, tr); err != nil {
 		return nil, err
 	}
 	c.log.Info("Collected", zap.Int("items", res.Items), zap.Int("parts", res.Parts), zap.Int("restarts", res.Restarts))

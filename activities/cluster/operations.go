@@ -63,7 +63,7 @@ func (a *Activities) RunOperations(ctx context.Context, in v1alpha1.RunOperation
 	if err := extcall.WriteOperationsRun(ctx, run.Loc, run.Keys.OperationsRun(), ops); err != nil {
 		return nil, err
 	}
-	if err := run.Loc.WriteJSON(ctx, run.Keys.TypeResult(operationsResultKey), TypeResult{Warnings: warnings}); err != nil {
+	if err := StoreTypeResult(ctx, run, run.Keys.TypeResult(operationsResultKey), TypeResult{Warnings: warnings}); err != nil {
 		return nil, err
 	}
 	run.Log.Info("Operations ended", zap.Int("completed", res.Operations.Completed), zap.Int("failed", res.Operations.Failed),

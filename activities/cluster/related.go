@@ -244,7 +244,7 @@ func (c *relatedCollector) fetchWith(ctx context.Context, r kube.Resource, names
 	}
 	c.result.Resources[r.GroupResource()] = items
 	c.result.Warnings += len(warnings)
-	return c.run.Loc.WriteJSON(ctx, c.run.Keys.TypeResult(r.GroupResource()), TypeResult{Resource: r.GroupResource(), Items: items, Warnings: warnings})
+	return StoreTypeResult(ctx, c.run, c.run.Keys.TypeResult(r.GroupResource()), TypeResult{Resource: r.GroupResource(), Items: items, Warnings: warnings})
 }
 
 func sortedNames(set map[string]bool) []string { return slices.Sorted(maps.Keys(set)) }

@@ -77,7 +77,7 @@ func (a *Activities) PlanVolumes(ctx context.Context, in v1alpha1.PlanVolumesInp
 	}
 	warnings = append(warnings, sel.allWarnings()...)
 	tr := cluster.TypeResult{Resource: "persistentvolumeclaims", Warnings: warnings}
-	if err := run.Loc.WriteJSON(ctx, run.Keys.TypeResult(volumeResultsKey), tr); err != nil {
+	if err := cluster.StoreTypeResult(ctx, run, run.Keys.TypeResult(volumeResultsKey), tr); err != nil {
 		return nil, err
 	}
 	res.Warnings = len(warnings)

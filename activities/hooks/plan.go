@@ -80,7 +80,7 @@ func (a *Activities) PlanBackupHooks(ctx context.Context, in v1alpha1.PlanHooksI
 		run.Log.Warn("Backup hooks skipped", zap.String("reason", w))
 	}
 	tr := cluster.TypeResult{Resource: "pods", Warnings: res.Warnings}
-	if err := run.Loc.WriteJSON(ctx, run.Keys.TypeResult(hookResultsKey), tr); err != nil {
+	if err := cluster.StoreTypeResult(ctx, run, run.Keys.TypeResult(hookResultsKey), tr); err != nil {
 		return nil, err
 	}
 	run.Log.Info("Planned backup hooks", zap.Int("pods", len(res.Pods)), zap.Int("skipped", len(res.Warnings)))
