@@ -6,33 +6,18 @@ import (
 	"fmt"
 	"strings"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/cairn-backup/cairn/activities/internal/actas"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/clock"
 	"github.com/cairn-backup/cairn/internal/extcall"
 	"github.com/cairn-backup/cairn/internal/filter"
 	"github.com/cairn-backup/cairn/internal/kube"
-	"github.com/cairn-backup/cairn/internal/runlog"
 	"github.com/cairn-backup/cairn/pkg/extension"
 )
-
-// CollectProgress is the heartbeat of a collect activity: the outcome of
-// each type of its batch done so far, and where the type being collected
-// stands, so a retried attempt resumes at the page after the last one
-// stored.
-type CollectProgress struct {
-	Done    []v1alpha1.TypeCollected `json:"done,omitempty"`
-	Current TypeProgress             `json:"current"`
-	// Waiting are the extensions the step waits on now, for describe and
-	// the Temporal UI.
-	Waiting []v1alpha1.ExtensionWait `json:"waiting,omitempty"`
-}
 
 // TypeProgress is where the collection of one resource type stands.
 type TypeProgress struct {
@@ -85,106 +70,11 @@ func (p *TypeProgress) exclude(it kube.Item, label string) {
 	}
 }
 
-// CollectResources lists each resource type of its batch page by page and
-// stores each page as a part. Parts have deterministic names and are
-// written before the heartbeat that records them, so a retry that resumes
-// from the last heartbeat overwrites at most the page it repeats: nothing
-// is duplicated. A type's result is stored before the heartbeat that
-// counts it done, so a retry skips the types already done.
-func (a *Activities) CollectResources(ctx context.Context, in v1alpha1.CollectInput) (*v1alpha1.CollectResult, error) {
-	run, err := runlog.Start(ctx, a.Locations, a.Log, in.Backup, in.Location)
-	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeLocation, err)
-	}
-	defer run.End()
-
-	var plan StoredPlan
-	if err := run.Loc.ReadJSON(ctx, run.Keys.Plan(), &plan); err != nil {
-		return nil, fmt.Errorf("read plan: %w", err)
-	}
-	b, err := newBatch(a, in, &plan, run)
-	if err != nil {
-		return nil, err
-	}
-	if activity.HasHeartbeatDetails(ctx) {
-		if err := activity.GetHeartbeatDetails(ctx, &b.progress); err != nil || len(b.progress.Done) > len(in.Types) {
-			b.progress = CollectProgress{}
-		}
-		done := make([]string, 0, len(b.progress.Done))
-		for _, d := range b.progress.Done {
-			done = append(done, d.Resource)
-		}
-		run.Log.Info("Resuming a batch of collections", zap.Strings("done", done), zap.Int("types", len(in.Types)))
-	}
-	for i := len(b.progress.Done); i < len(in.Types); i++ {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		res, err := b.collectType(ctx, in.Types[i])
-		if err != nil {
-			return nil, fmt.Errorf("collect %s: %w", in.Types[i].GroupResource(), err)
-		}
-		b.progress.Done = append(b.progress.Done, *res)
-		b.progress.Current = TypeProgress{}
-		b.heartbeat(ctx)
-	}
-	return &v1alpha1.CollectResult{Types: b.progress.Done}, nil
-}
-
-// batch is what the types of one collect activity share.
-type batch struct {
-	a      *Activities
-	lister kube.Lister
-	// actingAsCaller: the run impersonates its caller, whose Forbidden
-	// is a namespace left out, not the worker's misconfiguration.
-	actingAsCaller bool
-	in             v1alpha1.CollectInput
-	plan           *StoredPlan
-	run            *runlog.Run
-	nsGlobs        filter.Globs
-	labels         filter.Labels
-	progress       CollectProgress
-	// durable is, while pages wait for extensions, the type's progress
-	// before the first of them: what a heartbeat may promise is stored.
-	durable *TypeProgress
-}
-
-func newBatch(a *Activities, in v1alpha1.CollectInput, plan *StoredPlan, run *runlog.Run) (*batch, error) {
-	nsGlobs, err := filter.NewGlobs(plan.Spec.IncludedNamespaces, plan.Spec.ExcludedNamespaces)
-	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeInvalidSpec, err)
-	}
-	labels, err := filter.NewLabels(plan.Spec.LabelSelector, plan.Spec.OrLabelSelectors)
-	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeInvalidSpec, err)
-	}
-	lister, err := actas.Lister(a.Clients, a.Lister, in.Options.ActingAs)
-	if err != nil {
-		return nil, err
-	}
-	return &batch{a: a, lister: lister, actingAsCaller: in.Options.ActingAs != nil, in: in, plan: plan, run: run, nsGlobs: nsGlobs, labels: labels}, nil
-}
-
-func (b *batch) heartbeat(ctx context.Context) {
-	p := b.progress
-	if b.durable != nil {
-		// The pages held since are not stored; how long the API server
-		// has been out of reach is current all the same.
-		reach := p.Current.Reachability
-		p.Current = *b.durable
-		p.Current.Reachability = reach
-	}
-	activity.RecordHeartbeat(ctx, p)
-}
-
-// collectType collects one type, from where the heartbeat left it when
-// it was the type being collected, and stores its result for finalize.
-func (b *batch) collectType(ctx context.Context, t v1alpha1.ResourceType) (*v1alpha1.TypeCollected, error) {
-	c := b.collector(t)
-	actions, err := extcall.Actions(b.plan.Extensions, c.gr, extcall.BackupSelector)
-	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), v1alpha1.ErrTypeInvalidSpec, err)
-	}
+// collectType collects the type at index i of the batch, which actions
+// act on, from where the heartbeat left it (resumed, when it names the
+// type), and stores its result for finalize.
+func (b *batch) collectType(ctx context.Context, i int, t v1alpha1.ResourceType, actions []extcall.Action, resumed TypeProgress) (*v1alpha1.TypeCollected, error) {
+	c := b.collector(i, t)
 	if len(actions) > 0 && b.a.Extensions == nil {
 		return nil, temporal.NewNonRetryableApplicationError("this worker cannot call extensions", v1alpha1.ErrTypeInvalidSpec, nil)
 	}
@@ -195,18 +85,18 @@ func (b *batch) collectType(ctx context.Context, t v1alpha1.ResourceType) (*v1al
 			v1alpha1.ErrTypeInvalidSpec, nil)
 	}
 	c.actions = actions
-	if b.progress.Current.Resource == c.gr {
-		p := b.progress.Current
-		c.log.Info("Resuming collection", zap.Int("shard", p.Shard), zap.Int("part", p.Part), zap.Int("items", p.Items))
+	if resumed.Resource == c.gr {
+		c.progress = resumed
+		c.log.Info("Resuming collection", zap.Int("shard", resumed.Shard), zap.Int("part", resumed.Part), zap.Int("items", resumed.Items))
 	} else {
-		b.progress.Current = TypeProgress{Resource: c.gr}
+		c.progress = TypeProgress{Resource: c.gr}
 		c.log.Info("Collecting")
 	}
 	res, err := c.collect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	p := &b.progress.Current
+	p := &c.progress
 	tr := TypeResult{Resource: c.gr, Items: res.Items, Excluded: p.Excluded, ExcludedTotal: p.ExcludedTotal}
 	if res.Error != "" {
 		tr.Errors = []string{res.Error}
@@ -230,10 +120,10 @@ func (b *batch) collectType(ctx context.Context, t v1alpha1.ResourceType) (*v1al
 	return res, nil
 }
 
-// collector lists one resource type; its progress is the batch's
-// Current.
+// collector lists one resource type, the batch's index-th.
 type collector struct {
 	*batch
+	index  int
 	res    kube.Resource
 	gr     string
 	log    *zap.Logger
@@ -247,11 +137,17 @@ type collector struct {
 	// pending the pages listed that wait for them.
 	actions []extcall.Action
 	pending pendingPages
+	// progress is where the type stands; durable is, while pages wait
+	// for extensions, its progress before the first of them: what a
+	// heartbeat may promise is stored.
+	progress TypeProgress
+	durable  *TypeProgress
 }
 
-func (b *batch) collector(t v1alpha1.ResourceType) *collector {
+func (b *batch) collector(i int, t v1alpha1.ResourceType) *collector {
 	c := &collector{
 		batch: b,
+		index: i,
 		res: kube.Resource{
 			GVR:        schema.GroupVersionResource{Group: t.Group, Version: t.Version, Resource: t.Resource},
 			Kind:       t.Kind,
@@ -273,6 +169,19 @@ func (b *batch) collector(t v1alpha1.ResourceType) *collector {
 		c.log.Info("Listing a share of the namespaces", zap.Int("share", s.Index), zap.Int("of", s.Of), zap.Int("namespaces", len(c.shards)))
 	}
 	return c
+}
+
+// heartbeat records where the type stands in the batch's heartbeat.
+func (c *collector) heartbeat(ctx context.Context) {
+	p := c.progress
+	if c.durable != nil {
+		// The pages held since are not stored; how long the API server
+		// has been out of reach is current all the same.
+		reach := p.Reachability
+		p = *c.durable
+		p.Reachability = reach
+	}
+	c.beat(ctx, c.index, &p)
 }
 
 // shareOf is the share of shards s names, and the index of each in
@@ -334,7 +243,7 @@ func continuation(err error) string {
 }
 
 func (c *collector) collect(ctx context.Context) (*v1alpha1.TypeCollected, error) {
-	p := &c.progress.Current
+	p := &c.progress
 	ra := newReadAhead(ctx)
 	defer func() { ra.gen.cancel() }()
 	var ahead *prefetch
@@ -460,11 +369,11 @@ func (c *collector) flush(ctx context.Context) error {
 			pages[i] = pages[i][:0]
 			for _, it := range items {
 				pages[i] = append(pages[i], it.Item)
-				c.progress.Current.Operations += len(it.operations)
+				c.progress.Operations += len(it.operations)
 			}
 		}
 	}
-	p := &c.progress.Current
+	p := &c.progress
 	for i, key := range c.pending.keys {
 		switch {
 		case len(pages[i]) > 0:
@@ -517,7 +426,7 @@ const pendingBytes = maxCallsInFlight * extension.MaxBatchBytes
 // forbid records that the caller may not list the current shard and
 // moves on to the next one: the backup holds what the caller could read.
 func (c *collector) forbid(ctx context.Context, err error) {
-	p := &c.progress.Current
+	p := &c.progress
 	c.log.Warn("The run's caller may not list this type here", zap.String("namespace", c.shards[p.Shard]), zap.Error(err))
 	p.Forbidden = append(p.Forbidden, c.shards[p.Shard])
 	if p.ForbiddenReason == "" {
@@ -530,7 +439,7 @@ func (c *collector) forbid(ctx context.Context, err error) {
 // skipReason says where the caller may not list the type, with the API
 // server's answer; "" when it could list it everywhere.
 func (c *collector) skipReason() string {
-	p := c.progress.Current
+	p := c.progress
 	if len(p.Forbidden) == 0 {
 		return ""
 	}

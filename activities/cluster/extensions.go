@@ -71,7 +71,7 @@ func (c *collector) runAction(ctx context.Context, a extcall.Action, items []pag
 		return items, nil
 	}
 	answers := make([][]extension.BackupItemAnswer, len(batches))
-	c.progress.Waiting = []v1alpha1.ExtensionWait{{Extension: a.Ext.Name, TaskQueue: a.Ext.TaskQueue, Since: metav1.Now()}}
+	c.setWaiting([]v1alpha1.ExtensionWait{{Extension: a.Ext.Name, TaskQueue: a.Ext.TaskQueue, Since: metav1.Now()}})
 	stop := c.heartbeatWhile(ctx)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(maxCallsInFlight)
@@ -84,7 +84,7 @@ func (c *collector) runAction(ctx context.Context, a extcall.Action, items []pag
 	}
 	err := g.Wait()
 	stop()
-	c.progress.Waiting = nil
+	c.setWaiting(nil)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +178,7 @@ func identity(it kube.Item) string {
 // itemError records that an item was left out, naming the first
 // maxItemErrors.
 func (c *collector) itemError(it kube.Item, msg string) {
-	p := &c.progress.Current
+	p := &c.progress
 	p.ItemErrorsTotal++
 	if len(p.ItemErrors) < maxItemErrors {
 		p.ItemErrors = append(p.ItemErrors, identity(it)+": "+msg)

@@ -151,7 +151,7 @@ func (c *collector) nextPage(ctx context.Context, ra *readAhead, pf *prefetch) (
 // following returns where the page after this one is: the same shard with
 // its continue token, or the start of the next shard.
 func (c *collector) following(page *kube.Page) (shard int, cont string, more bool) {
-	return c.after(c.progress.Current.Shard, page.Continue)
+	return c.after(c.progress.Shard, page.Continue)
 }
 
 // after is where the page after one of shard with continue token token
@@ -175,9 +175,9 @@ func (c *collector) listOptions(shard int, cont string) kube.ListOptions {
 }
 
 func (c *collector) listPage(ctx context.Context) (*kube.Page, error) {
-	opts := c.listOptions(c.progress.Current.Shard, c.progress.Current.Continue)
+	opts := c.listOptions(c.progress.Shard, c.progress.Continue)
 	var page *kube.Page
-	err := c.progress.Current.Reachability.Do(ctx, c.in.Options.ClusterUnreachableTimeout.Duration, c.log, func() { c.heartbeat(ctx) }, func() error {
+	err := c.progress.Reachability.Do(ctx, c.in.Options.ClusterUnreachableTimeout.Duration, c.log, func() { c.heartbeat(ctx) }, func() error {
 		var lerr error
 		page, lerr = c.lister.List(ctx, c.res, opts)
 		return lerr

@@ -112,9 +112,13 @@ func pendingProgress(t *testing.T, s *stack, backup, resource string) (cluster.T
 			continue
 		}
 		var p cluster.CollectProgress
-		if converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p) == nil &&
-			p.Current.Resource == resource && p.Current.Items > 0 {
-			return p.Current, true
+		if converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p) != nil {
+			continue
+		}
+		for _, tp := range append([]cluster.TypeProgress{p.Current}, p.Others...) {
+			if tp.Resource == resource && tp.Items > 0 {
+				return tp, true
+			}
 		}
 	}
 	return cluster.TypeProgress{}, false
