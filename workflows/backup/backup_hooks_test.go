@@ -93,7 +93,7 @@ func hookBackupEnv(t *testing.T, onError v1alpha1.HookOnError, failing string,
 	}
 	env.OnActivity(clusterActs.PlanBackup, mock.Anything, mock.Anything).Return(threeTypes(), nil).Once()
 	env.OnActivity(csiActs.PlanVolumes, mock.Anything, mock.Anything).Return(flowtest.TwoVolumes(), nil).Once()
-	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(collected(1)).Times(3)
+	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(collected(1)).Once()
 	env.OnActivity(clusterActs.CollectRelated, mock.Anything, mock.Anything).Return(&v1alpha1.CollectRelatedResult{}, nil).Once()
 	env.OnActivity(hookActs.PlanBackupHooks, mock.Anything, mock.MatchedBy(func(in v1alpha1.PlanHooksInput) bool {
 		return len(in.Volumes) == 2

@@ -25,7 +25,7 @@ func volumeBackupEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	env := newBackupEnv(t)
 	env.OnActivity(clusterActs.PlanBackup, mock.Anything, mock.Anything).Return(threeTypes(), nil).Once()
 	env.OnActivity(csiActs.PlanVolumes, mock.Anything, mock.Anything).Return(flowtest.TwoVolumes(), nil).Once()
-	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(collected(1)).Times(3)
+	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(collected(1)).Once()
 	env.OnActivity(clusterActs.CollectRelated, mock.Anything, mock.Anything).Return(&v1alpha1.CollectRelatedResult{}, nil).Once()
 	env.OnActivity(csiActs.CreateVolumeSnapshot, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in v1alpha1.CreateSnapshotInput) (*v1alpha1.CreateSnapshotResult, error) {

@@ -160,8 +160,8 @@ func (b *backupRun) collectAll(ctx workflow.Context, plan *v1alpha1.PlanResult) 
 	var firstErr error
 	running := 0
 	shared := workflow.GetVersion(ctx, versionNamespaceShares, workflow.DefaultVersion, 1) == 1
-	smallFirst := workflow.GetVersion(ctx, versionSmallTypesFirst, workflow.DefaultVersion, 1) == 1
-	inputs := b.collectInputs(plan, shared, smallFirst)
+	layout := workflow.GetVersion(ctx, versionSmallTypesFirst, workflow.DefaultVersion, smallTypesTogether)
+	inputs := b.collectInputs(plan, shared, layout)
 	for _, in := range inputs {
 		if firstErr != nil || ctx.Err() != nil {
 			break

@@ -111,7 +111,7 @@ func queryStatus(t *testing.T, env *testsuite.TestWorkflowEnvironment) v1alpha1.
 func TestBackupCompletes(t *testing.T) {
 	env := newBackupEnv(t)
 	env.OnActivity(clusterActs.PlanBackup, mock.Anything, mock.Anything).Return(threeTypes(), nil).Once()
-	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(collected(10)).Times(3)
+	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(collected(10)).Once()
 	env.OnActivity(clusterActs.CollectRelated, mock.Anything, mock.MatchedBy(func(in v1alpha1.CollectRelatedInput) bool {
 		// Only custom resources with items ask for their CRD.
 		return assert.Equal(t, []string{"widgets.example.com"}, in.CustomResources)
@@ -149,7 +149,7 @@ func TestBackupCompletes(t *testing.T) {
 func TestBackupIsCompletedOnlyOnceCleanedUp(t *testing.T) {
 	env := newBackupEnv(t)
 	env.OnActivity(clusterActs.PlanBackup, mock.Anything, mock.Anything).Return(threeTypes(), nil).Once()
-	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(collected(1)).Times(3)
+	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(collected(1)).Once()
 	env.OnActivity(clusterActs.CollectRelated, mock.Anything, mock.Anything).Return(&v1alpha1.CollectRelatedResult{}, nil).Once()
 	// Nothing else takes time on the workflow clock: at 30 s finalize
 	// is running.

@@ -161,10 +161,10 @@ func layoutNames(work []collectWork) []string {
 // once; with none large, they spread over all the slots.
 func TestCollectLayoutFillsTheFreeSlots(t *testing.T) {
 	types := typesEstimated(0, 10_000, 3, 0, 1, 0, 2)
-	assert.Equal(t, []string{"r01", "r00,r04", "r02,r05", "r03,r06"}, layoutNames(collectLayout(types, 500, 4, true)))
+	assert.Equal(t, []string{"r01", "r00,r04", "r02,r05", "r03,r06"}, layoutNames(collectLayout(types, 500, 4, true, true)))
 	assert.Equal(t, []string{"r00,r04", "r01,r05", "r02", "r03"},
-		layoutNames(collectLayout(typesEstimated(0, 0, 0, 0, 0, 0), 500, 4, true)))
-	assert.Empty(t, collectLayout(nil, 500, 4, true))
+		layoutNames(collectLayout(typesEstimated(0, 0, 0, 0, 0, 0), 500, 4, true, true)))
+	assert.Empty(t, collectLayout(nil, 500, 4, true, true))
 }
 
 // TestCollectLayoutGivesSharesEverySlot: a large type listed in shares
@@ -175,8 +175,8 @@ func TestCollectLayoutGivesSharesEverySlot(t *testing.T) {
 	types := typesEstimated(0, 100_000, 3, 0, 1, 0, 2)
 	types[1].ListedNamespaces = 100
 	assert.Equal(t, []string{"r01@0/4", "r01@1/4", "r01@2/4", "r01@3/4", "r00,r05", "r02,r06", "r03", "r04"},
-		layoutNames(collectLayout(types, 500, 4, true)))
-	assert.Equal(t, []string{"r01", "r00,r04", "r02,r05", "r03,r06"}, layoutNames(collectLayout(types, 500, 4, false)))
+		layoutNames(collectLayout(types, 500, 4, true, true)))
+	assert.Equal(t, []string{"r01", "r00,r04", "r02,r05", "r03,r06"}, layoutNames(collectLayout(types, 500, 4, false, true)))
 }
 
 // TestCollectLayoutPutsSmallTypesSecondWhenSlotsRunOut: with more large
@@ -185,14 +185,14 @@ func TestCollectLayoutGivesSharesEverySlot(t *testing.T) {
 func TestCollectLayoutPutsSmallTypesSecondWhenSlotsRunOut(t *testing.T) {
 	types := typesEstimated(600, 0, 700, 800, 3, 900, 1000)
 	assert.Equal(t, []string{"r06", "r01", "r04", "r05", "r03", "r02", "r00"},
-		layoutNames(collectLayout(types, 500, 4, true)))
+		layoutNames(collectLayout(types, 500, 4, true, true)))
 }
 
 // TestCollectLayoutBoundsTheTypesPerActivity: however many types and
 // however few collections at once, an activity carries at most
 // maxTypesPerCollect types, and every type is collected exactly once.
 func TestCollectLayoutBoundsTheTypesPerActivity(t *testing.T) {
-	work := collectLayout(typesEstimated(make([]int, 200)...), 500, 2, true)
+	work := collectLayout(typesEstimated(make([]int, 200)...), 500, 2, true, true)
 	require.Len(t, work, 4, "200 types of 64 at most")
 	seen := map[string]int{}
 	for _, w := range work {
@@ -204,5 +204,24 @@ func TestCollectLayoutBoundsTheTypesPerActivity(t *testing.T) {
 	assert.Len(t, seen, 200)
 	for r, n := range seen {
 		assert.Equal(t, 1, n, "%s collected %d times", r, n)
+	}
+}
+
+// TestCollectLayoutKeepsTheSmallTypesTogether: since an activity lists
+// its types side by side, the small types share as few activities as
+// hold them, after the largest type's, whatever slots are free.
+func TestCollectLayoutKeepsTheSmallTypesTogether(t *testing.T) {
+	types := typesEstimated(0, 10_000, 3, 0, 1, 0, 2)
+	assert.Equal(t, []string{"r01", "r00,r02,r03,r04,r05,r06"}, layoutNames(collectLayout(types, 500, 4, true, false)))
+
+	types[1].ListedNamespaces = 100
+	types[1].Estimate = 100_000
+	assert.Equal(t, []string{"r01@0/4", "r01@1/4", "r01@2/4", "r01@3/4", "r00,r02,r03,r04,r05,r06"},
+		layoutNames(collectLayout(types, 500, 4, true, false)))
+
+	work := collectLayout(typesEstimated(make([]int, 200)...), 500, 4, true, false)
+	require.Len(t, work, 4, "200 types, 64 at most in an activity")
+	for _, w := range work {
+		assert.LessOrEqual(t, len(w.types), maxTypesPerCollect)
 	}
 }

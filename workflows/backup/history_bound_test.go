@@ -48,7 +48,7 @@ func runMovingBackup(t *testing.T, volumes int, moveFor time.Duration) (v1alpha1
 	node := flowtest.SimulateNode(env, "n1", 4, plan.Volumes)
 	env.OnActivity(clusterActs.PlanBackup, mock.Anything, mock.Anything).Return(threeTypes(), nil).Once()
 	env.OnActivity(csiActs.PlanVolumes, mock.Anything, mock.Anything).Return(plan, nil).Once()
-	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(collected(10)).Times(3)
+	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(collected(10)).Once()
 	env.OnActivity(clusterActs.CollectRelated, mock.Anything, mock.Anything).Return(&v1alpha1.CollectRelatedResult{}, nil).Once()
 	env.OnActivity(csiActs.CreateVolumeSnapshot, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in v1alpha1.CreateSnapshotInput) (*v1alpha1.CreateSnapshotResult, error) {

@@ -55,7 +55,7 @@ func TestVolumesAndHooksArePlannedWhileTypesAreCollected(t *testing.T) {
 			collectStarted.Do(func() { close(collecting) })
 			<-hooksPlanned
 			return collect(ctx, in)
-		}).Times(3)
+		}).Once()
 	env.OnActivity(clusterActs.CollectRelated, mock.Anything, mock.Anything).Return(&v1alpha1.CollectRelatedResult{}, nil).Once()
 	env.OnActivity(csiActs.CreateVolumeSnapshot, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in v1alpha1.CreateSnapshotInput) (*v1alpha1.CreateSnapshotResult, error) {
