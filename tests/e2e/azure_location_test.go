@@ -24,14 +24,15 @@ import (
 // mapped namespaces, and is deleted from the container with everything
 // it wrote; another expires.
 func TestAzureLocation(t *testing.T) {
-	azureEnv(t)
+	t.Parallel()
+	env := azureEnv()
 	m := newMoverStack(t)
 	ctx := context.Background()
 	url := startAzurite(t).container("cairn")
 	want := seedConfigMaps(t, m.cluster.Config(), "az", seedNamespaces, 10)
 	makeClaims(t, m.stack, "azv", "data")
 	data := fillVolume(t, m.stack, "azv", "data", datatree.Spec{LargeFiles: 2, LargeSize: 2 << 20, SmallFiles: 40, SmallSize: 4096, Seed: 31})
-	m.startMoverWorker() // inherits the account, the key and the proxy, as do its data movers
+	m.startMoverWorker(env...) // its data movers inherit the account, the key and the proxy
 
 	req := moveRequest("az-1", "azv")
 	req.IncludedNamespaces = append(req.IncludedNamespaces, "az-*")

@@ -68,14 +68,17 @@ func (a *azuriteServer) container(name string) string {
 	return "azblob://" + name + "?" + q.Encode()
 }
 
-// azureEnv gives the processes the test starts from now on (workers, their
-// data movers, the CLI) Azurite's account and key, and the localhost proxy
-// that resolves the account's host name; this process has the proxy
-// already (startLocalhostProxy).
-func azureEnv(t *testing.T) {
-	t.Setenv("AZURE_STORAGE_ACCOUNT", azuriteAccount)
-	t.Setenv("AZURE_STORAGE_KEY", azuriteKey)
-	t.Setenv("HTTP_PROXY", localhostProxy)
-	t.Setenv("NO_PROXY", "")
-	t.Setenv("no_proxy", "")
+// azureEnv is the environment of the processes an Azure test starts
+// (workers, and through them their data movers): Azurite's account and
+// key, and the localhost proxy that resolves the account's host name.
+// This process has the proxy already (startLocalhostProxy), and takes
+// the account and key into its own environment: gocloud.dev reads them
+// from there, once per process. Only azblob:// locations read them, and
+// only this test opens one, so setting them does not touch the tests
+// that run beside it (t.Setenv would forbid running beside them).
+func azureEnv() []string {
+	os.Setenv("AZURE_STORAGE_ACCOUNT", azuriteAccount)
+	os.Setenv("AZURE_STORAGE_KEY", azuriteKey)
+	return []string{"AZURE_STORAGE_ACCOUNT=" + azuriteAccount, "AZURE_STORAGE_KEY=" + azuriteKey,
+		"HTTP_PROXY=" + localhostProxy, "NO_PROXY=", "no_proxy="}
 }

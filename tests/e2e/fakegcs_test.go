@@ -12,10 +12,13 @@ import (
 )
 
 // startFakeGCS starts fake-gcs-server (built by `make test` from
-// tools/fakegcs) on 127.0.0.1 and points this process and its children
-// at it (STORAGE_EMULATOR_HOST, which Google's client, gocloud.dev and
-// kopia all honour, unauthenticated). It returns the server's address.
-func startFakeGCS(t *testing.T) string {
+// tools/fakegcs) on 127.0.0.1 and points this process at it
+// (STORAGE_EMULATOR_HOST, which Google's client, gocloud.dev and kopia
+// all honour, unauthenticated). It returns the environment that points
+// the processes the test starts there too. Only gs:// locations read
+// the variable, and only this test opens one, so setting it does not
+// touch the tests that run beside it.
+func startFakeGCS(t *testing.T) (env []string) {
 	t.Helper()
 	bin := os.Getenv("CAIRN_FAKE_GCS")
 	if bin == "" {
@@ -28,9 +31,9 @@ func startFakeGCS(t *testing.T) string {
 	require.NoError(t, err)
 	p := startBinary(t, "fake-gcs-server", bin, nil, "-scheme", "http", "-host", host, "-port", port, "-backend", "filesystem",
 		"-filesystem-root", t.TempDir(), "-public-host", addr, "-external-url", "http://"+addr, "-log-level", "warn")
-	t.Setenv("STORAGE_EMULATOR_HOST", addr)
+	os.Setenv("STORAGE_EMULATOR_HOST", addr)
 	waitServing(t, p, listening(addr))
-	return addr
+	return []string{"STORAGE_EMULATOR_HOST=" + addr}
 }
 
 // gcsBucket creates a bucket on the emulator and returns its location URL.

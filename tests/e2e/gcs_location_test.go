@@ -20,11 +20,12 @@ import (
 // full, restores byte-identical, and is deleted with everything it
 // wrote; another expires.
 func TestGCSLocation(t *testing.T) {
+	t.Parallel()
 	m := newMoverStack(t)
 	ctx := context.Background()
-	startFakeGCS(t)
+	env := startFakeGCS(t)
 	url := gcsBucket(t, "cairn-gcs")
-	m.startMoverWorker() // inherits STORAGE_EMULATOR_HOST, as do its data movers
+	m.startMoverWorker(env...) // its data movers inherit STORAGE_EMULATOR_HOST
 
 	makeClaims(t, m.stack, "gcs", "data")
 	want := fillVolume(t, m.stack, "gcs", "data", datatree.Spec{LargeFiles: 2, LargeSize: 2 << 20, SmallFiles: 40, SmallSize: 4096, Seed: 29})
