@@ -69,6 +69,7 @@ func (a *Activities) CollectResources(ctx context.Context, in v1alpha1.CollectIn
 		return nil, err
 	}
 	resumed := map[string]TypeProgress{}
+	b.retry = run.Info().Attempt > 1 || activity.HasHeartbeatDetails(ctx)
 	if activity.HasHeartbeatDetails(ctx) {
 		var last CollectProgress
 		if err := activity.GetHeartbeatDetails(ctx, &last); err == nil {
@@ -143,6 +144,9 @@ type batch struct {
 	run            *runlog.Run
 	nsGlobs        filter.Globs
 	labels         filter.Labels
+	// retry: an attempt before this one may have stored parts this one
+	// will not store again (earlier_parts.go).
+	retry bool
 
 	// mu guards what the heartbeat is made of: the outcome of each type
 	// done (by its index in the batch), where each type being collected

@@ -142,6 +142,9 @@ type collector struct {
 	// heartbeat may promise is stored.
 	progress TypeProgress
 	durable  *TypeProgress
+	// earlier are the parts an earlier attempt stored that this one has
+	// not stored again yet (earlier_parts.go).
+	earlier map[string]bool
 }
 
 func (b *batch) collector(i int, t v1alpha1.ResourceType) *collector {
@@ -244,6 +247,9 @@ func continuation(err error) string {
 
 func (c *collector) collect(ctx context.Context) (*v1alpha1.TypeCollected, error) {
 	p := &c.progress
+	if err := c.noteEarlierParts(ctx); err != nil {
+		return nil, err
+	}
 	ra := newReadAhead(ctx)
 	defer func() { ra.gen.cancel() }()
 	var ahead *prefetch
@@ -274,7 +280,7 @@ func (c *collector) collect(ctx context.Context) (*v1alpha1.TypeCollected, error
 					return nil, derr
 				}
 			}
-			c.pending, c.durable = pendingPages{}, nil
+			c.pending, c.durable, c.earlier = pendingPages{}, nil, nil
 			*p = TypeProgress{Resource: c.gr, Restarts: p.Restarts + 1}
 			c.heartbeat(ctx)
 			continue
@@ -286,6 +292,9 @@ func (c *collector) collect(ctx context.Context) (*v1alpha1.TypeCollected, error
 			continue
 		case kube.IsTypeLevel(err):
 			if err := c.flush(ctx); err != nil {
+				return nil, err
+			}
+			if err := c.removeEarlierParts(ctx); err != nil {
 				return nil, err
 			}
 			return &v1alpha1.TypeCollected{Resource: c.gr, Items: p.Items, Parts: p.Parts, Error: err.Error(), Restarts: p.Restarts,
@@ -330,6 +339,9 @@ func (c *collector) collect(ctx context.Context) (*v1alpha1.TypeCollected, error
 		}
 	}
 	if err := c.flush(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.removeEarlierParts(ctx); err != nil {
 		return nil, err
 	}
 	return &v1alpha1.TypeCollected{Resource: c.gr, Items: p.Items, Parts: p.Parts, Restarts: p.Restarts, Skipped: c.skipReason(),
@@ -384,6 +396,7 @@ func (c *collector) flush(ctx context.Context) error {
 			if err := c.run.Loc.WriteAll(ctx, key, data); err != nil {
 				return err
 			}
+			c.storedAgain(key)
 			p.Parts++
 		case len(c.actions) > 0:
 			// Several pages are stored per heartbeat here: an attempt
@@ -391,6 +404,7 @@ func (c *collector) flush(ctx context.Context) error {
 			if err := c.run.Loc.Delete(ctx, key); err != nil {
 				return err
 			}
+			c.storedAgain(key)
 		}
 		p.Items += len(pages[i])
 	}

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -44,6 +45,7 @@ type scriptedLister struct {
 	onRequest func(requested int)
 	labels    map[string]map[string]string // object name -> its labels
 	pad       int                          // bytes of data each ConfigMap carries
+	pages     int                          // ConfigMap pages when set, else pages
 	// before, when set, is called first by each request for a type
 	// other than ConfigMaps, with the type's resource; its error is the
 	// request's.
@@ -105,7 +107,7 @@ func (l *scriptedLister) List(ctx context.Context, r kube.Resource, opts kube.Li
 	for _, it := range page.Items {
 		page.Lines = append(append(page.Lines, it.Raw...), '\n')
 	}
-	if idx+1 < pages {
+	if last := cmp.Or(l.pages, pages); idx+1 < last {
 		page.Continue = fmt.Sprintf("t%d", idx+1)
 	}
 	// As a real lister does with a built-in type's list, it tells where
