@@ -387,8 +387,10 @@ func (c *collector) flush(ctx context.Context) error {
 	}
 	p := &c.progress
 	for i, key := range c.pending.keys {
-		switch {
-		case len(pages[i]) > 0:
+		// A page left with no items is not stored; what an earlier
+		// attempt stored under its name goes once the type is done
+		// (removeEarlierParts).
+		if len(pages[i]) > 0 {
 			data := c.pending.lines[i]
 			if data == nil || len(c.actions) > 0 {
 				data = joinLines(pages[i])
@@ -398,13 +400,6 @@ func (c *collector) flush(ctx context.Context) error {
 			}
 			c.storedAgain(key)
 			p.Parts++
-		case len(c.actions) > 0:
-			// Several pages are stored per heartbeat here: an attempt
-			// before this one may have stored this page with items.
-			if err := c.run.Loc.Delete(ctx, key); err != nil {
-				return err
-			}
-			c.storedAgain(key)
 		}
 		p.Items += len(pages[i])
 	}

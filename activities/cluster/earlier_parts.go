@@ -57,7 +57,7 @@ func partNumbers(name string) (shard, part int, ok bool) {
 	return shard, part, found && err1 == nil && err2 == nil
 }
 
-// storedAgain notes that this attempt stored (or removed) key itself.
+// storedAgain notes that this attempt stored key itself.
 func (c *collector) storedAgain(key string) {
 	delete(c.earlier, key)
 }
