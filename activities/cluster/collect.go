@@ -85,6 +85,12 @@ func (b *batch) collectType(ctx context.Context, i int, t v1alpha1.ResourceType,
 			v1alpha1.ErrTypeInvalidSpec, nil)
 	}
 	c.actions = actions
+	if t.Empty && len(c.shards) == 1 && c.shards[0] == "" {
+		// The plan listed the whole type and found nothing: that list
+		// was its collection.
+		c.log.Info("Collected", zap.Int("items", 0), zap.Bool("emptyWhenPlanned", true))
+		return &v1alpha1.TypeCollected{Resource: c.gr}, nil
+	}
 	if resumed.Resource == c.gr {
 		c.progress = resumed
 		c.log.Info("Resuming collection", zap.Int("shard", resumed.Shard), zap.Int("part", resumed.Part), zap.Int("items", resumed.Items))

@@ -318,6 +318,25 @@ func TestCollectBatchResumesAfterTheTypesDone(t *testing.T) {
 	f.assertNoTypeResults()
 }
 
+// TestCollectTakesTheEmptyListOfThePlanForTheType: a type the plan
+// listed whole and found empty is not listed again; the others are.
+func TestCollectTakesTheEmptyListOfThePlanForTheType(t *testing.T) {
+	f := newCollectFixture(t)
+	secrets := v1alpha1.ResourceType{Version: "v1", Resource: "secrets", Kind: "Secret", Namespaced: true, Empty: true}
+	services := v1alpha1.ResourceType{Version: "v1", Resource: "services", Kind: "Service", Namespaced: true}
+	f.in.Types = []v1alpha1.ResourceType{secrets, f.in.Types[0], services}
+	f.writePlan(true, "shop")
+
+	res, err := f.attemptBatch(nil)
+	require.NoError(t, err)
+	assert.NotContains(t, f.lister.calls, "secrets", "the plan's empty list stands for the type's")
+	assert.Contains(t, f.lister.calls, "services")
+	require.Len(t, res.Types, 3)
+	assert.Equal(t, v1alpha1.TypeCollected{Resource: "secrets"}, res.Types[0])
+	assert.Equal(t, pages*perPage, res.Types[1].Items)
+	f.assertEveryObjectOnce()
+}
+
 // assertNoTypeResults: types with nothing to report store no result.
 func (f *collectFixture) assertNoTypeResults() {
 	f.t.Helper()

@@ -199,8 +199,8 @@ func (a *Activities) plan(ctx context.Context, in v1alpha1.PlanInput, log *zap.L
 		}
 		result.Types = append(result.Types, t)
 	}
-	for i, n := range estimateAll(ctx, lister, estimatedRes) {
-		result.Types[estimated[i]].Estimate = n
+	for i, e := range estimateAll(ctx, lister, estimatedRes) {
+		result.Types[estimated[i]].Estimate, result.Types[estimated[i]].Empty = e.count, e.empty
 	}
 	sort.Slice(result.Skipped, func(i, j int) bool { return result.Skipped[i].Resource < result.Skipped[j].Resource })
 	result.CollectRelated = mode == v1alpha1.ClusterResourcesAuto && !fullCluster
@@ -217,31 +217,39 @@ func (a *Activities) plan(ctx context.Context, in v1alpha1.PlanInput, log *zap.L
 // estimateParallel bounds the estimates asked for at once.
 const estimateParallel = 8
 
+// typeEstimate is what the plan's list of a type told: about how many
+// objects it holds, and whether the list found none at all.
+type typeEstimate struct {
+	count int
+	empty bool
+}
+
 // estimateAll estimates each resource, estimateParallel at once: a whole
 // cluster's 45 types cost a few round trips to the API server, not 45 in
 // a row.
-func estimateAll(ctx context.Context, lister kube.Lister, resources []kube.Resource) []int {
-	counts := make([]int, len(resources))
+func estimateAll(ctx context.Context, lister kube.Lister, resources []kube.Resource) []typeEstimate {
+	estimates := make([]typeEstimate, len(resources))
 	g := new(errgroup.Group)
 	g.SetLimit(estimateParallel)
 	for i, r := range resources {
 		g.Go(func() error {
-			counts[i] = estimate(ctx, lister, r)
+			estimates[i] = estimate(ctx, lister, r)
 			return nil
 		})
 	}
 	_ = g.Wait() // estimates never fail: an error is an unknown estimate
-	return counts
+	return estimates
 }
 
 // estimate asks for one item to learn how many the type holds; a failure
-// only means the estimate is unknown.
-func estimate(ctx context.Context, lister kube.Lister, r kube.Resource) int {
+// only means the estimate is unknown, and not that the type is empty.
+func estimate(ctx context.Context, lister kube.Lister, r kube.Resource) typeEstimate {
 	page, err := lister.List(ctx, r, kube.ListOptions{Limit: 1})
 	if err != nil {
-		return 0
+		return typeEstimate{}
 	}
-	return len(page.Items) + int(page.Remaining)
+	n := len(page.Items) + int(page.Remaining)
+	return typeEstimate{count: n, empty: n == 0 && page.Continue == ""}
 }
 
 // selectNamespaces resolves the namespace filter. A caller who may not

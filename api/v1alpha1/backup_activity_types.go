@@ -64,6 +64,12 @@ type ResourceType struct {
 	Namespaced bool   `json:"namespaced"`
 	// Estimate of the number of objects (0: unknown).
 	Estimate int `json:"estimate,omitempty"`
+	// Empty says the plan's list of the whole type, made to estimate it,
+	// found no object. That list stands for the type's collection, which
+	// does not list it again: most types of a cluster are empty, and
+	// each list is a request the API server serves in full. Like any
+	// list, it shows the type at one moment of the backup's span.
+	Empty bool `json:"empty,omitempty"`
 	// ListedNamespaces is how many namespaces the plan lists the type in,
 	// one at a time (0: one list of the whole type).
 	ListedNamespaces int `json:"listedNamespaces,omitempty"`
