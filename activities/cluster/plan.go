@@ -214,8 +214,12 @@ func (a *Activities) plan(ctx context.Context, in v1alpha1.PlanInput, log *zap.L
 	return plan, result, nil
 }
 
-// estimateParallel bounds the estimates asked for at once.
-const estimateParallel = 8
+// estimateParallel bounds the estimates asked for at once. Each answer
+// is tiny, so a request's time is mostly its round trip, and the plan of
+// a small backup waits for all of a cluster's 50: 8 at once took 50-90 ms
+// on the 2-core bench machine. With 24 the backup of 100 ConfigMaps took
+// a median 0.26 s against 0.28 s, a gain about the size of the noise.
+const estimateParallel = 24
 
 // typeEstimate is what the plan's list of a type told: about how many
 // objects it holds, and whether the list found none at all.
