@@ -43,8 +43,11 @@ type CollectProgress struct {
 
 // typesSideBySide bounds the types of a batch collected at once: most
 // types of a cluster are small, and their lists and writes are round
-// trips that wait on the API server and the store, not work.
-const typesSideBySide = 4
+// trips that wait on the API server and the store, not work. On the
+// 2-core bench machine, a whole-cluster backup of 100 ConfigMaps (14
+// types not empty) took 0.27 s with 4 at once and 0.24 s with 8, in
+// three interleaved pairs of runs: a gain about the size of the noise.
+const typesSideBySide = 8
 
 // CollectResources lists each resource type of its batch page by page and
 // stores each page as a part, typesSideBySide types at once. Parts have
