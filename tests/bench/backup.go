@@ -55,6 +55,11 @@ func benchBackup(ctx context.Context, s setup, cfg *rest.Config, res *result, ro
 	res.BackupItems, res.TarballBytes, res.PhaseSeconds, res.HistoryEvents = runs[i].items, runs[i].tarballBytes, runs[i].phases, runs[i].history
 	res.ItemsPerSecond = float64(res.BackupItems) / res.BackupSeconds
 	res.RatioBackupToList = res.BackupSeconds / res.ListSeconds
+	perRound := make([]float64, rounds)
+	for i := range perRound {
+		perRound[i] = res.BackupRuns[i] / res.ListRuns[i]
+	}
+	res.RatioPerRound = median(perRound)
 	var err error
 	res.WorkerPeakRSSMB, err = s.worker.peakRSSMB()
 	return err

@@ -47,14 +47,18 @@ type result struct {
 	BackupItems int     `json:"backupItems"`
 	// BackupSeconds and ListSeconds are the medians of Rounds runs
 	// each, one of each per round (BackupRuns, ListRuns).
-	BackupSeconds     float64   `json:"backupSeconds"`
-	ItemsPerSecond    float64   `json:"itemsPerSecond"`
-	ListSeconds       float64   `json:"listSeconds"`
-	RatioBackupToList float64   `json:"ratioBackupToList"`
-	Rounds            int       `json:"rounds"`
-	BackupRuns        []float64 `json:"backupRuns"`
-	ListRuns          []float64 `json:"listRuns"`
-	ListJSONRuns      []float64 `json:"listJsonRuns"`
+	BackupSeconds     float64 `json:"backupSeconds"`
+	ItemsPerSecond    float64 `json:"itemsPerSecond"`
+	ListSeconds       float64 `json:"listSeconds"`
+	RatioBackupToList float64 `json:"ratioBackupToList"`
+	// RatioPerRound is the median of each round's backup over the same
+	// round's LIST: the two run seconds apart, so the machine's drift
+	// (a third from minute to minute here) weighs on both alike.
+	RatioPerRound float64   `json:"ratioPerRound"`
+	Rounds        int       `json:"rounds"`
+	BackupRuns    []float64 `json:"backupRuns"`
+	ListRuns      []float64 `json:"listRuns"`
+	ListJSONRuns  []float64 `json:"listJsonRuns"`
 	// ListByNamespace: the backup lists the ConfigMaps namespace by
 	// namespace, and so does the reference. ListClusterWideSeconds is then
 	// a cluster-wide LIST of them too, for comparison, up to
