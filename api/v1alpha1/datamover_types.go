@@ -26,7 +26,8 @@ const (
 	// not open the location's repository.
 	ErrTypeRepositoryPassword = "RepositoryPassword"
 	// ErrTypeDataMoverNotStarted: no data mover started within the prepare
-	// timeout; the message says what the exposer saw.
+	// timeout, or its pod can never start (its image cannot be pulled);
+	// the message says what the exposer saw.
 	ErrTypeDataMoverNotStarted = "DataMoverNotStarted"
 	// ErrTypeDataMoverTimeout: the data was not moved within the
 	// operation's timeout.
@@ -97,6 +98,20 @@ type ExposeResult struct {
 // DiagnoseResult says why a data mover did not start.
 type DiagnoseResult struct {
 	Reason string `json:"reason"`
+}
+
+// StartWatchResult is what watching a data mover until it runs found:
+// that it runs, or why it never will as it is.
+type StartWatchResult struct {
+	// Running: its process runs; whether it takes its task is for the
+	// task to tell.
+	Running bool `json:"running,omitempty"`
+	// Never says why it cannot start: an image the node cannot pull, a
+	// pod or process that ended, or was deleted, before it ran.
+	Never string `json:"never,omitempty"`
+	// Retry: a new data mover may start where this one did not (it
+	// ended or went away; an image that cannot be pulled stays so).
+	Retry bool `json:"retry,omitempty"`
 }
 
 // UploadVolumeInput is the data mover's upload of one exposed volume.

@@ -212,6 +212,23 @@ func (p *Process) Diagnose(ctx context.Context, t Target) string {
 	return fmt.Sprintf("data mover process %d exited: %s", rec.PID, tail)
 }
 
+// StartState says whether the attempt's process runs, or ended before
+// it took its task (its log's last lines say why).
+func (p *Process) StartState(_ context.Context, t Target) (StartState, error) {
+	rec, ok := p.running(t)
+	switch {
+	case ok:
+		return StartState{Running: true}, nil
+	case rec.PID == 0:
+		return StartState{}, nil
+	}
+	msg := fmt.Sprintf("data mover process %d exited before it started", rec.PID)
+	if tail := lastLines(p.logPath(t), 5); tail != "" {
+		msg += ": " + tail
+	}
+	return StartState{Never: msg, Retry: true}, nil
+}
+
 // Cleanup stops every data mover of the target and deletes its claim and
 // snapshot clone.
 func (p *Process) Cleanup(ctx context.Context, t Target, progress func(string)) error {
