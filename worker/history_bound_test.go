@@ -157,6 +157,9 @@ func (h *historyHarness) startWorker() {
 		h.startMover(in.TaskQueue)
 		return &v1alpha1.ExposeResult{DataMover: "fake", Node: "n1"}, nil
 	})
+	fake(w, ex.WatchDataMoverStart, func(context.Context, v1alpha1.ExposeInput) (*v1alpha1.StartWatchResult, error) {
+		return &v1alpha1.StartWatchResult{Running: true}, nil
+	})
 	fake(w, ex.CleanupExposure, func(context.Context, v1alpha1.ExposeInput) error { return nil })
 	fake(w, st.FinalizeBackup, func(context.Context, v1alpha1.FinalizeInput) (*v1alpha1.FinalizeResult, error) {
 		return &v1alpha1.FinalizeResult{}, nil

@@ -71,7 +71,7 @@ func workerActivities(a Activities) []any {
 		list = append(list, h.PlanBackupHooks, h.RunPodHooks, h.RunRestoreHooks)
 	}
 	if e := a.Expose; e != nil {
-		list = append(list, e.ExposeVolume, e.DiagnoseExposure, e.CleanupExposure, e.PlaceDataMover,
+		list = append(list, e.ExposeVolume, e.DiagnoseExposure, e.WatchDataMoverStart, e.CleanupExposure, e.PlaceDataMover,
 			e.RequestDataMoverSlot, e.ClosedSlotHolders, e.HandOverVolume, e.FinishVolumeRestores, e.AwaitRestoredPod)
 	}
 	if r := a.Repo; r != nil {

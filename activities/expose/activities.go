@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/cairn-backup/cairn/internal/location"
 
@@ -40,6 +41,9 @@ type Activities struct {
 	// PodsDir is the kubelet's directory of pods on every node (default
 	// DefaultPodsDir): a file-system backup reads <PodsDir>/<uid>/volumes.
 	PodsDir string
+	// StartWatchInterval is how often WatchDataMoverStart looks (default
+	// a second).
+	StartWatchInterval time.Duration
 }
 
 // DefaultPodsDir is where the kubelet keeps its pods' directories unless
