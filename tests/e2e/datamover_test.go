@@ -39,7 +39,7 @@ func TestDataMovement(t *testing.T) {
 
 		m.backup(v1alpha1.BackupSpec{Name: "dm-1", IncludedNamespaces: []string{"dm"}, SnapshotMoveData: true,
 			NativeSnapshots: v1alpha1.NativeSnapshotsDelete})
-		recordHistory(t, m.stack, v1alpha1.VolumeWorkflowID("dm-1", v1alpha1.Volume{Namespace: "dm", Claim: "data"}), "volume_data_upload_completed.json")
+		recordHistory(t, m.stack, v1alpha1.VolumeWorkflowID("dm-1", v1alpha1.Volume{Namespace: "dm", Claim: "data"}), "volume_data_upload_watches_start.json")
 		v, err := m.starter.GetBackup(ctx, "dm-1")
 		require.NoError(t, err)
 		assert.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "reason: %s", v.Status.FailureReason)

@@ -131,7 +131,7 @@ func fileSystemBackupOnTheNode(t *testing.T, s *stack) {
 		"pod fsb/" + web.Name + ": backup.velero.io/backup-volumes names volume missing, which the pod does not have",
 		"pod fsb/idle is Pending, not Running: its volumes scratch are not copied",
 	}, backupWarnings(t, s, "fsb-1"))
-	recordHistory(t, s, cacheOp.WorkflowID, "pod_volume_backup_completed.json")
+	recordHistory(t, s, cacheOp.WorkflowID, "pod_volume_backup_watches_start.json")
 	recordHistory(t, s, v1alpha1.BackupWorkflowID("fsb-1"), "backup_small_types_together.json")
 	assertNoDataMoverPods(t, s)
 

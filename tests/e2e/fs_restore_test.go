@@ -105,7 +105,7 @@ func fileSystemRestoreOnTheNode(t *testing.T, s *stack, b fsBackupOfWeb, w *proc
 	assert.Contains(t, string(logs), "Every volume is restored")
 	waitAdopted(t, kc, into, b.pod)
 	assertStatefulSetPodRestored(t, kc, into, b.spool)
-	recordHistory(t, s, cacheID, "pod_volume_restore_completed.json")
+	recordHistory(t, s, cacheID, "pod_volume_restore_watches_start.json")
 	assertNoDataMoverPods(t, s)
 
 	restoreIntoTooSmallVolume(t, s, kc)

@@ -159,7 +159,7 @@ func (m *dataMove) attempt(ctx workflow.Context, in v1alpha1.ExposeInput, task m
 		// A retry needs a new data mover: run makes one.
 		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
-	err = workflow.ExecuteActivity(tctx, task.activity, task.input).Get(ctx, task.result)
+	err = m.runTask(ctx, tctx, in, task)
 	var timeoutErr *temporal.TimeoutError
 	if errors.As(err, &timeoutErr) {
 		switch timeoutErr.TimeoutType() {

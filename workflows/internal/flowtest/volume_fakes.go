@@ -42,6 +42,11 @@ func (fakeVolumeActivities) Diagnose(context.Context, v1alpha1.ExposeInput) (*v1
 	return &v1alpha1.DiagnoseResult{}, nil
 }
 
+// WatchStart finds every data mover running.
+func (fakeVolumeActivities) WatchStart(context.Context, v1alpha1.ExposeInput) (*v1alpha1.StartWatchResult, error) {
+	return &v1alpha1.StartWatchResult{Running: true}, nil
+}
+
 func (fakeVolumeActivities) Cleanup(context.Context, v1alpha1.ExposeInput) error { return nil }
 
 func (fakeVolumeActivities) Upload(context.Context, v1alpha1.UploadVolumeInput) (*v1alpha1.DataUploadInfo, error) {
@@ -72,6 +77,7 @@ func RegisterVolumeFakes(env *testsuite.TestWorkflowEnvironment) {
 	Fake(env, csiActs.DeleteBackupSnapshots, f.Delete)
 	Fake(env, exposeActs.ExposeVolume, f.Expose)
 	Fake(env, exposeActs.DiagnoseExposure, f.Diagnose)
+	Fake(env, exposeActs.WatchDataMoverStart, f.WatchStart)
 	Fake(env, exposeActs.CleanupExposure, f.Cleanup)
 	Fake(env, datamoverActs.UploadVolume, f.Upload)
 	Fake(env, repositoryActs.EnsureRepository, f.EnsureRepository)
