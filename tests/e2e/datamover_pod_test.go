@@ -117,15 +117,14 @@ func snapshotDataMovers(t *testing.T, s *stack) {
 	assertNoDataMoverPods(t, s)
 
 	// A data mover pod whose image the node does not have never starts:
-	// the operation fails at its prepare timeout, naming why.
+	// the operation fails as soon as the pod shows it, naming the image
+	// error. The prepare timeout is far longer than the wait below, so
+	// only failing at once ends the backup in time.
 	w.stop()
 	bad := podWorker("cairn.local/not-there:v1")
 	defer bad.stop()
 	req := moveRequest("podmv-2", "podmv")
-	// The bound covers the clone's provisioning and mount before the
-	// kubelet tries the image: 15s was once not enough on a loaded
-	// machine, which then reported ContainerCreating instead.
-	req.DataMoverPrepareTimeout = &metav1.Duration{Duration: time.Minute}
+	req.DataMoverPrepareTimeout = &metav1.Duration{Duration: time.Hour}
 	_, err = s.starter.CreateBackup(ctx, req)
 	require.NoError(t, err)
 	v = s.waitDone("podmv-2", 3*time.Minute)
@@ -133,8 +132,9 @@ func snapshotDataMovers(t *testing.T, s *stack) {
 	failed := operation(t, v.Status, "podmv", "data")
 	assert.Equal(t, v1alpha1.OperationFailed, failed.Phase)
 	assert.Contains(t, failed.Error, v1alpha1.ErrTypeDataMoverNotStarted, "%+v", failed)
-	assert.Contains(t, failed.Error, "no data mover started within dataMoverPrepareTimeout 1m0s")
+	assert.Contains(t, failed.Error, "the data mover of attempt 1 cannot start")
 	assert.Contains(t, failed.Error, "ErrImageNeverPull", "the reason names the image error")
+	recordHistory(t, s, v1alpha1.VolumeWorkflowID("podmv-2", v1alpha1.Volume{Namespace: "podmv", Claim: "data"}), "volume_data_upload_image_never_pulls.json")
 	assertNoDataMoverPods(t, s)
 }
 
