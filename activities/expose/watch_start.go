@@ -8,7 +8,6 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.uber.org/zap"
 
-	"github.com/cairn-backup/cairn/activities/expose/exposer"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
@@ -36,7 +35,7 @@ func (a *Activities) WatchDataMoverStart(ctx context.Context, in v1alpha1.Expose
 			return nil, fmt.Errorf("watch the data mover of %s: %w", in.Volume.Key(), err)
 		}
 		if st.Running {
-			return &v1alpha1.StartWatchResult{Running: true}, nil
+			return &st, nil
 		}
 		if st.Never != "" {
 			return a.neverStarts(ctx, in, st)
@@ -52,7 +51,7 @@ func (a *Activities) WatchDataMoverStart(ctx context.Context, in v1alpha1.Expose
 
 // neverStarts reports, in the owner's log, a data mover that cannot
 // start.
-func (a *Activities) neverStarts(ctx context.Context, in v1alpha1.ExposeInput, st exposer.StartState) (*v1alpha1.StartWatchResult, error) {
+func (a *Activities) neverStarts(ctx context.Context, in v1alpha1.ExposeInput, st v1alpha1.StartWatchResult) (*v1alpha1.StartWatchResult, error) {
 	run, err := a.start(ctx, in)
 	if err != nil {
 		return nil, err
@@ -60,5 +59,5 @@ func (a *Activities) neverStarts(ctx context.Context, in v1alpha1.ExposeInput, s
 	defer run.End()
 	run.Log.Warn("Data mover cannot start", zap.String("volume", in.Volume.Key()), zap.Int("attempt", in.Attempt),
 		zap.String("reason", st.Never), zap.Bool("newDataMoverMayStart", st.Retry))
-	return &v1alpha1.StartWatchResult{Never: st.Never, Retry: st.Retry}, nil
+	return &st, nil
 }

@@ -133,10 +133,8 @@ func (m *dataMove) acquireSlot(ctx workflow.Context, in v1alpha1.ExposeInput) (r
 // task.
 func (m *dataMove) attempt(ctx workflow.Context, in v1alpha1.ExposeInput, task moverTask, deadline time.Time) (*v1alpha1.ExposeResult, error) {
 	m.report(ctx, v1alpha1.OperationInProgress, fmt.Sprintf("exposing %s to a data mover (attempt %d)", m.exposedWhat(in), in.Attempt))
-	eopts := flow.ActivityOptions(m.prepareTimeout, m.heartbeat)
-	eopts.ScheduleToCloseTimeout = m.prepareTimeout
 	var exposed v1alpha1.ExposeResult
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, eopts), exposeActs.ExposeVolume, in).Get(ctx, &exposed)
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, m.prepareOptions()), exposeActs.ExposeVolume, in).Get(ctx, &exposed)
 	if err != nil {
 		var timeoutErr *temporal.TimeoutError
 		if errors.As(err, &timeoutErr) {
@@ -173,6 +171,14 @@ func (m *dataMove) attempt(ctx workflow.Context, in v1alpha1.ExposeInput, task m
 		return nil, err
 	}
 	return &exposed, nil
+}
+
+// prepareOptions bound a step of getting the data mover started, retries
+// included, by the prepare timeout.
+func (m *dataMove) prepareOptions() workflow.ActivityOptions {
+	opts := flow.ActivityOptions(m.prepareTimeout, m.heartbeat)
+	opts.ScheduleToCloseTimeout = m.prepareTimeout
+	return opts
 }
 
 // exposedWhat names what is exposed: the backup's snapshot, or a fresh

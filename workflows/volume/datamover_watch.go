@@ -7,7 +7,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
-	"github.com/cairn-backup/cairn/workflows/internal/flow"
 )
 
 // versionWatchStart marks the runs that watch each data mover until it
@@ -30,9 +29,7 @@ func (m *dataMove) runTask(ctx, tctx workflow.Context, in v1alpha1.ExposeInput, 
 
 	wctx, cancelWatch := workflow.WithCancel(ctx)
 	defer cancelWatch()
-	wopts := flow.ActivityOptions(m.prepareTimeout, m.heartbeat)
-	wopts.ScheduleToCloseTimeout = m.prepareTimeout
-	watchF := workflow.ExecuteActivity(workflow.WithActivityOptions(wctx, wopts), exposeActs.WatchDataMoverStart, in)
+	watchF := workflow.ExecuteActivity(workflow.WithActivityOptions(wctx, m.prepareOptions()), exposeActs.WatchDataMoverStart, in)
 
 	var verdict v1alpha1.StartWatchResult
 	sel := workflow.NewSelector(ctx)
@@ -53,8 +50,8 @@ func (m *dataMove) runTask(ctx, tctx workflow.Context, in v1alpha1.ExposeInput, 
 	if err := taskF.Get(ctx, task.result); err == nil {
 		return nil
 	}
+	// The watcher logged the verdict; run logs the attempt's end.
 	msg := fmt.Sprintf("the data mover of attempt %d cannot start: %s", in.Attempt, verdict.Never)
-	m.logger.Warn("Data mover cannot start", "attempt", in.Attempt, "reason", verdict.Never, "newDataMoverMayStart", verdict.Retry)
 	if verdict.Retry {
 		return temporal.NewApplicationError(msg, v1alpha1.ErrTypeDataMoverNotStarted)
 	}

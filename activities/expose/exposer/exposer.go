@@ -78,18 +78,6 @@ type Started struct {
 	Node      string
 }
 
-// StartState is how far a data mover got towards running. Neither field
-// set: it may still start (its pod is scheduled, pulled, created).
-type StartState struct {
-	// Running: its process runs.
-	Running bool
-	// Never says why it cannot start as it is; Retry that a new data
-	// mover may (this one ended or went away, rather than its image
-	// failing).
-	Never string
-	Retry bool
-}
-
 // Exposer exposes volumes to data movers.
 type Exposer interface {
 	// Node is where the target's data mover will run, for the per-node
@@ -103,8 +91,9 @@ type Exposer interface {
 	// started.
 	Diagnose(ctx context.Context, t Target) string
 	// StartState looks once at how far the target's data mover got
-	// towards running.
-	StartState(ctx context.Context, t Target) (StartState, error)
+	// towards running; nothing set: it may still start (its pod is
+	// scheduled, pulled, created).
+	StartState(ctx context.Context, t Target) (v1alpha1.StartWatchResult, error)
 	// Cleanup stops the target's data movers and deletes what Expose
 	// created. Deleting what is gone is no error.
 	Cleanup(ctx context.Context, t Target, progress func(string)) error

@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // imageNeverPulls are the reasons a container waits for an image the
@@ -17,18 +19,18 @@ var imageNeverPulls = map[string]bool{"ErrImageNeverPull": true, "InvalidImageNa
 
 // StartState reads the attempt's pod: running, failing on its image, or
 // ended (or gone) before its data mover took its task.
-func (p *Pod) StartState(ctx context.Context, t Target) (StartState, error) {
+func (p *Pod) StartState(ctx context.Context, t Target) (v1alpha1.StartWatchResult, error) {
 	pod, err := p.Kube.CoreV1().Pods(t.Namespace).Get(ctx, t.moverName(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return StartState{Never: fmt.Sprintf("data mover pod %s/%s was deleted before it started", t.Namespace, t.moverName()), Retry: true}, nil
+		return v1alpha1.StartWatchResult{Never: fmt.Sprintf("data mover pod %s/%s was deleted before it started", t.Namespace, t.moverName()), Retry: true}, nil
 	}
 	if err != nil {
-		return StartState{}, fmt.Errorf("data mover pod %s/%s: %w", t.Namespace, t.moverName(), err)
+		return v1alpha1.StartWatchResult{}, fmt.Errorf("data mover pod %s/%s: %w", t.Namespace, t.moverName(), err)
 	}
 	return podStartState(pod), nil
 }
 
-func podStartState(pod *corev1.Pod) StartState {
+func podStartState(pod *corev1.Pod) v1alpha1.StartWatchResult {
 	name := pod.Namespace + "/" + pod.Name
 	if pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded {
 		msg := fmt.Sprintf("data mover pod %s ended %s", name, pod.Status.Phase)
@@ -40,15 +42,15 @@ func podStartState(pod *corev1.Pod) StartState {
 				msg += fmt.Sprintf(", container %s exited %d: %s %s", cs.Name, term.ExitCode, term.Reason, term.Message)
 			}
 		}
-		return StartState{Never: msg, Retry: true}
+		return v1alpha1.StartWatchResult{Never: msg, Retry: true}
 	}
 	for _, cs := range pod.Status.ContainerStatuses {
 		if cs.State.Running != nil {
-			return StartState{Running: true}
+			return v1alpha1.StartWatchResult{Running: true}
 		}
 		if w := cs.State.Waiting; w != nil && imageNeverPulls[w.Reason] {
-			return StartState{Never: fmt.Sprintf("data mover pod %s cannot start: container %s waiting: %s %s", name, cs.Name, w.Reason, w.Message)}
+			return v1alpha1.StartWatchResult{Never: fmt.Sprintf("data mover pod %s cannot start: container %s waiting: %s %s", name, cs.Name, w.Reason, w.Message)}
 		}
 	}
-	return StartState{}
+	return v1alpha1.StartWatchResult{}
 }

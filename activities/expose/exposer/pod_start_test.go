@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 )
 
 // TestPodStartStateTellsWaitingFromNever: a pod on its way (scheduled,
@@ -23,7 +25,7 @@ func TestPodStartStateTellsWaitingFromNever(t *testing.T) {
 	}
 	for name, tc := range map[string]struct {
 		status corev1.PodStatus
-		want   StartState
+		want   v1alpha1.StartWatchResult
 		never  []string
 	}{
 		"scheduling":      {status: corev1.PodStatus{Phase: corev1.PodPending}},
@@ -33,12 +35,12 @@ func TestPodStartStateTellsWaitingFromNever(t *testing.T) {
 		"invalid image":   {status: waiting("InvalidImageName"), never: []string{"InvalidImageName"}},
 		"pull backed off": {status: waiting("ImagePullBackOff"), never: []string{"ImagePullBackOff"}},
 		"running": {status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "datamover",
-			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}, want: StartState{Running: true}},
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}, want: v1alpha1.StartWatchResult{Running: true}},
 		"evicted": {status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted", Message: "node low on memory"},
-			want: StartState{Retry: true}, never: []string{"ended Failed", "Evicted node low on memory"}},
+			want: v1alpha1.StartWatchResult{Retry: true}, never: []string{"ended Failed", "Evicted node low on memory"}},
 		"exited": {status: corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{Name: "datamover",
 			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 2, Reason: "Error", Message: "bad flag"}}}}},
-			want: StartState{Retry: true}, never: []string{"container datamover exited 2: Error bad flag"}},
+			want: v1alpha1.StartWatchResult{Retry: true}, never: []string{"container datamover exited 2: Error bad flag"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "movers", Name: target.moverName()}, Status: tc.status}
@@ -58,5 +60,5 @@ func TestPodStartStateTellsWaitingFromNever(t *testing.T) {
 
 	gone, err := (&Pod{Volumes: &Volumes{Kube: fake.NewClientset()}}).StartState(context.Background(), target)
 	require.NoError(t, err)
-	assert.Equal(t, StartState{Never: "data mover pod movers/cairn-dm-b-x-2 was deleted before it started", Retry: true}, gone)
+	assert.Equal(t, v1alpha1.StartWatchResult{Never: "data mover pod movers/cairn-dm-b-x-2 was deleted before it started", Retry: true}, gone)
 }

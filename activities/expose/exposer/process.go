@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/atomicfile"
 	"github.com/cairn-backup/cairn/internal/clock"
 	"github.com/cairn-backup/cairn/internal/csistate"
@@ -214,19 +215,19 @@ func (p *Process) Diagnose(ctx context.Context, t Target) string {
 
 // StartState says whether the attempt's process runs, or ended before
 // it took its task (its log's last lines say why).
-func (p *Process) StartState(_ context.Context, t Target) (StartState, error) {
+func (p *Process) StartState(_ context.Context, t Target) (v1alpha1.StartWatchResult, error) {
 	rec, ok := p.running(t)
 	switch {
 	case ok:
-		return StartState{Running: true}, nil
+		return v1alpha1.StartWatchResult{Running: true}, nil
 	case rec.PID == 0:
-		return StartState{}, nil
+		return v1alpha1.StartWatchResult{}, nil
 	}
 	msg := fmt.Sprintf("data mover process %d exited before it started", rec.PID)
 	if tail := lastLines(p.logPath(t), 5); tail != "" {
 		msg += ": " + tail
 	}
-	return StartState{Never: msg, Retry: true}, nil
+	return v1alpha1.StartWatchResult{Never: msg, Retry: true}, nil
 }
 
 // Cleanup stops every data mover of the target and deletes its claim and
