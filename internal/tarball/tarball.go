@@ -36,9 +36,18 @@ const PreferredVersionSuffix = "-preferredversion"
 // they reach the compressor.
 const bufferSize = 256 << 10
 
+// compressor is a gzip stream that can end a member and start another
+// on the same output.
+type compressor interface {
+	io.Writer
+	Close() error
+	Reset(io.Writer)
+}
+
 // Writer streams objects into a gzipped tar.
 type Writer struct {
-	gz    *pgzip.Writer
+	out   io.Writer
+	gz    compressor
 	buf   *bufio.Writer
 	tw    *tar.Writer
 	mtime time.Time
@@ -47,8 +56,14 @@ type Writer struct {
 	template  headerTemplate
 	stamps    bool // whether the template fits mtime
 	twPending bool // tw wrote an entry whose padding it has not flushed
-	header    [blockSize]byte
-	name      []byte
+	// memberEnded: the gzip member gz wrote was closed so that a segment
+	// could follow; the next entry starts a new one.
+	memberEnded bool
+	// segment: the writer makes a segment (segment.go), not a tarball.
+	segment      bool
+	segmentItems int
+	header       [blockSize]byte
+	name         []byte
 }
 
 // NewWriter starts a tarball on w; mtime is stamped on every entry so the
@@ -64,13 +79,17 @@ func NewWriter(w io.Writer, mtime time.Time) (*Writer, error) {
 	if err := gz.SetConcurrency(compressBlock, runtime.GOMAXPROCS(0)); err != nil {
 		return nil, err
 	}
-	buf := bufio.NewWriterSize(gz, bufferSize)
-	tw := &Writer{gz: gz, buf: buf, tw: tar.NewWriter(buf), mtime: mtime}
-	tw.template, tw.stamps = newHeaderTemplate(mtime)
+	tw := newWriter(w, gz, bufio.NewWriterSize(gz, bufferSize), mtime)
 	if err := tw.file("metadata/version", []byte(FormatVersion)); err != nil {
 		return nil, err
 	}
 	return tw, nil
+}
+
+func newWriter(out io.Writer, gz compressor, buf *bufio.Writer, mtime time.Time) *Writer {
+	w := &Writer{out: out, gz: gz, buf: buf, tw: tar.NewWriter(buf), mtime: mtime}
+	w.template, w.stamps = newHeaderTemplate(mtime)
+	return w
 }
 
 // ItemPath is the path of an object in the tarball; version is empty for
@@ -105,6 +124,7 @@ func (w *Writer) Add(groupResource, version, namespace, name string, data []byte
 
 // item writes one copy of an object, its header stamped when it can be.
 func (w *Writer) item(groupResource, version, namespace, name string, data []byte) error {
+	w.startMember()
 	if !w.stamps || !plain(groupResource, version, namespace, name) {
 		return w.file(ItemPath(groupResource, version, namespace, name), data)
 	}
@@ -169,6 +189,7 @@ func fileHeader(name string, size int64, mtime time.Time) *tar.Header {
 }
 
 func (w *Writer) file(name string, data []byte) error {
+	w.startMember()
 	if err := w.tw.WriteHeader(fileHeader(name, int64(len(data)), w.mtime)); err != nil {
 		return fmt.Errorf("tar header %s: %w", name, err)
 	}
@@ -179,8 +200,40 @@ func (w *Writer) file(name string, data []byte) error {
 	return nil
 }
 
-// Close finishes the tar and gzip streams (not the underlying writer).
+// startMember starts a gzip member after one a segment ended.
+func (w *Writer) startMember() {
+	if w.memberEnded {
+		w.gz.Reset(w.out)
+		w.memberEnded = false
+	}
+}
+
+// endMember writes what is pending of the current entry and ends the
+// gzip member, so that what follows on out starts at an entry.
+func (w *Writer) endMember() error {
+	if w.memberEnded {
+		return nil
+	}
+	if w.twPending {
+		if err := w.tw.Flush(); err != nil {
+			return fmt.Errorf("tar: %w", err)
+		}
+		w.twPending = false
+	}
+	if err := w.buf.Flush(); err != nil {
+		return err
+	}
+	w.memberEnded = true
+	return w.gz.Close()
+}
+
+// Close finishes the tar and gzip streams (not the underlying writer); a
+// segment ends without the tar's end-of-archive blocks.
 func (w *Writer) Close() error {
+	if w.segment {
+		return w.closeSegment()
+	}
+	w.startMember()
 	if err := w.tw.Close(); err != nil {
 		return err
 	}
