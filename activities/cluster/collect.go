@@ -359,11 +359,12 @@ func (c *collector) collect(ctx context.Context) (*v1alpha1.TypeCollected, error
 // when it lists a share of them (shares have no extensions).
 func (c *collector) storedPrefixes() []string {
 	if c.in.Namespaces == nil {
-		return []string{c.run.Keys.PartsPrefix(c.gr), c.run.Keys.AdditionalRefsOf(c.gr), c.run.Keys.ExtensionOperationsOf(c.gr)}
+		return []string{c.run.Keys.PartsPrefix(c.gr), c.run.Keys.SegmentsOf(c.gr), c.run.Keys.AdditionalRefsOf(c.gr),
+			c.run.Keys.ExtensionOperationsOf(c.gr)}
 	}
-	prefixes := make([]string, len(c.shards))
+	prefixes := make([]string, 0, 2*len(c.shards))
 	for i := range c.shards {
-		prefixes[i] = c.run.Keys.ShardParts(c.gr, c.partShard(i))
+		prefixes = append(prefixes, c.run.Keys.ShardParts(c.gr, c.partShard(i)), c.run.Keys.ShardSegments(c.gr, c.partShard(i)))
 	}
 	return prefixes
 }
@@ -402,6 +403,9 @@ func (c *collector) flush(ctx context.Context) error {
 				data = joinLines(pages[i])
 			}
 			if err := c.run.Loc.WriteAll(ctx, key, data); err != nil {
+				return err
+			}
+			if err := c.storeSegment(ctx, key, pages[i]); err != nil {
 				return err
 			}
 			c.storedAgain(key)

@@ -176,7 +176,7 @@ func newCollectFixture(t *testing.T) *collectFixture {
 		t: t, lister: lister,
 		acts: &Activities{Lister: lister, Log: zap.NewNop()},
 		in: v1alpha1.CollectInput{Backup: "b", Location: locURL, Types: []v1alpha1.ResourceType{typ},
-			Options: v1alpha1.BackupOptions{}.WithDefaults()},
+			Options: v1alpha1.BackupOptions{}.WithDefaults(), StartTime: &collectStart},
 		spec: spec,
 	}
 	f.writePlan(true, "shop")
@@ -290,6 +290,7 @@ func TestCollectResumesFromLastHeartbeat(t *testing.T) {
 	assert.NotContains(t, f.lister.calls, "", "pages already stored are not listed again")
 	assert.Equal(t, pages*perPage, res.Items)
 	f.assertEveryObjectOnce()
+	f.assertSegmentsHoldTheParts()
 }
 
 // TestCollectBatchResumesAfterTheTypesDone: a batch's retry lists
@@ -392,6 +393,7 @@ func TestCollectRestartsTypeOnExpiredContinueToken(t *testing.T) {
 	assert.Equal(t, 1, res.Restarts)
 	assert.Equal(t, pages*perPage, res.Items)
 	f.assertEveryObjectOnce()
+	f.assertSegmentsHoldTheParts()
 }
 
 // TestCollectGoesOnWhenTheServerOffersToAfterAnExpiry: an expired

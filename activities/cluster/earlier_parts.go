@@ -63,11 +63,11 @@ func (c *collector) storedAgain(key string) {
 }
 
 // removeEarlierParts removes the parts an earlier attempt stored that
-// this one did not store again, with what extensions answered for their
-// items.
+// this one did not store again, with their segments and what extensions
+// answered for their items.
 func (c *collector) removeEarlierParts(ctx context.Context) error {
 	for key := range c.earlier {
-		for _, k := range []string{key, c.run.Keys.AdditionalRefs(key), c.run.Keys.ExtensionOperations(key)} {
+		for _, k := range []string{key, c.run.Keys.Segment(key), c.run.Keys.AdditionalRefs(key), c.run.Keys.ExtensionOperations(key)} {
 			if err := c.run.Loc.Delete(ctx, k); err != nil {
 				return err
 			}

@@ -58,6 +58,7 @@ func TestARetryRemovesThePartsItDidNotStoreAgain(t *testing.T) {
 			}
 			assert.Empty(t, wrong)
 			assert.Equal(t, pages-3, f.storedParts())
+			f.assertSegmentsHoldTheParts()
 		})
 	}
 }

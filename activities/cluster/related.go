@@ -184,8 +184,10 @@ func (c *relatedCollector) fetch(ctx context.Context, r kube.Resource, names []s
 func (c *relatedCollector) fetchWith(ctx context.Context, r kube.Resource, names []string, seen func(*kube.Item), warnings []string) error {
 	// What an earlier attempt stored goes first: a list read live may
 	// name fewer objects now, and its parts would outlive it.
-	if err := c.run.Loc.DeletePrefix(ctx, c.run.Keys.PartsPrefix(r.GroupResource()), func(int) { c.heartbeat() }); err != nil {
-		return err
+	for _, prefix := range []string{c.run.Keys.PartsPrefix(r.GroupResource()), c.run.Keys.SegmentsOf(r.GroupResource())} {
+		if err := c.run.Loc.DeletePrefix(ctx, prefix, func(int) { c.heartbeat() }); err != nil {
+			return err
+		}
 	}
 	if err := c.run.Loc.Delete(ctx, c.run.Keys.TypeResult(r.GroupResource())); err != nil {
 		return err

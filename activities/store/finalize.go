@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -76,7 +77,7 @@ func (a *Activities) commit(ctx context.Context, run *runlog.Run, in v1alpha1.Fi
 		return nil, err
 	}
 
-	items, err := a.writeTarball(ctx, run, in.Status.StartTime)
+	items, fromSegments, err := a.writeTarball(ctx, run, in.Status.StartTime)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +113,7 @@ func (a *Activities) commit(ctx context.Context, run *runlog.Run, in v1alpha1.Fi
 		Name: in.Spec.Name, FormatVersion: tarball.FormatVersion,
 		Spec: in.Spec, Status: status, WorkflowID: in.WorkRef, RunID: in.RunID, EncryptionKeyID: run.Loc.KeyID(),
 	}
-	run.Log.Info("Committing backup", zap.Int("items", items), zap.Int64("tarballBytes", size),
+	run.Log.Info("Committing backup", zap.Int("items", items), zap.Int("partsFromSegments", fromSegments), zap.Int64("tarballBytes", size),
 		zap.Int("errors", len(results.Errors)), zap.Int("warnings", len(results.Warnings)), zap.String("phase", string(status.Phase)))
 	if err := run.JoinLogs(ctx, keys.LogsPrefix(), keys.Logs()); err != nil {
 		return nil, err
@@ -141,15 +142,15 @@ func (a *Activities) commit(ctx context.Context, run *runlog.Run, in v1alpha1.Fi
 // writeTarball streams every part into the tarball, one line at a time,
 // so memory stays flat whatever the number of items. An item that an
 // operation's updated parts hold again is written from them only.
-func (a *Activities) writeTarball(ctx context.Context, run *runlog.Run, start *time.Time) (int, error) {
+func (a *Activities) writeTarball(ctx context.Context, run *runlog.Run, start *time.Time) (items, fromSegments int, err error) {
 	keys, err := run.Loc.Keys(ctx, run.Keys.AllParts())
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	sort.Strings(keys)
 	updated, err := updatedItems(ctx, run, keys)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	mtime := time.Unix(0, 0).UTC()
 	if start != nil {
@@ -157,46 +158,86 @@ func (a *Activities) writeTarball(ctx context.Context, run *runlog.Run, start *t
 	}
 	w, err := run.Loc.NewWriter(ctx, run.Keys.Resources())
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	tw, err := tarball.NewWriter(w, mtime)
 	if err != nil {
 		w.Abort()
-		return 0, err
+		return 0, 0, err
 	}
+	segments, err := run.Loc.Keys(ctx, run.Keys.AllSegments())
+	if err != nil {
+		w.Abort()
+		return 0, 0, err
+	}
+	sort.Strings(segments)
+	splicedParts := 0
 	for i, key := range keys {
-		gr := run.Keys.GroupResourceOfPart(key)
-		// Only an item of a collected part can have been read again.
-		mayBeUpdated := len(updated) > 0 && !run.Keys.IsUpdatedPart(key)
-		// Add copies the line into the tarball: it need not outlive the call.
-		err := run.Loc.ReadLinesTransient(ctx, key, func(line []byte) error {
-			// Parts hold valid JSON written by collection; only three
-			// fields are needed, so the object is not decoded.
-			head := gjson.GetManyBytes(line, "apiVersion", "metadata.name", "metadata.namespace")
-			apiVersion, name, namespace := head[0].String(), head[1].String(), head[2].String()
-			if apiVersion == "" || name == "" {
-				return fmt.Errorf("item in %s has no apiVersion or name", key)
-			}
-			version := apiVersion[strings.LastIndex(apiVersion, "/")+1:]
-			if mayBeUpdated && updated[gr+"/"+namespace+"/"+name] {
-				return nil
-			}
-			return tw.Add(gr, version, namespace, name, line)
-		})
+		spliced, err := writePart(ctx, run, tw, key, segments, updated)
 		if err != nil {
 			w.Abort()
-			return 0, err
+			return 0, 0, err
+		}
+		if spliced {
+			splicedParts++
 		}
 		activity.RecordHeartbeat(ctx, i)
 	}
 	if err := tw.Close(); err != nil {
 		w.Abort()
-		return 0, fmt.Errorf("finish tarball: %w", err)
+		return 0, 0, fmt.Errorf("finish tarball: %w", err)
 	}
 	if err := w.Close(); err != nil {
-		return 0, fmt.Errorf("store tarball: %w", err)
+		return 0, 0, fmt.Errorf("store tarball: %w", err)
 	}
-	return tw.Items, nil
+	return tw.Items, splicedParts, nil
+}
+
+// writePart writes a part's items into the tarball: its segment when
+// collection stored one for this tarball, else its lines. spliced tells
+// which.
+func writePart(ctx context.Context, run *runlog.Run, tw *tarball.Writer, key string, segments []string,
+	updated map[string]bool) (spliced bool, err error) {
+	gr := run.Keys.GroupResourceOfPart(key)
+	// Only an item of a collected part can have been read again, and a
+	// segment holds every item of its part.
+	mayBeUpdated := len(updated) > 0 && !run.Keys.IsUpdatedPart(key)
+	if !mayBeUpdated {
+		if spliced, err := spliceSegment(ctx, run, tw, segments, key); err != nil || spliced {
+			return spliced, err
+		}
+	}
+	// Add copies the line into the tarball: it need not outlive the call.
+	return false, run.Loc.ReadLinesTransient(ctx, key, func(line []byte) error {
+		// Parts hold valid JSON written by collection; only three
+		// fields are needed, so the object is not decoded.
+		head := gjson.GetManyBytes(line, "apiVersion", "metadata.name", "metadata.namespace")
+		apiVersion, name, namespace := head[0].String(), head[1].String(), head[2].String()
+		if apiVersion == "" || name == "" {
+			return fmt.Errorf("item in %s has no apiVersion or name", key)
+		}
+		version := apiVersion[strings.LastIndex(apiVersion, "/")+1:]
+		if mayBeUpdated && updated[gr+"/"+namespace+"/"+name] {
+			return nil
+		}
+		return tw.Add(gr, version, namespace, name, line)
+	})
+}
+
+// spliceSegment copies the segment collection stored for a part into
+// the tarball, when there is one made for this tarball: it holds the
+// part's items as the tarball's entries, compressed already.
+func spliceSegment(ctx context.Context, run *runlog.Run, tw *tarball.Writer, segments []string, part string) (bool, error) {
+	key := run.Keys.Segment(part)
+	if _, found := slices.BinarySearch(segments, key); !found {
+		return false, nil
+	}
+	r, err := run.Loc.NewReader(ctx, key)
+	if err != nil {
+		return false, err
+	}
+	defer func() { _ = r.Close() }() // read only
+	return tw.AppendSegment(r)
 }
 
 // updatedItems are the items the updated parts among keys hold, as

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
 
@@ -9,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairn-backup/cairn/api/v1alpha1"
-	"github.com/cairn-backup/cairn/internal/tarball"
 )
 
 // TestFinalizeStoresUpdatedItemsInPlaceOfCollected: an item an
@@ -38,15 +36,7 @@ func TestFinalizeStoresUpdatedItemsInPlaceOfCollected(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 4, res.Items, "the updated item replaces its collected copy")
 
-	r, err := f.loc.NewReader(context.Background(), b1.Resources())
-	require.NoError(t, err)
-	defer r.Close()
-	got := map[string]string{}
-	_, err = tarball.Walk(r, tarball.Limits{}, func(e tarball.Entry) error {
-		got[e.Path] = string(e.Data)
-		return nil
-	})
-	require.NoError(t, err)
+	got := f.tarballObjects(t)
 	assert.Equal(t, cmA2, got["resources/configmaps/namespaces/shop/a.json"])
 	assert.Equal(t, cmB, got["resources/configmaps/namespaces/shop/b.json"])
 

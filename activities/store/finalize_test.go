@@ -75,16 +75,6 @@ func TestFinalizeStreamsEveryPartIntoTheTarball(t *testing.T) {
 	res, err := f.finalize(t, finalizeInput(f))
 	require.NoError(t, err)
 
-	r, err := f.loc.NewReader(context.Background(), b1.Resources())
-	require.NoError(t, err)
-	defer r.Close()
-	got := map[string]string{}
-	format, err := tarball.Walk(r, tarball.Limits{}, func(e tarball.Entry) error {
-		got[e.Path] = string(e.Data)
-		return nil
-	})
-	require.NoError(t, err)
-	assert.Equal(t, "1.1.0", format)
 	assert.Equal(t, map[string]string{
 		"resources/configmaps/namespaces/shop/a.json":                             cmA,
 		"resources/configmaps/v1-preferredversion/namespaces/shop/a.json":         cmA,
@@ -94,7 +84,7 @@ func TestFinalizeStreamsEveryPartIntoTheTarball(t *testing.T) {
 		"resources/deployments.apps/v1-preferredversion/namespaces/shop/web.json": web,
 		"resources/namespaces/cluster/shop.json":                                  nsObj,
 		"resources/namespaces/v1-preferredversion/cluster/shop.json":              nsObj,
-	}, got)
+	}, f.tarballObjects(t))
 
 	assert.Equal(t, 4, res.Items)
 	st, err := os.Stat(filepath.Join(f.dir, "backups", "b1", "resources.tar.gz"))

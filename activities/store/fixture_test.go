@@ -12,12 +12,14 @@ import (
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/testsuite"
 	"go.uber.org/zap"
 
 	"github.com/cairn-backup/cairn/internal/location"
 	"github.com/cairn-backup/cairn/internal/metrics"
+	"github.com/cairn-backup/cairn/internal/tarball"
 )
 
 // fixture is a file location in a temporary directory and an activity
@@ -72,6 +74,22 @@ func (f *fixture) keys(t *testing.T, prefix string) []string {
 	keys, err := f.loc.Keys(context.Background(), prefix)
 	require.NoError(t, err)
 	return keys
+}
+
+// tarballObjects are the objects of b1's tarball by path.
+func (f *fixture) tarballObjects(t *testing.T) map[string]string {
+	t.Helper()
+	r, err := f.loc.NewReader(context.Background(), b1.Resources())
+	require.NoError(t, err)
+	defer r.Close()
+	got := map[string]string{}
+	format, err := tarball.Walk(r, tarball.Limits{}, func(e tarball.Entry) error {
+		got[e.Path] = string(e.Data)
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, tarball.FormatVersion, format)
+	return got
 }
 
 // blockKey makes writing key fail: a non-empty directory sits where the

@@ -118,6 +118,10 @@ type CollectInput struct {
 	// is the share of its namespaces this activity lists: a large type is
 	// collected by several activities side by side (nil: all of them).
 	Namespaces *NamespaceShare `json:"namespaces,omitempty"`
+	// StartTime is the backup's, which every entry of its tarball
+	// carries. Given, each part is also stored as a tarball segment that
+	// finalize splices in as it is.
+	StartTime *time.Time `json:"startTime,omitempty"`
 }
 
 // NamespaceShare is one of Of shares of a plan's namespaces, dealt in

@@ -94,6 +94,26 @@ func (b BackupKeys) AdditionalRefsOf(groupResource string) string {
 // AllAdditionalRefs is the prefix of every AdditionalRefs.
 func (b BackupKeys) AllAdditionalRefs() string { return b.Work() + "additional/" }
 
+// Segment holds the items of one collected part (partKey) as a tarball
+// segment (tarball.NewSegment), for finalize to splice into the tarball
+// without reading the part.
+func (b BackupKeys) Segment(partKey string) string {
+	return b.AllSegments() + strings.TrimSuffix(strings.TrimPrefix(partKey, b.AllParts()), ".jsonl") + ".tar.gz"
+}
+
+// SegmentsOf is the prefix of the segments of one type.
+func (b BackupKeys) SegmentsOf(groupResource string) string {
+	return b.AllSegments() + groupResource + "/"
+}
+
+// ShardSegments is the prefix of the segments of one shard's parts.
+func (b BackupKeys) ShardSegments(groupResource string, shard int) string {
+	return fmt.Sprintf("%s%05d-", b.SegmentsOf(groupResource), shard)
+}
+
+// AllSegments is the prefix of every Segment.
+func (b BackupKeys) AllSegments() string { return b.Work() + "segments/" }
+
 // ExtensionOperations holds the operations extensions started for the
 // items of one collected part (partKey).
 func (b BackupKeys) ExtensionOperations(partKey string) string {

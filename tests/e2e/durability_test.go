@@ -99,6 +99,12 @@ func TestBackupResumesAfterWorkerKill(t *testing.T) {
 	require.Equal(t, v1alpha1.PhaseCompleted, v.Phase, "reason: %+v", v.Status)
 	assertExactlySeeded(t, s, "worker-kill", "wk", want)
 	assertPrivateFiles(t, strings.TrimPrefix(location.Display(s.location), "file://")+"/backups/worker-kill")
+	// The tarball was spliced from the segments collection stored beside
+	// its parts; what assertExactlySeeded read shows the retry left no
+	// segment of other items.
+	committed := logLines(t, s, "worker-kill", "Committing backup")
+	require.Len(t, committed, 1)
+	assert.Positive(t, committed[0]["partsFromSegments"], "the tarball should be made of the collection's segments")
 
 	// Collections that finished before the kill ran once, on the first
 	// worker; the one of ConfigMaps was cut off and retried, and the

@@ -192,6 +192,9 @@ func (b *backupRun) collectInputs(plan *v1alpha1.PlanResult, shared bool, layout
 	inputs := make([]v1alpha1.CollectInput, 0, len(work))
 	for _, w := range work {
 		in := v1alpha1.CollectInput{Backup: b.spec.Name, Location: b.spec.StorageLocation, Types: w.types, Options: b.opts, DryRun: b.dryRun}
+		if !b.dryRun {
+			in.StartTime = b.status.StartTime
+		}
 		if w.share != nil {
 			in.Namespaces = w.share
 			if b.sharesLeft == nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
@@ -223,5 +224,37 @@ func TestCollectLayoutKeepsTheSmallTypesTogether(t *testing.T) {
 	require.Len(t, work, 4, "200 types, 64 at most in an activity")
 	for _, w := range work {
 		assert.LessOrEqual(t, len(w.types), maxTypesPerCollect)
+	}
+}
+
+// TestCollectionsStampSegmentsWithTheBackupsStart: every collection is
+// given the backup's start time, the one finalize stamps the tarball
+// with, so that finalize can splice the segments they store.
+func TestCollectionsStampSegmentsWithTheBackupsStart(t *testing.T) {
+	env := newBackupEnv(t)
+	env.OnActivity(clusterActs.PlanBackup, mock.Anything, mock.Anything).Return(threeTypes(), nil).Once()
+	var mu sync.Mutex
+	var stamps []*time.Time
+	env.OnActivity(clusterActs.CollectResources, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in v1alpha1.CollectInput) (*v1alpha1.CollectResult, error) {
+			mu.Lock()
+			stamps = append(stamps, in.StartTime)
+			mu.Unlock()
+			return collected(1)(ctx, in)
+		})
+	var finalized *time.Time
+	env.OnActivity(storeActs.FinalizeBackup, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in v1alpha1.FinalizeInput) (*v1alpha1.FinalizeResult, error) {
+			finalized = in.Status.StartTime
+			return &v1alpha1.FinalizeResult{}, nil
+		}).Once()
+
+	env.ExecuteWorkflow(BackupWorkflow, testRequest())
+	require.NoError(t, env.GetWorkflowError())
+	require.NotNil(t, finalized)
+	require.NotEmpty(t, stamps)
+	for _, s := range stamps {
+		require.NotNil(t, s)
+		assert.True(t, s.Equal(*finalized), "a collection stamps %s, finalize %s", s, finalized)
 	}
 }

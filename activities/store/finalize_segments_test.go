@@ -1,0 +1,81 @@
+package store
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairn-backup/cairn/internal/tarball"
+)
+
+// writeSegment stores, as collection does, a segment for a part: here
+// one holding cm (at shop/a), stamped mtime.
+func (f *fixture) writeSegment(t *testing.T, part, cm string, mtime time.Time) {
+	t.Helper()
+	var buf bytes.Buffer
+	sw, err := tarball.NewSegment(&buf, mtime, 1)
+	require.NoError(t, err)
+	require.NoError(t, sw.Add("configmaps", "v1", "shop", "a", []byte(cm)))
+	require.NoError(t, sw.Close())
+	f.write(t, b1.Segment(part), buf.String())
+}
+
+// segmentCM is what the segment of the ConfigMaps' part holds in place
+// of the part's two items: the tarball shows which of the two was read.
+const segmentCM = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"shop"},"data":{"from":"segment"}}`
+
+// TestFinalizeSplicesTheSegmentOfAPart: a part with a segment of this
+// backup's start time goes into the tarball as its segment holds it,
+// and the other parts as their lines; the count is the segment's and the
+// lines'.
+func TestFinalizeSplicesTheSegmentOfAPart(t *testing.T) {
+	f := newFixture(t, nil)
+	seedCollected(t, f)
+	f.writeSegment(t, b1.Part("configmaps", 1, 0), segmentCM, startTime)
+
+	res, err := f.finalize(t, finalizeInput(f))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{
+		"resources/configmaps/namespaces/shop/a.json":                             segmentCM,
+		"resources/configmaps/v1-preferredversion/namespaces/shop/a.json":         segmentCM,
+		"resources/deployments.apps/namespaces/shop/web.json":                     web,
+		"resources/deployments.apps/v1-preferredversion/namespaces/shop/web.json": web,
+		"resources/namespaces/cluster/shop.json":                                  nsObj,
+		"resources/namespaces/v1-preferredversion/cluster/shop.json":              nsObj,
+	}, f.tarballObjects(t))
+	assert.Equal(t, 3, res.Items)
+	assert.Equal(t, map[time.Time]int{startTime: 7}, tarMTimes(t, f), "the version file and six entries")
+}
+
+// TestFinalizeReadsThePartWhenItsSegmentCannotServe: a segment stamped
+// with another time (made for another tarball), or a part whose items
+// operations read again, is written from the part's lines.
+func TestFinalizeReadsThePartWhenItsSegmentCannotServe(t *testing.T) {
+	t.Run("another time", func(t *testing.T) {
+		f := newFixture(t, nil)
+		seedCollected(t, f)
+		f.writeSegment(t, b1.Part("configmaps", 1, 0), segmentCM, startTime.Add(time.Second))
+		res, err := f.finalize(t, finalizeInput(f))
+		require.NoError(t, err)
+		got := f.tarballObjects(t)
+		assert.Equal(t, cmA, got["resources/configmaps/namespaces/shop/a.json"])
+		assert.Equal(t, cmB, got["resources/configmaps/namespaces/shop/b.json"])
+		assert.Equal(t, 4, res.Items)
+	})
+	t.Run("items read again", func(t *testing.T) {
+		f := newFixture(t, nil)
+		seedCollected(t, f)
+		f.writeSegment(t, b1.Part("configmaps", 1, 0), segmentCM, startTime)
+		const cmB2 = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b","namespace":"shop"},"data":{"k":"2"}}`
+		f.write(t, b1.UpdatedPart("configmaps", 0), cmB2+"\n")
+		res, err := f.finalize(t, finalizeInput(f))
+		require.NoError(t, err)
+		got := f.tarballObjects(t)
+		assert.Equal(t, cmA, got["resources/configmaps/namespaces/shop/a.json"])
+		assert.Equal(t, cmB2, got["resources/configmaps/namespaces/shop/b.json"])
+		assert.Equal(t, 4, res.Items)
+	})
+}
