@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/client-go/discovery"
 
 	"github.com/cairn-backup/cairn/activities/internal/actas"
 	"github.com/cairn-backup/cairn/api/v1alpha1"
@@ -132,8 +135,6 @@ func (a *Activities) PlanBackup(ctx context.Context, in v1alpha1.PlanInput) (*v1
 func (a *Activities) plan(ctx context.Context, in v1alpha1.PlanInput, log *zap.Logger) (*StoredPlan, *v1alpha1.PlanResult, error) {
 	spec := in.Spec
 	nsGlobs, _ := filter.NewGlobs(spec.IncludedNamespaces, spec.ExcludedNamespaces)
-	resGlobs, _ := filter.NewGlobs(spec.IncludedResources, spec.ExcludedResources)
-	labelSel, _ := filter.NewLabels(spec.LabelSelector, spec.OrLabelSelectors)
 
 	clients, err := actas.Clients(a.Clients, in.Options.ActingAs)
 	if err != nil {
@@ -148,35 +149,66 @@ func (a *Activities) plan(ctx context.Context, in v1alpha1.PlanInput, log *zap.L
 	if err != nil {
 		return nil, nil, err
 	}
-	version, err := kube.ServerVersion(ctx, clients.Discovery)
-	if err != nil {
-		return nil, nil, fmt.Errorf("server version: %w", err)
-	}
-	resources, failedGroups, err := kube.Discover(clients.Discovery)
-	if err != nil {
+	// The server's version and the namespaces are asked for while
+	// discovery and the estimates go on: the plan of a small backup waits
+	// on round trips to the API server, not on work.
+	var (
+		version    *version.Info
+		namespaces []string
+	)
+	side, sideCtx := errgroup.WithContext(ctx)
+	side.Go(func() (err error) {
+		if version, err = kube.ServerVersion(sideCtx, clients.Discovery); err != nil {
+			return fmt.Errorf("server version: %w", err)
+		}
+		return nil
+	})
+	side.Go(func() (err error) {
+		namespaces, err = selectNamespaces(sideCtx, lister, nsGlobs, spec.IncludedNamespaces)
+		return err
+	})
+	result := &v1alpha1.PlanResult{Extensions: len(a.Registered)}
+	typesErr := planTypes(ctx, clients.Discovery, lister, spec, result)
+	if err := cmp.Or(typesErr, side.Wait()); err != nil {
 		return nil, nil, err
 	}
-	if unknown := kube.UnknownResources(resources, append(append([]string{}, spec.IncludedResources...), spec.ExcludedResources...)); len(unknown) > 0 {
-		return nil, nil, &v1alpha1.InvalidSpecError{Problems: []string{fmt.Sprintf("unknown resources %v: the cluster serves no such type", unknown)}}
-	}
-	namespaces, err := selectNamespaces(ctx, lister, nsGlobs, spec.IncludedNamespaces)
-	if err != nil {
-		return nil, nil, err
-	}
+	result.KubernetesVersion, result.Namespaces = version.GitVersion, len(namespaces)
 	for _, ns := range spec.IncludedNamespaces {
 		if !filter.IsGlob(ns) && !contains(namespaces, ns) {
 			log.Warn("Included namespace does not exist", zap.String("namespace", ns))
 		}
 	}
-
 	allNamespaces := includesAllNamespaces(spec.IncludedNamespaces)
-	mode := spec.ClusterResources
-	fullCluster := spec.WholeCluster()
+	sort.Slice(result.Skipped, func(i, j int) bool { return result.Skipped[i].Resource < result.Skipped[j].Resource })
+	result.CollectRelated = spec.ClusterResources == v1alpha1.ClusterResourcesAuto && !spec.WholeCluster()
 
-	result := &v1alpha1.PlanResult{KubernetesVersion: version.GitVersion, Namespaces: len(namespaces), Extensions: len(a.Registered)}
+	plan := &StoredPlan{Spec: spec, AllNamespaces: allNamespaces, Namespaces: namespaces, Types: result.Types, Extensions: a.Registered}
+	for i, t := range result.Types {
+		if plan.listsByNamespace(t) {
+			result.Types[i].ListedNamespaces = len(namespaces)
+		}
+	}
+	return plan, result, nil
+}
+
+// planTypes discovers the types the spec selects into result, with an
+// estimate of each one's size when every namespace is backed up, and
+// the types skipped and why.
+func planTypes(ctx context.Context, disc discovery.DiscoveryInterface, lister kube.Lister, spec v1alpha1.BackupSpec, result *v1alpha1.PlanResult) error {
+	resGlobs, _ := filter.NewGlobs(spec.IncludedResources, spec.ExcludedResources)
+	labelSel, _ := filter.NewLabels(spec.LabelSelector, spec.OrLabelSelectors)
+	resources, failedGroups, err := kube.Discover(disc)
+	if err != nil {
+		return err
+	}
+	if unknown := kube.UnknownResources(resources, append(append([]string{}, spec.IncludedResources...), spec.ExcludedResources...)); len(unknown) > 0 {
+		return &v1alpha1.InvalidSpecError{Problems: []string{fmt.Sprintf("unknown resources %v: the cluster serves no such type", unknown)}}
+	}
 	for gv, gerr := range failedGroups {
 		result.Skipped = append(result.Skipped, v1alpha1.SkippedResource{Resource: gv, Reason: "discovery failed: " + gerr.Error()})
 	}
+	allNamespaces := includesAllNamespaces(spec.IncludedNamespaces)
+	fullCluster := spec.WholeCluster()
 	var estimated []int // indexes in result.Types of the types to estimate
 	var estimatedRes []kube.Resource
 	for _, r := range resources {
@@ -202,16 +234,7 @@ func (a *Activities) plan(ctx context.Context, in v1alpha1.PlanInput, log *zap.L
 	for i, e := range estimateAll(ctx, lister, estimatedRes) {
 		result.Types[estimated[i]].Estimate, result.Types[estimated[i]].Empty = e.count, e.empty
 	}
-	sort.Slice(result.Skipped, func(i, j int) bool { return result.Skipped[i].Resource < result.Skipped[j].Resource })
-	result.CollectRelated = mode == v1alpha1.ClusterResourcesAuto && !fullCluster
-
-	plan := &StoredPlan{Spec: spec, AllNamespaces: allNamespaces, Namespaces: namespaces, Types: result.Types, Extensions: a.Registered}
-	for i, t := range result.Types {
-		if plan.listsByNamespace(t) {
-			result.Types[i].ListedNamespaces = len(namespaces)
-		}
-	}
-	return plan, result, nil
+	return nil
 }
 
 // estimateParallel bounds the estimates asked for at once. Each answer
