@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -143,11 +143,11 @@ func (a *Activities) commit(ctx context.Context, run *runlog.Run, in v1alpha1.Fi
 // so memory stays flat whatever the number of items. An item that an
 // operation's updated parts hold again is written from them only.
 func (a *Activities) writeTarball(ctx context.Context, run *runlog.Run, start *time.Time) (items, fromSegments int, err error) {
-	keys, err := run.Loc.Keys(ctx, run.Keys.AllParts())
+	parts, err := run.Loc.ModTimes(ctx, run.Keys.AllParts())
 	if err != nil {
 		return 0, 0, err
 	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(parts))
 	updated, err := updatedItems(ctx, run, keys)
 	if err != nil {
 		return 0, 0, err
@@ -165,15 +165,22 @@ func (a *Activities) writeTarball(ctx context.Context, run *runlog.Run, start *t
 		w.Abort()
 		return 0, 0, err
 	}
-	segments, err := run.Loc.Keys(ctx, run.Keys.AllSegments())
+	segments, err := run.Loc.ModTimes(ctx, run.Keys.AllSegments())
 	if err != nil {
 		w.Abort()
 		return 0, 0, err
 	}
-	sort.Strings(segments)
 	splicedParts := 0
 	for i, key := range keys {
-		spliced, err := writePart(ctx, run, tw, key, segments, updated)
+		// A segment is stored after its part: one older than its part was
+		// left by an attempt whose part a later one (a worker from before
+		// segments) stored again without it.
+		segment := run.Keys.Segment(key)
+		written, found := segments[segment]
+		if !found || written.Before(parts[key]) {
+			segment = ""
+		}
+		spliced, err := writePart(ctx, run, tw, key, segment, updated)
 		if err != nil {
 			w.Abort()
 			return 0, 0, err
@@ -193,17 +200,17 @@ func (a *Activities) writeTarball(ctx context.Context, run *runlog.Run, start *t
 	return tw.Items, splicedParts, nil
 }
 
-// writePart writes a part's items into the tarball: its segment when
-// collection stored one for this tarball, else its lines. spliced tells
-// which.
-func writePart(ctx context.Context, run *runlog.Run, tw *tarball.Writer, key string, segments []string,
+// writePart writes a part's items into the tarball: its segment, when
+// there is one ("" when not) made for this tarball, else its lines.
+// spliced tells which.
+func writePart(ctx context.Context, run *runlog.Run, tw *tarball.Writer, key, segment string,
 	updated map[string]bool) (spliced bool, err error) {
 	gr := run.Keys.GroupResourceOfPart(key)
 	// Only an item of a collected part can have been read again, and a
 	// segment holds every item of its part.
 	mayBeUpdated := len(updated) > 0 && !run.Keys.IsUpdatedPart(key)
-	if !mayBeUpdated {
-		if spliced, err := spliceSegment(ctx, run, tw, segments, key); err != nil || spliced {
+	if segment != "" && !mayBeUpdated {
+		if spliced, err := spliceSegment(ctx, run, tw, segment); err != nil || spliced {
 			return spliced, err
 		}
 	}
@@ -224,14 +231,10 @@ func writePart(ctx context.Context, run *runlog.Run, tw *tarball.Writer, key str
 	})
 }
 
-// spliceSegment copies the segment collection stored for a part into
-// the tarball, when there is one made for this tarball: it holds the
-// part's items as the tarball's entries, compressed already.
-func spliceSegment(ctx context.Context, run *runlog.Run, tw *tarball.Writer, segments []string, part string) (bool, error) {
-	key := run.Keys.Segment(part)
-	if _, found := slices.BinarySearch(segments, key); !found {
-		return false, nil
-	}
+// spliceSegment copies a segment collection stored into the tarball,
+// when it was made for this tarball: it holds a part's items as the
+// tarball's entries, compressed already.
+func spliceSegment(ctx context.Context, run *runlog.Run, tw *tarball.Writer, key string) (bool, error) {
 	r, err := run.Loc.NewReader(ctx, key)
 	if err != nil {
 		return false, err

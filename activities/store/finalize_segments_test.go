@@ -2,6 +2,8 @@ package store
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -78,4 +80,23 @@ func TestFinalizeReadsThePartWhenItsSegmentCannotServe(t *testing.T) {
 		assert.Equal(t, cmB2, got["resources/configmaps/namespaces/shop/b.json"])
 		assert.Equal(t, 4, res.Items)
 	})
+}
+
+// TestFinalizeReadsAPartStoredAgainAfterItsSegment: a segment older than
+// its part was left by an attempt whose part a later one stored again
+// without a segment (a worker from before segments): the part is read.
+func TestFinalizeReadsAPartStoredAgainAfterItsSegment(t *testing.T) {
+	f := newFixture(t, nil)
+	seedCollected(t, f)
+	part := b1.Part("configmaps", 1, 0)
+	f.writeSegment(t, part, segmentCM, startTime)
+	earlier := time.Now().Add(-time.Minute)
+	require.NoError(t, os.Chtimes(filepath.Join(f.dir, filepath.FromSlash(b1.Segment(part))), earlier, earlier))
+
+	res, err := f.finalize(t, finalizeInput(f))
+	require.NoError(t, err)
+	got := f.tarballObjects(t)
+	assert.Equal(t, cmA, got["resources/configmaps/namespaces/shop/a.json"])
+	assert.Equal(t, cmB, got["resources/configmaps/namespaces/shop/b.json"])
+	assert.Equal(t, 4, res.Items)
 }

@@ -447,6 +447,25 @@ func (l *Location) keys(ctx context.Context, prefix string, withStaging bool) ([
 	})
 }
 
+// ModTimes lists every key under prefix with the time it was last
+// written, as Keys lists the keys.
+func (l *Location) ModTimes(ctx context.Context, prefix string) (map[string]time.Time, error) {
+	seen := map[string]time.Time{}
+	keys, err := l.list(ctx, &blob.ListOptions{Prefix: prefix}, func(obj *blob.ListObject) (string, bool) {
+		seen[obj.Key] = obj.ModTime
+		return obj.Key, !l.staging(obj.Key)
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Only the last listing's keys: one that raced a deletion starts over.
+	out := make(map[string]time.Time, len(keys))
+	for _, k := range keys {
+		out[k] = seen[k]
+	}
+	return out, nil
+}
+
 // stagingFile is how fileblob names a write under way beside its key
 // (no_tmp_dir): <key>.<nanoseconds in hex>.tmp.
 var stagingFile = regexp.MustCompile(`\.[0-9a-f]+\.tmp$`)
