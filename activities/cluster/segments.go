@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/cairn-backup/cairn/internal/kube"
 	"github.com/cairn-backup/cairn/internal/tarball"
 )
@@ -28,8 +30,12 @@ func (c *collector) storeSegment(ctx context.Context, key string, items []kube.I
 	if err != nil {
 		return err
 	}
-	version := c.res.GVR.Version
 	for _, it := range items {
+		version := c.res.GVR.Version
+		if len(c.actions) > 0 {
+			// An extension may answer with another version of the object.
+			version = tarball.VersionOf(gjson.GetBytes(it.Raw, "apiVersion").String())
+		}
 		if err := sw.Add(c.gr, version, it.Namespace, it.Name, it.Raw); err != nil {
 			return fmt.Errorf("segment of %s: %w", key, err)
 		}

@@ -15,7 +15,10 @@ import (
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/cairn-backup/cairn/api/v1alpha1"
 	"github.com/cairn-backup/cairn/internal/location"
+	"github.com/cairn-backup/cairn/internal/tarball"
+	"github.com/cairn-backup/cairn/pkg/extension"
 )
 
 var collectStart = time.Date(2026, 3, 4, 5, 6, 7, 890, time.UTC)
@@ -44,12 +47,13 @@ func (f *collectFixture) assertSegmentsHoldTheParts() {
 		var fromPart []string
 		require.NoError(f.t, loc.ReadLines(ctx, part, func(line []byte) error {
 			var obj struct {
-				Metadata struct{ Name, Namespace string } `json:"metadata"`
+				APIVersion string                           `json:"apiVersion"`
+				Metadata   struct{ Name, Namespace string } `json:"metadata"`
 			}
 			require.NoError(f.t, json.Unmarshal(line, &obj))
 			where := "namespaces/" + obj.Metadata.Namespace + "/" + obj.Metadata.Name + ".json"
 			fromPart = append(fromPart, "resources/configmaps/"+where+" "+string(line),
-				"resources/configmaps/v1-preferredversion/"+where+" "+string(line))
+				"resources/configmaps/"+tarball.VersionOf(obj.APIVersion)+"-preferredversion/"+where+" "+string(line))
 			return nil
 		}))
 		data, err := loc.ReadAll(ctx, keys.Segment(part))
@@ -122,4 +126,29 @@ func TestATypeListedAgainKeepsNoSegmentOfBefore(t *testing.T) {
 	assert.Equal(t, 1, res.Restarts)
 	assert.Equal(t, 3, f.storedParts())
 	f.assertSegmentsHoldTheParts()
+}
+
+// TestASegmentFilesAnItemAtTheVersionItsExtensionAnswered: an extension
+// may answer with another version of the object it was given; its
+// segment files it under that version, as finalize would from the part.
+func TestASegmentFilesAnItemAtTheVersionItsExtensionAnswered(t *testing.T) {
+	f := newCollectFixture(t)
+	caller := &fakeCaller{answer: func(req extension.BackupItemsRequest) (*extension.BackupItemsResponse, error) {
+		resp := &extension.BackupItemsResponse{}
+		for _, raw := range req.Items {
+			resp.Items = append(resp.Items, extension.BackupItemAnswer{
+				Item: bytes.Replace(raw, []byte(`"apiVersion":"v1"`), []byte(`"apiVersion":"v2alpha1"`), 1)})
+		}
+		return resp, nil
+	}}
+	f.register(caller, ext("versioned", v1alpha1.ExtensionSelector{Resources: []string{"configmaps"}}))
+	_, err := f.attempt(nil)
+	require.NoError(t, err)
+	f.assertSegmentsHoldTheParts()
+	loc, err := location.OpenPlain(context.Background(), f.in.Location)
+	require.NoError(t, err)
+	defer loc.Close()
+	data, err := loc.ReadAll(context.Background(), location.Backup("b").Segment(location.Backup("b").Part("configmaps", 0, 0)))
+	require.NoError(t, err)
+	assert.Contains(t, segmentEntries(t, data, collectStart)[1], "resources/configmaps/v2alpha1-preferredversion/")
 }

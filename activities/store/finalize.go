@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -223,7 +222,7 @@ func writePart(ctx context.Context, run *runlog.Run, tw *tarball.Writer, key, se
 		if apiVersion == "" || name == "" {
 			return fmt.Errorf("item in %s has no apiVersion or name", key)
 		}
-		version := apiVersion[strings.LastIndex(apiVersion, "/")+1:]
+		version := tarball.VersionOf(apiVersion)
 		if mayBeUpdated && updated[gr+"/"+namespace+"/"+name] {
 			return nil
 		}

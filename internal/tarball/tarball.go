@@ -92,6 +92,12 @@ func newWriter(out io.Writer, gz compressor, buf *bufio.Writer, mtime time.Time)
 	return w
 }
 
+// VersionOf is the version of an apiVersion ("apps/v1": "v1"), the
+// folder an object's preferred-version copy goes in.
+func VersionOf(apiVersion string) string {
+	return apiVersion[strings.LastIndex(apiVersion, "/")+1:]
+}
+
 // ItemPath is the path of an object in the tarball; version is empty for
 // the version-less copy.
 func ItemPath(groupResource, version, namespace, name string) string {
