@@ -138,9 +138,11 @@ func (a *Activities) commit(ctx context.Context, run *runlog.Run, in v1alpha1.Fi
 		CompletionTime: &done}, nil
 }
 
-// writeTarball streams every part into the tarball, one line at a time,
-// so memory stays flat whatever the number of items. An item that an
-// operation's updated parts hold again is written from them only.
+// writeTarball streams every part into the tarball, as the segment
+// collection stored for it or else one line at a time, so memory stays
+// flat whatever the number of items. An item that an operation's updated
+// parts hold again is written from them only. fromSegments counts the
+// parts spliced in as their segments.
 func (a *Activities) writeTarball(ctx context.Context, run *runlog.Run, start *time.Time) (items, fromSegments int, err error) {
 	parts, err := run.Loc.ModTimes(ctx, run.Keys.AllParts())
 	if err != nil {
