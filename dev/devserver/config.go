@@ -132,5 +132,16 @@ func dynamicConfig() dynamicconfig.StaticClient {
 		// partitions only add forwarding hops and delay.
 		dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():  1,
 		dynamicconfig.MatchingNumTaskqueueWritePartitions.Key(): 1,
+		// The one history shard takes every workflow's tasks, and by
+		// default a shard's queues read new tasks from the database at
+		// most 20 times a second. Once that burst is spent, every
+		// workflow and activity task waited up to 50 ms to be read: a
+		// backup of 100 objects took 0.21 s from its tenth run on, against
+		// 0.11 s before. A cluster of many shards spreads that load; here
+		// the shard reads as often as tasks come (a read takes whatever
+		// is new, so the rate follows the work, not the limit).
+		dynamicconfig.TransferProcessorMaxPollRPS.Key():   1000,
+		dynamicconfig.TimerProcessorMaxPollRPS.Key():      1000,
+		dynamicconfig.VisibilityProcessorMaxPollRPS.Key(): 1000,
 	}
 }
