@@ -53,50 +53,41 @@ func TestFinalizeSplicesTheSegmentOfAPart(t *testing.T) {
 }
 
 // TestFinalizeReadsThePartWhenItsSegmentCannotServe: a segment stamped
-// with another time (made for another tarball), or a part whose items
-// operations read again, is written from the part's lines.
+// with another time (made for another tarball), a part whose items
+// operations read again, or a segment older than its part (left by an
+// attempt whose part a later one, on a worker from before segments,
+// stored again without it): the part's lines are written instead.
 func TestFinalizeReadsThePartWhenItsSegmentCannotServe(t *testing.T) {
-	t.Run("another time", func(t *testing.T) {
-		f := newFixture(t, nil)
-		seedCollected(t, f)
-		f.writeSegment(t, b1.Part("configmaps", 1, 0), segmentCM, startTime.Add(time.Second))
-		res, err := f.finalize(t, finalizeInput(f))
-		require.NoError(t, err)
-		got := f.tarballObjects(t)
-		assert.Equal(t, cmA, got["resources/configmaps/namespaces/shop/a.json"])
-		assert.Equal(t, cmB, got["resources/configmaps/namespaces/shop/b.json"])
-		assert.Equal(t, 4, res.Items)
-	})
-	t.Run("items read again", func(t *testing.T) {
-		f := newFixture(t, nil)
-		seedCollected(t, f)
-		f.writeSegment(t, b1.Part("configmaps", 1, 0), segmentCM, startTime)
-		const cmB2 = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b","namespace":"shop"},"data":{"k":"2"}}`
-		f.write(t, b1.UpdatedPart("configmaps", 0), cmB2+"\n")
-		res, err := f.finalize(t, finalizeInput(f))
-		require.NoError(t, err)
-		got := f.tarballObjects(t)
-		assert.Equal(t, cmA, got["resources/configmaps/namespaces/shop/a.json"])
-		assert.Equal(t, cmB2, got["resources/configmaps/namespaces/shop/b.json"])
-		assert.Equal(t, 4, res.Items)
-	})
-}
-
-// TestFinalizeReadsAPartStoredAgainAfterItsSegment: a segment older than
-// its part was left by an attempt whose part a later one stored again
-// without a segment (a worker from before segments): the part is read.
-func TestFinalizeReadsAPartStoredAgainAfterItsSegment(t *testing.T) {
-	f := newFixture(t, nil)
-	seedCollected(t, f)
+	const cmB2 = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b","namespace":"shop"},"data":{"k":"2"}}`
 	part := b1.Part("configmaps", 1, 0)
-	f.writeSegment(t, part, segmentCM, startTime)
-	earlier := time.Now().Add(-time.Minute)
-	require.NoError(t, os.Chtimes(filepath.Join(f.dir, filepath.FromSlash(b1.Segment(part))), earlier, earlier))
-
-	res, err := f.finalize(t, finalizeInput(f))
-	require.NoError(t, err)
-	got := f.tarballObjects(t)
-	assert.Equal(t, cmA, got["resources/configmaps/namespaces/shop/a.json"])
-	assert.Equal(t, cmB, got["resources/configmaps/namespaces/shop/b.json"])
-	assert.Equal(t, 4, res.Items)
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, f *fixture)
+		wantB string
+	}{
+		{"another time", func(t *testing.T, f *fixture) {
+			f.writeSegment(t, part, segmentCM, startTime.Add(time.Second))
+		}, cmB},
+		{"items read again", func(t *testing.T, f *fixture) {
+			f.writeSegment(t, part, segmentCM, startTime)
+			f.write(t, b1.UpdatedPart("configmaps", 0), cmB2+"\n")
+		}, cmB2},
+		{"older than its part", func(t *testing.T, f *fixture) {
+			f.writeSegment(t, part, segmentCM, startTime)
+			earlier := time.Now().Add(-time.Minute)
+			require.NoError(t, os.Chtimes(filepath.Join(f.dir, filepath.FromSlash(b1.Segment(part))), earlier, earlier))
+		}, cmB},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, nil)
+			seedCollected(t, f)
+			tc.setup(t, f)
+			res, err := f.finalize(t, finalizeInput(f))
+			require.NoError(t, err)
+			got := f.tarballObjects(t)
+			assert.Equal(t, cmA, got["resources/configmaps/namespaces/shop/a.json"])
+			assert.Equal(t, tc.wantB, got["resources/configmaps/namespaces/shop/b.json"])
+			assert.Equal(t, 4, res.Items)
+		})
+	}
 }
