@@ -147,7 +147,7 @@ func (d *deleteRun) add(e tarball.Entry) error {
 		if len(b.items) == 0 {
 			gr := schema.ParseGroupResource(e.GroupResource)
 			head := gjson.GetManyBytes(e.Data, "apiVersion", "kind")
-			version := head[0].String()[strings.LastIndex(head[0].String(), "/")+1:]
+			version := tarball.VersionOf(head[0].String())
 			b.resource = extension.Resource{Group: gr.Group, Version: version, Resource: gr.Resource, Kind: head[1].String()}
 		}
 		b.items = append(b.items, append([]byte(nil), e.Data...))
