@@ -26,10 +26,7 @@ func (c *collector) storeSegment(ctx context.Context, key string, items []kube.I
 		return nil
 	}
 	var buf bytes.Buffer
-	sw, err := tarball.NewSegment(&buf, *start, len(items))
-	if err != nil {
-		return err
-	}
+	sw := tarball.NewSegment(&buf, *start, len(items))
 	for _, it := range items {
 		version := c.res.GVR.Version
 		if len(c.actions) > 0 {

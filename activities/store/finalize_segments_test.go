@@ -18,8 +18,7 @@ import (
 func (f *fixture) writeSegment(t *testing.T, part, cm string, mtime time.Time) {
 	t.Helper()
 	var buf bytes.Buffer
-	sw, err := tarball.NewSegment(&buf, mtime, 1)
-	require.NoError(t, err)
+	sw := tarball.NewSegment(&buf, mtime, 1)
 	require.NoError(t, sw.Add("configmaps", "v1", "shop", "a", []byte(cm)))
 	require.NoError(t, sw.Close())
 	f.write(t, b1.Segment(part), buf.String())

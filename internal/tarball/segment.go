@@ -25,7 +25,7 @@ const segmentComment = "cairn tarball segment: items=%d mtime=%d"
 // NewSegment starts a segment of items objects on w, each entry stamped
 // mtime. Add the objects, then Close: a segment whose objects are not
 // items in number does not close.
-func NewSegment(w io.Writer, mtime time.Time, items int) (*Writer, error) {
+func NewSegment(w io.Writer, mtime time.Time, items int) *Writer {
 	gz := segmentCompressors.Get().(*gzip.Writer)
 	gz.Reset(w)
 	gz.Comment = fmt.Sprintf(segmentComment, items, mtime.UnixNano())
@@ -33,7 +33,7 @@ func NewSegment(w io.Writer, mtime time.Time, items int) (*Writer, error) {
 	buf.Reset(gz)
 	sw := newWriter(w, gz, buf, mtime)
 	sw.segment, sw.segmentItems = true, items
-	return sw, nil
+	return sw
 }
 
 // A collection makes a segment of every page it stores: compressors and

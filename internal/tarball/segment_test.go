@@ -28,8 +28,7 @@ var spliced = []object{
 func segment(t *testing.T, mtime time.Time, objs []object) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	sw, err := NewSegment(&buf, mtime, len(objs))
-	require.NoError(t, err)
+	sw := NewSegment(&buf, mtime, len(objs))
 	for _, o := range objs {
 		require.NoError(t, sw.Add(o.gr, o.version, o.namespace, o.name, []byte(o.data)))
 	}
@@ -150,8 +149,7 @@ func TestASegmentOfAnotherTimeIsNotSpliced(t *testing.T) {
 }
 
 func TestASegmentMustHoldWhatItSaid(t *testing.T) {
-	sw, err := NewSegment(io.Discard, time.Unix(0, 0), 2)
-	require.NoError(t, err)
+	sw := NewSegment(io.Discard, time.Unix(0, 0), 2)
 	require.NoError(t, sw.Add("configmaps", "v1", "shop", "a", []byte("{}")))
 	assert.ErrorContains(t, sw.Close(), "segment of 2 objects holds 1")
 }
