@@ -185,8 +185,12 @@ func TestBackupAndRestoreResourcesRunAndReportStatus(t *testing.T) {
 	assert.Equal(t, v1alpha1.PhaseCompleted, fromAPI.Status.Phase, "%+v", fromAPI.Status)
 	assert.Equal(t, []string{app}, fromAPI.Spec.IncludedNamespaces)
 
+	// Paused as `kubectl patch` would: the controller may write the
+	// status in the meantime (a run's outcome), so an update of the copy
+	// watched earlier would meet a conflict.
+	unpaused := sc.DeepCopy()
 	sc.Spec.Paused = true
-	require.NoError(t, cc.Update(ctx, sc))
+	require.NoError(t, cc.Patch(ctx, sc, client.MergeFrom(unpaused)))
 	sc = watchResource(t, cc, &v1alpha1.ScheduleList{}, ops, sched.Name, scheduleObserved).(*v1alpha1.Schedule)
 	assert.True(t, sc.Status.Paused)
 	assert.Nil(t, sc.Status.NextRun, "a paused schedule has no next run")
