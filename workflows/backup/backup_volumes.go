@@ -13,6 +13,9 @@ import (
 	"github.com/cairn-backup/cairn/workflows/internal/flow"
 )
 
+// versionPodVolumes marks the runs that plan pod volumes' copies.
+const versionPodVolumes = "pod-volumes"
+
 // planVolumes asks which claims to snapshot and which pod volumes to
 // copy from their nodes. It runs as soon as the plan is made, beside
 // collection, so a cluster without the snapshot API fails the backup
@@ -20,7 +23,7 @@ import (
 // nothing still copies the pod volumes asked for; backups started
 // before pod volumes existed plan nothing then.
 func (b *backupRun) planVolumes(ctx workflow.Context) error {
-	podVolumes := workflow.GetVersion(ctx, "pod-volumes", workflow.DefaultVersion, 1) == 1
+	podVolumes := b.version(ctx, versionPodVolumes, 1) == 1
 	if !b.spec.SnapshotsVolumes() && !podVolumes {
 		return nil
 	}

@@ -28,6 +28,7 @@ func BackupWorkflow(ctx workflow.Context, req v1alpha1.BackupRequest) (*v1alpha1
 		logger: log.With(workflow.GetLogger(ctx), "backup", req.Spec.Name),
 		status: v1alpha1.BackupStatus{Name: req.Spec.Name, Phase: v1alpha1.PhaseNew, Resources: map[string]v1alpha1.ResourceProgress{}},
 	}
+	b.takeBaseline(ctx)
 	if err := b.setup(ctx); err != nil {
 		return nil, err
 	}
@@ -63,6 +64,8 @@ type backupRun struct {
 	// sharesLeft counts, per type collected in shares of its namespaces,
 	// the shares whose outcome is still to come.
 	sharesLeft map[string]int
+	// baseline: the run is at versionBaseline.
+	baseline bool
 }
 
 func (b *backupRun) setup(ctx workflow.Context) error {
@@ -77,15 +80,25 @@ func (b *backupRun) setup(ctx workflow.Context) error {
 		exp := start.Add(b.spec.TTL.Duration)
 		b.status.Expiration = &exp
 	}
+	phase := v1alpha1.PhaseNew
+	if b.baseline {
+		phase = v1alpha1.PhaseInProgress
+	}
 	return workflow.UpsertTypedSearchAttributes(ctx,
 		v1alpha1.SearchAttrKind.ValueSet(v1alpha1.KindBackup),
 		v1alpha1.SearchAttrName.ValueSet(b.spec.Name),
-		v1alpha1.SearchAttrPhase.ValueSet(string(v1alpha1.PhaseNew)),
+		v1alpha1.SearchAttrPhase.ValueSet(string(phase)),
 	)
 }
 
 func (b *backupRun) run(ctx workflow.Context) (*v1alpha1.BackupStatus, error) {
-	b.setPhase(ctx, v1alpha1.PhaseInProgress)
+	if b.baseline {
+		// setup published the phase.
+		b.status.Phase = v1alpha1.PhaseInProgress
+		b.updateDetails(ctx)
+	} else {
+		b.setPhase(ctx, v1alpha1.PhaseInProgress)
+	}
 
 	plan, err := b.plan(ctx)
 	if err != nil {
@@ -159,8 +172,8 @@ func (b *backupRun) collectAll(ctx workflow.Context, plan *v1alpha1.PlanResult) 
 	sel := workflow.NewSelector(ctx)
 	var firstErr error
 	running := 0
-	shared := workflow.GetVersion(ctx, versionNamespaceShares, workflow.DefaultVersion, 1) == 1
-	layout := workflow.GetVersion(ctx, versionSmallTypesFirst, workflow.DefaultVersion, smallTypesTogether)
+	shared := b.version(ctx, versionNamespaceShares, 1) == 1
+	layout := b.version(ctx, versionSmallTypesFirst, smallTypesTogether)
 	inputs := b.collectInputs(plan, shared, layout)
 	for _, in := range inputs {
 		if firstErr != nil || ctx.Err() != nil {
@@ -287,7 +300,7 @@ func (b *backupRun) finalize(ctx workflow.Context, final v1alpha1.Phase) error {
 	info := workflow.GetInfo(ctx)
 	in := v1alpha1.FinalizeInput{Spec: b.spec, Status: status, WorkRef: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID}
 	actx := workflow.WithActivityOptions(ctx, b.activityOptions(6*time.Hour))
-	removes := workflow.GetVersion(ctx, versionFinalizeRemovesWork, workflow.DefaultVersion, 1) == 1
+	removes := b.version(ctx, versionFinalizeRemovesWork, 1) == 1
 	var res v1alpha1.FinalizeResult
 	if err := workflow.ExecuteActivity(actx, storeActs.FinalizeBackup, in).Get(ctx, &res); err != nil {
 		return fmt.Errorf("finalize: %w", err)

@@ -30,6 +30,7 @@ func BackupDryRunWorkflow(ctx workflow.Context, req v1alpha1.BackupRequest) (*v1
 		status: v1alpha1.BackupStatus{Name: name, Phase: v1alpha1.PhaseNew, Resources: map[string]v1alpha1.ResourceProgress{}},
 		dryRun: true,
 	}
+	b.takeBaseline(ctx)
 	if err := workflow.SetQueryHandler(ctx, v1alpha1.QueryStatus, func() (*v1alpha1.BackupStatus, error) {
 		return &b.status, nil
 	}); err != nil {

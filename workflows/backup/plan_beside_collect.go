@@ -18,7 +18,7 @@ const versionPlanBesideCollect = "plan-volumes-beside-collect"
 // for good cancels the other and is the error returned: a cluster
 // without the snapshot API still fails the backup at once.
 func (b *backupRun) planAndCollect(ctx workflow.Context, plan *v1alpha1.PlanResult) error {
-	if workflow.GetVersion(ctx, versionPlanBesideCollect, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if b.version(ctx, versionPlanBesideCollect, 1) == workflow.DefaultVersion {
 		if err := b.planVolumes(ctx); err != nil {
 			return err
 		}
