@@ -132,7 +132,7 @@ func fileSystemBackupOnTheNode(t *testing.T, s *stack) {
 		"pod fsb/idle is Pending, not Running: its volumes scratch are not copied",
 	}, backupWarnings(t, s, "fsb-1"))
 	recordHistory(t, s, cacheOp.WorkflowID, "pod_volume_backup_watches_start.json")
-	recordHistory(t, s, v1alpha1.BackupWorkflowID("fsb-1"), "backup_small_types_together.json")
+	recordHistory(t, s, v1alpha1.BackupWorkflowID("fsb-1"), "backup_baseline.json")
 	assertNoDataMoverPods(t, s)
 
 	// Opt-out: every volume but the excluded, the never copied and the

@@ -63,7 +63,7 @@ func TestNamespaceRunsInAnotherCluster(t *testing.T) {
 	require.NoError(t, err)
 	dry, err := rc.DryRunBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{Name: "rel-1", IncludedNamespaces: []string{"rel"}}})
 	require.NoError(t, err)
-	recordHistory(t, src, dry.WorkflowID, "backup_dry_run_plans_beside_collect.json")
+	recordHistory(t, src, dry.WorkflowID, "backup_dry_run_baseline.json")
 	assert.Empty(t, scratchKeys(t, src.location), "a dry run leaves nothing in the location")
 	_, err = src.starter.GetBackup(ctx, "rel-1")
 	require.ErrorIs(t, err, starter.ErrNotFound, "a dry run is no backup")
