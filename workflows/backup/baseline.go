@@ -33,7 +33,10 @@ func (b *backupRun) takeBaseline(ctx workflow.Context) {
 }
 
 // version is the version of changeID the run takes: the baseline's, or
-// what GetVersion answers (up to max) for a run from before it.
+// what GetVersion answers (up to max) for a run from before it. A run at
+// the baseline takes the baseline's version whatever max says, and its
+// history has no marker to tell another: a further change to a step the
+// baseline stands for needs a change ID of its own.
 func (b *backupRun) version(ctx workflow.Context, changeID string, max workflow.Version) workflow.Version {
 	if v, ok := atBaseline[changeID]; ok && b.baseline {
 		return v
