@@ -84,10 +84,11 @@ func backupOnce(ctx context.Context, s setup, name string, profile bool) (backup
 			return backupRun{}, err
 		}
 	}
-	if _, err := s.sc.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{Name: name}}); err != nil {
+	created, err := s.sc.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: v1alpha1.BackupSpec{Name: name}})
+	if err != nil {
 		return backupRun{}, err
 	}
-	v, err := waitDone(ctx, s.sc, name)
+	v, err := waitDone(ctx, s, created)
 	if err != nil {
 		return backupRun{}, err
 	}

@@ -100,10 +100,11 @@ func benchExtension(ctx context.Context, s setup, n, namespaces, size int) error
 // timedBackup runs a backup to its end and returns its start-to-close
 // seconds as Temporal saw them.
 func timedBackup(ctx context.Context, s setup, spec v1alpha1.BackupSpec) (float64, *starter.BackupView, error) {
-	if _, err := s.sc.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: spec}); err != nil {
+	created, err := s.sc.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: spec})
+	if err != nil {
 		return 0, nil, err
 	}
-	v, err := waitDone(ctx, s.sc, spec.Name)
+	v, err := waitDone(ctx, s, created)
 	if err != nil {
 		return 0, nil, err
 	}

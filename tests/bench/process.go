@@ -151,19 +151,23 @@ func dialTemporal(ctx context.Context, addr string) (client.Client, error) {
 	}
 }
 
-func waitDone(ctx context.Context, sc *starter.Client, name string) (*starter.BackupView, error) {
-	ctx, cancel := context.WithTimeout(ctx, waitBound)
-	defer cancel()
-	for {
-		v, err := sc.GetBackup(ctx, name)
-		switch {
-		case err == nil && v.Phase.Done():
-			return v, nil
-		case ctx.Err() != nil:
-			return nil, fmt.Errorf("backup %s did not end: %w (last error: %v)", name, context.Cause(ctx), err) //nolint:errorlint // err may be nil
-		}
-		time.Sleep(100 * time.Millisecond)
+// waitDone waits for the backup created to end and returns its view.
+func waitDone(ctx context.Context, s setup, created *starter.CreateResult) (*starter.BackupView, error) {
+	// The run's close is waited for on Temporal's side (one long poll),
+	// not by asking for the backup's status over and over: each GetBackup
+	// of a running backup is a describe and a status query, work the
+	// server and the worker would do inside the time measured.
+	if _, err := runSeconds(ctx, s.tc, created.WorkflowID, created.RunID); err != nil {
+		return nil, err
 	}
+	v, err := s.sc.GetBackup(ctx, created.Name)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("backup %s: %w", created.Name, err)
+	case !v.Phase.Done():
+		return nil, fmt.Errorf("backup %s: its run closed in phase %s", created.Name, v.Phase)
+	}
+	return v, nil
 }
 
 // polling waits until worker p polls queue for both workflow and activity

@@ -58,10 +58,11 @@ type setup struct {
 func benchRestore(ctx context.Context, s setup, n, namespaces, size int) error {
 	progress("backing up")
 	backup := v1alpha1.BackupSpec{Name: "bench", IncludedNamespaces: []string{"bench-*"}}
-	if _, err := s.sc.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: backup}); err != nil {
+	backed, err := s.sc.CreateBackup(ctx, starter.CreateBackupRequest{BackupSpec: backup})
+	if err != nil {
 		return err
 	}
-	if v, err := waitDone(ctx, s.sc, "bench"); err != nil {
+	if v, err := waitDone(ctx, s, backed); err != nil {
 		return err
 	} else if v.Phase != v1alpha1.PhaseCompleted {
 		return fmt.Errorf("backup ended %s: %+v", v.Phase, v.Status)
