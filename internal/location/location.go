@@ -520,27 +520,6 @@ func (l *Location) list(ctx context.Context, opts *blob.ListOptions, keep func(*
 	}
 }
 
-// DeletePrefix deletes every object under prefix, with the staging files
-// of writes cut short there. Deleting what is already
-// gone is not an error, so a retried cleanup succeeds. progress, when not
-// nil, is called after each object (an activity heartbeats there: a
-// prefix may hold thousands of objects).
-func (l *Location) DeletePrefix(ctx context.Context, prefix string, progress func(deleted int)) error {
-	keys, err := l.keys(ctx, prefix, true)
-	if err != nil {
-		return err
-	}
-	for i, k := range keys {
-		if err := l.Delete(ctx, k); err != nil {
-			return err
-		}
-		if progress != nil {
-			progress(i + 1)
-		}
-	}
-	return nil
-}
-
 // Delete deletes key; a missing key is not an error.
 func (l *Location) Delete(ctx context.Context, key string) error {
 	if err := l.bucket.Delete(ctx, key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
