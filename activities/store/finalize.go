@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"time"
@@ -171,15 +172,33 @@ func (a *Activities) writeTarball(ctx context.Context, run *runlog.Run, start *t
 		w.Abort()
 		return 0, 0, err
 	}
-	splicedParts := 0
+	// The segment each part is written from, "" for its lines.
+	spliceFrom := make([]string, len(keys))
+	var spliced []string
 	for i, key := range keys {
 		// A segment is stored after its part: one older than its part was
 		// left by an attempt whose part a later one (a worker from before
-		// segments) stored again without it.
+		// segments) stored again without it. Only an item of a collected
+		// part can have been read again, and a segment holds every item
+		// of its part.
 		segment := run.Keys.Segment(key)
 		written, found := segments[segment]
-		if !found || written.Before(parts[key]) {
-			segment = ""
+		mayBeUpdated := len(updated) > 0 && !run.Keys.IsUpdatedPart(key)
+		if found && !written.Before(parts[key]) && !mayBeUpdated {
+			spliceFrom[i] = segment
+			spliced = append(spliced, segment)
+		}
+	}
+	opener := openSegments(ctx, run.Loc.NewReader, spliced)
+	defer opener.stop()
+	splicedParts := 0
+	for i, key := range keys {
+		var segment io.ReadCloser
+		if spliceFrom[i] != "" {
+			if segment, err = opener.take(); err != nil {
+				w.Abort()
+				return 0, 0, err
+			}
 		}
 		spliced, err := writePart(ctx, run, tw, key, segment, updated)
 		if err != nil {
@@ -202,16 +221,16 @@ func (a *Activities) writeTarball(ctx context.Context, run *runlog.Run, start *t
 }
 
 // writePart writes a part's items into the tarball: its segment, when
-// there is one ("" when not) made for this tarball, else its lines.
-// spliced tells which.
-func writePart(ctx context.Context, run *runlog.Run, tw *tarball.Writer, key, segment string,
+// there is one (nil when not) made for this tarball, else its lines.
+// spliced tells which. It closes the segment.
+func writePart(ctx context.Context, run *runlog.Run, tw *tarball.Writer, key string, segment io.ReadCloser,
 	updated map[string]bool) (spliced bool, err error) {
 	gr := run.Keys.GroupResourceOfPart(key)
-	// Only an item of a collected part can have been read again, and a
-	// segment holds every item of its part.
 	mayBeUpdated := len(updated) > 0 && !run.Keys.IsUpdatedPart(key)
-	if segment != "" && !mayBeUpdated {
-		if spliced, err := spliceSegment(ctx, run, tw, segment); err != nil || spliced {
+	if segment != nil {
+		spliced, err := tw.AppendSegment(segment)
+		_ = segment.Close() // read only
+		if err != nil || spliced {
 			return spliced, err
 		}
 	}
@@ -230,18 +249,6 @@ func writePart(ctx context.Context, run *runlog.Run, tw *tarball.Writer, key, se
 		}
 		return tw.Add(gr, version, namespace, name, line)
 	})
-}
-
-// spliceSegment copies a segment collection stored into the tarball,
-// when it was made for this tarball: it holds a part's items as the
-// tarball's entries, compressed already.
-func spliceSegment(ctx context.Context, run *runlog.Run, tw *tarball.Writer, key string) (bool, error) {
-	r, err := run.Loc.NewReader(ctx, key)
-	if err != nil {
-		return false, err
-	}
-	defer func() { _ = r.Close() }() // read only
-	return tw.AppendSegment(r)
 }
 
 // updatedItems are the items the updated parts among keys hold, as
