@@ -28,7 +28,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	collect "github.com/cairn-backup/cairn/activities/cluster"
@@ -101,12 +103,17 @@ func main() {
 	timeline := flag.Bool("timeline", false, "backup, restore: print the first run's history, each event with its time from the start, to stderr")
 	rounds := flag.Int("rounds", 0, "backup: backups and reference LISTs to take the medians of (0: 3 up to 100,000 objects, else 1)")
 	flag.Parse()
+	// Interrupted or told to stop, the bench stops what it started and
+	// removes its directory: without this, SIGTERM (timeout(1), a CI
+	// job's end) left the sandbox, Temporal and the worker running.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	var err error
 	switch *kind {
 	case "backup", "restore", "extension":
-		err = run(*cairn, *kind, *n, *namespaces, *size, fsConfig{}, profiling{path: *profile, seconds: *profileSeconds, timeline: *timeline}, roundsFor(*rounds, *n))
+		err = run(ctx, *cairn, *kind, *n, *namespaces, *size, fsConfig{}, profiling{path: *profile, seconds: *profileSeconds, timeline: *timeline}, roundsFor(*rounds, *n))
 	case "fs":
-		err = run(*cairn, *kind, 0, 0, 0, fsConfig{kopiaCLI: *kopiaCLI, dataMB: *dataMB}, profiling{}, 1)
+		err = run(ctx, *cairn, *kind, 0, 0, 0, fsConfig{kopiaCLI: *kopiaCLI, dataMB: *dataMB}, profiling{}, 1)
 	case "datapath":
 		var self string
 		if self, err = os.Executable(); err == nil {
@@ -136,8 +143,7 @@ func roundsFor(asked, n int) int {
 	return 1
 }
 
-func run(cairnBin, kind string, n, namespaces, size int, fs fsConfig, prof profiling, rounds int) error {
-	ctx := context.Background()
+func run(ctx context.Context, cairnBin, kind string, n, namespaces, size int, fs fsConfig, prof profiling, rounds int) error {
 	dir, err := os.MkdirTemp("", "cairn-bench-")
 	if err != nil {
 		return err
