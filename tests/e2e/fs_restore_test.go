@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -204,10 +206,8 @@ func workerKilledThenRestoreCanceled(t *testing.T, s *stack, kc kubernetes.Inter
 	ended := waitRestoreWaitEnded(t, kc, into, b.pod)
 	assert.Equal(t, int32(1), ended.ExitCode)
 	assert.Contains(t, ended.Message, "restore fsr-2: canceled", "the pod's status says why")
-	logs, err := kc.CoreV1().Pods(into).GetLogs(b.pod, &corev1.PodLogOptions{Container: v1alpha1.RestoreWaitContainer}).DoRaw(ctx)
-	require.NoError(t, err)
 	// Whichever of its volumes was told first.
-	assert.Regexp(t, `Volume (cache|files) will not be restored: restore fsr-2: canceled`, string(logs))
+	waitRestoreWaitLog(t, kc, into, b.pod, regexp.MustCompile(`Volume (cache|files) will not be restored: restore fsr-2: canceled`))
 	assert.Equal(t, 1, activityAttempts(t, s, cacheID, restoreVolumeDataActivity), "one data mover wrote the cache")
 	assertNoDataMoverPods(t, s)
 	return w
@@ -241,6 +241,30 @@ func waitRestoreWaitEnded(t *testing.T, kc kubernetes.Interface, ns, name string
 	pod := waitPodWhere(t, kc, ns, podNamed(name), "the init container of "+ns+"/"+name+" still waits",
 		func(p *corev1.Pod) bool { return restoreWaitEnded(p) != nil })
 	return restoreWaitEnded(pod)
+}
+
+// waitRestoreWaitLog waits until the log of the pod's restore-wait init
+// container says what pattern matches. The kubelet starts a failed init
+// container again: the instance that ended may be the previous one by
+// the time its log is read, and the new one may not have said it yet.
+func waitRestoreWaitLog(t *testing.T, kc kubernetes.Interface, ns, name string, pattern *regexp.Regexp) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute) // a hang bound, not the verdict
+	for {
+		var said []string
+		for _, previous := range []bool{false, true} {
+			opts := &corev1.PodLogOptions{Container: v1alpha1.RestoreWaitContainer, Previous: previous}
+			logs, err := kc.CoreV1().Pods(ns).GetLogs(name, opts).DoRaw(context.Background())
+			if err == nil && pattern.Match(logs) {
+				return
+			}
+			said = append(said, fmt.Sprintf("previous=%t: %q (error: %v)", previous, logs, err))
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no log of %s/%s's %s says %s: %v", ns, name, v1alpha1.RestoreWaitContainer, pattern, said)
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 // restoreWaitEnded is how the pod's restore-wait init container last
