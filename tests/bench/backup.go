@@ -88,7 +88,7 @@ func backupOnce(ctx context.Context, s setup, name string, profile bool) (backup
 	if err != nil {
 		return backupRun{}, err
 	}
-	v, err := waitDone(ctx, s, created)
+	v, seconds, err := waitDone(ctx, s, created)
 	if err != nil {
 		return backupRun{}, err
 	}
@@ -98,11 +98,7 @@ func backupOnce(ctx context.Context, s setup, name string, profile bool) (backup
 	if v.Phase != v1alpha1.PhaseCompleted || v.Status == nil || v.Status.StartTime == nil || v.Status.CompletionTime == nil {
 		return backupRun{}, fmt.Errorf("backup %s ended %s: %+v", name, v.Phase, v.Status)
 	}
-	run := backupRun{items: v.Status.ItemsDone, tarballBytes: v.Status.TarballBytes}
-	// The status says Completed just before the run closes.
-	if run.seconds, err = runSeconds(ctx, s.tc, v.WorkflowID, v.RunID); err != nil {
-		return backupRun{}, err
-	}
+	run := backupRun{seconds: seconds, items: v.Status.ItemsDone, tarballBytes: v.Status.TarballBytes}
 	run.phases, run.history, err = phaseSeconds(ctx, s.tc, v.WorkflowID, profile && s.prof.timeline)
 	return run, err
 }

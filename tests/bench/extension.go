@@ -104,13 +104,12 @@ func timedBackup(ctx context.Context, s setup, spec v1alpha1.BackupSpec) (float6
 	if err != nil {
 		return 0, nil, err
 	}
-	v, err := waitDone(ctx, s, created)
+	v, seconds, err := waitDone(ctx, s, created)
 	if err != nil {
 		return 0, nil, err
 	}
 	if v.Phase != v1alpha1.PhaseCompleted {
 		return 0, nil, fmt.Errorf("backup %s ended %s: %+v", spec.Name, v.Phase, v.Status)
 	}
-	secs, err := runSeconds(ctx, s.tc, v.WorkflowID, v.RunID)
-	return secs, v, err
+	return seconds, v, nil
 }

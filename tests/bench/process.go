@@ -151,23 +151,25 @@ func dialTemporal(ctx context.Context, addr string) (client.Client, error) {
 	}
 }
 
-// waitDone waits for the backup created to end and returns its view.
-func waitDone(ctx context.Context, s setup, created *starter.CreateResult) (*starter.BackupView, error) {
+// waitDone waits for the backup created to end and returns its view and
+// its start-to-close seconds as Temporal saw them.
+func waitDone(ctx context.Context, s setup, created *starter.CreateResult) (*starter.BackupView, float64, error) {
 	// The run's close is waited for on Temporal's side (one long poll),
 	// not by asking for the backup's status over and over: each GetBackup
 	// of a running backup is a describe and a status query, work the
 	// server and the worker would do inside the time measured.
-	if _, err := runSeconds(ctx, s.tc, created.WorkflowID, created.RunID); err != nil {
-		return nil, err
+	seconds, err := runSeconds(ctx, s.tc, created.WorkflowID, created.RunID)
+	if err != nil {
+		return nil, 0, err
 	}
 	v, err := s.sc.GetBackup(ctx, created.Name)
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("backup %s: %w", created.Name, err)
+		return nil, 0, fmt.Errorf("backup %s: %w", created.Name, err)
 	case !v.Phase.Done():
-		return nil, fmt.Errorf("backup %s: its run closed in phase %s", created.Name, v.Phase)
+		return nil, 0, fmt.Errorf("backup %s: its run closed in phase %s", created.Name, v.Phase)
 	}
-	return v, nil
+	return v, seconds, nil
 }
 
 // polling waits until worker p polls queue for both workflow and activity

@@ -62,7 +62,7 @@ func benchRestore(ctx context.Context, s setup, n, namespaces, size int) error {
 	if err != nil {
 		return err
 	}
-	if v, err := waitDone(ctx, s, backed); err != nil {
+	if v, _, err := waitDone(ctx, s, backed); err != nil {
 		return err
 	} else if v.Phase != v1alpha1.PhaseCompleted {
 		return fmt.Errorf("backup ended %s: %+v", v.Phase, v.Status)
