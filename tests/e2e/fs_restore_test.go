@@ -249,22 +249,19 @@ func waitRestoreWaitEnded(t *testing.T, kc kubernetes.Interface, ns, name string
 // the time its log is read, and the new one may not have said it yet.
 func waitRestoreWaitLog(t *testing.T, kc kubernetes.Interface, ns, name string, pattern *regexp.Regexp) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute) // a hang bound, not the verdict
-	for {
-		var said []string
+	var said []string // the last look's logs, for the failure message
+	until(t, func() bool {
+		said = said[:0]
 		for _, previous := range []bool{false, true} {
 			opts := &corev1.PodLogOptions{Container: v1alpha1.RestoreWaitContainer, Previous: previous}
 			logs, err := kc.CoreV1().Pods(ns).GetLogs(name, opts).DoRaw(context.Background())
 			if err == nil && pattern.Match(logs) {
-				return
+				return true
 			}
 			said = append(said, fmt.Sprintf("previous=%t: %q (error: %v)", previous, logs, err))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no log of %s/%s's %s says %s: %v", ns, name, v1alpha1.RestoreWaitContainer, pattern, said)
-		}
-		time.Sleep(time.Second)
-	}
+		return false
+	}, 2*time.Minute, time.Second, "no log of %s/%s's %s says %s: %v", ns, name, v1alpha1.RestoreWaitContainer, pattern, &said)
 }
 
 // restoreWaitEnded is how the pod's restore-wait init container last
